@@ -1,0 +1,13 @@
+//! fanfuse: the fusion core. Plain Rust; the Python binding lives in `py.rs` behind the `python` feature.
+
+pub mod batch;
+pub mod error;
+pub mod lists;
+pub mod rrf;
+
+#[cfg(feature = "python")]
+mod py;
+
+pub use error::FusionError;
+pub use lists::{FusionKey, RankedLists};
+pub use rrf::{rrf, FusedEntry, RrfParams, TieBreak, DEFAULT_K};

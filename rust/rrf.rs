@@ -1,0 +1,355 @@
+//! Weighted Reciprocal Rank Fusion, exactly as `DESIGN.md` defines it:
+//! `score(d) = Σ_i w_i / (k + rank_i(d))` summed in list order, first occurrence wins inside a list,
+//! weight-0 lists ignored, deterministic ties, partial top-k equal to the prefix of the full sort.
+//!
+//! Performance notes (what was tried, what was kept):
+//! - Accumulation: an open-addressing table (linear probing, load <= 1/2) from id to a dense candidate
+//!   index, its slot array reused per thread. It replaced `std::collections::HashMap<T, u32>`, which
+//!   allocated and grew a fresh table every call: 5.3 µs -> see README for the kernel numbers on
+//!   4 x 100 str ids. Dense candidates make the final selection a plain slice operation.
+//! - Hasher: foldhash (`fast::RandomState`): as fast as FxHash on short str and i64 keys but seeded per
+//!   process, so adversarial ids cannot force collisions cheaply (FxHash rejected for that reason).
+//!   A sorted-vector merge was rejected: it sorts all ids before scoring and loses from ~50 ids up.
+//! - Selection: `select_nth_unstable_by` (introselect, `O(n)`) then sorting the `top_k` prefix. A binary
+//!   heap was no faster for k = 10 and slower for k near n. The comparison is a strict total order
+//!   (score, then a key no two candidates share), so the unstable algorithms are deterministic and the
+//!   partial result is exactly the prefix of the full sort.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::hash::BuildHasher;
+use std::str::FromStr;
+
+use crate::error::FusionError;
+use crate::lists::{FusionKey, RankedLists};
+
+/// The `k` most systems use (Elasticsearch, OpenSearch, Milvus, ranx, pyserini).
+pub const DEFAULT_K: f64 = 60.0;
+
+/// How candidates with exactly equal scores are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TieBreak {
+    /// Better best rank first, then the id whose best rank came in the earlier list.
+    #[default]
+    Rank,
+    /// Ascending id (code points for str, numeric for ints), as pyserini, trectools, Milvus, Weaviate.
+    Id,
+}
+
+impl FromStr for TieBreak {
+    type Err = FusionError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rank" => Ok(Self::Rank),
+            "id" => Ok(Self::Id),
+            other => Err(FusionError::invalid(format!("tie_break must be 'rank' or 'id' (got '{other}')"))),
+        }
+    }
+}
+
+/// Options of one fusion call. Validate with [`RrfParams::validate`] (the kernel does it for you).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RrfParams {
+    pub k: f64,
+    /// `None` means every list weighs 1.0; otherwise one finite weight ≥ 0 per list.
+    pub weights: Option<Vec<f64>>,
+    /// `None` keeps every candidate.
+    pub top_k: Option<usize>,
+    pub tie_break: TieBreak,
+}
+
+impl Default for RrfParams {
+    fn default() -> Self {
+        Self { k: DEFAULT_K, weights: None, top_k: None, tie_break: TieBreak::Rank }
+    }
+}
+
+impl RrfParams {
+    /// Checks the options against a call with `n_lists` lists.
+    pub fn validate(&self, n_lists: usize) -> Result<(), FusionError> {
+        if !(self.k.is_finite() && self.k > 0.0) {
+            return Err(FusionError::invalid(format!(
+                "k must be a finite number > 0 (got {}); 60 is the usual value",
+                self.k
+            )));
+        }
+        if let Some(weights) = &self.weights {
+            if weights.len() != n_lists {
+                return Err(FusionError::invalid(format!(
+                    "weights has {} entries but there are {n_lists} lists; pass one weight per list, or None",
+                    weights.len()
+                )));
+            }
+            if let Some((i, w)) = weights.iter().enumerate().find(|(_, w)| !(w.is_finite() && **w >= 0.0)) {
+                return Err(FusionError::invalid(format!("weights[{i}] must be a finite number >= 0 (got {w})")));
+            }
+        }
+        Ok(())
+    }
+
+    fn weight(&self, list: usize) -> f64 {
+        self.weights.as_ref().map_or(1.0, |w| w[list])
+    }
+}
+
+/// One fused id: where its best occurrence sits in the flat input, and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusedEntry {
+    /// Index into [`RankedLists::items`] of the id's best-ranked occurrence (earliest list on equal rank).
+    pub item: usize,
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    score: f64,
+    best_rank: u32,
+    best_list: u32,
+    last_list: u32,
+    best_item: u32,
+}
+
+/// Fuses `lists` by weighted RRF and returns the fused ids best first (at most `top_k`).
+pub fn rrf<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Result<Vec<FusedEntry>, FusionError> {
+    params.validate(lists.len())?;
+    if lists.items().len() > u32::MAX as usize {
+        return Err(FusionError::invalid(format!(
+            "one call can fuse at most {} ids in all (got {}); split the call",
+            u32::MAX,
+            lists.items().len()
+        )));
+    }
+    let mut candidates = accumulate(lists, params);
+    let items = lists.items();
+    let order = |a: &Candidate, b: &Candidate| -> Ordering {
+        b.score.total_cmp(&a.score).then_with(|| match params.tie_break {
+            TieBreak::Rank => (a.best_rank, a.best_list).cmp(&(b.best_rank, b.best_list)),
+            TieBreak::Id => items[a.best_item as usize].cmp(&items[b.best_item as usize]),
+        })
+    };
+    select_top(&mut candidates, params.top_k, order);
+    Ok(candidates.iter().map(|c| FusedEntry { item: c.best_item as usize, score: c.score }).collect())
+}
+
+thread_local! {
+    /// Per-thread scratch reused across calls, so a call allocates only its output.
+    static SLOTS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Open-addressing table from id to candidate index. A slot holds `fingerprint << 32 | (index + 1)`
+/// (0 = empty); the 32-bit fingerprint rejects almost every non-matching slot without touching the id.
+struct CandidateTable<'s> {
+    slots: &'s mut [u64],
+    mask: usize,
+}
+
+impl CandidateTable<'_> {
+    /// Returns the candidate index of `id`, or where to insert it (`Err(slot)`).
+    #[inline]
+    fn find<T: FusionKey>(&self, hash: u64, id: T, items: &[T], candidates: &[Candidate]) -> Result<usize, usize> {
+        let fingerprint = hash >> 32;
+        let mut at = (hash as usize) & self.mask;
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                return Err(at);
+            }
+            let index = (slot & 0xFFFF_FFFF) as usize - 1;
+            if slot >> 32 == fingerprint && items[candidates[index].best_item as usize] == id {
+                return Ok(index);
+            }
+            at = (at + 1) & self.mask;
+        }
+    }
+}
+
+fn accumulate<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Vec<Candidate> {
+    let items = lists.items();
+    let hasher = foldhash::fast::RandomState::default();
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(lists.total_len());
+    SLOTS.with_borrow_mut(|slots| {
+        // Load factor <= 1/2 keeps linear probes short.
+        let capacity = (lists.total_len() * 2).next_power_of_two().max(16);
+        slots.clear();
+        slots.resize(capacity, 0);
+        let table = CandidateTable { slots: slots.as_mut_slice(), mask: capacity - 1 };
+        for list_index in 0..lists.len() {
+            let weight = params.weight(list_index);
+            if weight == 0.0 {
+                continue; // a weight-0 list contributes neither score nor candidates
+            }
+            let list_u32 = list_index as u32;
+            let start = lists.start(list_index);
+            for (position, &id) in lists.list(list_index).iter().enumerate() {
+                // Rank is the 1-based list position; a skipped duplicate does not renumber later ids.
+                let rank = position as u32 + 1;
+                let item = (start + position) as u32;
+                let hash = hasher.hash_one(id);
+                match table.find(hash, id, items, &candidates) {
+                    Ok(index) => {
+                        let candidate = &mut candidates[index];
+                        if candidate.last_list == list_u32 {
+                            continue; // repeated inside this list: only the first occurrence counts
+                        }
+                        candidate.last_list = list_u32;
+                        candidate.score += weight / (params.k + f64::from(rank));
+                        // Strictly better only: on equal rank the earlier list keeps the tie-break key.
+                        if rank < candidate.best_rank {
+                            candidate.best_rank = rank;
+                            candidate.best_list = list_u32;
+                            candidate.best_item = item;
+                        }
+                    }
+                    Err(slot) => {
+                        table.slots[slot] = (hash >> 32) << 32 | (candidates.len() as u64 + 1);
+                        candidates.push(Candidate {
+                            score: weight / (params.k + f64::from(rank)),
+                            best_rank: rank,
+                            best_list: list_u32,
+                            last_list: list_u32,
+                            best_item: item,
+                        });
+                    }
+                }
+            }
+        }
+    });
+    candidates
+}
+
+/// Up to this many hits, `top_k` selection keeps a small sorted buffer in one pass over the
+/// candidates (measured ~4× faster than introselect for k = 10 of 400); above it, introselect.
+const SMALL_TOP_K: usize = 64;
+
+/// Leaves the first `top_k` of `order` in `candidates`, sorted. `order` must be a strict total order.
+fn select_top<C: Copy>(candidates: &mut Vec<C>, top_k: Option<usize>, order: impl Fn(&C, &C) -> Ordering) {
+    match top_k {
+        Some(0) => candidates.clear(),
+        Some(k) if k <= SMALL_TOP_K && k < candidates.len() => {
+            let mut best: Vec<C> = Vec::with_capacity(k + 1);
+            for c in candidates.iter() {
+                if best.len() == k && order(c, &best[k - 1]) != Ordering::Less {
+                    continue; // not better than the worst kept: most candidates stop here
+                }
+                let at = best.partition_point(|kept| order(kept, c) == Ordering::Less);
+                best.insert(at, *c);
+                best.truncate(k);
+            }
+            *candidates = best;
+        }
+        Some(k) if k < candidates.len() => {
+            candidates.select_nth_unstable_by(k - 1, &order);
+            candidates.truncate(k);
+            candidates.sort_unstable_by(&order);
+        }
+        _ => candidates.sort_unstable_by(&order),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)] // exact float equality is the contract under test
+mod tests {
+    use super::*;
+
+    fn fuse_str(lists: &[&[&'static str]], params: &RrfParams) -> Vec<(&'static str, f64)> {
+        let items: Vec<&str> = lists.iter().flat_map(|l| l.iter().copied()).collect();
+        let mut bounds = vec![0];
+        for l in lists {
+            bounds.push(bounds.last().unwrap() + l.len());
+        }
+        let fused = rrf(RankedLists::new(&items, &bounds), params).unwrap();
+        fused.iter().map(|e| (items[e.item], e.score)).collect()
+    }
+
+    fn ids(result: &[(&'static str, f64)]) -> Vec<&'static str> {
+        result.iter().map(|(id, _)| *id).collect()
+    }
+
+    #[test]
+    fn scores_sum_in_list_order() {
+        let out = fuse_str(&[&["a", "b"], &["b", "c"]], &RrfParams::default());
+        assert_eq!(ids(&out), ["b", "a", "c"]);
+        assert_eq!(out[0].1, 1.0 / 62.0 + 1.0 / 61.0);
+        assert_eq!(out[1].1, 1.0 / 61.0);
+    }
+
+    #[test]
+    fn no_lists_and_empty_lists_give_nothing() {
+        assert!(fuse_str(&[], &RrfParams::default()).is_empty());
+        assert!(fuse_str(&[&[], &[]], &RrfParams::default()).is_empty());
+    }
+
+    #[test]
+    fn duplicate_inside_a_list_counts_once_and_keeps_later_ranks() {
+        let out = fuse_str(&[&["a", "b", "a", "c"]], &RrfParams::default());
+        assert_eq!(ids(&out), ["a", "b", "c"]);
+        assert_eq!(out[0].1, 1.0 / 61.0);
+        assert_eq!(out[2].1, 1.0 / 64.0, "c keeps its position 4");
+    }
+
+    #[test]
+    fn rank_tie_break_prefers_better_rank_then_earlier_list() {
+        // x: rank 1 in list 1; y: rank 1 in list 0. Equal scores, y's best rank came earlier.
+        let out = fuse_str(&[&["y"], &["x"]], &RrfParams::default());
+        assert_eq!(ids(&out), ["y", "x"]);
+        let by_id = RrfParams { tie_break: TieBreak::Id, ..RrfParams::default() };
+        assert_eq!(ids(&fuse_str(&[&["y"], &["x"]], &by_id)), ["x", "y"]);
+    }
+
+    #[test]
+    fn zero_weight_list_is_ignored_entirely() {
+        let params = RrfParams { weights: Some(vec![1.0, 0.0]), ..RrfParams::default() };
+        let out = fuse_str(&[&["a"], &["b", "a"]], &params);
+        assert_eq!(ids(&out), ["a"]);
+        assert_eq!(out[0].1, 1.0 / 61.0);
+    }
+
+    #[test]
+    fn top_k_is_the_prefix_of_the_full_order() {
+        let lists: &[&[&str]] = &[&["a", "b", "c", "d", "e"], &["e", "d", "c", "b", "a"], &["c", "q"]];
+        let full = fuse_str(lists, &RrfParams::default());
+        for k in 0..=7 {
+            // k <= 7 exercises the small-buffer path; the introselect path is covered below.
+            let part = fuse_str(lists, &RrfParams { top_k: Some(k), ..RrfParams::default() });
+            assert_eq!(part, full[..k.min(full.len())]);
+        }
+    }
+
+    #[test]
+    fn both_selection_paths_agree_with_the_full_sort() {
+        let items: Vec<i64> = (0..600).map(|i| (i * 7919) % 251).collect();
+        let bounds = [0, 200, 400, 600];
+        let lists = RankedLists::new(&items, &bounds);
+        let full = rrf(lists, &RrfParams::default()).unwrap();
+        for k in [1, 10, SMALL_TOP_K, SMALL_TOP_K + 1, 200, 250, 251, 1000] {
+            let part = rrf(lists, &RrfParams { top_k: Some(k), ..RrfParams::default() }).unwrap();
+            assert_eq!(part, full[..k.min(full.len())], "top_k = {k}");
+        }
+    }
+
+    #[test]
+    fn int_ids_order_numerically_on_id_tie_break() {
+        let items = [10_i64, -5, 3];
+        let bounds = [0, 1, 2, 3];
+        let params = RrfParams { tie_break: TieBreak::Id, ..RrfParams::default() };
+        let out = rrf(RankedLists::new(&items, &bounds), &params).unwrap();
+        let got: Vec<i64> = out.iter().map(|e| items[e.item]).collect();
+        assert_eq!(got, [-5, 3, 10]);
+    }
+
+    #[test]
+    fn invalid_options_name_the_argument() {
+        let lists: &[&[&str]] = &[&["a"]];
+        let err = |p: RrfParams| {
+            let items = ["a"];
+            rrf(RankedLists::new(&items, &[0, 1]), &p).unwrap_err().to_string()
+        };
+        assert!(err(RrfParams { k: 0.0, ..RrfParams::default() }).starts_with("k must be"));
+        assert!(err(RrfParams { k: f64::NAN, ..RrfParams::default() }).starts_with("k must be"));
+        assert!(err(RrfParams { weights: Some(vec![]), ..RrfParams::default() }).contains("one weight per list"));
+        assert!(err(RrfParams { weights: Some(vec![-1.0]), ..RrfParams::default() }).starts_with("weights[0]"));
+        assert!("nope".parse::<TieBreak>().unwrap_err().to_string().contains("'rank' or 'id'"));
+        assert_eq!(lists.len(), 1);
+    }
+}
