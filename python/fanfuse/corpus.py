@@ -1,0 +1,106 @@
+"""Documents to index: the record type and a JSONL reader whose errors name file:line.
+
+A corpus line is a JSON object with an id and a text (field names configurable), an optional title,
+and any other fields, which become the document's metadata (filterable, returned in hit payloads).
+Plain or gzip-compressed (`.gz`) files are read the same way.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from fanfuse._core import FusionError
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One document: `id` is what hits and fusion deduplicate on; `metadata` must be JSON-serializable."""
+
+    id: str
+    text: str
+    title: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    # Where the document came from ("corpus.jsonl:12"), so later errors (a duplicate id) can point at it.
+    source: str = field(default="", compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """Which keys of a record hold the id, the text and the title."""
+
+    id: str = "id"
+    text: str = "text"
+    title: str = "title"
+
+
+def document_from_mapping(record: Mapping[str, Any], fields: Fields, source: str) -> Document:
+    """Convert one record; `source` names it in errors ("file.jsonl:3" or "document #3")."""
+    if not isinstance(record, Mapping):
+        raise FusionError(f"{source}: expected a JSON object with {fields.id!r} and {fields.text!r} fields")
+    doc_id = record.get(fields.id)
+    # Integer ids are common in exported corpora; they are stored as their decimal string.
+    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    if not isinstance(doc_id, str) or not doc_id:
+        raise FusionError(
+            f"{source}: missing or empty id field {fields.id!r} (a non-empty string or an integer); "
+            f"choose the field with --id-field / Fields(id=...)"
+        )
+    text = record.get(fields.text)
+    if not isinstance(text, str):
+        raise FusionError(
+            f"{source}: document {doc_id!r} has no text field {fields.text!r} (a string); "
+            f"choose the field with --text-field / Fields(text=...)"
+        )
+    title = record.get(fields.title, "")
+    if title is None:
+        title = ""
+    if not isinstance(title, str):
+        raise FusionError(f"{source}: title field {fields.title!r} of {doc_id!r} must be a string")
+    metadata = {key: value for key, value in record.items() if key not in (fields.id, fields.text, fields.title)}
+    return Document(doc_id, text, title, metadata, source)
+
+
+def _open_text(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
+
+
+def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
+    """Stream the documents of a JSONL corpus; blank lines are skipped, errors name file:line."""
+    path = Path(path)
+    fields = fields or Fields()
+    if not path.is_file():
+        raise FusionError(f"corpus file {str(path)!r} does not exist (expected a JSONL file, plain or .gz)")
+    with _open_text(path) as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            source = f"{path}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise FusionError(f"{source}: not valid JSON ({error.msg}); expected one object per line") from None
+            yield document_from_mapping(record, fields, source)
+
+
+def as_documents(items: Iterable[Document | Mapping[str, Any]], fields: Fields | None = None) -> Iterator[Document]:
+    """Accept `Document`s or plain mappings (converted with `fields`), numbered for error messages."""
+    fields = fields or Fields()
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, Document):
+            yield item if item.source else Document(item.id, item.text, item.title, item.metadata, f"document #{number}")
+        else:
+            yield document_from_mapping(item, fields, f"document #{number}")
+
+
+def count_lines(path: str | Path) -> int:
+    """Number of non-blank lines (the progress bar's total); cheap next to indexing them."""
+    with _open_text(Path(path)) as lines:
+        return sum(1 for line in lines if line.strip())

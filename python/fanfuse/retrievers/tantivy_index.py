@@ -1,0 +1,265 @@
+"""`TantivyRetriever`: the embedded default backend, a persistent BM25 index in a directory.
+
+Nothing to run and no key: `TantivyRetriever.build(documents, "DIR")` writes the index once,
+`TantivyRetriever("DIR")` reopens it. Queries use Tantivy's syntax over title and text, so the
+variants an expander writes mean something: `a OR b`, `"exact phrase"`, `+must -not`, `title:word`.
+Text that is not valid syntax (a stray quote, a colon, a lone `-`) is searched as plain words instead
+of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from fanfuse._core import FusionError
+from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.retrievers.base import Hit
+
+# Written last into a finished index: its presence is what makes a directory a fanfuse index.
+MANIFEST = "fanfuse-index.json"
+FORMAT = 1
+SEARCH_FIELDS = ["title", "text"]
+# Words only: what a query falls back to when it is not valid query syntax.
+_WORD = re.compile(r"\w+")
+_OPERATORS = {"AND", "OR", "NOT"}
+_FILTER_SCALARS = (str, int, float, bool)
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    # en_stem: lower case + English stemming, so "parsing" finds "parse".
+    builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
+    # Metadata values are matched exactly (raw), like a keyword field in Elasticsearch.
+    builder.add_json_field("metadata", stored=True, tokenizer_name="raw")
+    return builder.build()
+
+
+class TantivyRetriever:
+    """BM25 search over a Tantivy index directory built by `build` (or `fanfuse index`)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.manifest = _read_manifest(self.directory)
+        try:
+            self._index = tantivy.Index.open(str(self.directory))
+            self._searcher = self._index.searcher()
+        except ValueError as error:
+            raise FusionError(
+                f"index {str(self.directory)!r} is corrupt ({error}); rebuild it with `fanfuse index`"
+            ) from None
+        self._schema = self._index.schema
+
+    @classmethod
+    def build(
+        cls,
+        documents: Iterable[Document | Mapping[str, Any]],
+        directory: str | os.PathLike[str],
+        *,
+        fields: Fields | None = None,
+        progress: Callable[[int], None] | None = None,
+        heap_size: int = 128_000_000,
+    ) -> TantivyRetriever:
+        """Index `documents` into `directory` and open it.
+
+        The index is built in a new sibling directory and swapped in only when complete, so an
+        existing index stays intact if anything fails (a bad line, a duplicate id, a full disk).
+        A directory that is neither empty nor a fanfuse index is refused, never replaced.
+        `progress` is called with the number of documents indexed so far.
+        """
+        target = Path(directory)
+        _check_replaceable(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
+        try:
+            count = _write_index(as_documents(documents, fields), staging, progress, heap_size)
+            manifest = {"format": FORMAT, "backend": "tantivy", "documents": count}
+            (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            _swap_in(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return cls(target)
+
+    def __len__(self) -> int:
+        return int(self._searcher.num_docs)
+
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        """The `k` best documents for `query`, BM25 over title and text, best first.
+
+        `filter` maps a metadata key to a value (exact match) or a list of values (any of them);
+        several keys must all match. It restricts the hits without changing their scores.
+        """
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise FusionError(f"k must be a positive integer, got {k!r}")
+        parsed = self._parse(query)
+        if parsed is None:
+            return []
+        if filter:
+            # Score 0 for the filter clause: filtering must not reorder the BM25 ranking.
+            restriction = tantivy.Query.const_score_query(self._filter_query(filter), 0.0)
+            parsed = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, parsed), (tantivy.Occur.Must, restriction)]
+            )
+        found = self._searcher.search(parsed, k).hits
+        return [self._hit(float(score), address) for score, address in found]
+
+    def documents(self) -> Iterator[Document]:
+        """Every stored document (for building a dense index over the same corpus)."""
+        total = len(self)
+        if total == 0:
+            return
+        for _, address in self._searcher.search(tantivy.Query.all_query(), total).hits:
+            stored = self._searcher.doc(address)
+            yield Document(
+                stored.get_first("id"),
+                stored.get_first("text") or "",
+                stored.get_first("title") or "",
+                stored.get_first("metadata") or {},
+            )
+
+    def _parse(self, query: str) -> tantivy.Query | None:
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        if not query.strip():
+            return None
+        try:
+            return self._index.parse_query(query, SEARCH_FIELDS)
+        except ValueError:
+            # Not valid syntax (or only exclusions, or an unknown `field:`): search its words.
+            # The operator words that made it invalid ("x AND") are dropped; lower case keeps the
+            # remaining words from being read as operators again.
+            words = [word.lower() for word in _WORD.findall(query) if word not in _OPERATORS]
+            if not words:
+                return None
+            return self._index.parse_query(" ".join(words), SEARCH_FIELDS)
+
+    def _filter_query(self, filter: Mapping[str, Any]) -> tantivy.Query:
+        clauses = []
+        for key, wanted in filter.items():
+            values = wanted if isinstance(wanted, list | tuple | set | frozenset) else [wanted]
+            if not isinstance(key, str) or not values or not all(isinstance(v, _FILTER_SCALARS) for v in values):
+                raise FusionError(
+                    f"filter[{key!r}] = {wanted!r}: expected a metadata key mapped to a str, int, float "
+                    f"or bool, or a non-empty list of them"
+                )
+            terms = [tantivy.Query.term_query(self._schema, f"metadata.{key}", value) for value in values]
+            either = tantivy.Query.boolean_query([(tantivy.Occur.Should, term) for term in terms])
+            clauses.append((tantivy.Occur.Must, either))
+        return tantivy.Query.boolean_query(clauses)
+
+    def _hit(self, score: float, address: tantivy.DocAddress) -> Hit:
+        stored = self._searcher.doc(address)
+        payload: dict[str, Any] = dict(stored.get_first("metadata") or {})
+        payload["title"] = stored.get_first("title") or ""
+        payload["text"] = stored.get_first("text") or ""
+        return Hit(stored.get_first("id"), score, payload)
+
+    def __repr__(self) -> str:
+        return f"TantivyRetriever({str(self.directory)!r}, documents={len(self)})"
+
+
+def _read_manifest(directory: Path) -> dict[str, Any]:
+    if not directory.is_dir():
+        raise FusionError(
+            f"index directory {str(directory)!r} does not exist; build it with "
+            f"`fanfuse index CORPUS.jsonl --index {directory}` or TantivyRetriever.build(...)"
+        )
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise FusionError(
+            f"{str(directory)!r} is not a fanfuse index (no {MANIFEST}); build one with `fanfuse index`"
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise FusionError(f"{path}: corrupt manifest (not JSON); rebuild the index with `fanfuse index`") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise FusionError(f"{path}: unsupported index format (this fanfuse reads format {FORMAT}); rebuild it")
+    return manifest
+
+
+def _check_replaceable(target: Path) -> None:
+    if target.exists() and not target.is_dir():
+        raise FusionError(f"index path {str(target)!r} is a file; pass a directory")
+    if target.is_dir() and any(target.iterdir()) and not (target / MANIFEST).is_file():
+        raise FusionError(
+            f"index directory {str(target)!r} is not empty and not a fanfuse index; "
+            f"refusing to replace it (pass a new or empty directory)"
+        )
+
+
+def _write_index(
+    documents: Iterable[Document], directory: Path, progress: Callable[[int], None] | None, heap_size: int
+) -> int:
+    index = tantivy.Index(_schema(), path=str(directory), reuse=False)
+    writer = index.writer(heap_size=heap_size)
+    try:
+        count = _add_all(writer, documents, progress)
+        writer.commit()
+    except BaseException:
+        # Stop the writer's threads before the caller deletes the staging directory.
+        writer.rollback()
+        raise
+    finally:
+        writer.wait_merging_threads()
+    if progress is not None:
+        progress(count)
+    return count
+
+
+def _add_all(writer: tantivy.IndexWriter, documents: Iterable[Document], progress: Callable[[int], None] | None) -> int:
+    first_seen: dict[str, str] = {}
+    count = 0
+    for document in documents:
+        if document.id in first_seen:
+            raise FusionError(
+                f"{document.source}: duplicate document id {document.id!r} "
+                f"(first at {first_seen[document.id]}); ids must be unique"
+            )
+        first_seen[document.id] = document.source
+        fields: dict[str, Any] = {"id": document.id, "title": document.title, "text": document.text}
+        if document.metadata:
+            fields["metadata"] = dict(document.metadata)
+        writer.add_document(tantivy.Document(**fields))
+        count += 1
+        if progress is not None and count % 1000 == 0:
+            progress(count)
+    return count
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Replace `target` by the finished `staging` directory: each step is one atomic rename."""
+    if not target.exists():
+        staging.rename(target)
+        return
+    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    retired.rmdir()
+    target.rename(retired)
+    try:
+        staging.rename(target)
+    except BaseException:
+        retired.rename(target)  # put the previous index back
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def open_or_none(directory: str | os.PathLike[str]) -> TantivyRetriever | None:
+    """The index at `directory` if it opens cleanly, else None (for caches that rebuild)."""
+    try:
+        return TantivyRetriever(directory)
+    except FusionError:
+        return None
+
+
+__all__: Sequence[str] = ["MANIFEST", "TantivyRetriever", "open_or_none"]
