@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from fanfuse import FusionError
 from fanfuse.corpus import Fields, read_jsonl
 from fanfuse.retrievers import Hit, Retriever
@@ -18,8 +17,18 @@ DOCS = [
     {"id": "paris", "title": "Paris", "text": "Paris is the capital of France.", "lang": "en", "year": 2020},
     {"id": "berlin", "title": "Berlin", "text": "Berlin is the capital city of Germany.", "lang": "de"},
     {"id": "rome", "title": "Rome", "text": "Rome, a city in Italy, is a capital city too.", "lang": "it"},
-    {"id": "json", "title": "json.loads", "text": "Deserialize a JSON document to a Python object.", "lang": "en"},
-    {"id": "parsing", "title": "argparse", "text": "Parsing command line arguments and options.", "lang": "en"},
+    {
+        "id": "json",
+        "title": "json.loads",
+        "text": "Deserialize a JSON document to a Python object.",
+        "lang": "en",
+    },
+    {
+        "id": "parsing",
+        "title": "argparse",
+        "text": "Parsing command line arguments and options.",
+        "lang": "en",
+    },
 ]
 
 
@@ -53,7 +62,12 @@ def test_k_limits_the_hits_and_must_be_positive(index: TantivyRetriever) -> None
 
 def test_payload_holds_title_text_and_metadata(index: TantivyRetriever) -> None:
     (hit,) = index.search("france", 1)
-    assert hit.payload == {"title": "Paris", "text": "Paris is the capital of France.", "lang": "en", "year": 2020}
+    assert hit.payload == {
+        "title": "Paris",
+        "text": "Paris is the capital of France.",
+        "lang": "en",
+        "year": 2020,
+    }
 
 
 def test_or_and_phrases_mean_what_they_say(index: TantivyRetriever) -> None:
@@ -112,7 +126,9 @@ def test_reopen_without_rebuild(index: TantivyRetriever, tmp_path: Path) -> None
 
 def test_concurrent_searches_from_threads(index: TantivyRetriever) -> None:
     results: list[list[str]] = []
-    threads = [threading.Thread(target=lambda: results.append(ids(index.search("capital", 3)))) for _ in range(8)]
+    threads = [
+        threading.Thread(target=lambda: results.append(ids(index.search("capital", 3)))) for _ in range(8)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -133,7 +149,9 @@ def test_reads_jsonl_gz_with_custom_fields(tmp_path: Path) -> None:
 
 
 def test_corpus_line_without_text_names_file_and_line(tmp_path: Path) -> None:
-    corpus = write_jsonl(tmp_path / "c.jsonl", ['{"id": "a", "text": "ok"}', '{"id": "b", "body": "no text"}'])
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", ['{"id": "a", "text": "ok"}', '{"id": "b", "body": "no text"}']
+    )
     with pytest.raises(FusionError, match=r"c\.jsonl:2: .*no text field 'text'"):
         TantivyRetriever.build(read_jsonl(corpus), tmp_path / "i")
 
@@ -152,7 +170,8 @@ def test_invalid_json_names_file_and_line(tmp_path: Path) -> None:
 
 def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
     corpus = write_jsonl(
-        tmp_path / "c.jsonl", ['{"id": "a", "text": "x"}', '{"id": "b", "text": "y"}', '{"id": "a", "text": "z"}']
+        tmp_path / "c.jsonl",
+        ['{"id": "a", "text": "x"}', '{"id": "b", "text": "y"}', '{"id": "a", "text": "z"}'],
     )
     with pytest.raises(FusionError, match=r"c\.jsonl:3: duplicate document id 'a' \(first at .*c\.jsonl:1\)"):
         TantivyRetriever.build(read_jsonl(corpus), tmp_path / "i")

@@ -62,7 +62,9 @@ def document_from_mapping(record: Mapping[str, Any], fields: Fields, source: str
         title = ""
     if not isinstance(title, str):
         raise FusionError(f"{source}: title field {fields.title!r} of {doc_id!r} must be a string")
-    metadata = {key: value for key, value in record.items() if key not in (fields.id, fields.text, fields.title)}
+    metadata = {
+        key: value for key, value in record.items() if key not in (fields.id, fields.text, fields.title)
+    }
     return Document(doc_id, text, title, metadata, source)
 
 
@@ -86,16 +88,24 @@ def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Docum
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise FusionError(f"{source}: not valid JSON ({error.msg}); expected one object per line") from None
+                raise FusionError(
+                    f"{source}: not valid JSON ({error.msg}); expected one object per line"
+                ) from None
             yield document_from_mapping(record, fields, source)
 
 
-def as_documents(items: Iterable[Document | Mapping[str, Any]], fields: Fields | None = None) -> Iterator[Document]:
+def as_documents(
+    items: Iterable[Document | Mapping[str, Any]], fields: Fields | None = None
+) -> Iterator[Document]:
     """Accept `Document`s or plain mappings (converted with `fields`), numbered for error messages."""
     fields = fields or Fields()
     for number, item in enumerate(items, start=1):
         if isinstance(item, Document):
-            yield item if item.source else Document(item.id, item.text, item.title, item.metadata, f"document #{number}")
+            yield (
+                item
+                if item.source
+                else Document(item.id, item.text, item.title, item.metadata, f"document #{number}")
+            )
         else:
             yield document_from_mapping(item, fields, f"document #{number}")
 

@@ -122,7 +122,7 @@ class TantivyRetriever:
         for _, address in self._searcher.search(tantivy.Query.all_query(), total).hits:
             stored = self._searcher.doc(address)
             yield Document(
-                stored.get_first("id"),
+                str(stored.get_first("id")),
                 stored.get_first("text") or "",
                 stored.get_first("title") or "",
                 stored.get_first("metadata") or {},
@@ -148,7 +148,11 @@ class TantivyRetriever:
         clauses = []
         for key, wanted in filter.items():
             values = wanted if isinstance(wanted, list | tuple | set | frozenset) else [wanted]
-            if not isinstance(key, str) or not values or not all(isinstance(v, _FILTER_SCALARS) for v in values):
+            if (
+                not isinstance(key, str)
+                or not values
+                or not all(isinstance(v, _FILTER_SCALARS) for v in values)
+            ):
                 raise FusionError(
                     f"filter[{key!r}] = {wanted!r}: expected a metadata key mapped to a str, int, float "
                     f"or bool, or a non-empty list of them"
@@ -163,7 +167,7 @@ class TantivyRetriever:
         payload: dict[str, Any] = dict(stored.get_first("metadata") or {})
         payload["title"] = stored.get_first("title") or ""
         payload["text"] = stored.get_first("text") or ""
-        return Hit(stored.get_first("id"), score, payload)
+        return Hit(str(stored.get_first("id")), score, payload)
 
     def __repr__(self) -> str:
         return f"TantivyRetriever({str(self.directory)!r}, documents={len(self)})"
@@ -183,9 +187,13 @@ def _read_manifest(directory: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
-        raise FusionError(f"{path}: corrupt manifest (not JSON); rebuild the index with `fanfuse index`") from None
+        raise FusionError(
+            f"{path}: corrupt manifest (not JSON); rebuild the index with `fanfuse index`"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise FusionError(f"{path}: unsupported index format (this fanfuse reads format {FORMAT}); rebuild it")
+        raise FusionError(
+            f"{path}: unsupported index format (this fanfuse reads format {FORMAT}); rebuild it"
+        )
     return manifest
 
 
@@ -218,7 +226,9 @@ def _write_index(
     return count
 
 
-def _add_all(writer: tantivy.IndexWriter, documents: Iterable[Document], progress: Callable[[int], None] | None) -> int:
+def _add_all(
+    writer: tantivy.IndexWriter, documents: Iterable[Document], progress: Callable[[int], None] | None
+) -> int:
     first_seen: dict[str, str] = {}
     count = 0
     for document in documents:

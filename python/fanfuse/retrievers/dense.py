@@ -1,0 +1,161 @@
+"""`DenseRetriever`: exact cosine search in NumPy over vectors from any embedding function.
+
+The embedding function maps a list of texts to a float matrix (one row per text): a local model,
+an embeddings API, or `TfidfSvdEmbedder` (scikit-learn, fitted on the corpus, no download).
+Exact search is a matrix-vector product; it stays fast to some 10^6 vectors of a few hundred dims,
+past which an ANN service (Qdrant, pgvector, ...) plugs into the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from fanfuse._core import FusionError
+from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.retrievers.base import Hit
+
+Embedder = Callable[[Sequence[str]], npt.ArrayLike]
+
+
+def document_text(document: Document) -> str:
+    """What gets embedded for a document: its title, then its text."""
+    return f"{document.title}\n{document.text}" if document.title else document.text
+
+
+def _embed(embed: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    vectors = np.asarray(embed(texts), dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+        raise FusionError(
+            f"embedding function returned shape {vectors.shape} for {len(texts)} texts; "
+            f"expected a 2-D array with one row per text"
+        )
+    return vectors
+
+
+def _unit_rows(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # A zero vector (a text with no known term) stays zero: similar to nothing, never a NaN.
+    unit: npt.NDArray[np.float32] = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return unit
+
+
+class DenseRetriever:
+    """Cosine similarity between the embedded query and every document vector, best first."""
+
+    def __init__(
+        self,
+        embed: Embedder,
+        ids: Sequence[str],
+        vectors: npt.ArrayLike,
+        payloads: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise FusionError(
+                f"vectors must be a 2-D array with one row per id ({len(ids)}), got {matrix.shape}"
+            )
+        if payloads is not None and len(payloads) != len(ids):
+            raise FusionError(f"payloads must have one entry per id ({len(ids)}), got {len(payloads)}")
+        if len(set(ids)) != len(ids):
+            raise FusionError("ids must be unique")
+        self._embed = embed
+        self.ids = list(ids)
+        self._matrix = _unit_rows(matrix)
+        self._has_vector = np.linalg.norm(self._matrix, axis=1) > 0
+        self._payloads: list[Mapping[str, Any]] = list(payloads) if payloads is not None else [{}] * len(ids)
+
+    @classmethod
+    def from_documents(
+        cls,
+        documents: Iterable[Document | Mapping[str, Any]],
+        embed: Embedder,
+        *,
+        fields: Fields | None = None,
+        batch_size: int = 512,
+    ) -> DenseRetriever:
+        """Embed every document (title + text) in batches; payloads are title, text and metadata."""
+        docs = list(as_documents(documents, fields))
+        seen: dict[str, str] = {}
+        for doc in docs:
+            if doc.id in seen:
+                raise FusionError(f"{doc.source}: duplicate document id {doc.id!r} (first at {seen[doc.id]})")
+            seen[doc.id] = doc.source
+        texts = [document_text(doc) for doc in docs]
+        parts = [_embed(embed, texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+        vectors = np.vstack(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+        payloads = [{**doc.metadata, "title": doc.title, "text": doc.text} for doc in docs]
+        return cls(embed, [doc.id for doc in docs], vectors, payloads)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        """The `k` most similar documents; `filter` matches payload keys as TantivyRetriever does."""
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise FusionError(f"k must be a positive integer, got {k!r}")
+        if not query.strip() or not self.ids:
+            return []
+        query_vector = _unit_rows(_embed(self._embed, [query]))[0]
+        if query_vector.shape[0] != self._matrix.shape[1]:
+            raise FusionError(
+                f"query vector has {query_vector.shape[0]} dimensions, the documents {self._matrix.shape[1]}"
+            )
+        if not query_vector.any():
+            return []  # nothing in the query the embedding knows: no similarity is meaningful
+        scores = self._matrix @ query_vector
+        candidates = self._has_vector & self._filter_mask(filter) if filter else self._has_vector
+        positions = np.flatnonzero(candidates)
+        if len(positions) > k:
+            best = np.argpartition(-scores[positions], k - 1)[:k]
+            positions = positions[best]
+        # Stable order: score descending, then corpus order, so equal scores rank reproducibly.
+        order = np.lexsort((positions, -scores[positions]))
+        return [Hit(self.ids[i], float(scores[i]), self._payloads[i]) for i in positions[order]]
+
+    def _filter_mask(self, filter: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
+        mask = np.ones(len(self.ids), dtype=bool)
+        for key, wanted in filter.items():
+            values = list(wanted) if isinstance(wanted, list | tuple | set | frozenset) else [wanted]
+            if not values:
+                raise FusionError(f"filter[{key!r}]: expected a value or a non-empty list of values")
+            mask &= np.fromiter(
+                (p.get(key) in values for p in self._payloads), dtype=bool, count=len(self.ids)
+            )
+        return mask
+
+
+class TfidfSvdEmbedder:
+    """A real embedding that needs no download: TF-IDF, then truncated SVD (latent semantic analysis).
+
+    Fit it on the corpus, then pass it as the embedding function. Needs scikit-learn
+    (`pip install 'fanfuse[dense]'`).
+    """
+
+    def __init__(self, dimensions: int = 256, *, seed: int = 0) -> None:
+        self.dimensions = dimensions
+        self.seed = seed
+        self._parts: tuple[Any, Any] | None = None
+
+    def fit(self, texts: Sequence[str]) -> TfidfSvdEmbedder:
+        try:
+            from sklearn.decomposition import TruncatedSVD
+            from sklearn.feature_extraction.text import TfidfVectorizer
+        except ImportError:
+            raise ImportError("TfidfSvdEmbedder needs scikit-learn: pip install 'fanfuse[dense]'") from None
+        vectorizer = TfidfVectorizer(sublinear_tf=True, stop_words="english")
+        weights = vectorizer.fit_transform(texts)
+        # SVD needs fewer components than terms and documents.
+        dimensions = max(1, min(self.dimensions, weights.shape[1] - 1, weights.shape[0] - 1))
+        svd = TruncatedSVD(dimensions, random_state=self.seed).fit(weights)
+        self._parts = (vectorizer, svd)
+        return self
+
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if self._parts is None:
+            raise FusionError("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
+        vectorizer, svd = self._parts
+        return np.asarray(svd.transform(vectorizer.transform(list(texts))), dtype=np.float32)

@@ -1,0 +1,111 @@
+"""DenseRetriever with a real embedding (TF-IDF + SVD fitted on the corpus), and hybrid with Tantivy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fanfuse import FusionError, rrf
+from fanfuse.corpus import Document
+from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
+
+pytest.importorskip("sklearn")
+
+CORPUS = [
+    Document(
+        "cat1", "Cats are small domesticated felines that purr and hunt mice.", "Cats", {"kind": "animal"}
+    ),
+    Document("cat2", "A kitten is a young cat; felines purr when content.", "Kittens", {"kind": "animal"}),
+    Document("dog1", "Dogs are loyal canines that bark and fetch sticks.", "Dogs", {"kind": "animal"}),
+    Document(
+        "car1", "A car engine burns fuel; pistons drive the crankshaft.", "Engines", {"kind": "machine"}
+    ),
+    Document(
+        "car2", "Electric cars use batteries and motors instead of fuel engines.", "EVs", {"kind": "machine"}
+    ),
+    Document("empty", "", "", {"kind": "none"}),
+]
+
+
+@pytest.fixture(scope="module")
+def dense() -> DenseRetriever:
+    embed = TfidfSvdEmbedder(dimensions=4).fit([document_text(d) for d in CORPUS])
+    return DenseRetriever.from_documents(CORPUS, embed)
+
+
+def test_nearest_documents_share_the_topic(dense: DenseRetriever) -> None:
+    top2 = [h.id for h in dense.search("felines that purr", 2)]
+    assert set(top2) == {"cat1", "cat2"}
+    assert {h.id for h in dense.search("fuel engines", 2)} == {"car1", "car2"}
+
+
+def test_scores_are_cosines_best_first(dense: DenseRetriever) -> None:
+    hits = dense.search("cats purr", 10)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(-1.0001 <= s <= 1.0001 for s in scores)
+    # The empty document has no vector and is never returned.
+    assert "empty" not in {h.id for h in hits} and len(hits) == 5
+
+
+def test_exact_search_equals_brute_force_numpy() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(50, 8)).astype(np.float32)
+    query = rng.normal(size=8).astype(np.float32)
+    retriever = DenseRetriever(
+        lambda texts: np.tile(query, (len(texts), 1)), [f"d{i}" for i in range(50)], vectors
+    )
+    cosines = vectors @ query / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(query))
+    expected = [f"d{i}" for i in np.argsort(-cosines)[:7]]
+    hits = retriever.search("anything", 7)
+    assert [h.id for h in hits] == expected
+    assert [h.score for h in hits] == pytest.approx(sorted(cosines, reverse=True)[:7], abs=1e-5)
+
+
+def test_filter_on_metadata(dense: DenseRetriever) -> None:
+    hits = dense.search("cats purr", 10, filter={"kind": "machine"})
+    assert {h.id for h in hits} == {"car1", "car2"}
+    assert {h.id for h in dense.search("cats", 10, filter={"kind": ["machine", "animal"]})} == {
+        "cat1",
+        "cat2",
+        "dog1",
+        "car1",
+        "car2",
+    }
+
+
+def test_unknown_words_and_empty_query_find_nothing(dense: DenseRetriever) -> None:
+    assert dense.search("zzzz qqqq", 5) == []
+    assert dense.search("", 5) == []
+
+
+def test_payload_has_title_text_metadata(dense: DenseRetriever) -> None:
+    hit = dense.search("electric batteries", 1)[0]
+    assert hit.id == "car2"
+    assert hit.payload == {"kind": "machine", "title": "EVs", "text": CORPUS[4].text}
+
+
+def test_bad_embedding_shape_is_a_clear_error() -> None:
+    def broken(texts: Sequence[str]) -> list[float]:
+        return [1.0] * len(texts)
+
+    with pytest.raises(FusionError, match="expected a 2-D array with one row per text"):
+        DenseRetriever.from_documents(CORPUS, broken)
+
+
+def test_unfitted_embedder_is_a_clear_error() -> None:
+    with pytest.raises(FusionError, match="not fitted"):
+        TfidfSvdEmbedder()(["x"])
+
+
+def test_hybrid_fusion_of_bm25_and_dense(tmp_path: Path, dense: DenseRetriever) -> None:
+    bm25 = TantivyRetriever.build(CORPUS, tmp_path / "index")
+    # "kitten" occurs in one document only: BM25 finds cat2, the dense side adds its topical neighbour.
+    lexical = [h.id for h in bm25.search("kitten", 10)]
+    semantic = [h.id for h in dense.search("kitten", 10)]
+    assert lexical == ["cat2"]
+    fused = rrf([lexical, semantic], top_k=2)
+    assert fused.ids == ["cat2", "cat1"]
