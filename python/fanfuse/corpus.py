@@ -74,12 +74,17 @@ def _open_text(path: Path) -> IO[str]:
     return path.open(encoding="utf-8")
 
 
-def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
-    """Stream the documents of a JSONL corpus; blank lines are skipped, errors name file:line."""
+def _existing(path: str | Path) -> Path:
     path = Path(path)
-    fields = fields or Fields()
     if not path.is_file():
         raise FusionError(f"corpus file {str(path)!r} does not exist (expected a JSONL file, plain or .gz)")
+    return path
+
+
+def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
+    """Stream the documents of a JSONL corpus; blank lines are skipped, errors name file:line."""
+    path = _existing(path)
+    fields = fields or Fields()
     with _open_text(path) as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -112,5 +117,5 @@ def as_documents(
 
 def count_lines(path: str | Path) -> int:
     """Number of non-blank lines (the progress bar's total); cheap next to indexing them."""
-    with _open_text(Path(path)) as lines:
+    with _open_text(_existing(path)) as lines:
         return sum(1 for line in lines if line.strip())
