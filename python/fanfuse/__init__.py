@@ -10,10 +10,39 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from fanfuse._core import Fused, FusionError, default_threads, rrf, rrf_batch
+from fanfuse.multiquery import (
+    AllBranchesFailed,
+    CallableExpander,
+    FusedHit,
+    HeuristicExpander,
+    LLMExpander,
+    MultiQueryRetriever,
+    Provenance,
+    SearchResult,
+    StaticExpander,
+    VariantCache,
+)
 
 try:
     __version__ = version("fanfuse")
 except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0.0.0"
 
-__all__ = ["Fused", "FusionError", "__version__", "default_threads", "rrf", "rrf_batch"]
+__all__ = [
+    "AllBranchesFailed",
+    "CallableExpander",
+    "Fused",
+    "FusedHit",
+    "FusionError",
+    "HeuristicExpander",
+    "LLMExpander",
+    "MultiQueryRetriever",
+    "Provenance",
+    "SearchResult",
+    "StaticExpander",
+    "VariantCache",
+    "__version__",
+    "default_threads",
+    "rrf",
+    "rrf_batch",
+]

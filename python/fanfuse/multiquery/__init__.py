@@ -1,0 +1,48 @@
+"""Multi-query retrieval: expand a question into variants, search them all at once, fuse in Rust.
+
+Start with ``MultiQueryRetriever``; docs/multiquery.md walks through the options and diagnostics.
+"""
+
+from fanfuse.multiquery.cache import VariantCache
+from fanfuse.multiquery.config import MultiQueryConfig
+from fanfuse.multiquery.diagnostics import (
+    AllBranchesFailed,
+    BranchReport,
+    Diagnostics,
+    ExpansionReport,
+    FusedHit,
+    Provenance,
+    SearchResult,
+    VariantReport,
+)
+from fanfuse.multiquery.expanders import (
+    CallableExpander,
+    Expander,
+    Expansion,
+    HeuristicExpander,
+    StaticExpander,
+    Variant,
+)
+from fanfuse.multiquery.llm import LLMExpander
+from fanfuse.multiquery.retriever import MultiQueryRetriever
+
+__all__ = [
+    "AllBranchesFailed",
+    "BranchReport",
+    "CallableExpander",
+    "Diagnostics",
+    "Expander",
+    "Expansion",
+    "ExpansionReport",
+    "FusedHit",
+    "HeuristicExpander",
+    "LLMExpander",
+    "MultiQueryConfig",
+    "MultiQueryRetriever",
+    "Provenance",
+    "SearchResult",
+    "StaticExpander",
+    "Variant",
+    "VariantCache",
+    "VariantReport",
+]

@@ -1,0 +1,140 @@
+"""What a multi-query search returns: the fused hits with their provenance, and how the search went.
+
+Everything here is a frozen dataclass: results can be shared between threads and logged as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fanfuse._core import FusionError
+
+__all__ = [
+    "AllBranchesFailed",
+    "BranchReport",
+    "Diagnostics",
+    "ExpansionReport",
+    "FusedHit",
+    "Provenance",
+    "SearchResult",
+    "VariantReport",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """One branch that found a hit: the query variant, the retriever, the hit's 1-based rank in that
+    branch's list (its first position, as fusion counts it), and the term it added to the fused score."""
+
+    variant: str
+    retriever: str
+    rank: int
+    contribution: float
+    variant_index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FusedHit:
+    """A fused result. ``score`` is the fused (RRF) score; ``rerank_score`` is set when a reranker ran.
+    ``payload`` comes from the retriever that ranked the hit best. ``provenance`` is in branch order."""
+
+    id: str
+    score: float
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    provenance: list[Provenance] = field(default_factory=list)
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VariantReport:
+    """A variant that was searched, where it came from and its fusion weight."""
+
+    text: str
+    source: str
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExpansionReport:
+    """How the variants were obtained. ``expander`` is ``none`` when expansion was off and
+    ``explicit`` when the call passed ``variants``; ``fallback_reason`` says why a fallback stood in."""
+
+    expander: str
+    cached: bool = False
+    fallback_reason: str | None = None
+    note: str | None = None
+    elapsed_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class BranchReport:
+    """One (variant x retriever) search: how many hits it returned, when it started (ms after the
+    search began), how long it took, and its error if it failed (a failed branch is left out of fusion)."""
+
+    variant_index: int
+    variant: str
+    retriever: str
+    hits: int
+    started_ms: float
+    latency_ms: float
+    error: str | None = None
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostics:
+    variants: list[VariantReport]
+    expansion: ExpansionReport
+    branches: list[BranchReport]
+    fusion_ms: float
+    rerank_ms: float
+    total_ms: float
+    rerank_error: str | None = None
+
+    @property
+    def failed_branches(self) -> list[BranchReport]:
+        return [b for b in self.branches if b.error is not None]
+
+    def summary(self) -> str:
+        """One line, as logged at INFO for every search."""
+        failed = len(self.failed_branches)
+        parts = [
+            f"{len(self.variants)} variants x {len({b.retriever for b in self.branches})} retrievers",
+            f"{len(self.branches)} branches" + (f" ({failed} failed)" if failed else ""),
+            f"in {self.total_ms:.2f} ms (expand {self.expansion.elapsed_ms:.2f}, "
+            f"fusion {self.fusion_ms:.3f}, rerank {self.rerank_ms:.2f})",
+        ]
+        if self.expansion.fallback_reason:
+            parts.append(f"expansion fell back: {self.expansion.fallback_reason}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    hits: list[FusedHit]
+    diagnostics: Diagnostics
+
+    @property
+    def ids(self) -> list[str]:
+        return [hit.id for hit in self.hits]
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __iter__(self) -> Iterator[FusedHit]:
+        return iter(self.hits)
+
+
+class AllBranchesFailed(FusionError):
+    """Every (variant x retriever) branch of a search failed; ``branches`` holds each one's error."""
+
+    def __init__(self, message: str, branches: list[BranchReport]):
+        super().__init__(message)
+        self.branches = branches

@@ -1,0 +1,203 @@
+"""Query expanders: one question in, a few query variants out, the original always first.
+
+An expander has ``expand`` (sync) and ``aexpand`` (async); both return an ``Expansion``. The ones here
+need no network: ``HeuristicExpander`` rewrites the words, ``StaticExpander`` looks variants up,
+``CallableExpander`` wraps a user function. ``LLMExpander`` (in ``llm.py``) asks a chat model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
+
+__all__ = [
+    "CallableExpander",
+    "Expander",
+    "Expansion",
+    "HeuristicExpander",
+    "StaticExpander",
+    "Variant",
+    "assemble_variants",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One query variant and who produced it: ``original``, ``heuristic``, ``llm``, ``static``,
+    ``callable`` or ``explicit`` (given to ``search(variants=...)``)."""
+
+    text: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """What an expander returned. ``fallback_reason`` is set when it could not do its job and a
+    simpler expansion stands in; ``note`` records anything else worth knowing (e.g. too few variants)."""
+
+    variants: tuple[Variant, ...]
+    fallback_reason: str | None = None
+    note: str | None = None
+
+
+def assemble_variants(
+    query: str, candidates: Iterable[str], max_variants: int, source: str
+) -> tuple[Variant, ...]:
+    """The original query first, then the candidates: blanks and case-insensitive duplicates dropped
+    (the original included), cut so that the original plus the rest is at most ``max_variants``."""
+    variants = [Variant(query, "original")]
+    seen = {_dedupe_key(query)}
+    for text in candidates:
+        if len(variants) >= max_variants:
+            break
+        text = " ".join(text.split())
+        key = _dedupe_key(text)
+        if key and key not in seen:
+            seen.add(key)
+            variants.append(Variant(text, source))
+    return tuple(variants)
+
+
+def _dedupe_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+class Expander(ABC):
+    """The expander protocol. Subclasses implement ``expand``; ``aexpand`` defaults to calling it
+    directly, which is right for expanders that never block (override it for ones that do I/O)."""
+
+    #: Short name shown in diagnostics.
+    name: str = "expander"
+
+    @abstractmethod
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        """Variants of ``query``, at most ``max_variants`` including the original (first)."""
+
+    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        return self.expand(query, max_variants=max_variants, strategy=strategy)
+
+    def cache_key(self) -> Hashable | None:
+        """The settings that determine this expander's output (part of the variant cache key), or
+        None when its output must not be cached."""
+        return None
+
+
+# Words that carry little meaning for retrieval. Short on purpose: removing too much hurts BM25.
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its itself just me more most my no nor not of off on once
+    only or other our ours out over own same she should so some such than that the their theirs them then
+    there these they this those through to too under until up very was we were what when where which while
+    who whom why will with would you your yours"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_WORD = re.compile(r"\w+(?:['-]\w+)*")
+
+
+class HeuristicExpander(Expander):
+    """Rewrites without a model, in microseconds: the original, its key terms (stopwords removed, only
+    when that changes the query), the key terms joined by OR, and the words as one quoted phrase (the
+    last two only for multi-word queries). ``max_variants`` counts the original."""
+
+    name = "heuristic"
+
+    def __init__(self, max_variants: int = DEFAULT_MAX_VARIANTS, *, stopwords: Iterable[str] | None = None):
+        self.max_variants = check_max_variants(max_variants)
+        self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
+
+    def expand(
+        self, query: str, *, max_variants: int | None = None, strategy: str | None = None
+    ) -> Expansion:
+        limit = self.max_variants if max_variants is None else min(max_variants, self.max_variants)
+        return Expansion(assemble_variants(query, self.candidates(query), limit, "heuristic"))
+
+    def candidates(self, query: str) -> list[str]:
+        words = _WORD.findall(query)
+        terms = [w for w in words if w.casefold() not in self.stopwords]
+        out = []
+        if terms and len(terms) < len(words):  # only when removing stopwords changes the query
+            out.append(" ".join(terms))
+        if len(terms) >= 2:
+            out.append(" OR ".join(terms))
+        if len(words) >= 2:
+            out.append('"' + " ".join(words) + '"')
+        return out
+
+    def cache_key(self) -> Hashable:
+        return ("heuristic", self.max_variants, self.stopwords)
+
+    def __repr__(self) -> str:
+        return f"HeuristicExpander(max_variants={self.max_variants})"
+
+
+class StaticExpander(Expander):
+    """Variants already known, looked up by the exact query text (e.g. the rewrite of a conversational
+    turn). A query not in the mapping gets only itself."""
+
+    name = "static"
+
+    def __init__(self, mapping: Mapping[str, str | Sequence[str]]):
+        if not isinstance(mapping, Mapping):
+            raise TypeError(
+                f"mapping must be a Mapping of query -> variant(s) (got {type(mapping).__name__})"
+            )
+        self.mapping = {q: (v,) if isinstance(v, str) else tuple(v) for q, v in mapping.items()}
+
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        return Expansion(assemble_variants(query, self.mapping.get(query, ()), max_variants, "static"))
+
+
+ExpandFunction = Callable[[str, int], Sequence[str] | Awaitable[Sequence[str]]]
+
+
+class CallableExpander(Expander):
+    """A user function ``fn(query, max_variants) -> list[str]`` (sync or ``async def``) as an expander.
+
+    The function may or may not repeat the original; the result is normalized either way. If it raises,
+    the search goes on with the original query alone and the diagnostics give the reason.
+    A sync function runs on the calling thread in ``expand`` and in a worker thread in ``aexpand``.
+    """
+
+    name = "callable"
+
+    def __init__(self, fn: ExpandFunction):
+        if not callable(fn):
+            raise TypeError(f"fn must be callable as fn(query, max_variants) (got {type(fn).__name__})")
+        self.fn = fn
+        self._is_async = inspect.iscoroutinefunction(fn)
+
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        if self._is_async:
+            raise TypeError("CallableExpander wraps an async function: use aexpand (or MultiQueryRetriever)")
+        try:
+            result = self.fn(query, max_variants)
+        except Exception as exc:  # a user function failing must not fail the search
+            return _original_only(query, exc)
+        return self._finish(query, result, max_variants)
+
+    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        try:
+            if self._is_async:
+                result = await self.fn(query, max_variants)  # type: ignore[misc]
+            else:
+                result = await asyncio.to_thread(self.fn, query, max_variants)
+        except Exception as exc:
+            return _original_only(query, exc)
+        return self._finish(query, result, max_variants)
+
+    def _finish(self, query: str, result: object, max_variants: int) -> Expansion:
+        if isinstance(result, str) or not isinstance(result, Sequence):
+            reason = f"expander function returned {type(result).__name__}, expected a list of str"
+            return Expansion((Variant(query, "original"),), fallback_reason=reason)
+        texts = [t for t in result if isinstance(t, str)]
+        return Expansion(assemble_variants(query, texts, max_variants, "callable"))
+
+
+def _original_only(query: str, exc: BaseException) -> Expansion:
+    return Expansion((Variant(query, "original"),), fallback_reason=f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,224 @@
+"""``LLMExpander``: query variants from any OpenAI-compatible chat-completions endpoint.
+
+OpenAI, vLLM, Ollama (``http://localhost:11434/v1``) and llama.cpp's server all speak it. The HTTP call
+uses the standard library (one request per expansion; the model's latency dwarfs connection set-up),
+in a worker thread when called from async code. Every failure (connection, HTTP status, timeout, an
+answer we cannot read) falls back to the heuristic expander, or to the original query alone, and the
+``Expansion`` says why: query expansion must never be the reason a search fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import os
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from fanfuse._core import FusionError
+from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
+from fanfuse.multiquery.llm_parse import UnusableAnswer, parse_variants
+
+__all__ = ["STRATEGIES", "LLMExpander"]
+
+logger = logging.getLogger("fanfuse.multiquery")
+
+#: What each strategy asks the model for; ``{n}`` is the number of variants wanted.
+STRATEGIES: dict[str, str] = {
+    "paraphrase": (
+        "Rewrite the search query in {n} different ways that keep its meaning exactly: "
+        "use synonyms, other word order and other phrasing."
+    ),
+    "entity": (
+        "Write {n} search queries that each focus on one named entity, product or key concept of the "
+        "query, in the words a document about it would use."
+    ),
+    "stepback": (
+        "Write {n} more general 'step-back' queries about the broader topic or background knowledge "
+        "the query depends on."
+    ),
+    "decompose": (
+        "Break the query into {n} simpler sub-questions that together answer it; each must make sense "
+        "on its own."
+    ),
+}
+FALLBACKS = ("heuristic", "original")
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class LLMExpander(Expander):
+    """Asks a chat model for ``max_variants - 1`` variants of the query, as ``{"queries": [...]}``.
+
+    Args:
+        base_url: the API root, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is appended).
+            Default: ``FANFUSE_LLM_BASE_URL``, else OpenAI's.
+        model: the model name. Default: ``FANFUSE_LLM_MODEL``; one of the two is required.
+        api_key: sent as ``Authorization: Bearer``. Default: ``FANFUSE_LLM_API_KEY``, else
+            ``OPENAI_API_KEY``, else none (local servers). Never logged, never in ``repr``.
+        strategy: the default strategy (``paraphrase``, ``entity``, ``stepback``, ``decompose``);
+            each call may pick another.
+        instructions: domain instructions added to the prompt (e.g. "Queries are about Kubernetes").
+        temperature, timeout: sampling temperature and the whole request's deadline in seconds.
+        fallback: what stands in on failure: ``"heuristic"`` variants, or the ``"original"`` query only.
+        extra_body: extra fields merged into the request (e.g. ``{"response_format": {...}}``).
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        strategy: str = "paraphrase",
+        *,
+        instructions: str | None = None,
+        temperature: float = 0.3,
+        timeout: float = 8.0,
+        fallback: str = "heuristic",
+        extra_body: Mapping[str, Any] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ):
+        env = os.environ if environ is None else environ
+        base_url = base_url or env.get("FANFUSE_LLM_BASE_URL") or DEFAULT_BASE_URL
+        if not base_url.startswith(("http://", "https://")):
+            raise FusionError(
+                f"base_url (or FANFUSE_LLM_BASE_URL) must start with http:// or https:// (got {base_url!r})"
+            )
+        model = model or env.get("FANFUSE_LLM_MODEL")
+        if not model:
+            raise FusionError("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self._api_key = api_key or env.get("FANFUSE_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None
+        self.strategy = _check_strategy(strategy)
+        self.instructions = instructions
+        if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
+            raise FusionError(f"temperature must be a finite number >= 0 (got {temperature!r})")
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            raise FusionError(f"timeout must be a number of seconds > 0 (got {timeout!r})")
+        if fallback not in FALLBACKS:
+            raise FusionError(f"fallback must be 'heuristic' or 'original' (got {fallback!r})")
+        self.temperature = float(temperature)
+        self.timeout = float(timeout)
+        self.fallback = fallback
+        self.extra_body = dict(extra_body or {})
+        self._heuristic = HeuristicExpander(max_variants=5)
+
+    def __repr__(self) -> str:  # the API key stays out on purpose
+        key = "set" if self._api_key else "none"
+        return (
+            f"LLMExpander(url={self.url!r}, model={self.model!r}, strategy={self.strategy!r}, api_key={key})"
+        )
+
+    def cache_key(self) -> Hashable:
+        extra = json.dumps(self.extra_body, sort_keys=True, default=str)
+        return ("llm", self.url, self.model, self.instructions, self.temperature, extra)
+
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        if max_variants <= 1:
+            return Expansion((Variant(query, "original"),))
+        request = self._request(query, max_variants - 1, strategy)
+        try:
+            answer = _send(request, self.timeout)
+        except Exception as exc:
+            return self._fall_back(query, max_variants, _describe(exc, self.timeout))
+        return self._read(query, answer, max_variants)
+
+    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        if max_variants <= 1:
+            return Expansion((Variant(query, "original"),))
+        request = self._request(query, max_variants - 1, strategy)
+        try:
+            # The socket timeout bounds each read; wait_for bounds the whole exchange.
+            answer = await asyncio.wait_for(asyncio.to_thread(_send, request, self.timeout), self.timeout)
+        except Exception as exc:
+            return self._fall_back(query, max_variants, _describe(exc, self.timeout))
+        return self._read(query, answer, max_variants)
+
+    def _request(self, query: str, n: int, strategy: str | None) -> urllib.request.Request:
+        chosen = self.strategy if strategy is None else _check_strategy(strategy)
+        system = (
+            "You write search queries for a document retrieval system. "
+            + STRATEGIES[chosen].format(n=n)
+            + (f" {self.instructions.strip()}" if self.instructions else "")
+            + f' Answer with JSON only, exactly {n} strings: {{"queries": ["...", ...]}}.'
+            " Do not repeat the original query."
+        )
+        body = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": query}],
+            "temperature": self.temperature,
+            **self.extra_body,
+        }
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return urllib.request.Request(
+            self.url, data=json.dumps(body).encode(), headers=headers, method="POST"
+        )
+
+    def _read(self, query: str, answer: str, max_variants: int) -> Expansion:
+        try:
+            texts = parse_variants(answer)
+        except UnusableAnswer as exc:
+            return self._fall_back(query, max_variants, str(exc))
+        variants = assemble_variants(query, texts, max_variants, "llm")
+        if len(variants) == 1:
+            return self._fall_back(query, max_variants, "the model only repeated the original query")
+        wanted, got = max_variants - 1, len(variants) - 1
+        note = None
+        if got < wanted:
+            note = f"asked the model for {wanted} variants, got {got} usable"
+        elif len(texts) > wanted:
+            note = f"the model gave {len(texts)} variants, kept the first {wanted} new ones"
+        return Expansion(variants, note=note)
+
+    def _fall_back(self, query: str, max_variants: int, reason: str) -> Expansion:
+        logger.warning("LLM query expansion failed (%s); using the %s fallback", reason, self.fallback)
+        if self.fallback == "heuristic":
+            variants = self._heuristic.expand(query, max_variants=max_variants).variants
+        else:
+            variants = (Variant(query, "original"),)
+        return Expansion(variants, fallback_reason=reason)
+
+
+def _check_strategy(strategy: str) -> str:
+    if strategy not in STRATEGIES:
+        raise FusionError(f"strategy must be one of {', '.join(STRATEGIES)} (got {strategy!r})")
+    return strategy
+
+
+def _send(request: urllib.request.Request, timeout: float) -> str:
+    """POST the request; the message content of the first choice."""
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        raw = response.read()
+    try:
+        reply = json.loads(raw)
+        content = reply["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise UnusableAnswer(f"the endpoint's reply is not a chat completion: {raw[:60]!r}") from None
+    if not isinstance(content, str):
+        raise UnusableAnswer("the chat completion has no text content")
+    return content
+
+
+def _describe(exc: BaseException, timeout: float) -> str:
+    """A short reason for the diagnostics; never includes request headers (the API key)."""
+    timeouts = (TimeoutError, socket.timeout, asyncio.TimeoutError)  # distinct classes on Python 3.10
+    if isinstance(exc, timeouts) or (
+        isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, timeouts)
+    ):
+        return f"timeout: no answer within {timeout:g} s"
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code} {exc.reason}"
+    if isinstance(exc, urllib.error.URLError):
+        return f"connection failed: {exc.reason}"
+    if isinstance(exc, UnusableAnswer):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"

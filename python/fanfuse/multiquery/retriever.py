@@ -1,0 +1,411 @@
+"""``MultiQueryRetriever``: expand a question, search every variant with every retriever at once,
+fuse the lists in one Rust call, optionally rerank, and explain the result.
+
+Construction checks every setting (arguments first, then ``FANFUSE_*`` environment variables); each
+``search``/``asearch`` call may override them. With expansion off a search is one branch per
+retriever and nothing else: no expander call, no extra lists.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from fanfuse._core import FusionError
+from fanfuse.multiquery._portal import run_sync
+from fanfuse.multiquery.cache import VariantCache
+from fanfuse.multiquery.config import (
+    MAX_VARIANTS_LIMIT,
+    MultiQueryConfig,
+    check_max_variants,
+    check_positive_float,
+    check_positive_int,
+    check_weight,
+)
+from fanfuse.multiquery.diagnostics import (
+    AllBranchesFailed,
+    Diagnostics,
+    ExpansionReport,
+    SearchResult,
+    VariantReport,
+)
+from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
+from fanfuse.multiquery.fanout import Branch, fan_out, is_async_retriever
+from fanfuse.multiquery.fusion import fuse_outcomes
+from fanfuse.multiquery.rerank import Reranker, rerank
+
+__all__ = ["MultiQueryRetriever"]
+
+logger = logging.getLogger("fanfuse.multiquery")
+
+
+@dataclass(frozen=True, slots=True)
+class _NamedRetriever:
+    name: str
+    retriever: Any
+    is_async: bool
+
+
+class MultiQueryRetriever:
+    """Multi-query retrieval over one or more retrievers (``fanfuse.retrievers.base`` protocol).
+
+    Args:
+        retrievers: a retriever, a list of them (named by their ``name`` attribute or class name), or a
+            dict name -> retriever. Each has ``search(query, k, filter=None)``, sync or ``async def``.
+        expander: where variants come from (default: ``HeuristicExpander``).
+        k: the RRF constant (60 as Elasticsearch and ranx).
+        top_k: hits returned per search.
+        expansion, max_variants: override ``FANFUSE_QUERY_EXPANSION`` / ``FANFUSE_MAX_QUERY_VARIANTS``.
+        strategy: the expander strategy (``LLMExpander``: paraphrase, entity, stepback, decompose).
+        variant_weights: fusion weight of variant i is ``variant_weights[i]``, the last entry repeating
+            (``[2.0, 1.0]``: the original counts double). Default: all 1.
+        retriever_weights: name -> weight (default 1). A list's weight = variant weight x retriever weight.
+        branch_k: hits asked of each branch (default 2 x top_k, or the rerank window if larger).
+        reranker: ``reranker(query, hits) -> scores`` over the first ``rerank_window`` fused hits
+            (default branch_k); the first ``return_k`` (default top_k) come back.
+        min_score: drop hits scoring below it (the rerank score when reranked, else the fused score).
+        max_concurrency: branches of one search running at once. branch_timeout: seconds per branch
+            (None: no limit). max_workers: threads for sync retrievers and rerankers.
+        cache: a ``VariantCache`` for expansions (e.g. of an ``LLMExpander``); None: no caching.
+        environ: read settings from this mapping instead of ``os.environ`` (tests, embedding).
+    """
+
+    def __init__(
+        self,
+        retrievers: Any,
+        *,
+        expander: Expander | None = None,
+        k: float = 60.0,
+        top_k: int = 10,
+        expansion: bool | None = None,
+        max_variants: int | None = None,
+        strategy: str | None = None,
+        variant_weights: Sequence[float] | None = None,
+        retriever_weights: Mapping[str, float] | None = None,
+        branch_k: int | None = None,
+        reranker: Reranker | None = None,
+        rerank_window: int | None = None,
+        return_k: int | None = None,
+        min_score: float | None = None,
+        max_concurrency: int = 16,
+        branch_timeout: float | None = 10.0,
+        max_workers: int = 32,
+        cache: VariantCache | None = None,
+        environ: Mapping[str, str] | None = None,
+    ):
+        self._retrievers = _named_retrievers(retrievers)
+        if max_variants is not None:
+            check_max_variants(max_variants)
+        if expansion is not None and not isinstance(expansion, bool):
+            raise TypeError(f"expansion must be a bool or None (got {type(expansion).__name__})")
+        self.config = MultiQueryConfig.from_env(environ, expansion=expansion, max_variants=max_variants)
+        if expander is not None and not isinstance(expander, Expander):
+            raise TypeError(
+                f"expander must be an Expander (got {type(expander).__name__}); "
+                "wrap a function in CallableExpander"
+            )
+        self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
+        self.k = _check_k(k)
+        self.top_k = _int(top_k, "top_k")
+        self.strategy = strategy
+        self.variant_weights = _variant_weights(variant_weights)
+        self.retriever_weights = self._retriever_weights(retriever_weights)
+        self.branch_k = _int(branch_k, "branch_k", allow_none=True)
+        self.reranker = _reranker(reranker)
+        self.rerank_window = _int(rerank_window, "rerank_window", allow_none=True)
+        self.return_k = _int(return_k, "return_k", allow_none=True)
+        self.min_score = _score(min_score)
+        self.max_concurrency = _int(max_concurrency, "max_concurrency")
+        self.branch_timeout = (
+            None if branch_timeout is None else check_positive_float(branch_timeout, "branch_timeout")
+        )
+        if cache is not None and not isinstance(cache, VariantCache):
+            raise TypeError(f"cache must be a VariantCache or None (got {type(cache).__name__})")
+        self.cache = cache
+        self._executor = ThreadPoolExecutor(
+            max_workers=_int(max_workers, "max_workers"), thread_name_prefix="fanfuse-branch"
+        )
+
+    @property
+    def retriever_names(self) -> list[str]:
+        return [r.name for r in self._retrievers]
+
+    def close(self) -> None:
+        """Stop the thread pool (threads still running a timed-out branch finish on their own)."""
+        self._executor.shutdown(wait=False)
+
+    def __enter__(self) -> MultiQueryRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        expansion: bool | None = None,
+        max_variants: int | None = None,
+        filter: Mapping[str, Any] | None = None,
+        variants: Sequence[str] | None = None,
+        strategy: str | None = None,
+        variant_weights: Sequence[float] | None = None,
+        retriever_weights: Mapping[str, float] | None = None,
+        branch_k: int | None = None,
+        reranker: Reranker | None = None,
+        rerank_window: int | None = None,
+        return_k: int | None = None,
+        min_score: float | None = None,
+    ) -> SearchResult:
+        """Synchronous ``asearch``: safe from any thread, including one running an event loop."""
+        return run_sync(
+            self.asearch(
+                query,
+                top_k=top_k,
+                expansion=expansion,
+                max_variants=max_variants,
+                filter=filter,
+                variants=variants,
+                strategy=strategy,
+                variant_weights=variant_weights,
+                retriever_weights=retriever_weights,
+                branch_k=branch_k,
+                reranker=reranker,
+                rerank_window=rerank_window,
+                return_k=return_k,
+                min_score=min_score,
+            )
+        )
+
+    async def asearch(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        expansion: bool | None = None,
+        max_variants: int | None = None,
+        filter: Mapping[str, Any] | None = None,
+        variants: Sequence[str] | None = None,
+        strategy: str | None = None,
+        variant_weights: Sequence[float] | None = None,
+        retriever_weights: Mapping[str, float] | None = None,
+        branch_k: int | None = None,
+        reranker: Reranker | None = None,
+        rerank_window: int | None = None,
+        return_k: int | None = None,
+        min_score: float | None = None,
+    ) -> SearchResult:
+        """Search ``query``: every argument left None follows the instance's setting.
+
+        ``variants`` gives this call's variants explicitly (the original query first, then these; the
+        expander is skipped; ``max_variants`` cuts them only when passed). Raises ``AllBranchesFailed``
+        (a ``FusionError``) only when every branch failed; otherwise failed branches are reported in
+        ``result.diagnostics.branches`` and the others are fused.
+        """
+        started = time.perf_counter()
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str (got {type(query).__name__})")
+        if not query.strip():
+            raise FusionError("query must be a non-empty string")
+        top_k = self.top_k if top_k is None else _int(top_k, "top_k")
+        reranker = self.reranker if reranker is None else _reranker(reranker)
+        return_k = _int(return_k, "return_k", allow_none=True) or self.return_k or top_k
+        window = _int(rerank_window, "rerank_window", allow_none=True) or self.rerank_window
+        branch_k = _int(branch_k, "branch_k", allow_none=True) or self.branch_k or max(2 * top_k, window or 0)
+        window = window or branch_k
+        min_score = self.min_score if min_score is None else _score(min_score)
+        v_weights = self.variant_weights if variant_weights is None else _variant_weights(variant_weights)
+        r_weights = (
+            self.retriever_weights
+            if retriever_weights is None
+            else self._retriever_weights(retriever_weights)
+        )
+
+        chosen, report = await self._variants(query, expansion, max_variants, variants, strategy)
+        variant_reports = [
+            VariantReport(v.text, v.source, v_weights[min(i, len(v_weights) - 1)])
+            for i, v in enumerate(chosen)
+        ]
+        branches = [
+            Branch(i, v.text, r.name, r.retriever, r.is_async, variant_reports[i].weight * r_weights[r.name])
+            for i, v in enumerate(chosen)
+            for r in self._retrievers
+        ]
+        outcomes = await fan_out(
+            branches,
+            k=branch_k,
+            filter=filter,
+            timeout=self.branch_timeout,
+            limit=self.max_concurrency,
+            executor=self._executor,
+            started=started,
+        )
+        branch_reports = [o.report for o in outcomes]
+        if all(o.hits is None for o in outcomes):
+            errors = "; ".join(f"{b.retriever}[{b.variant_index}]: {b.error}" for b in branch_reports)
+            raise AllBranchesFailed(f"all {len(outcomes)} branches failed: {errors}", branch_reports)
+
+        fusion_start = time.perf_counter()
+        hits = fuse_outcomes(outcomes, k=self.k, top_k=window if reranker else top_k)
+        rerank_start = time.perf_counter()
+        rerank_error = None
+        if reranker is not None:
+            hits, rerank_error = await rerank(reranker, query, hits, self._executor)
+            hits = hits[:return_k]
+        rerank_end = time.perf_counter()
+        if min_score is not None:
+            hits = [h for h in hits if (h.score if h.rerank_score is None else h.rerank_score) >= min_score]
+
+        diagnostics = Diagnostics(
+            variants=variant_reports,
+            expansion=report,
+            branches=branch_reports,
+            fusion_ms=(rerank_start - fusion_start) * 1e3,
+            rerank_ms=(rerank_end - rerank_start) * 1e3,
+            total_ms=(time.perf_counter() - started) * 1e3,
+            rerank_error=rerank_error,
+        )
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("multi-query search: %s", diagnostics.summary())
+        return SearchResult(query=query, hits=hits, diagnostics=diagnostics)
+
+    async def _variants(
+        self,
+        query: str,
+        expansion: bool | None,
+        max_variants: int | None,
+        given: Sequence[str] | None,
+        strategy: str | None,
+    ) -> tuple[tuple[Variant, ...], ExpansionReport]:
+        if max_variants is not None:
+            check_max_variants(max_variants)
+        if given is not None:
+            if isinstance(given, str) or not isinstance(given, Sequence):
+                raise TypeError(f"variants must be a list of str or None (got {type(given).__name__})")
+            for i, text in enumerate(given):
+                if not isinstance(text, str):
+                    raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
+            limit = max_variants if max_variants is not None else len(given) + 1
+            return assemble_variants(query, given, limit, "explicit"), ExpansionReport("explicit")
+        if expansion is not None and not isinstance(expansion, bool):
+            raise TypeError(f"expansion must be a bool or None (got {type(expansion).__name__})")
+        enabled = self.config.expansion if expansion is None else expansion
+        limit = self.config.max_variants if max_variants is None else max_variants
+        if not enabled or limit == 1:
+            return (Variant(query, "original"),), ExpansionReport("none")
+
+        begin = time.perf_counter()
+        strategy = self.strategy if strategy is None else strategy
+        expander_key = self.expander.cache_key() if self.cache is not None else None
+        cache_key = (
+            VariantCache.key(expander_key, strategy, limit, query) if expander_key is not None else None
+        )
+        cached: Expansion | None = None
+        if cache_key is not None and self.cache is not None:
+            cached = self.cache.get(cache_key)
+        expansion_result = cached or await self.expander.aexpand(query, max_variants=limit, strategy=strategy)
+        if cache_key is not None and self.cache is not None and cached is None:
+            self.cache.put(cache_key, expansion_result)
+        report = ExpansionReport(
+            expander=self.expander.name,
+            cached=cached is not None,
+            fallback_reason=expansion_result.fallback_reason,
+            note=expansion_result.note,
+            elapsed_ms=(time.perf_counter() - begin) * 1e3,
+        )
+        return expansion_result.variants[:limit], report
+
+    def _retriever_weights(self, weights: Mapping[str, float] | None) -> dict[str, float]:
+        out = dict.fromkeys(self.retriever_names, 1.0)
+        if weights is None:
+            return out
+        if not isinstance(weights, Mapping):
+            raise TypeError(f"retriever_weights must be a dict name -> weight (got {type(weights).__name__})")
+        for name, weight in weights.items():
+            if name not in out:
+                raise FusionError(
+                    f"retriever_weights names {name!r}, which is not a retriever; "
+                    f"the retrievers are {', '.join(map(repr, out))}"
+                )
+            out[name] = check_weight(weight, f"retriever_weights[{name!r}]")
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"MultiQueryRetriever(retrievers={self.retriever_names}, expander={self.expander!r}, "
+            f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, k={self.k:g})"
+        )
+
+
+def _named_retrievers(retrievers: Any) -> list[_NamedRetriever]:
+    if isinstance(retrievers, Mapping):
+        items = list(retrievers.items())
+        for name, _ in items:
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"retriever names must be non-empty str (got {name!r})")
+    elif hasattr(retrievers, "search"):
+        items = _default_names([retrievers])
+    elif isinstance(retrievers, Iterable) and not isinstance(retrievers, (str, bytes)):
+        items = _default_names(list(retrievers))
+    else:
+        raise TypeError(
+            "retrievers must be a retriever, a list of retrievers or a dict name -> retriever "
+            f"(got {type(retrievers).__name__})"
+        )
+    if not items:
+        raise FusionError("retrievers is empty: pass at least one retriever")
+    named = []
+    for name, retriever in items:
+        if not callable(getattr(retriever, "search", None)):
+            raise TypeError(
+                f"retriever {name!r} ({type(retriever).__name__}) has no search(query, k, filter=None) method"
+            )
+        named.append(_NamedRetriever(name, retriever, is_async_retriever(retriever)))
+    return named
+
+
+def _default_names(retrievers: list[Any]) -> list[tuple[str, Any]]:
+    """``name`` attribute or class name; a repeated name gets ``-2``, ``-3``, ..."""
+    items: list[tuple[str, Any]] = []
+    seen: dict[str, int] = {}
+    for retriever in retrievers:
+        name = getattr(retriever, "name", None)
+        base = name if isinstance(name, str) and name else type(retriever).__name__
+        seen[base] = seen.get(base, 0) + 1
+        items.append((base if seen[base] == 1 else f"{base}-{seen[base]}", retriever))
+    return items
+
+
+def _check_k(k: object) -> float:
+    return check_positive_float(k, "k")
+
+
+def _int(value: object, name: str, *, allow_none: bool = False) -> Any:
+    return None if value is None and allow_none else check_positive_int(value, name)
+
+
+def _score(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"min_score must be a number or None (got {type(value).__name__})")
+    return float(value)
+
+
+def _variant_weights(weights: Sequence[float] | None) -> list[float]:
+    if weights is None:
+        return [1.0]
+    if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) or not weights:
+        raise TypeError("variant_weights must be a non-empty list of numbers (the last one repeats) or None")
+    return [check_weight(w, f"variant_weights[{i}]") for i, w in enumerate(weights)]
+
+
+def _reranker(reranker: Reranker | None) -> Reranker | None:
+    if reranker is not None and not callable(reranker):
+        raise TypeError(f"reranker must be callable as reranker(query, hits) (got {type(reranker).__name__})")
+    return reranker
