@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fanfuse import FusionError, rrf
+from fanfuse import FusionError, MultiQueryRetriever
 from fanfuse.corpus import Document
 from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -101,11 +101,12 @@ def test_unfitted_embedder_is_a_clear_error() -> None:
         TfidfSvdEmbedder()(["x"])
 
 
-def test_hybrid_fusion_of_bm25_and_dense(tmp_path: Path, dense: DenseRetriever) -> None:
+def test_hybrid_bm25_and_dense_in_one_multiquery_retriever(tmp_path: Path, dense: DenseRetriever) -> None:
     bm25 = TantivyRetriever.build(CORPUS, tmp_path / "index")
-    # "kitten" occurs in one document only: BM25 finds cat2, the dense side adds its topical neighbour.
-    lexical = [h.id for h in bm25.search("kitten", 10)]
-    semantic = [h.id for h in dense.search("kitten", 10)]
-    assert lexical == ["cat2"]
-    fused = rrf([lexical, semantic], top_k=2)
-    assert fused.ids == ["cat2", "cat1"]
+    # "kitten" occurs in one document only: BM25 finds cat2 alone, the dense side adds its neighbours.
+    assert [h.id for h in bm25.search("kitten", 10)] == ["cat2"]
+    with MultiQueryRetriever({"bm25": bm25, "dense": dense}, top_k=3) as hybrid:
+        result = hybrid.search("kitten", expansion=False)
+    assert result.ids[0] == "cat2"
+    assert {p.retriever for p in result.hits[0].provenance} == {"bm25", "dense"}
+    assert {p.retriever for p in result.hits[1].provenance} == {"dense"}

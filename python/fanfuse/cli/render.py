@@ -1,0 +1,75 @@
+"""Text and JSON views of a multi-query `SearchResult`, shared by `fanfuse search` and `fanfuse demo`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from fanfuse.multiquery import FusedHit, SearchResult
+
+
+def clip(text: str, width: int) -> str:
+    """One line of at most `width` characters (an ellipsis marks a cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def found_by(hit: FusedHit) -> str:
+    """The variants that found the hit, as their numbers in the variant list: "0,2"."""
+    return ",".join(str(i) for i in sorted({p.variant_index for p in hit.provenance}))
+
+
+def variant_lines(result: SearchResult) -> list[str]:
+    expander = result.diagnostics.expansion
+    lines = [f"variants ({expander.expander}):"]
+    lines += [f"  [{i}] {v.text}  ({v.source})" for i, v in enumerate(result.diagnostics.variants)]
+    if expander.fallback_reason:
+        lines.append(f"  expansion fell back: {expander.fallback_reason}")
+    return lines
+
+
+def hit_table(result: SearchResult, title_width: int = 48) -> list[str]:
+    lines = [f"{'rank':>4}  {'id':<32} {'score':>8}  {'title':<{title_width}} variants"]
+    for rank, hit in enumerate(result.hits, start=1):
+        title = clip(str(hit.payload.get("title", "")), title_width)
+        lines.append(
+            f"{rank:>4}  {clip(hit.id, 32):<32} {hit.score:8.5f}  {title:<{title_width}} {found_by(hit)}"
+        )
+    if not result.hits:
+        lines.append("  (no hits)")
+    return lines
+
+
+def explain_lines(result: SearchResult) -> list[str]:
+    """Per hit: every (variant, retriever) that ranked it, its rank there and its share of the score."""
+    lines = ["provenance (variant, retriever, rank, RRF contribution):"]
+    for rank, hit in enumerate(result.hits, start=1):
+        lines.append(f"{rank:>4}. {hit.id}")
+        lines += [
+            f"        [{p.variant_index}] {p.retriever:<10} rank {p.rank:>3}  +{p.contribution:.5f}"
+            for p in hit.provenance
+        ]
+    lines.append("branches (variant x retriever: hits, latency):")
+    for branch in result.diagnostics.branches:
+        status = f"error: {branch.error}" if branch.error else f"{branch.hits} hits"
+        lines.append(
+            f"  [{branch.variant_index}] {branch.retriever:<10} {status}, {branch.latency_ms:.2f} ms"
+        )
+    return lines
+
+
+def timing_line(result: SearchResult) -> str:
+    d = result.diagnostics
+    slowest = max((b.latency_ms for b in d.branches), default=0.0)
+    return (
+        f"{len(d.variants)} variants x {len({b.retriever for b in d.branches})} retrievers "
+        f"= {len(d.branches)} branches in {d.total_ms:.2f} ms "
+        f"(expand {d.expansion.elapsed_ms:.2f}, slowest branch {slowest:.2f}, fusion {d.fusion_ms:.3f})"
+    )
+
+
+def as_json(result: SearchResult) -> str:
+    """The whole result, hits with provenance and diagnostics, as one JSON document."""
+    data: dict[str, Any] = dataclasses.asdict(result)
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)

@@ -1,0 +1,118 @@
+"""`fanfuse index` and `fanfuse search` end to end on a small corpus, and their error paths."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from fanfuse.cli import main
+from fanfuse.cli.progress import ProgressBar
+
+CORPUS = [
+    {
+        "doc": "owl",
+        "body": "Owls are nocturnal birds of prey that hunt mice at night.",
+        "name": "Owls",
+        "zone": "a",
+    },
+    {"doc": "hawk", "body": "Hawks are birds of prey that hunt by day.", "name": "Hawks", "zone": "b"},
+    {"doc": "bat", "body": "Bats are nocturnal mammals that fly at night.", "name": "Bats", "zone": "a"},
+    {"doc": "mole", "body": "Moles dig tunnels underground.", "name": "Moles", "zone": "b"},
+]
+
+
+@pytest.fixture()
+def index_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in CORPUS), encoding="utf-8")
+    args = ["index", str(corpus), "--index", str(tmp_path / "idx")]
+    assert main([*args, "--id-field", "doc", "--text-field", "body", "--title-field", "name"]) == 0
+    assert "indexed 4 documents" in capsys.readouterr().out
+    return tmp_path / "idx"
+
+
+def test_search_prints_table_variants_and_timings(
+    index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["search", "--index", str(index_dir), "nocturnal birds of prey", "--top-k", "3"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("1 ", "2 ", "3 ")]
+    assert rows[0][1] == "owl" and len(rows) == 3
+    assert "[0] nocturnal birds of prey  (original)" in out
+    assert '"nocturnal birds of prey"  (heuristic)' in out
+    assert "branches in" in out and "fusion" in out
+
+
+def test_search_json_has_hits_with_provenance(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--index", str(index_dir), "nocturnal night", "--json", "--variants", "2"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["diagnostics"]["variants"]) == 2
+    assert {h["id"] for h in result["hits"]} == {"owl", "bat"}
+    first = result["hits"][0]
+    assert first["payload"]["title"] in ("Owls", "Bats")
+    assert {p["retriever"] for p in first["provenance"]} == {"bm25"}
+    assert sum(p["contribution"] for p in first["provenance"]) == pytest.approx(first["score"])
+
+
+def test_expander_none_is_a_single_query(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--index", str(index_dir), "birds of prey", "--expander", "none", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [v["text"] for v in result["diagnostics"]["variants"]] == ["birds of prey"]
+
+
+def test_filter_and_explain(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--index", str(index_dir), "nocturnal", "--filter", "zone=a", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "provenance" in out and "bm25       rank   1" in out
+    assert "hawk" not in out and "mole" not in out
+
+
+def test_hybrid_search_adds_the_dense_retriever(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sklearn")
+    assert main(["search", "--index", str(index_dir), "nocturnal mammals", "--dense", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {b["retriever"] for b in result["diagnostics"]["branches"]} == {"bm25", "dense"}
+
+
+def test_missing_index_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--index", str(tmp_path / "none"), "owls"]) == 2
+    assert "does not exist; build it with `fanfuse index" in capsys.readouterr().err
+
+
+def test_bad_filter_is_a_clear_error(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--index", str(index_dir), "owls", "--filter", "zone"]) == 2
+    assert "--filter 'zone': expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_bad_corpus_line_names_file_line_and_keeps_the_index(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "text": "fine"}\n{"id": "y"}\n', encoding="utf-8")
+    assert main(["index", str(bad), "--index", str(index_dir)]) == 2
+    assert "bad.jsonl:2: document 'y' has no text field 'text'" in capsys.readouterr().err
+    assert main(["search", "--index", str(index_dir), "owls", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"][0]["id"] == "owl"
+
+
+def test_missing_corpus_file_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["index", str(tmp_path / "nope.jsonl"), "--index", str(tmp_path / "i")]) == 2
+    assert "nope.jsonl' does not exist" in capsys.readouterr().err
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_only_on_a_terminal() -> None:
+    terminal, pipe = FakeTerminal(), io.StringIO()
+    for stream in (terminal, pipe):
+        bar = ProgressBar("indexing", total=4, stream=stream)
+        bar(2)
+        bar(4)
+        bar.close()
+    assert "2/4  50%" in terminal.getvalue() and terminal.getvalue().endswith("\n")
+    assert pipe.getvalue() == ""
