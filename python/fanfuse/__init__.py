@@ -22,6 +22,7 @@ from fanfuse.multiquery import (
     StaticExpander,
     VariantCache,
 )
+from fanfuse.retrievers import DenseRetriever, Hit, TantivyRetriever, TfidfSvdEmbedder
 
 try:
     __version__ = version("fanfuse")
@@ -31,15 +32,19 @@ except PackageNotFoundError:  # running from a source tree without installing
 __all__ = [
     "AllBranchesFailed",
     "CallableExpander",
+    "DenseRetriever",
     "Fused",
     "FusedHit",
     "FusionError",
     "HeuristicExpander",
+    "Hit",
     "LLMExpander",
     "MultiQueryRetriever",
     "Provenance",
     "SearchResult",
     "StaticExpander",
+    "TantivyRetriever",
+    "TfidfSvdEmbedder",
     "VariantCache",
     "__version__",
     "default_threads",
