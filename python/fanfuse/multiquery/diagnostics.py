@@ -106,8 +106,9 @@ class Diagnostics:
         failed = len(self.failed_branches)
         parts = [
             f"{len(self.variants)} variants x {len({b.retriever for b in self.branches})} retrievers",
-            f"{len(self.branches)} branches" + (f" ({failed} failed)" if failed else ""),
-            f"in {self.total_ms:.2f} ms (expand {self.expansion.elapsed_ms:.2f}, "
+            f"{len(self.branches)} branches"
+            + (f" ({failed} failed)" if failed else "")
+            + f" in {self.total_ms:.2f} ms (expand {self.expansion.elapsed_ms:.2f}, "
             f"fusion {self.fusion_ms:.3f}, rerank {self.rerank_ms:.2f})",
         ]
         if self.expansion.fallback_reason:
