@@ -1,7 +1,8 @@
 """fanfuse: multi-query retrieval with a Rust Reciprocal Rank Fusion core.
 
 The fusion entry points are the compiled core itself (no Python wrapper in the hot path):
-``rrf`` fuses one query's ranked lists, ``rrf_batch`` many queries in one call with the GIL released.
+``rrf`` fuses one query's ranked lists, ``rrf_batch`` many queries in one call with the GIL released,
+``fuse`` runs any fusion method over ranked or scored lists and can explain every hit.
 ``fanfuse.reference`` is the same contract in plain Python, the executable spec.
 """
 
@@ -9,11 +10,20 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from fanfuse._core import Fused, FusionError, default_threads, rrf, rrf_batch
+from fanfuse._core import Contribution, Fused, FusionError, default_threads, fuse, rrf, rrf_batch
 
 try:
     __version__ = version("fanfuse")
 except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0.0.0"
 
-__all__ = ["Fused", "FusionError", "__version__", "default_threads", "rrf", "rrf_batch"]
+__all__ = [
+    "Contribution",
+    "Fused",
+    "FusionError",
+    "__version__",
+    "default_threads",
+    "fuse",
+    "rrf",
+    "rrf_batch",
+]
