@@ -153,3 +153,27 @@ def test_many_threads_search_at_once() -> None:
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(worker, range(8)))
     assert all(all(r) for r in results)
+
+
+class ThreadRecorder:
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def search(self, query: str, k: int, filter: object = None) -> list[object]:
+        self.threads.append(threading.get_ident())
+        return FixedRetriever(["a", "b"]).search(query, k)
+
+
+def test_expansion_off_without_a_deadline_calls_a_sync_retriever_directly() -> None:
+    recorder = ThreadRecorder()
+    direct = MultiQueryRetriever([recorder], expansion=False, branch_timeout=None)
+    assert direct.search(QUERY).ids == ["a", "b"]
+    pooled = MultiQueryRetriever([recorder], expansion=False)  # a deadline needs another thread
+    assert pooled.search(QUERY).ids == ["a", "b"]
+    expanded = MultiQueryRetriever([recorder], max_variants=2, branch_timeout=None)
+    assert expanded.search(QUERY).ids == ["a", "b"]
+    me = threading.get_ident()
+    assert recorder.threads[0] == me
+    assert all(t != me for t in recorder.threads[1:]) and len(recorder.threads) == 4

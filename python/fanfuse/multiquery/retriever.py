@@ -30,13 +30,14 @@ from fanfuse.multiquery.diagnostics import (
     AllBranchesFailed,
     Diagnostics,
     ExpansionReport,
+    FusedHit,
     SearchResult,
     VariantReport,
 )
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
-from fanfuse.multiquery.fanout import Branch, fan_out, is_async_retriever
+from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sync, is_async_retriever
 from fanfuse.multiquery.fusion import fuse_outcomes
-from fanfuse.multiquery.rerank import Reranker, rerank
+from fanfuse.multiquery.rerank import Reranker, is_async_reranker, rerank, rerank_sync
 
 __all__ = ["MultiQueryRetriever"]
 
@@ -48,6 +49,26 @@ class _NamedRetriever:
     name: str
     retriever: Any
     is_async: bool
+
+
+@dataclass(slots=True)
+class _Plan:
+    """One search call's settings, checked, with the instance's defaults filled in."""
+
+    query: str
+    top_k: int
+    expansion: bool
+    max_variants: int | None
+    filter: Mapping[str, Any] | None
+    variants: Sequence[str] | None
+    strategy: str | None
+    variant_weights: list[float]
+    retriever_weights: dict[str, float]
+    branch_k: int
+    reranker: Reranker | None
+    rerank_window: int
+    return_k: int
+    min_score: float | None
 
 
 class MultiQueryRetriever:
@@ -162,25 +183,36 @@ class MultiQueryRetriever:
         return_k: int | None = None,
         min_score: float | None = None,
     ) -> SearchResult:
-        """Synchronous ``asearch``: safe from any thread, including one running an event loop."""
-        return run_sync(
-            self.asearch(
-                query,
-                top_k=top_k,
-                expansion=expansion,
-                max_variants=max_variants,
-                filter=filter,
-                variants=variants,
-                strategy=strategy,
-                variant_weights=variant_weights,
-                retriever_weights=retriever_weights,
-                branch_k=branch_k,
-                reranker=reranker,
-                rerank_window=rerank_window,
-                return_k=return_k,
-                min_score=min_score,
-            )
+        """Synchronous ``asearch``: safe from any thread, including one running an event loop.
+
+        With expansion off and only sync retrievers (and reranker), no event loop is involved: the
+        branches run in the thread pool, or, for a single branch without ``branch_timeout``, right in
+        the calling thread. Otherwise the search runs on a shared background event loop.
+        """
+        started = time.perf_counter()
+        plan = self._plan(
+            query, top_k, expansion, max_variants, filter, variants, strategy, variant_weights,
+            retriever_weights, branch_k, reranker, rerank_window, return_k, min_score,
+        )  # fmt: skip
+        fixed = self._fixed_variants(plan)
+        if fixed is None or not self._loop_free(plan):
+            return run_sync(self._asearch(plan, started))
+        chosen, report = fixed
+        outcomes = fan_out_sync(
+            self._branches(plan, chosen),
+            k=plan.branch_k,
+            filter=plan.filter,
+            timeout=self.branch_timeout,
+            executor=self._executor,
+            started=started,
         )
+        hits, fusion_ms = self._fuse(plan, outcomes)
+        rerank_start = time.perf_counter()
+        rerank_error = None
+        if plan.reranker is not None:
+            hits, rerank_error = rerank_sync(plan.reranker, plan.query, hits)
+        rerank_ms = (time.perf_counter() - rerank_start) * 1e3
+        return self._result(plan, started, chosen, report, outcomes, hits, fusion_ms, rerank_ms, rerank_error)
 
     async def asearch(
         self,
@@ -208,99 +240,113 @@ class MultiQueryRetriever:
         ``result.diagnostics.branches`` and the others are fused.
         """
         started = time.perf_counter()
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a str (got {type(query).__name__})")
-        if not query.strip():
-            raise FusionError("query must be a non-empty string")
-        top_k = self.top_k if top_k is None else _int(top_k, "top_k")
-        reranker = self.reranker if reranker is None else _reranker(reranker)
-        return_k = _int(return_k, "return_k", allow_none=True) or self.return_k or top_k
-        window = _int(rerank_window, "rerank_window", allow_none=True) or self.rerank_window
-        branch_k = _int(branch_k, "branch_k", allow_none=True) or self.branch_k or max(2 * top_k, window or 0)
-        window = window or branch_k
-        min_score = self.min_score if min_score is None else _score(min_score)
-        v_weights = self.variant_weights if variant_weights is None else _variant_weights(variant_weights)
-        r_weights = (
-            self.retriever_weights
-            if retriever_weights is None
-            else self._retriever_weights(retriever_weights)
-        )
+        plan = self._plan(
+            query, top_k, expansion, max_variants, filter, variants, strategy, variant_weights,
+            retriever_weights, branch_k, reranker, rerank_window, return_k, min_score,
+        )  # fmt: skip
+        return await self._asearch(plan, started)
 
-        chosen, report = await self._variants(query, expansion, max_variants, variants, strategy)
-        variant_reports = [
-            VariantReport(v.text, v.source, v_weights[min(i, len(v_weights) - 1)])
-            for i, v in enumerate(chosen)
-        ]
-        branches = [
-            Branch(i, v.text, r.name, r.retriever, r.is_async, variant_reports[i].weight * r_weights[r.name])
-            for i, v in enumerate(chosen)
-            for r in self._retrievers
-        ]
+    async def _asearch(self, plan: _Plan, started: float) -> SearchResult:
+        chosen, report = self._fixed_variants(plan) or await self._expand(plan)
         outcomes = await fan_out(
-            branches,
-            k=branch_k,
-            filter=filter,
+            self._branches(plan, chosen),
+            k=plan.branch_k,
+            filter=plan.filter,
             timeout=self.branch_timeout,
             limit=self.max_concurrency,
             executor=self._executor,
             started=started,
         )
-        branch_reports = [o.report for o in outcomes]
-        if all(o.hits is None for o in outcomes):
-            errors = "; ".join(f"{b.retriever}[{b.variant_index}]: {b.error}" for b in branch_reports)
-            raise AllBranchesFailed(f"all {len(outcomes)} branches failed: {errors}", branch_reports)
-
-        fusion_start = time.perf_counter()
-        hits = fuse_outcomes(outcomes, k=self.k, top_k=window if reranker else top_k)
+        hits, fusion_ms = self._fuse(plan, outcomes)
         rerank_start = time.perf_counter()
         rerank_error = None
-        if reranker is not None:
-            hits, rerank_error = await rerank(reranker, query, hits, self._executor)
-            hits = hits[:return_k]
-        rerank_end = time.perf_counter()
-        if min_score is not None:
-            hits = [h for h in hits if (h.score if h.rerank_score is None else h.rerank_score) >= min_score]
+        if plan.reranker is not None:
+            hits, rerank_error = await rerank(plan.reranker, plan.query, hits, self._executor)
+        rerank_ms = (time.perf_counter() - rerank_start) * 1e3
+        return self._result(plan, started, chosen, report, outcomes, hits, fusion_ms, rerank_ms, rerank_error)
 
-        diagnostics = Diagnostics(
-            variants=variant_reports,
-            expansion=report,
-            branches=branch_reports,
-            fusion_ms=(rerank_start - fusion_start) * 1e3,
-            rerank_ms=(rerank_end - rerank_start) * 1e3,
-            total_ms=(time.perf_counter() - started) * 1e3,
-            rerank_error=rerank_error,
-        )
-        if logger.isEnabledFor(logging.INFO):
-            logger.info("multi-query search: %s", diagnostics.summary())
-        return SearchResult(query=query, hits=hits, diagnostics=diagnostics)
-
-    async def _variants(
+    def _plan(
         self,
         query: str,
+        top_k: int | None,
         expansion: bool | None,
         max_variants: int | None,
-        given: Sequence[str] | None,
+        filter: Mapping[str, Any] | None,
+        variants: Sequence[str] | None,
         strategy: str | None,
-    ) -> tuple[tuple[Variant, ...], ExpansionReport]:
-        if max_variants is not None:
-            check_max_variants(max_variants)
-        if given is not None:
-            if isinstance(given, str) or not isinstance(given, Sequence):
-                raise TypeError(f"variants must be a list of str or None (got {type(given).__name__})")
-            for i, text in enumerate(given):
-                if not isinstance(text, str):
-                    raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
-            limit = max_variants if max_variants is not None else len(given) + 1
-            return assemble_variants(query, given, limit, "explicit"), ExpansionReport("explicit")
+        variant_weights: Sequence[float] | None,
+        retriever_weights: Mapping[str, float] | None,
+        branch_k: int | None,
+        reranker: Reranker | None,
+        rerank_window: int | None,
+        return_k: int | None,
+        min_score: float | None,
+    ) -> _Plan:
+        """One call's settings: the call's arguments checked, the instance's where they are None."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str (got {type(query).__name__})")
+        if not query.strip():
+            raise FusionError("query must be a non-empty string")
         if expansion is not None and not isinstance(expansion, bool):
             raise TypeError(f"expansion must be a bool or None (got {type(expansion).__name__})")
-        enabled = self.config.expansion if expansion is None else expansion
-        limit = self.config.max_variants if max_variants is None else max_variants
-        if not enabled or limit == 1:
-            return (Variant(query, "original"),), ExpansionReport("none")
+        if max_variants is not None:
+            check_max_variants(max_variants)
+        if variants is not None:
+            if isinstance(variants, str) or not isinstance(variants, Sequence):
+                raise TypeError(f"variants must be a list of str or None (got {type(variants).__name__})")
+            for i, text in enumerate(variants):
+                if not isinstance(text, str):
+                    raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
+        top_k = self.top_k if top_k is None else _int(top_k, "top_k")
+        window = _int(rerank_window, "rerank_window", allow_none=True) or self.rerank_window
+        branch_k = _int(branch_k, "branch_k", allow_none=True) or self.branch_k or max(2 * top_k, window or 0)
+        return _Plan(
+            query=query,
+            top_k=top_k,
+            expansion=self.config.expansion if expansion is None else expansion,
+            max_variants=max_variants,
+            filter=filter,
+            variants=variants,
+            strategy=self.strategy if strategy is None else strategy,
+            variant_weights=self.variant_weights
+            if variant_weights is None
+            else _variant_weights(variant_weights),
+            retriever_weights=(
+                self.retriever_weights
+                if retriever_weights is None
+                else self._retriever_weights(retriever_weights)
+            ),
+            branch_k=branch_k,
+            reranker=self.reranker if reranker is None else _reranker(reranker),
+            rerank_window=window or branch_k,
+            return_k=_int(return_k, "return_k", allow_none=True) or self.return_k or top_k,
+            min_score=self.min_score if min_score is None else _score(min_score),
+        )
 
+    def _fixed_variants(self, plan: _Plan) -> tuple[tuple[Variant, ...], ExpansionReport] | None:
+        """The variants when no expander is needed (given explicitly, or expansion off); else None."""
+        if plan.variants is not None:
+            limit = plan.max_variants if plan.max_variants is not None else len(plan.variants) + 1
+            return assemble_variants(plan.query, plan.variants, limit, "explicit"), ExpansionReport(
+                "explicit"
+            )
+        limit = self.config.max_variants if plan.max_variants is None else plan.max_variants
+        if not plan.expansion or limit == 1:
+            return (Variant(plan.query, "original"),), ExpansionReport("none")
+        return None
+
+    def _loop_free(self, plan: _Plan) -> bool:
+        """Whether a sync search can skip the event loop: only sync retrievers and reranker."""
+        return (
+            not any(r.is_async for r in self._retrievers)
+            and len(self._retrievers) <= self.max_concurrency
+            and (plan.reranker is None or not is_async_reranker(plan.reranker))
+        )
+
+    async def _expand(self, plan: _Plan) -> tuple[tuple[Variant, ...], ExpansionReport]:
         begin = time.perf_counter()
-        strategy = self.strategy if strategy is None else strategy
+        limit = self.config.max_variants if plan.max_variants is None else plan.max_variants
+        query, strategy = plan.query, plan.strategy
         expander_key = self.expander.cache_key() if self.cache is not None else None
         cache_key = (
             VariantCache.key(expander_key, strategy, limit, query) if expander_key is not None else None
@@ -319,6 +365,58 @@ class MultiQueryRetriever:
             elapsed_ms=(time.perf_counter() - begin) * 1e3,
         )
         return expansion_result.variants[:limit], report
+
+    def _branches(self, plan: _Plan, chosen: Sequence[Variant]) -> list[Branch]:
+        v_weights, r_weights = plan.variant_weights, plan.retriever_weights
+        return [
+            Branch(
+                i, v.text, r.name, r.retriever, r.is_async, _variant_weight(v_weights, i) * r_weights[r.name]
+            )
+            for i, v in enumerate(chosen)
+            for r in self._retrievers
+        ]
+
+    def _fuse(self, plan: _Plan, outcomes: list[BranchOutcome]) -> tuple[list[FusedHit], float]:
+        if all(o.hits is None for o in outcomes):
+            reports = [o.report for o in outcomes]
+            errors = "; ".join(f"{b.retriever}[{b.variant_index}]: {b.error}" for b in reports)
+            raise AllBranchesFailed(f"all {len(outcomes)} branches failed: {errors}", reports)
+        start = time.perf_counter()
+        hits = fuse_outcomes(outcomes, k=self.k, top_k=plan.rerank_window if plan.reranker else plan.top_k)
+        return hits, (time.perf_counter() - start) * 1e3
+
+    def _result(
+        self,
+        plan: _Plan,
+        started: float,
+        chosen: Sequence[Variant],
+        report: ExpansionReport,
+        outcomes: list[BranchOutcome],
+        hits: list[FusedHit],
+        fusion_ms: float,
+        rerank_ms: float,
+        rerank_error: str | None,
+    ) -> SearchResult:
+        if plan.reranker is not None:
+            hits = hits[: plan.return_k]
+        if plan.min_score is not None:
+            floor = plan.min_score
+            hits = [h for h in hits if (h.score if h.rerank_score is None else h.rerank_score) >= floor]
+        weights = plan.variant_weights
+        diagnostics = Diagnostics(
+            variants=[
+                VariantReport(v.text, v.source, _variant_weight(weights, i)) for i, v in enumerate(chosen)
+            ],
+            expansion=report,
+            branches=[o.report for o in outcomes],
+            fusion_ms=fusion_ms,
+            rerank_ms=rerank_ms,
+            total_ms=(time.perf_counter() - started) * 1e3,
+            rerank_error=rerank_error,
+        )
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("multi-query search: %s", diagnostics.summary())
+        return SearchResult(query=plan.query, hits=hits, diagnostics=diagnostics)
 
     def _retriever_weights(self, weights: Mapping[str, float] | None) -> dict[str, float]:
         out = dict.fromkeys(self.retriever_names, 1.0)
@@ -395,6 +493,11 @@ def _score(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"min_score must be a number or None (got {type(value).__name__})")
     return float(value)
+
+
+def _variant_weight(weights: list[float], index: int) -> float:
+    """Variant ``index``'s weight: the last entry repeats for the variants past the list's end."""
+    return weights[min(index, len(weights) - 1)]
 
 
 def _variant_weights(weights: Sequence[float] | None) -> list[float]:
