@@ -177,3 +177,7 @@ def test_bad_settings_fail_at_construction() -> None:
         LLMExpander("http://x/v1", model="m", timeout=0)
     with pytest.raises(FusionError, match="fallback must be"):
         LLMExpander("http://x/v1", model="m", fallback="none")
+    with pytest.raises(FusionError, match="strategy must be one of"):
+        MultiQueryRetriever(
+            [KeywordRetriever()], expander=LLMExpander("http://x/v1", model="m"), strategy="x"
+        )

@@ -37,9 +37,13 @@ from fanfuse.multiquery.diagnostics import (
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sync, is_async_retriever
 from fanfuse.multiquery.fusion import fuse_outcomes
+from fanfuse.multiquery.llm import LLMExpander, check_strategy
 from fanfuse.multiquery.rerank import Reranker, is_async_reranker, rerank, rerank_sync
+from fanfuse.retrievers.base import AsyncRetriever, Retriever
 
 __all__ = ["MultiQueryRetriever"]
+
+AnyRetriever = Retriever | AsyncRetriever
 
 logger = logging.getLogger("fanfuse.multiquery")
 
@@ -97,7 +101,7 @@ class MultiQueryRetriever:
 
     def __init__(
         self,
-        retrievers: Any,
+        retrievers: AnyRetriever | Sequence[AnyRetriever] | Mapping[str, AnyRetriever],
         *,
         expander: Expander | None = None,
         k: float = 60.0,
@@ -132,6 +136,8 @@ class MultiQueryRetriever:
         self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
         self.k = _check_k(k)
         self.top_k = _int(top_k, "top_k")
+        if strategy is not None and isinstance(self.expander, LLMExpander):
+            check_strategy(strategy)
         self.strategy = strategy
         self.variant_weights = _variant_weights(variant_weights)
         self.retriever_weights = self._retriever_weights(retriever_weights)
@@ -195,11 +201,12 @@ class MultiQueryRetriever:
             retriever_weights, branch_k, reranker, rerank_window, return_k, min_score,
         )  # fmt: skip
         fixed = self._fixed_variants(plan)
-        if fixed is None or not self._loop_free(plan):
+        branches = None if fixed is None else self._branches(plan, fixed[0])
+        if fixed is None or branches is None or not self._loop_free(plan, len(branches)):
             return run_sync(self._asearch(plan, started))
         chosen, report = fixed
         outcomes = fan_out_sync(
-            self._branches(plan, chosen),
+            branches,
             k=plan.branch_k,
             filter=plan.filter,
             timeout=self.branch_timeout,
@@ -335,11 +342,11 @@ class MultiQueryRetriever:
             return (Variant(plan.query, "original"),), ExpansionReport("none")
         return None
 
-    def _loop_free(self, plan: _Plan) -> bool:
+    def _loop_free(self, plan: _Plan, n_branches: int) -> bool:
         """Whether a sync search can skip the event loop: only sync retrievers and reranker."""
         return (
             not any(r.is_async for r in self._retrievers)
-            and len(self._retrievers) <= self.max_concurrency
+            and n_branches <= self.max_concurrency
             and (plan.reranker is None or not is_async_reranker(plan.reranker))
         )
 
