@@ -17,7 +17,7 @@ from concurrent.futures import Executor
 
 from fanfuse.multiquery.diagnostics import FusedHit
 
-__all__ = ["Reranker", "is_async_reranker", "rerank", "rerank_sync"]
+__all__ = ["Reranker", "check_reranker", "is_async_reranker", "rerank", "rerank_sync"]
 
 Reranker = Callable[[str, Sequence[FusedHit]], Sequence[float] | Awaitable[Sequence[float]]]
 
@@ -53,6 +53,12 @@ def rerank_sync(reranker: Reranker, query: str, hits: list[FusedHit]) -> tuple[l
 def _reordered(hits: list[FusedHit], scores: list[float]) -> list[FusedHit]:
     order = sorted(range(len(hits)), key=lambda i: -scores[i])
     return [dataclasses.replace(hits[i], rerank_score=scores[i]) for i in order]
+
+
+def check_reranker(reranker: Reranker | None) -> Reranker | None:
+    if reranker is not None and not callable(reranker):
+        raise TypeError(f"reranker must be callable as reranker(query, hits) (got {type(reranker).__name__})")
+    return reranker
 
 
 def is_async_reranker(fn: object) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +22,13 @@ from fanfuse.multiquery.config import (
     MAX_VARIANTS_LIMIT,
     MultiQueryConfig,
     check_max_variants,
+    check_min_score,
+    check_optional_positive_int,
     check_positive_float,
     check_positive_int,
+    check_variant_weights,
     check_weight,
+    variant_weight,
 )
 from fanfuse.multiquery.diagnostics import (
     AllBranchesFailed,
@@ -35,10 +39,11 @@ from fanfuse.multiquery.diagnostics import (
     VariantReport,
 )
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
-from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sync, is_async_retriever
+from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import fuse_outcomes
 from fanfuse.multiquery.llm import LLMExpander, check_strategy
-from fanfuse.multiquery.rerank import Reranker, is_async_reranker, rerank, rerank_sync
+from fanfuse.multiquery.named import named_retrievers
+from fanfuse.multiquery.rerank import Reranker, check_reranker, is_async_reranker, rerank, rerank_sync
 from fanfuse.retrievers.base import AsyncRetriever, Retriever
 
 __all__ = ["MultiQueryRetriever"]
@@ -46,13 +51,6 @@ __all__ = ["MultiQueryRetriever"]
 AnyRetriever = Retriever | AsyncRetriever
 
 logger = logging.getLogger("fanfuse.multiquery")
-
-
-@dataclass(frozen=True, slots=True)
-class _NamedRetriever:
-    name: str
-    retriever: Any
-    is_async: bool
 
 
 @dataclass(slots=True)
@@ -122,7 +120,7 @@ class MultiQueryRetriever:
         cache: VariantCache | None = None,
         environ: Mapping[str, str] | None = None,
     ):
-        self._retrievers = _named_retrievers(retrievers)
+        self._retrievers = named_retrievers(retrievers)
         if max_variants is not None:
             check_max_variants(max_variants)
         if expansion is not None and not isinstance(expansion, bool):
@@ -134,19 +132,19 @@ class MultiQueryRetriever:
                 "wrap a function in CallableExpander"
             )
         self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
-        self.k = _check_k(k)
-        self.top_k = _int(top_k, "top_k")
+        self.k = check_positive_float(k, "k")
+        self.top_k = check_positive_int(top_k, "top_k")
         if strategy is not None and isinstance(self.expander, LLMExpander):
             check_strategy(strategy)
         self.strategy = strategy
-        self.variant_weights = _variant_weights(variant_weights)
+        self.variant_weights = check_variant_weights(variant_weights)
         self.retriever_weights = self._retriever_weights(retriever_weights)
-        self.branch_k = _int(branch_k, "branch_k", allow_none=True)
-        self.reranker = _reranker(reranker)
-        self.rerank_window = _int(rerank_window, "rerank_window", allow_none=True)
-        self.return_k = _int(return_k, "return_k", allow_none=True)
-        self.min_score = _score(min_score)
-        self.max_concurrency = _int(max_concurrency, "max_concurrency")
+        self.branch_k = check_optional_positive_int(branch_k, "branch_k")
+        self.reranker = check_reranker(reranker)
+        self.rerank_window = check_optional_positive_int(rerank_window, "rerank_window")
+        self.return_k = check_optional_positive_int(return_k, "return_k")
+        self.min_score = check_min_score(min_score)
+        self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
         self.branch_timeout = (
             None if branch_timeout is None else check_positive_float(branch_timeout, "branch_timeout")
         )
@@ -154,7 +152,7 @@ class MultiQueryRetriever:
             raise TypeError(f"cache must be a VariantCache or None (got {type(cache).__name__})")
         self.cache = cache
         self._executor = ThreadPoolExecutor(
-            max_workers=_int(max_workers, "max_workers"), thread_name_prefix="fanfuse-branch"
+            max_workers=check_positive_int(max_workers, "max_workers"), thread_name_prefix="fanfuse-branch"
         )
 
     @property
@@ -304,9 +302,11 @@ class MultiQueryRetriever:
             for i, text in enumerate(variants):
                 if not isinstance(text, str):
                     raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
-        top_k = self.top_k if top_k is None else _int(top_k, "top_k")
-        window = _int(rerank_window, "rerank_window", allow_none=True) or self.rerank_window
-        branch_k = _int(branch_k, "branch_k", allow_none=True) or self.branch_k or max(2 * top_k, window or 0)
+        top_k = self.top_k if top_k is None else check_positive_int(top_k, "top_k")
+        window = check_optional_positive_int(rerank_window, "rerank_window") or self.rerank_window
+        branch_k = (
+            check_optional_positive_int(branch_k, "branch_k") or self.branch_k or max(2 * top_k, window or 0)
+        )
         return _Plan(
             query=query,
             top_k=top_k,
@@ -317,17 +317,17 @@ class MultiQueryRetriever:
             strategy=self.strategy if strategy is None else strategy,
             variant_weights=self.variant_weights
             if variant_weights is None
-            else _variant_weights(variant_weights),
+            else check_variant_weights(variant_weights),
             retriever_weights=(
                 self.retriever_weights
                 if retriever_weights is None
                 else self._retriever_weights(retriever_weights)
             ),
             branch_k=branch_k,
-            reranker=self.reranker if reranker is None else _reranker(reranker),
+            reranker=self.reranker if reranker is None else check_reranker(reranker),
             rerank_window=window or branch_k,
-            return_k=_int(return_k, "return_k", allow_none=True) or self.return_k or top_k,
-            min_score=self.min_score if min_score is None else _score(min_score),
+            return_k=check_optional_positive_int(return_k, "return_k") or self.return_k or top_k,
+            min_score=self.min_score if min_score is None else check_min_score(min_score),
         )
 
     def _fixed_variants(self, plan: _Plan) -> tuple[tuple[Variant, ...], ExpansionReport] | None:
@@ -377,7 +377,7 @@ class MultiQueryRetriever:
         v_weights, r_weights = plan.variant_weights, plan.retriever_weights
         return [
             Branch(
-                i, v.text, r.name, r.retriever, r.is_async, _variant_weight(v_weights, i) * r_weights[r.name]
+                i, v.text, r.name, r.retriever, r.is_async, variant_weight(v_weights, i) * r_weights[r.name]
             )
             for i, v in enumerate(chosen)
             for r in self._retrievers
@@ -412,7 +412,7 @@ class MultiQueryRetriever:
         weights = plan.variant_weights
         diagnostics = Diagnostics(
             variants=[
-                VariantReport(v.text, v.source, _variant_weight(weights, i)) for i, v in enumerate(chosen)
+                VariantReport(v.text, v.source, variant_weight(weights, i)) for i, v in enumerate(chosen)
             ],
             expansion=report,
             branches=[o.report for o in outcomes],
@@ -445,77 +445,3 @@ class MultiQueryRetriever:
             f"MultiQueryRetriever(retrievers={self.retriever_names}, expander={self.expander!r}, "
             f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, k={self.k:g})"
         )
-
-
-def _named_retrievers(retrievers: Any) -> list[_NamedRetriever]:
-    if isinstance(retrievers, Mapping):
-        items = list(retrievers.items())
-        for name, _ in items:
-            if not isinstance(name, str) or not name:
-                raise TypeError(f"retriever names must be non-empty str (got {name!r})")
-    elif hasattr(retrievers, "search"):
-        items = _default_names([retrievers])
-    elif isinstance(retrievers, Iterable) and not isinstance(retrievers, (str, bytes)):
-        items = _default_names(list(retrievers))
-    else:
-        raise TypeError(
-            "retrievers must be a retriever, a list of retrievers or a dict name -> retriever "
-            f"(got {type(retrievers).__name__})"
-        )
-    if not items:
-        raise FusionError("retrievers is empty: pass at least one retriever")
-    named = []
-    for name, retriever in items:
-        if not callable(getattr(retriever, "search", None)):
-            raise TypeError(
-                f"retriever {name!r} ({type(retriever).__name__}) has no search(query, k, filter=None) method"
-            )
-        named.append(_NamedRetriever(name, retriever, is_async_retriever(retriever)))
-    return named
-
-
-def _default_names(retrievers: list[Any]) -> list[tuple[str, Any]]:
-    """``name`` attribute or class name; a repeated name gets ``-2``, ``-3``, ..."""
-    items: list[tuple[str, Any]] = []
-    seen: dict[str, int] = {}
-    for retriever in retrievers:
-        name = getattr(retriever, "name", None)
-        base = name if isinstance(name, str) and name else type(retriever).__name__
-        seen[base] = seen.get(base, 0) + 1
-        items.append((base if seen[base] == 1 else f"{base}-{seen[base]}", retriever))
-    return items
-
-
-def _check_k(k: object) -> float:
-    return check_positive_float(k, "k")
-
-
-def _int(value: object, name: str, *, allow_none: bool = False) -> Any:
-    return None if value is None and allow_none else check_positive_int(value, name)
-
-
-def _score(value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"min_score must be a number or None (got {type(value).__name__})")
-    return float(value)
-
-
-def _variant_weight(weights: list[float], index: int) -> float:
-    """Variant ``index``'s weight: the last entry repeats for the variants past the list's end."""
-    return weights[min(index, len(weights) - 1)]
-
-
-def _variant_weights(weights: Sequence[float] | None) -> list[float]:
-    if weights is None:
-        return [1.0]
-    if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) or not weights:
-        raise TypeError("variant_weights must be a non-empty list of numbers (the last one repeats) or None")
-    return [check_weight(w, f"variant_weights[{i}]") for i, w in enumerate(weights)]
-
-
-def _reranker(reranker: Reranker | None) -> Reranker | None:
-    if reranker is not None and not callable(reranker):
-        raise TypeError(f"reranker must be callable as reranker(query, hits) (got {type(reranker).__name__})")
-    return reranker
