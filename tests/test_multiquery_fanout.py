@@ -140,8 +140,10 @@ def test_sync_search_from_an_async_retriever_on_the_portal_loop() -> None:
     assert result.ids == inner.search(QUERY).ids
 
 
-def test_many_threads_search_at_once() -> None:
-    retriever = MultiQueryRetriever([KeywordRetriever(), AsyncKeywordRetriever()], max_variants=3)
+@pytest.mark.parametrize("mixed", [True, False], ids=["sync+async", "sync only"])
+def test_many_threads_search_at_once(mixed: bool) -> None:
+    second = AsyncKeywordRetriever() if mixed else KeywordRetriever(name="other")
+    retriever = MultiQueryRetriever([KeywordRetriever(), second], max_variants=3)
     queries = ["rank fusion", "dense retrieval of queries", "bm25 term frequency", "query rewriting"]
     expected = {q: retriever.search(q).ids for q in queries}
     barrier = threading.Barrier(8)

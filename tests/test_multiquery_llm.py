@@ -113,9 +113,10 @@ def script_failure(server: ScriptedChatServer, case: str) -> None:
         server.answer_raw(200, b"<html>gateway</html>")
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize(("case", "reason"), FAILURES)
 def test_failures_fall_back_to_heuristic_and_say_why(
-    llm_server: ScriptedChatServer, case: str, reason: str, caplog: pytest.LogCaptureFixture
+    llm_server: ScriptedChatServer, case: str, reason: str, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     script_failure(llm_server, case)
     llm = expander(llm_server, timeout=0.3)
@@ -123,7 +124,10 @@ def test_failures_fall_back_to_heuristic_and_say_why(
         llm = LLMExpander(refused_base_url(), model="scripted", api_key=SECRET, timeout=0.3)
     retriever = MultiQueryRetriever({"kw": KeywordRetriever()}, expander=llm)
     with caplog.at_level(logging.DEBUG):
-        result = retriever.search(QUERY, max_variants=3)
+        if mode == "sync":  # sync retrievers: the expander's sync path, in this thread
+            result = retriever.search(QUERY, max_variants=3)
+        else:
+            result = asyncio.run(retriever.asearch(QUERY, max_variants=3))
     expansion = result.diagnostics.expansion
     assert expansion.fallback_reason is not None and reason in expansion.fallback_reason
     assert [v.source for v in result.diagnostics.variants] == ["original", "heuristic", "heuristic"]

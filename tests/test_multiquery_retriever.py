@@ -223,3 +223,13 @@ def test_one_info_line_per_search_with_timings(caplog: pytest.LogCaptureFixture)
     assert record.levelno == logging.INFO
     assert "3 variants x 2 retrievers, 6 branches (3 failed) in " in record.getMessage()
     assert " ms (expand " in record.getMessage()
+
+
+def test_sync_search_with_an_async_expander_function() -> None:
+    async def rewrite(query: str, n: int) -> list[str]:
+        return ["dense retrieval of queries"]
+
+    retriever = MultiQueryRetriever([KeywordRetriever()], expander=CallableExpander(rewrite), max_variants=2)
+    result = retriever.search("and that other one?")
+    assert [v.source for v in result.diagnostics.variants] == ["original", "callable"]
+    assert result.ids[0] == "dense"

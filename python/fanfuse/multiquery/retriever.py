@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -198,11 +198,12 @@ class MultiQueryRetriever:
             query, top_k, expansion, max_variants, filter, variants, strategy, variant_weights,
             retriever_weights, branch_k, reranker, rerank_window, return_k, min_score,
         )  # fmt: skip
-        fixed = self._fixed_variants(plan)
-        branches = None if fixed is None else self._branches(plan, fixed[0])
-        if fixed is None or branches is None or not self._loop_free(plan, len(branches)):
+        if not self._loop_free(plan):
             return run_sync(self._asearch(plan, started))
-        chosen, report = fixed
+        chosen, report = self._fixed_variants(plan) or self._expand_sync(plan)
+        branches = self._branches(plan, chosen)
+        if len(branches) > self.max_concurrency:  # the pool alone would not bound this search
+            return run_sync(self._asearch_variants(plan, started, chosen, report))
         outcomes = fan_out_sync(
             branches,
             k=plan.branch_k,
@@ -253,6 +254,11 @@ class MultiQueryRetriever:
 
     async def _asearch(self, plan: _Plan, started: float) -> SearchResult:
         chosen, report = self._fixed_variants(plan) or await self._expand(plan)
+        return await self._asearch_variants(plan, started, chosen, report)
+
+    async def _asearch_variants(
+        self, plan: _Plan, started: float, chosen: tuple[Variant, ...], report: ExpansionReport
+    ) -> SearchResult:
         outcomes = await fan_out(
             self._branches(plan, chosen),
             k=plan.branch_k,
@@ -342,36 +348,50 @@ class MultiQueryRetriever:
             return (Variant(plan.query, "original"),), ExpansionReport("none")
         return None
 
-    def _loop_free(self, plan: _Plan, n_branches: int) -> bool:
-        """Whether a sync search can skip the event loop: only sync retrievers and reranker."""
+    def _loop_free(self, plan: _Plan) -> bool:
+        """Whether a sync search can skip the event loop: sync retrievers, reranker and expander."""
         return (
             not any(r.is_async for r in self._retrievers)
-            and n_branches <= self.max_concurrency
             and (plan.reranker is None or not is_async_reranker(plan.reranker))
+            and (self.expander.sync_capable or self._fixed_variants(plan) is not None)
         )
 
     async def _expand(self, plan: _Plan) -> tuple[tuple[Variant, ...], ExpansionReport]:
         begin = time.perf_counter()
+        limit, cache_key, cached = self._cached(plan)
+        result = cached or await self.expander.aexpand(plan.query, max_variants=limit, strategy=plan.strategy)
+        return self._expanded(limit, cache_key, cached, result, begin)
+
+    def _expand_sync(self, plan: _Plan) -> tuple[tuple[Variant, ...], ExpansionReport]:
+        begin = time.perf_counter()
+        limit, cache_key, cached = self._cached(plan)
+        result = cached or self.expander.expand(plan.query, max_variants=limit, strategy=plan.strategy)
+        return self._expanded(limit, cache_key, cached, result, begin)
+
+    def _cached(self, plan: _Plan) -> tuple[int, Hashable | None, Expansion | None]:
+        """The variant budget, the cache key (None: not cached) and the cached expansion if any."""
         limit = self.config.max_variants if plan.max_variants is None else plan.max_variants
-        query, strategy = plan.query, plan.strategy
-        expander_key = self.expander.cache_key() if self.cache is not None else None
-        cache_key = (
-            VariantCache.key(expander_key, strategy, limit, query) if expander_key is not None else None
-        )
-        cached: Expansion | None = None
-        if cache_key is not None and self.cache is not None:
-            cached = self.cache.get(cache_key)
-        expansion_result = cached or await self.expander.aexpand(query, max_variants=limit, strategy=strategy)
-        if cache_key is not None and self.cache is not None and cached is None:
-            self.cache.put(cache_key, expansion_result)
+        if self.cache is None:
+            return limit, None, None
+        expander_key = self.expander.cache_key()
+        if expander_key is None:
+            return limit, None, None
+        key = VariantCache.key(expander_key, plan.strategy, limit, plan.query)
+        return limit, key, self.cache.get(key)
+
+    def _expanded(
+        self, limit: int, key: Hashable | None, cached: Expansion | None, result: Expansion, begin: float
+    ) -> tuple[tuple[Variant, ...], ExpansionReport]:
+        if key is not None and cached is None and self.cache is not None:
+            self.cache.put(key, result)
         report = ExpansionReport(
             expander=self.expander.name,
             cached=cached is not None,
-            fallback_reason=expansion_result.fallback_reason,
-            note=expansion_result.note,
+            fallback_reason=result.fallback_reason,
+            note=result.note,
             elapsed_ms=(time.perf_counter() - begin) * 1e3,
         )
-        return expansion_result.variants[:limit], report
+        return result.variants[:limit], report
 
     def _branches(self, plan: _Plan, chosen: Sequence[Variant]) -> list[Branch]:
         v_weights, r_weights = plan.variant_weights, plan.retriever_weights
