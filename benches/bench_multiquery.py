@@ -18,6 +18,7 @@ import re
 import statistics
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -91,9 +92,7 @@ def test_fanout_overhead_async(benchmark: Any) -> None:
     report(benchmark, "asearch, 4 variants x 2 retrievers", overheads)
 
 
-@pytest.mark.benchmark(group="multiquery-fanout")
-def test_fanout_overhead_sync(benchmark: Any) -> None:
-    retriever = MultiQueryRetriever([SleepingSync(), SleepingAsync()], max_variants=4)
+def sync_overheads(benchmark: Any, retriever: MultiQueryRetriever, label: str) -> None:
     overheads: list[float] = []
 
     def one() -> None:
@@ -104,7 +103,21 @@ def test_fanout_overhead_sync(benchmark: Any) -> None:
         overheads.append(wall - max(b.latency_ms for b in result.diagnostics.branches))
 
     benchmark(one)
-    report(benchmark, "search (sync), 4 variants x 2 retrievers", overheads)
+    report(benchmark, label, overheads)
+
+
+@pytest.mark.benchmark(group="multiquery-fanout")
+def test_fanout_overhead_sync(benchmark: Any) -> None:
+    """A sync caller with one async retriever: the search runs on the background loop."""
+    retriever = MultiQueryRetriever([SleepingSync(), SleepingAsync()], max_variants=4)
+    sync_overheads(benchmark, retriever, "search (sync), sync + async retrievers")
+
+
+@pytest.mark.benchmark(group="multiquery-fanout")
+def test_fanout_overhead_sync_only(benchmark: Any) -> None:
+    """A sync caller with sync retrievers: no event loop, the branches go straight to the pool."""
+    retriever = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, max_variants=4)
+    sync_overheads(benchmark, retriever, "search (sync), 2 sync retrievers")
 
 
 @pytest.mark.benchmark(group="multiquery-fanout")
@@ -171,3 +184,26 @@ def test_heuristic_expander_per_query(benchmark: Any) -> None:
         return sum(len(expander.expand(q, max_variants=4).variants) for q in QUERIES)
 
     assert benchmark(expand_all) >= len(QUERIES)  # the time shown is for 5 queries
+
+
+@pytest.mark.benchmark(group="multiquery-fanout")
+def test_fanout_baseline_bare_pool(benchmark: Any) -> None:
+    """The floor for sync retrievers: 8 calls submitted to a thread pool and waited for."""
+    retriever = SleepingSync()
+    variants = [v.text for v in HeuristicExpander().expand(QUERIES[0], max_variants=4).variants] * 2
+    pool = ThreadPoolExecutor(16)
+    overheads: list[float] = []
+
+    def timed(query: str) -> float:
+        start = time.perf_counter()
+        retriever.search(query, 20)
+        return (time.perf_counter() - start) * 1e3
+
+    def one() -> None:
+        start = time.perf_counter()
+        latencies = list(pool.map(timed, variants))
+        overheads.append((time.perf_counter() - start) * 1e3 - max(latencies))
+
+    benchmark(one)
+    pool.shutdown()
+    report(benchmark, "bare thread pool baseline", overheads)
