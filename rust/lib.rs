@@ -2,6 +2,7 @@
 
 pub mod batch;
 pub mod error;
+pub mod fusion;
 pub mod lists;
 pub mod rrf;
 
@@ -9,5 +10,6 @@ pub mod rrf;
 mod py;
 
 pub use error::FusionError;
+pub use fusion::{fuse, Contribution, Duplicates, FuseParams, Fusion, Method, ScoredLists};
 pub use lists::{FusionKey, RankedLists};
 pub use rrf::{rrf, FusedEntry, RrfParams, TieBreak, DEFAULT_K};

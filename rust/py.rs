@@ -15,6 +15,7 @@ use pyo3::types::{
 
 use crate::batch;
 use crate::error::FusionError as CoreError;
+use crate::fusion;
 use crate::lists::RankedLists;
 use crate::rrf::{rrf as rrf_core, FusedEntry, RrfParams, TieBreak};
 
@@ -354,6 +355,8 @@ fn parse_top_k(top_k: &Bound<'_, PyAny>) -> PyResult<usize> {
 pub struct Fused {
     ids: Py<PyList>,
     scores: Py<PyList>,
+    /// Per-hit contributions (`fuse(..., explain=True)`), else None.
+    explain: Option<Py<PyList>>,
 }
 
 impl Fused {
@@ -363,7 +366,7 @@ impl Fused {
             IdsView::Int(ints) => PyList::new(py, entries.iter().map(|e| ints[e.item]))?,
         };
         let scores = PyList::new(py, entries.iter().map(|e| e.score))?;
-        Ok(Self { ids: id_list.unbind(), scores: scores.unbind() })
+        Ok(Self { ids: id_list.unbind(), scores: scores.unbind(), explain: None })
     }
 }
 
@@ -379,6 +382,12 @@ impl Fused {
     #[getter]
     fn scores(&self, py: Python<'_>) -> Py<PyList> {
         self.scores.clone_ref(py)
+    }
+
+    /// With `fuse(..., explain=True)`: one list of `Contribution`s per hit, aligned with `ids`; else None.
+    #[getter]
+    fn explain(&self, py: Python<'_>) -> Option<Py<PyList>> {
+        self.explain.as_ref().map(|e| e.clone_ref(py))
     }
 
     fn __len__(&self, py: Python<'_>) -> usize {
@@ -512,6 +521,247 @@ fn default_threads() -> usize {
     }
 }
 
+// =============================================================================================
+// General fusion (issue 6): `fuse` over scored runs, every method, duplicate policies, explain.
+
+/// Runs copied out of Python: the ids (as for `rrf`) and one score per id, NaN where a run has none.
+struct OwnedRuns {
+    ids: OwnedIds,
+    scores: Vec<f64>,
+}
+
+impl OwnedRuns {
+    fn new() -> Self {
+        Self { ids: OwnedIds::new(), scores: Vec::new() }
+    }
+
+    /// Appends one run: ids best first, `(id, score)` pairs, or an `(ids, scores)` pair of sequences.
+    fn push_run(&mut self, run: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
+        if let Some((ids, scores)) = as_ids_and_scores(run)? {
+            self.ids.push_list(&ids, path)?;
+            let expected = self.ids.len() - self.scores.len();
+            self.push_scores(&scores, path, expected)?;
+        } else if starts_with_pair(run) {
+            for (pos, pair) in outer_items(run, &path.to_string(), "(id, score) pairs")?.iter().enumerate() {
+                let pair = pair.cast::<PyTuple>().ok().filter(|t| t.len() == 2).ok_or_else(|| {
+                    PyTypeError::new_err(format!(
+                        "{path}[{pos}] is a {} but the run started with (id, score) pairs; give every hit as a pair",
+                        type_name(pair)
+                    ))
+                })?;
+                self.ids.push_id(&pair.get_item(0)?, path, pos)?;
+                self.scores.push(parse_score(&pair.get_item(1)?, || format!("{path}[{pos}][1]"))?);
+            }
+            self.ids.bounds.push(self.ids.len());
+        } else {
+            self.ids.push_list(run, path)?;
+            self.scores.resize(self.ids.len(), f64::NAN);
+        }
+        Ok(())
+    }
+
+    fn push_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath, expected: usize) -> PyResult<()> {
+        let before = self.scores.len();
+        if let Ok(buf) = PyBuffer::<f64>::get(scores) {
+            let values = read_1d(scores.py(), &buf, path)?;
+            for (pos, v) in values.into_iter().enumerate() {
+                self.scores.push(check_score(v, || format!("{path} scores[{pos}]"))?);
+            }
+        } else {
+            let items = outer_items(scores, &format!("{path} scores"), "numbers (one per id)")?;
+            for (pos, v) in items.iter().enumerate() {
+                self.scores.push(parse_score(v, || format!("{path} scores[{pos}]"))?);
+            }
+        }
+        let got = self.scores.len() - before;
+        if got != expected {
+            return Err(FusionError::new_err(format!(
+                "{path} has {expected} ids but {got} scores; give one score per id"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Scores for the kernel: `None` when no run has any, so rank methods never look at them.
+    fn scores(&self) -> Option<&[f64]> {
+        self.scores.iter().any(|s| !s.is_nan()).then_some(self.scores.as_slice())
+    }
+}
+
+/// `(ids, scores)`: a 2-tuple whose first element is itself a sequence or array (not an id).
+fn as_ids_and_scores<'py>(run: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let Ok(tuple) = run.cast::<PyTuple>() else { return Ok(None) };
+    if tuple.len() != 2 {
+        return Ok(None);
+    }
+    let first = tuple.get_item(0)?;
+    let is_id = first.is_instance_of::<PyString>() || first.is_instance_of::<PyInt>() || first.hasattr("__index__")?;
+    if is_id || first.is_instance_of::<PyTuple>() {
+        return Ok(None);
+    }
+    Ok(Some((first, tuple.get_item(1)?)))
+}
+
+/// A list or tuple whose first element is a tuple: a run of `(id, score)` pairs.
+fn starts_with_pair(run: &Bound<'_, PyAny>) -> bool {
+    let first = if let Ok(list) = run.cast::<PyList>() {
+        list.iter().next()
+    } else if let Ok(tuple) = run.cast::<PyTuple>() {
+        tuple.iter().next()
+    } else {
+        None
+    };
+    first.is_some_and(|f| f.is_instance_of::<PyTuple>())
+}
+
+fn parse_score(value: &Bound<'_, PyAny>, path: impl FnOnce() -> String) -> PyResult<f64> {
+    if value.is_instance_of::<PyString>() || value.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!("{} must be a number (got {})", path(), type_name(value))));
+    }
+    match value.extract::<f64>() {
+        Ok(v) => check_score(v, path),
+        Err(_) => Err(PyTypeError::new_err(format!("{} must be a number (got {})", path(), type_name(value)))),
+    }
+}
+
+fn check_score(v: f64, path: impl FnOnce() -> String) -> PyResult<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(FusionError::new_err(format!(
+            "{} is {v}; scores must be finite numbers (drop the hit or give it a real score)",
+            path()
+        )))
+    }
+}
+
+/// One list's part in one fused hit (`Fused.explain`).
+#[pyclass(frozen, module = "fanfuse", name = "Contribution")]
+pub struct PyContribution {
+    list: usize,
+    rank: Option<u32>,
+    id: Option<Py<PyAny>>,
+    score: Option<f64>,
+    contribution: f64,
+}
+
+#[pymethods]
+impl PyContribution {
+    /// Index of the list (0-based).
+    #[getter]
+    fn list(&self) -> usize {
+        self.list
+    }
+
+    /// 1-based rank of the hit in that list; None where the list does not contain it (Borda points).
+    #[getter]
+    fn rank(&self) -> Option<u32> {
+        self.rank
+    }
+
+    /// The id the hit had in that list (differs from the fused id only with content keys).
+    #[getter]
+    fn id(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.id.as_ref().map(|id| id.clone_ref(py))
+    }
+
+    /// The input score in that list, or None if the list had no scores.
+    #[getter]
+    fn score(&self) -> Option<f64> {
+        self.score
+    }
+
+    /// That list's term in the fused score: a hit's contributions, summed in list order, are its score.
+    #[getter]
+    fn contribution(&self) -> f64 {
+        self.contribution
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let id = match &self.id {
+            Some(id) => id.bind(py).repr()?.to_string(),
+            None => "None".into(),
+        };
+        let rank = self.rank.map_or_else(|| "None".into(), |r| r.to_string());
+        let score = self.score.map_or_else(|| "None".into(), |s| s.to_string());
+        Ok(format!(
+            "Contribution(list={}, rank={rank}, id={id}, score={score}, contribution={})",
+            self.list, self.contribution
+        ))
+    }
+}
+
+fn explain_to_py(py: Python<'_>, ids: &IdsView<'_>, explain: &[Vec<fusion::Contribution>]) -> PyResult<Py<PyList>> {
+    let id_at = |item: usize| -> PyResult<Py<PyAny>> {
+        Ok(match ids {
+            IdsView::Str(strs) => PyString::new(py, strs[item]).into_any().unbind(),
+            IdsView::Int(ints) => ints[item].into_pyobject(py)?.into_any().unbind(),
+        })
+    };
+    let hits = PyList::empty(py);
+    for parts in explain {
+        let row = PyList::empty(py);
+        for c in parts {
+            let id = c.item.map(id_at).transpose()?;
+            row.append(PyContribution {
+                list: c.list as usize,
+                rank: c.rank,
+                id,
+                score: c.score,
+                contribution: c.contribution,
+            })?;
+        }
+        hits.append(row)?;
+    }
+    Ok(hits.unbind())
+}
+
+/// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (
+    runs, /, *, method = "rrf", k = 60.0, weights = None, top_k = None, tie_break = "rank",
+    duplicates = "first", explain = false,
+))]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+fn fuse(
+    py: Python<'_>,
+    runs: &Bound<'_, PyAny>,
+    method: &str,
+    k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    top_k: Option<&Bound<'_, PyAny>>,
+    tie_break: &str,
+    duplicates: &str,
+    explain: bool,
+) -> PyResult<Fused> {
+    let rrf_params = parse_params(k, weights, top_k, tie_break)?;
+    let params = fusion::FuseParams {
+        method: fusion::Method::from_name(method, k).map_err(to_py_err)?,
+        weights: rrf_params.weights,
+        top_k: rrf_params.top_k,
+        tie_break: rrf_params.tie_break,
+        duplicates: duplicates.parse().map_err(to_py_err)?,
+        explain,
+    };
+    let mut owned = OwnedRuns::new();
+    for (i, run) in outer_items(runs, "runs", "runs (ranked id lists, or (id, score) pairs)")?.iter().enumerate() {
+        owned.push_run(run, ListPath { root: "runs", query: None, list: i })?;
+    }
+    let view = owned.ids.view();
+    let scores = owned.scores();
+    let fusion = detached(py, || match &view {
+        IdsView::Str(strs) => {
+            fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(strs, &owned.ids.bounds), scores }, &params)
+        }
+        IdsView::Int(ints) => {
+            fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ints, &owned.ids.bounds), scores }, &params)
+        }
+    })?;
+    let mut fused = Fused::build(py, &view, &fusion.hits)?;
+    fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, &view, e)).transpose()?;
+    Ok(fused)
+}
+
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FusionError", m.py().get_type::<FusionError>())?;
@@ -519,5 +769,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rrf, m)?)?;
     m.add_function(wrap_pyfunction!(rrf_batch, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    m.add_class::<PyContribution>()?;
+    m.add_function(wrap_pyfunction!(fuse, m)?)?;
     Ok(())
 }

@@ -1,15 +1,18 @@
 """fanfuse: multi-query retrieval with a Rust Reciprocal Rank Fusion core.
 
 The fusion entry points are the compiled core itself (no Python wrapper in the hot path):
-``rrf`` fuses one query's ranked lists, ``rrf_batch`` many queries in one call with the GIL released.
+``rrf`` fuses one query's ranked lists, ``rrf_batch`` many queries in one call with the GIL released,
+``fuse`` runs any fusion method over ranked or scored lists and can explain every hit.
 ``fanfuse.reference`` is the same contract in plain Python, the executable spec.
+``MultiQueryRetriever`` (``fanfuse.multiquery``) expands a question, searches every variant with
+every retriever concurrently and fuses the lists in one call to the core.
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from fanfuse._core import Fused, FusionError, default_threads, rrf, rrf_batch
+from fanfuse._core import Contribution, Fused, FusionError, default_threads, fuse, rrf, rrf_batch
 from fanfuse.multiquery import (
     AllBranchesFailed,
     CallableExpander,
@@ -32,6 +35,7 @@ except PackageNotFoundError:  # running from a source tree without installing
 __all__ = [
     "AllBranchesFailed",
     "CallableExpander",
+    "Contribution",
     "DenseRetriever",
     "Fused",
     "FusedHit",
@@ -48,6 +52,7 @@ __all__ = [
     "VariantCache",
     "__version__",
     "default_threads",
+    "fuse",
     "rrf",
     "rrf_batch",
 ]

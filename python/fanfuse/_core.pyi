@@ -6,7 +6,7 @@ from typing import Literal, SupportsIndex, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Fused", "FusionError", "default_threads", "rrf", "rrf_batch"]
+__all__ = ["Contribution", "Fused", "FusionError", "default_threads", "fuse", "rrf", "rrf_batch"]
 
 # Private aliases (underscored: they exist only in the stub).
 _Id = str | int
@@ -30,6 +30,9 @@ class Fused:
     @property
     def scores(self) -> list[float]:
         """Fused scores, aligned with ``ids``."""
+    @property
+    def explain(self) -> list[list[Contribution]] | None:
+        """With ``fuse(..., explain=True)``: per hit, what each list gave it (aligned with ``ids``)."""
     def __len__(self) -> int: ...
     def __getitem__(self, index: int, /) -> tuple[_Id, float]: ...
     def __iter__(self) -> Iterator[tuple[_Id, float]]: ...
@@ -85,3 +88,60 @@ def rrf_batch(
 
 def default_threads() -> int:
     """Threads ``rrf_batch`` uses by default: ``FANFUSE_NUM_THREADS``, else all cores (1 after fork)."""
+
+# ---------------------------------------------------------------------------------------------
+# General fusion (fanfuse.fuse): every method, scored runs, duplicate policies, explain.
+
+_Scores = Sequence[float] | npt.NDArray[np.floating]
+_Run = _IdList | Sequence[tuple[_Id, float]] | tuple[_IdList, _Scores]
+_Duplicates = Literal["first", "max", "sum"]
+
+@final
+class Contribution:
+    """What one list gave one fused hit (an entry of ``Fused.explain``)."""
+
+    @property
+    def list(self) -> int:
+        """Index of the list (0-based, in input order)."""
+    @property
+    def rank(self) -> int | None:
+        """1-based rank of the hit in that list; None where the list does not contain it (Borda points)."""
+    @property
+    def id(self) -> _Id | None:
+        """The id the hit had in that list (differs from the fused id only with content keys)."""
+    @property
+    def score(self) -> float | None:
+        """The input score in that list, or None if the list had no scores."""
+    @property
+    def contribution(self) -> float:
+        """That list's term: a hit's contributions, added in list order, are exactly its score."""
+
+def fuse(
+    runs: Iterable[_Run],
+    /,
+    *,
+    method: str = "rrf",
+    k: float = 60.0,
+    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
+    top_k: SupportsIndex | None = None,
+    tie_break: _TieBreak | str = "rank",
+    duplicates: _Duplicates | str = "first",
+    explain: bool = False,
+) -> Fused:
+    """Fuses ranked runs by ``method``; with ``explain=True`` also says why each hit scored what it did.
+
+    Args:
+        runs: one entry per ranked list, best first. Each is a sequence of ids (as for ``rrf``), a
+            sequence of ``(id, score)`` pairs, or an ``(ids, scores)`` tuple of two aligned sequences or
+            arrays. Scores must be finite. Rank methods ignore scores.
+        method: ``"rrf"``: ``sum_i weights[i] / (k + rank_i)``.
+        k: the RRF constant, finite > 0.
+        weights, top_k, tie_break: as for ``rrf``; a weight-0 list is ignored entirely.
+        duplicates: what a repeated id inside one list means: ``"first"`` (only its first occurrence
+            counts), ``"max"`` (its best value at its first rank) or ``"sum"`` (its values add up, as
+            chunks of one document in LangChain's EnsembleRetriever).
+        explain: also return ``Fused.explain``: per hit, one ``Contribution`` per list that gave it
+            something, in list order. Costs nothing when False.
+
+    ``fuse(lists)`` with plain id lists returns exactly ``rrf(lists)``.
+    """

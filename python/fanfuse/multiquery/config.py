@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fanfuse._core import FusionError
@@ -66,6 +66,32 @@ def check_weight(value: object, name: str) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise FusionError(f"{name} must be a finite number >= 0 (got {value})")
     return float(value)
+
+
+def check_optional_positive_int(value: object, name: str) -> int | None:
+    return None if value is None else check_positive_int(value, name)
+
+
+def check_min_score(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"min_score must be a number or None (got {type(value).__name__})")
+    return float(value)
+
+
+def check_variant_weights(weights: Sequence[float] | None) -> list[float]:
+    """Weights of the variants in order (the original first); the last one repeats. None: all 1."""
+    if weights is None:
+        return [1.0]
+    if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) or not weights:
+        raise TypeError("variant_weights must be a non-empty list of numbers (the last one repeats) or None")
+    return [check_weight(w, f"variant_weights[{i}]") for i, w in enumerate(weights)]
+
+
+def variant_weight(weights: list[float], index: int) -> float:
+    """Variant ``index``'s weight: the last entry repeats for the variants past the list's end."""
+    return weights[min(index, len(weights) - 1)]
 
 
 @dataclass(frozen=True, slots=True)

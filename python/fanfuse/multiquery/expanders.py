@@ -74,6 +74,8 @@ class Expander(ABC):
 
     #: Short name shown in diagnostics.
     name: str = "expander"
+    #: Whether ``expand`` works (a sync search without an event loop calls it in the caller's thread).
+    sync_capable: bool = True
 
     @abstractmethod
     def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
@@ -171,6 +173,7 @@ class CallableExpander(Expander):
             raise TypeError(f"fn must be callable as fn(query, max_variants) (got {type(fn).__name__})")
         self.fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
+        self.sync_capable = not self._is_async
 
     def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
         if self._is_async:

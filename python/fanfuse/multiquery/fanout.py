@@ -11,22 +11,24 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Executor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
 from fanfuse.multiquery.diagnostics import BranchReport
 
-__all__ = ["Branch", "BranchOutcome", "fan_out", "is_async_retriever"]
+__all__ = ["Branch", "BranchOutcome", "fan_out", "fan_out_sync", "is_async_retriever"]
 
 
 def is_async_retriever(retriever: object) -> bool:
     return inspect.iscoroutinefunction(getattr(retriever, "search", None))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Branch:
     variant_index: int
     variant: str
@@ -36,7 +38,7 @@ class Branch:
     weight: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BranchOutcome:
     branch: Branch
     hits: Sequence[Any] | None  # None when the branch failed
@@ -89,9 +91,9 @@ async def _run_branch(
         call = _search_call(branch.retriever, branch.variant, k, filter)
         loop = asyncio.get_running_loop()
         pending = call() if branch.is_async else loop.run_in_executor(executor, call)
-        result = await asyncio.wait_for(pending, timeout) if timeout is not None else await pending
+        result = await _within(pending, timeout)
         if inspect.isawaitable(result):  # a sync-looking method that returned a coroutine
-            result = await asyncio.wait_for(result, timeout) if timeout is not None else await result
+            result = await _within(result, timeout)
         hits = _checked_hits(result, branch.retriever_name)
     except asyncio.TimeoutError as exc:
         # A sync retriever's thread cannot be interrupted: it finishes in the background, unused.
@@ -102,7 +104,63 @@ async def _run_branch(
     finally:
         if semaphore is not None:
             semaphore.release()
-    end = time.perf_counter()
+    return _outcome(branch, hits, error, timed_out, begin, time.perf_counter(), started)
+
+
+def fan_out_sync(
+    branches: Sequence[Branch],
+    *,
+    k: int,
+    filter: Mapping[str, Any] | None,
+    timeout: float | None,
+    executor: Executor,
+    started: float,
+) -> list[BranchOutcome]:
+    """The same for sync retrievers called from sync code, without an event loop: each branch runs in
+    the pool and is waited for until its deadline. A single branch without a deadline runs right in
+    the calling thread, exactly like calling the retriever directly."""
+    if len(branches) == 1 and timeout is None:
+        return [_run_sync_branch(branches[0], k, filter, started)]
+    submitted = time.perf_counter()
+    futures = [executor.submit(_run_sync_branch, branch, k, filter, started) for branch in branches]
+    outcomes = []
+    for branch, future in zip(branches, futures, strict=True):
+        remaining = None if timeout is None else max(0.0, submitted + timeout - time.perf_counter())
+        try:
+            outcomes.append(future.result(remaining))
+        except FutureTimeout:
+            future.cancel()  # if it has not started yet; a running thread finishes in the background
+            error = f"timed out after {timeout:g} s"
+            outcomes.append(_outcome(branch, None, error, True, submitted, time.perf_counter(), started))
+    return outcomes
+
+
+def _run_sync_branch(
+    branch: Branch, k: int, filter: Mapping[str, Any] | None, started: float
+) -> BranchOutcome:
+    begin = time.perf_counter()
+    hits: Sequence[Any] | None = None
+    error: str | None = None
+    try:
+        result = _search_call(branch.retriever, branch.variant, k, filter)()
+        if inspect.iscoroutine(result):
+            result.close()
+            raise TypeError(f"retriever {branch.retriever_name!r} returned a coroutine: declare it async def")
+        hits = _checked_hits(result, branch.retriever_name)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    return _outcome(branch, hits, error, False, begin, time.perf_counter(), started)
+
+
+def _outcome(
+    branch: Branch,
+    hits: Sequence[Any] | None,
+    error: str | None,
+    timed_out: bool,
+    begin: float,
+    end: float,
+    started: float,
+) -> BranchOutcome:
     report = BranchReport(
         variant_index=branch.variant_index,
         variant=branch.variant,
@@ -114,6 +172,15 @@ async def _run_branch(
         timed_out=timed_out,
     )
     return BranchOutcome(branch, hits, report)
+
+
+async def _within(awaitable: Awaitable[Any], timeout: float | None) -> Any:
+    if timeout is None:
+        return await awaitable
+    if sys.version_info >= (3, 11):  # asyncio.timeout: no extra task per branch, unlike wait_for
+        async with asyncio.timeout(timeout):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, timeout)
 
 
 def _search_call(retriever: Any, query: str, k: int, filter: Mapping[str, Any] | None) -> Callable[[], Any]:

@@ -24,7 +24,7 @@ from fanfuse._core import FusionError
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
 from fanfuse.multiquery.llm_parse import UnusableAnswer, parse_variants
 
-__all__ = ["STRATEGIES", "LLMExpander"]
+__all__ = ["STRATEGIES", "LLMExpander", "check_strategy"]
 
 logger = logging.getLogger("fanfuse.multiquery")
 
@@ -96,7 +96,7 @@ class LLMExpander(Expander):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self._api_key = api_key or env.get("FANFUSE_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None
-        self.strategy = _check_strategy(strategy)
+        self.strategy = check_strategy(strategy)
         self.instructions = instructions
         if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
             raise FusionError(f"temperature must be a finite number >= 0 (got {temperature!r})")
@@ -142,7 +142,7 @@ class LLMExpander(Expander):
         return self._read(query, answer, max_variants)
 
     def _request(self, query: str, n: int, strategy: str | None) -> urllib.request.Request:
-        chosen = self.strategy if strategy is None else _check_strategy(strategy)
+        chosen = self.strategy if strategy is None else check_strategy(strategy)
         system = (
             "You write search queries for a document retrieval system. "
             + STRATEGIES[chosen].format(n=n)
@@ -188,7 +188,7 @@ class LLMExpander(Expander):
         return Expansion(variants, fallback_reason=reason)
 
 
-def _check_strategy(strategy: str) -> str:
+def check_strategy(strategy: str) -> str:
     if strategy not in STRATEGIES:
         raise FusionError(f"strategy must be one of {', '.join(STRATEGIES)} (got {strategy!r})")
     return strategy

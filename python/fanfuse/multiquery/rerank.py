@@ -17,7 +17,7 @@ from concurrent.futures import Executor
 
 from fanfuse.multiquery.diagnostics import FusedHit
 
-__all__ = ["Reranker", "rerank"]
+__all__ = ["Reranker", "check_reranker", "is_async_reranker", "rerank", "rerank_sync"]
 
 Reranker = Callable[[str, Sequence[FusedHit]], Sequence[float] | Awaitable[Sequence[float]]]
 
@@ -29,18 +29,39 @@ async def rerank(
     if not hits:
         return hits, None
     try:
-        if _is_async(reranker):
+        if is_async_reranker(reranker):
             scores = await reranker(query, hits)  # type: ignore[misc]
         else:
             scores = await asyncio.get_running_loop().run_in_executor(executor, reranker, query, hits)
         checked = _checked_scores(scores, len(hits))
     except Exception as exc:
         return hits, f"{type(exc).__name__}: {exc}"
-    order = sorted(range(len(hits)), key=lambda i: -checked[i])
-    return [dataclasses.replace(hits[i], rerank_score=checked[i]) for i in order], None
+    return _reordered(hits, checked), None
 
 
-def _is_async(fn: object) -> bool:
+def rerank_sync(reranker: Reranker, query: str, hits: list[FusedHit]) -> tuple[list[FusedHit], str | None]:
+    """``rerank`` for a sync reranker called from sync code: in the calling thread."""
+    if not hits:
+        return hits, None
+    try:
+        checked = _checked_scores(reranker(query, hits), len(hits))
+    except Exception as exc:
+        return hits, f"{type(exc).__name__}: {exc}"
+    return _reordered(hits, checked), None
+
+
+def _reordered(hits: list[FusedHit], scores: list[float]) -> list[FusedHit]:
+    order = sorted(range(len(hits)), key=lambda i: -scores[i])
+    return [dataclasses.replace(hits[i], rerank_score=scores[i]) for i in order]
+
+
+def check_reranker(reranker: Reranker | None) -> Reranker | None:
+    if reranker is not None and not callable(reranker):
+        raise TypeError(f"reranker must be callable as reranker(query, hits) (got {type(reranker).__name__})")
+    return reranker
+
+
+def is_async_reranker(fn: object) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -22,32 +22,55 @@ from fanfuse.multiquery.config import (
     MAX_VARIANTS_LIMIT,
     MultiQueryConfig,
     check_max_variants,
+    check_min_score,
+    check_optional_positive_int,
     check_positive_float,
     check_positive_int,
+    check_variant_weights,
     check_weight,
+    variant_weight,
 )
 from fanfuse.multiquery.diagnostics import (
     AllBranchesFailed,
     Diagnostics,
     ExpansionReport,
+    FusedHit,
     SearchResult,
     VariantReport,
 )
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
-from fanfuse.multiquery.fanout import Branch, fan_out, is_async_retriever
+from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import fuse_outcomes
-from fanfuse.multiquery.rerank import Reranker, rerank
+from fanfuse.multiquery.llm import LLMExpander, check_strategy
+from fanfuse.multiquery.named import named_retrievers
+from fanfuse.multiquery.rerank import Reranker, check_reranker, is_async_reranker, rerank, rerank_sync
+from fanfuse.retrievers.base import AsyncRetriever, Retriever
 
 __all__ = ["MultiQueryRetriever"]
+
+AnyRetriever = Retriever | AsyncRetriever
 
 logger = logging.getLogger("fanfuse.multiquery")
 
 
-@dataclass(frozen=True, slots=True)
-class _NamedRetriever:
-    name: str
-    retriever: Any
-    is_async: bool
+@dataclass(slots=True)
+class _Plan:
+    """One search call's settings, checked, with the instance's defaults filled in."""
+
+    query: str
+    top_k: int
+    expansion: bool
+    max_variants: int | None
+    filter: Mapping[str, Any] | None
+    variants: Sequence[str] | None
+    strategy: str | None
+    variant_weights: list[float]
+    retriever_weights: dict[str, float]
+    branch_k: int
+    reranker: Reranker | None
+    rerank_window: int
+    return_k: int
+    min_score: float | None
 
 
 class MultiQueryRetriever:
@@ -76,7 +99,7 @@ class MultiQueryRetriever:
 
     def __init__(
         self,
-        retrievers: Any,
+        retrievers: AnyRetriever | Sequence[AnyRetriever] | Mapping[str, AnyRetriever],
         *,
         expander: Expander | None = None,
         k: float = 60.0,
@@ -97,7 +120,7 @@ class MultiQueryRetriever:
         cache: VariantCache | None = None,
         environ: Mapping[str, str] | None = None,
     ):
-        self._retrievers = _named_retrievers(retrievers)
+        self._retrievers = named_retrievers(retrievers)
         if max_variants is not None:
             check_max_variants(max_variants)
         if expansion is not None and not isinstance(expansion, bool):
@@ -109,17 +132,19 @@ class MultiQueryRetriever:
                 "wrap a function in CallableExpander"
             )
         self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
-        self.k = _check_k(k)
-        self.top_k = _int(top_k, "top_k")
+        self.k = check_positive_float(k, "k")
+        self.top_k = check_positive_int(top_k, "top_k")
+        if strategy is not None and isinstance(self.expander, LLMExpander):
+            check_strategy(strategy)
         self.strategy = strategy
-        self.variant_weights = _variant_weights(variant_weights)
+        self.variant_weights = check_variant_weights(variant_weights)
         self.retriever_weights = self._retriever_weights(retriever_weights)
-        self.branch_k = _int(branch_k, "branch_k", allow_none=True)
-        self.reranker = _reranker(reranker)
-        self.rerank_window = _int(rerank_window, "rerank_window", allow_none=True)
-        self.return_k = _int(return_k, "return_k", allow_none=True)
-        self.min_score = _score(min_score)
-        self.max_concurrency = _int(max_concurrency, "max_concurrency")
+        self.branch_k = check_optional_positive_int(branch_k, "branch_k")
+        self.reranker = check_reranker(reranker)
+        self.rerank_window = check_optional_positive_int(rerank_window, "rerank_window")
+        self.return_k = check_optional_positive_int(return_k, "return_k")
+        self.min_score = check_min_score(min_score)
+        self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
         self.branch_timeout = (
             None if branch_timeout is None else check_positive_float(branch_timeout, "branch_timeout")
         )
@@ -127,7 +152,7 @@ class MultiQueryRetriever:
             raise TypeError(f"cache must be a VariantCache or None (got {type(cache).__name__})")
         self.cache = cache
         self._executor = ThreadPoolExecutor(
-            max_workers=_int(max_workers, "max_workers"), thread_name_prefix="fanfuse-branch"
+            max_workers=check_positive_int(max_workers, "max_workers"), thread_name_prefix="fanfuse-branch"
         )
 
     @property
@@ -162,25 +187,38 @@ class MultiQueryRetriever:
         return_k: int | None = None,
         min_score: float | None = None,
     ) -> SearchResult:
-        """Synchronous ``asearch``: safe from any thread, including one running an event loop."""
-        return run_sync(
-            self.asearch(
-                query,
-                top_k=top_k,
-                expansion=expansion,
-                max_variants=max_variants,
-                filter=filter,
-                variants=variants,
-                strategy=strategy,
-                variant_weights=variant_weights,
-                retriever_weights=retriever_weights,
-                branch_k=branch_k,
-                reranker=reranker,
-                rerank_window=rerank_window,
-                return_k=return_k,
-                min_score=min_score,
-            )
+        """Synchronous ``asearch``: safe from any thread, including one running an event loop.
+
+        With expansion off and only sync retrievers (and reranker), no event loop is involved: the
+        branches run in the thread pool, or, for a single branch without ``branch_timeout``, right in
+        the calling thread. Otherwise the search runs on a shared background event loop.
+        """
+        started = time.perf_counter()
+        plan = self._plan(
+            query, top_k, expansion, max_variants, filter, variants, strategy, variant_weights,
+            retriever_weights, branch_k, reranker, rerank_window, return_k, min_score,
+        )  # fmt: skip
+        if not self._loop_free(plan):
+            return run_sync(self._asearch(plan, started))
+        chosen, report = self._fixed_variants(plan) or self._expand_sync(plan)
+        branches = self._branches(plan, chosen)
+        if len(branches) > self.max_concurrency:  # the pool alone would not bound this search
+            return run_sync(self._asearch_variants(plan, started, chosen, report))
+        outcomes = fan_out_sync(
+            branches,
+            k=plan.branch_k,
+            filter=plan.filter,
+            timeout=self.branch_timeout,
+            executor=self._executor,
+            started=started,
         )
+        hits, fusion_ms = self._fuse(plan, outcomes)
+        rerank_start = time.perf_counter()
+        rerank_error = None
+        if plan.reranker is not None:
+            hits, rerank_error = rerank_sync(plan.reranker, plan.query, hits)
+        rerank_ms = (time.perf_counter() - rerank_start) * 1e3
+        return self._result(plan, started, chosen, report, outcomes, hits, fusion_ms, rerank_ms, rerank_error)
 
     async def asearch(
         self,
@@ -208,117 +246,204 @@ class MultiQueryRetriever:
         ``result.diagnostics.branches`` and the others are fused.
         """
         started = time.perf_counter()
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a str (got {type(query).__name__})")
-        if not query.strip():
-            raise FusionError("query must be a non-empty string")
-        top_k = self.top_k if top_k is None else _int(top_k, "top_k")
-        reranker = self.reranker if reranker is None else _reranker(reranker)
-        return_k = _int(return_k, "return_k", allow_none=True) or self.return_k or top_k
-        window = _int(rerank_window, "rerank_window", allow_none=True) or self.rerank_window
-        branch_k = _int(branch_k, "branch_k", allow_none=True) or self.branch_k or max(2 * top_k, window or 0)
-        window = window or branch_k
-        min_score = self.min_score if min_score is None else _score(min_score)
-        v_weights = self.variant_weights if variant_weights is None else _variant_weights(variant_weights)
-        r_weights = (
-            self.retriever_weights
-            if retriever_weights is None
-            else self._retriever_weights(retriever_weights)
-        )
+        plan = self._plan(
+            query, top_k, expansion, max_variants, filter, variants, strategy, variant_weights,
+            retriever_weights, branch_k, reranker, rerank_window, return_k, min_score,
+        )  # fmt: skip
+        return await self._asearch(plan, started)
 
-        chosen, report = await self._variants(query, expansion, max_variants, variants, strategy)
-        variant_reports = [
-            VariantReport(v.text, v.source, v_weights[min(i, len(v_weights) - 1)])
-            for i, v in enumerate(chosen)
-        ]
-        branches = [
-            Branch(i, v.text, r.name, r.retriever, r.is_async, variant_reports[i].weight * r_weights[r.name])
-            for i, v in enumerate(chosen)
-            for r in self._retrievers
-        ]
+    async def _asearch(self, plan: _Plan, started: float) -> SearchResult:
+        chosen, report = self._fixed_variants(plan) or await self._expand(plan)
+        return await self._asearch_variants(plan, started, chosen, report)
+
+    async def _asearch_variants(
+        self, plan: _Plan, started: float, chosen: tuple[Variant, ...], report: ExpansionReport
+    ) -> SearchResult:
         outcomes = await fan_out(
-            branches,
-            k=branch_k,
-            filter=filter,
+            self._branches(plan, chosen),
+            k=plan.branch_k,
+            filter=plan.filter,
             timeout=self.branch_timeout,
             limit=self.max_concurrency,
             executor=self._executor,
             started=started,
         )
-        branch_reports = [o.report for o in outcomes]
-        if all(o.hits is None for o in outcomes):
-            errors = "; ".join(f"{b.retriever}[{b.variant_index}]: {b.error}" for b in branch_reports)
-            raise AllBranchesFailed(f"all {len(outcomes)} branches failed: {errors}", branch_reports)
-
-        fusion_start = time.perf_counter()
-        hits = fuse_outcomes(outcomes, k=self.k, top_k=window if reranker else top_k)
+        hits, fusion_ms = self._fuse(plan, outcomes)
         rerank_start = time.perf_counter()
         rerank_error = None
-        if reranker is not None:
-            hits, rerank_error = await rerank(reranker, query, hits, self._executor)
-            hits = hits[:return_k]
-        rerank_end = time.perf_counter()
-        if min_score is not None:
-            hits = [h for h in hits if (h.score if h.rerank_score is None else h.rerank_score) >= min_score]
+        if plan.reranker is not None:
+            hits, rerank_error = await rerank(plan.reranker, plan.query, hits, self._executor)
+        rerank_ms = (time.perf_counter() - rerank_start) * 1e3
+        return self._result(plan, started, chosen, report, outcomes, hits, fusion_ms, rerank_ms, rerank_error)
 
+    def _plan(
+        self,
+        query: str,
+        top_k: int | None,
+        expansion: bool | None,
+        max_variants: int | None,
+        filter: Mapping[str, Any] | None,
+        variants: Sequence[str] | None,
+        strategy: str | None,
+        variant_weights: Sequence[float] | None,
+        retriever_weights: Mapping[str, float] | None,
+        branch_k: int | None,
+        reranker: Reranker | None,
+        rerank_window: int | None,
+        return_k: int | None,
+        min_score: float | None,
+    ) -> _Plan:
+        """One call's settings: the call's arguments checked, the instance's where they are None."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str (got {type(query).__name__})")
+        if not query.strip():
+            raise FusionError("query must be a non-empty string")
+        if expansion is not None and not isinstance(expansion, bool):
+            raise TypeError(f"expansion must be a bool or None (got {type(expansion).__name__})")
+        if max_variants is not None:
+            check_max_variants(max_variants)
+        if variants is not None:
+            if isinstance(variants, str) or not isinstance(variants, Sequence):
+                raise TypeError(f"variants must be a list of str or None (got {type(variants).__name__})")
+            for i, text in enumerate(variants):
+                if not isinstance(text, str):
+                    raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
+        top_k = self.top_k if top_k is None else check_positive_int(top_k, "top_k")
+        window = check_optional_positive_int(rerank_window, "rerank_window") or self.rerank_window
+        branch_k = (
+            check_optional_positive_int(branch_k, "branch_k") or self.branch_k or max(2 * top_k, window or 0)
+        )
+        return _Plan(
+            query=query,
+            top_k=top_k,
+            expansion=self.config.expansion if expansion is None else expansion,
+            max_variants=max_variants,
+            filter=filter,
+            variants=variants,
+            strategy=self.strategy if strategy is None else strategy,
+            variant_weights=self.variant_weights
+            if variant_weights is None
+            else check_variant_weights(variant_weights),
+            retriever_weights=(
+                self.retriever_weights
+                if retriever_weights is None
+                else self._retriever_weights(retriever_weights)
+            ),
+            branch_k=branch_k,
+            reranker=self.reranker if reranker is None else check_reranker(reranker),
+            rerank_window=window or branch_k,
+            return_k=check_optional_positive_int(return_k, "return_k") or self.return_k or top_k,
+            min_score=self.min_score if min_score is None else check_min_score(min_score),
+        )
+
+    def _fixed_variants(self, plan: _Plan) -> tuple[tuple[Variant, ...], ExpansionReport] | None:
+        """The variants when no expander is needed (given explicitly, or expansion off); else None."""
+        if plan.variants is not None:
+            limit = plan.max_variants if plan.max_variants is not None else len(plan.variants) + 1
+            return assemble_variants(plan.query, plan.variants, limit, "explicit"), ExpansionReport(
+                "explicit"
+            )
+        limit = self.config.max_variants if plan.max_variants is None else plan.max_variants
+        if not plan.expansion or limit == 1:
+            return (Variant(plan.query, "original"),), ExpansionReport("none")
+        return None
+
+    def _loop_free(self, plan: _Plan) -> bool:
+        """Whether a sync search can skip the event loop: sync retrievers, reranker and expander."""
+        return (
+            not any(r.is_async for r in self._retrievers)
+            and (plan.reranker is None or not is_async_reranker(plan.reranker))
+            and (self.expander.sync_capable or self._fixed_variants(plan) is not None)
+        )
+
+    async def _expand(self, plan: _Plan) -> tuple[tuple[Variant, ...], ExpansionReport]:
+        begin = time.perf_counter()
+        limit, cache_key, cached = self._cached(plan)
+        result = cached or await self.expander.aexpand(plan.query, max_variants=limit, strategy=plan.strategy)
+        return self._expanded(limit, cache_key, cached, result, begin)
+
+    def _expand_sync(self, plan: _Plan) -> tuple[tuple[Variant, ...], ExpansionReport]:
+        begin = time.perf_counter()
+        limit, cache_key, cached = self._cached(plan)
+        result = cached or self.expander.expand(plan.query, max_variants=limit, strategy=plan.strategy)
+        return self._expanded(limit, cache_key, cached, result, begin)
+
+    def _cached(self, plan: _Plan) -> tuple[int, Hashable | None, Expansion | None]:
+        """The variant budget, the cache key (None: not cached) and the cached expansion if any."""
+        limit = self.config.max_variants if plan.max_variants is None else plan.max_variants
+        if self.cache is None:
+            return limit, None, None
+        expander_key = self.expander.cache_key()
+        if expander_key is None:
+            return limit, None, None
+        key = VariantCache.key(expander_key, plan.strategy, limit, plan.query)
+        return limit, key, self.cache.get(key)
+
+    def _expanded(
+        self, limit: int, key: Hashable | None, cached: Expansion | None, result: Expansion, begin: float
+    ) -> tuple[tuple[Variant, ...], ExpansionReport]:
+        if key is not None and cached is None and self.cache is not None:
+            self.cache.put(key, result)
+        report = ExpansionReport(
+            expander=self.expander.name,
+            cached=cached is not None,
+            fallback_reason=result.fallback_reason,
+            note=result.note,
+            elapsed_ms=(time.perf_counter() - begin) * 1e3,
+        )
+        return result.variants[:limit], report
+
+    def _branches(self, plan: _Plan, chosen: Sequence[Variant]) -> list[Branch]:
+        v_weights, r_weights = plan.variant_weights, plan.retriever_weights
+        return [
+            Branch(
+                i, v.text, r.name, r.retriever, r.is_async, variant_weight(v_weights, i) * r_weights[r.name]
+            )
+            for i, v in enumerate(chosen)
+            for r in self._retrievers
+        ]
+
+    def _fuse(self, plan: _Plan, outcomes: list[BranchOutcome]) -> tuple[list[FusedHit], float]:
+        if all(o.hits is None for o in outcomes):
+            reports = [o.report for o in outcomes]
+            errors = "; ".join(f"{b.retriever}[{b.variant_index}]: {b.error}" for b in reports)
+            raise AllBranchesFailed(f"all {len(outcomes)} branches failed: {errors}", reports)
+        start = time.perf_counter()
+        hits = fuse_outcomes(outcomes, k=self.k, top_k=plan.rerank_window if plan.reranker else plan.top_k)
+        return hits, (time.perf_counter() - start) * 1e3
+
+    def _result(
+        self,
+        plan: _Plan,
+        started: float,
+        chosen: Sequence[Variant],
+        report: ExpansionReport,
+        outcomes: list[BranchOutcome],
+        hits: list[FusedHit],
+        fusion_ms: float,
+        rerank_ms: float,
+        rerank_error: str | None,
+    ) -> SearchResult:
+        if plan.reranker is not None:
+            hits = hits[: plan.return_k]
+        if plan.min_score is not None:
+            floor = plan.min_score
+            hits = [h for h in hits if (h.score if h.rerank_score is None else h.rerank_score) >= floor]
+        weights = plan.variant_weights
         diagnostics = Diagnostics(
-            variants=variant_reports,
+            variants=[
+                VariantReport(v.text, v.source, variant_weight(weights, i)) for i, v in enumerate(chosen)
+            ],
             expansion=report,
-            branches=branch_reports,
-            fusion_ms=(rerank_start - fusion_start) * 1e3,
-            rerank_ms=(rerank_end - rerank_start) * 1e3,
+            branches=[o.report for o in outcomes],
+            fusion_ms=fusion_ms,
+            rerank_ms=rerank_ms,
             total_ms=(time.perf_counter() - started) * 1e3,
             rerank_error=rerank_error,
         )
         if logger.isEnabledFor(logging.INFO):
             logger.info("multi-query search: %s", diagnostics.summary())
-        return SearchResult(query=query, hits=hits, diagnostics=diagnostics)
-
-    async def _variants(
-        self,
-        query: str,
-        expansion: bool | None,
-        max_variants: int | None,
-        given: Sequence[str] | None,
-        strategy: str | None,
-    ) -> tuple[tuple[Variant, ...], ExpansionReport]:
-        if max_variants is not None:
-            check_max_variants(max_variants)
-        if given is not None:
-            if isinstance(given, str) or not isinstance(given, Sequence):
-                raise TypeError(f"variants must be a list of str or None (got {type(given).__name__})")
-            for i, text in enumerate(given):
-                if not isinstance(text, str):
-                    raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
-            limit = max_variants if max_variants is not None else len(given) + 1
-            return assemble_variants(query, given, limit, "explicit"), ExpansionReport("explicit")
-        if expansion is not None and not isinstance(expansion, bool):
-            raise TypeError(f"expansion must be a bool or None (got {type(expansion).__name__})")
-        enabled = self.config.expansion if expansion is None else expansion
-        limit = self.config.max_variants if max_variants is None else max_variants
-        if not enabled or limit == 1:
-            return (Variant(query, "original"),), ExpansionReport("none")
-
-        begin = time.perf_counter()
-        strategy = self.strategy if strategy is None else strategy
-        expander_key = self.expander.cache_key() if self.cache is not None else None
-        cache_key = (
-            VariantCache.key(expander_key, strategy, limit, query) if expander_key is not None else None
-        )
-        cached: Expansion | None = None
-        if cache_key is not None and self.cache is not None:
-            cached = self.cache.get(cache_key)
-        expansion_result = cached or await self.expander.aexpand(query, max_variants=limit, strategy=strategy)
-        if cache_key is not None and self.cache is not None and cached is None:
-            self.cache.put(cache_key, expansion_result)
-        report = ExpansionReport(
-            expander=self.expander.name,
-            cached=cached is not None,
-            fallback_reason=expansion_result.fallback_reason,
-            note=expansion_result.note,
-            elapsed_ms=(time.perf_counter() - begin) * 1e3,
-        )
-        return expansion_result.variants[:limit], report
+        return SearchResult(query=plan.query, hits=hits, diagnostics=diagnostics)
 
     def _retriever_weights(self, weights: Mapping[str, float] | None) -> dict[str, float]:
         out = dict.fromkeys(self.retriever_names, 1.0)
@@ -340,72 +465,3 @@ class MultiQueryRetriever:
             f"MultiQueryRetriever(retrievers={self.retriever_names}, expander={self.expander!r}, "
             f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, k={self.k:g})"
         )
-
-
-def _named_retrievers(retrievers: Any) -> list[_NamedRetriever]:
-    if isinstance(retrievers, Mapping):
-        items = list(retrievers.items())
-        for name, _ in items:
-            if not isinstance(name, str) or not name:
-                raise TypeError(f"retriever names must be non-empty str (got {name!r})")
-    elif hasattr(retrievers, "search"):
-        items = _default_names([retrievers])
-    elif isinstance(retrievers, Iterable) and not isinstance(retrievers, (str, bytes)):
-        items = _default_names(list(retrievers))
-    else:
-        raise TypeError(
-            "retrievers must be a retriever, a list of retrievers or a dict name -> retriever "
-            f"(got {type(retrievers).__name__})"
-        )
-    if not items:
-        raise FusionError("retrievers is empty: pass at least one retriever")
-    named = []
-    for name, retriever in items:
-        if not callable(getattr(retriever, "search", None)):
-            raise TypeError(
-                f"retriever {name!r} ({type(retriever).__name__}) has no search(query, k, filter=None) method"
-            )
-        named.append(_NamedRetriever(name, retriever, is_async_retriever(retriever)))
-    return named
-
-
-def _default_names(retrievers: list[Any]) -> list[tuple[str, Any]]:
-    """``name`` attribute or class name; a repeated name gets ``-2``, ``-3``, ..."""
-    items: list[tuple[str, Any]] = []
-    seen: dict[str, int] = {}
-    for retriever in retrievers:
-        name = getattr(retriever, "name", None)
-        base = name if isinstance(name, str) and name else type(retriever).__name__
-        seen[base] = seen.get(base, 0) + 1
-        items.append((base if seen[base] == 1 else f"{base}-{seen[base]}", retriever))
-    return items
-
-
-def _check_k(k: object) -> float:
-    return check_positive_float(k, "k")
-
-
-def _int(value: object, name: str, *, allow_none: bool = False) -> Any:
-    return None if value is None and allow_none else check_positive_int(value, name)
-
-
-def _score(value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"min_score must be a number or None (got {type(value).__name__})")
-    return float(value)
-
-
-def _variant_weights(weights: Sequence[float] | None) -> list[float]:
-    if weights is None:
-        return [1.0]
-    if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) or not weights:
-        raise TypeError("variant_weights must be a non-empty list of numbers (the last one repeats) or None")
-    return [check_weight(w, f"variant_weights[{i}]") for i, w in enumerate(weights)]
-
-
-def _reranker(reranker: Reranker | None) -> Reranker | None:
-    if reranker is not None and not callable(reranker):
-        raise TypeError(f"reranker must be callable as reranker(query, hits) (got {type(reranker).__name__})")
-    return reranker

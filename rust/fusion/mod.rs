@@ -1,0 +1,209 @@
+//! General fusion: every standard method, optional scores, duplicate policies and per-hit
+//! provenance (`explain`). Plain RRF without options takes the fast path in [`crate::rrf`].
+//!
+//! Passes: [`gather`] reads the lists once into one entry per (list, id); the method turns each
+//! entry into a contribution; a document's score is the sum of its contributions in list order;
+//! the order and tie-breaks are `DESIGN.md`'s; explain regroups the entries of the kept hits.
+
+mod explain;
+mod gather;
+mod methods;
+
+use std::cmp::Ordering;
+
+pub use explain::Contribution;
+pub use gather::Duplicates;
+pub use methods::{Method, NAMES as METHOD_NAMES};
+
+use crate::error::FusionError;
+use crate::lists::{FusionKey, RankedLists};
+use crate::rrf::{FusedEntry, RrfParams, TieBreak};
+
+/// Ranked lists with optional scores: `scores[j]` is the score of `ids.items()[j]`.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoredLists<'a, T> {
+    pub ids: RankedLists<'a, T>,
+    pub scores: Option<&'a [f64]>,
+}
+
+/// Options of one [`fuse`] call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuseParams {
+    pub method: Method,
+    /// `None` means every list weighs 1.0; otherwise one finite weight >= 0 per list. A weight-0
+    /// list is ignored entirely, for every method.
+    pub weights: Option<Vec<f64>>,
+    pub top_k: Option<usize>,
+    pub tie_break: TieBreak,
+    pub duplicates: Duplicates,
+    /// Also return every kept hit's per-list contributions.
+    pub explain: bool,
+}
+
+impl Default for FuseParams {
+    fn default() -> Self {
+        Self {
+            method: Method::Rrf { k: crate::rrf::DEFAULT_K },
+            weights: None,
+            top_k: None,
+            tie_break: TieBreak::Rank,
+            duplicates: Duplicates::First,
+            explain: false,
+        }
+    }
+}
+
+impl FuseParams {
+    /// Checks the options against a call with `n_lists` lists.
+    pub fn validate(&self, n_lists: usize) -> Result<(), FusionError> {
+        self.method.validate()?;
+        // Weight checks are the RRF contract's; reuse them rather than repeat the messages.
+        RrfParams { weights: self.weights.clone(), ..RrfParams::default() }.validate(n_lists)
+    }
+
+    fn weight(&self, list: usize) -> f64 {
+        self.weights.as_ref().map_or(1.0, |w| w[list])
+    }
+
+    /// The options of the same call on the fast RRF path, when it gives identical results.
+    fn as_plain_rrf(&self) -> Option<RrfParams> {
+        let Method::Rrf { k } = self.method;
+        (!self.explain && self.duplicates == Duplicates::First).then(|| RrfParams {
+            k,
+            weights: self.weights.clone(),
+            top_k: self.top_k,
+            tie_break: self.tie_break,
+        })
+    }
+}
+
+/// The fused hits, best first, and (when asked) each hit's contributions, aligned with `hits`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fusion {
+    pub hits: Vec<FusedEntry>,
+    pub explain: Option<Vec<Vec<Contribution>>>,
+}
+
+/// Fuses `lists` by `params.method`.
+pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Result<Fusion, FusionError> {
+    params.validate(lists.ids.len())?;
+    if lists.ids.items().len() > u32::MAX as usize {
+        return Err(FusionError::invalid(format!(
+            "one call can fuse at most {} ids in all (got {}); split the call",
+            u32::MAX,
+            lists.ids.items().len()
+        )));
+    }
+    if let Some(rrf_params) = params.as_plain_rrf() {
+        return Ok(Fusion { hits: crate::rrf::rrf(lists.ids, &rrf_params)?, explain: None });
+    }
+    let method = params.method;
+    let rank_value = |list: usize, rank: u32| method.rank_value(rank, params.weight(list)).unwrap_or(f64::NAN);
+    let reads_ranks = method.rank_value(1, 1.0).is_some();
+    let rank_value = reads_ranks.then_some(&rank_value as &dyn Fn(usize, u32) -> f64);
+    let gathered = gather::gather(lists, |i| params.weight(i) != 0.0, params.duplicates, rank_value);
+    let contributions: Vec<f64> =
+        gathered.entries.iter().map(|e| params.method.contribution(e.value, params.weight(e.list as usize))).collect();
+    let mut scores = vec![0.0_f64; gathered.candidates.len()];
+    // Entries are stored list by list, so each score is summed in list order.
+    for (entry, contribution) in gathered.entries.iter().zip(&contributions) {
+        scores[entry.candidate as usize] += contribution;
+    }
+    let order = select(&gathered.candidates, &scores, lists.ids.items(), params);
+    let explain =
+        params.explain.then(|| explain::regroup(&order, gathered.candidates.len(), &gathered.entries, &contributions));
+    let hits = order
+        .iter()
+        .map(|&c| FusedEntry { item: gathered.candidates[c as usize].best_item as usize, score: scores[c as usize] })
+        .collect();
+    Ok(Fusion { hits, explain })
+}
+
+/// Candidate indices in fused order (score descending, then the tie-break), at most `top_k`.
+fn select<T: FusionKey>(
+    candidates: &[gather::Candidate],
+    scores: &[f64],
+    items: &[T],
+    params: &FuseParams,
+) -> Vec<u32> {
+    let order = |&a: &u32, &b: &u32| -> Ordering {
+        let (ca, cb) = (&candidates[a as usize], &candidates[b as usize]);
+        scores[b as usize].total_cmp(&scores[a as usize]).then_with(|| match params.tie_break {
+            TieBreak::Rank => (ca.best_rank, ca.best_list).cmp(&(cb.best_rank, cb.best_list)),
+            TieBreak::Id => items[ca.best_item as usize].cmp(&items[cb.best_item as usize]),
+        })
+    };
+    let mut kept: Vec<u32> = (0..candidates.len() as u32).collect();
+    match params.top_k {
+        Some(k) if k < kept.len() => {
+            if k > 0 {
+                kept.select_nth_unstable_by(k - 1, order);
+            }
+            kept.truncate(k);
+        }
+        _ => {}
+    }
+    kept.sort_unstable_by(order);
+    kept
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)] // exact float equality is the contract under test
+mod tests {
+    use super::*;
+
+    fn lists_of(lists: &[&[&'static str]]) -> (Vec<&'static str>, Vec<usize>) {
+        let items: Vec<&str> = lists.iter().flat_map(|l| l.iter().copied()).collect();
+        let mut bounds = vec![0];
+        for l in lists {
+            bounds.push(bounds.last().unwrap() + l.len());
+        }
+        (items, bounds)
+    }
+
+    fn run(lists: &[&[&'static str]], params: &FuseParams) -> (Vec<&'static str>, Fusion) {
+        let (items, bounds) = lists_of(lists);
+        let fusion = fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: None }, params).unwrap();
+        (fusion.hits.iter().map(|h| items[h.item]).collect(), fusion)
+    }
+
+    #[test]
+    fn explained_rrf_equals_the_fast_path_and_its_terms_sum_to_the_score() {
+        let lists: &[&[&str]] = &[&["a", "b", "c"], &["c", "a", "a", "d"], &[], &["d"]];
+        let weights = Some(vec![1.0, 2.0, 1.0, 0.5]);
+        let plain = FuseParams { weights: weights.clone(), ..FuseParams::default() };
+        let explained = FuseParams { weights, explain: true, ..FuseParams::default() };
+        let (ids, fast) = run(lists, &plain);
+        let (ids_explained, slow) = run(lists, &explained);
+        assert_eq!(ids, ids_explained);
+        assert_eq!(fast.hits, slow.hits);
+        let explain = slow.explain.unwrap();
+        for (hit, parts) in slow.hits.iter().zip(&explain) {
+            assert_eq!(parts.iter().map(|c| c.contribution).sum::<f64>(), hit.score);
+        }
+        // "a": rank 1 in list 0, rank 2 in list 1 (its repeat at 3 is skipped).
+        let a = &explain[ids.iter().position(|&id| id == "a").unwrap()];
+        assert_eq!(a.iter().map(|c| (c.list, c.rank)).collect::<Vec<_>>(), [(0, Some(1)), (1, Some(2))]);
+        assert_eq!(a[1].contribution, 2.0 / 62.0);
+    }
+
+    #[test]
+    fn duplicates_sum_adds_every_occurrence() {
+        let params = FuseParams { duplicates: Duplicates::Sum, ..FuseParams::default() };
+        let (ids, fusion) = run(&[&["a", "b", "a"]], &params);
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(fusion.hits[0].score, 1.0 / 61.0 + 1.0 / 63.0);
+        let max = FuseParams { duplicates: Duplicates::Max, ..FuseParams::default() };
+        assert_eq!(run(&[&["a", "b", "a"]], &max).1.hits[0].score, 1.0 / 61.0);
+    }
+
+    #[test]
+    fn top_k_is_the_prefix_of_the_full_order() {
+        let lists: &[&[&str]] = &[&["a", "b", "c", "d"], &["d", "c", "b", "a"], &["x"]];
+        let slow = |top_k| FuseParams { top_k, duplicates: Duplicates::Sum, ..FuseParams::default() };
+        let (full, _) = run(lists, &slow(None));
+        for k in 0..7 {
+            assert_eq!(run(lists, &slow(Some(k))).0, full[..k.min(full.len())]);
+        }
+    }
+}

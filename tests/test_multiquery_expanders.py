@@ -1,0 +1,138 @@
+"""Expanders without a network: heuristic rewrites, static and callable expanders, the variant cache."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fanfuse import FusionError
+from fanfuse.multiquery import (
+    CallableExpander,
+    Expansion,
+    HeuristicExpander,
+    StaticExpander,
+    Variant,
+    VariantCache,
+)
+
+
+def texts(expansion: Expansion) -> list[str]:
+    return [v.text for v in expansion.variants]
+
+
+def test_heuristic_gives_keywords_or_and_phrase_variants_after_the_original() -> None:
+    expansion = HeuristicExpander(max_variants=5).expand("What is reciprocal rank fusion?", max_variants=5)
+    assert texts(expansion) == [
+        "What is reciprocal rank fusion?",
+        "reciprocal rank fusion",
+        "reciprocal OR rank OR fusion",
+        '"What is reciprocal rank fusion"',
+    ]
+    assert [v.source for v in expansion.variants] == ["original", "heuristic", "heuristic", "heuristic"]
+    assert expansion.fallback_reason is None
+
+
+def test_heuristic_skips_the_keyword_variant_when_there_is_no_stopword() -> None:
+    assert texts(HeuristicExpander().expand("rank fusion", max_variants=5)) == [
+        "rank fusion",
+        "rank OR fusion",
+        '"rank fusion"',
+    ]
+
+
+def test_heuristic_leaves_a_single_word_alone() -> None:
+    assert texts(HeuristicExpander().expand("colbert", max_variants=5)) == ["colbert"]
+
+
+def test_heuristic_max_variants_counts_the_original() -> None:
+    query = "how does dense retrieval work"
+    assert len(HeuristicExpander(max_variants=2).expand(query).variants) == 2
+    assert len(HeuristicExpander(max_variants=5).expand(query, max_variants=3).variants) == 3
+    assert texts(HeuristicExpander().expand(query, max_variants=1)) == [query]
+
+
+def test_heuristic_dedupes_case_insensitively() -> None:
+    # Without stopwords the keyword variant equals the original, up to case: it must not repeat.
+    expansion = HeuristicExpander(stopwords=[]).expand("Rank FUSION", max_variants=5)
+    assert [t.casefold() for t in texts(expansion)] == ["rank fusion", "rank or fusion", '"rank fusion"']
+
+
+def test_heuristic_rejects_a_bad_max_variants() -> None:
+    with pytest.raises(FusionError, match="max_variants must be from 1 to 5"):
+        HeuristicExpander(max_variants=6)
+    with pytest.raises(TypeError, match="max_variants must be an int"):
+        HeuristicExpander(max_variants="3")  # type: ignore[arg-type]
+
+
+def test_static_expander_looks_variants_up_and_keeps_the_original_first() -> None:
+    expander = StaticExpander({"and the dense one?": ["dense retrieval", "AND THE DENSE ONE?"]})
+    assert texts(expander.expand("and the dense one?", max_variants=5)) == [
+        "and the dense one?",
+        "dense retrieval",
+    ]
+    assert texts(expander.expand("unknown", max_variants=5)) == ["unknown"]
+
+
+def test_callable_expander_sync_async_and_failing() -> None:
+    def sync_fn(query: str, n: int) -> list[str]:
+        return [query, f"{query} explained", f"{query} examples", "extra"]
+
+    async def async_fn(query: str, n: int) -> list[str]:
+        return [f"about {query}"]
+
+    def broken(query: str, n: int) -> list[str]:
+        raise RuntimeError("model offline")
+
+    assert texts(CallableExpander(sync_fn).expand("rrf", max_variants=3)) == [
+        "rrf",
+        "rrf explained",
+        "rrf examples",
+    ]
+    assert texts(asyncio.run(CallableExpander(async_fn).aexpand("rrf", max_variants=3))) == [
+        "rrf",
+        "about rrf",
+    ]
+    failed = asyncio.run(CallableExpander(broken).aexpand("rrf", max_variants=3))
+    assert texts(failed) == ["rrf"]
+    assert failed.fallback_reason == "RuntimeError: model offline"
+    with pytest.raises(TypeError, match="fn must be callable"):
+        CallableExpander("not a function")  # type: ignore[arg-type]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def one(text: str) -> Expansion:
+    return Expansion((Variant(text, "original"),))
+
+
+def test_cache_expires_after_ttl_and_evicts_least_recently_used() -> None:
+    clock = Clock()
+    cache = VariantCache(maxsize=2, ttl=10.0, clock=clock)
+    cache.put("a", one("a"))
+    cache.put("b", one("b"))
+    assert cache.get("a") == one("a")  # "a" is now the most recently used
+    cache.put("c", one("c"))  # evicts "b"
+    assert cache.get("b") is None
+    assert cache.get("c") == one("c")
+    clock.now = 10.5
+    assert cache.get("a") is None  # expired
+    assert (cache.hits, cache.misses) == (2, 2)
+
+
+def test_cache_does_not_keep_fallbacks() -> None:
+    cache = VariantCache()
+    cache.put("q", Expansion((Variant("q", "original"),), fallback_reason="HTTP 500"))
+    assert cache.get("q") is None
+
+
+def test_cache_rejects_bad_settings() -> None:
+    with pytest.raises(FusionError, match="maxsize must be an int >= 1"):
+        VariantCache(maxsize=0)
+    with pytest.raises(FusionError, match="ttl must be a finite number > 0"):
+        VariantCache(ttl=-1)

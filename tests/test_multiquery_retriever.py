@@ -1,0 +1,235 @@
+"""MultiQueryRetriever: fusion through the core, provenance, weights, settings, explicit variants, rerank."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+import fanfuse
+import pytest
+from fanfuse import FusionError
+from fanfuse.multiquery import CallableExpander, FusedHit, MultiQueryRetriever, StaticExpander
+from hypothesis import given
+from hypothesis import strategies as st
+from multiquery_toys import AsyncKeywordRetriever, FailingRetriever, FixedRetriever, KeywordRetriever
+
+QUERY = "how does rank fusion combine ranked lists"
+
+
+@given(
+    ids=st.lists(st.sampled_from("abcdefghij"), max_size=15),
+    top_k=st.integers(1, 12),
+)
+def test_one_variant_one_retriever_returns_that_retrievers_list(ids: list[str], top_k: int) -> None:
+    retriever = MultiQueryRetriever([FixedRetriever(ids)], expansion=False, top_k=top_k, branch_k=20)
+    result = retriever.search("anything")
+    assert result.ids == list(dict.fromkeys(ids))[:top_k]  # first occurrences, in order, cut at top_k
+
+
+def test_fused_scores_equal_the_core_and_contributions_sum_to_them() -> None:
+    a, b = KeywordRetriever(name="a"), AsyncKeywordRetriever(name="b")
+    retriever = MultiQueryRetriever(
+        [a, b], max_variants=4, variant_weights=[2.0, 0.5], retriever_weights={"b": 1.5}, top_k=5
+    )
+    result = retriever.search(QUERY)
+    branches = result.diagnostics.branches
+    lists = [[h.id for h in (a if br.retriever == "a" else b).rank(br.variant, 10, None)] for br in branches]
+    weights = [
+        (2.0 if br.variant_index == 0 else 0.5) * (1.5 if br.retriever == "b" else 1.0) for br in branches
+    ]
+    expected = fanfuse.rrf(lists, k=60.0, weights=weights, top_k=5)
+    assert result.ids == expected.ids
+    assert [h.score for h in result.hits] == expected.scores
+    for hit in result.hits:
+        total = 0.0
+        for p in hit.provenance:  # summed in branch order, as the kernel does: exactly equal
+            total += p.contribution
+        assert total == hit.score
+        assert all(p.rank >= 1 for p in hit.provenance)
+    assert [v.weight for v in result.diagnostics.variants] == [2.0, 0.5, 0.5, 0.5]
+
+
+def test_variant_weights_let_the_original_weigh_more() -> None:
+    retriever = MultiQueryRetriever(
+        {"x": StaticRanker({"q": ["o1", "o2"], "other": ["v1", "v2"]})},
+        expander=StaticExpander({"q": ["other"]}),
+    )
+    assert retriever.search("q").ids == ["o1", "v1", "o2", "v2"]  # equal weights interleave
+    assert retriever.search("q", variant_weights=[3.0, 1.0]).ids == ["o1", "o2", "v1", "v2"]
+    assert retriever.search("q", variant_weights=[1.0, 3.0]).ids == ["v1", "v2", "o1", "o2"]
+
+
+class StaticRanker:
+    def __init__(self, lists: dict[str, list[str]]):
+        self.lists = lists
+
+    def search(self, query: str, k: int, filter: object = None) -> list[fanfuse.retrievers.Hit]:
+        return [fanfuse.retrievers.Hit(i, 1.0) for i in self.lists.get(query, [])[:k]]
+
+
+def test_payload_and_provenance_name_variant_and_retriever() -> None:
+    retriever = MultiQueryRetriever({"kw": KeywordRetriever()}, max_variants=2)
+    top = retriever.search("reciprocal rank fusion").hits[0]
+    assert top.id == "rrf" and top.payload["text"].startswith("reciprocal rank fusion")
+    assert {(p.variant, p.retriever, p.rank) for p in top.provenance} == {
+        ("reciprocal rank fusion", "kw", 1),
+        ("reciprocal OR rank OR fusion", "kw", 1),
+    }
+
+
+def test_expansion_off_is_one_branch_per_retriever_without_calling_the_expander() -> None:
+    calls: list[str] = []
+    counting = CallableExpander(lambda q, n: calls.append(q) or [q + " more"])
+    retriever = MultiQueryRetriever([KeywordRetriever(), AsyncKeywordRetriever()], expander=counting)
+    off = retriever.search(QUERY, expansion=False)
+    assert len(off.diagnostics.branches) == 2 and off.diagnostics.expansion.expander == "none"
+    assert calls == []
+    on = retriever.search(QUERY)
+    assert len(on.diagnostics.branches) == 4 and calls == [QUERY]
+
+
+def test_environment_switches_expansion_and_variant_count() -> None:
+    off = MultiQueryRetriever([KeywordRetriever()], environ={"FANFUSE_QUERY_EXPANSION": "off"})
+    assert len(off.search(QUERY).diagnostics.variants) == 1
+    assert len(off.search(QUERY, expansion=True).diagnostics.variants) == 4  # per call beats the env
+    two = MultiQueryRetriever([KeywordRetriever()], environ={"FANFUSE_MAX_QUERY_VARIANTS": "2"})
+    assert len(two.search(QUERY).diagnostics.variants) == 2
+    three = MultiQueryRetriever(
+        [KeywordRetriever()], max_variants=3, environ={"FANFUSE_MAX_QUERY_VARIANTS": "2"}
+    )
+    assert len(three.search(QUERY).diagnostics.variants) == 3  # the instance beats the env
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"FANFUSE_QUERY_EXPANSION": "maybe"}, "FANFUSE_QUERY_EXPANSION must be one of on/off"),
+        ({"FANFUSE_MAX_QUERY_VARIANTS": "many"}, "FANFUSE_MAX_QUERY_VARIANTS must be an int from 1 to 5"),
+        ({"FANFUSE_MAX_QUERY_VARIANTS": "9"}, "FANFUSE_MAX_QUERY_VARIANTS must be from 1 to 5"),
+    ],
+)
+def test_bad_environment_fails_at_construction(environ: dict[str, str], message: str) -> None:
+    with pytest.raises(FusionError, match=message):
+        MultiQueryRetriever([KeywordRetriever()], environ=environ)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"top_k": 0}, FusionError, "top_k must be an int >= 1"),
+        ({"top_k": "5"}, TypeError, "top_k must be an int"),
+        ({"k": 0.0}, FusionError, "k must be a finite number > 0"),
+        ({"max_variants": 6}, FusionError, "max_variants must be from 1 to 5"),
+        ({"variant_weights": [1.0, -1.0]}, FusionError, r"variant_weights\[1\] must be a finite number >= 0"),
+        ({"retriever_weights": {"nope": 1.0}}, FusionError, "'nope', which is not a retriever"),
+        ({"branch_timeout": -1}, FusionError, "branch_timeout must be a finite number > 0"),
+        ({"expander": lambda q, n: []}, TypeError, "wrap a function in CallableExpander"),
+    ],
+)
+def test_bad_settings_name_the_argument(options: dict[str, object], error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        MultiQueryRetriever({"kw": KeywordRetriever()}, **options)  # type: ignore[arg-type]
+
+
+def test_bad_retrievers_and_calls() -> None:
+    with pytest.raises(FusionError, match="retrievers is empty"):
+        MultiQueryRetriever([])
+    with pytest.raises(TypeError, match="has no search"):
+        MultiQueryRetriever({"x": object()})
+    retriever = MultiQueryRetriever([KeywordRetriever()])
+    with pytest.raises(FusionError, match="query must be a non-empty string"):
+        retriever.search("  ")
+    with pytest.raises(FusionError, match="max_variants must be from 1 to 5"):
+        retriever.search(QUERY, max_variants=0)
+    with pytest.raises(TypeError, match="variants must be a list of str"):
+        retriever.search(QUERY, variants="a rewrite")
+
+
+def test_list_retrievers_get_default_names() -> None:
+    retriever = MultiQueryRetriever([KeywordRetriever(), KeywordRetriever(), FixedRetriever([])])
+    assert retriever.retriever_names == ["keyword", "keyword-2", "fixed"]
+
+
+def test_explicit_variants_skip_the_expander() -> None:
+    calls: list[str] = []
+    retriever = MultiQueryRetriever(
+        [KeywordRetriever()], expander=CallableExpander(lambda q, n: calls.append(q) or [])
+    )
+    result = retriever.search(
+        "and the other one?", variants=["dense retrieval of queries", "And the other one?"]
+    )
+    assert [(v.text, v.source) for v in result.diagnostics.variants] == [
+        ("and the other one?", "original"),
+        ("dense retrieval of queries", "explicit"),
+    ]
+    assert result.diagnostics.expansion.expander == "explicit" and calls == []
+    assert result.ids[0] == "dense"
+
+
+def test_filter_reaches_every_branch() -> None:
+    kw, akw = KeywordRetriever(), AsyncKeywordRetriever()
+    result = MultiQueryRetriever([kw, akw], max_variants=3).search(QUERY, filter={"topic": "fusion"})
+    assert {c.filter["topic"] for c in kw.calls + akw.calls if c.filter} == {"fusion"}
+    assert len(kw.calls + akw.calls) == 6 and all(c.filter for c in kw.calls + akw.calls)
+    assert set(result.ids) <= {"rrf", "borda", "combsum", "ragfusion"}
+
+
+def reverse_reranker(query: str, hits: Sequence[FusedHit]) -> list[float]:
+    return [float(i) for i in range(len(hits))]  # the last fused hit gets the highest score
+
+
+# Matches most of the toy corpus, so the fused window is long enough to rerank.
+BROAD = "fusion of ranked lists and dense retrieval of documents by term"
+
+
+def test_reranker_reorders_the_window_and_return_k_cuts() -> None:
+    retriever = MultiQueryRetriever([KeywordRetriever()], expansion=False, top_k=3)
+    fused = retriever.search(BROAD, top_k=10).ids
+    assert len(fused) >= 6
+    result = retriever.search(BROAD, reranker=reverse_reranker, rerank_window=5, return_k=2)
+    assert result.ids == fused[:5][::-1][:2]
+    assert [h.rerank_score for h in result.hits] == [4.0, 3.0]
+    assert result.diagnostics.rerank_error is None
+
+
+def test_async_reranker_and_a_failing_one() -> None:
+    async def async_reverse(query: str, hits: Sequence[FusedHit]) -> list[float]:
+        return reverse_reranker(query, hits)
+
+    def broken(query: str, hits: Sequence[FusedHit]) -> list[float]:
+        return [1.0]  # wrong length
+
+    retriever = MultiQueryRetriever([KeywordRetriever()], expansion=False, top_k=3)
+    fused = retriever.search(BROAD).ids
+    assert asyncio.run(retriever.asearch(BROAD, reranker=async_reverse, rerank_window=3)).ids == fused[::-1]
+    kept = retriever.search(BROAD, reranker=broken)
+    assert (
+        kept.ids == fused
+        and kept.diagnostics.rerank_error == "ValueError: reranker returned 1 scores for 6 hits"
+    )
+
+
+def test_min_score_drops_weak_hits() -> None:
+    retriever = MultiQueryRetriever([FixedRetriever(["a", "b", "c"])], expansion=False, k=1.0)
+    assert retriever.search("q", min_score=1 / 3).ids == ["a", "b"]  # 1/2, 1/3 pass; 1/4 does not
+
+
+def test_one_info_line_per_search_with_timings(caplog: pytest.LogCaptureFixture) -> None:
+    retriever = MultiQueryRetriever([KeywordRetriever(), FailingRetriever()], max_variants=3)
+    with caplog.at_level(logging.INFO, logger="fanfuse.multiquery"):
+        retriever.search(QUERY)
+    (record,) = [r for r in caplog.records if r.name == "fanfuse.multiquery"]
+    assert record.levelno == logging.INFO
+    assert "3 variants x 2 retrievers, 6 branches (3 failed) in " in record.getMessage()
+    assert " ms (expand " in record.getMessage()
+
+
+def test_sync_search_with_an_async_expander_function() -> None:
+    async def rewrite(query: str, n: int) -> list[str]:
+        return ["dense retrieval of queries"]
+
+    retriever = MultiQueryRetriever([KeywordRetriever()], expander=CallableExpander(rewrite), max_variants=2)
+    result = retriever.search("and that other one?")
+    assert [v.source for v in result.diagnostics.variants] == ["original", "callable"]
+    assert result.ids[0] == "dense"
