@@ -77,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
         f"library\nindex: {len(index)} documents, {how} in {ready:.2f} s ({index.directory})\n"
     )
     if not built:
-        print(f"(delete {cache_root()} or pass --rebuild to index again)\n")
+        print(f"(delete {cache_root()} or pass --rebuild to index again)")
+    print(
+        "Each question is searched as typed (single query) and as several variants fused by RRF.\n"
+        "found by = the variants that ranked the hit; + = not in the single query's top "
+        f"{args.top_k}.\n"
+    )
     expander = HeuristicExpander(max_variants=5)
     try:
         with MultiQueryRetriever({"bm25": index}, expander=expander, top_k=args.top_k) as retriever:

@@ -51,7 +51,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--dense",
         action="store_true",
-        help="hybrid: add a TF-IDF+SVD dense retriever fitted on the index's documents (needs scikit-learn)",
+        help="hybrid: add a TF-IDF+SVD dense retriever fitted on the index's documents at every call "
+        "(~15 s for 6.5k documents on 2 cores; needs scikit-learn)",
     )
     parser.add_argument("--explain", action="store_true", help="show provenance and every branch")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
