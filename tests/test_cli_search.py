@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 from fanfuse.cli import main
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 CORPUS = [
     {
@@ -116,3 +118,20 @@ def test_progress_bar_draws_only_on_a_terminal() -> None:
         bar.close()
     assert "2/4  50%" in terminal.getvalue() and terminal.getvalue().endswith("\n")
     assert pipe.getvalue() == ""
+
+
+def test_readme_main_job_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The main job", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert code is not None
+    monkeypatch.chdir(tmp_path)
+    docs = [
+        {"id": "logs", "text": "Rotate the logs every night with logrotate."},
+        {"id": "x", "text": "other"},
+    ]
+    TantivyRetriever.build(docs, tmp_path / "my-index")
+    exec(code.group(1), {})
+    assert capsys.readouterr().out.split()[0] == "logs"

@@ -228,3 +228,21 @@ def test_refuses_to_replace_a_directory_that_is_not_an_index(tmp_path: Path) -> 
     with pytest.raises(FusionError, match="not empty and not a fanfuse index"):
         TantivyRetriever.build(DOCS, precious)
     assert (precious / "notes.txt").read_text() == "keep me"
+
+
+def test_interrupted_swap_puts_the_previous_index_back(
+    index: TantivyRetriever, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_rename = Path.rename
+
+    def failing_rename(self: Path, target: str | Path) -> Path:
+        if self.name.startswith(".index.building-"):
+            raise OSError("disk full")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", failing_rename)
+    with pytest.raises(OSError, match="disk full"):
+        TantivyRetriever.build([{"id": "new", "text": "germany"}], tmp_path / "index")
+    monkeypatch.undo()
+    assert ids(TantivyRetriever(tmp_path / "index").search("germany", 5)) == ["berlin"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]

@@ -114,8 +114,14 @@ class TantivyRetriever:
             parsed = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Must, parsed), (tantivy.Occur.Must, restriction)]
             )
-        found = self._searcher.search(parsed, k).hits
-        return [self._hit(float(score), address) for score, address in found]
+        try:
+            found = self._searcher.search(parsed, k).hits
+            return [self._hit(float(score), address) for score, address in found]
+        except ValueError as error:  # Tantivy reads segment files lazily: damage can surface here
+            raise FusionError(
+                f"index {str(self.directory)!r} could not be read ({error}); it may be corrupt: "
+                f"rebuild it with `fanfuse index`"
+            ) from None
 
     def documents(self) -> Iterator[Document]:
         """Every stored document (for building a dense index over the same corpus)."""
