@@ -11,6 +11,9 @@ import pytest
 from fanfuse.cli import main
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from llm_server import ScriptedChatServer, llm_server
+
+__all__ = ["llm_server"]  # the fixture, imported for pytest
 
 CORPUS = [
     {
@@ -135,3 +138,28 @@ def test_readme_main_job_example_runs(
     TantivyRetriever.build(docs, tmp_path / "my-index")
     exec(code.group(1), {})
     assert capsys.readouterr().out.split()[0] == "logs"
+
+
+def test_llm_expander_variants_from_a_chat_server(
+    index_dir: Path, llm_server: ScriptedChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.answer(json.dumps({"queries": ["owls hunting mice", "birds active at night"]}))
+    args = ["search", "--index", str(index_dir), "what hunts at night", "--expander", "llm", "--json"]
+    assert main([*args, "--llm-base-url", llm_server.base_url, "--model", "scripted", "--variants", "3"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    variants = [(v["text"], v["source"]) for v in result["diagnostics"]["variants"]]
+    assert variants == [
+        ("what hunts at night", "original"),
+        ("owls hunting mice", "llm"),
+        ("birds active at night", "llm"),
+    ]
+    assert result["hits"][0]["id"] == "owl"
+    assert llm_server.requests[0].body["model"] == "scripted"
+
+
+def test_llm_expander_without_a_model_is_a_clear_error(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("FANFUSE_LLM_MODEL", raising=False)
+    assert main(["search", "--index", str(index_dir), "owls", "--expander", "llm"]) == 2
+    assert "needs a model" in capsys.readouterr().err
