@@ -6,6 +6,7 @@ For each domain the passage pool is indexed with Tantivy (BM25) and embedded wit
   single     the last user turn as one query (expansion off)
   heuristic  the last turn plus HeuristicExpander variants (key terms, OR, phrase), fused by RRF
   +rewrite   the last turn plus the benchmark's rewritten standalone question as a given variant
+  +rewrite x2  the same with the rewrite's lists weighted 2 (variant_weights=[1, 2])
   rewrite    the rewrite alone, single query (a reference row, not a multi-query strategy)
 
 each with BM25 alone and with BM25 + dense in one MultiQueryRetriever. Metrics follow pytrec_eval
@@ -36,7 +37,7 @@ from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag"
-STRATEGIES = ["single", "heuristic", "+rewrite", "rewrite"]
+STRATEGIES = ["single", "heuristic", "+rewrite", "+rewrite x2", "rewrite"]
 # The queries carry a speaker tag ("|user|: how ..."); it is markup, not part of the question.
 _SPEAKER = re.compile(r"\|user\|:\s*")
 
@@ -67,6 +68,8 @@ def search(retriever: MultiQueryRetriever, strategy: str, lastturn: str, rewrite
         return retriever.search(lastturn).ids
     if strategy == "+rewrite":
         return retriever.search(lastturn, variants=[rewrite]).ids
+    if strategy == "+rewrite x2":
+        return retriever.search(lastturn, variants=[rewrite], variant_weights=[1.0, 2.0]).ids
     return retriever.search(rewrite, expansion=False).ids
 
 

@@ -24,7 +24,7 @@ def test_script_evaluates_every_strategy(mtrag_dir: Path, capsys: pytest.Capture
     assert [(r[1].strip(), r[2].strip()) for r in rows] == [
         (retrievers, strategy)
         for retrievers in ("BM25", "BM25+dense")
-        for strategy in ("single", "heuristic", "+rewrite", "rewrite")
+        for strategy in ("single", "heuristic", "+rewrite", "+rewrite x2", "rewrite")
     ]
     for row in rows:
         recall, ndcg = float(row[4]), float(row[5])
