@@ -37,9 +37,10 @@ def test_every_variant_meets_every_retriever_and_branches_overlap_in_time() -> N
     }
 
 
-def test_concurrency_limit_bounds_running_branches() -> None:
-    slow = AsyncKeywordRetriever(delay=0.02)
+@pytest.mark.parametrize("slow", [AsyncKeywordRetriever(delay=0.02), KeywordRetriever(delay=0.02)])
+def test_concurrency_limit_bounds_running_branches(slow: KeywordRetriever) -> None:
     MultiQueryRetriever([slow], max_variants=4, max_concurrency=1).search(QUERY)
+    assert len(slow.calls) == 4
     calls = sorted(slow.calls, key=lambda c: c.start)
     assert all(earlier.end <= later.start for earlier, later in itertools.pairwise(calls))
 
