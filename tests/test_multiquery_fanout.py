@@ -22,7 +22,8 @@ QUERY = "how does rank fusion combine ranked lists"
 
 
 def test_every_variant_meets_every_retriever_and_branches_overlap_in_time() -> None:
-    sync, async_ = KeywordRetriever(delay=0.05), AsyncKeywordRetriever(delay=0.05)
+    # 0.2 s each: long enough that even a loaded machine starts all 8 before the first one ends.
+    sync, async_ = KeywordRetriever(delay=0.2), AsyncKeywordRetriever(delay=0.2)
     retriever = MultiQueryRetriever([sync, async_], max_variants=4)
     result = retriever.search(QUERY)
     variants = [v.text for v in result.diagnostics.variants]
