@@ -22,7 +22,8 @@ QUERY = "how does rank fusion combine ranked lists"
 
 
 def test_every_variant_meets_every_retriever_and_branches_overlap_in_time() -> None:
-    sync, async_ = KeywordRetriever(delay=0.05), AsyncKeywordRetriever(delay=0.05)
+    # 0.2 s each: long enough that even a loaded machine starts all 8 before the first one ends.
+    sync, async_ = KeywordRetriever(delay=0.2), AsyncKeywordRetriever(delay=0.2)
     retriever = MultiQueryRetriever([sync, async_], max_variants=4)
     result = retriever.search(QUERY)
     variants = [v.text for v in result.diagnostics.variants]
@@ -37,9 +38,10 @@ def test_every_variant_meets_every_retriever_and_branches_overlap_in_time() -> N
     }
 
 
-def test_concurrency_limit_bounds_running_branches() -> None:
-    slow = AsyncKeywordRetriever(delay=0.02)
+@pytest.mark.parametrize("slow", [AsyncKeywordRetriever(delay=0.02), KeywordRetriever(delay=0.02)])
+def test_concurrency_limit_bounds_running_branches(slow: KeywordRetriever) -> None:
     MultiQueryRetriever([slow], max_variants=4, max_concurrency=1).search(QUERY)
+    assert len(slow.calls) == 4
     calls = sorted(slow.calls, key=lambda c: c.start)
     assert all(earlier.end <= later.start for earlier, later in itertools.pairwise(calls))
 
@@ -63,15 +65,15 @@ def test_all_branches_failing_raises_with_each_error() -> None:
 
 
 @pytest.mark.parametrize(
-    "stalling", [KeywordRetriever(name="stall", delay=0.5), AsyncKeywordRetriever(delay=0.5)]
+    "stalling", [KeywordRetriever(name="stall", delay=1.0), AsyncKeywordRetriever(delay=1.0)]
 )
 def test_a_stalled_branch_times_out_and_the_rest_answers(stalling: KeywordRetriever) -> None:
     retriever = MultiQueryRetriever(
-        {"fast": KeywordRetriever(), "slow": stalling}, expansion=False, branch_timeout=0.1
+        {"fast": KeywordRetriever(), "slow": stalling}, expansion=False, branch_timeout=0.3
     )
     result = retriever.search(QUERY)
     by_name = {b.retriever: b for b in result.diagnostics.branches}
-    assert by_name["slow"].timed_out and by_name["slow"].error == "timed out after 0.1 s"
+    assert by_name["slow"].timed_out and by_name["slow"].error == "timed out after 0.3 s"
     assert by_name["fast"].ok and result.ids
     assert all(p.retriever == "fast" for hit in result.hits for p in hit.provenance)
 

@@ -38,3 +38,11 @@ def test_answers_of_every_shape_give_the_same_queries(answer: str) -> None:
 def test_junk_is_rejected_with_a_reason(answer: str, reason: str) -> None:
     with pytest.raises(UnusableAnswer, match=reason):
         parse_variants(answer)
+
+
+def test_numbers_that_belong_to_the_query_stay() -> None:
+    assert parse_variants("1. gpt 3.5 pricing\n2) 2024 election results\n3.5 turbo limits") == [
+        "gpt 3.5 pricing",
+        "2024 election results",
+        "3.5 turbo limits",
+    ]

@@ -19,8 +19,9 @@ class UnusableAnswer(ValueError):
 
 _FENCE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 # "1. ", "2) ", "(3) ", "- ", "* ", "• ", "Q1: ", "Query 2: " at the start of a line.
+# A marker must be followed by a space, so "3.5 turbo pricing" keeps its number.
 _LINE_MARKER = re.compile(
-    r"^\s*(?:[-*•]\s*|\(?\d+[.):]\s*|(?:q|query|variant)\s*\d+\s*[:.)-]\s*)", re.IGNORECASE
+    r"^\s*(?:[-*•]\s+|\(?\d+[.):]\s+|(?:q|query|variant)\s*\d+\s*[:.)-]\s*)", re.IGNORECASE
 )
 _QUOTES = "\"'“”‘’`"  # noqa: RUF001 (typographic quotes are what models write)
 
