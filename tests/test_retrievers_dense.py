@@ -10,6 +10,7 @@ import pytest
 from fanfuse import FusionError, MultiQueryRetriever
 from fanfuse.corpus import Document
 from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
+from fanfuse.retrievers.dense_cache import dense_for_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 pytest.importorskip("sklearn")
@@ -110,3 +111,29 @@ def test_hybrid_bm25_and_dense_in_one_multiquery_retriever(tmp_path: Path, dense
     assert result.ids[0] == "cat2"
     assert {p.retriever for p in result.hits[0].provenance} == {"bm25", "dense"}
     assert {p.retriever for p in result.hits[1].provenance} == {"dense"}
+
+
+def test_saved_embedder_embeds_exactly_as_the_fitted_one(tmp_path: Path) -> None:
+    fitted = TfidfSvdEmbedder(dimensions=3).fit([document_text(d) for d in CORPUS])
+    fitted.save(tmp_path / "model.npz")
+    loaded = TfidfSvdEmbedder.load(tmp_path / "model.npz")
+    texts = ["kittens purr", "electric engines", "nothing known here"]
+    np.testing.assert_array_equal(loaded(texts), fitted(texts))
+
+
+def test_loading_a_file_that_is_not_a_model_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "model.npz").write_bytes(b"not numpy")
+    with pytest.raises(FusionError, match="not a saved TfidfSvdEmbedder"):
+        TfidfSvdEmbedder.load(tmp_path / "model.npz")
+
+
+def test_index_dense_side_is_fitted_once_then_loaded(tmp_path: Path) -> None:
+    index = TantivyRetriever.build(CORPUS, tmp_path / "index")
+    first, fitted = dense_for_index(index, dimensions=4)
+    again, fitted_again = dense_for_index(index, dimensions=4)
+    assert fitted and not fitted_again
+    assert [h.id for h in again.search("felines purr", 3)] == [h.id for h in first.search("felines purr", 3)]
+    assert again.search("electric", 1)[0].payload["title"] == "EVs"
+    # A damaged cache is fitted again, not trusted.
+    (tmp_path / "index" / "dense-vectors.npz").write_bytes(b"damaged")
+    assert dense_for_index(index, dimensions=4)[1]

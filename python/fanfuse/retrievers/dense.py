@@ -8,7 +8,9 @@ past which an ANN service (Qdrant, pgvector, ...) plugs into the same protocol.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,8 @@ from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.retrievers.base import Hit
 
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
+# Sublinear tf and English stopwords: the usual LSA setting; float32 halves memory and time.
+_TFIDF_OPTIONS: dict[str, Any] = {"sublinear_tf": True, "stop_words": "english", "dtype": np.float32}
 
 
 def document_text(document: Document) -> str:
@@ -93,6 +97,11 @@ class DenseRetriever:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @property
+    def vectors(self) -> npt.NDArray[np.float32]:
+        """The document vectors, normalized to unit length, one row per id (read-only by contract)."""
+        return self._matrix
+
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         """The `k` most similar documents; `filter` matches payload keys as TantivyRetriever does."""
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -149,7 +158,7 @@ class TfidfSvdEmbedder:
             from sklearn.feature_extraction.text import TfidfVectorizer
         except ImportError:
             raise ImportError("TfidfSvdEmbedder needs scikit-learn: pip install 'fanfuse[dense]'") from None
-        vectorizer = TfidfVectorizer(sublinear_tf=True, stop_words="english", dtype=np.float32)
+        vectorizer = TfidfVectorizer(**_TFIDF_OPTIONS)
         weights = vectorizer.fit_transform(texts)
         # SVD needs fewer components than terms and documents.
         dimensions = max(1, min(self.dimensions, weights.shape[1] - 1, weights.shape[0] - 1))
@@ -159,6 +168,33 @@ class TfidfSvdEmbedder:
         projection = np.ascontiguousarray(svd.components_.T, dtype=np.float32)
         self._parts = (vectorizer, projection)
         return self
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the fitted model (vocabulary, idf, projection) to one `.npz` file, atomically."""
+        if self._parts is None:
+            raise FusionError("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
+        vectorizer, projection = self._parts
+        terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
+        target = Path(path)
+        staging = target.with_name(f".{target.name}.{os.getpid()}.tmp.npz")
+        np.savez(staging, terms=np.array(terms), idf=vectorizer.idf_, projection=projection)
+        os.replace(staging, target)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> TfidfSvdEmbedder:
+        """A model written by `save`, ready to embed (needs scikit-learn)."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                terms, idf, projection = list(saved["terms"]), saved["idf"], saved["projection"]
+        except (OSError, ValueError, KeyError) as error:
+            raise FusionError(f"{path}: not a saved TfidfSvdEmbedder ({error})") from None
+        vectorizer = TfidfVectorizer(**_TFIDF_OPTIONS, vocabulary=terms)
+        vectorizer.idf_ = idf  # the fitted weights; with a fixed vocabulary nothing else is learned
+        embedder = cls(dimensions=projection.shape[1])
+        embedder._parts = (vectorizer, np.ascontiguousarray(projection, dtype=np.float32))
+        return embedder
 
     def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if self._parts is None:
