@@ -36,8 +36,11 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
             pass  # unreadable or stale cache: fit again below and overwrite it
     embed = TfidfSvdEmbedder(dimensions).fit([document_text(d) for d in documents])
     dense = DenseRetriever.from_documents(documents, embed)
-    embed.save(model_path)
-    staging = vectors_path.with_name(f".{VECTORS_FILE}.{os.getpid()}.tmp.npz")
-    np.savez(staging, ids=np.array(dense.ids), vectors=dense.vectors)
-    os.replace(staging, vectors_path)
+    try:
+        embed.save(model_path)
+        staging = vectors_path.with_name(f".{VECTORS_FILE}.{os.getpid()}.tmp.npz")
+        np.savez(staging, ids=np.array(dense.ids), vectors=dense.vectors)
+        os.replace(staging, vectors_path)
+    except OSError:
+        pass  # a read-only index still searches; it is just fitted again next time
     return dense, True
