@@ -136,3 +136,8 @@ def test_cache_rejects_bad_settings() -> None:
         VariantCache(maxsize=0)
     with pytest.raises(FusionError, match="ttl must be a finite number > 0"):
         VariantCache(ttl=-1)
+
+
+def test_heuristic_or_variant_names_each_term_once_in_first_seen_order() -> None:
+    variants = HeuristicExpander().candidates("split a File path into the directory and the file name")
+    assert "split OR File OR path OR directory OR name" in variants

@@ -125,8 +125,12 @@ class HeuristicExpander(Expander):
         out = []
         if terms and len(terms) < len(words):  # only when removing stopwords changes the query
             out.append(" ".join(terms))
-        if len(terms) >= 2:
-            out.append(" OR ".join(terms))
+        # A term repeated in the question ("file path ... file name") adds nothing to an OR query.
+        first_spelling: dict[str, str] = {}
+        for term in terms:
+            first_spelling.setdefault(term.casefold(), term)
+        if len(first_spelling) >= 2:
+            out.append(" OR ".join(first_spelling.values()))
         if len(words) >= 2:
             out.append('"' + " ".join(words) + '"')
         return out
