@@ -716,27 +716,80 @@ fn explain_to_py(py: Python<'_>, ids: &IdsView<'_>, explain: &[Vec<fusion::Contr
     Ok(hits.unbind())
 }
 
+/// Content keys copied out of `content_keys=`: one key list per run, aligned with its ids.
+fn parse_content_keys(keys: &Bound<'_, PyAny>, runs: &OwnedRuns) -> PyResult<OwnedIds> {
+    let lists = outer_items(keys, "content_keys", "key lists (one per run, aligned with its ids)")?;
+    let n_runs = runs.ids.bounds.len() - 1;
+    if lists.len() != n_runs {
+        return Err(FusionError::new_err(format!(
+            "content_keys has {} lists but there are {n_runs} runs; give one key list per run, aligned with its ids",
+            lists.len()
+        )));
+    }
+    let mut owned = OwnedIds::new();
+    for (i, list) in lists.iter().enumerate() {
+        owned.push_list(list, ListPath { root: "content_keys", query: None, list: i })?;
+        let (want, got) = (runs.ids.bounds[i + 1] - runs.ids.bounds[i], owned.bounds[i + 1] - owned.bounds[i]);
+        if want != got {
+            return Err(FusionError::new_err(format!(
+                "content_keys[{i}] has {got} keys but runs[{i}] has {want} ids; give one key per id"
+            )));
+        }
+    }
+    Ok(owned)
+}
+
+/// Runs the general kernel on `ids` (already canonicalised by content key where asked).
+fn fuse_ids<T: crate::lists::FusionKey>(
+    ids: &[T],
+    owned: &OwnedRuns,
+    params: &fusion::FuseParams,
+) -> Result<fusion::Fusion, CoreError> {
+    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ids, &owned.ids.bounds), scores: owned.scores() }, params)
+}
+
+/// Fuses ids, merging ids of equal content key first when keys are given.
+fn fuse_keyed<T: crate::lists::FusionKey>(
+    ids: &[T],
+    keys: Option<&IdsView<'_>>,
+    owned: &OwnedRuns,
+    params: &fusion::FuseParams,
+) -> Result<fusion::Fusion, CoreError> {
+    match keys {
+        None => fuse_ids(ids, owned, params),
+        Some(IdsView::Str(k)) => fuse_ids(&fusion::canonical_ids(ids, k), owned, params),
+        Some(IdsView::Int(k)) => fuse_ids(&fusion::canonical_ids(ids, k), owned, params),
+    }
+}
+
 /// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
 #[pyfunction]
 #[pyo3(signature = (
-    runs, /, *, method = "rrf", k = 60.0, weights = None, top_k = None, tie_break = "rank",
-    duplicates = "first", explain = false,
+    runs, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = None, tie_break = "rank",
+    duplicates = "first", content_keys = None, explain = false, phi = 0.8, sigma = 0.01, gamma = 1.0,
 ))]
 #[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
 fn fuse(
     py: Python<'_>,
     runs: &Bound<'_, PyAny>,
     method: &str,
+    norm: Option<&str>,
     k: f64,
     weights: Option<&Bound<'_, PyAny>>,
     top_k: Option<&Bound<'_, PyAny>>,
     tie_break: &str,
     duplicates: &str,
+    content_keys: Option<&Bound<'_, PyAny>>,
     explain: bool,
+    phi: f64,
+    sigma: f64,
+    gamma: f64,
 ) -> PyResult<Fused> {
     let rrf_params = parse_params(k, weights, top_k, tie_break)?;
+    let method_params = fusion::MethodParams { k, phi, sigma, gamma };
     let params = fusion::FuseParams {
-        method: fusion::Method::from_name(method, k).map_err(to_py_err)?,
+        method: fusion::Method::from_name(method, method_params).map_err(to_py_err)?,
+        norm: norm.map(str::parse).transpose().map_err(to_py_err)?,
         weights: rrf_params.weights,
         top_k: rrf_params.top_k,
         tie_break: rrf_params.tie_break,
@@ -747,15 +800,12 @@ fn fuse(
     for (i, run) in outer_items(runs, "runs", "runs (ranked id lists, or (id, score) pairs)")?.iter().enumerate() {
         owned.push_run(run, ListPath { root: "runs", query: None, list: i })?;
     }
+    let keys = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()?;
+    let keys_view = keys.as_ref().map(OwnedIds::view);
     let view = owned.ids.view();
-    let scores = owned.scores();
     let fusion = detached(py, || match &view {
-        IdsView::Str(strs) => {
-            fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(strs, &owned.ids.bounds), scores }, &params)
-        }
-        IdsView::Int(ints) => {
-            fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ints, &owned.ids.bounds), scores }, &params)
-        }
+        IdsView::Str(strs) => fuse_keyed(strs, keys_view.as_ref(), &owned, &params),
+        IdsView::Int(ints) => fuse_keyed(ints, keys_view.as_ref(), &owned, &params),
     })?;
     let mut fused = Fused::build(py, &view, &fusion.hits)?;
     fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, &view, e)).transpose()?;
