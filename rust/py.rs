@@ -595,7 +595,10 @@ fn as_ids_and_scores<'py>(run: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py
         return Ok(None);
     }
     let first = tuple.get_item(0)?;
-    let is_id = first.is_instance_of::<PyString>() || first.is_instance_of::<PyInt>() || first.hasattr("__index__")?;
+    // NumPy arrays have `__index__` too (it raises); an id scalar has no length.
+    let is_id = first.is_instance_of::<PyString>()
+        || first.is_instance_of::<PyInt>()
+        || (first.hasattr("__index__")? && first.len().is_err());
     if is_id || first.is_instance_of::<PyTuple>() {
         return Ok(None);
     }

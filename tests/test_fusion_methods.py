@@ -247,3 +247,27 @@ def test_bad_input_says_how_to_fix_it(
 def test_weight_zero_list_is_ignored_for_score_methods_too() -> None:
     runs = [[("a", 1.0), ("b", 0.5)], [("c", 9.0), ("a", 2.0)]]
     assert fanfuse.fuse(runs, method="wsum", weights=[1.0, 0.0]) == fanfuse.fuse(runs[:1], method="wsum")
+
+
+def test_readme_example() -> None:
+    bm25 = [("d1", 12.0), ("d2", 9.5), ("d3", 7.1)]
+    dense = (["d3", "d1", "d4"], [0.91, 0.88, 0.52])
+    fused = fanfuse.fuse([bm25, dense], method="wsum", norm="min-max", weights=[0.3, 0.7], explain=True)
+    assert fused.ids == ["d1", "d3", "d2", "d4"]
+    assert fused.explain is not None
+    parts = [(c.list, c.rank, c.score, c.contribution) for c in fused.explain[0]]
+    assert parts == [(0, 1, 12.0, 0.3), (1, 2, 0.88, pytest.approx(0.7 * (0.88 - 0.52) / (0.91 - 0.52)))]
+    assert parts[0][3] + parts[1][3] == fused.scores[0]
+
+
+def test_numpy_ids_and_scores_equal_python_lists() -> None:
+    import numpy as np
+
+    ids = [np.array([3, 1, 2]), np.array([2, 5])]
+    scores = [np.array([0.9, 0.5, 0.1]), np.array([3.0, 1.0], dtype=np.float32)]
+    runs = list(zip(ids, scores, strict=True))
+    pairs = [list(zip(i.tolist(), s.tolist(), strict=True)) for i, s in runs]
+    for method in ("rrf", "combmnz", "dbsf"):
+        fused = fanfuse.fuse(runs, method=method, explain=True)
+        assert fused == fanfuse.fuse(pairs, method=method)
+        assert fused.explain is not None and fused.explain[0][0].id == fused.ids[0]
