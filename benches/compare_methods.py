@@ -5,7 +5,8 @@
 Same data for both: per query 4 runs of 100 (id, score) hits drawn from 250 ids, scores descending.
 "per call": one query (ranx given a one-query Run, built beforehand; fanfuse given Python lists).
 "N queries": ranx fuses N-query Runs in one call (numba, parallel over queries); fanfuse loops over
-the queries in Python, one call each (garbage collector off while timing, as timeit). ranx's
+the queries in Python, one call each (garbage collector off while timing, as timeit), or makes one
+fuse_batch call (GIL released, rayon over all cores); the last ratio is ranx / fuse_batch. ranx's
 Condorcet is pure Python (~0.1 s a query), so that row uses 500 queries on both sides.
 Best of --repeat runs, after a warm-up call (numba compiles).
 """
@@ -87,9 +88,10 @@ def row(spec: tuple[str, str, str | None, dict[str, Any]], one: Queries, many: Q
     f1 = best_of(repeat, lambda: fanfuse.fuse(one[0], method=method, **opts))
     rn = best_of(1, lambda: ranx_call(ranx_many))
     fn = best_of(1, lambda: [fanfuse.fuse(runs, method=method, **opts) for runs in many])
+    fb = best_of(1, lambda: fanfuse.fuse_batch(many, method=method, **opts))
     return (
         f"| {method} | {norm or '-'} | {r1 * 1e6:,.0f} µs | {f1 * 1e6:,.1f} µs | {r1 / f1:,.0f}x "
-        f"| {len(many):,} | {rn:,.2f} s | {fn:,.3f} s | {rn / fn:,.0f}x |"
+        f"| {len(many):,} | {rn:,.2f} s | {fn:,.3f} s | {fb:,.3f} s | {rn / fb:,.0f}x |"
     )
 
 
@@ -104,8 +106,9 @@ def main() -> None:
     machine = platform.processor() or platform.machine()
     python = platform.python_version()
     print(f"fanfuse {fanfuse.__version__}, {machine}, {os.cpu_count()} cores, Python {python}")
-    print("\n| method | norm | ranx per call | fanfuse per call | ratio | queries | ranx | fanfuse | ratio |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    columns = ["method", "norm", "ranx per call", "fanfuse per call", "ratio", "queries", "ranx", "fuse loop"]
+    print("\n| " + " | ".join([*columns, "fuse_batch", "ratio"]) + " |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for spec in METHODS:
         print(row(spec, one, many, args.repeat), flush=True)
 

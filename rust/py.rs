@@ -765,6 +765,44 @@ fn fuse_keyed<T: crate::lists::FusionKey>(
     }
 }
 
+/// The options of `fuse` and `fuse_batch`, parsed and checked.
+#[allow(clippy::too_many_arguments)] // the keyword options of the Python signature
+fn fuse_params(
+    method: &str,
+    norm: Option<&str>,
+    k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    top_k: Option<&Bound<'_, PyAny>>,
+    tie_break: &str,
+    duplicates: &str,
+    explain: bool,
+    phi: f64,
+    sigma: f64,
+    gamma: f64,
+) -> PyResult<fusion::FuseParams> {
+    let rrf_params = parse_params(k, weights, top_k, tie_break)?;
+    let method_params = fusion::MethodParams { k, phi, sigma, gamma };
+    let params = fusion::FuseParams {
+        method: fusion::Method::from_name(method, method_params).map_err(to_py_err)?,
+        norm: norm.map(str::parse).transpose().map_err(to_py_err)?,
+        weights: rrf_params.weights,
+        top_k: rrf_params.top_k,
+        tie_break: rrf_params.tie_break,
+        duplicates: duplicates.parse().map_err(to_py_err)?,
+        explain,
+    };
+    // Check the options now, so a bad one fails even for an empty batch.
+    params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
+    Ok(params)
+}
+
+/// Builds the Python result of one fusion.
+fn fused_to_py(py: Python<'_>, view: &IdsView<'_>, fusion: &fusion::Fusion) -> PyResult<Fused> {
+    let mut fused = Fused::build(py, view, &fusion.hits)?;
+    fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, view, e)).transpose()?;
+    Ok(fused)
+}
+
 /// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
 #[pyfunction]
 #[pyo3(signature = (
@@ -788,17 +826,7 @@ fn fuse(
     sigma: f64,
     gamma: f64,
 ) -> PyResult<Fused> {
-    let rrf_params = parse_params(k, weights, top_k, tie_break)?;
-    let method_params = fusion::MethodParams { k, phi, sigma, gamma };
-    let params = fusion::FuseParams {
-        method: fusion::Method::from_name(method, method_params).map_err(to_py_err)?,
-        norm: norm.map(str::parse).transpose().map_err(to_py_err)?,
-        weights: rrf_params.weights,
-        top_k: rrf_params.top_k,
-        tie_break: rrf_params.tie_break,
-        duplicates: duplicates.parse().map_err(to_py_err)?,
-        explain,
-    };
+    let params = fuse_params(method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma)?;
     let mut owned = OwnedRuns::new();
     for (i, run) in outer_items(runs, "runs", "runs (ranked id lists, or (id, score) pairs)")?.iter().enumerate() {
         owned.push_run(run, ListPath { root: "runs", query: None, list: i })?;
@@ -810,9 +838,73 @@ fn fuse(
         IdsView::Str(strs) => fuse_keyed(strs, keys_view.as_ref(), &owned, &params),
         IdsView::Int(ints) => fuse_keyed(ints, keys_view.as_ref(), &owned, &params),
     })?;
-    let mut fused = Fused::build(py, &view, &fusion.hits)?;
-    fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, &view, e)).transpose()?;
-    Ok(fused)
+    fused_to_py(py, &view, &fusion)
+}
+
+/// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (
+    queries, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = None, tie_break = "rank",
+    duplicates = "first", explain = false, phi = 0.8, sigma = 0.01, gamma = 1.0, threads = None,
+))]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+fn fuse_batch(
+    py: Python<'_>,
+    queries: &Bound<'_, PyAny>,
+    method: &str,
+    norm: Option<&str>,
+    k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    top_k: Option<&Bound<'_, PyAny>>,
+    tie_break: &str,
+    duplicates: &str,
+    explain: bool,
+    phi: f64,
+    sigma: f64,
+    gamma: f64,
+    threads: Option<usize>,
+) -> PyResult<Vec<Fused>> {
+    let params = fuse_params(method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma)?;
+    if threads == Some(0) {
+        return Err(FusionError::new_err("threads must be None (all cores) or an int >= 1 (got 0)"));
+    }
+    let mut owned = OwnedRuns::new();
+    // query_lists[q]..=query_lists[q + 1] is the window of the bounds that holds query q's runs.
+    let mut query_lists = vec![0_usize];
+    for (q, query) in outer_items(queries, "queries", "queries (each a sequence of runs)")?.iter().enumerate() {
+        let runs = outer_items(query, &format!("queries[{q}]"), "runs")?;
+        if let Some(w) = params.weights.as_ref().filter(|w| w.len() != runs.len()) {
+            return Err(FusionError::new_err(format!(
+                "queries[{q}] has {} runs but weights has {} entries; every query needs one weight per run",
+                runs.len(),
+                w.len()
+            )));
+        }
+        for (i, run) in runs.iter().enumerate() {
+            owned.push_run(run, ListPath { root: "queries", query: Some(q), list: i })?;
+        }
+        query_lists.push(owned.ids.bounds.len() - 1);
+    }
+    let view = owned.ids.view();
+    let scores = owned.scores();
+    let windows: Vec<(usize, &[usize])> =
+        query_lists.windows(2).enumerate().map(|(q, w)| (q, &owned.ids.bounds[w[0]..=w[1]])).collect();
+    let results = detached(py, || {
+        let one = |&(q, bounds): &(usize, &[usize])| {
+            let fused = match &view {
+                IdsView::Str(strs) => {
+                    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(strs, bounds), scores }, &params)
+                }
+                IdsView::Int(ints) => {
+                    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ints, bounds), scores }, &params)
+                }
+            };
+            // Name the query in the message: the core only knows the run's index within it.
+            fused.map_err(|e| CoreError::invalid(format!("queries[{q}]: {e}")))
+        };
+        batch::map_queries(&windows, threads, one).into_iter().collect::<Result<Vec<_>, _>>()
+    })?;
+    results.iter().map(|fusion| fused_to_py(py, &view, fusion)).collect()
 }
 
 #[pymodule(gil_used = false)]
@@ -824,5 +916,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_class::<PyContribution>()?;
     m.add_function(wrap_pyfunction!(fuse, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse_batch, m)?)?;
     Ok(())
 }

@@ -271,3 +271,31 @@ def test_numpy_ids_and_scores_equal_python_lists() -> None:
         fused = fanfuse.fuse(runs, method=method, explain=True)
         assert fused == fanfuse.fuse(pairs, method=method)
         assert fused.explain is not None and fused.explain[0][0].id == fused.ids[0]
+
+
+@given(st.lists(scored_runs, max_size=4), st.sampled_from(RANK_METHODS + SCORE_METHODS), st.booleans())
+def test_batch_equals_loop_of_single_calls(
+    queries: list[list[list[tuple[str, float]]]], method: str, explain: bool
+) -> None:
+    expected = [fanfuse.fuse(runs, method=method, explain=explain) for runs in queries]
+    got = fanfuse.fuse_batch(queries, method=method, explain=explain)
+    assert got == expected
+    for a, b in zip(got, expected, strict=True):
+        assert (a.explain is None) == (b.explain is None)
+        if a.explain is not None and b.explain is not None:
+            assert [[(c.list, c.rank, c.id) for c in hit] for hit in a.explain] == [
+                [(c.list, c.rank, c.id) for c in hit] for hit in b.explain
+            ]
+
+
+def test_batch_in_parallel_and_its_errors_name_the_query() -> None:
+    queries = [
+        [[(f"d{(q * 7 + i) % 50}", float(-i)) for i in range(20)], [(f"d{q % 13}", 1.0)]] for q in range(600)
+    ]
+    serial = fanfuse.fuse_batch(queries, method="combmnz", threads=1)
+    assert fanfuse.fuse_batch(queries, method="combmnz", threads=2) == serial
+    assert serial[5] == fanfuse.fuse(queries[5], method="combmnz")
+    with pytest.raises(fanfuse.FusionError, match=r"queries\[1\]: runs\[0\] has no scores"):
+        fanfuse.fuse_batch([[[("a", 1.0)]], [["a"]]], method="combsum")
+    with pytest.raises(fanfuse.FusionError, match="norm must be one of"):
+        fanfuse.fuse_batch([], method="combsum", norm="l3")

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from fanfuse._core import Contribution, Fused, FusionError, default_threads, fuse, rrf, rrf_batch
+from fanfuse._core import (
+    Contribution,
+    Fused,
+    FusionError,
+    default_threads,
+    fuse,
+    fuse_batch,
+    rrf,
+    rrf_batch,
+)
 
 try:
     __version__ = version("fanfuse")
@@ -24,6 +33,7 @@ __all__ = [
     "__version__",
     "default_threads",
     "fuse",
+    "fuse_batch",
     "rrf",
     "rrf_batch",
 ]

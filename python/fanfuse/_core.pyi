@@ -6,7 +6,16 @@ from typing import Literal, SupportsIndex, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Contribution", "Fused", "FusionError", "default_threads", "fuse", "rrf", "rrf_batch"]
+__all__ = [
+    "Contribution",
+    "Fused",
+    "FusionError",
+    "default_threads",
+    "fuse",
+    "fuse_batch",
+    "rrf",
+    "rrf_batch",
+]
 
 # Private aliases (underscored: they exist only in the stub).
 _Id = str | int
@@ -174,4 +183,29 @@ def fuse(
         FusionError: unknown method or norm, a score method given a list without scores, a NaN score,
             a parameter out of range, or options a method cannot use (with the fix in the message).
         TypeError: a wrong type, such as a str score or mixed str and int ids.
+    """
+
+def fuse_batch(
+    queries: Iterable[Iterable[_Run]],
+    /,
+    *,
+    method: _Method | str = "rrf",
+    norm: _Norm | str | None = None,
+    k: float = 60.0,
+    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
+    top_k: SupportsIndex | None = None,
+    tie_break: _TieBreak | str = "rank",
+    duplicates: _Duplicates | str = "first",
+    explain: bool = False,
+    phi: float = 0.8,
+    sigma: float = 0.01,
+    gamma: float = 1.0,
+    threads: int | None = None,
+) -> list[Fused]:
+    """``[fuse(runs, ...) for runs in queries]`` in one call across the boundary (no content keys).
+
+    All inputs are copied into Rust first, then the GIL is released for the whole batch; with
+    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS`` or all cores) batches of 256 queries or more run
+    on a thread pool, as ``rrf_batch``. ``weights``, when given, must have one entry per run for every
+    query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
     """

@@ -284,4 +284,61 @@ mod tests {
             assert_eq!(run(lists, &slow(Some(k))).0, full[..k.min(full.len())]);
         }
     }
+
+    fn scored(lists: &[&[(&'static str, f64)]], params: &FuseParams) -> Vec<(&'static str, f64)> {
+        let items: Vec<&str> = lists.iter().flat_map(|l| l.iter().map(|p| p.0)).collect();
+        let scores: Vec<f64> = lists.iter().flat_map(|l| l.iter().map(|p| p.1)).collect();
+        let mut bounds = vec![0];
+        for l in lists {
+            bounds.push(bounds.last().unwrap() + l.len());
+        }
+        let fusion =
+            fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) }, params).unwrap();
+        fusion.hits.iter().map(|h| (items[h.item], h.score)).collect()
+    }
+
+    fn with(method: Method, norm: Norm) -> FuseParams {
+        FuseParams { method, norm: Some(norm), ..FuseParams::default() }
+    }
+
+    #[test]
+    fn combmed_takes_the_middle_or_the_mean_of_the_two_middles() {
+        let lists: &[&[(&str, f64)]] = &[&[("a", 1.0)], &[("a", 5.0)], &[("a", 3.0), ("b", 2.0)], &[("b", 4.0)]];
+        let out = scored(lists, &with(Method::CombMed, Norm::None));
+        assert_eq!(out, [("a", 3.0), ("b", 3.0)]);
+    }
+
+    #[test]
+    fn min_max_and_combmnz_follow_ranx() {
+        // min-max per list: list 0 -> a 1, b 0.5, c 0; list 1 -> b 1, d 0. combmnz: sum * count.
+        let lists: &[&[(&str, f64)]] = &[&[("a", 3.0), ("b", 2.0), ("c", 1.0)], &[("b", 9.0), ("d", 4.0)]];
+        let out = scored(lists, &with(Method::CombMnz, Norm::MinMax));
+        assert_eq!(out, [("b", 3.0), ("a", 1.0), ("d", 0.0), ("c", 0.0)], "tie: d has the better best rank");
+    }
+
+    #[test]
+    fn dbsf_gives_a_single_hit_one_half() {
+        let out = scored(&[&[("a", 7.0)]], &FuseParams { method: Method::Dbsf, ..FuseParams::default() });
+        assert_eq!(out, [("a", 0.5)]);
+    }
+
+    #[test]
+    fn condorcet_scores_are_positions() {
+        // a beats b in 2 of 3 lists, b beats c everywhere, a beats c everywhere.
+        let lists: &[&[(&str, f64)]] = &[
+            &[("a", 0.0), ("b", 0.0), ("c", 0.0)],
+            &[("b", 0.0), ("a", 0.0), ("c", 0.0)],
+            &[("a", 0.0), ("b", 0.0), ("c", 0.0)],
+        ];
+        let out = scored(lists, &FuseParams { method: Method::Condorcet, ..FuseParams::default() });
+        assert_eq!(out, [("a", 3.0), ("b", 2.0), ("c", 1.0)]);
+    }
+
+    #[test]
+    fn score_methods_refuse_lists_without_scores() {
+        let items = ["a"];
+        let params = FuseParams { method: Method::CombSum, ..FuseParams::default() };
+        let err = fuse(&ScoredLists { ids: RankedLists::new(&items, &[0, 1]), scores: None }, &params).unwrap_err();
+        assert!(err.to_string().starts_with("runs[0] has no scores"));
+    }
 }
