@@ -43,3 +43,19 @@ def test_fuse_rrf_explain_off(benchmark: Any) -> None:
 def test_fuse_rrf_explain_on(benchmark: Any) -> None:
     fused = benchmark(fanfuse.fuse, ID_LISTS, top_k=10, explain=True)
     assert fused.explain is not None
+
+
+@pytest.mark.benchmark(group="combsum-explain")
+@pytest.mark.parametrize("explain", [False, True])
+def test_fuse_combsum_explain(benchmark: Any, explain: bool) -> None:
+    fused = benchmark(fanfuse.fuse, RUNS, method="combsum", top_k=10, explain=explain)
+    assert (fused.explain is not None) == explain
+
+
+METHODS = ["rrf", "isr", "rbc", "bordafuse", "condorcet", "combsum", "combmnz", "combmed", "mixed", "dbsf"]
+
+
+@pytest.mark.benchmark(group="methods")
+@pytest.mark.parametrize("method", METHODS)
+def test_fuse_method(benchmark: Any, method: str) -> None:
+    assert len(benchmark(fanfuse.fuse, RUNS, method=method, top_k=10)) == 10

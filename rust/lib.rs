@@ -10,6 +10,6 @@ pub mod rrf;
 mod py;
 
 pub use error::FusionError;
-pub use fusion::{fuse, Contribution, Duplicates, FuseParams, Fusion, Method, ScoredLists};
+pub use fusion::{fuse, Contribution, Duplicates, FuseParams, Fusion, Method, MethodParams, Norm, ScoredLists};
 pub use lists::{FusionKey, RankedLists};
 pub use rrf::{rrf, FusedEntry, RrfParams, TieBreak, DEFAULT_K};

@@ -595,7 +595,10 @@ fn as_ids_and_scores<'py>(run: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py
         return Ok(None);
     }
     let first = tuple.get_item(0)?;
-    let is_id = first.is_instance_of::<PyString>() || first.is_instance_of::<PyInt>() || first.hasattr("__index__")?;
+    // NumPy arrays have `__index__` too (it raises); an id scalar has no length.
+    let is_id = first.is_instance_of::<PyString>()
+        || first.is_instance_of::<PyInt>()
+        || (first.hasattr("__index__")? && first.len().is_err());
     if is_id || first.is_instance_of::<PyTuple>() {
         return Ok(None);
     }
@@ -716,50 +719,192 @@ fn explain_to_py(py: Python<'_>, ids: &IdsView<'_>, explain: &[Vec<fusion::Contr
     Ok(hits.unbind())
 }
 
-/// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
-#[pyfunction]
-#[pyo3(signature = (
-    runs, /, *, method = "rrf", k = 60.0, weights = None, top_k = None, tie_break = "rank",
-    duplicates = "first", explain = false,
-))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
-fn fuse(
-    py: Python<'_>,
-    runs: &Bound<'_, PyAny>,
+/// Content keys copied out of `content_keys=`: one key list per run, aligned with its ids.
+fn parse_content_keys(keys: &Bound<'_, PyAny>, runs: &OwnedRuns) -> PyResult<OwnedIds> {
+    let lists = outer_items(keys, "content_keys", "key lists (one per run, aligned with its ids)")?;
+    let n_runs = runs.ids.bounds.len() - 1;
+    if lists.len() != n_runs {
+        return Err(FusionError::new_err(format!(
+            "content_keys has {} lists but there are {n_runs} runs; give one key list per run, aligned with its ids",
+            lists.len()
+        )));
+    }
+    let mut owned = OwnedIds::new();
+    for (i, list) in lists.iter().enumerate() {
+        owned.push_list(list, ListPath { root: "content_keys", query: None, list: i })?;
+        let (want, got) = (runs.ids.bounds[i + 1] - runs.ids.bounds[i], owned.bounds[i + 1] - owned.bounds[i]);
+        if want != got {
+            return Err(FusionError::new_err(format!(
+                "content_keys[{i}] has {got} keys but runs[{i}] has {want} ids; give one key per id"
+            )));
+        }
+    }
+    Ok(owned)
+}
+
+/// Runs the general kernel on `ids` (already canonicalised by content key where asked).
+fn fuse_ids<T: crate::lists::FusionKey>(
+    ids: &[T],
+    owned: &OwnedRuns,
+    params: &fusion::FuseParams,
+) -> Result<fusion::Fusion, CoreError> {
+    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ids, &owned.ids.bounds), scores: owned.scores() }, params)
+}
+
+/// Fuses ids, merging ids of equal content key first when keys are given.
+fn fuse_keyed<T: crate::lists::FusionKey>(
+    ids: &[T],
+    keys: Option<&IdsView<'_>>,
+    owned: &OwnedRuns,
+    params: &fusion::FuseParams,
+) -> Result<fusion::Fusion, CoreError> {
+    match keys {
+        None => fuse_ids(ids, owned, params),
+        Some(IdsView::Str(k)) => fuse_ids(&fusion::canonical_ids(ids, k), owned, params),
+        Some(IdsView::Int(k)) => fuse_ids(&fusion::canonical_ids(ids, k), owned, params),
+    }
+}
+
+/// The options of `fuse` and `fuse_batch`, parsed and checked.
+#[allow(clippy::too_many_arguments)] // the keyword options of the Python signature
+fn fuse_params(
     method: &str,
+    norm: Option<&str>,
     k: f64,
     weights: Option<&Bound<'_, PyAny>>,
     top_k: Option<&Bound<'_, PyAny>>,
     tie_break: &str,
     duplicates: &str,
     explain: bool,
-) -> PyResult<Fused> {
+    phi: f64,
+    sigma: f64,
+    gamma: f64,
+) -> PyResult<fusion::FuseParams> {
     let rrf_params = parse_params(k, weights, top_k, tie_break)?;
+    let method_params = fusion::MethodParams { k, phi, sigma, gamma };
     let params = fusion::FuseParams {
-        method: fusion::Method::from_name(method, k).map_err(to_py_err)?,
+        method: fusion::Method::from_name(method, method_params).map_err(to_py_err)?,
+        norm: norm.map(str::parse).transpose().map_err(to_py_err)?,
         weights: rrf_params.weights,
         top_k: rrf_params.top_k,
         tie_break: rrf_params.tie_break,
         duplicates: duplicates.parse().map_err(to_py_err)?,
         explain,
     };
+    // Check the options now, so a bad one fails even for an empty batch.
+    params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
+    Ok(params)
+}
+
+/// Builds the Python result of one fusion.
+fn fused_to_py(py: Python<'_>, view: &IdsView<'_>, fusion: &fusion::Fusion) -> PyResult<Fused> {
+    let mut fused = Fused::build(py, view, &fusion.hits)?;
+    fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, view, e)).transpose()?;
+    Ok(fused)
+}
+
+/// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (
+    runs, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = None, tie_break = "rank",
+    duplicates = "first", content_keys = None, explain = false, phi = 0.8, sigma = 0.01, gamma = 1.0,
+))]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+fn fuse(
+    py: Python<'_>,
+    runs: &Bound<'_, PyAny>,
+    method: &str,
+    norm: Option<&str>,
+    k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    top_k: Option<&Bound<'_, PyAny>>,
+    tie_break: &str,
+    duplicates: &str,
+    content_keys: Option<&Bound<'_, PyAny>>,
+    explain: bool,
+    phi: f64,
+    sigma: f64,
+    gamma: f64,
+) -> PyResult<Fused> {
+    let params = fuse_params(method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma)?;
     let mut owned = OwnedRuns::new();
     for (i, run) in outer_items(runs, "runs", "runs (ranked id lists, or (id, score) pairs)")?.iter().enumerate() {
         owned.push_run(run, ListPath { root: "runs", query: None, list: i })?;
     }
+    let keys = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()?;
+    let keys_view = keys.as_ref().map(OwnedIds::view);
+    let view = owned.ids.view();
+    let fusion = detached(py, || match &view {
+        IdsView::Str(strs) => fuse_keyed(strs, keys_view.as_ref(), &owned, &params),
+        IdsView::Int(ints) => fuse_keyed(ints, keys_view.as_ref(), &owned, &params),
+    })?;
+    fused_to_py(py, &view, &fusion)
+}
+
+/// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (
+    queries, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = None, tie_break = "rank",
+    duplicates = "first", explain = false, phi = 0.8, sigma = 0.01, gamma = 1.0, threads = None,
+))]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+fn fuse_batch(
+    py: Python<'_>,
+    queries: &Bound<'_, PyAny>,
+    method: &str,
+    norm: Option<&str>,
+    k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    top_k: Option<&Bound<'_, PyAny>>,
+    tie_break: &str,
+    duplicates: &str,
+    explain: bool,
+    phi: f64,
+    sigma: f64,
+    gamma: f64,
+    threads: Option<usize>,
+) -> PyResult<Vec<Fused>> {
+    let params = fuse_params(method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma)?;
+    if threads == Some(0) {
+        return Err(FusionError::new_err("threads must be None (all cores) or an int >= 1 (got 0)"));
+    }
+    let mut owned = OwnedRuns::new();
+    // query_lists[q]..=query_lists[q + 1] is the window of the bounds that holds query q's runs.
+    let mut query_lists = vec![0_usize];
+    for (q, query) in outer_items(queries, "queries", "queries (each a sequence of runs)")?.iter().enumerate() {
+        let runs = outer_items(query, &format!("queries[{q}]"), "runs")?;
+        if let Some(w) = params.weights.as_ref().filter(|w| w.len() != runs.len()) {
+            return Err(FusionError::new_err(format!(
+                "queries[{q}] has {} runs but weights has {} entries; every query needs one weight per run",
+                runs.len(),
+                w.len()
+            )));
+        }
+        for (i, run) in runs.iter().enumerate() {
+            owned.push_run(run, ListPath { root: "queries", query: Some(q), list: i })?;
+        }
+        query_lists.push(owned.ids.bounds.len() - 1);
+    }
     let view = owned.ids.view();
     let scores = owned.scores();
-    let fusion = detached(py, || match &view {
-        IdsView::Str(strs) => {
-            fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(strs, &owned.ids.bounds), scores }, &params)
-        }
-        IdsView::Int(ints) => {
-            fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ints, &owned.ids.bounds), scores }, &params)
-        }
+    let windows: Vec<(usize, &[usize])> =
+        query_lists.windows(2).enumerate().map(|(q, w)| (q, &owned.ids.bounds[w[0]..=w[1]])).collect();
+    let results = detached(py, || {
+        let one = |&(q, bounds): &(usize, &[usize])| {
+            let fused = match &view {
+                IdsView::Str(strs) => {
+                    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(strs, bounds), scores }, &params)
+                }
+                IdsView::Int(ints) => {
+                    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ints, bounds), scores }, &params)
+                }
+            };
+            // Name the query in the message: the core only knows the run's index within it.
+            fused.map_err(|e| CoreError::invalid(format!("queries[{q}]: {e}")))
+        };
+        batch::map_queries(&windows, threads, one).into_iter().collect::<Result<Vec<_>, _>>()
     })?;
-    let mut fused = Fused::build(py, &view, &fusion.hits)?;
-    fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, &view, e)).transpose()?;
-    Ok(fused)
+    results.iter().map(|fusion| fused_to_py(py, &view, fusion)).collect()
 }
 
 #[pymodule(gil_used = false)]
@@ -771,5 +916,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_class::<PyContribution>()?;
     m.add_function(wrap_pyfunction!(fuse, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse_batch, m)?)?;
     Ok(())
 }

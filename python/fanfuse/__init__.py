@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from fanfuse._core import Contribution, Fused, FusionError, default_threads, fuse, rrf, rrf_batch
+from fanfuse._core import (
+    Contribution,
+    Fused,
+    FusionError,
+    default_threads,
+    fuse,
+    fuse_batch,
+    rrf,
+    rrf_batch,
+)
 from fanfuse.multiquery import (
     AllBranchesFailed,
     CallableExpander,
@@ -53,6 +62,7 @@ __all__ = [
     "__version__",
     "default_threads",
     "fuse",
+    "fuse_batch",
     "rrf",
     "rrf_batch",
 ]

@@ -6,7 +6,16 @@ from typing import Literal, SupportsIndex, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Contribution", "Fused", "FusionError", "default_threads", "fuse", "rrf", "rrf_batch"]
+__all__ = [
+    "Contribution",
+    "Fused",
+    "FusionError",
+    "default_threads",
+    "fuse",
+    "fuse_batch",
+    "rrf",
+    "rrf_batch",
+]
 
 # Private aliases (underscored: they exist only in the stub).
 _Id = str | int
@@ -95,6 +104,12 @@ def default_threads() -> int:
 _Scores = Sequence[float] | npt.NDArray[np.floating]
 _Run = _IdList | Sequence[tuple[_Id, float]] | tuple[_IdList, _Scores]
 _Duplicates = Literal["first", "max", "sum"]
+_Method = Literal[
+    "rrf", "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "w_bordafuse", "condorcet", "w_condorcet",
+    "combsum", "combmnz", "combmax", "combmin", "combmed", "combanz", "combgmnz", "wsum", "wmnz", "mixed",
+    "dbsf", "relative_score",
+]  # fmt: skip
+_Norm = Literal["none", "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda"]
 
 @final
 class Contribution:
@@ -120,28 +135,77 @@ def fuse(
     runs: Iterable[_Run],
     /,
     *,
-    method: str = "rrf",
+    method: _Method | str = "rrf",
+    norm: _Norm | str | None = None,
+    k: float = 60.0,
+    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
+    top_k: SupportsIndex | None = None,
+    tie_break: _TieBreak | str = "rank",
+    duplicates: _Duplicates | str = "first",
+    content_keys: Sequence[_IdList] | None = None,
+    explain: bool = False,
+    phi: float = 0.8,
+    sigma: float = 0.01,
+    gamma: float = 1.0,
+) -> Fused:
+    """Fuses ranked runs by ``method``; with ``explain=True`` also says why each hit scored what it did.
+
+    Every method is ranx's definition (DBSF is Qdrant's, relative_score Weaviate's); the formulas
+    are in docs/fusion-methods.md. ``fuse(lists)`` with plain id lists returns exactly ``rrf(lists)``.
+
+    Args:
+        runs: one entry per ranked list, best first. Each is a sequence of ids (as for ``rrf``), a
+            sequence of ``(id, score)`` pairs, or an ``(ids, scores)`` tuple of two aligned sequences or
+            arrays. Scores must be finite. The rank is the position in the list.
+        method: rank methods (scores ignored): ``rrf``, ``isr``, ``log_isr``, ``logn_isr``, ``rbc``,
+            ``bordafuse``/``w_bordafuse``, ``condorcet``/``w_condorcet``. Score methods (every list
+            needs scores): ``combsum``/``wsum``, ``combmnz``/``wmnz``, ``combmax``, ``combmin``,
+            ``combmed``, ``combanz``, ``combgmnz``, ``mixed``, ``dbsf`` (Qdrant), ``relative_score``
+            (Weaviate). A ``w_`` name is its unweighted twin with ``weights``.
+        norm: score normalisation per list for score methods: ``none``, ``min-max`` (default),
+            ``min-max-inverted`` (distances), ``max``, ``sum``, ``zmuv``, ``rank``, ``borda``. Rank
+            methods, ``dbsf`` and ``relative_score`` take none.
+        k: the RRF constant, finite > 0.
+        weights: one finite weight >= 0 per list (None: all 1.0); a weight-0 list is ignored entirely.
+            Methods without a weighted form (isr, log_isr, logn_isr, combmax/min/med/anz/gmnz) refuse it.
+        top_k, tie_break: as for ``rrf``.
+        duplicates: what a repeated id (or content key) inside one list means: ``"first"`` (only its
+            first occurrence counts), ``"max"`` (its best value at its first rank) or ``"sum"`` (its
+            values add up, as chunks of one document in LangChain's EnsembleRetriever).
+        content_keys: one key list per run, aligned with its ids: ids with equal keys are one document
+            (reported under the id of its best-ranked occurrence).
+        explain: also return ``Fused.explain``: per hit, one ``Contribution`` per list that gave it
+            something, in list order, summing exactly to its score (Condorcet: contributions are NaN,
+            its score is a position). Costs nothing when False.
+        phi: RBC persistence in (0, 1). sigma: logn_isr smoothing in [0, 1]. gamma: combgmnz exponent.
+
+    Raises:
+        FusionError: unknown method or norm, a score method given a list without scores, a NaN score,
+            a parameter out of range, or options a method cannot use (with the fix in the message).
+        TypeError: a wrong type, such as a str score or mixed str and int ids.
+    """
+
+def fuse_batch(
+    queries: Iterable[Iterable[_Run]],
+    /,
+    *,
+    method: _Method | str = "rrf",
+    norm: _Norm | str | None = None,
     k: float = 60.0,
     weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
     top_k: SupportsIndex | None = None,
     tie_break: _TieBreak | str = "rank",
     duplicates: _Duplicates | str = "first",
     explain: bool = False,
-) -> Fused:
-    """Fuses ranked runs by ``method``; with ``explain=True`` also says why each hit scored what it did.
+    phi: float = 0.8,
+    sigma: float = 0.01,
+    gamma: float = 1.0,
+    threads: int | None = None,
+) -> list[Fused]:
+    """``[fuse(runs, ...) for runs in queries]`` in one call across the boundary (no content keys).
 
-    Args:
-        runs: one entry per ranked list, best first. Each is a sequence of ids (as for ``rrf``), a
-            sequence of ``(id, score)`` pairs, or an ``(ids, scores)`` tuple of two aligned sequences or
-            arrays. Scores must be finite. Rank methods ignore scores.
-        method: ``"rrf"``: ``sum_i weights[i] / (k + rank_i)``.
-        k: the RRF constant, finite > 0.
-        weights, top_k, tie_break: as for ``rrf``; a weight-0 list is ignored entirely.
-        duplicates: what a repeated id inside one list means: ``"first"`` (only its first occurrence
-            counts), ``"max"`` (its best value at its first rank) or ``"sum"`` (its values add up, as
-            chunks of one document in LangChain's EnsembleRetriever).
-        explain: also return ``Fused.explain``: per hit, one ``Contribution`` per list that gave it
-            something, in list order. Costs nothing when False.
-
-    ``fuse(lists)`` with plain id lists returns exactly ``rrf(lists)``.
+    All inputs are copied into Rust first, then the GIL is released for the whole batch; with
+    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS`` or all cores) batches of 256 queries or more run
+    on a thread pool, as ``rrf_batch``. ``weights``, when given, must have one entry per run for every
+    query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
     """

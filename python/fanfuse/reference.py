@@ -94,3 +94,214 @@ def rrf(
     if top_k is not None:
         fused = fused[:top_k]
     return fused, [score[doc] for doc in fused]
+
+
+# ---------------------------------------------------------------------------------------------
+# fanfuse.fuse: every fusion method (the spec of rust/fusion/). The pipeline, as in the core:
+# 1. per list, merge repeats by the duplicate policy (an id keeps its first rank);
+# 2. give each (list, doc) a value: a rank term for rank methods, else the score, normalised per list;
+# 3. turn values into per-list contributions; a doc's score is their sum in list order.
+# Definitions are ranx's (ranx/fusion, ranx/normalization); dbsf is Qdrant's, relative_score Weaviate's.
+
+ALIASES = {"wsum": "combsum", "wmnz": "combmnz", "w_bordafuse": "bordafuse", "w_condorcet": "condorcet"}
+RANK_METHODS = {"rrf", "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "condorcet"}
+FLOOR = 1e-9  # ranx's floor on normalisation denominators
+
+
+def _in_order_sum(values: Iterable[float]) -> float:
+    total = 0.0
+    for v in values:  # plain left-to-right addition, as the core (builtin sum may compensate)
+        total += v
+    return total
+
+
+def _split_run(run: Any) -> tuple[list[Id], list[float] | None]:
+    """A run is ids, (id, score) pairs, or an (ids, scores) tuple."""
+    if isinstance(run, tuple) and len(run) == 2 and not isinstance(run[0], (str, int, tuple)):
+        return list(run[0]), [float(s) for s in run[1]]
+    run = list(run)
+    if run and isinstance(run[0], tuple):
+        return [doc for doc, _ in run], [float(s) for _, s in run]
+    return run, None
+
+
+def _normalise(norm: str, values: list[float], ranks: list[int], length: int) -> list[float]:
+    if not values or norm == "none":
+        return values
+    lo, hi, n = min(values), max(values), len(values)
+    total = _in_order_sum(values)
+    mean = total / n
+    squares = _in_order_sum((v - mean) * (v - mean) for v in values)
+    if norm == "min-max":
+        return [(v - lo) / max(hi - lo, FLOOR) for v in values]
+    if norm == "min-max-inverted":
+        return [(hi - v) / max(hi - lo, FLOOR) for v in values]
+    if norm == "max":
+        return [v / max(hi, FLOOR) for v in values]
+    if norm == "sum":
+        return [(v - lo) / max(total - lo * n, FLOOR) for v in values]
+    if norm == "zmuv":
+        return [(v - mean) / max(math.sqrt(squares / n), FLOOR) for v in values]
+    if norm == "rank":
+        return [1.0 - (r - 1) / length for r in ranks]
+    if norm == "dbsf":  # Qdrant: mean -/+ 3 sample standard deviations; 0.5 when degenerate
+        std = math.sqrt(squares / (n - 1)) if n > 1 else 0.0
+        low, high = mean - 3.0 * std, mean + 3.0 * std
+        return [0.5 if high == low else (v - low) / (high - low) for v in values]
+    if norm == "relative":  # Weaviate: min-max, 1 when all scores are equal
+        return [1.0 if hi == lo else (v - lo) / (hi - lo) for v in values]
+    raise ValueError(norm)
+
+
+def _contribution(method: str, v: float, w: float, n: int, w_sum: float, sigma: float, gamma: float) -> float:
+    """One list's term: value ``v`` of a doc found in ``n`` lists of total weight ``w_sum``.
+
+    Each written exactly as the core writes it, so the floats agree to the bit.
+    """
+    if method == "rrf":
+        return v  # the weight is already in the rank value
+    if method == "isr":
+        return v * n
+    if method == "log_isr":
+        return v * math.log(n)
+    if method == "logn_isr":
+        return v * math.log(n + sigma)
+    if method == "combmnz":
+        return v * w_sum
+    if method == "combanz":
+        return v / n
+    if method == "combgmnz":
+        return v * math.pow(n, gamma)
+    if method == "mixed":
+        return w * v * math.sqrt(n)
+    return w * v  # combsum, rbc, bordafuse, dbsf, relative_score
+
+
+def fuse(
+    runs: Iterable[Any],
+    /,
+    *,
+    method: str = "rrf",
+    norm: str | None = None,
+    k: float = 60.0,
+    weights: Sequence[float] | None = None,
+    top_k: int | None = None,
+    tie_break: str = "rank",
+    duplicates: str = "first",
+    content_keys: Sequence[Sequence[Id]] | None = None,
+    phi: float = 0.8,
+    sigma: float = 0.01,
+    gamma: float = 1.0,
+) -> tuple[list[Id], list[float]]:
+    """Any fusion method over ranked (optionally scored) runs; returns ``(ids, scores)`` best first."""
+    method = ALIASES.get(method, method)
+    split = [_split_run(run) for run in runs]
+    weight_of = list(weights) if weights is not None else [1.0] * len(split)
+    if method not in RANK_METHODS and norm is None:
+        norm = {"dbsf": "dbsf", "relative_score": "relative"}.get(method, "min-max")
+
+    # 1. Merge repeats; content keys map every id to the first id read with the same key.
+    canonical: dict[Id, Id] = {}
+    lists: list[dict[Id, list[Any]]] = []  # per list: doc -> [rank, score, value, original id]
+    for i, (ids, scores) in enumerate(split):
+        merged: dict[Id, list[Any]] = {}
+        if weight_of[i] != 0.0:
+            for pos, original in enumerate(ids):
+                key = content_keys[i][pos] if content_keys is not None else original
+                doc = canonical.setdefault(key, original)
+                raw = scores[pos] if scores is not None else math.nan
+                rank = pos + 1
+                value = raw
+                if method == "rrf":
+                    value = weight_of[i] / (k + rank)
+                elif method in ("isr", "log_isr", "logn_isr"):
+                    value = 1.0 / (rank * rank)
+                elif method == "rbc":
+                    value = (1.0 - phi) * phi ** (rank - 1)
+                if doc not in merged:
+                    merged[doc] = [rank, raw, value, original]
+                elif duplicates == "max":
+                    merged[doc][1] = max(merged[doc][1], raw)
+                    merged[doc][2] = max(merged[doc][2], value)
+                elif duplicates == "sum":
+                    merged[doc][1] += raw
+                    merged[doc][2] += value
+        lists.append(merged)
+
+    # Best occurrence (rank, list) of each doc: the tie-break key and the id reported for it.
+    best: dict[Id, tuple[int, int, Id]] = {}
+    for i, merged in enumerate(lists):
+        for doc, (rank, _, _, original) in merged.items():
+            if doc not in best or rank < best[doc][0]:
+                best[doc] = (rank, i, original)
+    candidates = list(best)  # first-seen order, list by list
+    n_cands = len(candidates)
+
+    # 2. Values: normalised scores, or Borda points for every candidate in every list.
+    values: list[dict[Id, float]] = []
+    for i, merged in enumerate(lists):
+        docs = list(merged)
+        if method == "bordafuse" or norm == "borda":
+            if weight_of[i] == 0.0:
+                values.append({})
+                continue
+            present = len(docs)
+            if method == "bordafuse":
+                ranked = {d: n_cands - (merged[d][0] - 1) for d in docs}
+                missing = 0.5 * (n_cands - present + 1.0)
+            else:
+                ranked = {d: 1.0 - (merged[d][0] - 1) / n_cands for d in docs}
+                missing = 0.5 - (present - 1.0) / (2.0 * n_cands)
+            everyone = docs + [c for c in candidates if c not in merged]
+            values.append({d: ranked.get(d, missing) for d in everyone})
+        elif method in RANK_METHODS:
+            values.append({d: merged[d][2] for d in docs})
+        else:
+            ranks = [merged[d][0] for d in docs]
+            normed = _normalise(norm or "min-max", [merged[d][2] for d in docs], ranks, len(split[i][0]))
+            values.append(dict(zip(docs, normed, strict=True)))
+
+    # 3. Contributions, summed in list order.
+    count = {d: sum(d in v for v in values) for d in candidates}
+    weight_sum = {d: _in_order_sum(weight_of[i] for i, v in enumerate(values) if d in v) for d in candidates}
+    score: dict[Id, float] = {}
+    for d in candidates:
+        held = [(i, v[d]) for i, v in enumerate(values) if d in v]
+        n = count[d]
+        if method in ("combmax", "combmin"):
+            pick = max if method == "combmax" else min
+            score[d] = pick(value for _, value in held)
+        elif method == "combmed":
+            ordered = sorted(value for _, value in held)
+            mid = len(ordered) // 2
+            score[d] = ordered[mid] if n % 2 else ordered[mid - 1] / 2 + ordered[mid] / 2
+        else:
+            terms = (_contribution(method, v, weight_of[i], n, weight_sum[d], sigma, gamma) for i, v in held)
+            score[d] = _in_order_sum(terms)
+
+    if method == "condorcet":  # Copeland count: weighted pairwise wins minus losses
+        rank_in = [{d: lst[d][0] for d in lst} for lst in lists]
+        absent = math.inf
+        for d in candidates:
+            score[d] = 0.0
+        for a_at, a in enumerate(candidates):
+            for b in candidates[a_at + 1 :]:
+                for_a = for_b = 0.0
+                for i, rank_of in enumerate(rank_in):
+                    ra, rb = rank_of.get(a, absent), rank_of.get(b, absent)
+                    for_a += weight_of[i] if ra < rb else 0.0
+                    for_b += weight_of[i] if rb < ra else 0.0
+                if for_a != for_b:
+                    winner, loser = (a, b) if for_a > for_b else (b, a)
+                    score[winner] += 1.0
+                    score[loser] -= 1.0
+
+    def order(doc: Id) -> tuple[float, Any]:
+        return (-score[doc], best[doc][:2] if tie_break == "rank" else doc)
+
+    fused = sorted(candidates, key=order)
+    if method == "condorcet":  # the score is the position: N for the first, N - 1 next, ...
+        score = {doc: float(n_cands - at) for at, doc in enumerate(fused)}
+    if top_k is not None:
+        fused = fused[:top_k]
+    return [best[doc][2] for doc in fused], [score[doc] for doc in fused]

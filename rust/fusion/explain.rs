@@ -40,8 +40,8 @@ pub(super) fn regroup(
         if at != u32::MAX {
             explain[at as usize].push(Contribution {
                 list: entry.list,
-                rank: Some(entry.rank),
-                item: Some(entry.item as usize),
+                rank: entry.is_ranked().then_some(entry.rank),
+                item: entry.is_ranked().then_some(entry.item as usize),
                 score: Some(entry.score).filter(|s| !s.is_nan()), // NaN: this list had no scores
                 contribution,
             });

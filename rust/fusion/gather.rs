@@ -51,6 +51,18 @@ pub(super) struct Entry {
     pub value: f64,
 }
 
+impl Entry {
+    /// A list's entry for a candidate it does not contain (Borda gives those points too).
+    pub fn absent(candidate: u32, list: u32, value: f64) -> Self {
+        Self { candidate, list, rank: 0, item: u32::MAX, score: f64::NAN, value }
+    }
+
+    /// False for the entry of a list that does not contain the candidate.
+    pub fn is_ranked(&self) -> bool {
+        self.rank > 0
+    }
+}
+
 /// One distinct id of the call.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Candidate {
@@ -64,10 +76,11 @@ pub(super) struct Candidate {
 
 pub(super) struct Gathered {
     pub entries: Vec<Entry>,
-    #[allow(dead_code)] // read by the score normalisations, which come next
     /// List `i`'s entries are `entries[list_bounds[i]..list_bounds[i + 1]]`, in rank order.
     pub list_bounds: Vec<usize>,
     pub candidates: Vec<Candidate>,
+    /// Whether list `i` was read (false for weight-0 lists).
+    pub included: Vec<bool>,
 }
 
 /// Reads every list whose `included(i)` is true. `rank_value(list, rank)` gives rank methods their
@@ -85,8 +98,9 @@ pub(super) fn gather<T: FusionKey>(
     let mut entries: Vec<Entry> = Vec::with_capacity(ids.total_len());
     let mut list_bounds = Vec::with_capacity(ids.len() + 1);
     list_bounds.push(0);
-    for list in 0..ids.len() {
-        if included(list) {
+    let included: Vec<bool> = (0..ids.len()).map(included).collect();
+    for (list, &read) in included.iter().enumerate() {
+        if read {
             let list_u32 = list as u32;
             let start = ids.start(list);
             for (position, &id) in ids.list(list).iter().enumerate() {
@@ -123,7 +137,7 @@ pub(super) fn gather<T: FusionKey>(
         }
         list_bounds.push(entries.len());
     }
-    Gathered { entries, list_bounds, candidates }
+    Gathered { entries, list_bounds, candidates, included }
 }
 
 fn merge_repeat(entry: &mut Entry, score: f64, value: f64, duplicates: Duplicates) {

@@ -1,63 +1,295 @@
 //! The fusion methods: what each list gives a document (a value from its rank, or its normalised
-//! score) and how those values become one score. Every method is written as a per-list
-//! contribution, and the fused score is the sum of a document's contributions in list order, so
-//! `explain` can show where every bit of the score came from.
+//! score) and how those values become one score. Every method except Condorcet is written as one
+//! contribution per (list, document), and the fused score is the sum of a document's contributions
+//! in list order, so `explain` shows where every bit of the score came from.
+//!
+//! Definitions follow ranx (`ranx/fusion/*.py`), so results can be checked against it; DBSF is
+//! Qdrant's and relative score fusion Weaviate's. `docs/fusion-methods.md` lists the formulas.
 
 use std::str::FromStr;
 
 use crate::error::FusionError;
 
-/// A fusion method with its parameters (ranx's names; the docs list each formula).
+use super::gather::Entry;
+use super::norm::Norm;
+
+/// Parameters some methods take; the rest ignore them.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Method {
-    /// `Σ w_i / (k + rank_i)`.
-    Rrf { k: f64 },
+pub struct MethodParams {
+    /// RRF constant, finite > 0 (60).
+    pub k: f64,
+    /// RBC persistence, in (0, 1) (0.8).
+    pub phi: f64,
+    /// logn_isr smoothing, in [0, 1] (0.01, as ranx).
+    pub sigma: f64,
+    /// combgmnz exponent, finite (1.0, which is combmnz).
+    pub gamma: f64,
 }
 
+impl Default for MethodParams {
+    fn default() -> Self {
+        Self { k: crate::rrf::DEFAULT_K, phi: 0.8, sigma: 0.01, gamma: 1.0 }
+    }
+}
+
+/// A fusion method (ranx's names, plus `dbsf` and `relative_score`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Method {
+    Rrf { k: f64 },
+    Isr,
+    LogIsr,
+    LognIsr { sigma: f64 },
+    Rbc { phi: f64 },
+    Bordafuse,
+    Condorcet,
+    CombSum,
+    CombMnz,
+    CombMax,
+    CombMin,
+    CombMed,
+    CombAnz,
+    CombGmnz { gamma: f64 },
+    Mixed,
+    Dbsf,
+    RelativeScore,
+}
+
+/// Every accepted method name. Weighted twins are aliases: every method that accepts weights
+/// defaults them to 1, so `wsum` is `combsum` and `w_bordafuse` is `bordafuse`.
+pub const NAMES: &[&str] = &[
+    "rrf",
+    "isr",
+    "log_isr",
+    "logn_isr",
+    "rbc",
+    "bordafuse",
+    "w_bordafuse",
+    "condorcet",
+    "w_condorcet",
+    "combsum",
+    "combmnz",
+    "combmax",
+    "combmin",
+    "combmed",
+    "combanz",
+    "combgmnz",
+    "wsum",
+    "wmnz",
+    "mixed",
+    "dbsf",
+    "relative_score",
+];
+
 impl Method {
-    /// The method named `name` with the given parameters (those it does not use are ignored).
-    pub fn from_name(name: &str, k: f64) -> Result<Self, FusionError> {
-        match name {
-            "rrf" => Ok(Self::Rrf { k }),
-            other => Err(FusionError::invalid(format!("method must be one of {} (got '{other}')", NAMES.join(", ")))),
+    /// The method named `name`, taking what it needs from `params`.
+    pub fn from_name(name: &str, params: MethodParams) -> Result<Self, FusionError> {
+        let method = match name {
+            "rrf" => Self::Rrf { k: params.k },
+            "isr" => Self::Isr,
+            "log_isr" => Self::LogIsr,
+            "logn_isr" => Self::LognIsr { sigma: params.sigma },
+            "rbc" => Self::Rbc { phi: params.phi },
+            "bordafuse" | "w_bordafuse" => Self::Bordafuse,
+            "condorcet" | "w_condorcet" => Self::Condorcet,
+            "combsum" | "wsum" => Self::CombSum,
+            "combmnz" | "wmnz" => Self::CombMnz,
+            "combmax" => Self::CombMax,
+            "combmin" => Self::CombMin,
+            "combmed" => Self::CombMed,
+            "combanz" => Self::CombAnz,
+            "combgmnz" => Self::CombGmnz { gamma: params.gamma },
+            "mixed" => Self::Mixed,
+            "dbsf" => Self::Dbsf,
+            "relative_score" => Self::RelativeScore,
+            other => {
+                return Err(FusionError::invalid(format!("method must be one of {} (got '{other}')", NAMES.join(", "))))
+            }
+        };
+        method.validate()?;
+        Ok(method)
+    }
+
+    /// The canonical name (the unweighted one where a weighted twin exists).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rrf { .. } => "rrf",
+            Self::Isr => "isr",
+            Self::LogIsr => "log_isr",
+            Self::LognIsr { .. } => "logn_isr",
+            Self::Rbc { .. } => "rbc",
+            Self::Bordafuse => "bordafuse",
+            Self::Condorcet => "condorcet",
+            Self::CombSum => "combsum",
+            Self::CombMnz => "combmnz",
+            Self::CombMax => "combmax",
+            Self::CombMin => "combmin",
+            Self::CombMed => "combmed",
+            Self::CombAnz => "combanz",
+            Self::CombGmnz { .. } => "combgmnz",
+            Self::Mixed => "mixed",
+            Self::Dbsf => "dbsf",
+            Self::RelativeScore => "relative_score",
         }
     }
 
     /// Checks the method's own parameters.
-    pub fn validate(&self) -> Result<(), FusionError> {
-        match *self {
+    pub fn validate(self) -> Result<(), FusionError> {
+        let bad = |what: &str, v: f64, fix: &str| Err(FusionError::invalid(format!("{what} (got {v}); {fix}")));
+        match self {
             Self::Rrf { k } if !(k.is_finite() && k > 0.0) => {
-                Err(FusionError::invalid(format!("k must be a finite number > 0 (got {k}); 60 is the usual value")))
+                bad("k must be a finite number > 0", k, "60 is the usual value")
             }
-            Self::Rrf { .. } => Ok(()),
+            Self::Rbc { phi } if !(phi > 0.0 && phi < 1.0) => {
+                bad("phi must be in (0, 1) for rbc", phi, "0.8 is a common choice")
+            }
+            Self::LognIsr { sigma } if !(0.0..=1.0).contains(&sigma) => {
+                bad("sigma must be in [0, 1] for logn_isr", sigma, "ranx's default is 0.01")
+            }
+            Self::CombGmnz { gamma } if !gamma.is_finite() => {
+                bad("gamma must be a finite number for combgmnz", gamma, "1.0 gives combmnz")
+            }
+            _ => Ok(()),
         }
     }
 
-    /// The value a list of weight `weight` gives the document at `rank`, for methods that read ranks
-    /// only (`None` for score methods). Written exactly as the contract's term (`w / (k + rank)`, not
-    /// `w * (1 / (k + rank))`), so the general path matches the fast RRF kernel bit for bit.
-    #[allow(clippy::unnecessary_wraps)] // score methods (next) return None
+    /// True for methods that read only ranks (scores are ignored and no normalisation applies).
+    #[must_use]
+    pub fn reads_ranks(self) -> bool {
+        matches!(
+            self,
+            Self::Rrf { .. }
+                | Self::Isr
+                | Self::LogIsr
+                | Self::LognIsr { .. }
+                | Self::Rbc { .. }
+                | Self::Bordafuse
+                | Self::Condorcet
+        )
+    }
+
+    /// False for methods whose definition has no per-list weight.
+    #[must_use]
+    pub fn takes_weights(self) -> bool {
+        !matches!(
+            self,
+            Self::Isr
+                | Self::LogIsr
+                | Self::LognIsr { .. }
+                | Self::CombMax
+                | Self::CombMin
+                | Self::CombMed
+                | Self::CombAnz
+                | Self::CombGmnz { .. }
+        )
+    }
+
+    /// The normalisation a score method always applies (DBSF and relative score fusion define
+    /// their own); `None` where the caller chooses.
+    #[must_use]
+    pub fn own_norm(self) -> Option<Norm> {
+        match self {
+            Self::Dbsf => Some(Norm::Distribution),
+            Self::RelativeScore => Some(Norm::Relative),
+            _ => None,
+        }
+    }
+
+    /// The value a list of weight `weight` gives the document at `rank`, for rank methods whose
+    /// value needs nothing but the rank (`None` otherwise). RRF is written exactly as the contract's
+    /// term (`w / (k + rank)`), so the general path matches the fast RRF kernel bit for bit.
+    #[must_use]
     pub(super) fn rank_value(self, rank: u32, weight: f64) -> Option<f64> {
+        let r = f64::from(rank);
         match self {
-            Self::Rrf { k } => Some(weight / (k + f64::from(rank))),
+            Self::Rrf { k } => Some(weight / (k + r)),
+            Self::Isr | Self::LogIsr | Self::LognIsr { .. } => Some(1.0 / (r * r)),
+            // ranx: (1 - phi) * phi^i with the 0-based position i.
+            Self::Rbc { phi } => Some((1.0 - phi) * phi.powf(f64::from(rank - 1))),
+            _ => None,
         }
     }
 
-    /// The contribution of one list's (normalised) `value` with list weight `weight`.
-    pub(super) fn contribution(self, value: f64, _weight: f64) -> f64 {
+    /// Every entry's contribution, aligned with `entries` (which are stored list by list).
+    /// `weight(list)` is the list's weight; values are already normalised.
+    pub(super) fn contributions(self, entries: &[Entry], n_candidates: usize, weight: impl Fn(u32) -> f64) -> Vec<f64> {
+        // Per candidate: in how many lists it is, and their total weight (wmnz's multiplier).
+        let mut count = vec![0_u32; n_candidates];
+        let mut weight_sum = vec![0.0_f64; n_candidates];
+        for e in entries {
+            count[e.candidate as usize] += 1;
+            weight_sum[e.candidate as usize] += weight(e.list);
+        }
+        let n = |e: &Entry| f64::from(count[e.candidate as usize]);
         match self {
-            Self::Rrf { .. } => value, // the weight is already in the rank value
+            Self::Rrf { .. } => entries.iter().map(|e| e.value).collect(), // the weight is in the value
+            Self::Isr => entries.iter().map(|e| e.value * n(e)).collect(),
+            Self::LogIsr => entries.iter().map(|e| e.value * n(e).ln()).collect(),
+            Self::LognIsr { sigma } => entries.iter().map(|e| e.value * (n(e) + sigma).ln()).collect(),
+            Self::CombMnz => entries.iter().map(|e| e.value * weight_sum[e.candidate as usize]).collect(),
+            Self::CombAnz => entries.iter().map(|e| e.value / n(e)).collect(),
+            Self::CombGmnz { gamma } => entries.iter().map(|e| e.value * n(e).powf(gamma)).collect(),
+            Self::Mixed => entries.iter().map(|e| weight(e.list) * e.value * n(e).sqrt()).collect(),
+            Self::CombMax => pick(entries, n_candidates, |new, old| new > old),
+            Self::CombMin => pick(entries, n_candidates, |new, old| new < old),
+            Self::CombMed => median(entries, &count),
+            Self::Condorcet => vec![f64::NAN; entries.len()], // a position, not a sum: see condorcet.rs
+            Self::Rbc { .. } | Self::Bordafuse | Self::CombSum | Self::Dbsf | Self::RelativeScore => {
+                entries.iter().map(|e| weight(e.list) * e.value).collect()
+            }
         }
     }
 }
 
-/// Every accepted method name, for error messages.
-pub const NAMES: &[&str] = &["rrf"];
+/// combmax / combmin: the whole score comes from the first list holding the extreme value.
+fn pick(entries: &[Entry], n_candidates: usize, better: impl Fn(f64, f64) -> bool) -> Vec<f64> {
+    let mut chosen = vec![u32::MAX; n_candidates];
+    for (at, e) in entries.iter().enumerate() {
+        let slot = &mut chosen[e.candidate as usize];
+        if *slot == u32::MAX || better(e.value, entries[*slot as usize].value) {
+            *slot = at as u32;
+        }
+    }
+    let mut out = vec![0.0; entries.len()];
+    for &at in chosen.iter().filter(|&&at| at != u32::MAX) {
+        out[at as usize] = entries[at as usize].value;
+    }
+    out
+}
+
+/// combmed: the middle value, or half of each of the two middle values (halving is exact, so the
+/// two halves add up to their mean exactly).
+fn median(entries: &[Entry], count: &[u32]) -> Vec<f64> {
+    // Group entry indices by candidate (counting sort keeps list order inside a group).
+    let mut start = vec![0_usize; count.len() + 1];
+    for (c, &n) in count.iter().enumerate() {
+        start[c + 1] = start[c] + n as usize;
+    }
+    let mut fill = start.clone();
+    let mut grouped = vec![0_usize; entries.len()];
+    for (at, e) in entries.iter().enumerate() {
+        grouped[fill[e.candidate as usize]] = at;
+        fill[e.candidate as usize] += 1;
+    }
+    let mut out = vec![0.0; entries.len()];
+    for c in 0..count.len() {
+        let group = &mut grouped[start[c]..start[c + 1]];
+        group.sort_by(|&a, &b| entries[a].value.total_cmp(&entries[b].value));
+        let mid = group.len() / 2;
+        if group.len() % 2 == 1 {
+            out[group[mid]] = entries[group[mid]].value;
+        } else if !group.is_empty() {
+            out[group[mid - 1]] = entries[group[mid - 1]].value / 2.0;
+            out[group[mid]] = entries[group[mid]].value / 2.0;
+        }
+    }
+    out
+}
 
 impl FromStr for Method {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::from_name(s, crate::rrf::DEFAULT_K)
+        Self::from_name(s, MethodParams::default())
     }
 }

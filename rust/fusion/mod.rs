@@ -1,19 +1,25 @@
 //! General fusion: every standard method, optional scores, duplicate policies and per-hit
 //! provenance (`explain`). Plain RRF without options takes the fast path in [`crate::rrf`].
 //!
-//! Passes: [`gather`] reads the lists once into one entry per (list, id); the method turns each
-//! entry into a contribution; a document's score is the sum of its contributions in list order;
-//! the order and tie-breaks are `DESIGN.md`'s; explain regroups the entries of the kept hits.
+//! Passes: [`gather`] reads the lists once into one entry per (list, id) (the value is the rank
+//! term for rank methods, the score otherwise); [`norm`] normalises scores per list; the method
+//! turns each entry into a contribution; a document's score is the sum of its contributions in list
+//! order; the order and tie-breaks are `DESIGN.md`'s; explain regroups the entries of the kept hits.
 
+mod condorcet;
+mod dedupe;
 mod explain;
 mod gather;
 mod methods;
+mod norm;
 
 use std::cmp::Ordering;
 
+pub use dedupe::canonical_ids;
 pub use explain::Contribution;
 pub use gather::Duplicates;
-pub use methods::{Method, NAMES as METHOD_NAMES};
+pub use methods::{Method, MethodParams, NAMES as METHOD_NAMES};
+pub use norm::{Norm, NAMES as NORM_NAMES};
 
 use crate::error::FusionError;
 use crate::lists::{FusionKey, RankedLists};
@@ -30,6 +36,9 @@ pub struct ScoredLists<'a, T> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FuseParams {
     pub method: Method,
+    /// Score normalisation for score methods; `None` means min-max (ranx's default). Rank methods,
+    /// DBSF and relative score fusion take none.
+    pub norm: Option<Norm>,
     /// `None` means every list weighs 1.0; otherwise one finite weight >= 0 per list. A weight-0
     /// list is ignored entirely, for every method.
     pub weights: Option<Vec<f64>>,
@@ -44,6 +53,7 @@ impl Default for FuseParams {
     fn default() -> Self {
         Self {
             method: Method::Rrf { k: crate::rrf::DEFAULT_K },
+            norm: None,
             weights: None,
             top_k: None,
             tie_break: TieBreak::Rank,
@@ -58,16 +68,41 @@ impl FuseParams {
     pub fn validate(&self, n_lists: usize) -> Result<(), FusionError> {
         self.method.validate()?;
         // Weight checks are the RRF contract's; reuse them rather than repeat the messages.
-        RrfParams { weights: self.weights.clone(), ..RrfParams::default() }.validate(n_lists)
+        RrfParams { weights: self.weights.clone(), ..RrfParams::default() }.validate(n_lists)?;
+        let name = self.method.name();
+        if self.weights.is_some() && !self.method.takes_weights() {
+            return Err(FusionError::invalid(format!(
+                "method '{name}' has no per-list weights; drop weights, or use a weighted method (wsum, wmnz, mixed, rrf, ...)"
+            )));
+        }
+        if let Some(norm) = self.norm.filter(|&n| n != Norm::None) {
+            if self.method.reads_ranks() {
+                return Err(FusionError::invalid(format!(
+                    "method '{name}' reads ranks only, so norm='{}' would have no effect; leave norm unset",
+                    norm.name()
+                )));
+            }
+            if self.method.own_norm().is_some() {
+                return Err(FusionError::invalid(format!(
+                    "method '{name}' normalises scores its own way; leave norm unset (or use combsum with a norm)"
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn weight(&self, list: usize) -> f64 {
         self.weights.as_ref().map_or(1.0, |w| w[list])
     }
 
+    /// The normalisation a score method applies.
+    fn effective_norm(&self) -> Norm {
+        self.method.own_norm().or(self.norm).unwrap_or(Norm::MinMax)
+    }
+
     /// The options of the same call on the fast RRF path, when it gives identical results.
     fn as_plain_rrf(&self) -> Option<RrfParams> {
-        let Method::Rrf { k } = self.method;
+        let Method::Rrf { k } = self.method else { return None };
         (!self.explain && self.duplicates == Duplicates::First).then(|| RrfParams {
             k,
             weights: self.weights.clone(),
@@ -94,29 +129,72 @@ pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Re
             lists.ids.items().len()
         )));
     }
+    let method = params.method;
+    let included = |list: usize| params.weight(list) != 0.0;
+    if !method.reads_ranks() {
+        check_scores(lists, &included, method)?;
+    }
     if let Some(rrf_params) = params.as_plain_rrf() {
         return Ok(Fusion { hits: crate::rrf::rrf(lists.ids, &rrf_params)?, explain: None });
     }
-    let method = params.method;
     let rank_value = |list: usize, rank: u32| method.rank_value(rank, params.weight(list)).unwrap_or(f64::NAN);
-    let reads_ranks = method.rank_value(1, 1.0).is_some();
-    let rank_value = reads_ranks.then_some(&rank_value as &dyn Fn(usize, u32) -> f64);
-    let gathered = gather::gather(lists, |i| params.weight(i) != 0.0, params.duplicates, rank_value);
-    let contributions: Vec<f64> =
-        gathered.entries.iter().map(|e| params.method.contribution(e.value, params.weight(e.list as usize))).collect();
+    let rank_value = method.reads_ranks().then_some(&rank_value as &dyn Fn(usize, u32) -> f64);
+    let mut gathered = gather::gather(lists, included, params.duplicates, rank_value);
+    let n = gathered.candidates.len() as f64;
+    if method == Method::Bordafuse {
+        // ranx: N - position for a ranked document, (N - n + 1) / 2 for one the list lacks.
+        norm::expand_to_all_candidates(
+            &mut gathered,
+            |rank, _| n - f64::from(rank - 1),
+            |present| 0.5 * (n - present as f64 + 1.0),
+        );
+    } else if !method.reads_ranks() {
+        norm::normalise(params.effective_norm(), &mut gathered, |list| lists.ids.list(list).len());
+    }
+    let weight = |list: u32| params.weight(list as usize);
+    let contributions = method.contributions(&gathered.entries, gathered.candidates.len(), weight);
     let mut scores = vec![0.0_f64; gathered.candidates.len()];
-    // Entries are stored list by list, so each score is summed in list order.
-    for (entry, contribution) in gathered.entries.iter().zip(&contributions) {
-        scores[entry.candidate as usize] += contribution;
+    if method == Method::Condorcet {
+        scores = condorcet::copeland(&gathered.entries, gathered.candidates.len(), lists.ids.len(), weight);
+    } else {
+        // Entries are stored list by list, so each score is summed in list order.
+        for (entry, contribution) in gathered.entries.iter().zip(&contributions) {
+            scores[entry.candidate as usize] += contribution;
+        }
     }
     let order = select(&gathered.candidates, &scores, lists.ids.items(), params);
     let explain =
         params.explain.then(|| explain::regroup(&order, gathered.candidates.len(), &gathered.entries, &contributions));
     let hits = order
         .iter()
-        .map(|&c| FusedEntry { item: gathered.candidates[c as usize].best_item as usize, score: scores[c as usize] })
+        .enumerate()
+        .map(|(position, &c)| FusedEntry {
+            item: gathered.candidates[c as usize].best_item as usize,
+            // Condorcet's score is the position, as ranx gives it: N for the first, N - 1 next, ...
+            score: if method == Method::Condorcet { n - position as f64 } else { scores[c as usize] },
+        })
         .collect();
     Ok(Fusion { hits, explain })
+}
+
+/// Score methods need a score for every id of every list they read.
+fn check_scores<T>(
+    lists: &ScoredLists<'_, T>,
+    included: &dyn Fn(usize) -> bool,
+    method: Method,
+) -> Result<(), FusionError> {
+    for list in (0..lists.ids.len()).filter(|&l| included(l) && !lists.ids.list(l).is_empty()) {
+        let start = lists.ids.start(list);
+        let scored =
+            lists.scores.is_some_and(|s| s[start..start + lists.ids.list(list).len()].iter().all(|v| !v.is_nan()));
+        if !scored {
+            return Err(FusionError::invalid(format!(
+                "runs[{list}] has no scores but method '{}' fuses scores; pass (id, score) pairs or an (ids, scores) tuple, or use a rank method such as rrf",
+                method.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Candidate indices in fused order (score descending, then the tie-break), at most `top_k`.
@@ -205,5 +283,62 @@ mod tests {
         for k in 0..7 {
             assert_eq!(run(lists, &slow(Some(k))).0, full[..k.min(full.len())]);
         }
+    }
+
+    fn scored(lists: &[&[(&'static str, f64)]], params: &FuseParams) -> Vec<(&'static str, f64)> {
+        let items: Vec<&str> = lists.iter().flat_map(|l| l.iter().map(|p| p.0)).collect();
+        let scores: Vec<f64> = lists.iter().flat_map(|l| l.iter().map(|p| p.1)).collect();
+        let mut bounds = vec![0];
+        for l in lists {
+            bounds.push(bounds.last().unwrap() + l.len());
+        }
+        let fusion =
+            fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) }, params).unwrap();
+        fusion.hits.iter().map(|h| (items[h.item], h.score)).collect()
+    }
+
+    fn with(method: Method, norm: Norm) -> FuseParams {
+        FuseParams { method, norm: Some(norm), ..FuseParams::default() }
+    }
+
+    #[test]
+    fn combmed_takes_the_middle_or_the_mean_of_the_two_middles() {
+        let lists: &[&[(&str, f64)]] = &[&[("a", 1.0)], &[("a", 5.0)], &[("a", 3.0), ("b", 2.0)], &[("b", 4.0)]];
+        let out = scored(lists, &with(Method::CombMed, Norm::None));
+        assert_eq!(out, [("a", 3.0), ("b", 3.0)]);
+    }
+
+    #[test]
+    fn min_max_and_combmnz_follow_ranx() {
+        // min-max per list: list 0 -> a 1, b 0.5, c 0; list 1 -> b 1, d 0. combmnz: sum * count.
+        let lists: &[&[(&str, f64)]] = &[&[("a", 3.0), ("b", 2.0), ("c", 1.0)], &[("b", 9.0), ("d", 4.0)]];
+        let out = scored(lists, &with(Method::CombMnz, Norm::MinMax));
+        assert_eq!(out, [("b", 3.0), ("a", 1.0), ("d", 0.0), ("c", 0.0)], "tie: d has the better best rank");
+    }
+
+    #[test]
+    fn dbsf_gives_a_single_hit_one_half() {
+        let out = scored(&[&[("a", 7.0)]], &FuseParams { method: Method::Dbsf, ..FuseParams::default() });
+        assert_eq!(out, [("a", 0.5)]);
+    }
+
+    #[test]
+    fn condorcet_scores_are_positions() {
+        // a beats b in 2 of 3 lists, b beats c everywhere, a beats c everywhere.
+        let lists: &[&[(&str, f64)]] = &[
+            &[("a", 0.0), ("b", 0.0), ("c", 0.0)],
+            &[("b", 0.0), ("a", 0.0), ("c", 0.0)],
+            &[("a", 0.0), ("b", 0.0), ("c", 0.0)],
+        ];
+        let out = scored(lists, &FuseParams { method: Method::Condorcet, ..FuseParams::default() });
+        assert_eq!(out, [("a", 3.0), ("b", 2.0), ("c", 1.0)]);
+    }
+
+    #[test]
+    fn score_methods_refuse_lists_without_scores() {
+        let items = ["a"];
+        let params = FuseParams { method: Method::CombSum, ..FuseParams::default() };
+        let err = fuse(&ScoredLists { ids: RankedLists::new(&items, &[0, 1]), scores: None }, &params).unwrap_err();
+        assert!(err.to_string().starts_with("runs[0] has no scores"));
     }
 }
