@@ -6,7 +6,7 @@ from typing import Literal, SupportsIndex, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Fused", "FusionError", "default_threads", "rrf", "rrf_batch"]
+__all__ = ["Fused", "FusionError", "_kernel_seconds", "default_threads", "rrf", "rrf_batch"]
 
 # Private aliases (underscored: they exist only in the stub).
 _Id = str | int
@@ -85,3 +85,16 @@ def rrf_batch(
 
 def default_threads() -> int:
     """Threads ``rrf_batch`` uses by default: ``FANFUSE_NUM_THREADS``, else all cores (1 after fork)."""
+
+def _kernel_seconds(
+    queries: Iterable[Iterable[_IdList]],
+    /,
+    *,
+    top_k: SupportsIndex | None = None,
+    threads: int = 1,
+    repeat: int = 1,
+) -> float:
+    """Best of ``repeat`` timings (seconds) of the bare kernel over the whole batch, ids already in Rust.
+
+    For benchmarks only (not public API): no extraction from Python and no result objects.
+    """
