@@ -275,7 +275,6 @@ impl OwnedIds {
             self.set_kind(IdKind::Int, || format!("{path}[0]"))?;
         }
         self.ints.extend_from_slice(&values);
-        self.bounds.push(self.len());
         Ok(true)
     }
 
