@@ -356,6 +356,13 @@ fn outer_items<'py>(obj: &Bound<'py, PyAny>, name: impl fmt::Display, what: &str
     if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
         return Err(PyTypeError::new_err(format!("{name} must be a sequence of {what}, not a {}", type_name(obj))));
     }
+    if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() || obj.is_instance_of::<PyDict>() {
+        // Order matters: weights and the rank tie-break follow list order.
+        return Err(PyTypeError::new_err(format!(
+            "{name} is a {} which has no order; pass a list or tuple of {what}",
+            type_name(obj)
+        )));
+    }
     if let Ok(list) = obj.cast::<PyList>() {
         return Ok(list.iter().collect());
     }
