@@ -14,7 +14,7 @@ use rayon::prelude::*;
 /// round trip is ~10–20 µs; one 4 × 100 RRF query is ~5 µs).
 pub const MIN_PARALLEL_QUERIES: usize = 256;
 /// Queries handed to one pool task at a time, to amortise work stealing.
-const CHUNK: usize = 64;
+pub const CHUNK: usize = 64;
 
 static FORKED: AtomicBool = AtomicBool::new(false);
 static AT_FORK: Once = Once::new();
@@ -59,6 +59,18 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     Some(pool)
 }
 
+/// The pool a batch of `n_queries` should run on, or `None` to run serially: one thread asked for,
+/// too small a batch, or a forked child.
+#[must_use]
+pub fn pool_for(threads: Option<usize>, n_queries: usize) -> Option<Arc<rayon::ThreadPool>> {
+    let threads = threads.unwrap_or_else(default_threads);
+    if threads > 1 && n_queries >= MIN_PARALLEL_QUERIES && !in_forked_child() {
+        pool(threads)
+    } else {
+        None
+    }
+}
+
 /// Applies `work` to every query, in order, on `threads` threads (`None`: [`default_threads`]).
 pub fn map_queries<Q, R, F>(queries: &[Q], threads: Option<usize>, work: F) -> Vec<R>
 where
@@ -66,13 +78,10 @@ where
     R: Send,
     F: Fn(&Q) -> R + Sync + Send,
 {
-    let threads = threads.unwrap_or_else(default_threads);
-    if threads > 1 && queries.len() >= MIN_PARALLEL_QUERIES && !in_forked_child() {
-        if let Some(pool) = pool(threads) {
-            return pool.install(|| queries.par_iter().with_min_len(CHUNK).map(&work).collect());
-        }
+    match pool_for(threads, queries.len()) {
+        Some(pool) => pool.install(|| queries.par_iter().with_min_len(CHUNK).map(&work).collect()),
+        None => queries.iter().map(work).collect(),
     }
-    queries.iter().map(work).collect()
 }
 
 #[cfg(test)]

@@ -5,9 +5,10 @@
 //! Python result. Errors from the core map to Python in one place ([`to_py_err`]).
 
 use std::fmt;
+use std::sync::Arc;
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
@@ -555,12 +556,12 @@ struct OwnedBatch {
 }
 
 impl OwnedBatch {
-    fn extract(queries: &Bound<'_, PyAny>, params: &RrfParams) -> PyResult<Self> {
+    /// Copies `queries` (a slice of the whole batch that starts at query number `first`).
+    fn extract(queries: &[Bound<'_, PyAny>], first: usize, params: &RrfParams) -> PyResult<Self> {
         let mut ids = OwnedIds::new();
-        let mut query_lists = vec![0_usize];
-        for (q, query) in
-            outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?.iter().enumerate()
-        {
+        let mut query_lists = Vec::with_capacity(queries.len() + 1);
+        query_lists.push(0);
+        for (q, query) in (first..).zip(queries) {
             let lists = outer_items(query, QueryPath(q), "ranked id lists")?;
             if let Some(w) = &params.weights {
                 if w.len() != lists.len() {
@@ -593,6 +594,9 @@ impl OwnedBatch {
         batch::map_queries(&queries, threads, |&q| self.ids.fuse(self.query_bounds(q), params)).into_iter().collect()
     }
 }
+
+/// A chunk of a batch, and its fused queries.
+type FusedChunk = (OwnedBatch, Result<Vec<Vec<FusedEntry>>, CoreError>);
 
 /// `queries[q]` in error messages, formatted only when an error needs it.
 struct QueryPath(usize);
@@ -627,9 +631,43 @@ fn rrf_batch(
     // Check k and the weight values now, so a bad option fails even for an empty batch.
     params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
     check_threads(threads)?;
-    let batch = OwnedBatch::extract(queries, &params)?;
-    let results = detached(py, || batch.fuse(&params, threads))?;
-    Ok(results.iter().map(|entries| Fused::build(py, &batch.ids, entries)).collect())
+    let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
+    let mut fused = Vec::with_capacity(queries.len());
+    let Some(pool) = batch::pool_for(threads, queries.len()) else {
+        // Chunk by chunk, so that the ids copied out of Python are fused while still in cache.
+        for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
+            let owned = OwnedBatch::extract(chunk, c * batch::CHUNK, &params)?;
+            let entries = detached(py, || owned.fuse(&params, Some(1)))?;
+            fused.extend(entries.iter().map(|e| Fused::build(py, &owned.ids, e)));
+        }
+        return Ok(fused);
+    };
+    // A pipeline: this thread copies chunk c + 1 out of Python (that needs the GIL) while the pool
+    // fuses chunk c; then it releases the GIL until every chunk is done.
+    let params = Arc::new(params);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let mut n_chunks = 0;
+    for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
+        let owned = OwnedBatch::extract(chunk, c * batch::CHUNK, &params)?;
+        let (sender, params) = (sender.clone(), Arc::clone(&params));
+        pool.spawn(move || {
+            let entries = owned.fuse(&params, Some(1));
+            drop(sender.send((c, owned, entries))); // fails only if the call already returned an error
+        });
+        n_chunks += 1;
+    }
+    drop(sender);
+    let mut done: Vec<Option<FusedChunk>> = (0..n_chunks).map(|_| None).collect();
+    py.detach(|| {
+        for (c, owned, entries) in receiver {
+            done[c] = Some((owned, entries));
+        }
+    });
+    for chunk in done {
+        let (owned, entries) = chunk.ok_or_else(|| PyRuntimeError::new_err("a fanfuse worker thread failed"))?;
+        fused.extend(entries.map_err(to_py_err)?.iter().map(|e| Fused::build(py, &owned.ids, e)));
+    }
+    Ok(fused)
 }
 
 /// Best of `repeat` timings of the bare kernel over the whole batch, on ids already copied into
@@ -645,7 +683,8 @@ fn _kernel_seconds(
 ) -> PyResult<f64> {
     check_threads(Some(threads))?;
     let params = parse_params(crate::rrf::DEFAULT_K, None, top_k, "rank")?;
-    let batch = OwnedBatch::extract(queries, &params)?;
+    let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
+    let batch = OwnedBatch::extract(&queries, 0, &params)?;
     detached(py, || {
         let mut best = f64::INFINITY;
         for _ in 0..repeat.max(1) {
