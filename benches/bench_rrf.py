@@ -6,6 +6,7 @@ rrf_batch on one thread, on all cores, and a loop of rrf for a batch.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +46,6 @@ def test_batch(benchmark: Any, batch: list[list[list[str]]], how: str) -> None:
     if how == "loop of rrf":
         results = benchmark(lambda: [fanfuse.rrf(q, top_k=TOP_K) for q in batch])
     else:
-        threads = 1 if how.endswith("=1") else None
+        threads = 1 if how.endswith("=1") else os.cpu_count()
         results = benchmark(lambda: fanfuse.rrf_batch(batch, top_k=TOP_K, threads=threads))
     assert len(results) == len(batch)

@@ -23,8 +23,8 @@ import numpy as np
 from fanfuse import _core, reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from numpy_rrf import rrf_numpy  # noqa: E402
-from workloads import LIST_LEN, N_LISTS, TOP_K, int64_query, str_batch, str_query  # noqa: E402
+from numpy_rrf import rrf_numpy
+from workloads import LIST_LEN, N_LISTS, TOP_K, int64_query, str_batch, str_query
 
 
 def best_seconds(
@@ -65,16 +65,16 @@ def per_call_rows(rounds: int) -> list[str]:
         }
         t = best_seconds(contenders, rounds)
         rows.append(
-            f"| one call, {N_LISTS} × {LIST_LEN} {label}, top {TOP_K} | {t['fanfuse'] * 1e6:.1f} µs "
-            f"| {t['reference'] * 1e6:.0f} µs (**{t['reference'] / t['fanfuse']:.1f}×**) "
-            f"| {t['numpy'] * 1e6:.0f} µs (**{t['numpy'] / t['fanfuse']:.1f}×**) |"
+            f"| one call, {N_LISTS} x {LIST_LEN} {label}, top {TOP_K} | {t['fanfuse'] * 1e6:.1f} µs "
+            f"| {t['reference'] * 1e6:.0f} µs (**{t['reference'] / t['fanfuse']:.1f}x**) "
+            f"| {t['numpy'] * 1e6:.0f} µs (**{t['numpy'] / t['fanfuse']:.1f}x**) |"
         )
     return rows
 
 
 def batch_rows(n_queries: int, rounds: int) -> list[str]:
     batch = str_batch(n_queries, seed=2)
-    cores = fanfuse.default_threads()
+    cores = os.cpu_count() or 1
     contenders: dict[str, Callable[[], Any]] = {
         "rrf_batch, 1 thread": lambda: fanfuse.rrf_batch(batch, top_k=TOP_K, threads=1),
         f"rrf_batch, {cores} threads": lambda: fanfuse.rrf_batch(batch, top_k=TOP_K, threads=cores),
@@ -85,10 +85,11 @@ def batch_rows(n_queries: int, rounds: int) -> list[str]:
     kernel = _core._kernel_seconds(batch, top_k=TOP_K, threads=1, repeat=rounds)
     kernel_all = _core._kernel_seconds(batch, top_k=TOP_K, threads=cores, repeat=rounds)
     rows = [
-        f"| bare kernel, 1 thread (no Python objects) | {kernel / n_queries * 1e6:.2f} µs | 1.00× |",
-        f"| bare kernel, {cores} threads | {kernel_all / n_queries * 1e6:.2f} µs | {kernel_all / kernel:.2f}× |",
+        f"| bare kernel, 1 thread (no Python objects) | {kernel / n_queries * 1e6:.2f} µs | 1.00x |",
+        f"| bare kernel, {cores} threads | {kernel_all / n_queries * 1e6:.2f} µs "
+        f"| {kernel_all / kernel:.2f}x |",
     ]
-    rows += [f"| {name} | {s / n_queries * 1e6:.2f} µs | {s / kernel:.2f}× |" for name, s in t.items()]
+    rows += [f"| {name} | {s / n_queries * 1e6:.2f} µs | {s / kernel:.2f}x |" for name, s in t.items()]
     return rows
 
 
@@ -108,8 +109,8 @@ def versions() -> str:
         ]
         cpu = models[0] if models else cpu
     return (
-        f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, {rustc}, numpy {np.__version__}, "
-        f"fanfuse {fanfuse.__version__} (release build)"
+        f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, {rustc}, "
+        f"numpy {np.__version__}, fanfuse {fanfuse.__version__} (release build)"
     )
 
 
@@ -123,7 +124,7 @@ def main() -> None:
     print("\n".join(per_call_rows(args.rounds)))
     print()
     print(
-        f"| batch of {args.queries:,} queries, {N_LISTS} × {LIST_LEN} str ids each, top {TOP_K} "
+        f"| batch of {args.queries:,} queries, {N_LISTS} x {LIST_LEN} str ids each, top {TOP_K} "
         "| per query | vs bare kernel |"
     )
     print("|---|---|---|")

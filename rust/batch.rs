@@ -24,14 +24,20 @@ extern "C" fn mark_forked_child() {
     FORKED.store(true, Ordering::Relaxed);
 }
 
-/// Threads a batch uses when the caller does not say: `FANFUSE_NUM_THREADS`, else all cores.
+/// Threads a batch uses when the caller does not say: `FANFUSE_NUM_THREADS`, else 1.
+///
+/// Serial by default because the pool did not win where we measured (2 shared cores): a batch copies
+/// every id out of Python under the GIL, and on a busy machine the pipeline ran no faster than the
+/// serial loop (3000 queries: 20.2 vs 20.4 µs per query, 2 threads faster in 6 of 12 rounds). A
+/// service calling `rrf_batch` from many threads is parallel already. Opt in with `threads=` or
+/// `FANFUSE_NUM_THREADS` where a benchmark on your machine shows a gain (`make compare`).
 #[must_use]
 pub fn default_threads() -> usize {
     std::env::var("FANFUSE_NUM_THREADS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
+        .unwrap_or(1)
 }
 
 /// True in a child process forked after this library was loaded.

@@ -609,7 +609,7 @@ impl fmt::Display for QueryPath {
 
 fn check_threads(threads: Option<usize>) -> PyResult<()> {
     if threads == Some(0) {
-        return Err(FusionError::new_err("threads must be None (all cores) or an int >= 1 (got 0)"));
+        return Err(FusionError::new_err("threads must be None (FANFUSE_NUM_THREADS, else 1) or an int >= 1 (got 0)"));
     }
     Ok(())
 }
@@ -697,7 +697,7 @@ fn _kernel_seconds(
     })
 }
 
-/// Threads `rrf_batch` uses by default (`FANFUSE_NUM_THREADS`, else all cores; 1 in a forked child).
+/// Threads `rrf_batch` uses by default (`FANFUSE_NUM_THREADS`, else 1; always 1 in a forked child).
 #[pyfunction]
 fn default_threads() -> usize {
     if batch::in_forked_child() {

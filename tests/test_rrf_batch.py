@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import select
+import subprocess
 import sys
 import threading
 import time
@@ -59,6 +60,16 @@ def test_pool_path_equals_serial_and_loop(seed: int, as_str: bool, tie_break: st
     serial = fanfuse.rrf_batch(queries, threads=1, tie_break=tie_break, top_k=10)
     assert fanfuse.rrf_batch(queries, threads=2, tie_break=tie_break, top_k=10) == serial
     assert serial == [fanfuse.rrf(q, tie_break=tie_break, top_k=10) for q in queries]
+
+
+def test_default_threads_come_from_the_environment() -> None:
+    code = "import fanfuse; print(fanfuse.default_threads())"
+    for value, expected in (("3", "3"), ("", "1"), ("0", "1"), ("many", "1")):
+        env = {**os.environ, "FANFUSE_NUM_THREADS": value}
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == expected, value
 
 
 def test_empty_batch_and_empty_queries() -> None:

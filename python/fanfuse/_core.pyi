@@ -77,14 +77,15 @@ def rrf_batch(
 ) -> list[Fused]:
     """``[rrf(lists, ...) for lists in queries]`` in one call across the boundary.
 
-    All inputs are copied into Rust first, then the GIL is released for the whole batch. With
-    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS`` or all cores) batches of 256 queries or more run
-    on a thread pool; ``threads=1`` is serial. In a forked child the batch always runs serially.
+    Queries are copied into Rust 64 at a time and each chunk is fused with the GIL released. With
+    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256 queries or more run
+    on a thread pool that fuses one chunk while the calling thread copies the next. In a forked
+    child the batch always runs serially. Every query's ids are str, or every query's are int.
     ``weights``, when given, must have one entry per list for every query.
     """
 
 def default_threads() -> int:
-    """Threads ``rrf_batch`` uses by default: ``FANFUSE_NUM_THREADS``, else all cores (1 after fork)."""
+    """Threads ``rrf_batch`` uses by default: ``FANFUSE_NUM_THREADS``, else 1 (always 1 after fork)."""
 
 def _kernel_seconds(
     queries: Iterable[Iterable[_IdList]],
