@@ -92,6 +92,16 @@ impl OwnedIds {
         Self { kind: None, text: Vec::new(), text_ends: Vec::new(), ints: Vec::new(), bounds: vec![0] }
     }
 
+    /// Empties the buffers (keeping their memory) for the next chunk of a batch. The id kind stays:
+    /// one batch is one call, all str or all int.
+    fn clear(&mut self) {
+        self.text.clear();
+        self.text_ends.clear();
+        self.ints.clear();
+        self.bounds.clear();
+        self.bounds.push(0);
+    }
+
     fn len(&self) -> usize {
         self.text_ends.len() + self.ints.len()
     }
@@ -556,10 +566,23 @@ struct OwnedBatch {
 }
 
 impl OwnedBatch {
-    /// Copies `queries` (a slice of the whole batch that starts at query number `first`).
-    fn extract(queries: &[Bound<'_, PyAny>], first: usize, params: &RrfParams) -> PyResult<Self> {
-        let mut ids = OwnedIds::new();
-        let mut query_lists = Vec::with_capacity(queries.len() + 1);
+    fn new() -> Self {
+        Self { ids: OwnedIds::new(), query_lists: vec![0] }
+    }
+
+    /// An empty chunk that continues this one: the same id kind is required.
+    fn next_chunk(&self) -> Self {
+        let mut next = Self::new();
+        next.ids.kind.clone_from(&self.ids.kind);
+        next
+    }
+
+    /// Replaces the contents with `queries` (a slice of the whole batch that starts at query number
+    /// `first`), reusing the buffers: fresh ones per chunk cost a page fault every 4 KiB.
+    fn refill(&mut self, queries: &[Bound<'_, PyAny>], first: usize, params: &RrfParams) -> PyResult<()> {
+        let Self { ids, query_lists } = self;
+        ids.clear();
+        query_lists.clear();
         query_lists.push(0);
         for (q, query) in (first..).zip(queries) {
             let lists = outer_items(query, QueryPath(q), "ranked id lists")?;
@@ -577,7 +600,7 @@ impl OwnedBatch {
             }
             query_lists.push(ids.bounds.len() - 1);
         }
-        Ok(Self { ids, query_lists })
+        Ok(())
     }
 
     fn query_bounds(&self, q: usize) -> &[usize] {
@@ -635,8 +658,9 @@ fn rrf_batch(
     let mut fused = Vec::with_capacity(queries.len());
     let Some(pool) = batch::pool_for(threads, queries.len()) else {
         // Chunk by chunk, so that the ids copied out of Python are fused while still in cache.
+        let mut owned = OwnedBatch::new();
         for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
-            let owned = OwnedBatch::extract(chunk, c * batch::CHUNK, &params)?;
+            owned.refill(chunk, c * batch::CHUNK, &params)?;
             let entries = detached(py, || owned.fuse(&params, Some(1)))?;
             fused.extend(entries.iter().map(|e| Fused::build(py, &owned.ids, e)));
         }
@@ -647,13 +671,16 @@ fn rrf_batch(
     let params = Arc::new(params);
     let (sender, receiver) = std::sync::mpsc::channel();
     let mut n_chunks = 0;
+    let mut owned = OwnedBatch::new();
     for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
-        let owned = OwnedBatch::extract(chunk, c * batch::CHUNK, &params)?;
+        owned.refill(chunk, c * batch::CHUNK, &params)?;
+        let next = owned.next_chunk(); // the pool takes `owned`; `next` keeps its id kind
         let (sender, params) = (sender.clone(), Arc::clone(&params));
         pool.spawn(move || {
             let entries = owned.fuse(&params, Some(1));
             drop(sender.send((c, owned, entries))); // fails only if the call already returned an error
         });
+        owned = next;
         n_chunks += 1;
     }
     drop(sender);
@@ -670,31 +697,36 @@ fn rrf_batch(
     Ok(fused)
 }
 
-/// Best of `repeat` timings of the bare kernel over the whole batch, on ids already copied into
-/// Rust: no extraction, no result objects. The benchmarks compare `rrf_batch` with it. Not public API.
+/// Seconds the bare kernel takes for the batch on one thread: no copying out of Python, no result
+/// objects. Like `rrf_batch`, it copies 64 queries at a time, then times the kernel on that chunk
+/// (best of `repeat`, so with warm caches, as `rrf_batch` sees them) and sums over the chunks.
+/// The benchmarks compare `rrf_batch` with it. Not public API.
 #[pyfunction]
-#[pyo3(signature = (queries, /, *, top_k = None, threads = 1, repeat = 1))]
+#[pyo3(signature = (queries, /, *, top_k = None, repeat = 1))]
 fn _kernel_seconds(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
     top_k: Option<&Bound<'_, PyAny>>,
-    threads: usize,
     repeat: usize,
 ) -> PyResult<f64> {
-    check_threads(Some(threads))?;
     let params = parse_params(crate::rrf::DEFAULT_K, None, top_k, "rank")?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
-    let batch = OwnedBatch::extract(&queries, 0, &params)?;
-    detached(py, || {
-        let mut best = f64::INFINITY;
-        for _ in 0..repeat.max(1) {
-            let start = std::time::Instant::now();
-            let fused = batch.fuse(&params, Some(threads))?;
-            best = best.min(start.elapsed().as_secs_f64());
-            drop(std::hint::black_box(fused));
-        }
-        Ok(best)
-    })
+    let mut total = 0.0;
+    let mut owned = OwnedBatch::new();
+    for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
+        owned.refill(chunk, c * batch::CHUNK, &params)?;
+        total += detached(py, || {
+            let mut best = f64::INFINITY;
+            for _ in 0..repeat.max(1) {
+                let start = std::time::Instant::now();
+                let fused = owned.fuse(&params, Some(1))?;
+                best = best.min(start.elapsed().as_secs_f64());
+                drop(std::hint::black_box(fused));
+            }
+            Ok(best)
+        })?;
+    }
+    Ok(total)
 }
 
 /// Threads `rrf_batch` uses by default (`FANFUSE_NUM_THREADS`, else 1; always 1 in a forked child).

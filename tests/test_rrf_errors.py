@@ -85,6 +85,16 @@ def test_bad_lists(lists: Any, error: type[Exception], message: str) -> None:
         fanfuse.rrf(lists)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch_ids_are_one_kind_across_chunks(threads: int) -> None:
+    # Query 300 lies in a later chunk (of 64 queries) than query 0, and the batch reaches the pool.
+    queries: list[Any] = [[["a"]]] * 300 + [[[1]]]
+    with pytest.raises(
+        TypeError, match=r"queries\[300\]\[0\]\[0\] is an int, but queries\[0\]\[0\]\[0\] is a str"
+    ):
+        fanfuse.rrf_batch(queries, threads=threads)
+
+
 def test_batch_errors_name_the_query() -> None:
     with pytest.raises(TypeError, match=r"queries\[1\]\[0\]\[0\] is an int, but queries\[0\]\[0\]\[0\]"):
         fanfuse.rrf_batch([[["a"]], [[1]]])
