@@ -102,3 +102,23 @@ impl<'a, T> RankedLists<'a, T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn str_same_agrees_with_eq_at_every_length() {
+        let text = "abcdefghijklmnopqrstuvwxyz0123456789é🙂";
+        for (end, _) in text.char_indices().chain([(text.len(), ' ')]) {
+            let a = &text[..end];
+            let owned = a.to_string();
+            assert!(a.same(&owned), "{a:?}");
+            for (at, ch) in a.char_indices() {
+                // one character changed at every position (a multi-byte one also changes the length)
+                let other: String = a[..at].to_string() + if ch == 'x' { "y" } else { "x" } + &a[at + ch.len_utf8()..];
+                assert_eq!(a.same(&other), a == other, "{a:?} vs {other:?}");
+            }
+        }
+    }
+}
