@@ -36,7 +36,7 @@ def random_batch(seed: int, n_queries: int, as_str: bool = True) -> list[list[li
     return batch
 
 
-@examples(0.6)
+@examples(0.2)
 # One batch is one call: its ids are all str or all int (mixing them is a TypeError, see the error tests).
 @given(st.lists(str_calls(), max_size=5) | st.lists(int_calls(), max_size=5), st.sampled_from([1, 2, None]))
 def test_batch_equals_loop_of_rrf(calls: list[tuple[list[Any], dict[str, Any]]], threads: int | None) -> None:
@@ -45,7 +45,7 @@ def test_batch_equals_loop_of_rrf(calls: list[tuple[list[Any], dict[str, Any]]],
     assert fanfuse.rrf_batch(queries, threads=threads, **opts) == [fanfuse.rrf(q, **opts) for q in queries]
 
 
-@examples(0.2)
+@examples(0.1)
 @given(st.integers(1, 4).flatmap(lambda n: st.tuples(st.just(n), options(n))))
 def test_batch_weights_apply_to_every_query(call: tuple[int, dict[str, Any]]) -> None:
     n_lists, opts = call
@@ -53,7 +53,7 @@ def test_batch_weights_apply_to_every_query(call: tuple[int, dict[str, Any]]) ->
     assert fanfuse.rrf_batch(queries, **opts) == [fanfuse.rrf(q, **opts) for q in queries]
 
 
-@examples(0.005)
+@examples(0.004)
 @given(st.integers(0, 2**32), st.booleans(), st.sampled_from(["rank", "id"]))
 def test_pool_path_equals_serial_and_loop(seed: int, as_str: bool, tie_break: str) -> None:
     queries = random_batch(seed, POOL_MIN_QUERIES + 50, as_str)
