@@ -19,14 +19,20 @@
 //!   short str ids a word at a time instead of calling `memcmp` (11% of the str kernel in `perf`).
 //! - Rejected: computing each list's terms `w / (k + rank)` in a separate vectorised loop, to take the
 //!   divisions off the probing loop: no gain beyond the noise (A/B, process CPU time, one process).
-//! - The binding (rust/py.rs), measured on a 10k-query batch of 4 x 100 str ids: a view `Vec<&str>` of
+//! - The binding (rust/py.rs), measured on batches of 4 x 100 str ids per query: a view `Vec<&str>` of
 //!   the whole batch (16 bytes per id) and two Python lists per `Fused` (tracked by the garbage
 //!   collector, which then walked every input list) made `rrf_batch` slower per query than a loop of
-//!   `rrf` (~24 vs ~13.5 µs). Now each query gets its own view on the worker thread and `Fused` holds
-//!   Rust vectors. Lists of str/int are read through borrowed pointers on GIL builds.
-//! - Threads: the kernel itself scales on 2 cores (10k queries: 8.9 -> 4.5 µs per query), but a batch
-//!   also copies every id out of Python objects under the GIL (about as long as the serial kernel on
-//!   cold data), so `rrf_batch` gains much less; see the README table for the current ratio.
+//!   `rrf` (~24 vs ~13.5 µs). Then copying the whole batch before fusing it still lost to the loop
+//!   (process CPU time 17.2 vs 14.4 µs per query: the ids went cold in between, and fresh buffers
+//!   page-faulted). Now 64 queries are copied at a time into reused buffers and fused at once, each
+//!   query with its own view, and `Fused` holds Rust vectors: 12.9 vs 14.6 µs (loop), CPU time.
+//!   Lists of str/int are read through borrowed pointers on GIL builds (no refcount per item).
+//! - Threads: the kernel alone scales on 2 cores (10k queries, whole batch: 8.9 -> 4.5 µs per query
+//!   on a quiet moment), and with threads > 1 `rrf_batch` pipelines (the caller copies chunk c + 1
+//!   while the pool fuses chunk c). On the shared 2-core test machine that pipeline was no faster than
+//!   serial (20.2 vs 20.4 µs per query, faster in 6 of 12 rounds), so the default is serial.
+//! - Not met: 30x the reference per call on str ids (measured 21-24x): the kernel (~6-8 µs for 400
+//!   str ids, probing and comparing strings) dominates, not the boundary.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
