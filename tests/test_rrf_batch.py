@@ -36,7 +36,7 @@ def random_batch(seed: int, n_queries: int, as_str: bool = True) -> list[list[li
     return batch
 
 
-@examples(0.2)
+@examples(0.1)
 # One batch is one call: its ids are all str or all int (mixing them is a TypeError, see the error tests).
 @given(st.lists(str_calls(), max_size=5) | st.lists(int_calls(), max_size=5), st.sampled_from([1, 2, None]))
 def test_batch_equals_loop_of_rrf(calls: list[tuple[list[Any], dict[str, Any]]], threads: int | None) -> None:

@@ -38,7 +38,7 @@ def fusion_calls(draw: st.DrawFn) -> tuple[list[list[Any]], dict[str, Any]]:
     return lists, options
 
 
-@examples(0.1)  # the broader properties are in test_rrf_properties.py
+@examples(0.05)  # the broader properties are in test_rrf_properties.py
 @given(fusion_calls())
 def test_core_equals_reference(call: tuple[list[list[Any]], dict[str, Any]]) -> None:
     lists, options = call
@@ -48,7 +48,7 @@ def test_core_equals_reference(call: tuple[list[list[Any]], dict[str, Any]]) -> 
     assert fused.scores == scores  # exact: same terms summed in the same order
 
 
-@examples(0.1)
+@examples(0.05)
 @given(fusion_calls())
 def test_batch_equals_loop_of_single_calls(call: tuple[list[list[Any]], dict[str, Any]]) -> None:
     lists, options = call
