@@ -1,6 +1,7 @@
-//! Many queries in one call: serially, or on a rayon pool when there is enough work to win.
+//! Many queries in one call: serially, or on a rayon pool when asked for and there is enough work.
 //!
-//! Switchable: `threads = Some(1)` (or `FANFUSE_NUM_THREADS=1`) is serial. Fork-safe: a forked child
+//! Switchable: serial unless `threads` > 1 or `FANFUSE_NUM_THREADS` > 1 (see [`default_threads`]
+//! for why serial is the default). Fork-safe: a forked child
 //! has none of the parent's pool threads, so after `fork()` every batch runs serially in the child
 //! (the same rule tokenizers follows) instead of deadlocking on a pool that no longer exists.
 
@@ -13,8 +14,9 @@ use rayon::prelude::*;
 /// Below this many queries, dispatching to the pool costs more than it saves (measured: a pool
 /// round trip is ~10–20 µs; one 4 × 100 RRF query is ~5 µs).
 pub const MIN_PARALLEL_QUERIES: usize = 256;
-/// Queries handed to one pool task at a time, to amortise work stealing.
-const CHUNK: usize = 64;
+/// Queries per chunk: one pool task, and in `rrf_batch` the unit copied out of Python at a time
+/// (small enough that its ids are still in cache when fused: 64 x 400 ids is ~0.5 MB).
+pub const CHUNK: usize = 64;
 
 static FORKED: AtomicBool = AtomicBool::new(false);
 static AT_FORK: Once = Once::new();
@@ -24,14 +26,20 @@ extern "C" fn mark_forked_child() {
     FORKED.store(true, Ordering::Relaxed);
 }
 
-/// Threads a batch uses when the caller does not say: `FANFUSE_NUM_THREADS`, else all cores.
+/// Threads a batch uses when the caller does not say: `FANFUSE_NUM_THREADS`, else 1.
+///
+/// Serial by default because the pool did not win where we measured (2 shared cores): a batch copies
+/// every id out of Python under the GIL, and on a busy machine the pipeline ran no faster than the
+/// serial loop (3000 queries: 20.2 vs 20.4 µs per query, 2 threads faster in 6 of 12 rounds). A
+/// service calling `rrf_batch` from many threads is parallel already. Opt in with `threads=` or
+/// `FANFUSE_NUM_THREADS` where a benchmark on your machine shows a gain (`make compare`).
 #[must_use]
 pub fn default_threads() -> usize {
     std::env::var("FANFUSE_NUM_THREADS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
+        .unwrap_or(1)
 }
 
 /// True in a child process forked after this library was loaded.
@@ -59,6 +67,18 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     Some(pool)
 }
 
+/// The pool a batch of `n_queries` should run on, or `None` to run serially: one thread asked for,
+/// too small a batch, or a forked child.
+#[must_use]
+pub fn pool_for(threads: Option<usize>, n_queries: usize) -> Option<Arc<rayon::ThreadPool>> {
+    let threads = threads.unwrap_or_else(default_threads);
+    if threads > 1 && n_queries >= MIN_PARALLEL_QUERIES && !in_forked_child() {
+        pool(threads)
+    } else {
+        None
+    }
+}
+
 /// Applies `work` to every query, in order, on `threads` threads (`None`: [`default_threads`]).
 pub fn map_queries<Q, R, F>(queries: &[Q], threads: Option<usize>, work: F) -> Vec<R>
 where
@@ -66,13 +86,10 @@ where
     R: Send,
     F: Fn(&Q) -> R + Sync + Send,
 {
-    let threads = threads.unwrap_or_else(default_threads);
-    if threads > 1 && queries.len() >= MIN_PARALLEL_QUERIES && !in_forked_child() {
-        if let Some(pool) = pool(threads) {
-            return pool.install(|| queries.par_iter().with_min_len(CHUNK).map(&work).collect());
-        }
+    match pool_for(threads, queries.len()) {
+        Some(pool) => pool.install(|| queries.par_iter().with_min_len(CHUNK).map(&work).collect()),
+        None => queries.iter().map(work).collect(),
     }
-    queries.iter().map(work).collect()
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ import pytest
 from fanfuse import reference
 from hypothesis import given
 from hypothesis import strategies as st
+from rrf_strategies import examples
 
 # Small alphabets make overlaps, duplicates and score ties frequent.
 str_ids = st.text(alphabet="abcdeé🙂", min_size=0, max_size=3)
@@ -37,6 +38,7 @@ def fusion_calls(draw: st.DrawFn) -> tuple[list[list[Any]], dict[str, Any]]:
     return lists, options
 
 
+@examples(0.05)  # the broader properties are in test_rrf_properties.py
 @given(fusion_calls())
 def test_core_equals_reference(call: tuple[list[list[Any]], dict[str, Any]]) -> None:
     lists, options = call
@@ -46,6 +48,7 @@ def test_core_equals_reference(call: tuple[list[list[Any]], dict[str, Any]]) -> 
     assert fused.scores == scores  # exact: same terms summed in the same order
 
 
+@examples(0.05)
 @given(fusion_calls())
 def test_batch_equals_loop_of_single_calls(call: tuple[list[list[Any]], dict[str, Any]]) -> None:
     lists, options = call

@@ -10,6 +10,7 @@ __all__ = [
     "Contribution",
     "Fused",
     "FusionError",
+    "_kernel_seconds",
     "default_threads",
     "fuse",
     "fuse_batch",
@@ -89,14 +90,28 @@ def rrf_batch(
 ) -> list[Fused]:
     """``[rrf(lists, ...) for lists in queries]`` in one call across the boundary.
 
-    All inputs are copied into Rust first, then the GIL is released for the whole batch. With
-    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS`` or all cores) batches of 256 queries or more run
-    on a thread pool; ``threads=1`` is serial. In a forked child the batch always runs serially.
+    Queries are copied into Rust 64 at a time and each chunk is fused with the GIL released. With
+    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256 queries or more run
+    on a thread pool that fuses one chunk while the calling thread copies the next. In a forked
+    child the batch always runs serially. Every query's ids are str, or every query's are int.
     ``weights``, when given, must have one entry per list for every query.
     """
 
 def default_threads() -> int:
-    """Threads ``rrf_batch`` uses by default: ``FANFUSE_NUM_THREADS``, else all cores (1 after fork)."""
+    """Threads ``rrf_batch`` uses by default: ``FANFUSE_NUM_THREADS``, else 1 (always 1 after fork)."""
+
+def _kernel_seconds(
+    queries: Iterable[Iterable[_IdList]],
+    /,
+    *,
+    top_k: SupportsIndex | None = None,
+    repeat: int = 1,
+) -> float:
+    """Seconds the bare kernel takes for the batch on one thread (benchmarks only, not public API).
+
+    No copying out of Python and no result objects: 64 queries are copied at a time, as in
+    ``rrf_batch``, then the kernel is timed on them (best of ``repeat``) and the chunks are summed.
+    """
 
 # ---------------------------------------------------------------------------------------------
 # General fusion (fanfuse.fuse): every method, scored runs, duplicate policies, explain.
@@ -205,7 +220,7 @@ def fuse_batch(
     """``[fuse(runs, ...) for runs in queries]`` in one call across the boundary (no content keys).
 
     All inputs are copied into Rust first, then the GIL is released for the whole batch; with
-    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS`` or all cores) batches of 256 queries or more run
+    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256 queries or more run
     on a thread pool, as ``rrf_batch``. ``weights``, when given, must have one entry per run for every
     query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
     """

@@ -1,0 +1,99 @@
+"""Hypothesis strategies for RRF calls, shared by the property tests of the core."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import settings
+from hypothesis import strategies as st
+
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+def examples(share: float) -> settings:
+    """This test's share of the active profile's example budget (dev: small; CI=true: "ci")."""
+    return settings(max_examples=max(10, int(settings.default.max_examples * share)))
+
+
+# Ids come from small pools, so that overlaps, duplicates and score ties are frequent: ASCII,
+# accents, non-BMP characters, the empty id, ids sharing long prefixes (the kernel compares 8 bytes at
+# a time), plus one arbitrary id per call (any Unicode text except lone surrogates, which cannot encode
+# as UTF-8; any 64-bit integer). A list is drawn as one byte string indexing the pool: one draw
+# instead of one per id keeps generation cheap enough for 100k examples, and it still shrinks.
+STR_POOL = [
+    "a",
+    "b",
+    "é",
+    "🙂",
+    "",
+    "ab",
+    "ba",
+    "a🙂",
+    "doc-00000001",
+    "doc-00000002",
+    "doc-000000010",
+    "\x00",
+    "Z",
+    "\uffff",
+    "\U0010ffff",
+    "longer-id-with-a-shared-prefix-1",
+    "longer-id-with-a-shared-prefix-2",
+]
+INT_POOL = [-3, -1, 0, 1, 2, 3, 5, 7, 11, 2**31, -(2**31), 2**53 + 1, I64_MIN, I64_MAX]
+MAX_LISTS, MAX_LEN = 5, 16
+
+
+def ranked_list(draw: st.DrawFn, pool: list[Any]) -> list[Any]:
+    return [pool[byte % len(pool)] for byte in draw(st.binary(max_size=MAX_LEN))]
+
+
+K_POOL = [60.0, 59.0, 1.0, 0.5, 1e-12, 1e12, 1e300, 5e-324, 3.7]
+WEIGHT_POOL = [0.0, 1.0, 0.5, 2.0, 0.1, 1 / 3, 7.25, 1e6, 5e-324]
+
+
+@st.composite
+def options(draw: st.DrawFn, n_lists: int) -> dict[str, Any]:
+    """k, weights, top_k and tie_break, each drawn or left to its default (pools and cheap integer
+    draws rather than st.floats, which cost most of an example's generation time)."""
+    opts: dict[str, Any] = {}
+    present = draw(st.integers(0, 15))  # one bit per option
+    if present & 1:
+        k = draw(st.integers(-len(K_POOL), 2**40))
+        opts["k"] = K_POOL[k] if k < 0 else (k + 1) / 2**20  # a pool value, or an arbitrary one
+    if present & 2:
+        opts["weights"] = [
+            WEIGHT_POOL[b % len(WEIGHT_POOL)] for b in draw(st.binary(min_size=n_lists, max_size=n_lists))
+        ]
+    if present & 4:
+        opts["top_k"] = draw(st.sampled_from([None, 0, 1, 2, 3, 5, 10, 40, 10**9]))
+    if present & 8:
+        opts["tie_break"] = draw(st.sampled_from(["rank", "id"]))
+    return opts
+
+
+@st.composite
+def str_calls(draw: st.DrawFn) -> tuple[list[Any], dict[str, Any]]:
+    """Lists of str ids (as lists or tuples) and options."""
+    pool = [*STR_POOL, draw(st.text(st.characters(codec="utf-8"), max_size=4))]
+    lists: list[Any] = [ranked_list(draw, pool) for _ in range(draw(st.integers(0, MAX_LISTS)))]
+    lists = [tuple(lst) if draw(st.booleans()) else lst for lst in lists]
+    return lists, draw(options(len(lists)))
+
+
+@st.composite
+def int_calls(draw: st.DrawFn) -> tuple[list[Any], dict[str, Any]]:
+    """Lists of int ids, each a Python list, a tuple or a NumPy array of any integer dtype."""
+    pool = [*INT_POOL, draw(st.integers(I64_MIN, I64_MAX))]
+    lists: list[Any] = []
+    for _ in range(draw(st.integers(0, MAX_LISTS))):
+        dtype = draw(st.sampled_from([None, tuple, *INT_DTYPES]))
+        if dtype is None or dtype is tuple:
+            ids = ranked_list(draw, pool)
+            lists.append(tuple(ids) if dtype is tuple else ids)
+            continue
+        info = np.iinfo(dtype)
+        fits = [v for v in pool if info.min <= v <= info.max] + [info.min, min(info.max, I64_MAX)]
+        lists.append(np.array(ranked_list(draw, fits), dtype=dtype))
+    return lists, draw(options(len(lists)))
