@@ -1,9 +1,13 @@
 //! fanfuse: the fusion core. Plain Rust; the Python binding lives in `py.rs` behind the `python` feature.
 
 pub mod batch;
+pub mod bulk;
 pub mod error;
+pub mod eval;
+pub mod fusion;
 pub mod lists;
 pub mod rrf;
+pub mod runs;
 
 #[cfg(feature = "python")]
 mod py;

@@ -9,11 +9,40 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from fanfuse._core import Fused, FusionError, default_threads, rrf, rrf_batch
+from fanfuse._core import (
+    Fused,
+    FusionError,
+    Qrels,
+    Run,
+    default_threads,
+    evaluate,
+    fuse_files,
+    fuse_runs,
+    randomization_test,
+    read_qrels,
+    read_run,
+    rrf,
+    rrf_batch,
+)
 
 try:
     __version__ = version("fanfuse")
 except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0.0.0"
 
-__all__ = ["Fused", "FusionError", "__version__", "default_threads", "rrf", "rrf_batch"]
+__all__ = [
+    "Fused",
+    "FusionError",
+    "Qrels",
+    "Run",
+    "__version__",
+    "default_threads",
+    "evaluate",
+    "fuse_files",
+    "fuse_runs",
+    "randomization_test",
+    "read_qrels",
+    "read_run",
+    "rrf",
+    "rrf_batch",
+]

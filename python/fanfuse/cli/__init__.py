@@ -6,10 +6,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from fanfuse.cli import demo
+from fanfuse.cli import demo, evaluate, fuse, tune
 
 # Subcommand modules, in the order `fanfuse --help` lists them.
-COMMANDS = [demo]
+COMMANDS = [demo, fuse, evaluate, tune]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,224 @@
+//! Offline fusion of run files, streaming: read every run one query group at a time (in lockstep),
+//! fuse a query as soon as every run has finished it, write it, forget it.
+//!
+//! Memory bound. A query is held from the first line any run gives for it until every run has moved
+//! past it (or ended). When all inputs are grouped by query and list queries in the same order, that
+//! is a handful of queries plus one chunk of [`CHUNK_QUERIES`] ready queries: flat in the number of
+//! queries, apart from 8 bytes (a hash) per query already fused. A query missing from some run waits
+//! for that run to end. Inputs in different orders or not grouped hold up to the whole input: if a run
+//! returns to a query that was already released, the fusion restarts in "buffered" mode, which holds
+//! every query until all runs end (the partial output is discarded; the result is the same).
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::batch;
+use crate::error::FusionError;
+use crate::fusion::{fuse_query, FuseParams};
+use crate::runs::write::{write_query, AtomicFile, OutFormat, OutHit};
+use crate::runs::{ranked, Hit, RankFrom, RunReader};
+
+/// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
+pub const CHUNK_QUERIES: usize = 4096;
+
+#[derive(Debug, Clone)]
+pub struct FuseFilesOptions {
+    pub params: FuseParams,
+    pub rank_from: RankFrom,
+    pub format: OutFormat,
+    /// `Collection` of MT-RAG output (default: the first input's).
+    pub collection: Option<String>,
+    pub tag: String,
+    pub threads: Option<usize>,
+    /// Draw a progress bar on stderr (`None`: only when stderr is a terminal).
+    pub progress: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FuseSummary {
+    pub queries: u64,
+    pub input_lines: u64,
+    pub buffered: bool,
+}
+
+struct Pending {
+    seq: u64,
+    lists: Vec<Vec<Hit>>,
+    finished: Vec<bool>,
+}
+
+enum Outcome {
+    Done(FuseSummary),
+    /// A run went back to a query already released: the inputs are not grouped consistently.
+    Regrouped,
+}
+
+/// Fuses the runs in `inputs` into `output`, written atomically.
+pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -> Result<FuseSummary, FusionError> {
+    if inputs.is_empty() {
+        return Err(FusionError::invalid("give at least one run file to fuse"));
+    }
+    options.params.validate(inputs.len())?;
+    match fuse_pass(inputs, output, options, false)? {
+        Outcome::Done(summary) => Ok(summary),
+        Outcome::Regrouped => match fuse_pass(inputs, output, options, true)? {
+            Outcome::Done(summary) => Ok(summary),
+            Outcome::Regrouped => unreachable!("buffered mode writes nothing before the end"),
+        },
+    }
+}
+
+fn fuse_pass(
+    inputs: &[String],
+    output: &str,
+    options: &FuseFilesOptions,
+    buffered: bool,
+) -> Result<Outcome, FusionError> {
+    let mut readers = inputs.iter().map(|p| RunReader::open(p)).collect::<Result<Vec<_>, _>>()?;
+    let mut out = AtomicFile::create(output)?;
+    let collection = options.collection.clone().or_else(|| readers.iter().find_map(|r| r.collection.clone()));
+    let mut progress = Progress::new(inputs, options.progress);
+    progress.watch(&readers);
+    let n = readers.len();
+    let mut pending: HashMap<String, Pending> = HashMap::new();
+    let hasher = BuildHasherDefault::<DefaultHasher>::default();
+    // Hashes of the queries released for writing: a collision only costs a needless switch to buffered mode.
+    let mut released: HashSet<u64> = HashSet::new();
+    let mut ready: Vec<(String, Pending)> = Vec::new();
+    let mut ended = vec![false; n];
+    let mut seq = 0_u64;
+    let mut summary = FuseSummary { queries: 0, input_lines: 0, buffered };
+    while ended.iter().any(|e| !e) {
+        for (r, reader) in readers.iter_mut().enumerate() {
+            if ended[r] {
+                continue;
+            }
+            let Some((qid, hits)) = reader.next_group()? else {
+                ended[r] = true;
+                summary.input_lines += reader.source.line;
+                // Queries this run never had are now finished for it.
+                let done: Vec<String> = pending
+                    .iter()
+                    .filter(|(_, p)| !buffered && (0..n).all(|i| p.finished[i] || ended[i]))
+                    .map(|(q, _)| q.clone())
+                    .collect();
+                for qid in done {
+                    let p = pending.remove(&qid).expect("listed above");
+                    released.insert(hasher.hash_one(&qid));
+                    ready.push((qid, p));
+                }
+                continue;
+            };
+            if !buffered && released.contains(&hasher.hash_one(&qid)) {
+                return Ok(Outcome::Regrouped);
+            }
+            let entry = pending.entry(qid.clone()).or_insert_with(|| {
+                seq += 1;
+                Pending { seq, lists: vec![Vec::new(); n], finished: vec![false; n] }
+            });
+            entry.lists[r].extend(hits);
+            entry.finished[r] = true; // the reader has moved past this query's group
+            if !buffered && (0..n).all(|i| entry.finished[i] || ended[i]) {
+                released.insert(hasher.hash_one(&qid));
+                ready.push(pending.remove_entry(&qid).expect("inserted above"));
+            }
+        }
+        if ready.len() >= CHUNK_QUERIES {
+            summary.queries += ready.len() as u64;
+            write_chunk(&mut ready, inputs, &mut out, options, collection.as_deref())?;
+            progress.update(summary.queries);
+        }
+    }
+    let mut rest: Vec<(String, Pending)> = pending.into_iter().collect();
+    rest.sort_by_key(|(_, p)| p.seq);
+    ready.extend(rest);
+    summary.queries += ready.len() as u64;
+    write_chunk(&mut ready, inputs, &mut out, options, collection.as_deref())?;
+    progress.finish(summary.queries);
+    out.commit()?;
+    Ok(Outcome::Done(summary))
+}
+
+/// Orders each ready query's lists, fuses the chunk in parallel and writes it in order.
+fn write_chunk(
+    ready: &mut Vec<(String, Pending)>,
+    inputs: &[String],
+    out: &mut AtomicFile,
+    options: &FuseFilesOptions,
+    collection: Option<&str>,
+) -> Result<(), FusionError> {
+    let fused = batch::map_queries(ready, options.threads, |(qid, pending)| {
+        let lists = pending
+            .lists
+            .iter()
+            .zip(inputs)
+            .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
+            .collect::<Result<Vec<_>, _>>()?;
+        let entries = fuse_query(&lists, &options.params)?;
+        let mut buffer = Vec::with_capacity(entries.len() * 64);
+        let hits: Vec<OutHit<'_>> = entries
+            .iter()
+            .map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() })
+            .collect();
+        write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection)
+            .map_err(|e| FusionError::io("<memory>", &e))?;
+        Ok::<_, FusionError>(buffer)
+    });
+    for bytes in fused {
+        out.writer().write_all(&bytes?).map_err(|e| out.io_error(&e))?;
+    }
+    ready.clear();
+    Ok(())
+}
+
+/// A one-line progress bar on stderr: bytes read of all inputs, and queries written.
+struct Progress {
+    counters: Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    total: u64,
+    enabled: bool,
+    started: Instant,
+    last: Instant,
+}
+
+impl Progress {
+    fn new(inputs: &[String], enabled: Option<bool>) -> Self {
+        let enabled = enabled.unwrap_or_else(|| std::io::stderr().is_terminal());
+        let total = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+        let now = Instant::now();
+        Self { counters: Vec::new(), total, enabled, started: now, last: now }
+    }
+
+    fn watch(&mut self, readers: &[RunReader]) {
+        self.counters = readers.iter().map(|r| std::sync::Arc::clone(&r.source.consumed)).collect();
+    }
+
+    fn draw(&self, queries: u64) {
+        let read: u64 = self.counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+        let fraction = if self.total == 0 { 1.0 } else { (read as f64 / self.total as f64).min(1.0) };
+        let filled = (0..30).take_while(|&i| f64::from(i) < fraction * 30.0).count();
+        eprint!(
+            "\rfuse [{}{}] {:>3.0}%  {queries} queries  {:.1}s",
+            "#".repeat(filled),
+            ".".repeat(30 - filled),
+            fraction * 100.0,
+            self.started.elapsed().as_secs_f64()
+        );
+    }
+
+    fn update(&mut self, queries: u64) {
+        if self.enabled && self.last.elapsed() > Duration::from_millis(200) {
+            self.last = Instant::now();
+            self.draw(queries);
+        }
+    }
+
+    fn finish(&self, queries: u64) {
+        if self.enabled {
+            self.draw(queries);
+            eprintln!();
+        }
+    }
+}
