@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering;
+use std::sync::mpsc::{sync_channel, Receiver};
 use std::time::{Duration, Instant};
 
 use crate::batch;
@@ -71,107 +72,156 @@ pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -
     }
 }
 
+/// What a reader thread sends: the next group of its run, or the end with the run's line count.
+enum Message {
+    Group(String, Vec<Hit>),
+    End(u64),
+}
+
+/// Groups each reader thread may parse ahead of the fusion loop (bounds memory, keeps both busy).
+const READ_AHEAD: usize = 256;
+
 fn fuse_pass(
     inputs: &[String],
     output: &str,
     options: &FuseFilesOptions,
     buffered: bool,
 ) -> Result<Outcome, FusionError> {
-    let mut readers = inputs.iter().map(|p| RunReader::open(p)).collect::<Result<Vec<_>, _>>()?;
-    let mut out = AtomicFile::create(output)?;
+    let readers = inputs.iter().map(|p| RunReader::open(p)).collect::<Result<Vec<_>, _>>()?;
+    let out = AtomicFile::create(output)?;
     let collection = options.collection.clone().or_else(|| readers.iter().find_map(|r| r.collection.clone()));
     let mut progress = Progress::new(inputs, options.progress);
     progress.watch(&readers);
-    let n = readers.len();
-    let mut pending: HashMap<String, Pending> = HashMap::new();
-    let hasher = BuildHasherDefault::<DefaultHasher>::default();
-    // Hashes of the queries released for writing: a collision only costs a needless switch to buffered mode.
-    let mut released: HashSet<u64> = HashSet::new();
-    let mut ready: Vec<(String, Pending)> = Vec::new();
-    let mut ended = vec![false; n];
-    let mut seq = 0_u64;
-    let mut summary = FuseSummary { queries: 0, input_lines: 0, buffered };
-    while ended.iter().any(|e| !e) {
-        for (r, reader) in readers.iter_mut().enumerate() {
-            if ended[r] {
-                continue;
-            }
-            let Some((qid, hits)) = reader.next_group()? else {
-                ended[r] = true;
-                summary.input_lines += reader.source.line;
-                // Queries this run never had are now finished for it.
-                let done: Vec<String> = pending
-                    .iter()
-                    .filter(|(_, p)| !buffered && (0..n).all(|i| p.finished[i] || ended[i]))
-                    .map(|(q, _)| q.clone())
-                    .collect();
-                for qid in done {
-                    let p = pending.remove(&qid).expect("listed above");
-                    released.insert(hasher.hash_one(&qid));
-                    ready.push((qid, p));
-                }
-                continue;
-            };
-            if !buffered && released.contains(&hasher.hash_one(&qid)) {
-                return Ok(Outcome::Regrouped);
-            }
-            let entry = pending.entry(qid.clone()).or_insert_with(|| {
-                seq += 1;
-                Pending { seq, lists: vec![Vec::new(); n], finished: vec![false; n] }
-            });
-            entry.lists[r].extend(hits);
-            entry.finished[r] = true; // the reader has moved past this query's group
-            if !buffered && (0..n).all(|i| entry.finished[i] || ended[i]) {
-                released.insert(hasher.hash_one(&qid));
-                ready.push(pending.remove_entry(&qid).expect("inserted above"));
-            }
-        }
-        if ready.len() >= CHUNK_QUERIES {
-            summary.queries += ready.len() as u64;
-            write_chunk(&mut ready, inputs, &mut out, options, collection.as_deref())?;
-            progress.update(summary.queries);
-        }
-    }
-    let mut rest: Vec<(String, Pending)> = pending.into_iter().collect();
-    rest.sort_by_key(|(_, p)| p.seq);
-    ready.extend(rest);
-    summary.queries += ready.len() as u64;
-    write_chunk(&mut ready, inputs, &mut out, options, collection.as_deref())?;
-    progress.finish(summary.queries);
-    out.commit()?;
-    Ok(Outcome::Done(summary))
+    // One parsing thread per run: parsing is most of the work, and runs parse independently.
+    std::thread::scope(|scope| {
+        let receivers: Vec<Receiver<Result<Message, FusionError>>> = readers
+            .into_iter()
+            .map(|mut reader| {
+                let (sender, receiver) = sync_channel(READ_AHEAD);
+                scope.spawn(move || loop {
+                    let message = match reader.next_group() {
+                        Ok(Some((qid, hits))) => Ok(Message::Group(qid, hits)),
+                        Ok(None) => Ok(Message::End(reader.source.line)),
+                        Err(error) => Err(error),
+                    };
+                    let last = !matches!(message, Ok(Message::Group(..)));
+                    // A send fails only when the fusion loop has stopped (an error elsewhere): stop too.
+                    if sender.send(message).is_err() || last {
+                        break;
+                    }
+                });
+                receiver
+            })
+            .collect();
+        let state = Merge { inputs, options, collection: collection.as_deref(), buffered, out, progress };
+        state.run(&receivers)
+    })
 }
 
-/// Orders each ready query's lists, fuses the chunk in parallel and writes it in order.
-fn write_chunk(
-    ready: &mut Vec<(String, Pending)>,
-    inputs: &[String],
-    out: &mut AtomicFile,
-    options: &FuseFilesOptions,
-    collection: Option<&str>,
-) -> Result<(), FusionError> {
-    let fused = batch::map_queries(ready, options.threads, |(qid, pending)| {
-        let lists = pending
-            .lists
-            .iter()
-            .zip(inputs)
-            .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
-            .collect::<Result<Vec<_>, _>>()?;
-        let entries = fuse_query(&lists, &options.params)?;
-        let mut buffer = Vec::with_capacity(entries.len() * 64);
-        let hits: Vec<OutHit<'_>> = entries
-            .iter()
-            .map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() })
-            .collect();
-        write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection)
-            .map_err(|e| FusionError::io("<memory>", &e))?;
-        Ok::<_, FusionError>(buffer)
-    });
-    for bytes in fused {
-        out.writer().write_all(&bytes?).map_err(|e| out.io_error(&e))?;
+struct Merge<'a> {
+    inputs: &'a [String],
+    options: &'a FuseFilesOptions,
+    collection: Option<&'a str>,
+    buffered: bool,
+    out: AtomicFile,
+    progress: Progress,
+}
+
+impl Merge<'_> {
+    /// Takes one group from every run in turn (lockstep) and releases each query once every run has
+    /// moved past it or ended.
+    fn run(mut self, receivers: &[Receiver<Result<Message, FusionError>>]) -> Result<Outcome, FusionError> {
+        let n = receivers.len();
+        let buffered = self.buffered;
+        let mut pending: HashMap<String, Pending> = HashMap::new();
+        let hasher = BuildHasherDefault::<DefaultHasher>::default();
+        // Hashes of the queries released for writing: a collision only costs a needless switch to buffered mode.
+        let mut released: HashSet<u64> = HashSet::new();
+        let mut ready: Vec<(String, Pending)> = Vec::new();
+        let mut ended = vec![false; n];
+        let mut seq = 0_u64;
+        let mut summary = FuseSummary { queries: 0, input_lines: 0, buffered };
+        while ended.iter().any(|e| !e) {
+            for (r, receiver) in receivers.iter().enumerate() {
+                if ended[r] {
+                    continue;
+                }
+                let message = receiver.recv().expect("a reader thread sends End or an error before it stops")?;
+                let (qid, hits) = match message {
+                    Message::Group(qid, hits) => (qid, hits),
+                    Message::End(lines) => {
+                        ended[r] = true;
+                        summary.input_lines += lines;
+                        // Queries this run never had are now finished for it.
+                        let done: Vec<String> = pending
+                            .iter()
+                            .filter(|(_, p)| !buffered && (0..n).all(|i| p.finished[i] || ended[i]))
+                            .map(|(q, _)| q.clone())
+                            .collect();
+                        for qid in done {
+                            let p = pending.remove(&qid).expect("listed above");
+                            released.insert(hasher.hash_one(&qid));
+                            ready.push((qid, p));
+                        }
+                        continue;
+                    }
+                };
+                if !buffered && released.contains(&hasher.hash_one(&qid)) {
+                    return Ok(Outcome::Regrouped);
+                }
+                let entry = pending.entry(qid.clone()).or_insert_with(|| {
+                    seq += 1;
+                    Pending { seq, lists: vec![Vec::new(); n], finished: vec![false; n] }
+                });
+                entry.lists[r].extend(hits);
+                entry.finished[r] = true; // the reader has moved past this query's group
+                if !buffered && (0..n).all(|i| entry.finished[i] || ended[i]) {
+                    released.insert(hasher.hash_one(&qid));
+                    ready.push(pending.remove_entry(&qid).expect("inserted above"));
+                }
+            }
+            if ready.len() >= CHUNK_QUERIES {
+                summary.queries += ready.len() as u64;
+                self.write_chunk(&mut ready)?;
+                self.progress.update(summary.queries);
+            }
+        }
+        let mut rest: Vec<(String, Pending)> = pending.into_iter().collect();
+        rest.sort_by_key(|(_, p)| p.seq);
+        ready.extend(rest);
+        summary.queries += ready.len() as u64;
+        self.write_chunk(&mut ready)?;
+        self.progress.finish(summary.queries);
+        self.out.commit()?;
+        Ok(Outcome::Done(summary))
     }
-    ready.clear();
-    Ok(())
+
+    /// Orders each ready query's lists, fuses the chunk in parallel and writes it in order.
+    fn write_chunk(&mut self, ready: &mut Vec<(String, Pending)>) -> Result<(), FusionError> {
+        let (inputs, options, collection) = (self.inputs, self.options, self.collection);
+        let fused = batch::map_queries(ready, options.threads, |(qid, pending)| {
+            let lists = pending
+                .lists
+                .iter()
+                .zip(inputs)
+                .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
+                .collect::<Result<Vec<_>, _>>()?;
+            let entries = fuse_query(&lists, &options.params)?;
+            let mut buffer = Vec::with_capacity(entries.len() * 64);
+            let hits: Vec<OutHit<'_>> = entries
+                .iter()
+                .map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() })
+                .collect();
+            write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection)
+                .map_err(|e| FusionError::io("<memory>", &e))?;
+            Ok::<_, FusionError>(buffer)
+        });
+        for bytes in fused {
+            self.out.writer().write_all(&bytes?).map_err(|e| self.out.io_error(&e))?;
+        }
+        ready.clear();
+        Ok(())
+    }
 }
 
 /// A one-line progress bar on stderr: bytes read of all inputs, and queries written.

@@ -106,7 +106,8 @@ fn reject_duplicates<'a>(
     qid: &str,
     hits: impl ExactSizeIterator<Item = &'a Hit>,
 ) -> Result<(), FusionError> {
-    let mut first_line: HashMap<&str, u64> = HashMap::with_capacity(hits.len());
+    let mut first_line: HashMap<&str, u64, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(hits.len(), foldhash::fast::RandomState::default());
     for hit in hits {
         if let Some(first) = first_line.insert(&hit.docid, hit.line) {
             return Err(FusionError::input(
