@@ -23,7 +23,7 @@ def test_fanfuse_and_naive_fuser_agree_on_tiny_input(tmp_path: Path) -> None:
     inputs = scale_fuse.generate(tmp_path, 30)
     for name, body in (("fanfuse", scale_fuse.FANFUSE), ("naive", scale_fuse.NAIVE)):
         measured = scale_fuse.run_engine(body, inputs, str(tmp_path / f"{name}.out"))
-        assert measured["seconds"] > 0 and measured["rss_mb"] > 0
+        assert measured["seconds"] > 0 and measured["cpu"] > 0 and measured["rss_mb"] > 0
     fused, naive = parse(tmp_path / "fanfuse.out"), parse(tmp_path / "naive.out")
     assert len(fused) == 30 * 100
     assert fused == naive

@@ -173,7 +173,11 @@ impl Merge<'_> {
                     seq += 1;
                     Pending { seq, lists: vec![Vec::new(); n], finished: vec![false; n] }
                 });
-                entry.lists[r].extend(hits);
+                if entry.lists[r].is_empty() {
+                    entry.lists[r] = hits; // the usual case: move, don't copy
+                } else {
+                    entry.lists[r].extend(hits);
+                }
                 entry.finished[r] = true; // the reader has moved past this query's group
                 if !buffered && (0..n).all(|i| entry.finished[i] || ended[i]) {
                     released.insert(hasher.hash_one(&qid));

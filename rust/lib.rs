@@ -12,6 +12,11 @@ pub mod runs;
 #[cfg(feature = "python")]
 mod py;
 
+/// The extension allocates through mimalloc (see Cargo.toml for why); plain Rust users keep their own.
+#[cfg(feature = "python")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub use error::FusionError;
 pub use lists::{FusionKey, RankedLists};
 pub use rrf::{rrf, FusedEntry, RrfParams, TieBreak, DEFAULT_K};

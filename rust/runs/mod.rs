@@ -22,7 +22,8 @@ pub type Extra = Vec<(Box<str>, Box<RawValue>)>;
 /// One retrieved document of one query.
 #[derive(Debug, Clone)]
 pub struct Hit {
-    pub docid: Box<str>,
+    /// Inline up to 24 bytes: most docids cost no allocation (measured: malloc/free were ~10% of `fuse`).
+    pub docid: compact_str::CompactString,
     pub score: f64,
     /// The TREC rank column; for MT-RAG, the 1-based position of the context.
     pub rank: i64,
