@@ -24,7 +24,7 @@ DOMAINS = ["clapnq", "cloud"]
 HERE = Path(__file__).resolve().parents[1]
 
 
-def section(data: Path, retriever: str, domain: str) -> list[str]:
+def section(data: Path, retriever: str, domain: str) -> tuple[list[str], float, float]:
     qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
     singles = {
         s: fanfuse.read_run(str(data / "runs" / f"{retriever}_{domain}_{s}.jsonl")) for s in STRATEGIES
@@ -56,7 +56,7 @@ def section(data: Path, retriever: str, domain: str) -> list[str]:
         f"paired randomization p = {report.p_value:.3f}.",
         "",
     ]
-    return lines
+    return lines, report.fused_heldout - report.single_heldout, report.p_value
 
 
 def main() -> None:
@@ -77,9 +77,25 @@ def main() -> None:
         "the tune line compares held-out numbers only.",
         "",
     ]
+    gains = []
     for retriever in RETRIEVERS:
         for domain in DOMAINS:
-            lines += section(args.data, retriever, domain)
+            part, gain, p_value = section(args.data, retriever, domain)
+            lines += part
+            gains.append((f"{retriever}/{domain}", gain, p_value))
+    wins = [g for g in gains if g[1] > 0]
+    significant = [g for g in gains if g[2] < 0.05]
+    lines += [
+        "## Does tuned, weighted fusion beat the best single run on held-out queries?",
+        "",
+        f"In {len(wins)} of {len(gains)} retriever/domain settings the tuned RRF scores higher on held-out",
+        "queries than the best single strategy (nDCG@10 gains: "
+        + ", ".join(f"{name} {gain:+.4f}" for name, gain, _ in gains)
+        + f"); {len(significant)} of these differences are significant at p < 0.05 (paired randomization).",
+        "With about 200 queries per domain the gains are within noise: on this data, weighting and k do not",
+        "reliably beat simply using the rewritten query.",
+        "",
+    ]
     temp = args.out.with_name(f".{args.out.name}.tmp")  # atomic: a failed run keeps the old table
     temp.write_text("\n".join(lines))
     temp.replace(args.out)

@@ -191,3 +191,25 @@ def test_arrow_round_trip() -> None:
         "rank": [1],
         "score": [0.5],
     }
+
+
+def test_cli_eval_table_and_mtrag_output_from_trec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write_trec(tmp_path / "a.trec", {"q1": ["d1", "d2"], "q2": ["d3"]})
+    b = write_trec(tmp_path / "b.trec", {"q1": ["d2", "d1"], "q2": ["d4", "d3"]})
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d2 1\nq2 0 d3 2\n")
+    out = tmp_path / "fused.jsonl"
+    assert main(["fuse", a, b, "-o", str(out), "--format", "mtrag", "--collection", "my-index"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["Collection"] for r in records] == ["my-index", "my-index"]
+    assert [c["document_id"] for c in records[1]["contexts"]] == ["d3", "d4"]
+    capsys.readouterr()
+    assert (
+        main(["eval", a, b, "--qrels", str(qrels), "--metrics", "mrr,precision@1", "--iterations", "50"]) == 0
+    )
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["run", "queries", "mrr", "precision@1"]
+    assert table[2].split() == [a, "2", "0.7500", "0.5000"]
+    assert table[3].split()[:3] == [b, "2", "0.7500"] and "(p=" in table[3]

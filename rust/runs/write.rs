@@ -98,7 +98,7 @@ pub struct OutHit<'a> {
     pub extra: Option<&'a Extra>,
 }
 
-/// Writes one query. Scores print in Rust's shortest round-trip form, so reading them back is exact.
+/// Writes one query. Scores print in the shortest form that reads back exactly (ryu).
 pub fn write_query(
     out: &mut impl Write,
     format: OutFormat,
@@ -109,8 +109,19 @@ pub fn write_query(
 ) -> std::io::Result<()> {
     match format {
         OutFormat::Trec => {
+            // `writeln!` with float formatting was 11% of `fanfuse fuse`; ryu/itoa print the same digits.
+            let (mut ranks, mut scores) = (itoa::Buffer::new(), ryu::Buffer::new());
             for (i, hit) in hits.iter().enumerate() {
-                writeln!(out, "{qid} Q0 {} {} {:?} {tag}", hit.docid, i + 1, hit.score)?;
+                out.write_all(qid.as_bytes())?;
+                out.write_all(b" Q0 ")?;
+                out.write_all(hit.docid.as_bytes())?;
+                out.write_all(b" ")?;
+                out.write_all(ranks.format(i + 1).as_bytes())?;
+                out.write_all(b" ")?;
+                out.write_all(scores.format_finite(hit.score).as_bytes())?;
+                out.write_all(b" ")?;
+                out.write_all(tag.as_bytes())?;
+                out.write_all(b"\n")?;
             }
         }
         OutFormat::Mtrag => {
@@ -125,7 +136,8 @@ pub fn write_query(
                 }
                 out.write_all(b"{\"document_id\": ")?;
                 serde_json::to_writer(&mut *out, hit.docid)?;
-                write!(out, ", \"score\": {:?}", hit.score)?;
+                out.write_all(b", \"score\": ")?;
+                out.write_all(ryu::Buffer::new().format_finite(hit.score).as_bytes())?;
                 for (key, value) in hit.extra.into_iter().flatten() {
                     out.write_all(b", ")?;
                     serde_json::to_writer(&mut *out, &**key)?;
