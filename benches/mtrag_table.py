@@ -91,11 +91,16 @@ def main() -> None:
         f"In {len(wins)} of {len(gains)} retriever/domain settings the tuned RRF scores higher on held-out",
         "queries than the best single strategy (nDCG@10 gains: "
         + ", ".join(f"{name} {gain:+.4f}" for name, gain, _ in gains)
-        + f"); {len(significant)} of these differences are significant at p < 0.05 (paired randomization).",
-        "With about 200 queries per domain the gains are within noise: on this data, weighting and k do not",
-        "reliably beat simply using the rewritten query.",
+        + f"); {len(significant)} of the {len(gains)} differences are significant at p < 0.05 "
+        "(paired randomization).",
         "",
     ]
+    if not significant:
+        lines += [
+            "With about 200 queries per domain these differences are within noise: on this data, tuned",
+            "weights and k do not reliably beat simply using the best single query strategy.",
+            "",
+        ]
     temp = args.out.with_name(f".{args.out.name}.tmp")  # atomic: a failed run keeps the old table
     temp.write_text("\n".join(lines))
     temp.replace(args.out)
