@@ -742,6 +742,21 @@ fn randomization_test(py: Python<'_>, a: Vec<f64>, b: Vec<f64>, iterations: u32,
     Ok(py.detach(|| eval::significance::randomization_test(&a, &b, iterations, seed)))
 }
 
+/// Two-sided paired Student t-test. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+fn paired_t_test(a: Vec<f64>, b: Vec<f64>) -> PyResult<f64> {
+    if a.len() != b.len() {
+        return Err(FusionError::new_err(format!(
+            "paired samples need equal lengths (got {} and {})",
+            a.len(),
+            b.len()
+        )));
+    }
+    Ok(eval::significance::paired_t_test(&a, &b))
+}
+
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FusionError", m.py().get_type::<FusionError>())?;
@@ -758,5 +773,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fuse_files, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(randomization_test, m)?)?;
+    m.add_function(wrap_pyfunction!(paired_t_test, m)?)?;
     Ok(())
 }

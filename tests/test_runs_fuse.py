@@ -131,7 +131,8 @@ def test_cli_fuse_then_eval_json(mtrag_dir: Path, tmp_path: Path, capsys: pytest
     assert main(["eval", runs[1], str(out), "--qrels", qrels, "--json", "--iterations", "200"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [r["run"] for r in report["runs"]] == [runs[1], str(out)]
-    assert report["runs"][0]["p_values"] is None
+    assert report["runs"][0]["p_values"] is None and report["runs"][0]["t_test_p_values"] is None
+    assert 0 < report["runs"][1]["t_test_p_values"]["ndcg@10"] <= 1
     assert 0 < report["runs"][1]["p_values"]["ndcg@10"] <= 1
     assert report["runs"][1]["queries"] == 208
 
@@ -212,4 +213,4 @@ def test_cli_eval_table_and_mtrag_output_from_trec(
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["run", "queries", "mrr", "precision@1"]
     assert table[2].split() == [a, "2", "0.7500", "0.5000"]
-    assert table[3].split()[:3] == [b, "2", "0.7500"] and "(p=" in table[3]
+    assert table[3].split()[:3] == [b, "2", "0.7500"] and "(p=" in table[3] and " t=" in table[3]

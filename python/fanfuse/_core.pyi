@@ -15,6 +15,7 @@ __all__ = [
     "evaluate",
     "fuse_files",
     "fuse_runs",
+    "paired_t_test",
     "randomization_test",
     "read_qrels",
     "read_run",
@@ -208,3 +209,9 @@ def randomization_test(
     a: Sequence[float], b: Sequence[float], /, *, iterations: int = 10000, seed: int = 0
 ) -> float:
     """Two-sided paired randomization (sign-flip) test of mean(a) != mean(b); returns the p-value."""
+
+def paired_t_test(a: Sequence[float], b: Sequence[float], /) -> float:
+    """Two-sided paired Student t-test of mean(a) != mean(b) (``scipy.stats.ttest_rel``); the p-value.
+
+    NaN for fewer than two pairs; with zero variance of the differences, 1 if they are all zero, else 0.
+    """

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fanfuse._core import Qrels, Run, evaluate, randomization_test
+from fanfuse._core import Qrels, Run, evaluate, paired_t_test, randomization_test
 
 DEFAULT_METRICS = ("recall@5", "recall@10", "ndcg@5", "ndcg@10")
 
@@ -23,8 +23,10 @@ class RunScores:
     qids: list[str]
     values: dict[str, list[float]]
     means: dict[str, float] = field(default_factory=dict)
-    # Paired randomization test against the first run of the comparison (None for the first run).
+    # Paired tests against the first run of the comparison (None for the first run): randomization
+    # (sign-flip) and Student t, both two-sided, on the queries both runs evaluated.
     p_values: dict[str, float] | None = None
+    t_test_p_values: dict[str, float] | None = None
 
 
 def score_run(run: Run, qrels: Qrels, metrics: Sequence[str], name: str | None = None) -> RunScores:
@@ -49,15 +51,14 @@ def compare_runs(
     base_index = {q: i for i, q in enumerate(base.qids)}
     for other in scored[1:]:
         shared = [(base_index[q], j) for j, q in enumerate(other.qids) if q in base_index]
-        other.p_values = {
-            m: randomization_test(
-                [other.values[m][j] for _, j in shared],
-                [base.values[m][i] for i, _ in shared],
-                iterations=iterations,
-                seed=seed,
-            )
+        pairs = {
+            m: ([other.values[m][j] for _, j in shared], [base.values[m][i] for i, _ in shared])
             for m in metrics
         }
+        other.p_values = {
+            m: randomization_test(a, b, iterations=iterations, seed=seed) for m, (a, b) in pairs.items()
+        }
+        other.t_test_p_values = {m: paired_t_test(a, b) for m, (a, b) in pairs.items()}
     return scored
 
 

@@ -17,7 +17,8 @@ def register(subparsers: Any) -> None:
         help="evaluate runs against qrels (numbers identical to pytrec_eval)",
         description="Each run is read as trec_eval reads it: by score, ties by docid descending; a fused "
         "run is evaluated on its written RRF scores the same way. Means are over the queries in both "
-        "the run and the qrels. p: two-sided paired randomization test against the first run.",
+        "the run and the qrels. p: two-sided paired randomization test against the first run; t: two-sided "
+        "paired Student t-test against the first run.",
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run files: TREC 6-column or MT-RAG JSONL")
     parser.add_argument("--qrels", required=True, help="TREC qrels or BEIR TSV qrels")
@@ -46,7 +47,14 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         payload = [
-            {"run": s.name, "queries": len(s.qids), "means": s.means, "p_values": s.p_values} for s in scored
+            {
+                "run": s.name,
+                "queries": len(s.qids),
+                "means": s.means,
+                "p_values": s.p_values,
+                "t_test_p_values": s.t_test_p_values,
+            }
+            for s in scored
         ]
         print(json.dumps({"metrics": args.metrics, "runs": payload}, indent=2))
         return 0
@@ -56,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
         cells = []
         for m in args.metrics:
             cell = f"{s.means[m]:.4f}"
-            if s.p_values is not None:
-                cell += f" (p={s.p_values[m]:.3f})"
+            if s.p_values is not None and s.t_test_p_values is not None:
+                cell += f" (p={s.p_values[m]:.3f} t={s.t_test_p_values[m]:.3f})"
             cells.append(cell)
         rows.append([s.name, str(len(s.qids)), *cells])
     print(table(header, rows))
