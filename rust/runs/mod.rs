@@ -228,7 +228,10 @@ impl RunReader {
                 if line_qid == qid {
                     hits.push(hit);
                 } else {
-                    self.next = Some((line_qid.to_owned(), vec![hit]));
+                    // Sized like this group: runs list about as many hits per query (no regrowth copies).
+                    let mut next = Vec::with_capacity(hits.len());
+                    next.push(hit);
+                    self.next = Some((line_qid.to_owned(), next));
                     break;
                 }
             }
