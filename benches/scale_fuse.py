@@ -4,6 +4,12 @@ against a naive pure-Python fuser and ranx, each in its own child process (wall 
     .venv/bin/python benches/scale_fuse.py                     # 10k and 100k queries
     .venv/bin/python benches/scale_fuse.py --sizes 10000,100000,1000000
     .venv/bin/python benches/scale_fuse.py --ranx-max 10000    # ranx only up to this size
+    .venv/bin/python benches/scale_fuse.py --repeat 5          # each engine 5 times: min and median
+
+Two measurements per engine: "fuse" is the parse + fuse + write call timed inside the child after its
+imports (interpreter start-up, imports and ranx's numba compilation excluded: the ratios of engines run
+in the same process), and "process" is the whole child as the parent sees it (start-up included), with
+its CPU time and peak RSS.
 
 Inputs are synthetic, grouped by query in the same order (as retrieval systems write them), in a temp dir.
 """
@@ -14,6 +20,7 @@ import argparse
 import json
 import platform
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,19 +30,22 @@ from pathlib import Path
 RUNS = 3
 DOCS = 100
 
-# Each engine runs in a fresh interpreter that prints its wall time, CPU time (user + system, all threads,
-# including interpreter start-up) and peak RSS. CPU time is the steadier number on a shared machine.
+# Each engine runs in a fresh interpreter: it imports (`setup`), then times `body` (wall and CPU time,
+# user + system of all threads; CPU time is the steadier number on a shared machine), then prints those
+# with the CPU time and peak RSS of the whole process.
 CHILD = """
 import json, resource, sys, time
-start = time.perf_counter()
+{setup}
+start, cpu = time.perf_counter(), time.process_time()
 {body}
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 usage = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({{"seconds": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime,
+print(json.dumps({{"seconds": seconds, "cpu": cpu, "process_cpu": usage.ru_utime + usage.ru_stime,
                    "rss_mb": usage.ru_maxrss / 1024}}))
 """
 
+FANFUSE_SETUP = "import fanfuse"
 FANFUSE = """
-import fanfuse
 fanfuse.fuse_files(sys.argv[1:-1], sys.argv[-1], k=60.0, top_k=100, progress=False)
 """
 
@@ -68,8 +78,12 @@ with open(sys.argv[-1], "w") as out:
         out.writelines(f"{qid} Q0 {d} {r} {scores[d]!r} naive\\n" for r, d in enumerate(ranked, start=1))
 """
 
-RANX = """
+# Imports and numba's compilation of the fusion kernels (a fuse of two tiny runs) stay outside the timing.
+RANX_SETUP = """
 from ranx import Run, fuse
+fuse([Run({"q": {"a": 2.0, "b": 1.0}}), Run({"q": {"b": 2.0, "c": 1.0}})], method="rrf", params={"k": 60})
+"""
+RANX = """
 runs = [Run.from_file(p, kind="trec") for p in sys.argv[1:-1]]
 fused = fuse(runs, method="rrf", params={"k": 60})
 fused.save(sys.argv[-1], kind="trec")
@@ -92,9 +106,13 @@ def generate(directory: Path, queries: int, seed: int = 0) -> list[str]:
     return paths
 
 
-def run_engine(body: str, inputs: list[str], output: str) -> dict[str, float]:
+SETUP = {"fanfuse": FANFUSE_SETUP, "naive python": "", "ranx": RANX_SETUP}
+
+
+def run_engine(body: str, inputs: list[str], output: str, setup: str = "") -> dict[str, float]:
+    started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-c", CHILD.format(body=body), *inputs, output],
+        [sys.executable, "-c", CHILD.format(setup=setup, body=body), *inputs, output],
         capture_output=True,
         text=True,
         check=False,
@@ -102,7 +120,18 @@ def run_engine(body: str, inputs: list[str], output: str) -> dict[str, float]:
     if result.returncode != 0:
         raise RuntimeError(result.stderr[-2000:])
     measured: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
+    measured["process_seconds"] = time.perf_counter() - started
     return measured
+
+
+def summary(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Per measure, the minimum and median over repeated runs (peak RSS: the maximum)."""
+    out = {}
+    for key in runs[0]:
+        values = sorted(r[key] for r in runs)
+        out[key] = values[-1] if key == "rss_mb" else values[0]
+        out[key + "_median"] = statistics.median(values)
+    return out
 
 
 def have_ranx() -> bool:
@@ -121,7 +150,12 @@ def main() -> None:
     parser.add_argument(
         "--naive-max", type=int, default=100_000, help="largest size the naive fuser is run at"
     )
+    parser.add_argument("--repeat", type=int, default=1, help="runs per engine (min and median reported)")
+    parser.add_argument(
+        "--engines", default="fanfuse,naive python,ranx", help="comma-separated subset of the engines"
+    )
     args = parser.parse_args()
+    chosen = set(args.engines.split(","))
     print(f"machine: {platform.machine()}, {platform.processor() or '?'}; Python {platform.python_version()}")
     ranx = have_ranx()
     rows = []
@@ -141,18 +175,29 @@ def main() -> None:
             if ranx and size <= args.ranx_max:
                 engines.append(("ranx", RANX))
             results = {}
-            for name, body in engines:
-                results[name] = run_engine(body, inputs, str(Path(tmp) / f"{name}.out"))
-                r = results[name]
+            for name, body in [e for e in engines if e[0] in chosen]:
+                output = str(Path(tmp) / f"{name}.out")
+                runs = [run_engine(body, inputs, output, SETUP[name]) for _ in range(args.repeat)]
+                results[name] = r = summary(runs)
                 print(
-                    f"  {name:<13} {r['seconds']:8.2f} s wall {r['cpu']:8.2f} s cpu  "
-                    f"{lines / r['seconds'] / 1e6:6.2f} M lines/s  peak {r['rss_mb']:7.0f} MB"
+                    f"  {name:<13} fuse {r['seconds']:7.2f} s wall (median {r['seconds_median']:.2f}) "
+                    f"{r['cpu']:7.2f} s cpu (median {r['cpu_median']:.2f})  "
+                    f"{lines / r['seconds'] / 1e6:5.2f} M lines/s | "
+                    f"process {r['process_seconds']:7.2f} s wall "
+                    f"{r['process_cpu']:7.2f} s cpu  peak {r['rss_mb']:5.0f} MB"
                 )
             for name in results:
-                if name != "fanfuse":
-                    wall = results[name]["seconds"] / results["fanfuse"]["seconds"]
-                    cpu = results[name]["cpu"] / results["fanfuse"]["cpu"]
-                    print(f"  fanfuse vs {name}: {wall:.1f}x less wall time, {cpu:.1f}x less CPU time")
+                if name != "fanfuse" and "fanfuse" in results:
+                    ours, theirs = results["fanfuse"], results[name]
+                    print(
+                        f"  fanfuse vs {name}: "
+                        f"fuse {theirs['seconds'] / ours['seconds']:.1f}x less wall time, "
+                        f"{theirs['cpu'] / ours['cpu']:.1f}x less CPU time (medians: "
+                        f"{theirs['seconds_median'] / ours['seconds_median']:.1f}x, "
+                        f"{theirs['cpu_median'] / ours['cpu_median']:.1f}x) | process "
+                        f"{theirs['process_seconds'] / ours['process_seconds']:.1f}x wall, "
+                        f"{theirs['process_cpu'] / ours['process_cpu']:.1f}x CPU"
+                    )
             rows.append((size, results))
     if not ranx:
         print("\nranx is not installed (pip install ranx); its column was skipped")
