@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use crate::batch;
@@ -94,11 +94,18 @@ fn fuse_pass(
     progress.watch(&readers);
     // One parsing thread per run: parsing is most of the work, and runs parse independently.
     std::thread::scope(|scope| {
+        let mut recyclers = Vec::with_capacity(readers.len());
         let receivers: Vec<Receiver<Result<Message, FusionError>>> = readers
             .into_iter()
             .map(|mut reader| {
                 let (sender, receiver) = sync_channel(READ_AHEAD);
+                // Hit lists of fused queries go back to their reader for reuse (see `RunReader::recycle`).
+                let (give_back, taken_back) = channel::<Vec<Hit>>();
+                recyclers.push(give_back);
                 scope.spawn(move || loop {
+                    for hits in taken_back.try_iter() {
+                        reader.recycle(hits);
+                    }
                     let message = match reader.next_group() {
                         Ok(Some((qid, hits))) => Ok(Message::Group(qid, hits)),
                         Ok(None) => Ok(Message::End(reader.source.line)),
@@ -113,7 +120,7 @@ fn fuse_pass(
                 receiver
             })
             .collect();
-        let state = Merge { inputs, options, collection: collection.as_deref(), buffered, out, progress };
+        let state = Merge { inputs, options, collection: collection.as_deref(), buffered, out, progress, recyclers };
         state.run(&receivers)
     })
 }
@@ -125,6 +132,7 @@ struct Merge<'a> {
     buffered: bool,
     out: AtomicFile,
     progress: Progress,
+    recyclers: Vec<Sender<Vec<Hit>>>,
 }
 
 impl Merge<'_> {
@@ -223,7 +231,12 @@ impl Merge<'_> {
         for bytes in fused {
             self.out.writer().write_all(&bytes?).map_err(|e| self.out.io_error(&e))?;
         }
-        ready.clear();
+        for (_, pending) in ready.drain(..) {
+            for (recycler, hits) in self.recyclers.iter().zip(pending.lists) {
+                // Fails only when the reader has ended: then the list is simply freed.
+                let _ = recycler.send(hits);
+            }
+        }
         Ok(())
     }
 }
