@@ -148,6 +148,15 @@ pub struct RunReader {
 /// Spare hit lists a reader keeps at most (beyond that they are freed).
 const MAX_SPARE: usize = 1024;
 
+/// Whether a line is only whitespace (as `str::trim` sees it), deciding on the first byte for the
+/// usual line that starts with an ASCII non-space (`trim` scanned both ends of every line: ~1%).
+fn is_blank(line: &str) -> bool {
+    match line.as_bytes().first() {
+        Some(b) if b.is_ascii() && !b.is_ascii_whitespace() => false,
+        _ => line.trim().is_empty(),
+    }
+}
+
 /// An empty hit list with room for at least `capacity` hits, a spare one if there is one. (A function
 /// of the field, not a method, so that it can run while the current line borrows the source.)
 fn hit_list(spare: &mut Vec<Vec<Hit>>, capacity: usize) -> Vec<Hit> {
@@ -212,7 +221,7 @@ impl RunReader {
         loop {
             let line_no = self.source.line + 1;
             let Some(line) = self.source.next_line()? else { return Ok(None) };
-            if line.trim().is_empty() {
+            if is_blank(line) {
                 continue;
             }
             return match self.format {
@@ -251,7 +260,7 @@ impl RunReader {
             loop {
                 let line_no = self.source.line + 1;
                 let Some(line) = self.source.next_line()? else { break };
-                if line.trim().is_empty() {
+                if is_blank(line) {
                     continue;
                 }
                 let line_qid = trec::parse_line_into(line, line_no, &mut hits)
