@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};
 
 use crate::batch;
@@ -120,22 +120,47 @@ fn fuse_pass(
                 receiver
             })
             .collect();
-        let state = Merge { inputs, options, collection: collection.as_deref(), buffered, out, progress, recyclers };
-        state.run(&receivers)
+        // Chunks are fused and written on their own thread, so the merge loop (and behind it the
+        // parsing threads) goes on while the pool fuses: with the fusion inline, the parsers stalled
+        // behind READ_AHEAD for every chunk and 2 cores ran ~1.4 busy on average.
+        let (chunks, chunk_queue) = sync_channel::<Vec<(String, Pending)>>(1);
+        let mut writer = ChunkWriter { inputs, options, collection: collection.as_deref(), out, recyclers };
+        let written = scope.spawn(move || {
+            for chunk in chunk_queue {
+                writer.write(chunk)?;
+            }
+            Ok::<_, FusionError>(writer.out)
+        });
+        let merged = Merge { buffered, progress, chunks }.run(&receivers);
+        let written = written.join().expect("the chunk writer does not panic");
+        match (merged, written) {
+            // A writer error comes first: the merge then only saw the queue close.
+            (_, Err(error)) | (Err(error), Ok(_)) => Err(error),
+            (Ok(Outcome::Done(summary)), Ok(out)) => {
+                out.commit()?;
+                Ok(Outcome::Done(summary))
+            }
+            // Dropping `out` removes the partial output.
+            (Ok(Outcome::Regrouped), Ok(_)) => Ok(Outcome::Regrouped),
+        }
     })
 }
 
-struct Merge<'a> {
+struct Merge {
+    buffered: bool,
+    progress: Progress,
+    chunks: SyncSender<Vec<(String, Pending)>>,
+}
+
+struct ChunkWriter<'a> {
     inputs: &'a [String],
     options: &'a FuseFilesOptions,
     collection: Option<&'a str>,
-    buffered: bool,
     out: AtomicFile,
-    progress: Progress,
     recyclers: Vec<Sender<Vec<Hit>>>,
 }
 
-impl Merge<'_> {
+impl Merge {
     /// Takes one group from every run in turn (lockstep) and releases each query once every run has
     /// moved past it or ended.
     fn run(mut self, receivers: &[Receiver<Result<Message, FusionError>>]) -> Result<Outcome, FusionError> {
@@ -194,7 +219,7 @@ impl Merge<'_> {
             }
             if ready.len() >= CHUNK_QUERIES {
                 summary.queries += ready.len() as u64;
-                self.write_chunk(&mut ready)?;
+                self.send(&mut ready)?;
                 self.progress.update(summary.queries);
             }
         }
@@ -202,14 +227,24 @@ impl Merge<'_> {
         rest.sort_by_key(|(_, p)| p.seq);
         ready.extend(rest);
         summary.queries += ready.len() as u64;
-        self.write_chunk(&mut ready)?;
+        self.send(&mut ready)?;
         self.progress.finish(summary.queries);
-        self.out.commit()?;
         Ok(Outcome::Done(summary))
     }
 
+    /// Hands the ready queries to the chunk writer.
+    fn send(&self, ready: &mut Vec<(String, Pending)>) -> Result<(), FusionError> {
+        // Fails only when the writer stopped on an error, which `fuse_pass` reports instead of this one.
+        self.chunks
+            .send(std::mem::take(ready))
+            .map_err(|_| FusionError::invalid("the output writer stopped"))
+    }
+}
+
+impl ChunkWriter<'_> {
     /// Orders each ready query's lists, fuses the chunk in parallel and writes it in order.
-    fn write_chunk(&mut self, ready: &mut Vec<(String, Pending)>) -> Result<(), FusionError> {
+    fn write(&mut self, mut ready: Vec<(String, Pending)>) -> Result<(), FusionError> {
+        let ready = &mut ready;
         let (inputs, options, collection) = (self.inputs, self.options, self.collection);
         let fused = batch::map_queries(ready, options.threads, |(qid, pending)| {
             let lists = pending
@@ -231,6 +266,7 @@ impl Merge<'_> {
         for bytes in fused {
             self.out.writer().write_all(&bytes?).map_err(|e| self.out.io_error(&e))?;
         }
+        self.out.start_writeback();
         for (_, pending) in ready.drain(..) {
             for (recycler, hits) in self.recyclers.iter().zip(pending.lists) {
                 // Fails only when the reader has ended: then the list is simply freed.

@@ -44,6 +44,21 @@ impl AtomicFile {
         self.writer.as_mut().expect("writer is present until commit")
     }
 
+    /// Asks the kernel to start writing out what has reached the file so far, without waiting, so
+    /// that the `fsync` of [`AtomicFile::commit`] finds little left to do: it was ~70 ms of wall time
+    /// (no CPU) at the end of a 0.43 s `fanfuse fuse` of 10k queries. Durability is unchanged.
+    pub fn start_writeback(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(writer) = &self.writer {
+            use std::os::fd::AsRawFd;
+            // SAFETY: the descriptor stays open while `writer` lives; the call takes no pointers.
+            // A failure only means no early writeback: `commit` still syncs and reports errors.
+            unsafe {
+                libc::sync_file_range(writer.get_ref().as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+            }
+        }
+    }
+
     #[must_use]
     pub fn io_error(&self, error: &std::io::Error) -> FusionError {
         FusionError::io(&self.target.to_string_lossy(), error)
