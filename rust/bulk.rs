@@ -3,7 +3,8 @@
 //!
 //! Memory bound. A query is held from the first line any run gives for it until every run has moved
 //! past it (or ended). When all inputs are grouped by query and list queries in the same order, that
-//! is a handful of queries plus one chunk of [`CHUNK_QUERIES`] ready queries: flat in the number of
+//! is a handful of queries plus three chunks of [`CHUNK_QUERIES`] ready queries (one being fused, one
+//! queued for the writer thread, one filling) and the spare hit lists of the readers: flat in the number of
 //! queries, apart from 8 bytes (a hash) per query already fused. A query missing from some run waits
 //! for that run to end. Inputs in different orders or not grouped hold up to the whole input: if a run
 //! returns to a query that was already released, the fusion restarts in "buffered" mode, which holds
@@ -23,7 +24,10 @@ use crate::runs::write::{write_query, AtomicFile, OutFormat, OutHit};
 use crate::runs::{ranked, Hit, RankFrom, RunReader};
 
 /// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
-pub const CHUNK_QUERIES: usize = 4096;
+/// 1024 rather than 4096 since chunks are fused on their own thread: a smaller last chunk shortens
+/// the serial tail; 256 / 1024 / 4096 measured the same within the noise of the shared machine
+/// (0.53–0.64 s wall at 10k queries each).
+pub const CHUNK_QUERIES: usize = 1024;
 
 #[derive(Debug, Clone)]
 pub struct FuseFilesOptions {
@@ -235,9 +239,7 @@ impl Merge {
     /// Hands the ready queries to the chunk writer.
     fn send(&self, ready: &mut Vec<(String, Pending)>) -> Result<(), FusionError> {
         // Fails only when the writer stopped on an error, which `fuse_pass` reports instead of this one.
-        self.chunks
-            .send(std::mem::take(ready))
-            .map_err(|_| FusionError::invalid("the output writer stopped"))
+        self.chunks.send(std::mem::take(ready)).map_err(|_| FusionError::invalid("the output writer stopped"))
     }
 }
 
