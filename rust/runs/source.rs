@@ -149,3 +149,66 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     }
     Ok(filled)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(bytes: &[u8], name: &str) -> Vec<String> {
+        let path = std::env::temp_dir().join(format!("fanfuse-source-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        let mut source = LineSource::open(&path.to_string_lossy()).unwrap();
+        let mut lines = Vec::new();
+        while let Some(line) = source.next_line().unwrap() {
+            lines.push(line.to_owned());
+        }
+        assert_eq!(source.line, lines.len() as u64);
+        std::fs::remove_file(&path).unwrap();
+        lines
+    }
+
+    #[test]
+    fn splits_crlf_blank_and_unterminated_lines() {
+        assert_eq!(lines_of(b"a b\r\n\nc\r\r\nd", "crlf"), ["a b", "", "c", "d"]);
+        assert!(lines_of(b"", "empty").is_empty());
+        assert_eq!(lines_of(b"\n", "newline"), [""]);
+    }
+
+    #[test]
+    fn lines_longer_than_the_buffer_and_across_refills() {
+        let long = "x".repeat(BUFFER * 2 + 17);
+        use std::fmt::Write;
+        let mut text = String::new();
+        for i in 0..50_000 {
+            writeln!(text, "q{i} Q0 d{i} 1 0.5 t").unwrap();
+        }
+        text.push_str(&long);
+        text.push('\n');
+        text.push_str("last");
+        let lines = lines_of(text.as_bytes(), "long");
+        assert_eq!(lines.len(), 50_002);
+        assert_eq!(lines[49_999], "q49999 Q0 d49999 1 0.5 t");
+        assert_eq!(lines[50_000], long);
+        assert_eq!(lines[50_001], "last");
+    }
+
+    #[test]
+    fn gzip_is_sniffed_from_the_bytes() {
+        use std::io::Write;
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n").unwrap();
+        let lines = lines_of(&encoder.finish().unwrap(), "gz");
+        assert_eq!(lines, ["q1 Q0 d1 1 2.0 t", "q1 Q0 d2 2 1.0 t"]);
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_line() {
+        let path = std::env::temp_dir().join(format!("fanfuse-source-{}-utf8", std::process::id()));
+        std::fs::write(&path, b"ok\nbad \xff\n").unwrap();
+        let mut source = LineSource::open(&path.to_string_lossy()).unwrap();
+        assert_eq!(source.next_line().unwrap(), Some("ok"));
+        let error = source.next_line().unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert!(error.contains(":2") && error.contains("byte 5"), "{error}");
+    }
+}
