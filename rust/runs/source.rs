@@ -176,8 +176,8 @@ mod tests {
 
     #[test]
     fn lines_longer_than_the_buffer_and_across_refills() {
-        let long = "x".repeat(BUFFER * 2 + 17);
         use std::fmt::Write;
+        let long = "x".repeat(BUFFER * 2 + 17);
         let mut text = String::new();
         for i in 0..50_000 {
             writeln!(text, "q{i} Q0 d{i} 1 0.5 t").unwrap();
