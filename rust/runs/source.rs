@@ -36,6 +36,9 @@ pub struct LineSource {
     /// Unreturned bytes are `buffer[start..end]`.
     start: usize,
     end: usize,
+    /// Whether `buffer[..end]` is all ASCII, checked once per read: then lines need no UTF-8
+    /// validation of their own (per-line `from_utf8` was ~3% of `fanfuse fuse`).
+    ascii: bool,
     eof: bool,
     /// 1-based number of the line last returned.
     pub line: u64,
@@ -63,6 +66,7 @@ impl LineSource {
             buffer: vec![0; BUFFER],
             start: 0,
             end: 0,
+            ascii: true,
             eof: false,
             line: 0,
             consumed,
@@ -93,7 +97,12 @@ impl LineSource {
         while to > from && matches!(self.buffer[to - 1], b'\n' | b'\r') {
             to -= 1;
         }
-        match std::str::from_utf8(&self.buffer[from..to]) {
+        let bytes = &self.buffer[from..to];
+        if self.ascii {
+            // SAFETY: `ascii` says every byte of `buffer[..end]` is ASCII, hence valid UTF-8.
+            return Ok(Some(unsafe { std::str::from_utf8_unchecked(bytes) }));
+        }
+        match std::str::from_utf8(bytes) {
             Ok(text) => Ok(Some(text)),
             Err(e) => Err(FusionError::input(
                 &self.path,
@@ -127,6 +136,9 @@ impl LineSource {
         };
         self.end += n;
         self.eof = n == 0;
+        // The bytes kept from before were checked already, but checking them again (a partial line,
+        // usually) is simpler than tracking where the non-ASCII ones were.
+        self.ascii = self.buffer[..self.end].is_ascii();
         Ok(())
     }
 
@@ -199,6 +211,25 @@ mod tests {
         encoder.write_all(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n").unwrap();
         let lines = lines_of(&encoder.finish().unwrap(), "gz");
         assert_eq!(lines, ["q1 Q0 d1 1 2.0 t", "q1 Q0 d2 2 1.0 t"]);
+    }
+
+    #[test]
+    fn non_ascii_utf8_passes_and_invalid_utf8_after_ascii_buffers_is_caught() {
+        assert_eq!(lines_of("é q\nplain\n".as_bytes(), "accent"), ["é q", "plain"]);
+        let mut bytes = "q Q0 d 1 1 t\n".repeat(200_000).into_bytes();
+        bytes.extend_from_slice(b"bad \xff\n");
+        let path = std::env::temp_dir().join(format!("fanfuse-source-{}-late", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let mut source = LineSource::open(&path.to_string_lossy()).unwrap();
+        let error = loop {
+            match source.next_line() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("the invalid line was accepted"),
+                Err(error) => break error.to_string(),
+            }
+        };
+        std::fs::remove_file(&path).unwrap();
+        assert!(error.contains(":200001") && error.contains("byte 5"), "{error}");
     }
 
     #[test]
