@@ -8,7 +8,7 @@ PY := $(BIN)/python
 BUILD_FLAGS ?= --release
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: demo test build lint rust-test pytest bench compare clean
+.PHONY: demo test build lint rust-test pytest bench compare clean mtrag-table scale
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -46,3 +46,12 @@ compare: build
 
 clean:
 	rm -rf $(VENV) target
+
+# The MT-RAG fusion table of docs/mtrag-fusion.md, from the real runs in ../shared/data/mtrag.
+mtrag-table: build
+	$(PY) benches/mtrag_table.py
+
+# End-to-end scale benchmark of `fanfuse fuse` (10k and 100k queries; add SIZES=...,1000000 for 1M).
+SIZES ?= 10000,100000
+scale: build
+	$(PY) benches/scale_fuse.py --sizes $(SIZES)

@@ -7,11 +7,25 @@ use std::fmt;
 pub enum FusionError {
     /// An argument has a value outside what is accepted.
     InvalidArgument(String),
+    /// A malformed input file: `path:line: message` (line 0 when the problem is the file as a whole).
+    Input { path: String, line: u64, message: String },
+    /// The operating system refused to read or write a file.
+    Io { path: String, message: String },
 }
 
 impl FusionError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::InvalidArgument(message.into())
+    }
+
+    #[must_use]
+    pub fn input(path: &str, line: u64, message: impl Into<String>) -> Self {
+        Self::Input { path: path.to_owned(), line, message: message.into() }
+    }
+
+    #[must_use]
+    pub fn io(path: &str, error: &std::io::Error) -> Self {
+        Self::Io { path: path.to_owned(), message: error.to_string() }
     }
 }
 
@@ -19,6 +33,8 @@ impl fmt::Display for FusionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidArgument(message) => f.write_str(message),
+            Self::Input { path, line, message } if *line > 0 => write!(f, "{path}:{line}: {message}"),
+            Self::Input { path, message, .. } | Self::Io { path, message } => write!(f, "{path}: {message}"),
         }
     }
 }

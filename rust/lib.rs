@@ -1,13 +1,22 @@
 //! fanfuse: the fusion core. Plain Rust; the Python binding lives in `py.rs` behind the `python` feature.
 
 pub mod batch;
+pub mod bulk;
 pub mod error;
+pub mod eval;
 pub mod fusion;
 pub mod lists;
 pub mod rrf;
+pub mod run_fusion;
+pub mod runs;
 
 #[cfg(feature = "python")]
 mod py;
+
+/// The extension allocates through mimalloc (see Cargo.toml for why); plain Rust users keep their own.
+#[cfg(feature = "python")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub use error::FusionError;
 pub use fusion::{fuse, Contribution, Duplicates, FuseParams, Fusion, Method, MethodParams, Norm, ScoredLists};

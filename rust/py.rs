@@ -19,6 +19,14 @@ use crate::error::FusionError as CoreError;
 use crate::fusion;
 use crate::lists::RankedLists;
 use crate::rrf::{rrf as rrf_core, FusedEntry, RrfParams, TieBreak};
+// Run files (issue 3).
+
+use crate::bulk::{self, FuseFilesOptions};
+use crate::eval::{self, Metric};
+use crate::fusion::FuseParams;
+use crate::runs::qrels::Qrels;
+use crate::runs::write::OutFormat;
+use crate::runs::{self, RankFrom, Run as CoreRun};
 
 pyo3::create_exception!(
     fanfuse,
@@ -31,6 +39,8 @@ pyo3::create_exception!(
 fn to_py_err(error: CoreError) -> PyErr {
     match error {
         CoreError::InvalidArgument(message) => FusionError::new_err(message),
+        // Malformed files and unusable paths are bad input too: same family, message keeps file:line.
+        error @ (CoreError::Input { .. } | CoreError::Io { .. }) => FusionError::new_err(error.to_string()),
     }
 }
 
@@ -1150,6 +1160,257 @@ fn fuse_batch(
     results.iter().map(|fusion| fused_to_py(py, &owned.ids, &view, fusion)).collect()
 }
 
+// ---------------------------------------------------------------------------------------------
+// Run files (issue 3): reading, fusing, writing and evaluating whole runs.
+
+/// A run held in Rust: queries in order of first appearance, each query's hits in rank order.
+#[pyclass(frozen, module = "fanfuse", name = "Run")]
+pub struct PyRun {
+    inner: Arc<CoreRun>,
+}
+
+/// Relevance judgments held in Rust.
+#[pyclass(frozen, module = "fanfuse", name = "Qrels")]
+pub struct PyQrels {
+    inner: Arc<Qrels>,
+}
+
+#[pymethods]
+impl PyRun {
+    /// Builds a run from aligned columns (one row per hit), as a data frame holds it.
+    #[staticmethod]
+    #[pyo3(signature = (qids, docids, scores, /, *, name = "run", rank_from = "score"))]
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+    fn from_columns(
+        qids: Vec<String>,
+        docids: Vec<String>,
+        scores: Vec<f64>,
+        name: &str,
+        rank_from: &str,
+    ) -> PyResult<Self> {
+        let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
+        let run = CoreRun::from_columns(name, &qids, &docids, &scores, rank_from).map_err(to_py_err)?;
+        Ok(Self { inner: Arc::new(run) })
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.queries.len()
+    }
+
+    /// Query ids in run order.
+    fn qids(&self) -> Vec<String> {
+        self.inner.queries.iter().map(|q| q.qid.clone()).collect()
+    }
+
+    /// `(qid, docid, rank, score)` columns, one row per hit, queries in order, hits in rank order.
+    fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
+        let rows: usize = self.inner.queries.iter().map(|q| q.hits.len()).sum();
+        let (mut qids, mut docids, mut ranks, mut scores) =
+            (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
+        for query in &self.inner.queries {
+            for (i, hit) in query.hits.iter().enumerate() {
+                qids.push(query.qid.clone());
+                docids.push(hit.docid.to_string());
+                ranks.push(i64::try_from(i).unwrap_or(i64::MAX) + 1);
+                scores.push(hit.score);
+            }
+        }
+        (qids, docids, ranks, scores)
+    }
+
+    /// Writes the run atomically as TREC or MT-RAG JSONL.
+    #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
+    fn write(&self, py: Python<'_>, path: &str, format: &str, tag: &str, collection: Option<&str>) -> PyResult<()> {
+        let format: OutFormat = format.parse().map_err(to_py_err)?;
+        let run = Arc::clone(&self.inner);
+        detached(py, || run.write(path, format, tag, collection))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Run(name={:?}, queries={})", self.inner.name, self.inner.queries.len())
+    }
+}
+
+#[pymethods]
+impl PyQrels {
+    fn __len__(&self) -> usize {
+        self.inner.order.len()
+    }
+
+    /// Judged query ids in file order.
+    fn qids(&self) -> Vec<String> {
+        self.inner.order.clone()
+    }
+}
+
+/// Reads a TREC or MT-RAG run file (gzip or plain). See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (path, /, *, rank_from = "score"))]
+fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<PyRun> {
+    let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
+    let run = detached(py, || runs::read_run(path, rank_from))?;
+    Ok(PyRun { inner: Arc::new(run) })
+}
+
+/// Reads TREC or BEIR TSV qrels. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (path, /))]
+fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
+    let qrels = detached(py, || runs::qrels::read_qrels(path))?;
+    Ok(PyQrels { inner: Arc::new(qrels) })
+}
+
+/// Options of run-file fusion: any method of `fuse`, with its default method parameters.
+fn run_fuse_params(
+    method: &str,
+    norm: Option<&str>,
+    k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    top_k: Option<usize>,
+    tie_break: &str,
+) -> PyResult<FuseParams> {
+    let defaults = fusion::MethodParams::default();
+    let mut params = fuse_params(
+        method,
+        norm,
+        k,
+        weights,
+        None,
+        tie_break,
+        "first",
+        false,
+        defaults.phi,
+        defaults.sigma,
+        defaults.gamma,
+    )?;
+    params.top_k = top_k;
+    Ok(params)
+}
+
+/// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (runs, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank", threads = None),
+    text_signature = "(runs, /, *, method='rrf', norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', threads=None)")]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+fn fuse_runs(
+    py: Python<'_>,
+    runs: Vec<PyRef<'_, PyRun>>,
+    method: &str,
+    norm: Option<&str>,
+    k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    top_k: Option<usize>,
+    tie_break: &str,
+    threads: Option<usize>,
+) -> PyResult<PyRun> {
+    let params = run_fuse_params(method, norm, k, weights, top_k, tie_break)?;
+    let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
+    let fused = detached(py, || {
+        let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
+        crate::run_fusion::fuse_runs(&refs, &params, threads)
+    })?;
+    Ok(PyRun { inner: Arc::new(fused) })
+}
+
+/// Streams run files through fusion into one output file. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (inputs, output, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = Some(1000),
+    tie_break = "rank", rank_from = "score", format = "trec", collection = None, tag = "fanfuse",
+    threads = None, progress = None),
+    text_signature = "(inputs, output, /, *, method='rrf', norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', \
+        rank_from='score', format='trec', collection=None, tag='fanfuse', threads=None, progress=None)")]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+fn fuse_files<'py>(
+    py: Python<'py>,
+    inputs: Vec<String>,
+    output: &str,
+    method: &str,
+    norm: Option<&str>,
+    k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    top_k: Option<usize>,
+    tie_break: &str,
+    rank_from: &str,
+    format: &str,
+    collection: Option<String>,
+    tag: &str,
+    threads: Option<usize>,
+    progress: Option<bool>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let options = FuseFilesOptions {
+        params: run_fuse_params(method, norm, k, weights, top_k, tie_break)?,
+        rank_from: rank_from.parse().map_err(to_py_err)?,
+        format: format.parse().map_err(to_py_err)?,
+        collection,
+        tag: tag.to_owned(),
+        threads,
+        progress,
+    };
+    let summary = detached(py, || bulk::fuse_files(&inputs, output, &options))?;
+    let out = PyDict::new(py);
+    out.set_item("queries", summary.queries)?;
+    out.set_item("input_lines", summary.input_lines)?;
+    out.set_item("buffered", summary.buffered)?;
+    Ok(out)
+}
+
+/// Per-query metric values of a run against qrels. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (run, qrels, /, *, metrics))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+fn evaluate<'py>(
+    py: Python<'py>,
+    run: PyRef<'_, PyRun>,
+    qrels: PyRef<'_, PyQrels>,
+    metrics: Vec<String>,
+) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
+    let parsed = metrics.iter().map(|m| m.parse::<Metric>()).collect::<Result<Vec<_>, _>>().map_err(to_py_err)?;
+    let (run, qrels) = (Arc::clone(&run.inner), Arc::clone(&qrels.inner));
+    let evaluation = py.detach(|| eval::evaluate(&run, &qrels, &parsed));
+    let values = PyDict::new(py);
+    for (name, column) in metrics.iter().zip(evaluation.values) {
+        values.set_item(name, column)?;
+    }
+    Ok((evaluation.qids, values))
+}
+
+/// Two-sided paired randomization test. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /, *, iterations = 10_000, seed = 0))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+fn randomization_test(py: Python<'_>, a: Vec<f64>, b: Vec<f64>, iterations: u32, seed: u64) -> PyResult<f64> {
+    if a.len() != b.len() {
+        return Err(FusionError::new_err(format!(
+            "paired samples need equal lengths (got {} and {})",
+            a.len(),
+            b.len()
+        )));
+    }
+    Ok(py.detach(|| eval::significance::randomization_test(&a, &b, iterations, seed)))
+}
+
+/// Two-sided paired Student t-test. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+fn paired_t_test(a: Vec<f64>, b: Vec<f64>) -> PyResult<f64> {
+    if a.len() != b.len() {
+        return Err(FusionError::new_err(format!(
+            "paired samples need equal lengths (got {} and {})",
+            a.len(),
+            b.len()
+        )));
+    }
+    Ok(eval::significance::paired_t_test(&a, &b))
+}
+
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FusionError", m.py().get_type::<FusionError>())?;
@@ -1161,5 +1422,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fuse, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_batch, m)?)?;
     m.add_function(wrap_pyfunction!(_kernel_seconds, m)?)?;
+    // Run files (issue 3).
+    m.add_class::<PyRun>()?;
+    m.add_class::<PyQrels>()?;
+    m.add_function(wrap_pyfunction!(read_run, m)?)?;
+    m.add_function(wrap_pyfunction!(read_qrels, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse_files, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(randomization_test, m)?)?;
+    m.add_function(wrap_pyfunction!(paired_t_test, m)?)?;
     Ok(())
 }

@@ -10,10 +10,19 @@ __all__ = [
     "Contribution",
     "Fused",
     "FusionError",
+    "Qrels",
+    "Run",
     "_kernel_seconds",
     "default_threads",
+    "evaluate",
     "fuse",
     "fuse_batch",
+    "fuse_files",
+    "fuse_runs",
+    "paired_t_test",
+    "randomization_test",
+    "read_qrels",
+    "read_run",
     "rrf",
     "rrf_batch",
 ]
@@ -223,4 +232,124 @@ def fuse_batch(
     ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256 queries or more run
     on a thread pool, as ``rrf_batch``. ``weights``, when given, must have one entry per run for every
     query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
+    """
+
+# --- Run files (issue 3) ---------------------------------------------------------------------
+
+_RankFrom = Literal["score", "rank", "file"]
+_Format = Literal["trec", "mtrag"]
+
+@final
+class Run:
+    """A run held in Rust: queries in order of first appearance, hits of a query in rank order."""
+
+    @staticmethod
+    def from_columns(
+        qids: Sequence[str],
+        docids: Sequence[str],
+        scores: Sequence[float],
+        /,
+        *,
+        name: str = "run",
+        rank_from: _RankFrom | str = "score",
+    ) -> Run:
+        """Builds a run from aligned columns, one row per hit (rows of a query need not be adjacent)."""
+    @property
+    def name(self) -> str:
+        """The file name the run was read from (``"fused"`` for a fusion result)."""
+    def __len__(self) -> int: ...
+    def qids(self) -> list[str]:
+        """Query ids in run order."""
+    def columns(self) -> tuple[list[str], list[str], list[int], list[float]]:
+        """``(qid, docid, rank, score)`` columns: one row per hit, hits in rank order (rank from 1)."""
+    def write(
+        self,
+        path: str,
+        /,
+        *,
+        format: _Format | str = "trec",
+        tag: str = "fanfuse",
+        collection: str | None = None,
+    ) -> None:
+        """Writes the run atomically (temporary file, then rename) as TREC or MT-RAG JSONL."""
+
+@final
+class Qrels:
+    """Relevance judgments held in Rust (integer grades; >= 1 is relevant)."""
+
+    def __len__(self) -> int: ...
+    def qids(self) -> list[str]:
+        """Judged query ids in file order."""
+
+def read_run(path: str, /, *, rank_from: _RankFrom | str = "score") -> Run:
+    """Reads a TREC (``qid Q0 docid rank score tag``) or MT-RAG JSONL run, plain or gzip.
+
+    The format is recognised from the content. ``rank_from`` orders each query's hits: ``"score"``
+    (default: descending score, ties by docid descending, as trec_eval reads a run), ``"rank"`` (the
+    rank column) or ``"file"`` (file order). Raises FusionError with ``file:line`` on malformed input.
+    """
+
+def read_qrels(path: str, /) -> Qrels:
+    """Reads TREC qrels (``qid iter docid rel``) or BEIR TSV (``query-id corpus-id score``, header first)."""
+
+def fuse_runs(
+    runs: Sequence[Run],
+    /,
+    *,
+    method: _Method | str = "rrf",
+    norm: _Norm | str | None = None,
+    k: float = 60.0,
+    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
+    top_k: int | None = 1000,
+    tie_break: _TieBreak | str = "rank",
+    threads: int | None = None,
+) -> Run:
+    """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
+
+    ``method`` and ``norm`` are those of ``fuse``; score methods use each hit's score from the file.
+    """
+
+def fuse_files(
+    inputs: Sequence[str],
+    output: str,
+    /,
+    *,
+    method: _Method | str = "rrf",
+    norm: _Norm | str | None = None,
+    k: float = 60.0,
+    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
+    top_k: int | None = 1000,
+    tie_break: _TieBreak | str = "rank",
+    rank_from: _RankFrom | str = "score",
+    format: _Format | str = "trec",
+    collection: str | None = None,
+    tag: str = "fanfuse",
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> dict[str, int | bool]:
+    """Streams run files through fusion into ``output`` (written atomically).
+
+    Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
+    input is held (see rust/bulk.rs). Returns ``{"queries", "input_lines", "buffered"}``.
+    ``progress=None`` draws a bar on stderr only when it is a terminal.
+    """
+
+def evaluate(
+    run: Run, qrels: Qrels, /, *, metrics: Sequence[str]
+) -> tuple[list[str], dict[str, list[float]]]:
+    """Per-query values, as pytrec_eval computes them, for the queries in both run and qrels.
+
+    Metrics: ``recall@K``, ``precision@K`` (``P@K``), ``ndcg@K`` (``ndcg_cut_K``), ``ndcg``, ``mrr``
+    (``recip_rank``), ``map``. Returns the evaluated query ids and, per metric name, the values.
+    """
+
+def randomization_test(
+    a: Sequence[float], b: Sequence[float], /, *, iterations: int = 10000, seed: int = 0
+) -> float:
+    """Two-sided paired randomization (sign-flip) test of mean(a) != mean(b); returns the p-value."""
+
+def paired_t_test(a: Sequence[float], b: Sequence[float], /) -> float:
+    """Two-sided paired Student t-test of mean(a) != mean(b) (``scipy.stats.ttest_rel``); the p-value.
+
+    NaN for fewer than two pairs; with zero variance of the differences, 1 if they are all zero, else 0.
     """

@@ -6,10 +6,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from fanfuse.cli import demo, index, search
+from fanfuse.cli import demo, evaluate, fuse, index, search, tune
 
 # Subcommand modules, in the order `fanfuse --help` lists them.
-COMMANDS = [demo, index, search]
+COMMANDS = [demo, index, search, fuse, evaluate, tune]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,72 @@
+"""`fanfuse eval RUN... --qrels FILE`: every run side by side, with paired p-values against the first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from fanfuse._core import read_qrels, read_run
+from fanfuse.cli._common import Progress, guarded, name_list, table
+from fanfuse.runs import DEFAULT_METRICS, compare_runs
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate runs against qrels (numbers identical to pytrec_eval)",
+        description="Each run is read as trec_eval reads it: by score, ties by docid descending; a fused "
+        "run is evaluated on its written RRF scores the same way. Means are over the queries in both "
+        "the run and the qrels. p: two-sided paired randomization test against the first run; t: two-sided "
+        "paired Student t-test against the first run.",
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files: TREC 6-column or MT-RAG JSONL")
+    parser.add_argument("--qrels", required=True, help="TREC qrels or BEIR TSV qrels")
+    parser.add_argument(
+        "--metrics",
+        type=name_list,
+        default=list(DEFAULT_METRICS),
+        help="comma-separated: recall@K, precision@K, ndcg@K, ndcg, mrr, map (default recall@5,recall@10,"
+        "ndcg@5,ndcg@10)",
+    )
+    parser.add_argument("--iterations", type=int, default=10_000, help="randomization test permutations")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default 0)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    qrels = read_qrels(args.qrels)
+    progress = Progress("reading")
+    runs = []
+    for i, path in enumerate(args.runs):
+        runs.append(read_run(path))
+        progress(i + 1, len(args.runs))
+    scored = compare_runs(
+        runs, qrels, args.metrics, names=args.runs, iterations=args.iterations, seed=args.seed
+    )
+    if args.json:
+        payload = [
+            {
+                "run": s.name,
+                "queries": len(s.qids),
+                "means": s.means,
+                "p_values": s.p_values,
+                "t_test_p_values": s.t_test_p_values,
+            }
+            for s in scored
+        ]
+        print(json.dumps({"metrics": args.metrics, "runs": payload}, indent=2))
+        return 0
+    header = ["run", "queries", *args.metrics]
+    rows = []
+    for s in scored:
+        cells = []
+        for m in args.metrics:
+            cell = f"{s.means[m]:.4f}"
+            if s.p_values is not None and s.t_test_p_values is not None:
+                cell += f" (p={s.p_values[m]:.3f} t={s.t_test_p_values[m]:.3f})"
+            cells.append(cell)
+        rows.append([s.name, str(len(s.qids)), *cells])
+    print(table(header, rows))
+    return 0

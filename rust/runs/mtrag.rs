@@ -1,0 +1,84 @@
+//! One line of the MT-RAG retrieval JSONL format:
+//! `{"task_id": ..., "Collection": ..., "contexts": [{"document_id": ..., "score": ..., ...}]}`,
+//! contexts in rank order. Fields of a context other than `document_id` and `score` are kept as raw
+//! JSON in their original order, so fusion passes them through unchanged.
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::Hit;
+
+#[derive(Deserialize)]
+struct Line {
+    task_id: String,
+    #[serde(rename = "Collection")]
+    collection: Option<String>,
+    contexts: Vec<IndexMap<String, Box<RawValue>>>,
+}
+
+#[derive(Debug)]
+pub struct Record {
+    pub qid: String,
+    pub collection: Option<String>,
+    pub hits: Vec<Hit>,
+}
+
+pub fn parse_line(line: &str, line_no: u64) -> Result<Record, String> {
+    if !line.trim_start().starts_with('{') {
+        return Err(
+            "the line is not a JSON object; MT-RAG lines are {\"task_id\", \"Collection\", \"contexts\": [...]}".into(),
+        );
+    }
+    let parsed: Line = serde_json::from_str(line).map_err(|e| {
+        format!("not an MT-RAG retrieval record ({e}); expected {{\"task_id\": str, \"contexts\": [{{\"document_id\": str, \"score\": number, ...}}]}}")
+    })?;
+    let mut hits = Vec::with_capacity(parsed.contexts.len());
+    for (position, mut context) in parsed.contexts.into_iter().enumerate() {
+        let docid: String = context
+            .shift_remove("document_id")
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .ok_or_else(|| format!("contexts[{position}] has no string \"document_id\""))?;
+        let score: f64 = match context.shift_remove("score") {
+            Some(raw) => serde_json::from_str(raw.get())
+                .map_err(|_| format!("contexts[{position}].score {} is not a number", raw.get()))?,
+            None => return Err(format!("contexts[{position}] has no \"score\"; every context needs a numeric score")),
+        };
+        let extra: super::Extra = context.into_iter().map(|(k, v)| (k.into_boxed_str(), v)).collect();
+        hits.push(Hit {
+            docid: docid.into(),
+            score,
+            rank: i64::try_from(position).unwrap_or(i64::MAX) + 1,
+            line: line_no,
+            extra: if extra.is_empty() { None } else { Some(Box::new(extra)) },
+        });
+    }
+    Ok(Record { qid: parsed.task_id, collection: parsed.collection, hits })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_extra_fields_in_order_as_raw_json() {
+        let r =
+            parse_line(r#"{"task_id":"q","contexts":[{"text":"a \"b\"","document_id":"d","score":2,"n":[1, 2]}]}"#, 3)
+                .unwrap();
+        let extra = r.hits[0].extra.as_ref().unwrap();
+        assert_eq!(
+            extra.iter().map(|(k, v)| (&**k, v.get())).collect::<Vec<_>>(),
+            [("text", r#""a \"b\"""#), ("n", "[1, 2]")]
+        );
+        assert_eq!(r.hits[0].rank, 1);
+    }
+
+    #[test]
+    fn rejects_non_objects_and_missing_fields() {
+        assert!(parse_line("[1, 2]", 1).unwrap_err().contains("not a JSON object"));
+        assert!(parse_line(r#"{"task_id":"q","contexts":[{"score":1}]}"#, 1).unwrap_err().contains("document_id"));
+        assert!(parse_line(r#"{"task_id":"q","contexts":[{"document_id":"d","score":"x"}]}"#, 1)
+            .unwrap_err()
+            .contains("score"));
+    }
+}
