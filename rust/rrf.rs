@@ -36,11 +36,10 @@
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::hash::BuildHasher;
 use std::str::FromStr;
 
 use crate::error::FusionError;
-use crate::lists::{FusionKey, RankedLists};
+use crate::lists::{FusionKey, KeySeeds, RankedLists};
 
 /// The `k` most systems use (Elasticsearch, OpenSearch, Milvus, ranx, pyserini).
 pub const DEFAULT_K: f64 = 60.0;
@@ -120,16 +119,24 @@ pub struct FusedEntry {
     pub score: f64,
 }
 
-/// The id is stored inline (not only its index into the input) so that a table probe checks it
-/// without one more dependent load (see the notes at the top).
+/// One candidate while scores accumulate. The id is stored inline ([`FusionKey::Inline`]) so that a
+/// table probe checks it without a further load through the input (see the notes at the top).
 #[derive(Debug, Clone, Copy)]
-struct Candidate<T> {
-    id: T,
+struct Candidate<K> {
+    key: K,
     score: f64,
-    best_rank: u32,
-    best_list: u32,
+    /// Best occurrence as `rank << 32 | list`: the tie-break key of `tie_break="rank"`, and a plain `min`
+    /// keeps it (an equal rank in a later list compares greater, so the earlier list stays).
+    best: u64,
+    /// The last list the id was counted in (a repeat inside a list is skipped).
     last_list: u32,
-    best_item: u32,
+}
+
+impl<K> Candidate<K> {
+    /// Index into [`RankedLists::items`] of the best occurrence.
+    fn item<T>(&self, lists: &RankedLists<'_, T>) -> usize {
+        lists.start((self.best & 0xFFFF_FFFF) as usize) + (self.best >> 32) as usize - 1
+    }
 }
 
 /// Fuses `lists` by weighted RRF and returns the fused ids best first (at most `top_k`).
@@ -143,99 +150,131 @@ pub fn rrf<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Resul
         )));
     }
     let mut candidates = accumulate(lists, params);
-    let order = |a: &Candidate<T>, b: &Candidate<T>| -> Ordering {
+    let items = lists.items();
+    let order = |a: &Candidate<T::Inline>, b: &Candidate<T::Inline>| -> Ordering {
         b.score.total_cmp(&a.score).then_with(|| match params.tie_break {
-            TieBreak::Rank => (a.best_rank, a.best_list).cmp(&(b.best_rank, b.best_list)),
-            TieBreak::Id => a.id.cmp(&b.id),
+            TieBreak::Rank => a.best.cmp(&b.best),
+            TieBreak::Id => items[a.item(&lists)].cmp(&items[b.item(&lists)]),
         })
     };
     select_top(&mut candidates, params.top_k, order);
-    Ok(candidates.iter().map(|c| FusedEntry { item: c.best_item as usize, score: c.score }).collect())
+    Ok(candidates.iter().map(|c| FusedEntry { item: c.item(&lists), score: c.score }).collect())
 }
 
 thread_local! {
     /// Per-thread scratch reused across calls, so a call allocates only its output.
     static SLOTS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static TERMS: RefCell<TermCache> = RefCell::new(TermCache::default());
 }
 
-/// Open-addressing table from id to candidate index. A slot holds `fingerprint << 32 | (index + 1)`
-/// (0 = empty); the 32-bit fingerprint rejects almost every non-matching slot without touching the id.
-struct CandidateTable<'s> {
-    slots: &'s mut [u64],
-    mask: usize,
+/// Lists longer than this get their terms computed per call instead of cached (bounds the cache).
+const MAX_CACHED_RANKS: usize = 1 << 16;
+/// Distinct weights cached per `k`.
+const MAX_CACHED_WEIGHTS: usize = 8;
+
+/// Per-thread cache of the terms `w / (k + rank)` for rank 1, 2, …, one row per weight seen with the
+/// current `k`: the same division as in the loop, so the same bits, but done once per thread instead
+/// of once per id (the division was the hottest instruction of the kernel).
+#[derive(Default)]
+struct TermCache {
+    k: u64,
+    rows: Vec<(u64, Vec<f64>)>,
 }
 
-impl CandidateTable<'_> {
-    /// Returns the candidate index of `id`, or where to insert it (`Err(slot)`).
-    #[inline]
-    fn find<T: FusionKey>(&self, hash: u64, id: T, candidates: &[Candidate<T>]) -> Result<usize, usize> {
-        let fingerprint = hash >> 32;
-        let mut at = (hash as usize) & self.mask;
-        loop {
-            let slot = self.slots[at];
-            if slot == 0 {
-                return Err(at);
+impl TermCache {
+    /// Terms of ranks `1..=len` for `weight` and `k`, computed into `spare` if `len` is too long to cache.
+    fn terms<'a>(&'a mut self, k: f64, weight: f64, len: usize, spare: &'a mut Vec<f64>) -> &'a [f64] {
+        let fill = |row: &mut Vec<f64>| {
+            for rank in row.len() + 1..=len {
+                row.push(weight / (k + rank as f64)); // rank < 2^32: exact, as f64::from(u32)
             }
-            let index = (slot & 0xFFFF_FFFF) as usize - 1;
-            if slot >> 32 == fingerprint && candidates[index].id.same(id) {
-                return Ok(index);
-            }
-            at = (at + 1) & self.mask;
+        };
+        if len > MAX_CACHED_RANKS {
+            spare.clear();
+            fill(spare);
+            return spare;
         }
+        if self.k != k.to_bits() {
+            self.k = k.to_bits();
+            self.rows.clear();
+        }
+        let at = if let Some(at) = self.rows.iter().position(|(w, _)| *w == weight.to_bits()) {
+            at
+        } else {
+            if self.rows.len() == MAX_CACHED_WEIGHTS {
+                self.rows.pop();
+            }
+            self.rows.push((weight.to_bits(), Vec::new()));
+            self.rows.len() - 1
+        };
+        let row = &mut self.rows[at].1;
+        fill(row);
+        &row[..len]
     }
 }
 
-fn accumulate<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Vec<Candidate<T>> {
-    let hasher = foldhash::fast::RandomState::default();
-    let mut candidates: Vec<Candidate<T>> = Vec::with_capacity(lists.total_len());
-    SLOTS.with_borrow_mut(|slots| {
-        // Load factor <= 1/2 keeps linear probes short.
-        let capacity = (lists.total_len() * 2).next_power_of_two().max(16);
-        slots.clear();
-        slots.resize(capacity, 0);
-        let table = CandidateTable { slots: slots.as_mut_slice(), mask: capacity - 1 };
-        for list_index in 0..lists.len() {
-            let weight = params.weight(list_index);
-            if weight == 0.0 {
-                continue; // a weight-0 list contributes neither score nor candidates
-            }
-            let list_u32 = list_index as u32;
-            let start = lists.start(list_index);
-            for (position, &id) in lists.list(list_index).iter().enumerate() {
-                // Rank is the 1-based list position; a skipped duplicate does not renumber later ids.
-                let rank = position as u32 + 1;
-                let item = (start + position) as u32;
-                let term = weight / (params.k + f64::from(rank));
-                let hash = hasher.hash_one(id);
-                match table.find(hash, id, &candidates) {
-                    Ok(index) => {
-                        let candidate = &mut candidates[index];
-                        if candidate.last_list == list_u32 {
-                            continue; // repeated inside this list: only the first occurrence counts
+/// Not a list index: marks a candidate not yet counted in any list.
+const NO_LIST: u32 = u32::MAX;
+
+fn accumulate<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Vec<Candidate<T::Inline>> {
+    let seeds = KeySeeds::new();
+    let items = lists.items();
+    // One more than the ids: the slot after the last candidate is scratch for the next new one.
+    let mut candidates: Vec<Candidate<T::Inline>> = Vec::with_capacity(lists.total_len() + 1);
+    let mut spare = Vec::new();
+    TERMS.with_borrow_mut(|term_cache| {
+        SLOTS.with_borrow_mut(|slots| {
+            // Open addressing, linear probing, load <= 1/2. A slot holds `fingerprint << 32 | (index + 1)`
+            // (0 = empty); the 32-bit fingerprint rejects almost every other id without touching it.
+            let capacity = (lists.total_len() * 2).next_power_of_two().max(16);
+            let mask = capacity - 1;
+            slots.clear();
+            slots.resize(capacity, 0);
+            for list_index in 0..lists.len() {
+                let weight = params.weight(list_index);
+                if weight == 0.0 {
+                    continue; // a weight-0 list contributes neither score nor candidates
+                }
+                let list_u32 = list_index as u32;
+                let list = lists.list(list_index);
+                let terms = term_cache.terms(params.k, weight, list.len(), &mut spare);
+                for (position, (&id, &term)) in list.iter().zip(terms).enumerate() {
+                    // Rank is the 1-based list position; a skipped duplicate does not renumber later ids.
+                    let best = (position as u64 + 1) << 32 | u64::from(list_u32);
+                    let key = id.inline();
+                    let hash = id.hash_with(key, &seeds);
+                    let fingerprint = hash >> 32;
+                    // Branch-free on found / not found (it was the kernel's most mispredicted branch):
+                    // the id is first written as a fresh candidate after the last one; a probe that
+                    // ends on an empty slot points at it, one that finds the id points at the old one.
+                    let new = candidates.len();
+                    candidates.push(Candidate { key, score: 0.0, best, last_list: NO_LIST });
+                    let mut at = (hash as usize) & mask;
+                    let index = loop {
+                        let slot = slots[at];
+                        // Empty, or the same fingerprint, tested with one well-predicted branch (the
+                        // first probe almost always ends the search): either makes the min < 2^32.
+                        if slot.min(slot ^ fingerprint << 32) < 1 << 32 {
+                            let index = if slot == 0 { new } else { (slot & 0xFFFF_FFFF) as usize - 1 };
+                            let other = &candidates[index];
+                            if id.same(key, other.key, || items[other.item(&lists)]) {
+                                break index;
+                            }
                         }
-                        candidate.last_list = list_u32;
-                        candidate.score += term;
-                        // Strictly better only: on equal rank the earlier list keeps the tie-break key.
-                        if rank < candidate.best_rank {
-                            candidate.best_rank = rank;
-                            candidate.best_list = list_u32;
-                            candidate.best_item = item;
-                        }
+                        at = (at + 1) & mask;
+                    };
+                    slots[at] = fingerprint << 32 | (index as u64 + 1);
+                    candidates.truncate(new + usize::from(index == new));
+                    let candidate = &mut candidates[index];
+                    if candidate.last_list == list_u32 {
+                        continue; // repeated inside this list: only the first occurrence counts
                     }
-                    Err(slot) => {
-                        table.slots[slot] = (hash >> 32) << 32 | (candidates.len() as u64 + 1);
-                        candidates.push(Candidate {
-                            id,
-                            score: term,
-                            best_rank: rank,
-                            best_list: list_u32,
-                            last_list: list_u32,
-                            best_item: item,
-                        });
-                    }
+                    candidate.last_list = list_u32;
+                    candidate.score += term; // 0.0 + term == term: a new candidate scores exactly its term
+                    candidate.best = candidate.best.min(best);
                 }
             }
-        }
+        });
     });
     candidates
 }
