@@ -157,7 +157,7 @@ pub fn rrf<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Resul
             TieBreak::Id => items[a.item(&lists)].cmp(&items[b.item(&lists)]),
         })
     };
-    select_top(&mut candidates, params.top_k, order);
+    select_top(&mut candidates, params.top_k, |c| c.score, order);
     Ok(candidates.iter().map(|c| FusedEntry { item: c.item(&lists), score: c.score }).collect())
 }
 
@@ -284,18 +284,29 @@ fn accumulate<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Ve
 const SMALL_TOP_K: usize = 64;
 
 /// Leaves the first `top_k` of `order` in `candidates`, sorted. `order` must be a strict total order.
-fn select_top<C: Copy>(candidates: &mut Vec<C>, top_k: Option<usize>, order: impl Fn(&C, &C) -> Ordering) {
+fn select_top<C: Copy>(
+    candidates: &mut Vec<C>,
+    top_k: Option<usize>,
+    score: impl Fn(&C) -> f64,
+    order: impl Fn(&C, &C) -> Ordering,
+) {
     match top_k {
         Some(0) => candidates.clear(),
         Some(k) if k <= SMALL_TOP_K && k < candidates.len() => {
             let mut best: Vec<C> = Vec::with_capacity(k + 1);
+            // The score of the worst kept once `k` are kept. Scores are never NaN or -0.0, so a
+            // lower score is worse in `order` too: a plain float compare rejects most candidates.
+            let mut threshold = f64::NEG_INFINITY;
             for c in candidates.iter() {
-                if best.len() == k && order(c, &best[k - 1]) != Ordering::Less {
+                if score(c) < threshold || (best.len() == k && order(c, &best[k - 1]) != Ordering::Less) {
                     continue; // not better than the worst kept: most candidates stop here
                 }
                 let at = best.partition_point(|kept| order(kept, c) == Ordering::Less);
                 best.insert(at, *c);
                 best.truncate(k);
+                if best.len() == k {
+                    threshold = score(&best[k - 1]);
+                }
             }
             *candidates = best;
         }
