@@ -33,6 +33,11 @@
 //!   200 rounds, old and new binaries interleaved on the shared 2-core machine): str 7.4-8.1 ->
 //!   6.1-6.6 µs per query, int 5.4-5.6 -> 4.5-4.6 µs. The 4 µs target for str is not reached: what is
 //!   left is mostly memory latency (loading the id bytes, then the slot, then the candidate).
+//!   Caveat: with ONE query repeated (what the per-call rows of `benches/compare.py` do) the branch
+//!   predictor learns the old branchy kernel's found/new pattern, and there the old kernel was a bit
+//!   faster (str 4.5 vs 4.6-4.8 µs, int 3.0-3.3 vs 3.4-3.7 µs; in Python per call 10.5 vs 10.9 µs
+//!   str, 4.95 vs 5.4 µs int). Distinct queries are what a service and a batch see, so the
+//!   branch-free kernel stays; a per-call benchmark cycling over many queries would show it.
 //! - Rejected, measured with that harness: computing each list's terms `w / (k + rank)` ahead of the
 //!   probe loop (first in a vectorised loop, then cached per thread per (k, weight), bit-identical):
 //!   no gain, the division is off the critical path once the branches are gone. Hashing a whole list
