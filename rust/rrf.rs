@@ -7,18 +7,44 @@
 //!   index, its slot array reused per thread. It replaced `std::collections::HashMap<T, u32>`, which
 //!   allocated and grew a fresh table every call: 5.3 µs -> see README for the kernel numbers on
 //!   4 x 100 str ids. Dense candidates make the final selection a plain slice operation.
-//! - Hasher: foldhash (`fast::RandomState`): as fast as FxHash on short str and i64 keys but seeded per
-//!   process, so adversarial ids cannot force collisions cheaply (FxHash rejected for that reason).
-//!   A sorted-vector merge was rejected: it sorts all ids before scoring and loses from ~50 ids up.
+//! - Hasher: short keys get their own seeded hash (`lists.rs`): an i64, or a str id of at most 16
+//!   bytes read as two words (first and last 8 bytes, overlapping) plus its length, mixed by one
+//!   128-bit folded multiply with two per-call seeds drawn from foldhash's per-process random state;
+//!   longer str ids go through foldhash. FxHash was rejected (unseeded: adversarial ids could force
+//!   collisions cheaply). A sorted-vector merge was rejected: it sorts all ids before scoring and loses
+//!   from ~50 ids up.
 //! - Selection: `select_nth_unstable_by` (introselect, `O(n)`) then sorting the `top_k` prefix. A binary
 //!   heap was no faster for k = 10 and slower for k near n. The comparison is a strict total order
 //!   (score, then a key no two candidates share), so the unstable algorithms are deterministic and the
 //!   partial result is exactly the prefix of the full sort.
-//! - Candidates keep their id inline, so a probe compares it without a further load through the input
-//!   (str: 8.5 -> 8.1 µs per 4 x 100 ids, int unchanged at ~5.4 µs), and `FusionKey::same` compares
-//!   short str ids a word at a time instead of calling `memcmp` (11% of the str kernel in `perf`).
-//! - Rejected: computing each list's terms `w / (k + rank)` in a separate vectorised loop, to take the
-//!   divisions off the probing loop: no gain beyond the noise (A/B, process CPU time, one process).
+//! - Candidates keep their id inline: first the `&str` itself (8.5 -> 8.1 µs per 4 x 100 str ids),
+//!   now its inline form (length + two words, which determine an id of <= 16 bytes), so a match never
+//!   reads the candidate's id bytes nor calls `memcmp`; the best occurrence is one packed `rank << 32 |
+//!   list` word kept by `min` (no branch), from which the output index is recomputed.
+//! - Branch-free probing (the found / new branch was the kernel's most mispredicted one, ~140 of ~330
+//!   mispredictions per 4 x 100 query under `cachegrind --branch-sim`): every id is first written as a
+//!   fresh candidate after the last one; the probe stops on "empty or same fingerprint" with one
+//!   branch (`min(slot, slot ^ fp << 32) < 2^32`) and picks the old or the fresh candidate by a
+//!   conditional move; the Vec is truncated back when the id was known. Mispredictions per query
+//!   314 -> 120 (str), 362 -> 122 (int); instructions go up (51k -> 65k str), time goes down.
+//! - Top-k (small k): a float compare against the k-th kept score rejects most candidates before the
+//!   full order is evaluated (scores are never NaN or -0.0, so `<` agrees with `total_cmp` there).
+//! - Measured together (Rust harness: 256 queries of 4 x 100 ids from a pool of 250, top 10, best of
+//!   200 rounds, old and new binaries interleaved on the shared 2-core machine): str 7.4-8.1 ->
+//!   6.1-6.6 µs per query, int 5.4-5.6 -> 4.5-4.6 µs. The 4 µs target for str is not reached: what is
+//!   left is mostly memory latency (loading the id bytes, then the slot, then the candidate).
+//!   Caveat: with ONE query repeated (what the per-call rows of `benches/compare.py` do) the branch
+//!   predictor learns the old branchy kernel's found/new pattern, and there the old kernel was a bit
+//!   faster (str 4.5 vs 4.6-4.8 µs, int 3.0-3.3 vs 3.4-3.7 µs; in Python per call 10.5 vs 10.9 µs
+//!   str, 4.95 vs 5.4 µs int). Distinct queries are what a service and a batch see, so the
+//!   branch-free kernel stays; a per-call benchmark cycling over many queries would show it.
+//! - Rejected, measured with that harness: computing each list's terms `w / (k + rank)` ahead of the
+//!   probe loop (first in a vectorised loop, then cached per thread per (k, weight), bit-identical):
+//!   no gain, the division is off the critical path once the branches are gone. Hashing a whole list
+//!   first (keys and hashes into a buffer, then probing): str 6.3 -> 6.8-8.2 µs, worse. A table at
+//!   load <= 1/4 (fewer collision mispredictions, 120 -> 95): str no better (16 KB leaves L1 room),
+//!   int 4.8 -> 4.65 µs, within noise. Comparing the inline key with one xor-or instead of three
+//!   compares: no difference.
 //! - The binding (rust/py.rs), measured on batches of 4 x 100 str ids per query: a view `Vec<&str>` of
 //!   the whole batch (16 bytes per id) and two Python lists per `Fused` (tracked by the garbage
 //!   collector, which then walked every input list) made `rrf_batch` slower per query than a loop of
@@ -31,16 +57,15 @@
 //!   on a quiet moment), and with threads > 1 `rrf_batch` pipelines (the caller copies chunk c + 1
 //!   while the pool fuses chunk c). On the shared 2-core test machine that pipeline was no faster than
 //!   serial (20.2 vs 20.4 µs per query, faster in 6 of 12 rounds), so the default is serial.
-//! - Not met: 30x the reference per call on str ids (measured 21-24x): the kernel (~6-8 µs for 400
-//!   str ids, probing and comparing strings) dominates, not the boundary.
+//! - Not met: 30x the reference per call on str ids (measured 18-22x with this kernel on a loaded
+//!   machine): ~6 µs of the ~12 µs per call is the kernel, the rest is the binding.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::hash::BuildHasher;
 use std::str::FromStr;
 
 use crate::error::FusionError;
-use crate::lists::{FusionKey, RankedLists};
+use crate::lists::{FusionKey, KeySeeds, RankedLists};
 
 /// The `k` most systems use (Elasticsearch, OpenSearch, Milvus, ranx, pyserini).
 pub const DEFAULT_K: f64 = 60.0;
@@ -120,16 +145,24 @@ pub struct FusedEntry {
     pub score: f64,
 }
 
-/// The id is stored inline (not only its index into the input) so that a table probe checks it
-/// without one more dependent load (see the notes at the top).
+/// One candidate while scores accumulate. The id is stored inline ([`FusionKey::Inline`]) so that a
+/// table probe checks it without a further load through the input (see the notes at the top).
 #[derive(Debug, Clone, Copy)]
-struct Candidate<T> {
-    id: T,
+struct Candidate<K> {
+    key: K,
     score: f64,
-    best_rank: u32,
-    best_list: u32,
+    /// Best occurrence as `rank << 32 | list`: the tie-break key of `tie_break="rank"`, and a plain `min`
+    /// keeps it (an equal rank in a later list compares greater, so the earlier list stays).
+    best: u64,
+    /// The last list the id was counted in (a repeat inside a list is skipped).
     last_list: u32,
-    best_item: u32,
+}
+
+impl<K> Candidate<K> {
+    /// Index into [`RankedLists::items`] of the best occurrence.
+    fn item<T>(&self, lists: &RankedLists<'_, T>) -> usize {
+        lists.start((self.best & 0xFFFF_FFFF) as usize) + (self.best >> 32) as usize - 1
+    }
 }
 
 /// Fuses `lists` by weighted RRF and returns the fused ids best first (at most `top_k`).
@@ -143,14 +176,15 @@ pub fn rrf<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Resul
         )));
     }
     let mut candidates = accumulate(lists, params);
-    let order = |a: &Candidate<T>, b: &Candidate<T>| -> Ordering {
+    let items = lists.items();
+    let order = |a: &Candidate<T::Inline>, b: &Candidate<T::Inline>| -> Ordering {
         b.score.total_cmp(&a.score).then_with(|| match params.tie_break {
-            TieBreak::Rank => (a.best_rank, a.best_list).cmp(&(b.best_rank, b.best_list)),
-            TieBreak::Id => a.id.cmp(&b.id),
+            TieBreak::Rank => a.best.cmp(&b.best),
+            TieBreak::Id => items[a.item(&lists)].cmp(&items[b.item(&lists)]),
         })
     };
-    select_top(&mut candidates, params.top_k, order);
-    Ok(candidates.iter().map(|c| FusedEntry { item: c.best_item as usize, score: c.score }).collect())
+    select_top(&mut candidates, params.top_k, |c| c.score, order);
+    Ok(candidates.iter().map(|c| FusedEntry { item: c.item(&lists), score: c.score }).collect())
 }
 
 thread_local! {
@@ -158,82 +192,64 @@ thread_local! {
     static SLOTS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Open-addressing table from id to candidate index. A slot holds `fingerprint << 32 | (index + 1)`
-/// (0 = empty); the 32-bit fingerprint rejects almost every non-matching slot without touching the id.
-struct CandidateTable<'s> {
-    slots: &'s mut [u64],
-    mask: usize,
-}
+/// Not a list index: marks a candidate not yet counted in any list.
+const NO_LIST: u32 = u32::MAX;
 
-impl CandidateTable<'_> {
-    /// Returns the candidate index of `id`, or where to insert it (`Err(slot)`).
-    #[inline]
-    fn find<T: FusionKey>(&self, hash: u64, id: T, candidates: &[Candidate<T>]) -> Result<usize, usize> {
-        let fingerprint = hash >> 32;
-        let mut at = (hash as usize) & self.mask;
-        loop {
-            let slot = self.slots[at];
-            if slot == 0 {
-                return Err(at);
-            }
-            let index = (slot & 0xFFFF_FFFF) as usize - 1;
-            if slot >> 32 == fingerprint && candidates[index].id.same(id) {
-                return Ok(index);
-            }
-            at = (at + 1) & self.mask;
-        }
-    }
-}
-
-fn accumulate<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Vec<Candidate<T>> {
-    let hasher = foldhash::fast::RandomState::default();
-    let mut candidates: Vec<Candidate<T>> = Vec::with_capacity(lists.total_len());
+fn accumulate<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Vec<Candidate<T::Inline>> {
+    let seeds = KeySeeds::new();
+    let items = lists.items();
+    // One more than the ids: the slot after the last candidate is scratch for the next new one.
+    let mut candidates: Vec<Candidate<T::Inline>> = Vec::with_capacity(lists.total_len() + 1);
     SLOTS.with_borrow_mut(|slots| {
-        // Load factor <= 1/2 keeps linear probes short.
+        // Open addressing, linear probing, load <= 1/2. A slot holds `fingerprint << 32 | (index + 1)`
+        // (0 = empty); the 32-bit fingerprint rejects almost every other id without touching it.
         let capacity = (lists.total_len() * 2).next_power_of_two().max(16);
+        let mask = capacity - 1;
         slots.clear();
         slots.resize(capacity, 0);
-        let table = CandidateTable { slots: slots.as_mut_slice(), mask: capacity - 1 };
         for list_index in 0..lists.len() {
             let weight = params.weight(list_index);
             if weight == 0.0 {
                 continue; // a weight-0 list contributes neither score nor candidates
             }
             let list_u32 = list_index as u32;
-            let start = lists.start(list_index);
-            for (position, &id) in lists.list(list_index).iter().enumerate() {
+            let list = lists.list(list_index);
+            for (position, &id) in list.iter().enumerate() {
                 // Rank is the 1-based list position; a skipped duplicate does not renumber later ids.
                 let rank = position as u32 + 1;
-                let item = (start + position) as u32;
                 let term = weight / (params.k + f64::from(rank));
-                let hash = hasher.hash_one(id);
-                match table.find(hash, id, &candidates) {
-                    Ok(index) => {
-                        let candidate = &mut candidates[index];
-                        if candidate.last_list == list_u32 {
-                            continue; // repeated inside this list: only the first occurrence counts
-                        }
-                        candidate.last_list = list_u32;
-                        candidate.score += term;
-                        // Strictly better only: on equal rank the earlier list keeps the tie-break key.
-                        if rank < candidate.best_rank {
-                            candidate.best_rank = rank;
-                            candidate.best_list = list_u32;
-                            candidate.best_item = item;
+                let best = u64::from(rank) << 32 | u64::from(list_u32);
+                let key = id.inline();
+                let hash = id.hash_with(key, &seeds);
+                let fingerprint = hash >> 32;
+                // Branch-free on found / not found (it was the kernel's most mispredicted branch):
+                // the id is first written as a fresh candidate after the last one; a probe that
+                // ends on an empty slot points at it, one that finds the id points at the old one.
+                let new = candidates.len();
+                candidates.push(Candidate { key, score: 0.0, best, last_list: NO_LIST });
+                let mut at = (hash as usize) & mask;
+                let index = loop {
+                    let slot = slots[at];
+                    // Empty, or the same fingerprint, tested with one well-predicted branch (the
+                    // first probe almost always ends the search): either makes the min < 2^32.
+                    if slot.min(slot ^ fingerprint << 32) < 1 << 32 {
+                        let index = if slot == 0 { new } else { (slot & 0xFFFF_FFFF) as usize - 1 };
+                        let other = &candidates[index];
+                        if id.same(key, other.key, || items[other.item(&lists)]) {
+                            break index;
                         }
                     }
-                    Err(slot) => {
-                        table.slots[slot] = (hash >> 32) << 32 | (candidates.len() as u64 + 1);
-                        candidates.push(Candidate {
-                            id,
-                            score: term,
-                            best_rank: rank,
-                            best_list: list_u32,
-                            last_list: list_u32,
-                            best_item: item,
-                        });
-                    }
+                    at = (at + 1) & mask;
+                };
+                slots[at] = fingerprint << 32 | (index as u64 + 1);
+                candidates.truncate(new + usize::from(index == new));
+                let candidate = &mut candidates[index];
+                if candidate.last_list == list_u32 {
+                    continue; // repeated inside this list: only the first occurrence counts
                 }
+                candidate.last_list = list_u32;
+                candidate.score += term; // 0.0 + term == term: a new candidate scores exactly its term
+                candidate.best = candidate.best.min(best);
             }
         }
     });
@@ -245,18 +261,29 @@ fn accumulate<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Ve
 const SMALL_TOP_K: usize = 64;
 
 /// Leaves the first `top_k` of `order` in `candidates`, sorted. `order` must be a strict total order.
-fn select_top<C: Copy>(candidates: &mut Vec<C>, top_k: Option<usize>, order: impl Fn(&C, &C) -> Ordering) {
+fn select_top<C: Copy>(
+    candidates: &mut Vec<C>,
+    top_k: Option<usize>,
+    score: impl Fn(&C) -> f64,
+    order: impl Fn(&C, &C) -> Ordering,
+) {
     match top_k {
         Some(0) => candidates.clear(),
         Some(k) if k <= SMALL_TOP_K && k < candidates.len() => {
             let mut best: Vec<C> = Vec::with_capacity(k + 1);
+            // The score of the worst kept once `k` are kept. Scores are never NaN or -0.0, so a
+            // lower score is worse in `order` too: a plain float compare rejects most candidates.
+            let mut threshold = f64::NEG_INFINITY;
             for c in candidates.iter() {
-                if best.len() == k && order(c, &best[k - 1]) != Ordering::Less {
+                if score(c) < threshold || (best.len() == k && order(c, &best[k - 1]) != Ordering::Less) {
                     continue; // not better than the worst kept: most candidates stop here
                 }
                 let at = best.partition_point(|kept| order(kept, c) == Ordering::Less);
                 best.insert(at, *c);
                 best.truncate(k);
+                if best.len() == k {
+                    threshold = score(&best[k - 1]);
+                }
             }
             *candidates = best;
         }
@@ -348,6 +375,15 @@ mod tests {
             let part = rrf(lists, &RrfParams { top_k: Some(k), ..RrfParams::default() }).unwrap();
             assert_eq!(part, full[..k.min(full.len())], "top_k = {k}");
         }
+    }
+
+    #[test]
+    fn long_ids_with_equal_ends_and_length_stay_apart() {
+        // Same length, same first and last 8 bytes: only the middle tells them apart.
+        let out =
+            fuse_str(&[&["prefix__A__suffix", "prefix__B__suffix"], &["prefix__B__suffix"]], &RrfParams::default());
+        assert_eq!(ids(&out), ["prefix__B__suffix", "prefix__A__suffix"]);
+        assert_eq!(out[0].1, 1.0 / 62.0 + 1.0 / 61.0);
     }
 
     #[test]
