@@ -10,6 +10,7 @@ import fanfuse
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rrf_strategies import examples
 from test_rrf_contract import fusion_calls
 
 
@@ -18,6 +19,7 @@ def in_order_sum(values: list[float]) -> float:
     return functools.reduce(operator.add, values, 0.0)
 
 
+@examples(0.08)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(fusion_calls())
 def test_fuse_equals_rrf_on_plain_id_lists(call: tuple[list[list[Any]], dict[str, Any]]) -> None:
     lists, options = call
@@ -30,6 +32,7 @@ def test_fuse_equals_rrf_on_plain_id_lists(call: tuple[list[list[Any]], dict[str
     assert explained.scores == expected.scores  # the explained path sums the same terms in the same order
 
 
+@examples(0.04)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(fusion_calls())
 def test_explain_accounts_for_every_score(call: tuple[list[list[Any]], dict[str, Any]]) -> None:
     lists, options = call
@@ -92,6 +95,7 @@ def test_bad_input_names_the_argument(
     assert message in str(info.value)
 
 
+@examples(0.04)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(st.lists(st.lists(st.sampled_from("abcdef"), max_size=8), max_size=4))
 def test_pairs_and_parallel_arrays_give_the_same_result(lists: list[list[str]]) -> None:
     pairs = [[(doc, float(-i)) for i, doc in enumerate(lst)] for lst in lists]

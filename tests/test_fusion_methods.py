@@ -12,6 +12,7 @@ import pytest
 from fanfuse import reference
 from hypothesis import given
 from hypothesis import strategies as st
+from rrf_strategies import examples
 
 RANK_METHODS = [
     "rrf",
@@ -74,6 +75,7 @@ def in_order_sum(values: list[float]) -> float:
     return functools.reduce(operator.add, values, 0.0)
 
 
+@examples(0.1)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(fuse_calls())
 def test_core_equals_reference(call: tuple[list[list[tuple[str, float]]], dict[str, Any]]) -> None:
     runs, options = call
@@ -83,6 +85,7 @@ def test_core_equals_reference(call: tuple[list[list[tuple[str, float]]], dict[s
     assert fused.scores == expected  # exact: the same operations in the same order
 
 
+@examples(0.1)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(fuse_calls())
 def test_explain_contributions_sum_to_the_score(
     call: tuple[list[list[tuple[str, float]]], dict[str, Any]],
@@ -140,12 +143,14 @@ def test_content_keys_merge_ids_with_the_same_text() -> None:
     assert summed.scores[0] == 1 / 61 + 1 / 63 + 1 / 61
 
 
+@examples(0.04)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(scored_runs, st.sampled_from(RANK_METHODS + SCORE_METHODS))
 def test_content_keys_equal_to_ids_change_nothing(runs: list[list[tuple[str, float]]], method: str) -> None:
     keys = [[doc for doc, _ in run] for run in runs]
     assert fanfuse.fuse(runs, method=method, content_keys=keys) == fanfuse.fuse(runs, method=method)
 
 
+@examples(0.04)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(scored_runs)
 def test_content_keys_equal_renaming_the_ids(runs: list[list[tuple[str, float]]]) -> None:
     # Keys that merge "a" into "b" give the fusion of the renamed lists (up to which id is reported).
@@ -273,6 +278,7 @@ def test_numpy_ids_and_scores_equal_python_lists() -> None:
         assert fused.explain is not None and fused.explain[0][0].id == fused.ids[0]
 
 
+@examples(0.04)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(st.lists(scored_runs, max_size=4), st.sampled_from(RANK_METHODS + SCORE_METHODS), st.booleans())
 def test_batch_equals_loop_of_single_calls(
     queries: list[list[list[tuple[str, float]]]], method: str, explain: bool
@@ -299,3 +305,10 @@ def test_batch_in_parallel_and_its_errors_name_the_query() -> None:
         fanfuse.fuse_batch([[[("a", 1.0)]], [["a"]]], method="combsum")
     with pytest.raises(fanfuse.FusionError, match="norm must be one of"):
         fanfuse.fuse_batch([], method="combsum", norm="l3")
+
+
+@pytest.mark.parametrize("options", [{"method": "combsum", "norm": "borda"}, {"method": "bordafuse"}])
+def test_borda_points_over_no_candidates_give_an_empty_result(options: dict[str, str]) -> None:
+    # Found by the CI Hypothesis profile: the reference divided by a candidate count of zero.
+    assert fanfuse.fuse([[]], **options).ids == []
+    assert reference.fuse([[]], **options)[0] == []

@@ -13,10 +13,12 @@ from fanfuse.multiquery import CallableExpander, FusedHit, MultiQueryRetriever, 
 from hypothesis import given
 from hypothesis import strategies as st
 from multiquery_toys import AsyncKeywordRetriever, FailingRetriever, FixedRetriever, KeywordRetriever
+from rrf_strategies import examples
 
 QUERY = "how does rank fusion combine ranked lists"
 
 
+@examples(0.02)  # share of the Hypothesis profile (CI=true: 25k examples)
 @given(
     ids=st.lists(st.sampled_from("abcdefghij"), max_size=15),
     top_k=st.integers(1, 12),

@@ -242,7 +242,7 @@ def fuse(
     for i, merged in enumerate(lists):
         docs = list(merged)
         if method == "bordafuse" or norm == "borda":
-            if weight_of[i] == 0.0:
+            if weight_of[i] == 0.0 or n_cands == 0:  # nothing to award points to
                 values.append({})
                 continue
             present = len(docs)
