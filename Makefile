@@ -32,8 +32,9 @@ lint: build
 rust-test:
 	cargo test
 
+# One worker per core (pytest-xdist); the slowest tests are listed so a slow one shows up in CI logs.
 pytest: build
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --durations=15
 
 test: lint rust-test pytest
 

@@ -45,12 +45,28 @@ INT_POOL = [-3, -1, 0, 1, 2, 3, 5, 7, 11, 2**31, -(2**31), 2**53 + 1, I64_MIN, I
 MAX_LISTS, MAX_LEN = 5, 16
 
 
+# Strategies are built once, here: one built inside a composite is built and validated again on every
+# draw, which cost more than the test itself (cProfile: half the time of the core properties).
+LIST_BYTES = st.binary(max_size=MAX_LEN)
+N_LISTS_DRAW = st.integers(0, MAX_LISTS)
+PRESENT_BITS = st.integers(0, 15)
+# Any Unicode text but lone surrogates (category Cs), which cannot encode as UTF-8.
+ANY_TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=4)
+ANY_I64 = st.integers(I64_MIN, I64_MAX)
+BOOLS = st.booleans()
+
+
 def ranked_list(draw: st.DrawFn, pool: list[Any]) -> list[Any]:
-    return [pool[byte % len(pool)] for byte in draw(st.binary(max_size=MAX_LEN))]
+    return [pool[byte % len(pool)] for byte in draw(LIST_BYTES)]
 
 
 K_POOL = [60.0, 59.0, 1.0, 0.5, 1e-12, 1e12, 1e300, 5e-324, 3.7]
 WEIGHT_POOL = [0.0, 1.0, 0.5, 2.0, 0.1, 1 / 3, 7.25, 1e6, 5e-324]
+K_DRAW = st.integers(-len(K_POOL), 2**40)
+TOP_K_DRAW = st.sampled_from([None, 0, 1, 2, 3, 5, 10, 40, 10**9])
+TIE_BREAK_DRAW = st.sampled_from(["rank", "id"])
+WEIGHT_BYTES = [st.binary(min_size=n, max_size=n) for n in range(MAX_LISTS + 1)]
+DTYPE_DRAW = st.sampled_from([None, tuple, *INT_DTYPES])
 
 
 @st.composite
@@ -58,37 +74,38 @@ def options(draw: st.DrawFn, n_lists: int) -> dict[str, Any]:
     """k, weights, top_k and tie_break, each drawn or left to its default (pools and cheap integer
     draws rather than st.floats, which cost most of an example's generation time)."""
     opts: dict[str, Any] = {}
-    present = draw(st.integers(0, 15))  # one bit per option
+    present = draw(PRESENT_BITS)  # one bit per option
     if present & 1:
-        k = draw(st.integers(-len(K_POOL), 2**40))
+        k = draw(K_DRAW)
         opts["k"] = K_POOL[k] if k < 0 else (k + 1) / 2**20  # a pool value, or an arbitrary one
     if present & 2:
-        opts["weights"] = [
-            WEIGHT_POOL[b % len(WEIGHT_POOL)] for b in draw(st.binary(min_size=n_lists, max_size=n_lists))
-        ]
+        opts["weights"] = [WEIGHT_POOL[b % len(WEIGHT_POOL)] for b in draw(WEIGHT_BYTES[n_lists])]
     if present & 4:
-        opts["top_k"] = draw(st.sampled_from([None, 0, 1, 2, 3, 5, 10, 40, 10**9]))
+        opts["top_k"] = draw(TOP_K_DRAW)
     if present & 8:
-        opts["tie_break"] = draw(st.sampled_from(["rank", "id"]))
+        opts["tie_break"] = draw(TIE_BREAK_DRAW)
     return opts
+
+
+OPTIONS = [options(n) for n in range(MAX_LISTS + 1)]  # built once (see LIST_BYTES)
 
 
 @st.composite
 def str_calls(draw: st.DrawFn) -> tuple[list[Any], dict[str, Any]]:
     """Lists of str ids (as lists or tuples) and options."""
-    pool = [*STR_POOL, draw(st.text(st.characters(codec="utf-8"), max_size=4))]
-    lists: list[Any] = [ranked_list(draw, pool) for _ in range(draw(st.integers(0, MAX_LISTS)))]
-    lists = [tuple(lst) if draw(st.booleans()) else lst for lst in lists]
-    return lists, draw(options(len(lists)))
+    pool = [*STR_POOL, draw(ANY_TEXT)]
+    lists: list[Any] = [ranked_list(draw, pool) for _ in range(draw(N_LISTS_DRAW))]
+    lists = [tuple(lst) if draw(BOOLS) else lst for lst in lists]
+    return lists, draw(OPTIONS[len(lists)])
 
 
 @st.composite
 def int_calls(draw: st.DrawFn) -> tuple[list[Any], dict[str, Any]]:
     """Lists of int ids, each a Python list, a tuple or a NumPy array of any integer dtype."""
-    pool = [*INT_POOL, draw(st.integers(I64_MIN, I64_MAX))]
+    pool = [*INT_POOL, draw(ANY_I64)]
     lists: list[Any] = []
-    for _ in range(draw(st.integers(0, MAX_LISTS))):
-        dtype = draw(st.sampled_from([None, tuple, *INT_DTYPES]))
+    for _ in range(draw(N_LISTS_DRAW)):
+        dtype = draw(DTYPE_DRAW)
         if dtype is None or dtype is tuple:
             ids = ranked_list(draw, pool)
             lists.append(tuple(ids) if dtype is tuple else ids)
@@ -96,4 +113,4 @@ def int_calls(draw: st.DrawFn) -> tuple[list[Any], dict[str, Any]]:
         info = np.iinfo(dtype)
         fits = [v for v in pool if info.min <= v <= info.max] + [info.min, min(info.max, I64_MAX)]
         lists.append(np.array(ranked_list(draw, fits), dtype=dtype))
-    return lists, draw(options(len(lists)))
+    return lists, draw(OPTIONS[len(lists)])

@@ -47,27 +47,35 @@ scores = st.sampled_from([0.0, 1.0, 2.5, -1.0]) | st.floats(-1e3, 1e3, allow_nan
 scored_runs = st.lists(st.lists(st.tuples(st.sampled_from("abcdefg"), scores), max_size=8), max_size=4)
 
 
+# Built once: a strategy built inside the composite is rebuilt and validated on every draw.
+METHOD_DRAW = st.sampled_from(RANK_METHODS + SCORE_METHODS)
+OPTION_DRAWS = {
+    "tie_break": st.sampled_from(["rank", "id"]),
+    "duplicates": st.sampled_from(["first", "max", "sum"]),
+    "k": st.sampled_from([60.0, 1.0, 0.5]),
+    "phi": st.sampled_from([0.8, 0.5, 0.95]),
+    "sigma": st.sampled_from([0.01, 0.0, 1.0]),
+    "gamma": st.sampled_from([1.0, 0.5, 2.0]),
+}
+NORM_DRAW = st.sampled_from(NORMS)
+WEIGHTS_DRAW = [st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n, max_size=n) for n in range(5)]
+TOP_K_DRAW = st.integers(0, 8)
+
+
 @st.composite
 def fuse_calls(draw: st.DrawFn) -> tuple[list[list[tuple[str, float]]], dict[str, Any]]:
     runs = draw(scored_runs)
-    method = draw(st.sampled_from(RANK_METHODS + SCORE_METHODS))
+    method = draw(METHOD_DRAW)
     options: dict[str, Any] = {
         "method": method,
-        "tie_break": draw(st.sampled_from(["rank", "id"])),
-        "duplicates": draw(st.sampled_from(["first", "max", "sum"])),
-        "k": draw(st.sampled_from([60.0, 1.0, 0.5])),
-        "phi": draw(st.sampled_from([0.8, 0.5, 0.95])),
-        "sigma": draw(st.sampled_from([0.01, 0.0, 1.0])),
-        "gamma": draw(st.sampled_from([1.0, 0.5, 2.0])),
+        **{name: draw(values) for name, values in OPTION_DRAWS.items()},
     }
     if method in SCORE_METHODS and method not in ("dbsf", "relative_score"):
-        options["norm"] = draw(st.sampled_from(NORMS))
+        options["norm"] = draw(NORM_DRAW)
     if method not in UNWEIGHTED and draw(st.booleans()):
-        options["weights"] = draw(
-            st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=len(runs), max_size=len(runs))
-        )
+        options["weights"] = draw(WEIGHTS_DRAW[len(runs)])
     if draw(st.booleans()):
-        options["top_k"] = draw(st.integers(0, 8))
+        options["top_k"] = draw(TOP_K_DRAW)
     return runs, options
 
 

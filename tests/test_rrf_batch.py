@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rrf_strategies import examples, int_calls, options, str_calls
+from rrf_strategies import OPTIONS, examples, int_calls, str_calls
 
 # rrf_batch uses its thread pool from this many queries on (batch.rs MIN_PARALLEL_QUERIES).
 POOL_MIN_QUERIES = 256
@@ -46,7 +46,7 @@ def test_batch_equals_loop_of_rrf(calls: list[tuple[list[Any], dict[str, Any]]],
 
 
 @examples(0.1)
-@given(st.integers(1, 4).flatmap(lambda n: st.tuples(st.just(n), options(n))))
+@given(st.integers(1, 4).flatmap(lambda n: st.tuples(st.just(n), OPTIONS[n])))
 def test_batch_weights_apply_to_every_query(call: tuple[int, dict[str, Any]]) -> None:
     n_lists, opts = call
     queries = [random_batch(seed, 1)[0][:1] * n_lists for seed in range(3)]
@@ -144,3 +144,45 @@ def test_batch_in_a_forked_child_after_the_pool_ran() -> None:
         os.waitpid(pid, 0)
         os.close(read_end)
     assert answer == b"ok"
+
+
+def test_no_reference_to_an_input_id_is_kept_or_leaked() -> None:
+    # Every path that reads str ids (single call, serial batch, pooled batch, explain) leaves the
+    # caller's objects with the reference counts they had once the results are gone.
+    ids = [f"doc-{i}" for i in range(300)]  # fresh objects: their refcounts are ours alone
+    queries = [[ids[i : i + 100], ids[i + 50 : i + 150]] for i in range(0, 150, 10)]
+    before = [sys.getrefcount(s) for s in ids]
+    single = fanfuse.rrf(queries[0])
+    batch = fanfuse.rrf_batch(queries, threads=1)
+    pooled = fanfuse.rrf_batch(queries * 40, threads=2)  # past the pool's minimum batch size
+    explained = fanfuse.fuse(queries[1], explain=True)
+    assert single.ids[0] == ids[50] and pooled[0] == batch[0] and explained.ids == batch[1].ids
+    del single, batch, pooled, explained
+    assert [sys.getrefcount(s) for s in ids] == before
+
+
+def test_lists_rewritten_by_another_thread_during_a_batch() -> None:
+    # Between chunks the GIL is released and another thread replaces the lists' contents with new
+    # strs, dropping the last reference to the old ones; the ids the call had read must stay alive
+    # (it holds their references), and every result is the fusion of lists the call could have read.
+    queries = [[[f"q{q}-{i}" for i in range(200)] for _ in range(3)] for q in range(300)]
+    stop = threading.Event()
+
+    def rewrite() -> None:
+        while not stop.is_set():
+            for query in queries:
+                for lst in query:
+                    lst[:] = [f"x{i}-{len(lst)}" for i in range(len(lst))]
+            time.sleep(0)
+
+    thread = threading.Thread(target=rewrite)
+    thread.start()
+    try:
+        results = [fanfuse.rrf_batch(queries, top_k=3, threads=1) for _ in range(5)]
+    finally:
+        stop.set()
+        thread.join()
+    expected_ids = [{f"q{q}-{i}" for i in range(3)} | {f"x{i}-200" for i in range(3)} for q in range(300)]
+    for batch in results:
+        for q, fused in enumerate(batch):
+            assert set(fused.ids) <= expected_ids[q]

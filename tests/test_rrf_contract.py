@@ -17,24 +17,26 @@ str_ids = st.text(alphabet="abcdeé🙂", min_size=0, max_size=3)
 int_ids = st.integers(min_value=-(2**63), max_value=2**63 - 1) | st.integers(-5, 20)
 
 
+# Built once: a strategy built inside the composite is rebuilt and validated on every draw.
+ID_KIND = st.sampled_from([str_ids, int_ids])
+LISTS_OF = {id(ids): st.lists(st.lists(ids, max_size=12), max_size=6) for ids in (str_ids, int_ids)}
+K_DRAW = st.sampled_from([60.0, 1.0, 59.0]) | st.floats(1e-9, 1e9)
+TIE_BREAK_DRAW = st.sampled_from(["rank", "id"])
+WEIGHTS_DRAW = [
+    st.lists(st.sampled_from([0.0, 1.0, 0.5, 2.0]) | st.floats(0, 1e6), min_size=n, max_size=n)
+    for n in range(7)
+]
+TOP_K_DRAW = st.integers(0, 15)
+
+
 @st.composite
 def fusion_calls(draw: st.DrawFn) -> tuple[list[list[Any]], dict[str, Any]]:
-    ids = draw(st.sampled_from([str_ids, int_ids]))
-    lists = draw(st.lists(st.lists(ids, max_size=12), max_size=6))
-    options: dict[str, Any] = {
-        "k": draw(st.sampled_from([60.0, 1.0, 59.0]) | st.floats(1e-9, 1e9)),
-        "tie_break": draw(st.sampled_from(["rank", "id"])),
-    }
+    lists = draw(LISTS_OF[id(draw(ID_KIND))])
+    options: dict[str, Any] = {"k": draw(K_DRAW), "tie_break": draw(TIE_BREAK_DRAW)}
     if draw(st.booleans()):
-        options["weights"] = draw(
-            st.lists(
-                st.sampled_from([0.0, 1.0, 0.5, 2.0]) | st.floats(0, 1e6),
-                min_size=len(lists),
-                max_size=len(lists),
-            )
-        )
+        options["weights"] = draw(WEIGHTS_DRAW[len(lists)])
     if draw(st.booleans()):
-        options["top_k"] = draw(st.integers(0, 15))
+        options["top_k"] = draw(TOP_K_DRAW)
     return lists, options
 
 

@@ -12,7 +12,7 @@ import fanfuse
 from fanfuse import reference
 from hypothesis import given
 from hypothesis import strategies as st
-from rrf_strategies import examples, int_calls, options, str_calls
+from rrf_strategies import OPTIONS, examples, int_calls, str_calls
 
 Call = tuple[list[Any], dict[str, Any]]
 
@@ -38,7 +38,7 @@ def test_int_ids_and_arrays_equal_reference(call: Call) -> None:
 
 
 @examples(0.1)
-@given(st.integers(0, 5).flatmap(lambda n: st.tuples(st.just([[]] * n), options(n))))
+@given(st.integers(0, 5).flatmap(lambda n: st.tuples(st.just([[]] * n), OPTIONS[n])))
 def test_empty_lists_and_no_lists_give_nothing(call: Call) -> None:
     lists, opts = call
     assert fanfuse.rrf(lists, **opts).ids == []
