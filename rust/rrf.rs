@@ -67,8 +67,10 @@
 //!   on a quiet moment), and with threads > 1 `rrf_batch` pipelines (the caller copies chunk c + 1
 //!   while the pool fuses chunk c). On the shared 2-core test machine that pipeline was no faster than
 //!   serial (20.2 vs 20.4 µs per query, faster in 6 of 12 rounds), so the default is serial.
-//! - Not met: 30x the reference per call on str ids (measured 18-22x with this kernel on a loaded
-//!   machine): ~6 µs of the ~12 µs per call is the kernel, the rest is the binding.
+//! - Not met: 30x the reference per call on str ids (18-22x on the AMD host, 22-23x on the Intel one):
+//!   about 40% of a call is the kernel, ~30% reading the Python strs, the rest Python's call and
+//!   result overhead. 1.5x the bare kernel for `rrf_batch` (2.4x): one cache miss per str id of a
+//!   batch built earlier, which the kernel timed on ids already in Rust does not pay.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
