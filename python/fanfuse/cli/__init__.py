@@ -3,29 +3,49 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from fanfuse.cli import demo, evaluate, fuse, index, search, tune
+# Subcommand modules, in the order `fanfuse --help` lists them. Only the module of the command being
+# run is imported (the retrieval commands import NumPy and Tantivy, which `fuse`/`eval`/`tune` never need).
+COMMANDS = {
+    "demo": "fanfuse.cli.demo",
+    "index": "fanfuse.cli.index",
+    "search": "fanfuse.cli.search",
+    "fuse": "fanfuse.cli.fuse",
+    "eval": "fanfuse.cli.evaluate",
+    "tune": "fanfuse.cli.tune",
+}
 
-# Subcommand modules, in the order `fanfuse --help` lists them.
-COMMANDS = [demo, index, search, fuse, evaluate, tune]
+
+class _PrintVersion(argparse.Action):
+    """`--version`, which looks the version up only when asked (that import costs ~0.15 s)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from fanfuse import __version__
+
+        parser.exit(message=f"fanfuse {__version__}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from fanfuse import __version__
-
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of `only` (a name from COMMANDS)."""
     parser = argparse.ArgumentParser(prog="fanfuse", description="Multi-query retrieval and rank fusion.")
-    parser.add_argument("--version", action="version", version=f"fanfuse {__version__}")
+    parser.add_argument("--version", action=_PrintVersion, nargs=0, help="show the version and exit")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(subparsers)
+    for name, module in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # The command is the first word that is not an option (the top level has no option with a value).
+    command = next((word for word in argv if not word.startswith("-")), None)
+    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
     code: int = args.run(args)
     return code
 
