@@ -336,6 +336,7 @@ impl OwnedIds {
 /// the cache line after its type pointer: the flag load in `PyUnicode_AsUTF8AndSize` was 92% of
 /// that function and a third of `rrf_batch` (a miss per id, one after the other). Requested ahead,
 /// the misses overlap.
+#[cfg(not(Py_GIL_DISABLED))]
 const PREFETCH_AHEAD: pyo3::ffi::Py_ssize_t = 32;
 
 /// Asks the CPU to start loading the object of `list[at]`: its first two cache lines (the header,

@@ -58,7 +58,9 @@
 //!   flags: pymalloc places a 64-byte str 48 bytes past a cache-line boundary, so the flags and bytes
 //!   sit on the line after the type pointer, a second miss per id once the batch is out of cache.
 //!   Prefetching both lines 32 items ahead: 26.5-29.9 -> 24.1-26.3 µs per query (8 ahead: about half
-//!   the gain). Kept; the misses are still the largest cost after the kernel.
+//!   the gain). Kept; the misses are still the largest cost after the kernel. Measured as 30 calls of
+//!   `rrf_batch(workloads.str_batch(10000, seed=2), top_k=10, threads=1)` (the `rrf_batch, 1 thread`
+//!   row of `benches/compare.py`), the builds with and without the prefetch swapped between runs.
 //! - Rejected: holding a reference to each str instead of copying its bytes into the arena (the kernel
 //!   reading the ids inside the Python objects; fused ids returned as the caller's own objects). Per
 //!   call 17.8 vs 18.4 µs (noise), `rrf_batch` 31 vs 27 µs per query: the kernel then reads scattered

@@ -163,8 +163,8 @@ def test_no_reference_to_an_input_id_is_kept_or_leaked() -> None:
 
 def test_lists_rewritten_by_another_thread_during_a_batch() -> None:
     # Between chunks the GIL is released and another thread replaces the lists' contents with new
-    # strs, dropping the last reference to the old ones; the ids the call had read must stay alive
-    # (it holds their references), and every result is the fusion of lists the call could have read.
+    # strs, dropping the last reference to the old ones: the ids a chunk read were copied into Rust
+    # first, so every result is the fusion of lists the call could have read.
     queries = [[[f"q{q}-{i}" for i in range(200)] for _ in range(3)] for q in range(300)]
     stop = threading.Event()
 

@@ -18,8 +18,10 @@ int_ids = st.integers(min_value=-(2**63), max_value=2**63 - 1) | st.integers(-5,
 
 
 # Built once: a strategy built inside the composite is rebuilt and validated on every draw.
-ID_KIND = st.sampled_from([str_ids, int_ids])
-LISTS_OF = {id(ids): st.lists(st.lists(ids, max_size=12), max_size=6) for ids in (str_ids, int_ids)}
+# One call's ids are all str or all int.
+ID_LISTS = st.lists(st.lists(str_ids, max_size=12), max_size=6) | st.lists(
+    st.lists(int_ids, max_size=12), max_size=6
+)
 K_DRAW = st.sampled_from([60.0, 1.0, 59.0]) | st.floats(1e-9, 1e9)
 TIE_BREAK_DRAW = st.sampled_from(["rank", "id"])
 WEIGHTS_DRAW = [
@@ -31,7 +33,7 @@ TOP_K_DRAW = st.integers(0, 15)
 
 @st.composite
 def fusion_calls(draw: st.DrawFn) -> tuple[list[list[Any]], dict[str, Any]]:
-    lists = draw(LISTS_OF[id(draw(ID_KIND))])
+    lists = draw(ID_LISTS)
     options: dict[str, Any] = {"k": draw(K_DRAW), "tie_break": draw(TIE_BREAK_DRAW)}
     if draw(st.booleans()):
         options["weights"] = draw(WEIGHTS_DRAW[len(lists)])
