@@ -1,4 +1,4 @@
-"""RRF in vectorised NumPy, to the same contract as fanfuse.reference (DESIGN.md): a baseline to
+"""RRF in vectorised NumPy, to the same contract as fanfuse.reference (docs/contract.md): a baseline to
 compare against, not part of the library. benches/test_numpy_rrf.py checks it equals the reference."""
 
 from __future__ import annotations

@@ -1,78 +1,13 @@
-//! Weighted Reciprocal Rank Fusion, exactly as `DESIGN.md` defines it:
+//! Weighted Reciprocal Rank Fusion, exactly as `docs/contract.md` defines it:
 //! `score(d) = Σ_i w_i / (k + rank_i(d))` summed in list order, first occurrence wins inside a list,
 //! weight-0 lists ignored, deterministic ties, partial top-k equal to the prefix of the full sort.
 //!
-//! Performance notes (what was tried, what was kept):
-//! - Accumulation: an open-addressing table (linear probing, load <= 1/2) from id to a dense candidate
-//!   index, its slot array reused per thread. It replaced `std::collections::HashMap<T, u32>`, which
-//!   allocated and grew a fresh table every call: 5.3 µs -> see README for the kernel numbers on
-//!   4 x 100 str ids. Dense candidates make the final selection a plain slice operation.
-//! - Hasher: short keys get their own seeded hash (`lists.rs`): an i64, or a str id of at most 16
-//!   bytes read as two words (first and last 8 bytes, overlapping) plus its length, mixed by one
-//!   128-bit folded multiply with two per-call seeds drawn from foldhash's per-process random state;
-//!   longer str ids go through foldhash. FxHash was rejected (unseeded: adversarial ids could force
-//!   collisions cheaply). A sorted-vector merge was rejected: it sorts all ids before scoring and loses
-//!   from ~50 ids up.
-//! - Selection: `select_nth_unstable_by` (introselect, `O(n)`) then sorting the `top_k` prefix. A binary
-//!   heap was no faster for k = 10 and slower for k near n. The comparison is a strict total order
-//!   (score, then a key no two candidates share), so the unstable algorithms are deterministic and the
-//!   partial result is exactly the prefix of the full sort.
-//! - Candidates keep their id inline: first the `&str` itself (8.5 -> 8.1 µs per 4 x 100 str ids),
-//!   now its inline form (length + two words, which determine an id of <= 16 bytes), so a match never
-//!   reads the candidate's id bytes nor calls `memcmp`; the best occurrence is one packed `rank << 32 |
-//!   list` word kept by `min` (no branch), from which the output index is recomputed.
-//! - Branch-free probing (the found / new branch was the kernel's most mispredicted one, ~140 of ~330
-//!   mispredictions per 4 x 100 query under `cachegrind --branch-sim`): every id is first written as a
-//!   fresh candidate after the last one; the probe stops on "empty or same fingerprint" with one
-//!   branch (`min(slot, slot ^ fp << 32) < 2^32`) and picks the old or the fresh candidate by a
-//!   conditional move; the Vec is truncated back when the id was known. Mispredictions per query
-//!   314 -> 120 (str), 362 -> 122 (int); instructions go up (51k -> 65k str), time goes down.
-//! - Top-k (small k): a float compare against the k-th kept score rejects most candidates before the
-//!   full order is evaluated (scores are never NaN or -0.0, so `<` agrees with `total_cmp` there).
-//! - Measured together (Rust harness: 256 queries of 4 x 100 ids from a pool of 250, top 10, best of
-//!   200 rounds, old and new binaries interleaved on the shared 2-core machine): str 7.4-8.1 ->
-//!   6.1-6.6 µs per query, int 5.4-5.6 -> 4.5-4.6 µs. The 4 µs target for str is not reached: what is
-//!   left is mostly memory latency (loading the id bytes, then the slot, then the candidate).
-//!   Caveat: with ONE query repeated (what the per-call rows of `benches/compare.py` do) the branch
-//!   predictor learns the old branchy kernel's found/new pattern, and there the old kernel was a bit
-//!   faster (str 4.5 vs 4.6-4.8 µs, int 3.0-3.3 vs 3.4-3.7 µs; in Python per call 10.5 vs 10.9 µs
-//!   str, 4.95 vs 5.4 µs int). Distinct queries are what a service and a batch see, so the
-//!   branch-free kernel stays; a per-call benchmark cycling over many queries would show it.
-//! - Rejected, measured with that harness: computing each list's terms `w / (k + rank)` ahead of the
-//!   probe loop (first in a vectorised loop, then cached per thread per (k, weight), bit-identical):
-//!   no gain, the division is off the critical path once the branches are gone. Hashing a whole list
-//!   first (keys and hashes into a buffer, then probing): str 6.3 -> 6.8-8.2 µs, worse. A table at
-//!   load <= 1/4 (fewer collision mispredictions, 120 -> 95): str no better (16 KB leaves L1 room),
-//!   int 4.8 -> 4.65 µs, within noise. Comparing the inline key with one xor-or instead of three
-//!   compares: no difference.
-//! - The binding (rust/py.rs), measured on batches of 4 x 100 str ids per query: a view `Vec<&str>` of
-//!   the whole batch (16 bytes per id) and two Python lists per `Fused` (tracked by the garbage
-//!   collector, which then walked every input list) made `rrf_batch` slower per query than a loop of
-//!   `rrf` (~24 vs ~13.5 µs). Then copying the whole batch before fusing it still lost to the loop
-//!   (process CPU time 17.2 vs 14.4 µs per query: the ids went cold in between, and fresh buffers
-//!   page-faulted). Now 64 queries are copied at a time into reused buffers and fused at once, each
-//!   query with its own view, and `Fused` holds Rust vectors: 12.9 vs 14.6 µs (loop), CPU time.
-//!   Lists of str/int are read through borrowed pointers on GIL builds (no refcount per item).
-//! - Batch extraction (Intel Xeon, 2 cores, 10k queries of 4 x 100 str ids, 3 interleaved runs):
-//!   `perf annotate` put 92% of `PyUnicode_AsUTF8AndSize` (29-32% of the batch) on one load, the str's
-//!   flags: pymalloc places a 64-byte str 48 bytes past a cache-line boundary, so the flags and bytes
-//!   sit on the line after the type pointer, a second miss per id once the batch is out of cache.
-//!   Prefetching both lines 32 items ahead: 26.5-29.9 -> 24.1-26.3 µs per query (8 ahead: about half
-//!   the gain). Kept; the misses are still the largest cost after the kernel. Measured as 30 calls of
-//!   `rrf_batch(workloads.str_batch(10000, seed=2), top_k=10, threads=1)` (the `rrf_batch, 1 thread`
-//!   row of `benches/compare.py`), the builds with and without the prefetch swapped between runs.
-//! - Rejected: holding a reference to each str instead of copying its bytes into the arena (the kernel
-//!   reading the ids inside the Python objects; fused ids returned as the caller's own objects). Per
-//!   call 17.8 vs 18.4 µs (noise), `rrf_batch` 31 vs 27 µs per query: the kernel then reads scattered
-//!   objects instead of one arena, and every reference is dropped again in a second pass.
-//! - Threads: the kernel alone scales on 2 cores (10k queries, whole batch: 8.9 -> 4.5 µs per query
-//!   on a quiet moment), and with threads > 1 `rrf_batch` pipelines (the caller copies chunk c + 1
-//!   while the pool fuses chunk c). On the shared 2-core test machine that pipeline was no faster than
-//!   serial (20.2 vs 20.4 µs per query, faster in 6 of 12 rounds), so the default is serial.
-//! - Not met: 30x the reference per call on str ids (18-22x on the AMD host, 22-23x on the Intel one):
-//!   about 40% of a call is the kernel, ~30% reading the Python strs, the rest Python's call and
-//!   result overhead. 1.5x the bare kernel for `rrf_batch` (2.4x): one cache miss per str id of a
-//!   batch built earlier, which the kernel timed on ids already in Rust does not pay.
+//! Why it is built this way (the measurements, and what was tried and rejected, are in
+//! `docs/performance.md`): ids are accumulated in an open-addressing table reused per thread, keyed by
+//! a seeded two-word hash of the inline id, with a branch-free found/new probe, because the
+//! found/new branch was the kernel's most mispredicted one; candidates are dense, so top-k is a
+//! float-compare filter for small k and introselect otherwise, over a strict total order (score, then
+//! a key no two candidates share) that makes the partial result the exact prefix of the full sort.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;

@@ -66,7 +66,7 @@ def rrf(
     top_k: SupportsIndex | None = None,
     tie_break: _TieBreak | str = "rank",
 ) -> Fused:
-    """Weighted Reciprocal Rank Fusion of ranked id lists (the contract in DESIGN.md).
+    """Weighted Reciprocal Rank Fusion of ranked id lists (the contract in docs/contract.md).
 
     ``score(d) = sum_i weights[i] / (k + rank_i(d))`` with 1-based ranks, summed in list order.
 

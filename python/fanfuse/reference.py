@@ -1,6 +1,6 @@
 """The executable specification of fanfuse's Reciprocal Rank Fusion, in plain Python.
 
-This is the contract of ``DESIGN.md`` written as code: short, obvious and slow. The Rust core must
+This is the contract of ``docs/contract.md`` written as code: short, obvious and slow. The Rust core must
 return exactly what this returns (ids, and scores to the last bit, because the terms are summed in
 the same order). Tests compare the two; read this file to know what ``fanfuse.rrf`` does.
 """

@@ -13,7 +13,7 @@ use super::ScoredLists;
 /// What a repeated id inside one list means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Duplicates {
-    /// Only the first occurrence counts (`DESIGN.md`); later copies are skipped.
+    /// Only the first occurrence counts (`docs/contract.md`); later copies are skipped.
     #[default]
     First,
     /// The id keeps its first rank and the largest of its values.

@@ -4,7 +4,7 @@
 //! Passes: [`gather`] reads the lists once into one entry per (list, id) (the value is the rank
 //! term for rank methods, the score otherwise); [`norm`] normalises scores per list; the method
 //! turns each entry into a contribution; a document's score is the sum of its contributions in list
-//! order; the order and tie-breaks are `DESIGN.md`'s; explain regroups the entries of the kept hits.
+//! order; the order and tie-breaks are those of `docs/contract.md`; explain regroups the entries of the kept hits.
 
 mod condorcet;
 mod dedupe;
