@@ -39,3 +39,9 @@ def has_open(path: Path) -> Callable[[subprocess.Popen[bytes]], bool]:
             return False
 
     return check
+
+
+def ended_pid() -> int:
+    """The PID of a process that has ended (for temporaries left by a killed writer)."""
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    return int(child.stdout)

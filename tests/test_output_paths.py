@@ -9,13 +9,12 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import fanfuse
 import pytest
-from cli_process import CLI, has_open, signal_when
+from cli_process import CLI, ended_pid, has_open, signal_when
 from fanfuse.cli import main
 
 A = "q1 Q0 d1 1 3 a\nq1 Q0 d2 2 2 a\n"
@@ -202,10 +201,7 @@ def test_replaced_file_keeps_its_permission_bits(runs: list[str], tmp_path: Path
 def test_stale_temporaries_of_dead_writers_are_removed_and_live_ones_kept(
     runs: list[str], tmp_path: Path
 ) -> None:
-    finished = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
-    )
-    dead = int(finished.stdout)
+    dead = ended_pid()
     stale = tmp_path / f".fused.out.{dead}.0.fanfuse-tmp"
     live = tmp_path / ".fused.out.1.0.fanfuse-tmp"  # PID 1 is always running
     other_output = tmp_path / f".other.out.{dead}.0.fanfuse-tmp"
