@@ -107,10 +107,10 @@ def test_fifo_is_streamed_into(runs: list[str], tmp_path: Path, expected: bytes)
     assert temporaries(tmp_path) == []
 
 
-needs_mknod = pytest.mark.skipif(os.geteuid() != 0, reason="creating device nodes needs root")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="device nodes and other owners need root")
 
 
-@needs_mknod
+@needs_root
 def test_character_device_is_written_in_place(runs: list[str], tmp_path: Path) -> None:
     null = tmp_path / "null"
     os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the same device as /dev/null
@@ -120,7 +120,7 @@ def test_character_device_is_written_in_place(runs: list[str], tmp_path: Path) -
     assert temporaries(tmp_path) == []
 
 
-@needs_mknod
+@needs_root
 def test_full_device_reports_no_space_and_stays_a_device(
     runs: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -196,6 +196,16 @@ def test_replaced_file_keeps_its_permission_bits(runs: list[str], tmp_path: Path
     fanfuse.fuse_files(runs, str(out))
     assert out.read_bytes() == expected
     assert stat.S_IMODE(out.stat().st_mode) == 0o640
+
+
+@needs_root
+def test_replaced_file_keeps_its_owner_when_root_writes_it(runs: list[str], tmp_path: Path) -> None:
+    out = tmp_path / "theirs.out"
+    out.write_bytes(PREVIOUS)
+    os.chown(out, 12345, 23456)
+    fanfuse.read_run(runs[0]).write(str(out))
+    assert (out.stat().st_uid, out.stat().st_gid) == (12345, 23456)
+    assert out.read_bytes() != PREVIOUS
 
 
 def test_stale_temporaries_of_dead_writers_are_removed_and_live_ones_kept(
