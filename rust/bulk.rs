@@ -20,8 +20,10 @@ use std::time::{Duration, Instant};
 use crate::batch;
 use crate::error::FusionError;
 use crate::fusion::FuseParams;
+use crate::interrupt;
+use crate::output::OutputFile;
 use crate::run_fusion::fuse_query;
-use crate::runs::write::{write_query, AtomicFile, OutFormat, OutHit};
+use crate::runs::write::{write_query, OutFormat, OutHit};
 use crate::runs::{ranked, Hit, RankFrom, RunReader};
 
 /// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
@@ -62,7 +64,8 @@ enum Outcome {
     Regrouped,
 }
 
-/// Fuses the runs in `inputs` into `output`, written atomically.
+/// Fuses the runs in `inputs` into `output` (written as `crate::output` describes). An interrupt
+/// (see `crate::interrupt`) stops it within a poll interval, leaving any previous output as it was.
 pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -> Result<FuseSummary, FusionError> {
     if inputs.is_empty() {
         return Err(FusionError::invalid("give at least one run file to fuse"));
@@ -93,7 +96,7 @@ fn fuse_pass(
     buffered: bool,
 ) -> Result<Outcome, FusionError> {
     let readers = inputs.iter().map(|p| RunReader::open(p)).collect::<Result<Vec<_>, _>>()?;
-    let out = AtomicFile::create(output)?;
+    let out = OutputFile::create(output, inputs)?;
     let collection = options.collection.clone().or_else(|| readers.iter().find_map(|r| r.collection.clone()));
     let mut progress = Progress::new(inputs, options.progress);
     progress.watch(&readers);
@@ -161,7 +164,7 @@ struct ChunkWriter<'a> {
     inputs: &'a [String],
     options: &'a FuseFilesOptions,
     collection: Option<&'a str>,
-    out: AtomicFile,
+    out: OutputFile,
     recyclers: Vec<Sender<Vec<Hit>>>,
 }
 
@@ -180,6 +183,7 @@ impl Merge {
         let mut seq = 0_u64;
         let mut summary = FuseSummary { queries: 0, input_lines: 0, buffered };
         while ended.iter().any(|e| !e) {
+            interrupt::checkpoint()?;
             for (r, receiver) in receivers.iter().enumerate() {
                 if ended[r] {
                     continue;

@@ -11,6 +11,8 @@ pub enum FusionError {
     Input { path: String, line: u64, message: String },
     /// The operating system refused to read or write a file.
     Io { path: String, message: String },
+    /// The work was stopped from outside (a signal) before it finished; nothing was written.
+    Interrupted,
 }
 
 impl FusionError {
@@ -35,6 +37,7 @@ impl fmt::Display for FusionError {
             Self::InvalidArgument(message) => f.write_str(message),
             Self::Input { path, line, message } if *line > 0 => write!(f, "{path}:{line}: {message}"),
             Self::Input { path, message, .. } | Self::Io { path, message } => write!(f, "{path}: {message}"),
+            Self::Interrupted => f.write_str("interrupted"),
         }
     }
 }

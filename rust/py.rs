@@ -5,10 +5,10 @@
 //! Python result. Errors from the core map to Python in one place ([`to_py_err`]).
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
@@ -41,6 +41,8 @@ fn to_py_err(error: CoreError) -> PyErr {
         CoreError::InvalidArgument(message) => FusionError::new_err(message),
         // Malformed files and unusable paths are bad input too: same family, message keeps file:line.
         error @ (CoreError::Input { .. } | CoreError::Io { .. }) => FusionError::new_err(error.to_string()),
+        // Only `interruptible` stops work, and it raises the signal handler's own exception instead.
+        CoreError::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
     }
 }
 
@@ -51,6 +53,34 @@ where
     F: FnOnce() -> Result<T, CoreError> + Send,
 {
     py.detach(work).map_err(to_py_err)
+}
+
+/// Like [`detached`] for work that can take seconds (files): it polls Python for signals from this
+/// thread (see `crate::interrupt`), so that a handler that raises (Ctrl-C's `KeyboardInterrupt`,
+/// the CLI's SIGTERM handler) stops the work, and its exception is what the call raises.
+fn interruptible<T, F>(py: Python<'_>, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T, CoreError> + Send,
+{
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let slot = Arc::clone(&raised);
+    let result = py.detach(move || {
+        // A closure, not the method path: `attach` needs it for every lifetime of `Python`.
+        #[allow(clippy::redundant_closure_for_method_calls)]
+        let poll = move || match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(error) => {
+                *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);
+                true
+            }
+        };
+        crate::interrupt::run_polling(Box::new(poll), work)
+    });
+    if let Some(error) = raised.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+        return Err(error);
+    }
+    result.map_err(to_py_err)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1258,7 +1288,7 @@ impl PyRun {
     fn write(&self, py: Python<'_>, path: &str, format: &str, tag: &str, collection: Option<&str>) -> PyResult<()> {
         let format: OutFormat = format.parse().map_err(to_py_err)?;
         let run = Arc::clone(&self.inner);
-        detached(py, || run.write(path, format, tag, collection))
+        interruptible(py, || run.write(path, format, tag, collection))
     }
 
     fn __repr__(&self) -> String {
@@ -1283,7 +1313,7 @@ impl PyQrels {
 #[pyo3(signature = (path, /, *, rank_from = "score"))]
 fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<PyRun> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
-    let run = detached(py, || runs::read_run(path, rank_from))?;
+    let run = interruptible(py, || runs::read_run(path, rank_from))?;
     Ok(PyRun { inner: Arc::new(run) })
 }
 
@@ -1291,7 +1321,7 @@ fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<PyRun> {
 #[pyfunction]
 #[pyo3(signature = (path, /))]
 fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
-    let qrels = detached(py, || runs::qrels::read_qrels(path))?;
+    let qrels = interruptible(py, || runs::qrels::read_qrels(path))?;
     Ok(PyQrels { inner: Arc::new(qrels) })
 }
 
@@ -1383,7 +1413,7 @@ fn fuse_files<'py>(
         threads,
         progress,
     };
-    let summary = detached(py, || bulk::fuse_files(&inputs, output, &options))?;
+    let summary = interruptible(py, || bulk::fuse_files(&inputs, output, &options))?;
     let out = PyDict::new(py);
     out.set_item("queries", summary.queries)?;
     out.set_item("input_lines", summary.input_lines)?;

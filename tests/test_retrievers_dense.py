@@ -135,5 +135,5 @@ def test_index_dense_side_is_fitted_once_then_loaded(tmp_path: Path) -> None:
     assert [h.id for h in again.search("felines purr", 3)] == [h.id for h in first.search("felines purr", 3)]
     assert again.search("electric", 1)[0].payload["title"] == "EVs"
     # A damaged cache is fitted again, not trusted.
-    (tmp_path / "index" / "dense-vectors.npz").write_bytes(b"damaged")
+    (index.data_directory / "dense-vectors.npz").write_bytes(b"damaged")
     assert dense_for_index(index, dimensions=4)[1]

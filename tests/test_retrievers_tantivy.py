@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -192,9 +193,9 @@ def test_directory_without_manifest_is_not_an_index(tmp_path: Path) -> None:
 def test_corrupt_index_is_a_clear_error(index: TantivyRetriever, tmp_path: Path, damage: str) -> None:
     directory = tmp_path / "index"
     if damage == "meta.json":
-        (directory / "meta.json").write_text("garbage")
+        (index.data_directory / "meta.json").write_text("garbage")
     elif damage == "segments":
-        for segment_file in directory.glob("*.store"):
+        for segment_file in index.data_directory.glob("*.store"):
             segment_file.unlink()
     else:
         (directory / MANIFEST).write_text("{not json")
@@ -230,19 +231,20 @@ def test_refuses_to_replace_a_directory_that_is_not_an_index(tmp_path: Path) -> 
     assert (precious / "notes.txt").read_text() == "keep me"
 
 
-def test_interrupted_swap_puts_the_previous_index_back(
+def test_failed_swap_keeps_the_previous_version(
     index: TantivyRetriever, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_rename = Path.rename
+    real_replace = os.replace
 
-    def failing_rename(self: Path, target: str | Path) -> Path:
-        if self.name.startswith(".index.building-"):
+    def failing_replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if Path(target).name == MANIFEST:
             raise OSError("disk full")
-        return real_rename(self, target)
+        real_replace(source, target)
 
-    monkeypatch.setattr(Path, "rename", failing_rename)
+    monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
         TantivyRetriever.build([{"id": "new", "text": "germany"}], tmp_path / "index")
     monkeypatch.undo()
     assert ids(TantivyRetriever(tmp_path / "index").search("germany", 5)) == ["berlin"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+    assert sorted(p.name for p in (tmp_path / "index").iterdir()) == [MANIFEST, index.data_directory.name]

@@ -295,6 +295,7 @@ pub fn read_run(path: &str, rank_from: RankFrom) -> Result<Run, FusionError> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut queries: Vec<Query> = Vec::new();
     while let Some((qid, hits)) = reader.next_group()? {
+        crate::interrupt::checkpoint()?;
         if let Some(&at) = index.get(&qid) {
             queries[at].hits.extend(hits);
         } else {
@@ -347,7 +348,7 @@ impl Run {
         Ok(Self { name: name.to_owned(), collection: None, queries })
     }
 
-    /// Writes the run atomically, hits in their current order with their own scores.
+    /// Writes the run (as `crate::output` describes), hits in their current order with their own scores.
     pub fn write(
         &self,
         path: &str,
@@ -355,9 +356,10 @@ impl Run {
         tag: &str,
         collection: Option<&str>,
     ) -> Result<(), FusionError> {
-        let mut out = write::AtomicFile::create(path)?;
+        let mut out = crate::output::OutputFile::create(path, &[])?;
         let collection = collection.or(self.collection.as_deref());
         for query in &self.queries {
+            crate::interrupt::checkpoint()?;
             let hits: Vec<write::OutHit<'_>> = query
                 .hits
                 .iter()

@@ -23,6 +23,9 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
     let mut line_no = 0_u64;
     while let Some(line) = source.next_line()? {
         line_no += 1;
+        if line_no % 1024 == 0 {
+            crate::interrupt::checkpoint()?;
+        }
         let fields: Vec<&str> = line.split_ascii_whitespace().collect();
         if fields.is_empty() {
             continue;

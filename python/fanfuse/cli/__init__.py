@@ -46,7 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The command is the first word that is not an option (the top level has no option with a value).
     command = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(command if command in COMMANDS else None).parse_args(argv)
-    code: int = args.run(args)
+    from fanfuse.cli._common import until_signalled
+
+    code: int = until_signalled(args.command, lambda: args.run(args))
     return code
 
 

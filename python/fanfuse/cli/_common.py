@@ -1,9 +1,14 @@
-"""Shared pieces of the run-file commands: bad input exits 2, tables, a progress bar on stderr."""
+"""Shared pieces of the commands: bad input exits 2, signals end a command cleanly, tables, a progress
+bar on stderr."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -23,6 +28,42 @@ def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
             return BAD_INPUT
 
     return wrapper
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where Python (or a Rust loop polling for signals) is, as Ctrl-C raises
+    KeyboardInterrupt: `finally` blocks and cleanups run, temporary files go away."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def until_signalled(command: str, run: Callable[[], int]) -> int:
+    """Runs a command; on SIGINT or SIGTERM, once its cleanups have run, writes one line to stderr and
+    ends the process by that same signal, so that the shell sees 130 / 143 (and a script loop stops)."""
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    # Where SIGTERM is ignored (by whoever started us), it stays ignored.
+    catch_term = on_main_thread and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if catch_term else signal.SIG_DFL
+    try:
+        return run()
+    except KeyboardInterrupt:
+        signum = signal.SIGINT
+    except Terminated:
+        signum = signal.SIGTERM
+    finally:
+        if catch_term:  # a handler installed outside Python reads back as None: the default then
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    # After a progress bar's "\r" line, start a new one.
+    newline = "\n" if sys.stderr.isatty() else ""
+    print(f"{newline}fanfuse {command}: interrupted", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):  # what was printed is kept; a closed pipe is no error
+        sys.stdout.flush()
+    if on_main_thread:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    return 128 + signum  # only reached where the signal does not end the process
 
 
 def float_list(text: str) -> list[float]:

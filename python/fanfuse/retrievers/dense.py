@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from fanfuse._core import FusionError
+from fanfuse._output import atomic_output
 from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.retrievers.base import Hit
 
@@ -170,15 +170,14 @@ class TfidfSvdEmbedder:
         return self
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the fitted model (vocabulary, idf, projection) to one `.npz` file, atomically."""
+        """Write the fitted model (vocabulary, idf, projection) to one `.npz` file, atomically (see
+        `fanfuse._output` for links, FIFOs and devices)."""
         if self._parts is None:
             raise FusionError("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
         vectorizer, projection = self._parts
         terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
-        target = Path(path)
-        staging = target.with_name(f".{target.name}.{os.getpid()}.tmp.npz")
-        np.savez(staging, terms=np.array(terms), idf=vectorizer.idf_, projection=projection)
-        os.replace(staging, target)
+        with atomic_output(path) as stream:
+            np.savez(stream, terms=np.array(terms), idf=vectorizer.idf_, projection=projection)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TfidfSvdEmbedder:

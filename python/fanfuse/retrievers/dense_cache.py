@@ -1,17 +1,17 @@
 """The dense half of hybrid search over a Tantivy index, fitted once and kept beside the index.
 
 `fanfuse search --dense` needs embeddings of every indexed document. Fitting TF-IDF + SVD takes
-seconds per 10^4 documents, so the model and the document vectors are saved in the index directory
-(written atomically; a rebuilt index is a new directory, so a stale cache cannot survive it).
+seconds per 10^4 documents, so the model and the document vectors are saved beside the index files, in
+the index's current version directory (written atomically; a rebuilt index is a new version, so a stale
+cache cannot survive it).
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from fanfuse._core import FusionError
+from fanfuse._output import atomic_output
 from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
@@ -24,7 +24,7 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
     documents = list(index.documents())
     payloads = [{**d.metadata, "title": d.title, "text": d.text} for d in documents]
     by_id = {d.id: i for i, d in enumerate(documents)}
-    model_path, vectors_path = index.directory / MODEL_FILE, index.directory / VECTORS_FILE
+    model_path, vectors_path = index.data_directory / MODEL_FILE, index.data_directory / VECTORS_FILE
     if model_path.is_file() and vectors_path.is_file():
         try:
             embed = TfidfSvdEmbedder.load(model_path)
@@ -38,9 +38,8 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
     dense = DenseRetriever.from_documents(documents, embed)
     try:
         embed.save(model_path)
-        staging = vectors_path.with_name(f".{VECTORS_FILE}.{os.getpid()}.tmp.npz")
-        np.savez(staging, ids=np.array(dense.ids), vectors=dense.vectors)
-        os.replace(staging, vectors_path)
-    except OSError:
+        with atomic_output(vectors_path) as stream:
+            np.savez(stream, ids=np.array(dense.ids), vectors=dense.vectors)
+    except (OSError, FusionError):
         pass  # a read-only index still searches; it is just fitted again next time
     return dense, True

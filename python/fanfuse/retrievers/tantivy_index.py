@@ -9,11 +9,8 @@ of failing.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,11 +19,10 @@ import tantivy
 
 from fanfuse._core import FusionError
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.index_versions import MANIFEST
 
-# Written last into a finished index: its presence is what makes a directory a fanfuse index.
-MANIFEST = "fanfuse-index.json"
-FORMAT = 1
 SEARCH_FIELDS = ["title", "text"]
 # Words only: what a query falls back to when it is not valid query syntax.
 _WORD = re.compile(r"\w+")
@@ -50,14 +46,9 @@ class TantivyRetriever:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
-        self.manifest = _read_manifest(self.directory)
-        try:
-            self._index = tantivy.Index.open(str(self.directory))
-            self._searcher = self._index.searcher()
-        except ValueError as error:
-            raise FusionError(
-                f"index {str(self.directory)!r} is corrupt ({error}); rebuild it with `fanfuse index`"
-            ) from None
+        self.manifest, self.data_directory, self._index, self._searcher = index_versions.open_current(
+            self.directory, lambda manifest, data: _open(self.directory, manifest, data)
+        )
         self._schema = self._index.schema
 
     @classmethod
@@ -73,26 +64,21 @@ class TantivyRetriever:
     ) -> TantivyRetriever:
         """Index `documents` into `directory` and open it.
 
-        The index is built in a new sibling directory and swapped in only when complete, so an
-        existing index stays intact if anything fails (a bad line, a duplicate id, a full disk).
-        A directory that is neither empty nor a fanfuse index is refused, never replaced.
+        The index is built as a new version beside the current one and swapped in only when
+        complete (see `index_versions`), so an existing index stays intact if anything fails (a bad
+        line, a duplicate id, a full disk, a signal) and readers never find it half-done. A directory
+        that is neither empty nor a fanfuse index is refused, never replaced.
         `progress` is called with the number of documents indexed so far. `threads` > 1 indexes
         faster but lays documents out in segments nondeterministically, so equal BM25 scores may
         then come back in a different order from one build to the next.
         """
-        target = Path(directory)
-        _check_replaceable(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
-        try:
-            count = _write_index(as_documents(documents, fields), staging, progress, heap_size, threads)
-            manifest = {"format": FORMAT, "backend": "tantivy", "documents": count}
-            (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            _swap_in(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        return cls(target)
+
+        def write(version: Path) -> dict[str, Any]:
+            count = _write_index(as_documents(documents, fields), version, progress, heap_size, threads)
+            return {"backend": "tantivy", "documents": count}
+
+        index_versions.build(directory, write)
+        return cls(directory)
 
     def __len__(self) -> int:
         return int(self._searcher.num_docs)
@@ -182,38 +168,16 @@ class TantivyRetriever:
         return f"TantivyRetriever({str(self.directory)!r}, documents={len(self)})"
 
 
-def _read_manifest(directory: Path) -> dict[str, Any]:
-    if not directory.is_dir():
-        raise FusionError(
-            f"index directory {str(directory)!r} does not exist; build it with "
-            f"`fanfuse index CORPUS.jsonl --index {directory}` or TantivyRetriever.build(...)"
-        )
-    path = directory / MANIFEST
-    if not path.is_file():
-        raise FusionError(
-            f"{str(directory)!r} is not a fanfuse index (no {MANIFEST}); build one with `fanfuse index`"
-        )
+def _open(
+    directory: Path, manifest: dict[str, Any], data: Path
+) -> tuple[dict[str, Any], Path, tantivy.Index, tantivy.Searcher]:
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
+        index = tantivy.Index.open(str(data))
+        return manifest, data, index, index.searcher()
+    except ValueError as error:
         raise FusionError(
-            f"{path}: corrupt manifest (not JSON); rebuild the index with `fanfuse index`"
+            f"index {str(directory)!r} is corrupt ({error}); rebuild it with `fanfuse index`"
         ) from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise FusionError(
-            f"{path}: unsupported index format (this fanfuse reads format {FORMAT}); rebuild it"
-        )
-    return manifest
-
-
-def _check_replaceable(target: Path) -> None:
-    if target.exists() and not target.is_dir():
-        raise FusionError(f"index path {str(target)!r} is a file; pass a directory")
-    if target.is_dir() and any(target.iterdir()) and not (target / MANIFEST).is_file():
-        raise FusionError(
-            f"index directory {str(target)!r} is not empty and not a fanfuse index; "
-            f"refusing to replace it (pass a new or empty directory)"
-        )
 
 
 def _write_index(
@@ -259,22 +223,6 @@ def _add_all(
         if progress is not None and count % 1000 == 0:
             progress(count)
     return count
-
-
-def _swap_in(staging: Path, target: Path) -> None:
-    """Replace `target` by the finished `staging` directory: each step is one atomic rename."""
-    if not target.exists():
-        staging.rename(target)
-        return
-    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-    retired.rmdir()
-    target.rename(retired)
-    try:
-        staging.rename(target)
-    except BaseException:
-        retired.rename(target)  # put the previous index back
-        raise
-    shutil.rmtree(retired, ignore_errors=True)
 
 
 def open_or_none(directory: str | os.PathLike[str]) -> TantivyRetriever | None:

@@ -1,0 +1,103 @@
+//! Stopping long work early. The caller installs a poll on its own thread with [`run_polling`] (the
+//! Python binding asks the interpreter whether a signal handler raised, see `py.rs`); long loops on that
+//! thread call [`checkpoint`], which polls at most every [`POLL_INTERVAL`] and turns a "stop" into
+//! [`FusionError::Interrupted`]. Threads the work spawns stop when the loop that feeds them does.
+//!
+//! A poll per thread rather than a process-wide signal handler: the host (Python) owns the signal
+//! handlers, and only its main thread can run them.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use crate::error::FusionError;
+
+/// How often [`checkpoint`] polls: well under the second a user waits after Ctrl-C, rare enough that
+/// taking the GIL for the poll costs nothing measurable.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+struct Poller {
+    poll: Box<dyn Fn() -> bool>,
+    next: Instant,
+    stopped: bool,
+}
+
+thread_local! {
+    static POLLER: RefCell<Option<Poller>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with `poll` installed for this thread: [`checkpoint`] calls it, and once it returns
+/// true every later checkpoint of `work` fails. The previous poll (if any) is restored afterwards.
+pub fn run_polling<T>(poll: Box<dyn Fn() -> bool>, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Poller>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            POLLER.with(|p| *p.borrow_mut() = previous);
+        }
+    }
+    let installed = Poller { poll, next: Instant::now() + POLL_INTERVAL, stopped: false };
+    let _restore = Restore(POLLER.with(|p| p.borrow_mut().replace(installed)));
+    work()
+}
+
+/// Fails with [`FusionError::Interrupted`] once the poll installed on this thread asked to stop;
+/// without one it never fails. Cheap enough to call once per query group.
+pub fn checkpoint() -> Result<(), FusionError> {
+    let stop = POLLER.with(|p| {
+        let mut slot = p.borrow_mut();
+        let Some(poller) = slot.as_mut() else { return false };
+        if !poller.stopped {
+            let now = Instant::now();
+            if now >= poller.next {
+                poller.next = now + POLL_INTERVAL;
+                poller.stopped = (poller.poll)();
+            }
+        }
+        poller.stopped
+    });
+    if stop {
+        Err(FusionError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    #[test]
+    fn without_a_poll_nothing_is_interrupted() {
+        assert_eq!(checkpoint(), Ok(()));
+    }
+
+    #[test]
+    fn a_stop_is_seen_within_one_interval_and_sticks_until_the_work_ends() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let polled = Rc::new(std::cell::Cell::new(0_u32));
+        let (flag, count) = (Arc::clone(&stop), Rc::clone(&polled));
+        let outcome = run_polling(
+            Box::new(move || {
+                count.set(count.get() + 1);
+                flag.load(Ordering::Relaxed)
+            }),
+            || {
+                assert_eq!(checkpoint(), Ok(()), "the first poll is one interval away");
+                stop.store(true, Ordering::Relaxed);
+                let started = Instant::now();
+                while checkpoint().is_ok() {
+                    assert!(started.elapsed() < POLL_INTERVAL * 20, "the stop was never seen");
+                }
+                let polls = polled.get();
+                assert_eq!(checkpoint(), Err(FusionError::Interrupted));
+                assert_eq!(polled.get(), polls, "no poll after the stop");
+                "stopped"
+            },
+        );
+        assert_eq!(outcome, "stopped");
+        assert_eq!(checkpoint(), Ok(()), "the poll is removed with the work");
+    }
+}

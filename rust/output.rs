@@ -1,0 +1,384 @@
+//! Output files that never destroy what is already there. What the path names decides how it is
+//! written (docs/run-files.md, "Output paths"):
+//!
+//! - nothing yet, or a regular file: written to a temporary file beside it and renamed over it only
+//!   when complete, so a failed or interrupted run leaves the previous file as it was. A replaced
+//!   file keeps its permission bits (and, where allowed, its owner); a read-only file is refused,
+//!   and so is a file that is also an input (same device and inode, however the path is spelled).
+//! - a symbolic link: followed to its final target, which is written as above; the link stays.
+//! - `-`, or the file this process's stdout already writes to (`/dev/stdout`): written through stdout.
+//! - a FIFO or a character device (`/dev/null`, a terminal): opened and written in place, streamed.
+//! - a directory, a block device or a socket: refused.
+//!
+//! Temporary files are named `.NAME.PID.N.fanfuse-tmp` and locked (`flock`) while written. Creating
+//! an output removes the leftovers of the same NAME whose process is gone (killed with SIGKILL).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, ErrorKind};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::FusionError;
+use crate::interrupt;
+
+const TEMP_SUFFIX: &str = ".fanfuse-tmp";
+/// Symbolic links followed before giving up (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+/// Temporary files created by this process so far: two writers of one output never share a name.
+static TEMPS: AtomicU64 = AtomicU64::new(0);
+
+/// An output being written; see the module documentation for what each kind of path means.
+pub struct OutputFile {
+    /// The path as the caller gave it, for messages.
+    shown: String,
+    writer: Option<BufWriter<File>>,
+    replace: Option<Replace>,
+}
+
+/// Where an atomically written output goes once complete.
+struct Replace {
+    target: PathBuf,
+    temp: PathBuf,
+}
+
+impl OutputFile {
+    /// Opens `path` for writing; `inputs` are files the caller reads while writing, which the output
+    /// must not be.
+    pub fn create(path: &str, inputs: &[String]) -> Result<Self, FusionError> {
+        let fail = |message: String| FusionError::Io { path: path.to_owned(), message };
+        if path == "-" {
+            let stdout = std::io::stdout().as_fd_clone().map_err(|e| FusionError::io(path, &e))?;
+            refuse_inputs(path, &stdout.metadata().map_err(|e| FusionError::io(path, &e))?, inputs)?;
+            return Ok(Self::streaming(path, stdout));
+        }
+        let given = Path::new(path);
+        let existing = match fs::metadata(given) {
+            Ok(meta) => Some(meta),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => return Err(FusionError::io(path, &e)),
+        };
+        if let Some(meta) = &existing {
+            refuse_inputs(path, meta, inputs)?;
+            if is_stdout(meta) {
+                let stdout = std::io::stdout().as_fd_clone().map_err(|e| FusionError::io(path, &e))?;
+                return Ok(Self::streaming(path, stdout));
+            }
+            let kind = meta.file_type();
+            if kind.is_dir() {
+                return Err(fail("is a directory; give the path of a file to write".into()));
+            }
+            if kind.is_fifo() || kind.is_char_device() {
+                return Ok(Self::streaming(
+                    path,
+                    open_in_place(given, kind.is_fifo()).map_err(|e| fail(e.to_string()))?,
+                ));
+            }
+            if !kind.is_file() {
+                let what = if kind.is_block_device() { "a block device" } else { "a socket" };
+                return Err(fail(format!(
+                    "is {what}; refusing to write a run into it (give a file, a FIFO or a character device)"
+                )));
+            }
+        }
+        let target = final_target(given).map_err(|e| fail(format!("cannot follow its symbolic links ({e})")))?;
+        if let Some(meta) = &existing {
+            let resolved =
+                fs::metadata(&target).map_err(|e| fail(format!("cannot follow its symbolic links ({e})")))?;
+            if (resolved.dev(), resolved.ino()) != (meta.dev(), meta.ino()) {
+                return Err(fail(format!("resolves to '{}', which is another file", target.display())));
+            }
+            if meta.permissions().readonly() || !writable(&target) {
+                return Err(fail(
+                    "is read-only; refusing to replace it (make it writable or choose another path)".into(),
+                ));
+            }
+        }
+        let (dir, name) = split(&target).map_err(fail)?;
+        remove_stale_temps(&dir, &name);
+        let temp =
+            dir.join(format!(".{name}.{}.{}{TEMP_SUFFIX}", std::process::id(), TEMPS.fetch_add(1, Ordering::Relaxed)));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(&temp)
+            .map_err(|e| FusionError::io(&temp.to_string_lossy(), &e))?;
+        let mut output = Self { shown: path.to_owned(), writer: None, replace: Some(Replace { target, temp }) };
+        // Marks the file as in use for `remove_stale_temps` of other processes; released when closed.
+        // SAFETY: the descriptor is open; flock takes no pointers.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if let Some(meta) = &existing {
+            keep_mode_and_owner(&file, meta).map_err(|e| output.io_error(&e))?;
+        }
+        output.writer = Some(BufWriter::with_capacity(1 << 20, file));
+        Ok(output)
+    }
+
+    fn streaming(path: &str, file: File) -> Self {
+        Self { shown: path.to_owned(), writer: Some(BufWriter::with_capacity(1 << 20, file)), replace: None }
+    }
+
+    /// # Panics
+    /// Never: the writer is only taken by `commit`, which consumes `self`.
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        self.writer.as_mut().expect("writer is present until commit")
+    }
+
+    /// Asks the kernel to start writing out what has reached the file so far, without waiting, so
+    /// that the `fsync` of [`OutputFile::commit`] finds little left to do: it was ~70 ms of wall time
+    /// (no CPU) at the end of a 0.43 s `fanfuse fuse` of 10k queries. Durability is unchanged.
+    pub fn start_writeback(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let (Some(writer), Some(_)) = (&self.writer, &self.replace) {
+            // SAFETY: the descriptor stays open while `writer` lives; the call takes no pointers.
+            // A failure only means no early writeback: `commit` still syncs and reports errors.
+            unsafe {
+                libc::sync_file_range(writer.get_ref().as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+            }
+        }
+    }
+
+    #[must_use]
+    pub fn io_error(&self, error: &std::io::Error) -> FusionError {
+        FusionError::io(&self.shown, error)
+    }
+
+    /// Flushes, and for a replaced file syncs it and renames it over the target.
+    ///
+    /// # Panics
+    /// Never: `commit` consumes `self`, so it runs once.
+    pub fn commit(mut self) -> Result<(), FusionError> {
+        let writer = self.writer.take().expect("commit once");
+        let file = writer.into_inner().map_err(|e| self.io_error(e.error()))?;
+        let Some(replace) = &self.replace else { return Ok(()) };
+        interrupt::checkpoint()?;
+        file.sync_all().map_err(|e| self.io_error(&e))?;
+        fs::rename(&replace.temp, &replace.target).map_err(|e| self.io_error(&e))?;
+        self.replace = None;
+        Ok(())
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        self.writer = None;
+        if let Some(replace) = &self.replace {
+            // Not committed: an error or an interrupt happened, so the partial output goes away.
+            let _ = fs::remove_file(&replace.temp);
+        }
+    }
+}
+
+trait CloneFd {
+    fn as_fd_clone(&self) -> std::io::Result<File>;
+}
+
+impl CloneFd for std::io::Stdout {
+    /// A new descriptor of stdout, so that the output's offset and append mode are the shell's.
+    fn as_fd_clone(&self) -> std::io::Result<File> {
+        use std::os::fd::AsFd;
+        Ok(File::from(self.as_fd().try_clone_to_owned()?))
+    }
+}
+
+fn is_stdout(meta: &fs::Metadata) -> bool {
+    std::io::stdout()
+        .as_fd_clone()
+        .and_then(|f| f.metadata())
+        .is_ok_and(|out| (out.dev(), out.ino()) == (meta.dev(), meta.ino()))
+}
+
+/// Refuses a regular file that is one of `inputs` (writing it would replace what is being read).
+fn refuse_inputs(path: &str, meta: &fs::Metadata, inputs: &[String]) -> Result<(), FusionError> {
+    if !meta.file_type().is_file() {
+        return Ok(());
+    }
+    for input in inputs {
+        if fs::metadata(input).is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino())) {
+            return Err(FusionError::invalid(format!(
+                "the output '{path}' is the input '{input}' (the same file); write the output to another path"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Opens a FIFO or a device without creating or truncating anything. A FIFO without a reader is
+/// waited for in steps, so that an interrupt still stops the wait.
+fn open_in_place(path: &Path, fifo: bool) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true);
+    if !fifo {
+        return options.open(path);
+    }
+    options.custom_flags(libc::O_NONBLOCK);
+    loop {
+        match options.open(path) {
+            Ok(file) => {
+                // SAFETY: plain fcntl calls on a descriptor we own.
+                unsafe {
+                    let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                }
+                return Ok(file);
+            }
+            // ENXIO: no reader has opened the FIFO yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                if interrupt::checkpoint().is_err() {
+                    return Err(ErrorKind::Interrupted.into());
+                }
+                std::thread::sleep(interrupt::POLL_INTERVAL / 5);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The path `path` finally names after following symbolic links (itself when it is none); the
+/// target of a dangling link is where a new file is created.
+fn final_target(path: &Path) -> std::io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            Ok(_) => return Ok(current),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(current),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// The existing directory and the file name of a file to create.
+fn split(target: &Path) -> Result<(PathBuf, String), String> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| "the output path names a directory, not a file".to_owned())?;
+    if !dir.is_dir() {
+        return Err(format!("the output directory '{}' does not exist; create it first", dir.display()));
+    }
+    Ok((dir, name))
+}
+
+fn writable(path: &Path) -> bool {
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
+    // SAFETY: a valid NUL-terminated path.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Gives the new file the permission bits (not set-id bits) and, where allowed, the owner of the
+/// file it replaces.
+fn keep_mode_and_owner(file: &File, previous: &fs::Metadata) -> std::io::Result<()> {
+    file.set_permissions(fs::Permissions::from_mode(previous.mode() & 0o777))?;
+    let own = file.metadata()?;
+    if (own.uid(), own.gid()) != (previous.uid(), previous.gid()) {
+        // SAFETY: plain fchown on a descriptor we own. Only root may give a file away: elsewhere the
+        // call fails and the file keeps the writer's owner, as any rewritten file would.
+        unsafe { libc::fchown(file.as_raw_fd(), previous.uid(), previous.gid()) };
+    }
+    Ok(())
+}
+
+/// Removes `.NAME.PID.N.fanfuse-tmp` files in `dir` left by processes that are gone: the PID is
+/// not running and nobody holds the file's lock (which also covers a PID reused by another program).
+fn remove_stale_temps(dir: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) =
+            file_name.to_str().and_then(|n| n.strip_prefix(&prefix)).and_then(|n| n.strip_suffix(TEMP_SUFFIX))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<libc::pid_t>().ok()) else { continue };
+        if is_stale(&entry.path(), pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+fn is_stale(path: &Path, pid: libc::pid_t) -> bool {
+    if pid <= 0 || pid.unsigned_abs() == std::process::id() {
+        return false;
+    }
+    // SAFETY: signal 0 only checks whether the process exists.
+    let gone =
+        unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    let Ok(file) = File::open(path) else { return false };
+    // SAFETY: the descriptor is open; flock takes no pointers. The lock is released when `file` closes.
+    gone && unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::fs::symlink;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fanfuse-output-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn links_are_followed_to_the_final_target_even_when_it_is_missing() {
+        let dir = scratch("links");
+        fs::create_dir(dir.join("sub")).unwrap();
+        symlink("sub/second", dir.join("first")).unwrap();
+        symlink("../target", dir.join("sub/second")).unwrap();
+        let target = final_target(&dir.join("first")).unwrap();
+        assert_eq!(fs::canonicalize(target.parent().unwrap()).unwrap(), fs::canonicalize(&dir).unwrap());
+        assert_eq!(target.file_name().unwrap(), "target");
+        symlink("loop", dir.join("loop")).unwrap();
+        assert_eq!(final_target(&dir.join("loop")).unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_uncommitted_output_leaves_the_previous_file_and_no_temporary() {
+        let dir = scratch("uncommitted");
+        let path = dir.join("out.txt");
+        fs::write(&path, "previous").unwrap();
+        let mut out = OutputFile::create(path.to_str().unwrap(), &[]).unwrap();
+        out.writer().write_all(b"partial").unwrap();
+        drop(out);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "previous");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        let mut out = OutputFile::create(path.to_str().unwrap(), &[]).unwrap();
+        out.writer().write_all(b"complete").unwrap();
+        out.commit().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "complete");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_input_is_never_an_output() {
+        let dir = scratch("input");
+        let input = dir.join("in.trec");
+        fs::write(&input, "q Q0 d 1 1 t\n").unwrap();
+        fs::hard_link(&input, dir.join("alias")).unwrap();
+        let inputs = [input.to_string_lossy().into_owned()];
+        let Err(error) = OutputFile::create(dir.join("alias").to_str().unwrap(), &inputs) else {
+            panic!("a hard link of the input was accepted as the output")
+        };
+        assert!(error.to_string().contains("is the input"), "{error}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,106 @@
+"""The files the Python layer writes follow the output-path rules of the run writers (docs/run-files.md,
+"Output paths"), seen through `TfidfSvdEmbedder.save`: links kept, FIFOs streamed, directories and
+read-only files refused, modes kept, failures leaving the previous file, stale temporaries removed."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_process import ended_pid
+from fanfuse import FusionError
+from fanfuse._output import atomic_output
+from fanfuse.retrievers.dense import TfidfSvdEmbedder
+
+pytest.importorskip("sklearn")
+
+PREVIOUS = b"a previous file the user wants to keep\n"
+TEXTS = ["cats purr and hunt mice", "dogs bark and fetch", "cars burn fuel", "electric cars use batteries"]
+
+
+@pytest.fixture(scope="module")
+def model() -> TfidfSvdEmbedder:
+    return TfidfSvdEmbedder(dimensions=2).fit(TEXTS)
+
+
+@pytest.fixture(scope="module")
+def saved(model: TfidfSvdEmbedder, tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    path = tmp_path_factory.mktemp("plain") / "model.npz"
+    model.save(path)
+    return path.read_bytes()
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".fanfuse-tmp") or ".tmp" in p.name)
+
+
+def test_symlink_is_followed_and_kept(model: TfidfSvdEmbedder, saved: bytes, tmp_path: Path) -> None:
+    (tmp_path / "real.npz").write_bytes(PREVIOUS)
+    (tmp_path / "link.npz").symlink_to("real.npz")
+    model.save(tmp_path / "link.npz")
+    assert (tmp_path / "link.npz").is_symlink()
+    assert (tmp_path / "real.npz").read_bytes() == saved
+    assert TfidfSvdEmbedder.load(tmp_path / "link.npz").dimensions == model.dimensions
+
+
+def test_fifo_is_streamed_into(model: TfidfSvdEmbedder, saved: bytes, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        model.save(fifo)
+        received = os.read(reader, 1 << 16)
+    finally:
+        os.close(reader)
+    # A stream cannot seek back, so the zip is laid out differently; its arrays are the same.
+    with np.load(io.BytesIO(received)) as got, np.load(io.BytesIO(saved)) as want:
+        assert sorted(got.files) == sorted(want.files)
+        assert all(np.array_equal(got[name], want[name]) for name in want.files)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert leftovers(tmp_path) == []
+
+
+def test_directory_and_read_only_file_are_refused(model: TfidfSvdEmbedder, tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(FusionError, match="is a directory"):
+        model.save(tmp_path / "dir")
+    kept = tmp_path / "kept.npz"
+    kept.write_bytes(PREVIOUS)
+    kept.chmod(0o444)
+    with pytest.raises(FusionError, match="is read-only"):
+        model.save(kept)
+    assert kept.read_bytes() == PREVIOUS
+    assert (tmp_path / "dir").is_dir()
+
+
+def test_replaced_file_keeps_its_mode(model: TfidfSvdEmbedder, saved: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "model.npz"
+    path.write_bytes(PREVIOUS)
+    path.chmod(0o600)
+    model.save(path)
+    assert path.read_bytes() == saved
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_failure_while_writing_keeps_the_previous_file(tmp_path: Path) -> None:
+    path = tmp_path / "data.bin"
+    path.write_bytes(PREVIOUS)
+    with pytest.raises(RuntimeError, match="disk full"), atomic_output(path) as stream:
+        stream.write(b"partial")
+        raise RuntimeError("disk full")
+    assert path.read_bytes() == PREVIOUS
+    assert leftovers(tmp_path) == []
+
+
+def test_stale_temporaries_of_dead_writers_are_removed(model: TfidfSvdEmbedder, tmp_path: Path) -> None:
+    stale = tmp_path / f".model.npz.{ended_pid()}.0.fanfuse-tmp"
+    live = tmp_path / ".model.npz.1.0.fanfuse-tmp"  # PID 1 is always running
+    stale.write_bytes(b"partial")
+    live.write_bytes(b"partial")
+    model.save(tmp_path / "model.npz")
+    assert not stale.exists()
+    assert live.exists()
