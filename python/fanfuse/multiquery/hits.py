@@ -44,7 +44,7 @@ def read_hits(result: object, name: str, deadline: float | None) -> CheckedHits:
         raise TypeError(f"retriever {name!r} returned {type(result).__name__}, expected a list of Hit")
     else:
         hits = _drained(result, deadline)
-    return CheckedHits(hits, [_checked_hit(hit, name, position) for position, hit in enumerate(hits, 1)])
+    return CheckedHits(hits, _checked_ids(hits, name))
 
 
 def _drained(items: Iterable[Any], deadline: float | None) -> list[Any]:
@@ -58,21 +58,39 @@ def _drained(items: Iterable[Any], deadline: float | None) -> list[Any]:
     return hits
 
 
-def _checked_hit(hit: Any, name: str, position: int) -> str:
-    """The hit's id as a str, after checking the hit."""
-    doc_id = getattr(hit, "id", _MISSING)
-    if type(doc_id) is not str or not doc_id.isascii():  # the common case costs two checks
-        doc_id = _checked_id(doc_id, hit, name, position)
-    score = getattr(hit, "score", _MISSING)
+def _checked_ids(hits: list[Any], name: str) -> list[str]:
+    """Each hit's id as a str, after checking the hit. A search reads 100s of hits, so the common
+    case (a str id in ASCII, a float score, a dict or no payload) is one line of cheap tests."""
+    ids = []
+    for position, hit in enumerate(hits, 1):
+        doc_id = getattr(hit, "id", _MISSING)
+        score = getattr(hit, "score", _MISSING)
+        payload = getattr(hit, "payload", None)
+        # score - score is 0.0 exactly for a finite float (NaN for NaN and the infinities)
+        if not (
+            type(doc_id) is str
+            and doc_id.isascii()
+            and type(score) is float
+            and score - score == 0.0
+            and (payload is None or type(payload) is dict)
+        ):
+            doc_id = _checked_hit(hit, doc_id, score, payload, name, position)
+        ids.append(doc_id)
+    return ids
+
+
+def _checked_hit(hit: Any, doc_id: Any, score: Any, payload: Any, name: str, position: int) -> str:
+    checked: str = doc_id
+    if type(doc_id) is not str or not doc_id.isascii():
+        checked = _checked_id(doc_id, hit, name, position)
     if type(score) is not float or not math.isfinite(score):
         _check_score(score, name, position)
-    payload = getattr(hit, "payload", None)
     if payload is not None and not isinstance(payload, Mapping):
         raise TypeError(
             f"retriever {name!r} hit {position} has a {type(payload).__name__} payload; "
             "payloads must be mappings"
         )
-    return doc_id
+    return checked
 
 
 def _checked_id(doc_id: object, hit: object, name: str, position: int) -> str:

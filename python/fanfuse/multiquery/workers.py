@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import sys
 import threading
 import time
@@ -38,8 +39,11 @@ class Workers:
         self.name = name
         self.limit = limit
         self._lock = threading.Lock()
-        self._work_ready = threading.Condition(self._lock)
         self._waiting: OrderedDict[Future[Any], Callable[[], Any]] = OrderedDict()
+        # An idle thread blocks on _wakeups; one token is put per idle thread that is to wake, never
+        # more, so tokens do not pile up however many calls wait for a hung backend.
+        self._wakeups: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._tokens = 0
         self._threads = 0
         self._idle = 0
         self._closed = False
@@ -51,11 +55,14 @@ class Workers:
             if self._closed:
                 raise RuntimeError(f"the workers of {self.name!r} are closed")
             self._waiting[future] = fn
-            if len(self._waiting) > self._idle and self._threads < self.limit:
-                self._threads += 1
-                threading.Thread(target=self._work, name=f"fanfuse-{self.name}", daemon=True).start()
-            else:
-                self._work_ready.notify()
+            wake = self._idle > self._tokens
+            spawn = not wake and self._threads < self.limit
+            self._tokens += wake
+            self._threads += spawn
+        if wake:
+            self._wakeups.put(None)
+        elif spawn:
+            threading.Thread(target=self._work, name=f"fanfuse-{self.name}", daemon=True).start()
         future.add_done_callback(self._withdraw)
         return future
 
@@ -85,28 +92,50 @@ class Workers:
         """Refuse new calls and let idle threads end; running calls finish on their own."""
         with self._lock:
             self._closed = True
-            self._work_ready.notify_all()
+            unwoken = self._idle - self._tokens
+            self._tokens = self._idle
+        for _ in range(unwoken):
+            self._wakeups.put(None)
 
     def _work(self) -> None:
         while True:
             with self._lock:
-                while not self._waiting:
+                if self._waiting:
+                    future, fn = self._waiting.popitem(last=False)
+                elif self._closed:
+                    self._threads -= 1
+                    return
+                else:
                     self._idle += 1
-                    woken = self._work_ready.wait(IDLE_SECONDS)
-                    self._idle -= 1
-                    if not self._waiting and (self._closed or not woken):
-                        self._threads -= 1
-                        return
-                future, fn = self._waiting.popitem(last=False)
+                    future = None
+            if future is None:
+                if not self._wait_for_work():
+                    return
+                continue
             if not future.set_running_or_notify_cancel():
                 continue
             try:
-                result = fn()
+                future.set_result(fn())
             except BaseException as exc:
                 future.set_exception(exc)
-            else:
-                future.set_result(result)
-            del future, fn  # do not keep the last result alive while idle
+            del future, fn  # do not keep the last call alive while idle
+
+    def _wait_for_work(self) -> bool:
+        """Block until woken; False when this idle thread should end instead."""
+        while True:
+            try:
+                self._wakeups.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._tokens < self._idle:  # no token is meant for this thread: end it
+                        self._idle -= 1
+                        self._threads -= 1
+                        return False
+                continue  # a token was put meanwhile: take it
+            with self._lock:
+                self._idle -= 1
+                self._tokens -= 1
+            return True
 
     def _withdraw(self, future: Future[Any]) -> None:
         if future.cancelled():
