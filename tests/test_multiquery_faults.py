@@ -118,10 +118,22 @@ def release() -> Iterator[threading.Event]:
     event.set()  # frees every thread still blocked in a stuck retriever
 
 
+class AsyncStuck(Stuck):
+    """An ``async def`` retriever that returns the same blocking generator."""
+
+    async def search(  # type: ignore[override]
+        self, query: str, k: int, filter: Mapping[str, Any] | None = None
+    ) -> Iterator[Hit]:
+        return self.trickle()
+
+
+@pytest.mark.parametrize("stuck_kind", [Stuck, AsyncStuck])
 @pytest.mark.parametrize("mode", MODES)
-def test_a_stuck_generator_times_out_in_its_own_branch(mode: str, release: threading.Event) -> None:
+def test_a_stuck_generator_times_out_in_its_own_branch(
+    mode: str, stuck_kind: type[Stuck], release: threading.Event
+) -> None:
     retriever = MultiQueryRetriever(
-        {"good": healthy(mode), "stuck": Stuck(release, lazy=True)}, max_variants=2, branch_timeout=0.5
+        {"good": healthy(mode), "stuck": stuck_kind(release, lazy=True)}, max_variants=2, branch_timeout=0.5
     )
     begin = time.monotonic()
     result = run(retriever, mode)
