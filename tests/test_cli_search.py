@@ -163,3 +163,55 @@ def test_llm_expander_without_a_model_is_a_clear_error(
     monkeypatch.delenv("FANFUSE_LLM_MODEL", raising=False)
     assert main(["search", "--index", str(index_dir), "owls", "--expander", "llm"]) == 2
     assert "needs a model" in capsys.readouterr().err
+
+
+def searched_variants(index_dir: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> list[str]:
+    assert main(["search", "--index", str(index_dir), "nocturnal birds of prey", "--json", *flags]) == 0
+    return [v["text"] for v in json.loads(capsys.readouterr().out)["diagnostics"]["variants"]]
+
+
+@pytest.mark.parametrize(
+    ("environ", "flags", "count"),
+    [
+        ({"FANFUSE_QUERY_EXPANSION": "off"}, [], 1),
+        ({"FANFUSE_QUERY_EXPANSION": "off"}, ["--expander", "heuristic"], 4),  # the flag wins
+        ({"FANFUSE_MAX_QUERY_VARIANTS": "2"}, [], 2),
+        ({"FANFUSE_MAX_QUERY_VARIANTS": "2"}, ["--variants", "3"], 3),  # the flag wins
+        ({"FANFUSE_QUERY_EXPANSION": "on"}, ["--expander", "none"], 1),
+    ],
+)
+def test_search_follows_the_environment_unless_a_flag_is_given(
+    index_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    environ: dict[str, str],
+    flags: list[str],
+    count: int,
+) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert len(searched_variants(index_dir, capsys, *flags)) == count
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--variants", "9"], "--variants must be from 1 to 5"),
+        (["--top-k", "-1"], "--top-k must be an int >= 1"),
+        (["--rrf-k", "nan"], "--rrf-k must be a finite number > 0"),
+    ],
+)
+def test_search_numbers_out_of_range_name_the_flag(
+    index_dir: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    assert main(["search", "--index", str(index_dir), "owls", *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_search_with_a_bad_environment_is_a_clear_error(
+    index_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FANFUSE_MAX_QUERY_VARIANTS", "9")
+    assert main(["search", "--index", str(index_dir), "owls"]) == 2
+    assert "FANFUSE_MAX_QUERY_VARIANTS must be from 1 to 5" in capsys.readouterr().err

@@ -8,8 +8,10 @@ import pytest
 from fanfuse import FusionError
 from fanfuse.multiquery import (
     CallableExpander,
+    Expander,
     Expansion,
     HeuristicExpander,
+    LLMExpander,
     StaticExpander,
     Variant,
     VariantCache,
@@ -141,3 +143,33 @@ def test_cache_rejects_bad_settings() -> None:
 def test_heuristic_or_variant_names_each_term_once_in_first_seen_order() -> None:
     variants = HeuristicExpander().candidates("split a File path into the directory and the file name")
     assert "split OR File OR path OR directory OR name" in variants
+
+
+def budget_expanders() -> list[Expander]:
+    return [
+        HeuristicExpander(),
+        StaticExpander({"q": ["a", "b", "c", "d", "e", "f", "g"]}),
+        CallableExpander(lambda q, n: [f"v{i}" for i in range(9)]),
+        LLMExpander("http://127.0.0.1:1/v1", model="m", api_key=None, environ={}),
+    ]
+
+
+@pytest.mark.parametrize("expander", budget_expanders(), ids=lambda e: e.name)
+@pytest.mark.parametrize("budget", [0, 6, -1])
+def test_every_expander_refuses_a_budget_outside_1_to_5(expander: Expander, budget: int) -> None:
+    with pytest.raises(FusionError, match="max_variants must be from 1 to 5"):
+        expander.expand("q", max_variants=budget)
+    with pytest.raises(FusionError, match="max_variants must be from 1 to 5"):
+        asyncio.run(expander.aexpand("q", max_variants=budget))
+    with pytest.raises(TypeError, match="max_variants must be an int"):
+        expander.expand("q", max_variants=2.0)  # type: ignore[arg-type]
+
+
+def test_a_user_expander_gets_the_same_budget_check() -> None:
+    class Numbered(Expander):
+        def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+            return Expansion(tuple(Variant(f"{query} {i}", "callable") for i in range(max_variants)))
+
+    assert len(Numbered().expand("q", max_variants=5).variants) == 5
+    with pytest.raises(FusionError, match="max_variants must be from 1 to 5"):
+        Numbered().expand("q", max_variants=6)

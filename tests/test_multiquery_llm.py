@@ -185,3 +185,28 @@ def test_bad_settings_fail_at_construction() -> None:
         MultiQueryRetriever(
             [KeywordRetriever()], expander=LLMExpander("http://x/v1", model="m"), strategy="x"
         )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"strategy": "decompose"},
+        {"instructions": "Queries are about information retrieval."},
+        {"model": "another"},
+        {"temperature": 0.9},
+        {"extra_body": {"seed": 7}},
+    ],
+    ids=lambda change: next(iter(change)),
+)
+def test_expanders_with_other_settings_do_not_share_cached_variants(
+    llm_server: ScriptedChatServer, change: dict[str, object]
+) -> None:
+    llm_server.answer('{"queries": ["rank fusion explained", "combining ranked lists"]}')
+    llm_server.answer('{"queries": ["what ranks lists", "what is fusion"]}')
+    cache = VariantCache()
+    plain = MultiQueryRetriever([KeywordRetriever()], expander=expander(llm_server), cache=cache)
+    changed = MultiQueryRetriever([KeywordRetriever()], expander=expander(llm_server, **change), cache=cache)
+    plain.search(QUERY, max_variants=3)
+    result = changed.search(QUERY, max_variants=3)
+    assert len(llm_server.requests) == 2 and not result.diagnostics.expansion.cached
+    assert [v.text for v in result.diagnostics.variants][1:] == ["what ranks lists", "what is fusion"]

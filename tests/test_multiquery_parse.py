@@ -46,3 +46,48 @@ def test_numbers_that_belong_to_the_query_stay() -> None:
         "2024 election results",
         "3.5 turbo limits",
     ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "<think>\nThe user wants rank fusion.\nTwo queries.\n</think>\n1. rank fusion\n2. combining rankings",
+        '<think>{"queries": ["draft"]}</think>\n{"queries": ["rank fusion", "combining rankings"]}',
+        "<THINKING>first this</THINKING><reasoning>then that</reasoning>\nrank fusion\ncombining rankings",
+        "the reasoning arrives without its opening tag\n</think>\n\nrank fusion\ncombining rankings",
+    ],
+)
+def test_reasoning_blocks_are_not_variants(answer: str) -> None:
+    assert parse_variants(answer) == ["rank fusion", "combining rankings"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Okay.\nrank fusion\ncombining rankings",
+        "Sure!\n\nrank fusion\ncombining rankings\n\nHope this helps!",
+        "Certainly, here are two search queries.\n1. rank fusion\n2. combining rankings",
+        "Here are the queries\nrank fusion\ncombining rankings",
+        "OK, here you go -\n- rank fusion\n- combining rankings\nLet me know if you need more.",
+    ],
+)
+def test_preamble_and_closing_lines_are_not_variants(answer: str) -> None:
+    assert parse_variants(answer) == ["rank fusion", "combining rankings"]
+
+
+def test_query_objects_in_the_json_list_are_read() -> None:
+    answer = '{"queries": [{"query": "rank fusion"}, {"text": "combining rankings"}, {"score": 1}]}'
+    assert parse_variants(answer) == ["rank fusion", "combining rankings"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("<think>still weighing rank fusion against", "only reasoning"),
+        ('{"queries": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ("[" * 100_000, "nested too deeply"),
+    ],
+)
+def test_reasoning_only_and_deep_nesting_are_rejected(answer: str, reason: str) -> None:
+    with pytest.raises(UnusableAnswer, match=reason):
+        parse_variants(answer)

@@ -235,3 +235,65 @@ def test_sync_search_with_an_async_expander_function() -> None:
     result = retriever.search("and that other one?")
     assert [v.source for v in result.diagnostics.variants] == ["original", "callable"]
     assert result.ids[0] == "dense"
+
+
+def test_per_call_retriever_weights_override_only_the_named_retrievers() -> None:
+    a, b, c = (
+        FixedRetriever(["x"], name="a"),
+        FixedRetriever(["y"], name="b"),
+        FixedRetriever(["z"], name="c"),
+    )
+    retriever = MultiQueryRetriever([a, b, c], expansion=False, k=1.0, retriever_weights={"b": 3.0, "c": 2.0})
+    result = retriever.search("q", retriever_weights={"c": 0.5})
+    assert [(h.id, h.score) for h in result.hits] == [("y", 1.5), ("x", 0.5), ("z", 0.25)]
+    assert retriever.search("q").ids == ["y", "z", "x"]  # the instance's weights are untouched
+
+
+class CountingRetriever(FixedRetriever):
+    def __init__(self, ids: list[str], name: str):
+        super().__init__(ids, name)
+        self.queries: list[str] = []
+
+    def search(self, query: str, k: int, filter: object = None) -> list[fanfuse.retrievers.Hit]:
+        self.queries.append(query)
+        return list(super().search(query, k))
+
+
+@pytest.mark.parametrize("where", ["instance", "call"])
+def test_a_retriever_of_weight_zero_is_not_queried(where: str) -> None:
+    a, b = CountingRetriever(["x"], "a"), CountingRetriever(["y"], "b")
+    weights = {"a": 0.0}
+    retriever = MultiQueryRetriever(
+        [a, b], max_variants=2, retriever_weights=weights if where == "instance" else None
+    )
+    result = retriever.search(QUERY, retriever_weights=weights if where == "call" else None)
+    assert a.queries == [] and len(b.queries) == 2
+    assert result.ids == ["y"]
+    skipped = [(br.retriever, br.variant_index) for br in result.diagnostics.branches if br.skipped]
+    assert skipped == [("a", 0), ("a", 1)]
+    assert all(br.ok and br.error is None for br in result.diagnostics.branches)
+    assert "4 branches (2 skipped: weight 0)" in result.diagnostics.summary()
+
+
+def test_a_variant_of_weight_zero_is_not_searched() -> None:
+    a = CountingRetriever(["x"], "a")
+    result = MultiQueryRetriever([a], max_variants=3).search(QUERY, variant_weights=[1.0, 0.0])
+    assert a.queries == [QUERY]
+    assert [br.skipped for br in result.diagnostics.branches] == [False, True, True]
+
+
+def test_every_weight_zero_is_an_empty_result_not_a_failure() -> None:
+    a = CountingRetriever(["x"], "a")
+    result = MultiQueryRetriever([a], expansion=False, retriever_weights={"a": 0}).search(QUERY)
+    assert result.ids == [] and a.queries == []
+
+
+def test_return_k_without_a_reranker_is_refused() -> None:
+    with pytest.raises(FusionError, match="return_k needs a reranker"):
+        MultiQueryRetriever([KeywordRetriever()], return_k=3)
+    retriever = MultiQueryRetriever([KeywordRetriever()])
+    with pytest.raises(FusionError, match="return_k needs a reranker"):
+        retriever.search(QUERY, return_k=3)
+    assert len(retriever.search(BROAD, return_k=2, reranker=reverse_reranker).ids) == 2
+    with_reranker = MultiQueryRetriever([KeywordRetriever()], reranker=reverse_reranker, return_k=2)
+    assert len(with_reranker.search(BROAD).ids) == 2

@@ -10,7 +10,13 @@ from typing import Any
 from fanfuse._core import FusionError
 from fanfuse.cli import render
 from fanfuse.multiquery import Expander, HeuristicExpander, LLMExpander, MultiQueryRetriever
-from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, MAX_VARIANTS_LIMIT
+from fanfuse.multiquery.config import (
+    DEFAULT_MAX_VARIANTS,
+    MAX_VARIANTS_LIMIT,
+    check_max_variants,
+    check_positive_float,
+    check_positive_int,
+)
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 
@@ -26,16 +32,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--expander",
         choices=["heuristic", "llm", "none"],
-        default="heuristic",
-        help="where variants come from: word rewrites (default), a chat model, or none (single query)",
+        help="where variants come from: word rewrites (default), a chat model, or none (single query; "
+        "default when FANFUSE_QUERY_EXPANSION is off)",
     )
     parser.add_argument(
         "--variants",
         type=int,
-        default=DEFAULT_MAX_VARIANTS,
         metavar="N",
-        help=f"variants per search, the original included (1-{MAX_VARIANTS_LIMIT}, default "
-        f"{DEFAULT_MAX_VARIANTS})",
+        help=f"variants per search, the original included (1-{MAX_VARIANTS_LIMIT}; default "
+        f"FANFUSE_MAX_QUERY_VARIANTS, else {DEFAULT_MAX_VARIANTS})",
     )
     parser.add_argument("--llm-base-url", metavar="URL", help="OpenAI-compatible API root for --expander llm")
     parser.add_argument("--model", metavar="M", help="chat model name for --expander llm")
@@ -76,9 +81,23 @@ def parse_filters(items: list[str]) -> dict[str, Any]:
 def make_expander(args: argparse.Namespace) -> Expander | None:
     if args.expander == "llm":
         return LLMExpander(base_url=args.llm_base_url, model=args.model)
-    if args.expander == "heuristic":
+    if args.expander in ("heuristic", None):
         return HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
     return None
+
+
+def expansion_switch(expander: str | None) -> bool | None:
+    """``--expander none`` turns expansion off, another ``--expander`` on; without the flag the
+    environment decides (``FANFUSE_QUERY_EXPANSION``, default on)."""
+    return None if expander is None else expander != "none"
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """The numeric flags, checked with their own names before they reach the library."""
+    if args.variants is not None:
+        check_max_variants(args.variants, "--variants")
+    check_positive_int(args.top_k, "--top-k")
+    check_positive_float(args.rrf_k, "--rrf-k")
 
 
 def make_retrievers(index: TantivyRetriever, dense: bool) -> dict[str, Any]:
@@ -94,18 +113,19 @@ def make_retrievers(index: TantivyRetriever, dense: bool) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        check_numbers(args)
         filters = parse_filters(args.filter)
         index = TantivyRetriever(args.index)
         expander = make_expander(args)
         with MultiQueryRetriever(
-            make_retrievers(index, args.dense), expander=expander, k=args.rrf_k, top_k=args.top_k
+            make_retrievers(index, args.dense),
+            expander=expander,
+            k=args.rrf_k,
+            top_k=args.top_k,
+            expansion=expansion_switch(args.expander),
+            max_variants=args.variants,
         ) as retriever:
-            result = retriever.search(
-                args.query,
-                expansion=args.expander != "none",
-                max_variants=args.variants,
-                filter=filters or None,
-            )
+            result = retriever.search(args.query, filter=filters or None)
     except (FusionError, ImportError) as error:
         print(f"fanfuse search: error: {error}", file=sys.stderr)
         return 2

@@ -72,7 +72,8 @@ class ExpansionReport:
 @dataclass(slots=True)
 class BranchReport:
     """One (variant x retriever) search: how many hits it returned, when it started (ms after the
-    search began), how long it took, and its error if it failed (a failed branch is left out of fusion)."""
+    search began), how long it took, and its error if it failed (a failed branch is left out of fusion).
+    ``skipped``: its weight was 0, so it was not searched at all."""
 
     variant_index: int
     variant: str
@@ -82,6 +83,7 @@ class BranchReport:
     latency_ms: float
     error: str | None = None
     timed_out: bool = False
+    skipped: bool = False
 
     @property
     def ok(self) -> bool:
@@ -105,10 +107,13 @@ class Diagnostics:
     def summary(self) -> str:
         """One line, as logged at INFO for every search."""
         failed = len(self.failed_branches)
+        skipped = sum(b.skipped for b in self.branches)
+        counts = [f"{skipped} skipped: weight 0"] if skipped else []
+        counts += [f"{failed} failed"] if failed else []
         parts = [
             f"{len(self.variants)} variants x {len({b.retriever for b in self.branches})} retrievers",
             f"{len(self.branches)} branches"
-            + (f" ({failed} failed)" if failed else "")
+            + (f" ({', '.join(counts)})" if counts else "")
             + f" in {self.total_ms:.2f} ms (expand {self.expansion.elapsed_ms:.2f}, "
             f"fusion {self.fusion_ms:.3f}, rerank {self.rerank_ms:.2f})",
         ]

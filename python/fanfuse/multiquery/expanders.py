@@ -8,11 +8,13 @@ need no network: ``HeuristicExpander`` rewrites the words, ``StaticExpander`` lo
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
 
@@ -70,12 +72,23 @@ def _dedupe_key(text: str) -> str:
 
 class Expander(ABC):
     """The expander protocol. Subclasses implement ``expand``; ``aexpand`` defaults to calling it
-    directly, which is right for expanders that never block (override it for ones that do I/O)."""
+    directly, which is right for expanders that never block (override it for ones that do I/O).
+
+    Every subclass's ``expand`` and ``aexpand`` check ``max_variants`` (1..5) before they run: the
+    check is wrapped around them when the subclass is defined, so no expander, built in or not, can
+    be asked for more variants than a search may use.
+    """
 
     #: Short name shown in diagnostics.
     name: str = "expander"
     #: Whether ``expand`` works (a sync search without an event loop calls it in the caller's thread).
     sync_capable: bool = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method in ("expand", "aexpand"):
+            if method in cls.__dict__:
+                setattr(cls, method, _budget_checked(cls.__dict__[method]))
 
     @abstractmethod
     def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
@@ -88,6 +101,31 @@ class Expander(ABC):
         """The settings that determine this expander's output (part of the variant cache key), or
         None when its output must not be cached."""
         return None
+
+
+def _budget_checked(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` with its ``max_variants`` keyword checked first (None: the expander's own limit)."""
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def checked_async(self: Expander, query: str, *args: Any, **kwargs: Any) -> Any:
+            _check_budget(kwargs)
+            return await method(self, query, *args, **kwargs)
+
+        return checked_async
+
+    @functools.wraps(method)
+    def checked(self: Expander, query: str, *args: Any, **kwargs: Any) -> Any:
+        _check_budget(kwargs)
+        return method(self, query, *args, **kwargs)
+
+    return checked
+
+
+def _check_budget(kwargs: dict[str, Any]) -> None:
+    budget = kwargs.get("max_variants")
+    if budget is not None:
+        check_max_variants(budget)
 
 
 # Words that carry little meaning for retrieval. Short on purpose: removing too much hurts BM25.

@@ -1,9 +1,13 @@
 """Running every (variant x retriever) branch of a search concurrently.
 
-Async retrievers run as tasks on the event loop, sync ones in a thread pool. A semaphore bounds how
-many run at once, and each branch has a deadline. A branch that raises or times out becomes a report
-with its error instead of a list; the caller decides what to do when all of them fail. Cancelling the
-awaiting task cancels every branch (``asyncio.gather`` propagates the cancellation to its children).
+Async retrievers run as tasks on the event loop; sync ones in their retriever's own ``Workers``
+threads, so a hung backend holds its own threads only. A semaphore bounds how many branches of one
+search run at once, and each branch has a deadline that covers the call, the wait for a thread and the
+reading of what the retriever returned (``hits.py``: checked inside the branch, in its thread when
+reading may block). A branch that raises, returns bad hits or times out becomes a report with its
+error instead of a list; the caller decides what to do when all of them fail. A branch of weight 0
+is not run at all and is reported as skipped. Cancelling the awaiting task cancels every branch
+(``asyncio.gather`` propagates the cancellation to its children).
 """
 
 from __future__ import annotations
@@ -11,15 +15,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
 from fanfuse.multiquery.diagnostics import BranchReport
+from fanfuse.multiquery.hits import CheckedHits, consumed_in_thread, read_hits
+from fanfuse.multiquery.workers import MissedDeadline, Workers, timeout_reason, within
 
 __all__ = ["Branch", "BranchOutcome", "fan_out", "fan_out_sync", "is_async_retriever"]
 
@@ -36,12 +41,13 @@ class Branch:
     retriever: Any
     is_async: bool
     weight: float
+    workers: Workers
 
 
 @dataclass(slots=True)
 class BranchOutcome:
     branch: Branch
-    hits: Sequence[Any] | None  # None when the branch failed
+    hits: CheckedHits | None  # None when the branch failed or was skipped
     report: BranchReport
 
 
@@ -52,19 +58,12 @@ async def fan_out(
     filter: Mapping[str, Any] | None,
     timeout: float | None,
     limit: int,
-    executor: Executor,
     started: float,
 ) -> list[BranchOutcome]:
     """Each branch's outcome, in branch order. ``started`` is the search's ``perf_counter`` origin."""
     semaphore = asyncio.Semaphore(limit) if limit < len(branches) else None
     run = functools.partial(
-        _run_branch,
-        k=k,
-        filter=filter,
-        timeout=timeout,
-        semaphore=semaphore,
-        executor=executor,
-        started=started,
+        _run_branch, k=k, filter=filter, timeout=timeout, semaphore=semaphore, started=started
     )
     if len(branches) == 1:  # expansion off with one retriever: no task, no gather
         return [await run(branches[0])]
@@ -78,33 +77,37 @@ async def _run_branch(
     filter: Mapping[str, Any] | None,
     timeout: float | None,
     semaphore: asyncio.Semaphore | None,
-    executor: Executor,
     started: float,
 ) -> BranchOutcome:
+    if branch.weight == 0:
+        return _skipped(branch, started)
     if semaphore is not None:
         await semaphore.acquire()
     begin = time.perf_counter()
-    error: str | None = None
-    timed_out = False
-    hits: Sequence[Any] | None = None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    hits: CheckedHits | None = None
+    error: tuple[str, bool] | None = None
     try:
-        call = _search_call(branch.retriever, branch.variant, k, filter)
-        loop = asyncio.get_running_loop()
-        pending = call() if branch.is_async else loop.run_in_executor(executor, call)
-        result = await _within(pending, timeout)
-        if inspect.isawaitable(result):  # a sync-looking method that returned a coroutine
-            result = await _within(result, timeout)
-        hits = _checked_hits(result, branch.retriever_name)
-    except asyncio.TimeoutError as exc:
-        # A sync retriever's thread cannot be interrupted: it finishes in the background, unused.
-        timed_out = timeout is not None
-        error = f"timed out after {timeout:g} s" if timeout is not None else f"TimeoutError: {exc}"
+        if branch.is_async:
+            result = await within(_search_call(branch, k, filter)(), timeout)
+        else:
+            call = functools.partial(_call_in_thread, branch, k, filter, deadline, awaitable_ok=True)
+            result = await branch.workers.call(call, timeout)
+        if isinstance(result, _Awaiting):  # a sync-looking method that returned an awaitable
+            result = await within(result.awaitable, _left(deadline))
+        if isinstance(result, CheckedHits):
+            hits = result
+        elif consumed_in_thread(result):  # e.g. a generator: its next() may block
+            read = functools.partial(read_hits, result, branch.retriever_name, deadline)
+            hits = await branch.workers.call(read, _left(deadline))
+        else:
+            hits = read_hits(result, branch.retriever_name, deadline)
     except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
+        error = _reason(exc, timeout)
     finally:
         if semaphore is not None:
             semaphore.release()
-    return _outcome(branch, hits, error, timed_out, begin, time.perf_counter(), started)
+    return _outcome(branch, hits, error, begin, started)
 
 
 def fan_out_sync(
@@ -113,92 +116,127 @@ def fan_out_sync(
     k: int,
     filter: Mapping[str, Any] | None,
     timeout: float | None,
-    executor: Executor,
     started: float,
 ) -> list[BranchOutcome]:
     """The same for sync retrievers called from sync code, without an event loop: each branch runs in
-    the pool and is waited for until its deadline. A single branch without a deadline runs right in
-    the calling thread, exactly like calling the retriever directly."""
+    its retriever's threads and is waited for until its deadline. A single branch without a deadline
+    runs right in the calling thread, exactly like calling the retriever directly."""
     if len(branches) == 1 and timeout is None:
-        return [_run_sync_branch(branches[0], k, filter, started)]
+        return [_run_sync_branch(branches[0], k, filter, None, None, started)]
     submitted = time.perf_counter()
-    futures = [executor.submit(_run_sync_branch, branch, k, filter, started) for branch in branches]
+    deadline = None if timeout is None else time.monotonic() + timeout
+    futures: list[Future[BranchOutcome] | None] = [
+        None
+        if branch.weight == 0
+        else branch.workers.submit(
+            functools.partial(_run_sync_branch, branch, k, filter, timeout, deadline, started)
+        )
+        for branch in branches
+    ]
     outcomes = []
     for branch, future in zip(branches, futures, strict=True):
-        remaining = None if timeout is None else max(0.0, submitted + timeout - time.perf_counter())
+        if future is None:
+            outcomes.append(_skipped(branch, started))
+            continue
         try:
-            outcomes.append(future.result(remaining))
-        except FutureTimeout:
-            future.cancel()  # if it has not started yet; a running thread finishes in the background
-            error = f"timed out after {timeout:g} s"
-            outcomes.append(_outcome(branch, None, error, True, submitted, time.perf_counter(), started))
+            outcomes.append(future.result(_left(deadline)))
+        except FutureTimeout:  # deadline is set: without one, result() waits for the outcome
+            assert timeout is not None
+            error = (timeout_reason(timeout, branch.workers.timed_out(future)), True)
+            outcomes.append(_outcome(branch, None, error, submitted, started))
     return outcomes
 
 
 def _run_sync_branch(
-    branch: Branch, k: int, filter: Mapping[str, Any] | None, started: float
+    branch: Branch,
+    k: int,
+    filter: Mapping[str, Any] | None,
+    timeout: float | None,
+    deadline: float | None,
+    started: float,
 ) -> BranchOutcome:
+    if branch.weight == 0:
+        return _skipped(branch, started)
     begin = time.perf_counter()
-    hits: Sequence[Any] | None = None
-    error: str | None = None
+    hits: CheckedHits | None = None
+    error: tuple[str, bool] | None = None
     try:
-        result = _search_call(branch.retriever, branch.variant, k, filter)()
+        result = _call_in_thread(branch, k, filter, deadline, awaitable_ok=False)
+        assert isinstance(result, CheckedHits)
+        hits = result
+    except Exception as exc:
+        error = _reason(exc, timeout)
+    return _outcome(branch, hits, error, begin, started)
+
+
+@dataclass(slots=True)
+class _Awaiting:
+    awaitable: Awaitable[Any]
+
+
+def _call_in_thread(
+    branch: Branch, k: int, filter: Mapping[str, Any] | None, deadline: float | None, *, awaitable_ok: bool
+) -> CheckedHits | _Awaiting:
+    """A sync retriever's call and the reading of its output, both in the calling (worker) thread."""
+    result = _search_call(branch, k, filter)()
+    if inspect.isawaitable(result):
+        if awaitable_ok:
+            return _Awaiting(result)
         if inspect.iscoroutine(result):
             result.close()
-            raise TypeError(f"retriever {branch.retriever_name!r} returned a coroutine: declare it async def")
-        hits = _checked_hits(result, branch.retriever_name)
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    return _outcome(branch, hits, error, False, begin, time.perf_counter(), started)
+        raise TypeError(f"retriever {branch.retriever_name!r} returned a coroutine: declare it async def")
+    return read_hits(result, branch.retriever_name, deadline)
+
+
+def _search_call(branch: Branch, k: int, filter: Mapping[str, Any] | None) -> Callable[[], Any]:
+    # Pass filter only when there is one, so retrievers without filtering still work unfiltered.
+    if filter is None:
+        return functools.partial(branch.retriever.search, branch.variant, k)
+    return functools.partial(branch.retriever.search, branch.variant, k, filter=filter)
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _reason(exc: Exception, timeout: float | None) -> tuple[str, bool]:
+    """The branch's error and whether it missed its deadline (a retriever's own ``TimeoutError``,
+    e.g. its HTTP client's, is reported as it is)."""
+    if isinstance(exc, MissedDeadline) and timeout is not None:
+        return timeout_reason(timeout, exc), True
+    return f"{type(exc).__name__}: {exc}", False
+
+
+def _skipped(branch: Branch, started: float) -> BranchOutcome:
+    now = time.perf_counter()
+    return BranchOutcome(branch, None, _report(branch, None, None, now, started, skipped=True))
 
 
 def _outcome(
-    branch: Branch,
-    hits: Sequence[Any] | None,
-    error: str | None,
-    timed_out: bool,
-    begin: float,
-    end: float,
-    started: float,
+    branch: Branch, hits: CheckedHits | None, error: tuple[str, bool] | None, begin: float, started: float
 ) -> BranchOutcome:
-    report = BranchReport(
+    message, timed_out = error if error is not None else (None, False)
+    return BranchOutcome(branch, hits, _report(branch, hits, message, begin, started, timed_out=timed_out))
+
+
+def _report(
+    branch: Branch,
+    hits: CheckedHits | None,
+    error: str | None,
+    begin: float,
+    started: float,
+    *,
+    timed_out: bool = False,
+    skipped: bool = False,
+) -> BranchReport:
+    return BranchReport(
         variant_index=branch.variant_index,
         variant=branch.variant,
         retriever=branch.retriever_name,
-        hits=0 if hits is None else len(hits),
+        hits=0 if hits is None else len(hits.ids),
         started_ms=(begin - started) * 1e3,
-        latency_ms=(end - begin) * 1e3,
+        latency_ms=(time.perf_counter() - begin) * 1e3,
         error=error,
         timed_out=timed_out,
+        skipped=skipped,
     )
-    return BranchOutcome(branch, hits, report)
-
-
-async def _within(awaitable: Awaitable[Any], timeout: float | None) -> Any:
-    if timeout is None:
-        return await awaitable
-    if sys.version_info >= (3, 11):  # asyncio.timeout: no extra task per branch, unlike wait_for
-        async with asyncio.timeout(timeout):
-            return await awaitable
-    return await asyncio.wait_for(awaitable, timeout)
-
-
-def _search_call(retriever: Any, query: str, k: int, filter: Mapping[str, Any] | None) -> Callable[[], Any]:
-    # Pass filter only when there is one, so retrievers without filtering still work unfiltered.
-    if filter is None:
-        return functools.partial(retriever.search, query, k)
-    return functools.partial(retriever.search, query, k, filter=filter)
-
-
-def _checked_hits(result: object, name: str) -> Sequence[Any]:
-    if isinstance(result, (str, bytes)) or not isinstance(result, Sequence):
-        if result is None or not hasattr(result, "__iter__"):
-            raise TypeError(f"retriever {name!r} returned {type(result).__name__}, expected a list of Hit")
-        result = list(result)
-    for hit in result:
-        if not isinstance(getattr(hit, "id", None), str):
-            raise TypeError(
-                f"retriever {name!r} returned {type(hit).__name__} without a str id; "
-                "return fanfuse.retrievers.Hit objects"
-            )
-    return result

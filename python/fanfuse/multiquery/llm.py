@@ -1,28 +1,32 @@
 """``LLMExpander``: query variants from any OpenAI-compatible chat-completions endpoint.
 
-OpenAI, vLLM, Ollama (``http://localhost:11434/v1``) and llama.cpp's server all speak it. The HTTP call
-uses the standard library (one request per expansion; the model's latency dwarfs connection set-up),
-in a worker thread when called from async code. Every failure (connection, HTTP status, timeout, an
-answer we cannot read) falls back to the heuristic expander, or to the original query alone, and the
-``Expansion`` says why: query expansion must never be the reason a search fails.
+OpenAI, vLLM, Ollama (``http://localhost:11434/v1``) and llama.cpp's server all speak it. One request
+per expansion (the model's latency dwarfs connection set-up), bounded by one deadline from connecting
+to the last byte of the answer, never following a redirect (``llm_http.py``). Every failure
+(connection, HTTP status, redirect, deadline, an answer too large, too deep or unreadable) falls back
+to the heuristic expander, or to the original query alone, and the ``Expansion`` says why: query
+expansion must never be the reason a search fails.
+
+The API key is checked when the expander is built (printable ASCII, surrounding whitespace such as a
+file's trailing newline stripped) and is replaced by ``***`` in everything the server's answer can put
+in front of a user: fallback reasons, log lines, variants.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import logging
 import math
 import os
-import socket
-import urllib.error
-import urllib.request
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
-from fanfuse.multiquery.llm_parse import UnusableAnswer, parse_variants
+from fanfuse.multiquery.llm_http import Endpoint, HTTPFailure, TooLarge, post, post_async, server_text
+from fanfuse.multiquery.llm_parse import UnusableAnswer, completion_text, parse_variants
 
 __all__ = ["STRATEGIES", "LLMExpander", "check_strategy"]
 
@@ -49,6 +53,8 @@ STRATEGIES: dict[str, str] = {
 }
 FALLBACKS = ("heuristic", "original")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: Longest fallback reason kept (the server's text in it is clipped, not the whole answer).
+_REASON_LIMIT = 300
 
 
 class LLMExpander(Expander):
@@ -59,7 +65,9 @@ class LLMExpander(Expander):
             Default: ``FANFUSE_LLM_BASE_URL``, else OpenAI's.
         model: the model name. Default: ``FANFUSE_LLM_MODEL``; one of the two is required.
         api_key: sent as ``Authorization: Bearer``. Default: ``FANFUSE_LLM_API_KEY``, else
-            ``OPENAI_API_KEY``, else none (local servers). Never logged, never in ``repr``.
+            ``OPENAI_API_KEY``, else none (local servers; an empty value counts as none). Surrounding
+            whitespace is stripped; a key with whitespace or a control character inside is refused.
+            Never logged, never in ``repr``, replaced by ``***`` wherever the server echoes it.
         strategy: the default strategy (``paraphrase``, ``entity``, ``stepback``, ``decompose``);
             each call may pick another.
         instructions: domain instructions added to the prompt (e.g. "Queries are about Kubernetes").
@@ -93,9 +101,12 @@ class LLMExpander(Expander):
         model = model or env.get("FANFUSE_LLM_MODEL")
         if not model:
             raise FusionError("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self._endpoint = Endpoint.parse(
+            base_url.rstrip("/") + "/chat/completions", "base_url (or FANFUSE_LLM_BASE_URL)"
+        )
+        self.url = self._endpoint.url
         self.model = model
-        self._api_key = api_key or env.get("FANFUSE_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None
+        self._api_key = _api_key(api_key, env)
         self.strategy = check_strategy(strategy)
         self.instructions = instructions
         if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
@@ -117,15 +128,16 @@ class LLMExpander(Expander):
         )
 
     def cache_key(self) -> Hashable:
+        """Everything that shapes the answer; the key (and the timeout, the fallback) does not."""
         extra = json.dumps(self.extra_body, sort_keys=True, default=str)
-        return ("llm", self.url, self.model, self.instructions, self.temperature, extra)
+        return ("llm", self.url, self.model, self.strategy, self.instructions, self.temperature, extra)
 
     def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
         if max_variants <= 1:
             return Expansion((Variant(query, "original"),))
-        request = self._request(query, max_variants - 1, strategy)
+        body, headers = self._request(query, max_variants - 1, strategy)
         try:
-            answer = _send(request, self.timeout)
+            answer = completion_text(post(self._endpoint, body, headers, self.timeout))
         except Exception as exc:
             return self._fall_back(query, max_variants, _describe(exc, self.timeout))
         return self._read(query, answer, max_variants)
@@ -133,15 +145,14 @@ class LLMExpander(Expander):
     async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
         if max_variants <= 1:
             return Expansion((Variant(query, "original"),))
-        request = self._request(query, max_variants - 1, strategy)
+        body, headers = self._request(query, max_variants - 1, strategy)
         try:
-            # The socket timeout bounds each read; wait_for bounds the whole exchange.
-            answer = await asyncio.wait_for(asyncio.to_thread(_send, request, self.timeout), self.timeout)
+            answer = completion_text(await post_async(self._endpoint, body, headers, self.timeout))
         except Exception as exc:
             return self._fall_back(query, max_variants, _describe(exc, self.timeout))
         return self._read(query, answer, max_variants)
 
-    def _request(self, query: str, n: int, strategy: str | None) -> urllib.request.Request:
+    def _request(self, query: str, n: int, strategy: str | None) -> tuple[bytes, dict[str, str]]:
         chosen = self.strategy if strategy is None else check_strategy(strategy)
         system = (
             "You write search queries for a document retrieval system. "
@@ -159,13 +170,11 @@ class LLMExpander(Expander):
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        return urllib.request.Request(
-            self.url, data=json.dumps(body).encode(), headers=headers, method="POST"
-        )
+        return json.dumps(body).encode(), headers
 
     def _read(self, query: str, answer: str, max_variants: int) -> Expansion:
         try:
-            texts = parse_variants(answer)
+            texts = [self._redacted(text) for text in parse_variants(answer)]
         except UnusableAnswer as exc:
             return self._fall_back(query, max_variants, str(exc))
         variants = assemble_variants(query, texts, max_variants, "llm")
@@ -180,12 +189,17 @@ class LLMExpander(Expander):
         return Expansion(variants, note=note)
 
     def _fall_back(self, query: str, max_variants: int, reason: str) -> Expansion:
+        reason = server_text(self._redacted(reason), _REASON_LIMIT)
         logger.warning("LLM query expansion failed (%s); using the %s fallback", reason, self.fallback)
         if self.fallback == "heuristic":
             variants = self._heuristic.expand(query, max_variants=max_variants).variants
         else:
             variants = (Variant(query, "original"),)
         return Expansion(variants, fallback_reason=reason)
+
+    def _redacted(self, text: str) -> str:
+        """``text`` with every occurrence of the API key replaced (a server may echo what it got)."""
+        return text.replace(self._api_key, "***") if self._api_key else text
 
 
 def check_strategy(strategy: str) -> str:
@@ -194,31 +208,54 @@ def check_strategy(strategy: str) -> str:
     return strategy
 
 
-def _send(request: urllib.request.Request, timeout: float) -> str:
-    """POST the request; the message content of the first choice."""
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        raw = response.read()
-    try:
-        reply = json.loads(raw)
-        content = reply["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise UnusableAnswer(f"the endpoint's reply is not a chat completion: {raw[:60]!r}") from None
-    if not isinstance(content, str):
-        raise UnusableAnswer("the chat completion has no text content")
-    return content
+_KEY_SOURCES = ("FANFUSE_LLM_API_KEY", "OPENAI_API_KEY")
+
+
+def _api_key(given: object, env: Mapping[str, str]) -> str | None:
+    """The key from the argument, else the first variable set; checked, surrounding whitespace removed.
+
+    An error names where the key came from and what is wrong with it, never the key itself."""
+    candidates = [("api_key", given), *((name, env.get(name)) for name in _KEY_SOURCES)]
+    for source, value in candidates:
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            raise TypeError(f"{source} must be a str or None (got {type(value).__name__})")
+        key = value.strip()
+        if not key:
+            raise FusionError(
+                f"{source} is blank (whitespace only); leave it unset for a server without keys"
+            )
+        for position, char in enumerate(key, start=1):
+            if not "!" <= char <= "~":
+                raise FusionError(
+                    f"{source} must be printable ASCII without whitespace, but has {_char_kind(char)} at "
+                    f"position {position} (the key is not shown)"
+                )
+        return key
+    return None
+
+
+def _char_kind(char: str) -> str:
+    if char == " ":
+        return "a space"
+    if char in "\r\n":
+        return "a line break"
+    if char == "\t":
+        return "a tab"
+    if char < " " or char == "\x7f":
+        return "a control character"
+    return "a non-ASCII character"
 
 
 def _describe(exc: BaseException, timeout: float) -> str:
-    """A short reason for the diagnostics; never includes request headers (the API key)."""
-    timeouts = (TimeoutError, socket.timeout, asyncio.TimeoutError)  # distinct classes on Python 3.10
-    if isinstance(exc, timeouts) or (
-        isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, timeouts)
-    ):
+    """A short reason for the diagnostics; the request's headers (the API key) are never in it."""
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):  # distinct classes on Python 3.10
         return f"timeout: no answer within {timeout:g} s"
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"HTTP {exc.code} {exc.reason}"
-    if isinstance(exc, urllib.error.URLError):
-        return f"connection failed: {exc.reason}"
-    if isinstance(exc, UnusableAnswer):
+    if isinstance(exc, (HTTPFailure, TooLarge, UnusableAnswer)):
         return str(exc)
+    if isinstance(exc, OSError):
+        return f"connection failed: {exc}"
+    if isinstance(exc, http.client.HTTPException):
+        return f"unreadable HTTP answer: {type(exc).__name__}: {exc}"
     return f"{type(exc).__name__}: {exc}"

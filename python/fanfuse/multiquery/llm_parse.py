@@ -1,16 +1,24 @@
 """Reading query variants out of a chat model's answer.
 
 Models are asked for ``{"queries": [...]}`` but answer in many shapes: the JSON inside a code fence or
-after a sentence, a bare JSON list, or one query per line with numbers, bullets and quotes. Anything
-that starts like JSON but does not parse is junk (usually a truncated answer), not a list of lines.
+after a sentence, a bare JSON list, a list of ``{"query": ...}`` objects, or one query per line with
+numbers, bullets and quotes, often after a reasoning block (``<think>...</think>``) or a line of chatter
+("Okay.", "Here are the queries:"). Anything that starts like JSON but does not parse is junk (usually
+a truncated answer), not a list of lines. JSON nested deeper than ``MAX_JSON_DEPTH`` is refused before
+it is parsed, so no answer can exhaust the parser's recursion.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from itertools import accumulate
 
-__all__ = ["UnusableAnswer", "parse_variants"]
+__all__ = ["MAX_JSON_DEPTH", "UnusableAnswer", "completion_text", "parse_variants"]
+
+#: Brackets nested deeper than this are refused (a chat completion is about 5 deep).
+MAX_JSON_DEPTH = 64
 
 
 class UnusableAnswer(ValueError):
@@ -24,22 +32,84 @@ _LINE_MARKER = re.compile(
     r"^\s*(?:[-*•]\s+|\(?\d+[.):]\s+|(?:q|query|variant)\s*\d+\s*[:.)-]\s*)", re.IGNORECASE
 )
 _QUOTES = "\"'“”‘’`"  # noqa: RUF001 (typographic quotes are what models write)
+_REASONING_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
+_REASONING_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+# A line that only acknowledges, announces or closes: "Okay.", "Sure! Here are 3 queries", "Hope this
+# helps". Applied to short lines only, which also keeps the repeated group from backtracking for long.
+_ACKNOWLEDGE = r"(?:ok(?:ay)?|sure|certainly|of course|absolutely|alright|all right|great|got it|understood)"
+_CHATTER = re.compile(
+    rf"^(?:{_ACKNOWLEDGE}\b[\s,.!;:-]*)*"
+    r"(?:$|here(?:'s|\s+(?:is|are|you\s+go|they\s+are))\b|(?:i\s+)?hope\s+(?:this|these|that|it)\b"
+    r"|let\s+me\s+know\b|feel\s+free\b)",
+    re.IGNORECASE,
+)
+_CHATTER_MAX_LENGTH = 120
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_QUERY_FIELDS = ("query", "text")
+
+
+def completion_text(body: bytes) -> str:
+    """The message content of the first choice of a chat completion."""
+    text = body.decode("utf-8", errors="replace")
+    _check_depth(text, "the endpoint's reply")
+    try:
+        reply = json.loads(text)
+        content = reply["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise UnusableAnswer(f"the endpoint's reply is not a chat completion: {_preview(text)}") from None
+    except RecursionError:  # only if the caller's own stack is already deep
+        raise UnusableAnswer("the endpoint's reply is nested too deeply") from None
+    if not isinstance(content, str):
+        raise UnusableAnswer("the chat completion has no text content")
+    return content
 
 
 def parse_variants(answer: str) -> list[str]:
     """The query strings in ``answer``, in order (not yet deduplicated against the original)."""
-    text = answer.strip()
+    text = _without_reasoning(answer).strip()
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1).strip()
     if not text:
+        if _REASONING_OPEN.search(answer) or _REASONING_CLOSE.search(answer):
+            raise UnusableAnswer("the model's answer is only reasoning (a <think> block), no queries")
         raise UnusableAnswer("the model's answer is empty")
+    _check_depth(text, "the model's answer")
     embedded = _embedded_json(text)
     if embedded is not None:
         return _from_json(embedded)
     if text[0] in "{[":
         raise UnusableAnswer(f"the model's answer looks like JSON but does not parse: {_preview(text)}")
     return _from_lines(text)
+
+
+def _without_reasoning(answer: str) -> str:
+    """``answer`` without its reasoning blocks; an unclosed one runs to the end (a cut-off answer),
+    and a closing tag without an opening one ends reasoning that started with the answer."""
+    pos = 0
+    first_close = _REASONING_CLOSE.search(answer)
+    first_open = _REASONING_OPEN.search(answer)
+    if first_close and (first_open is None or first_close.start() < first_open.start()):
+        pos = first_close.end()
+    kept = []
+    while (opening := _REASONING_OPEN.search(answer, pos)) is not None:
+        kept.append(answer[pos : opening.start()])
+        closing = re.compile(f"</{opening.group(1)}>", re.IGNORECASE).search(answer, opening.end())
+        if closing is None:
+            return "".join(kept)
+        pos = closing.end()
+    kept.append(answer[pos:])
+    return "".join(kept)
+
+
+def _check_depth(text: str, what: str) -> None:
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    if len(brackets) > MAX_JSON_DEPTH and max(accumulate(map(_BRACKET_STEP.__getitem__, brackets))) > (
+        MAX_JSON_DEPTH
+    ):
+        raise UnusableAnswer(f"{what} is nested too deeply (more than {MAX_JSON_DEPTH} levels of brackets)")
 
 
 def _embedded_json(text: str) -> object | None:
@@ -52,6 +122,8 @@ def _embedded_json(text: str) -> object | None:
             value: object = json.loads(text[start : end + 1])
         except ValueError:
             continue
+        except RecursionError:  # only if the caller's own stack is already deep
+            raise UnusableAnswer("the model's answer is nested too deeply") from None
         return value
     return None
 
@@ -65,15 +137,26 @@ def _from_json(value: object) -> list[str]:
         value = listed
     if not isinstance(value, list):
         raise UnusableAnswer('the model\'s JSON has no list of queries (expected {"queries": [...]})')
-    queries = [_clean(item) for item in value if isinstance(item, str)]
+    queries = [_clean(text) for text in map(_query_of, value) if text is not None]
     return [q for q in queries if q]
+
+
+def _query_of(item: object) -> str | None:
+    """A list item's query: the item itself, or the ``query`` (else ``text``) field of an object."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        for name in _QUERY_FIELDS:
+            if isinstance(item.get(name), str):
+                return str(item[name])
+    return None
 
 
 def _from_lines(text: str) -> list[str]:
     queries = []
     for line in text.splitlines():
         line = line.strip()
-        if not line or line.endswith(":"):  # blank, or a preamble such as "Here are 3 queries:"
+        if not line or line.endswith(":") or _is_chatter(line):
             continue
         cleaned = _clean(_LINE_MARKER.sub("", line, count=1))
         if cleaned:
@@ -81,6 +164,12 @@ def _from_lines(text: str) -> list[str]:
     if not queries:
         raise UnusableAnswer(f"no query lines in the model's answer: {_preview(text)}")
     return queries
+
+
+def _is_chatter(line: str) -> bool:
+    return (
+        len(line) <= _CHATTER_MAX_LENGTH and _CHATTER.match(_LINE_MARKER.sub("", line, count=1)) is not None
+    )
 
 
 def _clean(text: str) -> str:

@@ -1,58 +1,88 @@
 """Reranking the fused window with a user callable ``reranker(query, hits) -> scores``.
 
 The reranker (a cross-encoder, an LLM judge, ...) returns one score per hit, higher is better; it may
-be ``async def``, otherwise it runs in the thread pool so it never blocks the event loop. If it fails
-or returns something unusable, the fused order stands and the diagnostics carry the error: a broken
-reranker degrades the ranking, it does not take the search down.
+be ``async def``, otherwise it runs in threads of its own so it never blocks the event loop. It has
+the same time limit as a branch. If it fails, times out or returns something unusable, the fused
+order stands and the diagnostics carry the error: a broken reranker degrades the ranking, it does not
+take the search down.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
+import functools
 import inspect
 import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 
 from fanfuse.multiquery.diagnostics import FusedHit
+from fanfuse.multiquery.workers import MissedDeadline, Workers, timeout_reason, within
 
-__all__ = ["Reranker", "check_reranker", "is_async_reranker", "rerank", "rerank_sync"]
+__all__ = ["Reranked", "Reranker", "check_reranker", "is_async_reranker", "rerank", "rerank_sync"]
 
 Reranker = Callable[[str, Sequence[FusedHit]], Sequence[float] | Awaitable[Sequence[float]]]
 
 
+@dataclass(slots=True)
+class Reranked:
+    hits: list[FusedHit]
+    error: str | None  # why the fused order stands, if the reranker failed
+    elapsed_ms: float
+
+
 async def rerank(
-    reranker: Reranker, query: str, hits: list[FusedHit], executor: Executor
-) -> tuple[list[FusedHit], str | None]:
-    """The hits reordered by the reranker's scores (stable for ties), and an error message or None."""
-    if not hits:
-        return hits, None
+    reranker: Reranker | None, query: str, hits: list[FusedHit], workers: Workers, timeout: float | None
+) -> Reranked:
+    """The hits reordered by the reranker's scores (stable for ties); unchanged without a reranker."""
+    begin = time.perf_counter()
+    if reranker is None or not hits:
+        return Reranked(hits, None, 0.0)
     try:
         if is_async_reranker(reranker):
-            scores = await reranker(query, hits)  # type: ignore[misc]
+            scores = await within(reranker(query, hits), timeout)  # type: ignore[arg-type]
         else:
-            scores = await asyncio.get_running_loop().run_in_executor(executor, reranker, query, hits)
-        checked = _checked_scores(scores, len(hits))
+            scores = await workers.call(functools.partial(reranker, query, hits), timeout)  # type: ignore[arg-type]
+        return _reranked(hits, scores, begin)
+    except MissedDeadline as exc:
+        assert timeout is not None  # no deadline, nothing to miss
+        return _unchanged(hits, timeout_reason(timeout, exc), begin)
     except Exception as exc:
-        return hits, f"{type(exc).__name__}: {exc}"
-    return _reordered(hits, checked), None
+        return _unchanged(hits, f"{type(exc).__name__}: {exc}", begin)
 
 
-def rerank_sync(reranker: Reranker, query: str, hits: list[FusedHit]) -> tuple[list[FusedHit], str | None]:
-    """``rerank`` for a sync reranker called from sync code: in the calling thread."""
-    if not hits:
-        return hits, None
+def rerank_sync(
+    reranker: Reranker | None, query: str, hits: list[FusedHit], workers: Workers, timeout: float | None
+) -> Reranked:
+    """``rerank`` for a sync reranker called from sync code: in the calling thread without a time
+    limit, else in the reranker's threads."""
+    begin = time.perf_counter()
+    if reranker is None or not hits:
+        return Reranked(hits, None, 0.0)
     try:
-        checked = _checked_scores(reranker(query, hits), len(hits))
+        if timeout is None:
+            return _reranked(hits, reranker(query, hits), begin)
+        future = workers.submit(functools.partial(reranker, query, hits))
+        try:
+            scores = future.result(timeout)
+        except FutureTimeout:
+            return _unchanged(hits, timeout_reason(timeout, workers.timed_out(future)), begin)
+        return _reranked(hits, scores, begin)
     except Exception as exc:
-        return hits, f"{type(exc).__name__}: {exc}"
-    return _reordered(hits, checked), None
+        return _unchanged(hits, f"{type(exc).__name__}: {exc}", begin)
 
 
-def _reordered(hits: list[FusedHit], scores: list[float]) -> list[FusedHit]:
-    order = sorted(range(len(hits)), key=lambda i: -scores[i])
-    return [dataclasses.replace(hits[i], rerank_score=scores[i]) for i in order]
+def _reranked(hits: list[FusedHit], scores: object, begin: float) -> Reranked:
+    checked = _checked_scores(scores, len(hits))
+    order = sorted(range(len(hits)), key=lambda i: -checked[i])
+    reordered = [dataclasses.replace(hits[i], rerank_score=checked[i]) for i in order]
+    return Reranked(reordered, None, (time.perf_counter() - begin) * 1e3)
+
+
+def _unchanged(hits: list[FusedHit], error: str, begin: float) -> Reranked:
+    return Reranked(hits, error, (time.perf_counter() - begin) * 1e3)
 
 
 def check_reranker(reranker: Reranker | None) -> Reranker | None:

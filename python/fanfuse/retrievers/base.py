@@ -1,7 +1,13 @@
 """The retriever protocol: one method, `search(query, k, filter=None)`, returning ranked hits.
 
-Anything with that method plugs into `MultiQueryRetriever`: a sync method runs in a thread pool,
-an `async def` one on the event loop. Hits come best first; `id` is what fusion deduplicates on.
+Anything with that method plugs into `MultiQueryRetriever`: a sync method runs in threads of its own
+(at most `max_workers` at once, so a backend that hangs holds only its own threads), an `async def`
+one on the event loop. Hits come best first; `id` is what fusion deduplicates on.
+
+What a search returns is checked inside its branch, so a bad retriever fails only its own branches:
+a list or tuple of hits, or any iterable of them (read in the retriever's thread, within the branch's
+time limit); each hit's `id` a str that encodes as UTF-8 or an int (read as its decimal string), its
+`score` a finite number, its `payload` a mapping.
 """
 
 from __future__ import annotations

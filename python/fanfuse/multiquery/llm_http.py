@@ -1,0 +1,284 @@
+"""One POST to a chat-completions endpoint, bounded by a deadline, for ``LLMExpander``.
+
+Not ``urllib``: its timeout bounds each socket read rather than the request, so a server that trickles
+its answer a byte at a time holds the caller as long as it likes; and it follows redirects, resending
+the ``Authorization`` header to wherever ``Location`` points. Here:
+
+- one deadline covers connecting, sending, and reading the status line, the headers and the body:
+  every socket operation gets only the time that is left;
+- the exchange runs in its own daemon thread and the caller waits at most until the deadline, so
+  neither a sync caller nor ``asyncio.run`` (which joins its executor's threads when it ends) waits
+  for a peer that stopped answering, and the thread itself gives up at the same deadline;
+- redirects are never followed: a 3xx is a failure that names the status and the target;
+- an answer larger than ``MAX_ANSWER_BYTES`` is refused, announced or not;
+- proxies come from the environment as for ``urllib`` (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``):
+  plain HTTP is sent to the proxy, HTTPS goes through a ``CONNECT`` tunnel.
+
+Name resolution is the system resolver's and is not interruptible; the caller's wait still ends at
+the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import http.client
+import io
+import socket
+import ssl
+import threading
+import time
+import urllib.request
+from base64 import b64encode
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import SplitResult, unquote, urlsplit
+
+from fanfuse._core import FusionError
+
+__all__ = ["MAX_ANSWER_BYTES", "Endpoint", "HTTPFailure", "TooLarge", "post", "post_async"]
+
+#: The largest answer read; a list of five queries is well under 1 KiB.
+MAX_ANSWER_BYTES = 1 << 20
+_SERVER_TEXT_LIMIT = 200
+
+
+class HTTPFailure(Exception):
+    """A status other than 2xx; ``describe`` turns it into the fallback reason."""
+
+    def __init__(self, status: int, reason: str, location: str | None = None):
+        super().__init__(status, reason, location)
+        self.status = status
+        self.reason = reason
+        self.location = location
+
+    def __str__(self) -> str:
+        text = f"HTTP {self.status} {server_text(self.reason)}".rstrip()
+        if 300 <= self.status < 400:
+            target = server_text(self.location) if self.location else "an unnamed location"
+            text += f": redirect to {target} not followed (redirects are never followed)"
+        return text
+
+
+class TooLarge(Exception):
+    def __str__(self) -> str:
+        return f"the answer is larger than {MAX_ANSWER_BYTES >> 20} MiB"
+
+
+@dataclass(frozen=True, slots=True)
+class Proxy:
+    host: str
+    port: int
+    authorization: str | None  # the Proxy-Authorization header, from user:password@ in its URL
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where the requests go, split once when the expander is built."""
+
+    url: str
+    https: bool
+    host: str
+    port: int
+    target: str  # the path and query sent in the request line
+    proxy: Proxy | None = None
+
+    @classmethod
+    def parse(cls, url: str, name: str) -> Endpoint:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise FusionError(f"{name} must be an http:// or https:// URL with a host (got {url!r})")
+        if parts.username is not None or parts.password is not None:
+            raise FusionError(f"{name} must not contain credentials (user:password@); pass api_key instead")
+        port = _port(parts, f"{name} has an invalid port (got {url!r})")
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        proxy = _proxy(parts.scheme, parts.hostname)
+        return cls(url, parts.scheme == "https", parts.hostname, port, target, proxy)
+
+
+def _port(parts: SplitResult, error: str) -> int:
+    try:
+        port = parts.port
+    except ValueError:
+        raise FusionError(error) from None
+    return port or (443 if parts.scheme == "https" else 80)
+
+
+def _proxy(scheme: str, host: str) -> Proxy | None:
+    """The proxy the environment names for ``scheme``, unless ``NO_PROXY`` exempts ``host``."""
+    configured = urllib.request.getproxies().get(scheme)
+    if not configured or urllib.request.proxy_bypass(host):
+        return None
+    parts = urlsplit(configured if "://" in configured else f"http://{configured}")
+    variable = f"{scheme.upper()}_PROXY"
+    if parts.scheme != "http" or not parts.hostname:
+        raise FusionError(
+            f"{variable} must be an http:// proxy URL (got one with scheme {parts.scheme!r}); "
+            "unset it for this process or point it to an HTTP proxy"
+        )
+    authorization = None
+    if parts.username is not None:
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        authorization = "Basic " + b64encode(pair.encode()).decode("ascii")
+    # The proxy's URL is not shown: it may hold a password.
+    return Proxy(parts.hostname, _port(parts, f"{variable} has an invalid port"), authorization)
+
+
+def post(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], timeout: float) -> bytes:
+    """The answer's body, or an exception (``TimeoutError`` when the deadline passed)."""
+    deadline = time.monotonic() + timeout
+    done: concurrent.futures.Future[bytes] = concurrent.futures.Future()
+    _start(endpoint, body, headers, deadline, _settle_future(done))
+    try:
+        return done.result(timeout=max(0.0, deadline - time.monotonic()))
+    except concurrent.futures.TimeoutError:  # a class of its own on Python 3.10
+        raise TimeoutError from None
+
+
+async def post_async(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], timeout: float) -> bytes:
+    """``post`` for async callers: the event loop waits, no executor thread is involved."""
+    deadline = time.monotonic() + timeout
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[bytes] = loop.create_future()
+    _start(endpoint, body, headers, deadline, _settle_on_loop(loop, done))
+    return await asyncio.wait_for(done, max(0.0, deadline - time.monotonic()))
+
+
+Settle = Callable[[bytes | None, BaseException | None], None]
+
+
+def _start(
+    endpoint: Endpoint, body: bytes, headers: Mapping[str, str], deadline: float, settle: Settle
+) -> None:
+    def exchange() -> None:
+        try:
+            answer = _exchange(endpoint, body, headers, deadline)
+        except BaseException as exc:
+            settle(None, exc)
+        else:
+            settle(answer, None)
+
+    threading.Thread(target=exchange, name="fanfuse-llm", daemon=True).start()
+
+
+def _settle_future(future: concurrent.futures.Future[bytes]) -> Settle:
+    def settle(answer: bytes | None, error: BaseException | None) -> None:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(answer or b"")
+
+    return settle
+
+
+def _settle_on_loop(loop: asyncio.AbstractEventLoop, future: asyncio.Future[bytes]) -> Settle:
+    def on_loop(answer: bytes | None, error: BaseException | None) -> None:
+        if future.done():  # the caller stopped waiting (deadline or cancellation)
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(answer or b"")
+
+    def settle(answer: bytes | None, error: BaseException | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
+            loop.call_soon_threadsafe(on_loop, answer, error)
+
+    return settle
+
+
+def _exchange(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], deadline: float) -> bytes:
+    connection = _connection(endpoint, _remaining(deadline))
+    connection.response_class = _deadline_response(deadline)  # type: ignore[assignment]
+    sent_headers = dict(headers)
+    target = endpoint.target
+    if endpoint.proxy is not None and not endpoint.https:  # plain HTTP: the proxy gets the whole URL
+        target = endpoint.url
+        if endpoint.proxy.authorization:
+            sent_headers["Proxy-Authorization"] = endpoint.proxy.authorization
+    try:
+        connection.connect()
+        assert connection.sock is not None
+        connection.sock.settimeout(_remaining(deadline))  # sendall: one bound for the whole body
+        connection.request("POST", target, body=body, headers=sent_headers)
+        response = connection.getresponse()
+        if not 200 <= response.status < 300:
+            raise HTTPFailure(response.status, response.reason, response.getheader("Location"))
+        announced = response.getheader("Content-Length")
+        if announced is not None and announced.strip().isdigit() and int(announced) > MAX_ANSWER_BYTES:
+            raise TooLarge
+        answer = response.read(MAX_ANSWER_BYTES + 1)
+        if len(answer) > MAX_ANSWER_BYTES:
+            raise TooLarge
+        return answer
+    finally:
+        connection.close()
+
+
+def _connection(endpoint: Endpoint, timeout: float) -> http.client.HTTPConnection:
+    proxy = endpoint.proxy
+    host, port = (endpoint.host, endpoint.port) if proxy is None else (proxy.host, proxy.port)
+    if not endpoint.https:
+        return http.client.HTTPConnection(host, port, timeout=timeout)
+    connection = http.client.HTTPSConnection(
+        host, port, timeout=timeout, context=ssl.create_default_context()
+    )
+    if proxy is not None:
+        tunnel_headers = {"Proxy-Authorization": proxy.authorization} if proxy.authorization else None
+        connection.set_tunnel(endpoint.host, endpoint.port, headers=tunnel_headers)
+    return connection
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket's bytes, each read given only the time left before the deadline."""
+
+    def __init__(self, sock: socket.socket, deadline: float):
+        self._sock = sock
+        self._raw = sock.makefile("rb", buffering=0)  # counts as a reference: the socket stays open
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        self._sock.settimeout(_remaining(self._deadline))
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineSocket:
+    """What ``HTTPResponse`` reads the status line, headers and body from."""
+
+    def __init__(self, sock: socket.socket, deadline: float):
+        self._sock = sock
+        self._deadline = deadline
+
+    def makefile(self, mode: str, *args: object, **kwargs: object) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
+
+
+def _deadline_response(deadline: float) -> Callable[..., http.client.HTTPResponse]:
+    def response(sock: socket.socket, *args: Any, **kwargs: Any) -> http.client.HTTPResponse:
+        return http.client.HTTPResponse(_DeadlineSocket(sock, deadline), *args, **kwargs)  # type: ignore[arg-type]
+
+    return response
+
+
+def server_text(text: str | None, limit: int = _SERVER_TEXT_LIMIT) -> str:
+    """Text the server chose (a reason phrase, a header), safe to log: printable and short."""
+    if not text:
+        return ""
+    clean = "".join(c if c.isprintable() else "?" for c in text[:limit])
+    return clean + ("..." if len(text) > limit else "")

@@ -1,0 +1,160 @@
+"""The options of one search, shared by ``search`` and ``asearch``, checked into a ``Plan``.
+
+Every option left out (or None) takes the instance's setting. A per-call ``retriever_weights`` sets
+the weights of the retrievers it names and leaves the others at the instance's weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from fanfuse._core import FusionError
+from fanfuse.multiquery.config import (
+    check_max_variants,
+    check_min_score,
+    check_optional_positive_int,
+    check_positive_int,
+    check_variant_weights,
+    check_weight,
+)
+from fanfuse.multiquery.rerank import Reranker, check_reranker
+
+if TYPE_CHECKING:
+    from fanfuse.multiquery.retriever import MultiQueryRetriever
+
+__all__ = ["Plan", "SearchOptions", "check_return_k", "make_plan", "weights_by_retriever"]
+
+
+class SearchOptions(TypedDict, total=False):
+    """The keyword options of ``search`` and ``asearch`` (docs/multiquery.md, "Search options")."""
+
+    top_k: int | None
+    expansion: bool | None
+    max_variants: int | None
+    filter: Mapping[str, Any] | None
+    variants: Sequence[str] | None
+    strategy: str | None
+    variant_weights: Sequence[float] | None
+    retriever_weights: Mapping[str, float] | None
+    branch_k: int | None
+    reranker: Reranker | None
+    rerank_window: int | None
+    return_k: int | None
+    min_score: float | None
+
+
+_OPTION_NAMES = SearchOptions.__optional_keys__
+
+
+@dataclass(slots=True)
+class Plan:
+    """One search call's settings, checked, with the instance's defaults filled in."""
+
+    query: str
+    top_k: int
+    expansion: bool
+    max_variants: int | None  # as given by the call: None means "the instance's"
+    filter: Mapping[str, Any] | None
+    variants: Sequence[str] | None
+    strategy: str | None
+    variant_weights: list[float]
+    retriever_weights: dict[str, float]
+    branch_k: int
+    reranker: Reranker | None
+    rerank_window: int
+    return_k: int
+    min_score: float | None
+
+
+def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, Any], caller: str) -> Plan:
+    """The call's options checked, the instance's settings where they are left out or None."""
+    unknown = options.keys() - _OPTION_NAMES
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str (got {type(query).__name__})")
+    if not query.strip():
+        raise FusionError("query must be a non-empty string")
+    given = {name: value for name, value in options.items() if value is not None}
+    expansion = given.get("expansion", retriever.config.expansion)
+    if not isinstance(expansion, bool):
+        raise TypeError(f"expansion must be a bool or None (got {type(expansion).__name__})")
+    max_variants = given.get("max_variants")
+    if max_variants is not None:
+        check_max_variants(max_variants)
+    variants = _checked_variants(given.get("variants"))
+    top_k = check_positive_int(given["top_k"], "top_k") if "top_k" in given else retriever.top_k
+    window = (
+        check_optional_positive_int(given.get("rerank_window"), "rerank_window") or retriever.rerank_window
+    )
+    branch_k = (
+        check_optional_positive_int(given.get("branch_k"), "branch_k")
+        or retriever.branch_k
+        or max(2 * top_k, window or 0)
+    )
+    reranker = check_reranker(given["reranker"]) if "reranker" in given else retriever.reranker
+    return_k = check_optional_positive_int(given.get("return_k"), "return_k")
+    check_return_k(return_k, reranker)
+    return Plan(
+        query=query,
+        top_k=top_k,
+        expansion=expansion,
+        max_variants=max_variants,
+        filter=given.get("filter"),
+        variants=variants,
+        strategy=given.get("strategy", retriever.strategy),
+        variant_weights=(
+            check_variant_weights(given["variant_weights"])
+            if "variant_weights" in given
+            else retriever.variant_weights
+        ),
+        retriever_weights=weights_by_retriever(
+            retriever.retriever_names, given.get("retriever_weights"), retriever.retriever_weights
+        ),
+        branch_k=branch_k,
+        reranker=reranker,
+        rerank_window=window or branch_k,
+        return_k=return_k or retriever.return_k or top_k,
+        min_score=check_min_score(given["min_score"]) if "min_score" in given else retriever.min_score,
+    )
+
+
+def check_return_k(return_k: int | None, reranker: Reranker | None) -> None:
+    """``return_k`` is how many reranked hits come back: without a reranker it would do nothing."""
+    if return_k is not None and reranker is None:
+        raise FusionError(
+            "return_k needs a reranker: it is how many reranked hits come back; "
+            "without a reranker, top_k sets how many hits come back"
+        )
+
+
+def weights_by_retriever(
+    names: Sequence[str], weights: Mapping[str, float] | None, base: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Each retriever's weight: as ``weights`` names it, else as in ``base``, else 1."""
+    out = dict(base) if base is not None else dict.fromkeys(names, 1.0)
+    if weights is None:
+        return out
+    if not isinstance(weights, Mapping):
+        raise TypeError(f"retriever_weights must be a dict name -> weight (got {type(weights).__name__})")
+    for name, weight in weights.items():
+        if name not in out:
+            raise FusionError(
+                f"retriever_weights names {name!r}, which is not a retriever; "
+                f"the retrievers are {', '.join(map(repr, out))}"
+            )
+        out[name] = check_weight(weight, f"retriever_weights[{name!r}]")
+    return out
+
+
+def _checked_variants(variants: object) -> Sequence[str] | None:
+    if variants is None:
+        return None
+    if isinstance(variants, str) or not isinstance(variants, Sequence):
+        raise TypeError(f"variants must be a list of str or None (got {type(variants).__name__})")
+    for i, text in enumerate(variants):
+        if not isinstance(text, str):
+            raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
+    return variants

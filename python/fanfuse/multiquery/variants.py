@@ -1,0 +1,78 @@
+"""Which variants a search uses: given by the call, none (expansion off), or the expander's, cached.
+
+The cache key is the expander's ``cache_key()`` (its settings, its default strategy included), the
+call's strategy, the variant budget and the query; an expander whose key is None is not cached, and
+a fallback is never stored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from fanfuse.multiquery.cache import VariantCache
+from fanfuse.multiquery.config import MultiQueryConfig
+from fanfuse.multiquery.diagnostics import ExpansionReport
+from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.planning import Plan
+
+__all__ = ["VariantSource"]
+
+Chosen = tuple[tuple[Variant, ...], ExpansionReport]
+
+
+@dataclass(slots=True)
+class VariantSource:
+    expander: Expander
+    config: MultiQueryConfig
+    cache: VariantCache | None
+
+    def fixed(self, plan: Plan) -> Chosen | None:
+        """The variants when no expander is needed (given explicitly, or expansion off); else None."""
+        if plan.variants is not None:
+            limit = plan.max_variants if plan.max_variants is not None else len(plan.variants) + 1
+            return assemble_variants(plan.query, plan.variants, limit, "explicit"), ExpansionReport(
+                "explicit"
+            )
+        if not plan.expansion or self._limit(plan) == 1:
+            return (Variant(plan.query, "original"),), ExpansionReport("none")
+        return None
+
+    def expand_sync(self, plan: Plan) -> Chosen:
+        begin = time.perf_counter()
+        limit, key, cached = self._cached(plan)
+        result = cached or self.expander.expand(plan.query, max_variants=limit, strategy=plan.strategy)
+        return self._expanded(limit, key, cached, result, begin)
+
+    async def expand(self, plan: Plan) -> Chosen:
+        begin = time.perf_counter()
+        limit, key, cached = self._cached(plan)
+        result = cached or await self.expander.aexpand(plan.query, max_variants=limit, strategy=plan.strategy)
+        return self._expanded(limit, key, cached, result, begin)
+
+    def _limit(self, plan: Plan) -> int:
+        return self.config.max_variants if plan.max_variants is None else plan.max_variants
+
+    def _cached(self, plan: Plan) -> tuple[int, Hashable | None, Expansion | None]:
+        """The variant budget, the cache key (None: not cached) and the cached expansion if any."""
+        limit = self._limit(plan)
+        expander_key = None if self.cache is None else self.expander.cache_key()
+        if self.cache is None or expander_key is None:
+            return limit, None, None
+        key = VariantCache.key(expander_key, plan.strategy, limit, plan.query)
+        return limit, key, self.cache.get(key)
+
+    def _expanded(
+        self, limit: int, key: Hashable | None, cached: Expansion | None, result: Expansion, begin: float
+    ) -> Chosen:
+        if key is not None and cached is None and self.cache is not None:
+            self.cache.put(key, result)
+        report = ExpansionReport(
+            expander=self.expander.name,
+            cached=cached is not None,
+            fallback_reason=result.fallback_reason,
+            note=result.note,
+            elapsed_ms=(time.perf_counter() - begin) * 1e3,
+        )
+        return result.variants[:limit], report
