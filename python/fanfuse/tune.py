@@ -9,6 +9,7 @@ single run", so the reported gain is held-out against held-out, never against a 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,28 @@ def weight_grid(n_runs: int, levels: Sequence[float]) -> list[tuple[float, ...]]
     return grid
 
 
+def _check_int(value: object, name: str, low: int, high: int | None = None) -> None:
+    accepted = f"an int >= {low}" if high is None else f"an int from {low} to {high}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be {accepted} (got {type(value).__name__})")
+    if value < low or (high is not None and value > high):
+        raise FusionError(f"{name} must be {accepted} (got {value})")
+
+
+def _check_numbers(values: Sequence[float], name: str, *, positive: bool) -> None:
+    """A non-empty sequence of finite numbers, each > 0 (``positive``) or >= 0."""
+    accepted = "a finite number > 0" if positive else "a finite number >= 0"
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a list of numbers, each {accepted} (got {type(values).__name__})")
+    if not values:
+        raise FusionError(f"{name} is empty: give at least one value, each {accepted}")
+    for i, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name}[{i}] must be a number (got {type(value).__name__})")
+        if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
+            raise FusionError(f"{name}[{i}] must be {accepted} (got {value})")
+
+
 def tune(
     runs: Sequence[Run],
     qrels: Qrels,
@@ -84,6 +107,14 @@ def tune(
     """Cross-validated search over ``ks`` x ``weight_grid``; see the module docstring."""
     if len(runs) < 2:
         raise FusionError("tune needs at least two runs to fuse")
+    _check_int(folds, "folds", 2)
+    _check_int(seed, "seed", 0, 2**64 - 1)
+    _check_numbers(ks, "ks", positive=True)
+    _check_numbers(weight_levels, "weight_levels", positive=False)
+    if not any(w > 0 for w in weight_levels):
+        raise FusionError(
+            f"weight_levels has no level > 0 (got {list(weight_levels)}); fusion needs two weighted runs"
+        )
     configs = [Config(k, w) for k in ks for w in weight_grid(len(runs), weight_levels)]
     configs += [Config(0.0, (), single=i) for i in range(len(runs))]
     judged = set(qrels.qids())
