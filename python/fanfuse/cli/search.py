@@ -9,6 +9,7 @@ from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.cli import render
+from fanfuse.cli._common import int_from
 from fanfuse.multiquery import Expander, HeuristicExpander, LLMExpander, MultiQueryRetriever
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, MAX_VARIANTS_LIMIT
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--variants",
-        type=int,
+        type=int_from(1, MAX_VARIANTS_LIMIT),
         default=DEFAULT_MAX_VARIANTS,
         metavar="N",
         help=f"variants per search, the original included (1-{MAX_VARIANTS_LIMIT}, default "
@@ -39,7 +40,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--llm-base-url", metavar="URL", help="OpenAI-compatible API root for --expander llm")
     parser.add_argument("--model", metavar="M", help="chat model name for --expander llm")
-    parser.add_argument("--top-k", type=int, default=10, help="hits to print (default 10)")
+    parser.add_argument("--top-k", type=int_from(1), default=10, help="hits to print (default 10)")
     parser.add_argument("--rrf-k", type=float, default=60.0, help="RRF constant k (default 60)")
     parser.add_argument(
         "--filter",
