@@ -62,6 +62,8 @@ CASES = [
     ([*SEARCH, "--top-k", "0"], "argument --top-k: must be an int >= 1 (got '0')"),
     ([*SEARCH, "--variants", "0"], "argument --variants: must be an int from 1 to 5 (got '0')"),
     ([*SEARCH, "--variants", "9"], "argument --variants"),
+    (["demo", "--variants", "0"], "argument --variants: must be an int from 1 to 5 (got '0')"),
+    (["demo", "--top-k", "-3"], "argument --top-k: must be an int >= 1 (got '-3')"),
     (["fuse", "{run0}"], "the following arguments are required: -o/--output"),
 ]
 
