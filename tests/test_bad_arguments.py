@@ -222,3 +222,12 @@ def test_numbers_may_be_ints_or_numpy_scalars() -> None:
     assert fanfuse.randomization_test(np.array([0.5, 0.25]), (0, 0)) == fanfuse.randomization_test(
         [0.5, 0.25], [0.0, 0.0]
     )
+
+
+def test_a_frame_with_a_score_that_is_not_a_number_names_it() -> None:
+    pd = pytest.importorskip("pandas")
+    from fanfuse.runs import from_frame
+
+    frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [1.0, "x"]})
+    with pytest.raises(TypeError, match=r"scores\[1\] must be a number \(got str\)"):
+        from_frame(frame)

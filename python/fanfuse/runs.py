@@ -108,7 +108,7 @@ def from_frame(frame: Any, *, name: str = "run", rank_from: str = "score") -> Ru
     return Run.from_columns(
         [str(q) for q in columns["qid"]],
         [str(d) for d in columns["docid"]],
-        [float(s) for s in columns["score"]],
+        list(columns["score"]),  # the core checks each score and names the bad one (scores[i])
         name=name,
         rank_from=rank_from,
     )
