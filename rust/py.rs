@@ -646,11 +646,19 @@ impl Fused {
         self.scores.len()
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyTuple>> {
+    fn __getitem__<'py>(&self, py: Python<'py>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
         let len = self.__len__();
-        let at = if index < 0 { len.checked_sub(index.unsigned_abs()) } else { Some(index.unsigned_abs()) };
+        // As for a list: an index beyond the machine's integers is out of range, not an OverflowError.
+        let at = match index.extract::<isize>() {
+            Ok(i) if i < 0 => len.checked_sub(i.unsigned_abs()),
+            Ok(i) => Some(i.unsigned_abs()),
+            Err(error) if error.is_instance_of::<PyOverflowError>(py) => None,
+            Err(_) => {
+                return Err(PyTypeError::new_err(format!("Fused indices must be integers, not {}", type_name(index))))
+            }
+        };
         let Some(at) = at.filter(|&at| at < len) else {
-            return Err(PyIndexError::new_err(format!("Fused index {index} out of range for {len} hits")));
+            return Err(PyIndexError::new_err(format!("Fused index {} out of range for {len} hits", index.str()?)));
         };
         PyTuple::new(py, [self.id(py, at)?, self.scores[at].into_pyobject(py)?.into_any()])
     }

@@ -231,3 +231,36 @@ def test_a_frame_with_a_score_that_is_not_a_number_names_it() -> None:
     frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [1.0, "x"]})
     with pytest.raises(TypeError, match=r"scores\[1\] must be a number \(got str\)"):
         from_frame(frame)
+
+
+@pytest.mark.parametrize(
+    ("index", "error", "message"),
+    [
+        (2**70, IndexError, "Fused index 1180591620717411303424 out of range for 3 hits"),
+        (-(2**70), IndexError, "out of range for 3 hits"),
+        (3, IndexError, "Fused index 3 out of range for 3 hits"),
+        ("0", TypeError, "Fused indices must be integers, not str"),
+        (1.0, TypeError, "Fused indices must be integers, not float"),
+    ],
+)
+def test_fused_index_out_of_range_or_of_the_wrong_type(
+    index: Any, error: type[Exception], message: str
+) -> None:
+    fused = fanfuse.rrf(LISTS)
+    with pytest.raises(error) as raised:
+        fused[index]
+    assert type(raised.value) is error
+    assert message in str(raised.value)
+    assert fused[-3] == fused[0] == (fused.ids[0], fused.scores[0])
+
+
+def test_tune_takes_numpy_grids_and_ints(inputs: Inputs) -> None:
+    plain = tune(inputs.runs, inputs.qrels, folds=2, ks=[10.0, 60.0], weight_levels=[0.5, 1.0])
+    numpy = tune(
+        inputs.runs,
+        inputs.qrels,
+        folds=np.int64(2),
+        ks=np.array([10, 60]),
+        weight_levels=np.array([0.5, 1.0]),
+    )
+    assert numpy == plain
