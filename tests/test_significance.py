@@ -29,6 +29,7 @@ def test_paired_t_test_equals_scipy(n: int, seed: int) -> None:
         assert ours == pytest.approx(expected, rel=1e-9, abs=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")  # scipy on equal differences
 def test_paired_t_test_far_tail_and_edge_cases() -> None:
     a = [0.9 + 0.001 * i for i in range(50)]
     b = [0.1 + 0.0013 * (i % 7) for i in range(50)]
