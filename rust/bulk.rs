@@ -260,7 +260,7 @@ impl ChunkWriter<'_> {
                 .zip(inputs)
                 .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
                 .collect::<Result<Vec<_>, _>>()?;
-            let entries = fuse_query(&lists, &options.params)?;
+            let entries = fuse_query(qid, &lists, &options.params)?;
             let mut buffer = Vec::with_capacity(entries.len() * 64);
             let hits: Vec<OutHit<'_>> = entries
                 .iter()

@@ -39,7 +39,7 @@ fn folded_multiply(x: u64, y: u64) -> u64 {
 ///
 /// The kernel keeps each candidate's [`FusionKey::Inline`] form in its own record, so that matching
 /// an id against a candidate reads neither the candidate's id bytes nor the input again.
-pub trait FusionKey: Copy + Eq + Hash + Ord + Send + Sync {
+pub trait FusionKey: Copy + Eq + Hash + Ord + Send + Sync + std::fmt::Debug {
     /// A fixed-size form of the id, computed once per occurrence.
     type Inline: Copy;
     fn inline(self) -> Self::Inline;

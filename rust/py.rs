@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyIndexError, PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyKeyboardInterrupt, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
@@ -389,10 +389,14 @@ fn prefetch_item(list: *mut pyo3::ffi::PyObject, at: pyo3::ffi::Py_ssize_t) {
     let _ = (list, at);
 }
 
-fn read_1d<T: pyo3::buffer::Element + Copy>(py: Python<'_>, buf: &PyBuffer<T>, path: ListPath) -> PyResult<Vec<T>> {
+fn read_1d<T: pyo3::buffer::Element + Copy>(
+    py: Python<'_>,
+    buf: &PyBuffer<T>,
+    path: impl fmt::Display,
+) -> PyResult<Vec<T>> {
     if buf.dimensions() != 1 {
         return Err(FusionError::new_err(format!(
-            "{path} is a {}-D array of shape ({}); each ranked list must be 1-D",
+            "{path} is a {}-D array of shape ({}); it must be 1-D",
             buf.dimensions(),
             buf.shape().iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
         )));
@@ -458,44 +462,147 @@ fn outer_items<'py>(obj: &Bound<'py, PyAny>, name: impl fmt::Display, what: &str
 }
 
 // ---------------------------------------------------------------------------------------------
-// Options.
+// Options. Every number argument is read by one of the helpers below (as pyo3's `from_py_with`
+// where it is a whole argument), so a bad value gets fanfuse's message naming it, never pyo3's
+// `OverflowError` or an unnamed `TypeError`. A bool is refused wherever a number is expected.
 
 fn parse_params(
     k: f64,
     weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<&Bound<'_, PyAny>>,
+    top_k: Option<usize>,
     tie_break: &str,
 ) -> PyResult<RrfParams> {
     let tie_break: TieBreak = tie_break.parse().map_err(to_py_err)?;
     let weights = weights.map(parse_weights).transpose()?;
-    let top_k = top_k.map(parse_top_k).transpose()?;
     Ok(RrfParams { k, weights, top_k, tie_break })
 }
 
+/// A number: a Python int or float, or anything with `__float__` (NumPy scalars); not a str, not a
+/// bool. An int too large for a float reads as ±inf, which the range check that follows refuses.
+fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) -> PyResult<f64> {
+    if let Ok(float) = value.cast::<PyFloat>() {
+        return Ok(float.value());
+    }
+    let not_a_number = || PyTypeError::new_err(format!("{} must be a number (got {})", name(), type_name(value)));
+    if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyString>() {
+        return Err(not_a_number());
+    }
+    match value.extract::<f64>() {
+        Ok(v) => Ok(v),
+        Err(error) if error.is_instance_of::<PyOverflowError>(value.py()) => {
+            Ok(if value.lt(0)? { f64::NEG_INFINITY } else { f64::INFINITY })
+        }
+        Err(_) => Err(not_a_number()),
+    }
+}
+
+/// An int within `range`: a Python int or anything with `__index__` (NumPy integers); not a bool,
+/// not a float. Errors read `{name} must be {accepted} (got ...)`.
+fn int_in<T: TryFrom<i128>>(
+    value: &Bound<'_, PyAny>,
+    name: &str,
+    accepted: &str,
+    range: std::ops::RangeInclusive<i128>,
+) -> PyResult<T> {
+    let wrong_type = || PyTypeError::new_err(format!("{name} must be {accepted} (got {})", type_name(value)));
+    if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyFloat>() {
+        return Err(wrong_type());
+    }
+    let index = if value.is_instance_of::<PyInt>() {
+        value.clone()
+    } else {
+        value.call_method0(pyo3::intern!(value.py(), "__index__")).map_err(|_| wrong_type())?
+    };
+    let v = match index.extract::<i128>() {
+        Ok(v) => v,
+        Err(_) if index.lt(0)? => i128::MIN,
+        Err(_) => i128::MAX,
+    };
+    match T::try_from(v).ok().filter(|_| range.contains(&v)) {
+        Some(v) => Ok(v),
+        None => Err(FusionError::new_err(format!("{name} must be {accepted} (got {})", index.str()?))),
+    }
+}
+
+fn k_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    number(value, || "k".into())
+}
+
+fn phi_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    number(value, || "phi".into())
+}
+
+fn sigma_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    number(value, || "sigma".into())
+}
+
+fn gamma_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    number(value, || "gamma".into())
+}
+
+/// The one check of `weights`: a sequence of numbers (their values are checked by the core).
 fn parse_weights(weights: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
     let items = outer_items(weights, "weights", "numbers (one per list)")?;
+    items.iter().enumerate().map(|(i, w)| number(w, || format!("weights[{i}]"))).collect()
+}
+
+/// The one check of `top_k`: None (keep every hit) or an int >= 0; one beyond any list keeps all.
+fn top_k_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    let top_k: i128 = int_in(value, "top_k", "None or an int >= 0", 0..=i128::MAX)?;
+    Ok(Some(usize::try_from(top_k).unwrap_or(usize::MAX)))
+}
+
+/// More threads than any machine this runs on has cores; a pool asked for millions would try to
+/// start them all.
+const MAX_THREADS: usize = 1024;
+
+/// The one check of `threads`: None (`FANFUSE_NUM_THREADS`, else 1) or an int from 1 to 1024.
+fn threads_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    let accepted = format!("None (FANFUSE_NUM_THREADS, else 1) or an int from 1 to {MAX_THREADS}");
+    int_in(value, "threads", &accepted, 1..=MAX_THREADS as i128).map(Some)
+}
+
+fn iterations_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    int_in(value, "iterations", eval::significance::ITERATIONS_ACCEPTED, 1..=i128::from(u32::MAX))
+}
+
+fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_in(value, "seed", "an int from 0 to 2**64 - 1", 0..=i128::from(u64::MAX))
+}
+
+/// A sequence of numbers (a list, a tuple or a 1-D float64 array), each read by [`number`].
+fn numbers(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+    if let Ok(buf) = PyBuffer::<f64>::get(values) {
+        return read_1d(values.py(), &buf, name);
+    }
+    let items = outer_items(values, name, "numbers")?;
+    items.iter().enumerate().map(|(i, v)| number(v, || format!("{name}[{i}]"))).collect()
+}
+
+/// A sequence of str (a single str is refused, not read as its characters).
+fn strings(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
+    let items = outer_items(values, name, "str")?;
     items
         .iter()
         .enumerate()
-        .map(|(i, w)| {
-            if w.is_instance_of::<PyString>() {
-                return Err(PyTypeError::new_err(format!("weights[{i}] must be a number (got str)")));
-            }
-            w.extract::<f64>()
-                .map_err(|_| PyTypeError::new_err(format!("weights[{i}] must be a number (got {})", type_name(w))))
+        .map(|(i, v)| {
+            let text = v
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err(format!("{name}[{i}] must be a str (got {})", type_name(v))))?;
+            let text = text.to_str().map_err(|_| {
+                FusionError::new_err(format!(
+                    "{name}[{i}] is not valid Unicode (a lone surrogate); it must encode as UTF-8"
+                ))
+            })?;
+            Ok(text.to_owned())
         })
         .collect()
-}
-
-fn parse_top_k(top_k: &Bound<'_, PyAny>) -> PyResult<usize> {
-    if top_k.is_instance_of::<PyBool>() || !top_k.is_instance_of::<PyInt>() && !top_k.hasattr("__index__")? {
-        return Err(PyTypeError::new_err(format!("top_k must be None or an int >= 0 (got {})", type_name(top_k))));
-    }
-    let value: i128 = top_k.extract().unwrap_or(i128::MAX);
-    if value < 0 {
-        return Err(FusionError::new_err(format!("top_k must be None or an int >= 0 (got {value})")));
-    }
-    Ok(usize::try_from(value).unwrap_or(usize::MAX))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -511,13 +618,13 @@ enum FusedIds {
 ///
 /// It keeps Rust vectors, not Python lists, and is not tracked by Python's garbage collector: with
 /// two lists per result, a 10k-query batch created 20k tracked containers, which triggered full
-/// collections walking every input list (~15% of the batch). `ids` and `scores` build fresh lists.
+/// collections walking every input list (~15% of the batch). `ids`, `scores` and `explain` build fresh lists.
 #[pyclass(frozen, module = "fanfuse", name = "Fused", sequence)]
 pub struct Fused {
     ids: FusedIds,
     scores: Vec<f64>,
     /// Per-hit contributions (`fuse(..., explain=True)`), else None.
-    explain: Option<Py<PyList>>,
+    explain: Option<Explained>,
 }
 
 impl Fused {
@@ -558,19 +665,30 @@ impl Fused {
 
     /// With `fuse(..., explain=True)`: one list of `Contribution`s per hit, aligned with `ids`; else None.
     #[getter]
-    fn explain(&self, py: Python<'_>) -> Option<Py<PyList>> {
-        self.explain.as_ref().map(|e| e.clone_ref(py))
+    fn explain<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Some(explain) = &self.explain else { return Ok(None) };
+        let rows =
+            explain.iter().map(|row| PyList::new(py, row.iter().map(|c| c.bind(py)))).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, rows).map(Some)
     }
 
     fn __len__(&self) -> usize {
         self.scores.len()
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyTuple>> {
+    fn __getitem__<'py>(&self, py: Python<'py>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
         let len = self.__len__();
-        let at = if index < 0 { len.checked_sub(index.unsigned_abs()) } else { Some(index.unsigned_abs()) };
+        // As for a list: an index beyond the machine's integers is out of range, not an OverflowError.
+        let at = match index.extract::<isize>() {
+            Ok(i) if i < 0 => len.checked_sub(i.unsigned_abs()),
+            Ok(i) => Some(i.unsigned_abs()),
+            Err(error) if error.is_instance_of::<PyOverflowError>(py) => None,
+            Err(_) => {
+                return Err(PyTypeError::new_err(format!("Fused indices must be integers, not {}", type_name(index))))
+            }
+        };
         let Some(at) = at.filter(|&at| at < len) else {
-            return Err(PyIndexError::new_err(format!("Fused index {index} out of range for {len} hits")));
+            return Err(PyIndexError::new_err(format!("Fused index {} out of range for {len} hits", index.str()?)));
         };
         PyTuple::new(py, [self.id(py, at)?, self.scores[at].into_pyobject(py)?.into_any()])
     }
@@ -623,9 +741,9 @@ impl Fused {
 fn rrf(
     py: Python<'_>,
     lists: &Bound<'_, PyAny>,
-    k: f64,
+    #[pyo3(from_py_with = k_arg)] k: f64,
     weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     tie_break: &str,
 ) -> PyResult<Fused> {
     let params = parse_params(k, weights, top_k, tie_break)?;
@@ -709,13 +827,6 @@ impl fmt::Display for QueryPath {
     }
 }
 
-fn check_threads(threads: Option<usize>) -> PyResult<()> {
-    if threads == Some(0) {
-        return Err(FusionError::new_err("threads must be None (FANFUSE_NUM_THREADS, else 1) or an int >= 1 (got 0)"));
-    }
-    Ok(())
-}
-
 /// RRF of many queries in one call. See `_core.pyi` for the documentation.
 #[pyfunction]
 #[pyo3(signature = (queries, /, *, k = 60.0, weights = None, top_k = None, tie_break = "rank", threads = None))]
@@ -723,16 +834,15 @@ fn check_threads(threads: Option<usize>) -> PyResult<()> {
 fn rrf_batch(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    k: f64,
+    #[pyo3(from_py_with = k_arg)] k: f64,
     weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     tie_break: &str,
-    threads: Option<usize>,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
 ) -> PyResult<Vec<Fused>> {
     let params = parse_params(k, weights, top_k, tie_break)?;
     // Check k and the weight values now, so a bad option fails even for an empty batch.
     params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
-    check_threads(threads)?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
     let mut fused = Vec::with_capacity(queries.len());
     let Some(pool) = batch::pool_for(threads, queries.len()) else {
@@ -785,7 +895,7 @@ fn rrf_batch(
 fn _kernel_seconds(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    top_k: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     repeat: usize,
 ) -> PyResult<f64> {
     let params = parse_params(crate::rrf::DEFAULT_K, None, top_k, "rank")?;
@@ -930,14 +1040,8 @@ fn starts_with_pair(run: &Bound<'_, PyAny>) -> bool {
     first.is_some_and(|f| f.is_instance_of::<PyTuple>())
 }
 
-fn parse_score(value: &Bound<'_, PyAny>, path: impl FnOnce() -> String) -> PyResult<f64> {
-    if value.is_instance_of::<PyString>() || value.is_instance_of::<PyBool>() {
-        return Err(PyTypeError::new_err(format!("{} must be a number (got {})", path(), type_name(value))));
-    }
-    match value.extract::<f64>() {
-        Ok(v) => check_score(v, path),
-        Err(_) => Err(PyTypeError::new_err(format!("{} must be a number (got {})", path(), type_name(value)))),
-    }
+fn parse_score(value: &Bound<'_, PyAny>, path: impl Fn() -> String) -> PyResult<f64> {
+    check_score(number(value, &path)?, path)
 }
 
 fn check_score(v: f64, path: impl FnOnce() -> String) -> PyResult<f64> {
@@ -1007,29 +1111,35 @@ impl PyContribution {
     }
 }
 
-fn explain_to_py(py: Python<'_>, ids: &IdsView<'_>, explain: &[Vec<fusion::Contribution>]) -> PyResult<Py<PyList>> {
+/// Per hit, its contributions as (immutable) Python objects; `Fused.explain` puts them in fresh lists.
+type Explained = Vec<Vec<Py<PyContribution>>>;
+
+fn explain_to_py(py: Python<'_>, ids: &IdsView<'_>, explain: &[Vec<fusion::Contribution>]) -> PyResult<Explained> {
     let id_at = |item: usize| -> PyResult<Py<PyAny>> {
         Ok(match ids {
             IdsView::Str(strs) => PyString::new(py, strs[item]).into_any().unbind(),
             IdsView::Int(ints) => ints[item].into_pyobject(py)?.into_any().unbind(),
         })
     };
-    let hits = PyList::empty(py);
-    for parts in explain {
-        let row = PyList::empty(py);
-        for c in parts {
-            let id = c.item.map(id_at).transpose()?;
-            row.append(PyContribution {
-                list: c.list as usize,
-                rank: c.rank,
-                id,
-                score: c.score,
-                contribution: c.contribution,
-            })?;
-        }
-        hits.append(row)?;
-    }
-    Ok(hits.unbind())
+    explain
+        .iter()
+        .map(|parts| {
+            parts
+                .iter()
+                .map(|c| {
+                    let id = c.item.map(id_at).transpose()?;
+                    let contribution = PyContribution {
+                        list: c.list as usize,
+                        rank: c.rank,
+                        id,
+                        score: c.score,
+                        contribution: c.contribution,
+                    };
+                    Py::new(py, contribution)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Content keys copied out of `content_keys=`: one key list per run, aligned with its ids.
@@ -1085,7 +1195,7 @@ fn fuse_params(
     norm: Option<&str>,
     k: f64,
     weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<&Bound<'_, PyAny>>,
+    top_k: Option<usize>,
     tie_break: &str,
     duplicates: &str,
     explain: bool,
@@ -1128,16 +1238,16 @@ fn fuse(
     runs: &Bound<'_, PyAny>,
     method: &str,
     norm: Option<&str>,
-    k: f64,
+    #[pyo3(from_py_with = k_arg)] k: f64,
     weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     tie_break: &str,
     duplicates: &str,
     content_keys: Option<&Bound<'_, PyAny>>,
     explain: bool,
-    phi: f64,
-    sigma: f64,
-    gamma: f64,
+    #[pyo3(from_py_with = phi_arg)] phi: f64,
+    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
+    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
 ) -> PyResult<Fused> {
     let params = fuse_params(method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma)?;
     let mut owned = OwnedRuns::new();
@@ -1166,21 +1276,18 @@ fn fuse_batch(
     queries: &Bound<'_, PyAny>,
     method: &str,
     norm: Option<&str>,
-    k: f64,
+    #[pyo3(from_py_with = k_arg)] k: f64,
     weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     tie_break: &str,
     duplicates: &str,
     explain: bool,
-    phi: f64,
-    sigma: f64,
-    gamma: f64,
-    threads: Option<usize>,
+    #[pyo3(from_py_with = phi_arg)] phi: f64,
+    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
+    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
 ) -> PyResult<Vec<Fused>> {
     let params = fuse_params(method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma)?;
-    if threads == Some(0) {
-        return Err(FusionError::new_err("threads must be None (all cores) or an int >= 1 (got 0)"));
-    }
     let mut owned = OwnedRuns::new();
     // query_lists[q]..=query_lists[q + 1] is the window of the bounds that holds query q's runs.
     let mut query_lists = vec![0_usize];
@@ -1240,14 +1347,14 @@ impl PyRun {
     /// Builds a run from aligned columns (one row per hit), as a data frame holds it.
     #[staticmethod]
     #[pyo3(signature = (qids, docids, scores, /, *, name = "run", rank_from = "score"))]
-    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
     fn from_columns(
-        qids: Vec<String>,
-        docids: Vec<String>,
-        scores: Vec<f64>,
+        qids: &Bound<'_, PyAny>,
+        docids: &Bound<'_, PyAny>,
+        scores: &Bound<'_, PyAny>,
         name: &str,
         rank_from: &str,
     ) -> PyResult<Self> {
+        let (qids, docids, scores) = (strings(qids, "qids")?, strings(docids, "docids")?, numbers(scores, "scores")?);
         let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
         let run = CoreRun::from_columns(name, &qids, &docids, &scores, rank_from).map_err(to_py_err)?;
         Ok(Self { inner: Arc::new(run) })
@@ -1335,21 +1442,19 @@ fn run_fuse_params(
     tie_break: &str,
 ) -> PyResult<FuseParams> {
     let defaults = fusion::MethodParams::default();
-    let mut params = fuse_params(
+    fuse_params(
         method,
         norm,
         k,
         weights,
-        None,
+        top_k,
         tie_break,
         "first",
         false,
         defaults.phi,
         defaults.sigma,
         defaults.gamma,
-    )?;
-    params.top_k = top_k;
-    Ok(params)
+    )
 }
 
 /// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
@@ -1363,11 +1468,11 @@ fn fuse_runs(
     runs: Vec<PyRef<'_, PyRun>>,
     method: &str,
     norm: Option<&str>,
-    k: f64,
+    #[pyo3(from_py_with = k_arg)] k: f64,
     weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<usize>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     tie_break: &str,
-    threads: Option<usize>,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
 ) -> PyResult<PyRun> {
     let params = run_fuse_params(method, norm, k, weights, top_k, tie_break)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
@@ -1389,21 +1494,22 @@ fn fuse_runs(
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 fn fuse_files<'py>(
     py: Python<'py>,
-    inputs: Vec<String>,
+    inputs: &Bound<'_, PyAny>,
     output: &str,
     method: &str,
     norm: Option<&str>,
-    k: f64,
+    #[pyo3(from_py_with = k_arg)] k: f64,
     weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<usize>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     tie_break: &str,
     rank_from: &str,
     format: &str,
     collection: Option<String>,
     tag: &str,
-    threads: Option<usize>,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     progress: Option<bool>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let inputs = strings(inputs, "inputs")?;
     let options = FuseFilesOptions {
         params: run_fuse_params(method, norm, k, weights, top_k, tie_break)?,
         rank_from: rank_from.parse().map_err(to_py_err)?,
@@ -1429,8 +1535,9 @@ fn evaluate<'py>(
     py: Python<'py>,
     run: PyRef<'_, PyRun>,
     qrels: PyRef<'_, PyQrels>,
-    metrics: Vec<String>,
+    metrics: &Bound<'_, PyAny>,
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
+    let metrics = strings(metrics, "metrics")?;
     let parsed = metrics.iter().map(|m| m.parse::<Metric>()).collect::<Result<Vec<_>, _>>().map_err(to_py_err)?;
     let (run, qrels) = (Arc::clone(&run.inner), Arc::clone(&qrels.inner));
     let evaluation = py.detach(|| eval::evaluate(&run, &qrels, &parsed));
@@ -1444,31 +1551,22 @@ fn evaluate<'py>(
 /// Two-sided paired randomization test. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (a, b, /, *, iterations = 10_000, seed = 0))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
-fn randomization_test(py: Python<'_>, a: Vec<f64>, b: Vec<f64>, iterations: u32, seed: u64) -> PyResult<f64> {
-    if a.len() != b.len() {
-        return Err(FusionError::new_err(format!(
-            "paired samples need equal lengths (got {} and {})",
-            a.len(),
-            b.len()
-        )));
-    }
-    Ok(py.detach(|| eval::significance::randomization_test(&a, &b, iterations, seed)))
+fn randomization_test(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    #[pyo3(from_py_with = iterations_arg)] iterations: u32,
+    #[pyo3(from_py_with = seed_arg)] seed: u64,
+) -> PyResult<f64> {
+    let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
+    detached(py, || eval::significance::randomization_test(&a, &b, iterations, seed))
 }
 
 /// Two-sided paired Student t-test. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
-fn paired_t_test(a: Vec<f64>, b: Vec<f64>) -> PyResult<f64> {
-    if a.len() != b.len() {
-        return Err(FusionError::new_err(format!(
-            "paired samples need equal lengths (got {} and {})",
-            a.len(),
-            b.len()
-        )));
-    }
-    Ok(eval::significance::paired_t_test(&a, &b))
+fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
+    eval::significance::paired_t_test(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
 }
 
 #[pymodule(gil_used = false)]

@@ -77,6 +77,14 @@ impl RrfParams {
             if let Some((i, w)) = weights.iter().enumerate().find(|(_, w)| !(w.is_finite() && **w >= 0.0)) {
                 return Err(FusionError::invalid(format!("weights[{i}] must be a finite number >= 0 (got {w})")));
             }
+            // A finite total bounds every RRF score (each term w / (k + rank) is at most w), so the
+            // kernel never has to look for a score that overflowed.
+            let total: f64 = weights.iter().sum();
+            if !total.is_finite() {
+                return Err(FusionError::invalid(format!(
+                    "weights sum to {total}, beyond the largest float; only their ratios matter, so scale them down"
+                )));
+            }
         }
         Ok(())
     }
@@ -356,6 +364,8 @@ mod tests {
         assert!(err(RrfParams { k: f64::NAN, ..RrfParams::default() }).starts_with("k must be"));
         assert!(err(RrfParams { weights: Some(vec![]), ..RrfParams::default() }).contains("one weight per list"));
         assert!(err(RrfParams { weights: Some(vec![-1.0]), ..RrfParams::default() }).starts_with("weights[0]"));
+        let huge = RrfParams { weights: Some(vec![1e308, 1e308]), ..RrfParams::default() };
+        assert!(huge.validate(2).unwrap_err().to_string().starts_with("weights sum to inf"));
         assert!("nope".parse::<TieBreak>().unwrap_err().to_string().contains("'rank' or 'id'"));
         assert_eq!(lists.len(), 1);
     }

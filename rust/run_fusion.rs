@@ -7,9 +7,13 @@ use crate::fusion::{fuse, FuseParams, ScoredLists};
 use crate::lists::RankedLists;
 use crate::runs::Hit;
 
-/// Fuses one query: `lists[r]` is run r's hits in rank order. Returns each fused hit's best-ranked
+/// Fuses query `qid`: `lists[r]` is run r's hits in rank order. Returns each fused hit's best-ranked
 /// occurrence (whose passthrough fields the output keeps) and its fused score, best first.
-pub fn fuse_query<'a>(lists: &[Vec<&'a Hit>], params: &FuseParams) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
+pub fn fuse_query<'a>(
+    qid: &str,
+    lists: &[Vec<&'a Hit>],
+    params: &FuseParams,
+) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
     let total = lists.iter().map(Vec::len).sum();
     let mut items: Vec<&str> = Vec::with_capacity(total);
     let mut scores: Vec<f64> = Vec::with_capacity(total);
@@ -23,7 +27,8 @@ pub fn fuse_query<'a>(lists: &[Vec<&'a Hit>], params: &FuseParams) -> Result<Vec
         bounds.push(items.len());
     }
     // Rank methods never read the scores, so passing them always costs only the copy above.
-    let fused = fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) }, params)?;
+    let fused = fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) }, params)
+        .map_err(|e| FusionError::invalid(format!("query {qid}: {e}")))?;
     Ok(fused.hits.into_iter().map(|e| (hits[e.item], e.score)).collect())
 }
 
@@ -46,7 +51,7 @@ pub fn fuse_runs(
         }
     }
     let fused = crate::batch::map_queries(&queries, threads, |(qid, lists)| {
-        let hits = fuse_query(lists, params)?;
+        let hits = fuse_query(qid, lists, params)?;
         let hits = hits
             .into_iter()
             .enumerate()

@@ -26,3 +26,21 @@ def mtrag_dir() -> Path:
     if not MTRAG.is_dir():
         pytest.skip(f"MT-RAG data not found at {MTRAG}")
     return MTRAG
+
+
+@pytest.fixture(scope="session")
+def small_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Two TREC runs over six queries (paths "run0", "run1") and their qrels ("qrels"): small valid
+    input for tests that check what a bad option does to an otherwise good call."""
+    directory = tmp_path_factory.mktemp("small-runs")
+    paths = {}
+    for r in range(2):
+        path = directory / f"run{r}.trec"
+        path.write_text(
+            "".join(f"q{q} Q0 d{(q + d + r) % 5} {d + 1} {3 - d} r{r}\n" for q in range(6) for d in range(3))
+        )
+        paths[f"run{r}"] = str(path)
+    qrels = directory / "qrels"
+    qrels.write_text("".join(f"q{q} 0 d{q % 5} 1\n" for q in range(6)))
+    paths["qrels"] = str(qrels)
+    return paths

@@ -63,6 +63,19 @@ def test_explain_reports_input_scores_and_ranks() -> None:
     assert "Contribution(list=0, rank=1, id='a', score=3.5" in repr(by_id["a"][0])
 
 
+def test_explain_is_a_fresh_list_on_every_access() -> None:
+    # Like ids and scores: a caller editing what it got cannot change the result another caller reads.
+    fused = fanfuse.fuse([["a", "b"], ["b"]], explain=True)
+    first = fused.explain
+    assert first is not None
+    before = [[repr(c) for c in row] for row in first]
+    first[0].clear()
+    first.append([])
+    again = fused.explain
+    assert again is not None and again is not first
+    assert [[repr(c) for c in row] for row in again] == before
+
+
 def test_duplicate_policies_for_rrf() -> None:
     chunks = [["doc1", "doc2", "doc1", "doc1"], ["doc2"]]
     first = fanfuse.fuse(chunks)

@@ -63,8 +63,12 @@ TOP_K_DRAW = st.integers(0, 8)
 
 
 @st.composite
-def fuse_calls(draw: st.DrawFn) -> tuple[list[list[tuple[str, float]]], dict[str, Any]]:
-    runs = draw(scored_runs)
+def fuse_calls(
+    draw: st.DrawFn,
+    runs_draw: st.SearchStrategy[list[list[tuple[str, float]]]] = scored_runs,
+    weights_draw: list[st.SearchStrategy[list[float]]] = WEIGHTS_DRAW,
+) -> tuple[list[list[tuple[str, float]]], dict[str, Any]]:
+    runs = draw(runs_draw)
     method = draw(METHOD_DRAW)
     options: dict[str, Any] = {
         "method": method,
@@ -73,7 +77,7 @@ def fuse_calls(draw: st.DrawFn) -> tuple[list[list[tuple[str, float]]], dict[str
     if method in SCORE_METHODS and method not in ("dbsf", "relative_score"):
         options["norm"] = draw(NORM_DRAW)
     if method not in UNWEIGHTED and draw(st.booleans()):
-        options["weights"] = draw(WEIGHTS_DRAW[len(runs)])
+        options["weights"] = draw(weights_draw[len(runs)])
     if draw(st.booleans()):
         options["top_k"] = draw(TOP_K_DRAW)
     return runs, options

@@ -22,21 +22,82 @@ def test_paired_t_test_equals_scipy(n: int, seed: int) -> None:
     b = [min(1.0, max(0.0, x + rng.gauss(0.02 * seed, 0.2))) for x in a]
     expected = float(stats.ttest_rel(a, b).pvalue)
     ours = fanfuse.paired_t_test(a, b)
-    if math.isnan(expected):  # zero variance of the differences: scipy gives NaN, we give 1 or 0
-        assert ours in (0.0, 1.0)
+    if math.isnan(expected):  # all differences zero: scipy's t is 0/0, ours is "identical systems"
+        assert a == b
+        assert ours == 1.0
     else:
         assert ours == pytest.approx(expected, rel=1e-9, abs=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")  # scipy on equal differences
 def test_paired_t_test_far_tail_and_edge_cases() -> None:
     a = [0.9 + 0.001 * i for i in range(50)]
     b = [0.1 + 0.0013 * (i % 7) for i in range(50)]
     assert fanfuse.paired_t_test(a, b) == pytest.approx(float(stats.ttest_rel(a, b).pvalue), rel=1e-6)
     assert fanfuse.paired_t_test([0.3, 0.4], [0.3, 0.4]) == 1.0
+    # Equal non-zero differences: t is infinite, p is 0, as scipy gives it.
+    assert fanfuse.paired_t_test([0.5, 0.75], [0.25, 0.5]) == 0.0
+    assert float(stats.ttest_rel([0.5, 0.75], [0.25, 0.5]).pvalue) == 0.0
     assert fanfuse.paired_t_test([0.5, 0.6], [0.3, 0.4]) == 0.0
-    assert math.isnan(fanfuse.paired_t_test([1.0], [0.0]))
     with pytest.raises(fanfuse.FusionError, match="equal lengths"):
         fanfuse.paired_t_test([1.0, 2.0], [1.0])
+
+
+TESTS = {
+    "randomization_test": lambda a, b: fanfuse.randomization_test(a, b, iterations=200),
+    "paired_t_test": fanfuse.paired_t_test,
+}
+
+
+@pytest.mark.parametrize("test", TESTS)
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("side", ["a", "b"])
+def test_a_value_that_is_not_finite_is_refused(test: str, bad: float, side: str) -> None:
+    # A NaN difference never counts as "at least as extreme", which made p the minimum, 1/(n+1).
+    a, b = [0.2, 0.5, 0.4, 0.9], [0.1, 0.3, 0.4, 0.2]
+    (a if side == "a" else b)[2] = bad
+    with pytest.raises(fanfuse.FusionError, match=rf"{test}: {side}\[2\] is (NaN|inf|-inf); every value"):
+        TESTS[test](a, b)
+
+
+@pytest.mark.parametrize(("test", "n", "needed"), [("randomization_test", 0, 1), ("paired_t_test", 1, 2)])
+def test_too_few_pairs_are_refused(test: str, n: int, needed: int) -> None:
+    with pytest.raises(fanfuse.FusionError, match=rf"{test} needs at least {needed} pairs? \(got {n}\)"):
+        TESTS[test]([0.5] * n, [0.25] * n)
+
+
+def test_a_difference_beyond_the_float_range_is_refused() -> None:
+    with pytest.raises(fanfuse.FusionError, match=r"paired_t_test: a\[0\] - b\[0\] overflows a float"):
+        fanfuse.paired_t_test([1e308, 0.5], [-1e308, 0.25])
+
+
+def test_large_differences_give_the_p_values_of_small_ones() -> None:
+    # Both tests are scale-invariant; squares of 1e200 overflow, which made the t-test return 0.
+    a, b = [1.0, 2.0, 3.0, 5.0], [1.0, 1.0, 2.0, 2.0]
+    big_a, big_b = [x * 1e200 for x in a], [x * 1e200 for x in b]
+    assert fanfuse.paired_t_test(big_a, big_b) == pytest.approx(fanfuse.paired_t_test(a, b), rel=1e-12)
+    assert fanfuse.randomization_test(big_a, big_b, iterations=500) == fanfuse.randomization_test(
+        a, b, iterations=500
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"iterations": 0}, fanfuse.FusionError, r"iterations must be an int from 1 to 4294967295 \(got 0\)"),
+        ({"iterations": -1}, fanfuse.FusionError, r"iterations must be an int from 1 .*\(got -1\)"),
+        ({"iterations": 2**32}, fanfuse.FusionError, r"iterations must be .*\(got 4294967296\)"),
+        ({"iterations": 10.0}, TypeError, r"iterations must be an int from 1 .*\(got float\)"),
+        ({"seed": -1}, fanfuse.FusionError, r"seed must be an int from 0 to 2\*\*64 - 1 \(got -1\)"),
+        ({"seed": 2**64}, fanfuse.FusionError, r"seed must be an int from 0 .*\(got 18446744073709551616\)"),
+    ],
+)
+def test_randomization_options_are_checked(
+    options: dict[str, int], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        fanfuse.randomization_test([0.5, 0.25], [0.25, 0.0], **options)
+    assert fanfuse.randomization_test([0.5, 0.25], [0.25, 0.0], iterations=1, seed=2**64 - 1) == 1.0
 
 
 def test_compare_runs_reports_t_test_on_shared_queries(tmp_path: Path) -> None:
@@ -60,3 +121,14 @@ def test_compare_runs_reports_t_test_on_shared_queries(tmp_path: Path) -> None:
         paired = [base.values[metric][base.qids.index(q)] for q in other.qids]
         expected = float(stats.ttest_rel(other.values[metric], paired).pvalue)
         assert other.t_test_p_values[metric] == pytest.approx(expected, rel=1e-9)
+
+
+def test_compare_runs_refuses_runs_with_too_few_shared_queries(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    base, other = tmp_path / "base.trec", tmp_path / "other.trec"
+    base.write_text("q1 Q0 d1 1 2.0 a\nq2 Q0 d1 1 2.0 a\n")
+    other.write_text("q2 Q0 d2 1 2.0 b\n")  # one shared query: no variance to test against
+    runs = [fanfuse.read_run(str(base)), fanfuse.read_run(str(other))]
+    with pytest.raises(fanfuse.FusionError, match=r"other.trec shares 1 evaluated queries with base.trec"):
+        compare_runs(runs, fanfuse.read_qrels(str(qrels)), ["ndcg@10"], iterations=50)

@@ -51,7 +51,10 @@ class Fused:
         """Fused scores, aligned with ``ids``."""
     @property
     def explain(self) -> list[list[Contribution]] | None:
-        """With ``fuse(..., explain=True)``: per hit, what each list gave it (aligned with ``ids``)."""
+        """With ``fuse(..., explain=True)``: per hit, what each list gave it (aligned with ``ids``).
+
+        Like ``ids`` and ``scores``, a fresh list on every access: editing it changes nothing else.
+        """
     def __len__(self) -> int: ...
     def __getitem__(self, index: int, /) -> tuple[_Id, float]: ...
     def __iter__(self) -> Iterator[tuple[_Id, float]]: ...
@@ -74,15 +77,18 @@ def rrf(
         lists: ranked lists, best first. Each a list/tuple of ``str`` ids, of ``int`` ids, or a 1-D
             NumPy integer array (read without a Python object per element). All ids of one call are
             str, or all int (signed 64-bit). A repeated id inside one list counts at its first position.
-        k: finite float > 0. 60 matches Elasticsearch, ranx and pyserini; 59 matches LlamaIndex/Weaviate.
-        weights: one finite weight >= 0 per list (None: all 1.0). A weight-0 list is ignored entirely.
-        top_k: keep the first ``top_k`` hits (None: all). Equal to the prefix of the full ranking.
+        k: finite number > 0. 60 matches Elasticsearch, ranx and pyserini; 59 matches LlamaIndex/Weaviate.
+        weights: one finite weight >= 0 per list (None: all 1.0), with a finite total (only their ratios
+            matter). A weight-0 list is ignored entirely.
+        top_k: keep the first ``top_k`` hits (None: all); an int >= 0, larger than any list keeps all.
+            Equal to the prefix of the full ranking.
         tie_break: ``"rank"`` (equal scores: better best rank first, then the earlier list) or
             ``"id"`` (ascending id, as pyserini and trectools).
 
     Raises:
         FusionError: a bad option value (k, weights, top_k, tie_break) or an id out of range.
-        TypeError: a wrong type, such as mixed str and int ids or a float id.
+        TypeError: a wrong type, such as mixed str and int ids, a float id, or a bool or str where a
+            number is expected (``top_k=True`` is refused, not read as 1). Messages name the argument.
 
     The GIL is released while the kernel runs; the function is safe to call from many threads.
     """
@@ -100,10 +106,10 @@ def rrf_batch(
     """``[rrf(lists, ...) for lists in queries]`` in one call across the boundary.
 
     Queries are copied into Rust 64 at a time and each chunk is fused with the GIL released. With
-    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256 queries or more run
-    on a thread pool that fuses one chunk while the calling thread copies the next. In a forked
-    child the batch always runs serially. Every query's ids are str, or every query's are int.
-    ``weights``, when given, must have one entry per list for every query.
+    ``threads`` > 1 (an int from 1 to 1024; default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256
+    queries or more run on a thread pool that fuses one chunk while the calling thread copies the
+    next. In a forked child the batch always runs serially. Every query's ids are str, or every
+    query's are int. ``weights``, when given, must have one entry per list for every query.
     """
 
 def default_threads() -> int:
@@ -201,11 +207,14 @@ def fuse(
         explain: also return ``Fused.explain``: per hit, one ``Contribution`` per list that gave it
             something, in list order, summing exactly to its score (Condorcet: contributions are NaN,
             its score is a position). Costs nothing when False.
-        phi: RBC persistence in (0, 1). sigma: logn_isr smoothing in [0, 1]. gamma: combgmnz exponent.
+        phi: RBC persistence in (0, 1). sigma: logn_isr smoothing in [0, 1]. gamma: combgmnz exponent,
+            finite. All of k, phi, sigma and gamma are checked whichever method is asked for.
 
     Raises:
         FusionError: unknown method or norm, a score method given a list without scores, a NaN score,
             a parameter out of range, or options a method cannot use (with the fix in the message).
+            Also a fused score that leaves the float range (finite scores or weights so large that a
+            sum, product or normalisation gives inf or NaN): the message names the document.
         TypeError: a wrong type, such as a str score or mixed str and int ids.
     """
 
@@ -247,7 +256,7 @@ class Run:
     def from_columns(
         qids: Sequence[str],
         docids: Sequence[str],
-        scores: Sequence[float],
+        scores: Sequence[float] | npt.NDArray[np.floating],
         /,
         *,
         name: str = "run",
@@ -307,6 +316,8 @@ def fuse_runs(
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
 
     ``method`` and ``norm`` are those of ``fuse``; score methods use each hit's score from the file.
+    ``top_k`` and ``threads`` are checked as for ``rrf_batch``. A fused score beyond the float range
+    raises FusionError naming the query and the document.
     """
 
 def fuse_files(
@@ -344,12 +355,25 @@ def evaluate(
     """
 
 def randomization_test(
-    a: Sequence[float], b: Sequence[float], /, *, iterations: int = 10000, seed: int = 0
+    a: Sequence[float] | npt.NDArray[np.floating],
+    b: Sequence[float] | npt.NDArray[np.floating],
+    /,
+    *,
+    iterations: int = 10000,
+    seed: int = 0,
 ) -> float:
-    """Two-sided paired randomization (sign-flip) test of mean(a) != mean(b); returns the p-value."""
+    """Two-sided paired randomization (sign-flip) test of mean(a) != mean(b); returns the p-value.
 
-def paired_t_test(a: Sequence[float], b: Sequence[float], /) -> float:
+    ``iterations``: an int from 1 to 2**32 - 1; ``seed``: an int from 0 to 2**64 - 1. Raises
+    FusionError for unequal lengths, no pairs, or a value that is not finite (a NaN would make any
+    difference look significant).
+    """
+
+def paired_t_test(
+    a: Sequence[float] | npt.NDArray[np.floating], b: Sequence[float] | npt.NDArray[np.floating], /
+) -> float:
     """Two-sided paired Student t-test of mean(a) != mean(b) (``scipy.stats.ttest_rel``); the p-value.
 
-    NaN for fewer than two pairs; with zero variance of the differences, 1 if they are all zero, else 0.
+    With zero variance of the differences: 1 if they are all zero (scipy: NaN), else 0 (as scipy).
+    Raises FusionError for unequal lengths, fewer than two pairs, or a value that is not finite.
     """

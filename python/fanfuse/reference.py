@@ -39,7 +39,28 @@ def _check_options(
     for i, w in enumerate(weights):
         if not (math.isfinite(w) and w >= 0):
             raise FusionError(f"weights[{i}] must be a finite number >= 0 (got {w})")
+    _check_weight_total(weights)
     return weights
+
+
+def _check_weight_total(weights: Sequence[float]) -> None:
+    """A finite total bounds every RRF score (each term ``w / (k + rank)`` is at most ``w``)."""
+    from fanfuse import FusionError
+
+    total = _in_order_sum(weights)
+    if not math.isfinite(total):
+        raise FusionError(
+            f"weights sum to {total}, beyond the largest float; only their ratios matter, so scale them down"
+        )
+
+
+def _check_finite(score: dict[Id, float], method: str) -> None:
+    """Finite inputs can still sum (or normalise) beyond the largest float: refuse, never rank inf/NaN."""
+    from fanfuse import FusionError
+
+    for doc, value in score.items():
+        if not math.isfinite(value):
+            raise FusionError(f"the fused score of id {doc!r} is {value} under method {method!r}")
 
 
 def _check_ids(lists: list[list[Any]]) -> None:
@@ -85,6 +106,7 @@ def rrf(
             score[doc] = score.get(doc, 0.0) + weight_of[i] / (k + rank)
             if doc not in best or rank < best[doc][0]:
                 best[doc] = (rank, i)
+    _check_finite(score, "rrf")
 
     def order(doc: Id) -> tuple[float, Any]:
         tie = best[doc] if tie_break == "rank" else doc
@@ -171,7 +193,11 @@ def _contribution(method: str, v: float, w: float, n: int, w_sum: float, sigma: 
     if method == "combanz":
         return v / n
     if method == "combgmnz":
-        return v * math.pow(n, gamma)
+        try:
+            power = math.pow(n, gamma)
+        except OverflowError:  # the core's powf gives inf; the sum check then refuses the score
+            power = math.inf
+        return v * power
     if method == "mixed":
         return w * v * math.sqrt(n)
     return w * v  # combsum, rbc, bordafuse, dbsf, relative_score
@@ -197,6 +223,7 @@ def fuse(
     method = ALIASES.get(method, method)
     split = [_split_run(run) for run in runs]
     weight_of = list(weights) if weights is not None else [1.0] * len(split)
+    _check_weight_total(weight_of)
     if method not in RANK_METHODS and norm is None:
         norm = {"dbsf": "dbsf", "relative_score": "relative"}.get(method, "min-max")
 
@@ -295,6 +322,7 @@ def fuse(
                     winner, loser = (a, b) if for_a > for_b else (b, a)
                     score[winner] += 1.0
                     score[loser] -= 1.0
+    _check_finite(score, method)
 
     def order(doc: Id) -> tuple[float, Any]:
         return (-score[doc], best[doc][:2] if tie_break == "rank" else doc)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fanfuse._core import Qrels, Run, evaluate, paired_t_test, randomization_test
+from fanfuse._core import FusionError, Qrels, Run, evaluate, paired_t_test, randomization_test
 
 DEFAULT_METRICS = ("recall@5", "recall@10", "ndcg@5", "ndcg@10")
 
@@ -45,12 +45,21 @@ def compare_runs(
     iterations: int = 10_000,
     seed: int = 0,
 ) -> list[RunScores]:
-    """Scores every run and tests each one against the first on the queries both evaluated."""
+    """Scores every run and tests each one against the first on the queries both evaluated.
+
+    Raises FusionError when a run shares fewer than two evaluated queries with the first: the t-test
+    has no variance to test against, and no p-value is better than one that means nothing.
+    """
     scored = [score_run(run, qrels, metrics, names[i] if names else None) for i, run in enumerate(runs)]
     base = scored[0]
     base_index = {q: i for i, q in enumerate(base.qids)}
     for other in scored[1:]:
         shared = [(base_index[q], j) for j, q in enumerate(other.qids) if q in base_index]
+        if len(shared) < 2:
+            raise FusionError(
+                f"{other.name} shares {len(shared)} evaluated queries with {base.name}; the paired tests "
+                "need at least 2 (evaluate it alone, or check that the runs and qrels use the same qids)"
+            )
         pairs = {
             m: ([other.values[m][j] for _, j in shared], [base.values[m][i] for i, _ in shared])
             for m in metrics
@@ -95,13 +104,11 @@ def from_frame(frame: Any, *, name: str = "run", rank_from: str = "score") -> Ru
     )
     missing = [c for c in ("qid", "docid", "score") if c not in columns]
     if missing:
-        from fanfuse._core import FusionError
-
         raise FusionError(f"frame lacks column(s) {', '.join(missing)}; a run frame needs qid, docid, score")
     return Run.from_columns(
         [str(q) for q in columns["qid"]],
         [str(d) for d in columns["docid"]],
-        [float(s) for s in columns["score"]],
+        list(columns["score"]),  # the core checks each score and names the bad one (scores[i])
         name=name,
         rank_from=rank_from,
     )

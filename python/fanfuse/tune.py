@@ -9,8 +9,10 @@ single run", so the reported gain is held-out against held-out, never against a 
 from __future__ import annotations
 
 import itertools
+import math
+import numbers
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fanfuse._core import FusionError, Qrels, Run, evaluate, fuse_runs, randomization_test
@@ -69,13 +71,40 @@ def weight_grid(n_runs: int, levels: Sequence[float]) -> list[tuple[float, ...]]
     return grid
 
 
+def _check_int(value: object, name: str, low: int, high: int | None = None) -> int:
+    """An int (NumPy integers too; not a bool) in [low, high]."""
+    accepted = f"an int >= {low}" if high is None else f"an int from {low} to {high}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {accepted} (got {type(value).__name__})")
+    number = int(value)
+    if number < low or (high is not None and number > high):
+        raise FusionError(f"{name} must be {accepted} (got {number})")
+    return number
+
+
+def _check_numbers(values: Iterable[float], name: str, *, positive: bool) -> list[float]:
+    """A non-empty list (or array) of finite numbers, each > 0 (``positive``) or >= 0."""
+    accepted = "a finite number > 0" if positive else "a finite number >= 0"
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a list of numbers, each {accepted} (got {type(values).__name__})")
+    checked = list(values)
+    if not checked:
+        raise FusionError(f"{name} is empty: give at least one value, each {accepted}")
+    for i, value in enumerate(checked):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name}[{i}] must be a number (got {type(value).__name__})")
+        if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
+            raise FusionError(f"{name}[{i}] must be {accepted} (got {value})")
+    return [float(v) for v in checked]
+
+
 def tune(
     runs: Sequence[Run],
     qrels: Qrels,
     *,
     metric: str = "ndcg@10",
-    ks: Sequence[float] = DEFAULT_KS,
-    weight_levels: Sequence[float] = DEFAULT_WEIGHTS,
+    ks: Iterable[float] = DEFAULT_KS,
+    weight_levels: Iterable[float] = DEFAULT_WEIGHTS,
     folds: int = 5,
     seed: int = 0,
     top_k: int | None = 1000,
@@ -84,6 +113,14 @@ def tune(
     """Cross-validated search over ``ks`` x ``weight_grid``; see the module docstring."""
     if len(runs) < 2:
         raise FusionError("tune needs at least two runs to fuse")
+    folds = _check_int(folds, "folds", 2)
+    seed = _check_int(seed, "seed", 0, 2**64 - 1)
+    ks = _check_numbers(ks, "ks", positive=True)
+    weight_levels = _check_numbers(weight_levels, "weight_levels", positive=False)
+    if not any(w > 0 for w in weight_levels):
+        raise FusionError(
+            f"weight_levels has no level > 0 (got {weight_levels}); fusion needs two weighted runs"
+        )
     configs = [Config(k, w) for k in ks for w in weight_grid(len(runs), weight_levels)]
     configs += [Config(0.0, (), single=i) for i in range(len(runs))]
     judged = set(qrels.qids())

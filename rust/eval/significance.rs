@@ -1,6 +1,15 @@
 //! Paired significance of the difference between two systems' per-query scores: a two-sided
-//! randomization (sign-flip permutation) test with a fixed seed, so reruns print the same p-value,
+//! randomization (sign-flip) permutation test with a fixed seed, so reruns print the same p-value,
 //! and a two-sided paired Student t-test (the one `scipy.stats.ttest_rel` computes).
+//!
+//! Both refuse what would give a p-value that means nothing: unequal lengths, too few pairs, and
+//! values that are not finite (a NaN difference would count as "less extreme" in every permutation
+//! and make any comparison look significant).
+
+use crate::error::FusionError;
+
+/// What `iterations` accepts, in the one message the binding and the core give.
+pub const ITERATIONS_ACCEPTED: &str = "an int from 1 to 4294967295";
 
 /// splitmix64: tiny, fast and good enough to flip fair coins; fixed seed for reproducibility.
 struct SplitMix(u64);
@@ -15,15 +24,60 @@ impl SplitMix {
     }
 }
 
+/// The differences `a[i] - b[i]`, checked, and scaled by a power of two so that none exceeds 1 in
+/// magnitude. Both tests are scale-invariant and a power-of-two scaling is exact, so the p-values
+/// are those of the unscaled data, but sums and squares of large differences cannot overflow.
+fn differences(a: &[f64], b: &[f64], test: &str, min_pairs: usize) -> Result<Vec<f64>, FusionError> {
+    if a.len() != b.len() {
+        return Err(FusionError::invalid(format!(
+            "{test}: paired samples need equal lengths (got {} and {})",
+            a.len(),
+            b.len()
+        )));
+    }
+    if a.len() < min_pairs {
+        return Err(FusionError::invalid(format!(
+            "{test} needs at least {min_pairs} pair{} (got {})",
+            if min_pairs == 1 { "" } else { "s" },
+            a.len()
+        )));
+    }
+    for (name, sample) in [("a", a), ("b", b)] {
+        if let Some((i, v)) = sample.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(FusionError::invalid(format!(
+                "{test}: {name}[{i}] is {v}; every value must be a finite number (drop the pair or give it a real value)"
+            )));
+        }
+    }
+    let mut diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    if let Some(i) = diffs.iter().position(|d| !d.is_finite()) {
+        return Err(FusionError::invalid(format!(
+            "{test}: a[{i}] - b[{i}] overflows a float; scale both samples down"
+        )));
+    }
+    let largest = diffs.iter().fold(0.0_f64, |m, d| m.max(d.abs()));
+    if largest > 1.0 {
+        // 2^-e with 2^e >= largest: exact, and it keeps every difference within [-1, 1].
+        #[allow(clippy::cast_possible_truncation)] // the log2 of a finite f64 is at most 1024
+        let exponent = largest.log2().ceil() as i32;
+        let scale = 0.5_f64.powi(exponent);
+        for d in &mut diffs {
+            *d *= scale;
+        }
+    }
+    Ok(diffs)
+}
+
 /// p-value of H0 "a and b come from the same system": the share of `iterations` random sign flips
 /// of the paired differences whose |mean| is at least the observed one, with the +1 correction.
 ///
-/// # Panics
-/// If `a` and `b` differ in length (the binding checks this first).
-#[must_use]
-pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> f64 {
-    assert_eq!(a.len(), b.len(), "paired samples must have equal length");
-    let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+/// # Errors
+/// Unequal lengths, no pairs, a value that is not finite, or `iterations` = 0.
+pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> Result<f64, FusionError> {
+    if iterations == 0 {
+        return Err(FusionError::invalid(format!("iterations must be {ITERATIONS_ACCEPTED} (got 0)")));
+    }
+    let diffs = differences(a, b, "randomization_test", 1)?;
     let observed = diffs.iter().sum::<f64>().abs();
     // Compare sums, not means, and allow for rounding so identical systems give p = 1.
     let tolerance = 1e-12 * diffs.iter().map(|d| d.abs()).sum::<f64>().max(1.0);
@@ -43,34 +97,29 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> f
             at_least += 1;
         }
     }
-    (at_least + 1) as f64 / (f64::from(iterations) + 1.0)
+    Ok((at_least + 1) as f64 / (f64::from(iterations) + 1.0))
 }
 
 /// Two-sided p-value of the paired t-test of mean(a - b) = 0, as `scipy.stats.ttest_rel` gives it.
-/// Fewer than two pairs give NaN (no variance to test against). Identical differences (zero variance)
-/// give 1 when they are all zero (identical systems, like the randomization test) and 0 otherwise.
+/// Identical differences (zero variance, where t is ±inf or 0/0) give 0 when they are not zero
+/// (scipy: 0 too) and 1 when they are all zero (identical systems, like the randomization test;
+/// scipy: NaN).
 ///
-/// # Panics
-/// If `a` and `b` differ in length (the binding checks this first).
-#[must_use]
-pub fn paired_t_test(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len(), "paired samples must have equal length");
-    let n = a.len();
-    if n < 2 {
-        return f64::NAN;
-    }
-    let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    let count = n as f64;
+/// # Errors
+/// Unequal lengths, fewer than two pairs (no variance to test against), or a value that is not finite.
+pub fn paired_t_test(a: &[f64], b: &[f64]) -> Result<f64, FusionError> {
+    let diffs = differences(a, b, "paired_t_test", 2)?;
+    let count = diffs.len() as f64;
     let mean = diffs.iter().sum::<f64>() / count;
     // Two-pass variance: no cancellation when the differences are large and close together.
     let variance = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (count - 1.0);
     // Rounding can leave a tiny mean and variance for identical inputs; treat both relative to the data.
     let scale = diffs.iter().map(|d| d.abs()).fold(0.0, f64::max);
     if variance <= (1e-15 * scale).powi(2) {
-        return if mean.abs() <= 1e-12 * scale.max(f64::MIN_POSITIVE) { 1.0 } else { 0.0 };
+        return Ok(if mean.abs() <= 1e-12 * scale.max(f64::MIN_POSITIVE) { 1.0 } else { 0.0 });
     }
     let t = mean / (variance / count).sqrt();
-    student_t_two_sided(t, count - 1.0)
+    Ok(student_t_two_sided(t, count - 1.0))
 }
 
 /// P(|T| >= |t|) for Student's t with `df` degrees of freedom: I_{df/(df+t^2)}(df/2, 1/2).
@@ -179,19 +228,41 @@ mod tests {
     #[test]
     fn paired_t_test_edge_cases() {
         let a = [0.1, 0.5, 0.3, 0.9];
-        assert!((paired_t_test(&a, &a) - 1.0).abs() < 1e-15);
+        assert!((paired_t_test(&a, &a).unwrap() - 1.0).abs() < 1e-15);
         let shifted: Vec<f64> = a.iter().map(|x| x + 0.25).collect();
-        assert!(paired_t_test(&shifted, &a).abs() < 1e-15);
-        assert!(paired_t_test(&[1.0], &[0.0]).is_nan());
+        assert!(paired_t_test(&shifted, &a).unwrap().abs() < 1e-15);
         // scipy.stats.ttest_rel([1, 2, 3, 5], [1, 1, 2, 2]).pvalue
-        assert!((paired_t_test(&[1.0, 2.0, 3.0, 5.0], &[1.0, 1.0, 2.0, 2.0]) - 0.141_121_939_714_034_47).abs() < 1e-12);
+        let p = paired_t_test(&[1.0, 2.0, 3.0, 5.0], &[1.0, 1.0, 2.0, 2.0]).unwrap();
+        assert!((p - 0.141_121_939_714_034_47).abs() < 1e-12);
+    }
+
+    #[test]
+    fn large_differences_give_the_p_value_of_the_scaled_down_data() {
+        let (a, b) = ([1.0, 2.0, 3.0, 5.0], [1.0, 1.0, 2.0, 2.0]);
+        let big = |x: &[f64]| x.iter().map(|v| v * 1e300).collect::<Vec<_>>();
+        let p = paired_t_test(&a, &b).unwrap();
+        assert!((paired_t_test(&big(&a), &big(&b)).unwrap() - p).abs() < 1e-12);
+        let r = randomization_test(&a, &b, 1000, 3).unwrap();
+        assert!((randomization_test(&big(&a), &big(&b), 1000, 3).unwrap() - r).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_samples_are_refused_with_the_offending_value() {
+        let err = |r: Result<f64, FusionError>| r.unwrap_err().to_string();
+        assert!(err(paired_t_test(&[1.0], &[0.0])).contains("at least 2 pairs (got 1)"));
+        assert!(err(randomization_test(&[], &[], 10, 0)).contains("at least 1 pair (got 0)"));
+        assert!(err(paired_t_test(&[1.0, 2.0], &[1.0])).contains("equal lengths (got 2 and 1)"));
+        assert!(err(randomization_test(&[0.5, f64::NAN], &[0.0, 0.0], 10, 0)).contains("a[1] is NaN"));
+        assert!(err(paired_t_test(&[0.5, 0.1], &[0.0, f64::INFINITY])).contains("b[1] is inf"));
+        assert!(err(paired_t_test(&[1e308, 0.0], &[-1e308, 0.0])).contains("a[0] - b[0]"));
+        assert!(err(randomization_test(&[1.0], &[0.0], 0, 0)).contains("iterations must be an int from 1"));
     }
 
     #[test]
     fn identical_systems_are_not_significant_and_a_clear_gap_is() {
         let a: Vec<f64> = (0..50).map(|i| f64::from(i % 7) / 7.0).collect();
-        assert!((randomization_test(&a, &a, 1000, 1) - 1.0).abs() < 1e-12);
+        assert!((randomization_test(&a, &a, 1000, 1).unwrap() - 1.0).abs() < 1e-12);
         let b: Vec<f64> = a.iter().map(|x| x + 0.2).collect();
-        assert!(randomization_test(&b, &a, 1000, 1) < 0.01);
+        assert!(randomization_test(&b, &a, 1000, 1).unwrap() < 0.01);
     }
 }

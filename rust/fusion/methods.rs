@@ -32,6 +32,17 @@ impl Default for MethodParams {
     }
 }
 
+impl MethodParams {
+    /// Checks every parameter, whichever method reads it: a NaN `phi` passed to `combsum` is still
+    /// a caller's mistake, and would surface only when the method changes.
+    pub fn validate(self) -> Result<(), FusionError> {
+        Method::Rrf { k: self.k }.validate()?;
+        Method::Rbc { phi: self.phi }.validate()?;
+        Method::LognIsr { sigma: self.sigma }.validate()?;
+        Method::CombGmnz { gamma: self.gamma }.validate()
+    }
+}
+
 /// A fusion method (ranx's names, plus `dbsf` and `relative_score`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Method {
@@ -81,7 +92,7 @@ pub const NAMES: &[&str] = &[
 ];
 
 impl Method {
-    /// The method named `name`, taking what it needs from `params`.
+    /// The method named `name`, taking what it needs from `params` (all of which must be valid).
     pub fn from_name(name: &str, params: MethodParams) -> Result<Self, FusionError> {
         let method = match name {
             "rrf" => Self::Rrf { k: params.k },
@@ -105,7 +116,7 @@ impl Method {
                 return Err(FusionError::invalid(format!("method must be one of {} (got '{other}')", NAMES.join(", "))))
             }
         };
-        method.validate()?;
+        params.validate()?;
         Ok(method)
     }
 

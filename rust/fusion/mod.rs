@@ -162,6 +162,7 @@ pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Re
             scores[entry.candidate as usize] += contribution;
         }
     }
+    check_finite(&scores, &gathered.candidates, lists.ids.items(), method)?;
     let order = select(&gathered.candidates, &scores, lists.ids.items(), params);
     let explain =
         params.explain.then(|| explain::regroup(&order, gathered.candidates.len(), &gathered.entries, &contributions));
@@ -195,6 +196,28 @@ fn check_scores<T>(
         }
     }
     Ok(())
+}
+
+/// Finite inputs can still sum (or normalise) beyond the largest float: refuse rather than rank an
+/// inf or NaN score. The message names the document and what to change.
+fn check_finite<T: FusionKey>(
+    scores: &[f64],
+    candidates: &[gather::Candidate],
+    items: &[T],
+    method: Method,
+) -> Result<(), FusionError> {
+    let Some(at) = scores.iter().position(|s| !s.is_finite()) else { return Ok(()) };
+    let fix = if method.reads_ranks() {
+        "scale the weights down (only their ratios matter)"
+    } else {
+        "scale the scores or weights down"
+    };
+    Err(FusionError::invalid(format!(
+        "the fused score of id {:?} is {} under method '{}': its terms overflow the range of a float (about 1.8e308); {fix}",
+        items[candidates[at].best_item as usize],
+        scores[at],
+        method.name()
+    )))
 }
 
 /// Candidate indices in fused order (score descending, then the tie-break), at most `top_k`.
@@ -332,6 +355,21 @@ mod tests {
         ];
         let out = scored(lists, &FuseParams { method: Method::Condorcet, ..FuseParams::default() });
         assert_eq!(out, [("a", 3.0), ("b", 2.0), ("c", 1.0)]);
+    }
+
+    #[test]
+    fn scores_beyond_the_float_range_are_refused() {
+        let huge: &[&[(&str, f64)]] = &[&[("a", 1e308)], &[("a", 1e308)]];
+        let params = with(Method::CombSum, Norm::None);
+        let (items, scores): (Vec<&str>, Vec<f64>) = huge.iter().flat_map(|l| l.iter().copied()).unzip();
+        let lists = ScoredLists { ids: RankedLists::new(&items, &[0, 1, 2]), scores: Some(&scores) };
+        let err = fuse(&lists, &params).unwrap_err().to_string();
+        assert!(err.starts_with("the fused score of id \"a\" is inf under method 'combsum'"), "{err}");
+        // min-max over [-1e308, 1e308]: the range itself overflows and the top score becomes inf / inf.
+        let spread: &[&[(&str, f64)]] = &[&[("a", 1e308), ("b", -1e308)]];
+        let (items, scores): (Vec<&str>, Vec<f64>) = spread.iter().flat_map(|l| l.iter().copied()).unzip();
+        let lists = ScoredLists { ids: RankedLists::new(&items, &[0, 2]), scores: Some(&scores) };
+        assert!(fuse(&lists, &with(Method::CombSum, Norm::MinMax)).unwrap_err().to_string().contains("is NaN"));
     }
 
     #[test]

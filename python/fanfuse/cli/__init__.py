@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 # Subcommand modules, in the order `fanfuse --help` lists them. Only the module of the command being
 # run is imported (the retrieval commands import NumPy and Tantivy, which `fuse`/`eval`/`tune` never need).
@@ -29,9 +29,17 @@ class _PrintVersion(argparse.Action):
         parser.exit(message=f"fanfuse {__version__}\n")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, `fanfuse CMD: error: ...`, and exit 2, like every other bad input
+    (`--help` prints the usage). Subcommand parsers are built from the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of `only` (a name from COMMANDS)."""
-    parser = argparse.ArgumentParser(prog="fanfuse", description="Multi-query retrieval and rank fusion.")
+    parser = _Parser(prog="fanfuse", description="Multi-query retrieval and rank fusion.")
     parser.add_argument("--version", action=_PrintVersion, nargs=0, help="show the version and exit")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -67,13 +68,32 @@ def until_signalled(command: str, run: Callable[[], int]) -> int:
 
 
 def float_list(text: str) -> list[float]:
-    """argparse type of `--weights 1,0.5,2`."""
+    """argparse type of `--weights 1,0.5,2`: finite numbers only (no option takes nan or inf)."""
     try:
-        return [float(part) for part in text.split(",")]
+        values = [float(part) for part in text.split(",")]
     except ValueError:
+        values = [math.nan]
+    if not all(math.isfinite(v) for v in values):
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers such as 1,0.5,2 (got {text!r})"
-        ) from None
+            f"expected comma-separated finite numbers such as 1,0.5,2 (got {text!r})"
+        )
+    return values
+
+
+def int_from(minimum: int, maximum: int | None = None, note: str = "") -> Callable[[str], int]:
+    """argparse type of an int option in [minimum, maximum]; `note` says what a special value means."""
+    accepted = f"an int >= {minimum}" if maximum is None else f"an int from {minimum} to {maximum}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"must be {accepted}{note} (got {text!r})")
+        return value
+
+    return parse
 
 
 def name_list(text: str) -> list[str]:

@@ -15,8 +15,10 @@ from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.cli import render
+from fanfuse.cli._common import int_from
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.multiquery import HeuristicExpander, MultiQueryRetriever, SearchResult
+from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.stdlib_corpus import cache_root, stdlib_index
 
 QUESTIONS = [
@@ -37,8 +39,13 @@ def register(subparsers: Any) -> None:
         "example questions single-query and multi-query side by side.",
     )
     parser.add_argument("questions", nargs="*", help="your own questions (default: built-in examples)")
-    parser.add_argument("--top-k", type=int, default=5, help="hits per question (default 5)")
-    parser.add_argument("--variants", type=int, default=4, help="variants, the original included (1-5)")
+    parser.add_argument("--top-k", type=int_from(1), default=5, help="hits per question (default 5)")
+    parser.add_argument(
+        "--variants",
+        type=int_from(1, MAX_VARIANTS_LIMIT),
+        default=4,
+        help=f"variants, the original included (1-{MAX_VARIANTS_LIMIT})",
+    )
     parser.add_argument("--cache-dir", help="where to keep the index (default: the user cache dir)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached index")
     parser.set_defaults(run=run)

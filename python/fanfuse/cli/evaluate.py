@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from fanfuse._core import read_qrels, read_run
-from fanfuse.cli._common import Progress, guarded, name_list, table
+from fanfuse.cli._common import Progress, guarded, int_from, name_list, table
 from fanfuse.runs import DEFAULT_METRICS, compare_runs
 
 
@@ -29,8 +29,12 @@ def register(subparsers: Any) -> None:
         help="comma-separated: recall@K, precision@K, ndcg@K, ndcg, mrr, map (default recall@5,recall@10,"
         "ndcg@5,ndcg@10)",
     )
-    parser.add_argument("--iterations", type=int, default=10_000, help="randomization test permutations")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default 0)")
+    parser.add_argument(
+        "--iterations", type=int_from(1), default=10_000, help="randomization test permutations"
+    )
+    parser.add_argument(
+        "--seed", type=int_from(0), default=0, help="seed of the randomization test (default 0)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=guarded(run))
 

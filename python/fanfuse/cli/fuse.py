@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from fanfuse._core import fuse_files
-from fanfuse.cli._common import float_list, guarded
+from fanfuse.cli._common import float_list, guarded, int_from
 
 
 def register(subparsers: Any) -> None:
@@ -31,7 +31,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--k", type=float, default=60.0, help="RRF k (default 60)")
     parser.add_argument("--weights", type=float_list, help="one weight per run, e.g. 1,0.5,2 (default all 1)")
-    parser.add_argument("--top-k", type=int, default=1000, help="hits kept per query (default 1000; 0 = all)")
+    parser.add_argument(
+        "--top-k",
+        type=int_from(0, note=" (0 keeps all)"),
+        default=1000,
+        help="hits kept per query (default 1000; 0 = all)",
+    )
     parser.add_argument(
         "--rank-from",
         default="score",
@@ -47,7 +52,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--collection", help="MT-RAG 'Collection' of the output (default: the first input's)")
     parser.add_argument("--tag", default="fanfuse", help="run tag of TREC output (default fanfuse)")
-    parser.add_argument("--threads", type=int, help="fusion threads (default: all cores)")
+    parser.add_argument(
+        "--threads", type=int_from(1), help="fusion threads (default: FANFUSE_NUM_THREADS, else 1)"
+    )
     parser.set_defaults(run=guarded(run))
 
 

@@ -9,14 +9,9 @@ from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.cli import render
+from fanfuse.cli._common import int_from
 from fanfuse.multiquery import Expander, HeuristicExpander, LLMExpander, MultiQueryRetriever
-from fanfuse.multiquery.config import (
-    DEFAULT_MAX_VARIANTS,
-    MAX_VARIANTS_LIMIT,
-    check_max_variants,
-    check_positive_float,
-    check_positive_int,
-)
+from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, MAX_VARIANTS_LIMIT, check_positive_float
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 
@@ -37,14 +32,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--variants",
-        type=int,
+        type=int_from(1, MAX_VARIANTS_LIMIT),
         metavar="N",
         help=f"variants per search, the original included (1-{MAX_VARIANTS_LIMIT}; default "
         f"FANFUSE_MAX_QUERY_VARIANTS, else {DEFAULT_MAX_VARIANTS})",
     )
     parser.add_argument("--llm-base-url", metavar="URL", help="OpenAI-compatible API root for --expander llm")
     parser.add_argument("--model", metavar="M", help="chat model name for --expander llm")
-    parser.add_argument("--top-k", type=int, default=10, help="hits to print (default 10)")
+    parser.add_argument("--top-k", type=int_from(1), default=10, help="hits to print (default 10)")
     parser.add_argument("--rrf-k", type=float, default=60.0, help="RRF constant k (default 60)")
     parser.add_argument(
         "--filter",
@@ -93,10 +88,7 @@ def expansion_switch(expander: str | None) -> bool | None:
 
 
 def check_numbers(args: argparse.Namespace) -> None:
-    """The numeric flags, checked with their own names before they reach the library."""
-    if args.variants is not None:
-        check_max_variants(args.variants, "--variants")
-    check_positive_int(args.top_k, "--top-k")
+    """The float flag, checked under its own name (argparse checks the int ones)."""
     check_positive_float(args.rrf_k, "--rrf-k")
 
 

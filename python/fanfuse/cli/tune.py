@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from fanfuse._core import read_qrels, read_run
-from fanfuse.cli._common import Progress, float_list, guarded, table
+from fanfuse.cli._common import Progress, float_list, guarded, int_from, table
 from fanfuse.tune import DEFAULT_KS, DEFAULT_WEIGHTS, tune
 
 
@@ -26,8 +26,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--weight-levels", type=float_list, default=list(DEFAULT_WEIGHTS), help="weights to try"
     )
-    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the fold split (default 0)")
+    parser.add_argument("--folds", type=int_from(2), default=5, help="cross-validation folds (default 5)")
+    parser.add_argument("--seed", type=int_from(0), default=0, help="seed of the fold split (default 0)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=guarded(run))
 
