@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy.typing as npt
 
 from fanfuse._core import FusionError
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.retrievers.atomic_files import write_file_atomically
 from fanfuse.retrievers.base import Hit
 
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
@@ -175,10 +175,8 @@ class TfidfSvdEmbedder:
             raise FusionError("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
         vectorizer, projection = self._parts
         terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
-        target = Path(path)
-        staging = target.with_name(f".{target.name}.{os.getpid()}.tmp.npz")
-        np.savez(staging, terms=np.array(terms), idf=vectorizer.idf_, projection=projection)
-        os.replace(staging, target)
+        arrays = {"terms": np.array(terms), "idf": vectorizer.idf_, "projection": projection}
+        write_file_atomically(path, lambda staging: np.savez(staging, **arrays))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TfidfSvdEmbedder:

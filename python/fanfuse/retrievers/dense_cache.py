@@ -7,11 +7,10 @@ seconds per 10^4 documents, so the model and the document vectors are saved in t
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from fanfuse._core import FusionError
+from fanfuse.retrievers.atomic_files import write_file_atomically
 from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
@@ -38,9 +37,9 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
     dense = DenseRetriever.from_documents(documents, embed)
     try:
         embed.save(model_path)
-        staging = vectors_path.with_name(f".{VECTORS_FILE}.{os.getpid()}.tmp.npz")
-        np.savez(staging, ids=np.array(dense.ids), vectors=dense.vectors)
-        os.replace(staging, vectors_path)
+        write_file_atomically(
+            vectors_path, lambda staging: np.savez(staging, ids=np.array(dense.ids), vectors=dense.vectors)
+        )
     except OSError:
         pass  # a read-only index still searches; it is just fitted again next time
     return dense, True

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ import tantivy
 
 from fanfuse._core import FusionError
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.retrievers.atomic_files import staged_directory
 from fanfuse.retrievers.base import Hit
 
 # Written last into a finished index: its presence is what makes a directory a fanfuse index.
@@ -82,16 +81,10 @@ class TantivyRetriever:
         """
         target = Path(directory)
         _check_replaceable(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
-        try:
+        with staged_directory(target) as staging:
             count = _write_index(as_documents(documents, fields), staging, progress, heap_size, threads)
             manifest = {"format": FORMAT, "backend": "tantivy", "documents": count}
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            _swap_in(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
         return cls(target)
 
     def __len__(self) -> int:
@@ -259,22 +252,6 @@ def _add_all(
         if progress is not None and count % 1000 == 0:
             progress(count)
     return count
-
-
-def _swap_in(staging: Path, target: Path) -> None:
-    """Replace `target` by the finished `staging` directory: each step is one atomic rename."""
-    if not target.exists():
-        staging.rename(target)
-        return
-    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-    retired.rmdir()
-    target.rename(retired)
-    try:
-        staging.rename(target)
-    except BaseException:
-        retired.rename(target)  # put the previous index back
-        raise
-    shutil.rmtree(retired, ignore_errors=True)
 
 
 def open_or_none(directory: str | os.PathLike[str]) -> TantivyRetriever | None:
