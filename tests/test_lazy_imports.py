@@ -7,7 +7,15 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["numpy", "tantivy", "asyncio", "fanfuse.multiquery", "fanfuse.retrievers"]
+HEAVY = [
+    "numpy",
+    "tantivy",
+    "asyncio",
+    "onnxruntime",
+    "tokenizers",
+    "fanfuse.multiquery",
+    "fanfuse.retrievers",
+]
 
 
 def loaded_after(code: str) -> dict[str, bool]:
