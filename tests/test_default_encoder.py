@@ -7,6 +7,7 @@ Its vectors are checked against an independent NumPy forward pass over the publi
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def test_a_different_model_file_under_the_pinned_name_is_refused(tmp_path: Path)
         file.seek(-1, 2)
         file.write(bytes([last[0] ^ 1]))
     pinned = hashlib.sha256(default_model_path().read_bytes()).hexdigest()
-    with pytest.raises(FusionError, match=f"{damaged}: sha256 is .* expected {pinned}"):
+    with pytest.raises(FusionError, match=f"{re.escape(str(damaged))}: sha256 is .* expected {pinned}"):
         OnnxEncoder(damaged, tokenizer=TOKENIZER_PATH, sha256=pinned)
 
 
