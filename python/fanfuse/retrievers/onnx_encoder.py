@@ -110,6 +110,21 @@ class OnnxEncoder:
             "passage_prefix": self.passage_prefix,
         }
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The arguments that rebuild this encoder: `OnnxEncoder(**encoder.settings)` (JSON-ready)."""
+        return {
+            "model": str(self.model_path),
+            "tokenizer": str(self.tokenizer_path),
+            "name": self.name,
+            "pooling": None if self.pooling == "model" else self.pooling,
+            "normalize": self.normalize,
+            "query_prefix": self.query_prefix,
+            "passage_prefix": self.passage_prefix,
+            "max_length": self.max_length,
+            "sha256": self.sha256,
+        }
+
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One row per text, with `query_prefix` prepended."""
         return self._embed(texts, self.query_prefix, None)
