@@ -63,7 +63,7 @@ def main() -> None:
         settings += [(128, batch, True, None) for batch in (8, 64)]
         settings += [(128, 32, False, None), (128, 32, True, 1)]
     print(f"{len(texts)} passages of the standard-library corpus; {os.cpu_count()} CPUs")
-    print("| max tokens | batch | batches | threads | tokens/passage | passages/s | CPU s | load |")
+    print("| max tokens | batch | batches | threads | tokens/passage | passages/s | CPU ms/passage | load |")
     print("|---:|---:|---|---:|---:|---:|---:|---:|")
     for length, batch, by_length, threads in settings:
         encoder = default_encoder(max_length=length, batch_size=batch, threads=threads)
@@ -73,7 +73,7 @@ def main() -> None:
         order = "by length" if by_length else "corpus order"
         print(
             f"| {length} | {batch} | {order} | {threads or 'all'} | {tokens:.0f} | {len(texts) / wall:.0f} "
-            f"| {cpu:.1f} | {load:.1f} |"
+            f"| {cpu / len(texts) * 1e3:.1f} | {load:.1f} |"
         )
 
 

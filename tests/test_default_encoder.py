@@ -70,7 +70,7 @@ def test_vectors_match_a_numpy_forward_pass_over_the_published_fp32_weights(enco
     expected = np.array([reference.sentence_vector(sequence) for sequence in ids])
     actual = encoder.embed_passages(TEXTS)
     agreement = (expected * actual).sum(axis=1)
-    # int8 weights with fp32 arithmetic: measured 0.9989 at the least (the shortest text).
+    # int8 weights with fp32 arithmetic: measured 0.9963 for the empty text, 0.9993+ from 17 tokens.
     assert agreement.min() >= 0.995, agreement
     # The texts are far apart in the reference space, so the agreement above is not a given.
     between = expected @ expected.T
