@@ -36,6 +36,12 @@ def test_run_file_commands_do_not_load_the_retrieval_stack() -> None:
         assert not any(loaded_after(code).values()), command
 
 
+def test_the_retrievers_load_onnxruntime_only_when_an_encoder_is_made() -> None:
+    loaded = loaded_after("import fanfuse.retrievers, fanfuse.retrievers.dense_cache")
+    assert loaded["fanfuse.retrievers"]
+    assert not loaded["onnxruntime"] and not loaded["tokenizers"]
+
+
 def test_lazy_names_resolve_on_first_use() -> None:
     import fanfuse
     from fanfuse.multiquery import MultiQueryRetriever
