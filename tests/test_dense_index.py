@@ -85,6 +85,17 @@ def test_another_model_or_other_prefixes_are_refused(tmp_path: Path) -> None:
         open_dense(tmp_path / "index", toy_encoder(tmp_path, seed=0, query_prefix="query: "))
 
 
+def test_the_same_files_under_another_name_open_and_a_replaced_model_does_not(tmp_path: Path) -> None:
+    encoder = toy_encoder(tmp_path, seed=0)
+    build_dense_index(tmp_path / "index", CORPUS, encoder)
+    before = ranked(open_dense(tmp_path / "index", encoder, documents=CORPUS))
+    copy = shutil.copytree(tmp_path / "toy-0", tmp_path / "renamed")
+    assert ranked(open_dense(tmp_path / "index", OnnxEncoder(copy), documents=CORPUS)) == before
+    write_toy_model(encoder.model_path, seed=5)  # another model at the recorded path
+    with pytest.raises(FusionError, match=r"\(model_sha256 differ\)"):
+        open_dense(tmp_path / "index", documents=CORPUS)
+
+
 def test_a_failed_build_leaves_the_previous_vectors_and_no_leftovers(tmp_path: Path) -> None:
     encoder = toy_encoder(tmp_path)
     build_dense_index(tmp_path / "index", CORPUS, encoder)

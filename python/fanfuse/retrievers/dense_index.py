@@ -185,7 +185,9 @@ def _describe(identity: Mapping[str, Any]) -> str:
 
 
 def _check_identity(stored: Mapping[str, Any], given: Mapping[str, Any], path: Path) -> None:
-    differing = sorted(key for key in stored.keys() | given.keys() if stored.get(key) != given.get(key))
+    # The name is for people; the same files under another name make the same vectors.
+    keys = (stored.keys() | given.keys()) - {"name"}
+    differing = sorted(key for key in keys if stored.get(key) != given.get(key))
     if differing:
         raise FusionError(
             f"{path}: the vectors were made by {_describe(stored)} and cannot be searched with "

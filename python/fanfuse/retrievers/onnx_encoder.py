@@ -122,7 +122,6 @@ class OnnxEncoder:
             "query_prefix": self.query_prefix,
             "passage_prefix": self.passage_prefix,
             "max_length": self.max_length,
-            "sha256": self.sha256,
         }
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -310,7 +309,7 @@ def _load_tokenizer(tokenizers: Any, path: Path, max_length: int) -> tuple[Any, 
 
 def _load_session(ort: Any, path: Path, threads: int | None) -> Any:
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or len(os.sched_getaffinity(0))
+    options.intra_op_num_threads = threads or _usable_cpus()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: the graph optimizer's notices are not the user's concern
     # Idle threads sleep instead of spinning: on shared cores (a service's other branches, other
@@ -320,6 +319,12 @@ def _load_session(ort: Any, path: Path, threads: int | None) -> Any:
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime raises its own exception types, all undocumented
         raise FusionError(f"{path}: not a loadable ONNX model ({error})") from None
+
+
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):  # Linux: the CPUs this process may run on
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _input_types(session: Any, path: Path) -> dict[str, Any]:
