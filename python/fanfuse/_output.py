@@ -158,3 +158,31 @@ def sync_directory(directory: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+@contextlib.contextmanager
+def staged_directory(target: Path) -> Iterator[Path]:
+    """A new empty directory beside `target`; when the block ends without an error it replaces
+    `target` (each step one atomic rename), otherwise it is removed and `target` stays as it was."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with temporary_directory(target.parent, target.name) as staging:
+        yield staging
+        swap_directory(staging, target)
+
+
+def swap_directory(staging: Path, target: Path) -> None:
+    """Puts the finished `staging` directory at `target`, retiring what was there; if the second
+    rename fails, the previous directory is put back."""
+    if not target.exists():
+        staging.rename(target)
+        sync_directory(target.parent)
+        return
+    retired = temporary_path(target.parent, target.name)
+    target.rename(retired)
+    try:
+        staging.rename(target)
+    except BaseException:
+        retired.rename(target)
+        raise
+    sync_directory(target.parent)
+    shutil.rmtree(retired, ignore_errors=True)

@@ -1,9 +1,10 @@
 """`DenseRetriever`: exact cosine search in NumPy over vectors from any embedding function.
 
-The embedding function maps a list of texts to a float matrix (one row per text): a local model,
-an embeddings API, or `TfidfSvdEmbedder` (scikit-learn, fitted on the corpus, no download).
-Exact search is a matrix-vector product; it stays fast to some 10^6 vectors of a few hundred dims,
-past which an ANN service (Qdrant, pgvector, ...) plugs into the same protocol.
+The embedding function maps a list of texts to a float matrix (one row per text): a local model
+(`OnnxEncoder`), an embeddings API, or `TfidfSvdEmbedder` (scikit-learn, fitted on the corpus, no
+download). Exact search is a matrix-vector product, linear in the corpus: about 1 ms per query at
+10^4 vectors of 384 dimensions, 10 ms at 10^5, 0.2-0.3 s at 10^6 (docs/retrievers.md). Past some
+10^5 vectors an ANN service (Qdrant, pgvector, ...) plugs into the same protocol.
 """
 
 from __future__ import annotations
@@ -30,6 +31,24 @@ def document_text(document: Document) -> str:
     return f"{document.title}\n{document.text}" if document.title else document.text
 
 
+def payload(document: Document) -> dict[str, Any]:
+    """What a hit carries: the document's metadata, title and text."""
+    return {**document.metadata, "title": document.title, "text": document.text}
+
+
+def unique_documents(
+    documents: Iterable[Document | Mapping[str, Any]], fields: Fields | None = None
+) -> list[Document]:
+    """The documents as a list; a repeated id is an error naming both places."""
+    docs = list(as_documents(documents, fields))
+    seen: dict[str, str] = {}
+    for doc in docs:
+        if doc.id in seen:
+            raise FusionError(f"{doc.source}: duplicate document id {doc.id!r} (first at {seen[doc.id]})")
+        seen[doc.id] = doc.source
+    return docs
+
+
 def _embed(embed: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
     vectors = np.asarray(embed(texts), dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] != len(texts):
@@ -40,7 +59,7 @@ def _embed(embed: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
     return vectors
 
 
-def _unit_rows(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def unit_rows(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     # A zero vector (a text with no known term) stays zero: similar to nothing, never a NaN.
     unit: npt.NDArray[np.float32] = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
@@ -56,7 +75,11 @@ class DenseRetriever:
         ids: Sequence[str],
         vectors: npt.ArrayLike,
         payloads: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        normalized: bool = False,
     ) -> None:
+        """`normalized=True`: the rows already have unit length (or are zero) and are used as they
+        are, without a copy, so a memory-mapped matrix stays mapped."""
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
             raise FusionError(
@@ -68,8 +91,9 @@ class DenseRetriever:
             raise FusionError("ids must be unique")
         self._embed = embed
         self.ids = list(ids)
-        self._matrix = _unit_rows(matrix)
-        self._has_vector = np.linalg.norm(self._matrix, axis=1) > 0
+        self._matrix = matrix if normalized else unit_rows(matrix)
+        # Row by row, without a temporary the size of the matrix (which may be a 1 GB mapped file).
+        self._has_vector = np.einsum("ij,ij->i", self._matrix, self._matrix) > 0
         self._payloads: list[Mapping[str, Any]] = list(payloads) if payloads is not None else [{}] * len(ids)
 
     @classmethod
@@ -80,19 +104,20 @@ class DenseRetriever:
         *,
         fields: Fields | None = None,
         batch_size: int = 512,
+        embed_documents: Embedder | None = None,
     ) -> DenseRetriever:
-        """Embed every document (title + text) in batches; payloads are title, text and metadata."""
-        docs = list(as_documents(documents, fields))
-        seen: dict[str, str] = {}
-        for doc in docs:
-            if doc.id in seen:
-                raise FusionError(f"{doc.source}: duplicate document id {doc.id!r} (first at {seen[doc.id]})")
-            seen[doc.id] = doc.source
+        """Embed every document (title + text) in batches; payloads are title, text and metadata.
+
+        `embed` embeds the queries, and the documents too unless `embed_documents` is given (for
+        models that mark the two differently, as E5 does: `encoder.embed_queries` and
+        `encoder.embed_passages` of an `OnnxEncoder`).
+        """
+        docs = unique_documents(documents, fields)
         texts = [document_text(doc) for doc in docs]
-        parts = [_embed(embed, texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+        embed_text = embed_documents or embed
+        parts = [_embed(embed_text, texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
         vectors = np.vstack(parts) if parts else np.zeros((0, 1), dtype=np.float32)
-        payloads = [{**doc.metadata, "title": doc.title, "text": doc.text} for doc in docs]
-        return cls(embed, [doc.id for doc in docs], vectors, payloads)
+        return cls(embed, [doc.id for doc in docs], vectors, [payload(doc) for doc in docs])
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -108,7 +133,7 @@ class DenseRetriever:
             raise FusionError(f"k must be a positive integer, got {k!r}")
         if not query.strip() or not self.ids:
             return []
-        query_vector = _unit_rows(_embed(self._embed, [query]))[0]
+        query_vector = unit_rows(_embed(self._embed, [query]))[0]
         if query_vector.shape[0] != self._matrix.shape[1]:
             raise FusionError(
                 f"query vector has {query_vector.shape[0]} dimensions, the documents {self._matrix.shape[1]}"

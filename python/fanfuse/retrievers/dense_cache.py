@@ -1,18 +1,34 @@
-"""The dense half of hybrid search over a Tantivy index, fitted once and kept beside the index.
+"""The dense half of hybrid search over a Tantivy index, made once and kept in the index directory.
 
-`fanfuse search --dense` needs embeddings of every indexed document. Fitting TF-IDF + SVD takes
-seconds per 10^4 documents, so the model and the document vectors are saved beside the index files, in
-the index's current version directory (written atomically; a rebuilt index is a new version, so a stale
-cache cannot survive it).
+Two kinds: `neural_dense_for_index` (a sentence-embedding model, `fanfuse[embed]`; vectors stored by
+`fanfuse.retrievers.dense_index`) and `dense_for_index` (TF-IDF + SVD, the fallback without that
+extra; fitting takes seconds per 10^4 documents, so model and vectors are saved). Everything is
+written atomically into the index's current version directory; a rebuilt index is a new
+version, so stale vectors cannot survive it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
 from fanfuse._core import FusionError
 from fanfuse._output import atomic_output
-from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
+from fanfuse.retrievers.dense import (
+    DenseRetriever,
+    TfidfSvdEmbedder,
+    document_text,
+    payload,
+    unique_documents,
+)
+from fanfuse.retrievers.dense_index import (
+    PassageEncoder,
+    embed_documents,
+    has_dense_index,
+    open_dense,
+    write_dense_index,
+)
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 MODEL_FILE = "dense-tfidf-svd.npz"
@@ -22,7 +38,7 @@ VECTORS_FILE = "dense-vectors.npz"
 def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[DenseRetriever, bool]:
     """A `DenseRetriever` over the index's documents, from the cache when present; `(dense, fitted_now)`."""
     documents = list(index.documents())
-    payloads = [{**d.metadata, "title": d.title, "text": d.text} for d in documents]
+    payloads = [payload(d) for d in documents]
     by_id = {d.id: i for i, d in enumerate(documents)}
     model_path, vectors_path = index.data_directory / MODEL_FILE, index.data_directory / VECTORS_FILE
     if model_path.is_file() and vectors_path.is_file():
@@ -43,3 +59,32 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
     except (OSError, FusionError):
         pass  # a read-only index still searches; it is just fitted again next time
     return dense, True
+
+
+def neural_dense_for_index(
+    index: TantivyRetriever,
+    *,
+    encoder: PassageEncoder | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[DenseRetriever, bool]:
+    """The neural dense retriever over the index's documents; `(dense, embedded_now)`.
+
+    The vectors stored in the index directory when there are (made by `encoder`, else an error),
+    otherwise embedded now with `encoder` (default: the built-in model, `fanfuse[embed]`) and stored
+    for next time. A read-only index still searches; its vectors are embedded again next time.
+    """
+    documents = unique_documents(index.documents())
+    if has_dense_index(index.data_directory):
+        return open_dense(index.data_directory, encoder, documents=documents), False
+    if encoder is None:
+        from fanfuse.retrievers.default_encoder import default_encoder
+
+        encoder = default_encoder()
+    vectors = embed_documents(documents, encoder, progress)
+    ids = [doc.id for doc in documents]
+    try:
+        write_dense_index(index.data_directory, ids, vectors, encoder)
+    except OSError:
+        payloads = [payload(doc) for doc in documents]
+        return DenseRetriever(encoder.embed_queries, ids, vectors, payloads, normalized=True), True
+    return open_dense(index.data_directory, encoder, documents=documents), True

@@ -19,14 +19,13 @@ import fcntl
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from fanfuse._core import FusionError
-from fanfuse._output import atomic_output, sync_directory, temporary_directory
+from fanfuse._output import atomic_output, swap_directory, sync_directory, temporary_directory
 
 MANIFEST = "fanfuse-index.json"
 FORMAT = 2
@@ -115,7 +114,7 @@ def build(directory: str | os.PathLike[str], write: Callable[[Path], dict[str, A
                 staging.rename(target)
                 return
             check_replaceable(target)  # it was filled meanwhile
-        _swap_in(staging, target)
+        swap_directory(staging, target)
 
 
 def _publish(target: Path, staging: Path, fields: dict[str, Any]) -> None:
@@ -149,19 +148,6 @@ def _builders_lock(target: Path) -> Iterator[None]:
 def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     with atomic_output(directory / MANIFEST) as stream:
         stream.write((json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
-
-
-def _swap_in(staging: Path, target: Path) -> None:
-    """Replaces a format-1 `target` by the finished `staging` directory: two atomic renames."""
-    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-    retired.rmdir()
-    target.rename(retired)
-    try:
-        staging.rename(target)
-    except BaseException:
-        retired.rename(target)  # put the previous index back
-        raise
-    shutil.rmtree(retired, ignore_errors=True)
 
 
 def _manifest_or_none(directory: Path) -> dict[str, Any] | None:
