@@ -21,6 +21,7 @@ from fanfuse.retrievers.llamaindex import (
     metadata_filters,
 )
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from framework_docs import DOCS, LoopRecordingRetriever
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.embeddings import BaseEmbedding
@@ -29,12 +30,6 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilters
 
-DOCS = [
-    {"id": "a", "title": "Alpha", "text": "rank fusion merges ranked lists", "team": "x"},
-    {"id": "b", "title": "Beta", "text": "reciprocal rank fusion is simple", "team": "y"},
-    {"id": "c", "title": "Gamma", "text": "dense vectors and cosine similarity", "team": "x"},
-    {"id": "d", "title": "Delta", "text": "cosine of dense ranked vectors", "team": "z"},
-]
 DIMENSIONS = 64
 
 
@@ -92,18 +87,6 @@ def bm25(tmp_path: Path) -> TantivyRetriever:
 @pytest.fixture(scope="module")
 def vector_index() -> VectorStoreIndex:
     return VectorStoreIndex(nodes=nodes(), embed_model=HashingEmbedding(model_name="hashing"))
-
-
-class LoopRecordingRetriever:
-    """An async fanfuse branch that records the event loop it ran on."""
-
-    def __init__(self, hits: list[Hit]) -> None:
-        self.hits = hits
-        self.loops: list[asyncio.AbstractEventLoop] = []
-
-    async def search(self, query: str, k: int, filter: object = None) -> list[Hit]:
-        self.loops.append(asyncio.get_running_loop())
-        return self.hits[:k]
 
 
 def test_fanfuse_as_llamaindex_retriever_carries_score_and_provenance(bm25: TantivyRetriever) -> None:

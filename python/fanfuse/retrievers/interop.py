@@ -8,8 +8,8 @@ framework's or database's own filter language.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fanfuse._core import FusionError
 from fanfuse.retrievers.base import Hit
@@ -21,10 +21,11 @@ __all__ = [
     "FANFUSE_METADATA_KEYS",
     "FilterScalar",
     "filter_conditions",
-    "framework_hit",
+    "framework_hits",
     "fused_text_and_metadata",
 ]
 
+T = TypeVar("T")
 FilterScalar = str | int | float | bool
 _FILTER_SCALARS = (str, int, float, bool)
 # The keys a fused document's metadata gains: the explanation that travels with it. Frameworks that
@@ -57,32 +58,33 @@ def fused_text_and_metadata(hit: FusedHit) -> tuple[str, dict[str, Any]]:
     return str(text), metadata
 
 
-def framework_hit(
+def framework_hits(
     source: str,
-    rank: int,
+    documents: Iterable[T],
+    fields: Callable[[T], tuple[object, float | None, str | None, Mapping[str, Any]]],
     *,
-    doc_id: object,
     id_field: str,
     id_key: str,
-    score: float | None,
-    text: str | None,
-    metadata: Mapping[str, Any],
-) -> Hit:
-    """A framework's document at `rank` (1-based) as a `Hit`.
+) -> list[Hit]:
+    """A framework's ranked documents as `Hit`s; `fields(document)` gives (id, score, text, metadata).
 
     The id is the document's own (`id_field`, named in the error), else `metadata[id_key]`; without
     either fusion cannot deduplicate it, so it is an error naming `source`. A document without a
-    score gets 1/rank.
+    score gets 1/rank. The payload is the metadata plus `text`.
     """
-    if doc_id is None or doc_id == "":
-        doc_id = metadata.get(id_key)
-    if doc_id is None or doc_id == "":
-        raise FusionError(
-            f"{source} returned a document without an id ({id_field} or metadata[{id_key!r}]); "
-            f"pass id_key= naming the metadata field that identifies documents"
-        )
-    payload = {**metadata, "text": "" if text is None else text}
-    return Hit(str(doc_id), float(1.0 / rank if score is None else score), payload)
+    hits = []
+    for rank, document in enumerate(documents, start=1):
+        doc_id, score, text, metadata = fields(document)
+        if doc_id is None or doc_id == "":
+            doc_id = metadata.get(id_key)
+        if doc_id is None or doc_id == "":
+            raise FusionError(
+                f"{source} returned a document without an id ({id_field} or metadata[{id_key!r}]); "
+                f"pass id_key= naming the metadata field that identifies documents"
+            )
+        payload = {**metadata, "text": "" if text is None else text}
+        hits.append(Hit(str(doc_id), float(1.0 / rank if score is None else score), payload))
+    return hits
 
 
 def filter_conditions(filter: Mapping[str, Any]) -> list[tuple[str, list[FilterScalar]]]:

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.interop import framework_hit, fused_text_and_metadata
+from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
 __all__ = ["AsyncLangChainRetriever", "FanfuseRetriever", "LangChainRetriever"]
 
@@ -72,19 +72,13 @@ class LangChainRetriever:
         return self._hits(documents, k)
 
     def _hits(self, documents: Sequence[LCDocument], k: int) -> list[Hit]:
-        return [
-            framework_hit(
-                self.name,
-                rank,
-                doc_id=doc.id,
-                id_field="Document.id",
-                id_key=self.id_key,
-                score=doc.metadata.get(self.score_key),
-                text=doc.page_content,
-                metadata=doc.metadata,
-            )
-            for rank, doc in enumerate(documents[:k], start=1)
-        ]
+        return framework_hits(
+            self.name,
+            documents[:k],
+            lambda d: (d.id, d.metadata.get(self.score_key), d.page_content, d.metadata),
+            id_field="Document.id",
+            id_key=self.id_key,
+        )
 
 
 class AsyncLangChainRetriever(LangChainRetriever):

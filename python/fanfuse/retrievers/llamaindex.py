@@ -21,7 +21,7 @@ from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.interop import (
     FANFUSE_METADATA_KEYS,
     filter_conditions,
-    framework_hit,
+    framework_hits,
     fused_text_and_metadata,
 )
 
@@ -144,19 +144,13 @@ class LlamaIndexRetriever:
         return self._fixed
 
     def _hits(self, nodes: Sequence[NodeWithScore], k: int) -> list[Hit]:
-        return [
-            framework_hit(
-                self.name,
-                rank,
-                doc_id=scored.node.node_id,
-                id_field="node_id",
-                id_key=self.id_key,
-                score=scored.score,
-                text=scored.node.get_content(),
-                metadata=scored.node.metadata,
-            )
-            for rank, scored in enumerate(nodes[:k], start=1)
-        ]
+        return framework_hits(
+            self.name,
+            nodes[:k],
+            lambda n: (n.node.node_id, n.score, n.node.get_content(), n.node.metadata),
+            id_field="node_id",
+            id_key=self.id_key,
+        )
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         return self._hits(self._retriever(k, filter).retrieve(query), k)
