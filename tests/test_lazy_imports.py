@@ -8,10 +8,12 @@ import subprocess
 import sys
 
 HEAVY = ["numpy", "tantivy", "asyncio", "fanfuse.multiquery", "fanfuse.retrievers"]
+# The optional extras' packages: never loaded unless their adapter module is imported.
+EXTRAS = ["langchain_core", "llama_index", "haystack", "psycopg", "psycopg_pool", "sklearn"]
 
 
-def loaded_after(code: str) -> dict[str, bool]:
-    probe = f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+def loaded_after(code: str, modules: list[str] = HEAVY) -> dict[str, bool]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {modules!r}}}))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     loaded: dict[str, bool] = json.loads(out.splitlines()[-1])
     return loaded
@@ -26,6 +28,13 @@ def test_run_file_commands_do_not_load_the_retrieval_stack() -> None:
         call = f"main([{command!r}, '--help'])"
         code = f"from fanfuse.cli import main\ntry:\n    {call}\nexcept SystemExit:\n    pass"
         assert not any(loaded_after(code).values()), command
+
+
+def test_the_retrieval_stack_loads_no_optional_extra() -> None:
+    code = "import fanfuse; from fanfuse.retrievers import *; from fanfuse.multiquery import *"
+    assert loaded_after(code, EXTRAS) == dict.fromkeys(EXTRAS, False)
+    # The probe sees an extra when its adapter is imported.
+    assert loaded_after("import fanfuse.retrievers.postgres", EXTRAS)["psycopg"]
 
 
 def test_lazy_names_resolve_on_first_use() -> None:
