@@ -188,7 +188,9 @@ class PostgresFullTextRetriever(_FullText):
     optional), so the variants an expander writes for Tantivy mean the same here.
     `match="all"`: the query is `websearch_to_tsquery`'s web-search syntax as is: every word is
     required, `or` between words, `"phrase"`, `-word`.
-    `normalization` is `ts_rank_cd`'s flags (default 1: divide by 1 + log(document length)).
+    `normalization` is `ts_rank_cd`'s flags; the default, 4 (divide by the mean harmonic distance
+    between extents), ranked best and agreed most with BM25 of 0, 1, 2, 4, 5, 6, 12 and 32 on the
+    MT-RAG cloud pool (docs/retrievers.md).
     Ties are broken by id. `pool` is a psycopg `ConnectionPool`.
     """
 
@@ -198,7 +200,7 @@ class PostgresFullTextRetriever(_FullText):
         table: PostgresTable | None = None,
         *,
         match: str = "any",
-        normalization: int = 1,
+        normalization: int = 4,
         name: str = "postgres-text",
     ) -> None:
         _check_pool(pool, ConnectionPool, "AsyncPostgresFullTextRetriever")
@@ -222,7 +224,7 @@ class AsyncPostgresFullTextRetriever(_FullText):
         table: PostgresTable | None = None,
         *,
         match: str = "any",
-        normalization: int = 1,
+        normalization: int = 4,
         name: str = "postgres-text",
     ) -> None:
         _check_pool(pool, AsyncConnectionPool, "PostgresFullTextRetriever")
