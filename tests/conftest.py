@@ -66,3 +66,12 @@ def pgvector_db(postgres_server: Server, postgres_db: str) -> str:
             "install Debian's postgresql-N-pgvector or the dev extra (pgserver)"
         )
     return postgres_db
+
+
+def pytest_report_header() -> str:
+    """Which PostgreSQL the database tests will start, in the header of every run's log."""
+    found = postgres_server_module.installations()
+    if not found:
+        return "postgres: none installed (the database tests skip)"
+    best = found[0]
+    return f"postgres: {best.bindir} ({best.origin}, {'with' if best.has_pgvector else 'without'} pgvector)"
