@@ -42,7 +42,9 @@ $(REFERENCE_WEIGHTS): $(BIN)/maturin
 reference-weights: $(REFERENCE_WEIGHTS)
 
 # One worker per core (pytest-xdist); the slowest tests are listed so a slow one shows up in CI logs.
+# The database tests' PostgreSQL comes from Debian's packages (installed here when missing).
 pytest: build $(REFERENCE_WEIGHTS)
+	bash scripts/ensure-postgres.sh
 	$(BIN)/pytest -n auto --durations=15
 
 test: lint rust-test pytest

@@ -1,12 +1,16 @@
-"""Shared test setup: Hypothesis profiles and the location of the real MT-RAG data."""
+"""Shared test setup: Hypothesis profiles, the location of the real MT-RAG data, and a throwaway
+PostgreSQL server for the database tests."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import postgres_server as postgres_server_module
 import pytest
 from hypothesis import HealthCheck, settings
+from postgres_server import Server
 
 # Example budgets: "dev" for quick local runs, "ci" for CI (CI=true), where the core properties
 # together run well over 100k examples. FANFUSE_HYPOTHESIS_PROFILE overrides both.
@@ -44,3 +48,48 @@ def small_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     qrels.write_text("".join(f"q{q} 0 d{q % 5} 1\n" for q in range(6)))
     paths["qrels"] = str(qrels)
     return paths
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Server]:
+    """A throwaway PostgreSQL server for this test session (tests/postgres_server.py), stopped and
+    deleted at the end; skips only where no server is installed."""
+    pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
+    found = postgres_server_module.installations()
+    if not found:
+        pytest.skip(
+            "no PostgreSQL server installed: scripts/ensure-postgres.sh installs Debian's when run as "
+            "root with apt; or install the dev extra (pgserver bundles a server)"
+        )
+    server, root = postgres_server_module.start(found[0])
+    try:
+        yield server
+    finally:
+        postgres_server_module.stop(server, root)
+
+
+@pytest.fixture()
+def postgres_db(postgres_server: Server) -> Iterator[str]:
+    """A new, empty database on the session's server: its conninfo. Dropped afterwards."""
+    with postgres_server_module.database(postgres_server) as conninfo:
+        yield conninfo
+
+
+@pytest.fixture()
+def pgvector_db(postgres_server: Server, postgres_db: str) -> str:
+    """`postgres_db` on a server that has pgvector; skips, naming the server, where it has not."""
+    if not postgres_server.installation.has_pgvector:
+        pytest.skip(
+            f"{postgres_server.version} ({postgres_server.installation.origin}) has no pgvector; "
+            "install Debian's postgresql-N-pgvector or the dev extra (pgserver)"
+        )
+    return postgres_db
+
+
+def pytest_report_header() -> str:
+    """Which PostgreSQL the database tests will start, in the header of every run's log."""
+    found = postgres_server_module.installations()
+    if not found:
+        return "postgres: none installed (the database tests skip)"
+    best = found[0]
+    return f"postgres: {best.bindir} ({best.origin}, {'with' if best.has_pgvector else 'without'} pgvector)"

@@ -16,10 +16,12 @@ HEAVY = [
     "fanfuse.multiquery",
     "fanfuse.retrievers",
 ]
+# The optional extras' packages: never loaded unless their adapter module is imported.
+EXTRAS = ["langchain_core", "llama_index", "haystack", "psycopg", "psycopg_pool", "sklearn"]
 
 
-def loaded_after(code: str) -> dict[str, bool]:
-    probe = f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+def loaded_after(code: str, modules: list[str] = HEAVY) -> dict[str, bool]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {modules!r}}}))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     loaded: dict[str, bool] = json.loads(out.splitlines()[-1])
     return loaded
@@ -40,6 +42,13 @@ def test_the_retrievers_load_onnxruntime_only_when_an_encoder_is_made() -> None:
     loaded = loaded_after("import fanfuse.retrievers, fanfuse.retrievers.dense_cache")
     assert loaded["fanfuse.retrievers"]
     assert not loaded["onnxruntime"] and not loaded["tokenizers"]
+
+
+def test_the_retrieval_stack_loads_no_optional_extra() -> None:
+    code = "import fanfuse; from fanfuse.retrievers import *; from fanfuse.multiquery import *"
+    assert loaded_after(code, EXTRAS) == dict.fromkeys(EXTRAS, False)
+    # The probe sees an extra when its adapter is imported.
+    assert loaded_after("import fanfuse.retrievers.postgres", EXTRAS)["psycopg"]
 
 
 def test_lazy_names_resolve_on_first_use() -> None:

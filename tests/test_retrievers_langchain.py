@@ -1,5 +1,5 @@
-"""fanfuse as a LangChain retriever, and a LangChain retriever as a fanfuse retriever (skips without
-langchain-core)."""
+"""fanfuse as a LangChain retriever, and LangChain retrievers (sync and async) as fanfuse branches,
+against the real langchain-core (installed by the dev extra)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from fanfuse import FusionError, MultiQueryRetriever
-from fanfuse.retrievers.langchain import FanfuseRetriever, LangChainRetriever
+from fanfuse import FusionError, MultiQueryRetriever, fuse
+from fanfuse.retrievers.langchain import AsyncLangChainRetriever, FanfuseRetriever, LangChainRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from pydantic import Field
 
 DOCS = [
     {"id": "a", "title": "Alpha", "text": "rank fusion merges ranked lists", "team": "x"},
@@ -25,15 +26,34 @@ DOCS = [
 
 
 class KeywordRetriever(BaseRetriever):
-    """A real LangChain retriever: returns the documents that contain every query word."""
+    """A real LangChain retriever: the documents containing any query word, most words first; its
+    async path is its own coroutine, and it records which path ran."""
 
     documents: list[Document]
+    calls: list[str] = Field(default_factory=list)
+
+    def _matches(self, query: str) -> list[Document]:
+        words = query.lower().split()
+        counted = [(sum(w in d.page_content for w in words), i, d) for i, d in enumerate(self.documents)]
+        return [d for n, _, d in sorted(counted, key=lambda t: (-t[0], t[1])) if n]
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        words = query.lower().split()
-        return [d for d in self.documents if all(w in d.page_content for w in words)]
+        self.calls.append("sync")
+        return self._matches(query)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        self.calls.append("async")
+        return self._matches(query)
+
+
+def keyword_retriever() -> KeywordRetriever:
+    return KeywordRetriever(
+        documents=[Document(page_content=d["text"], id=d["id"]) for d in DOCS]  # type: ignore[arg-type]
+    )
 
 
 @pytest.fixture()
@@ -52,16 +72,42 @@ def test_fanfuse_as_langchain_retriever(bm25: TantivyRetriever) -> None:
         assert [d.id for d in asyncio.run(retriever.ainvoke("rank fusion"))] == ["b"]
 
 
-def test_langchain_retriever_fused_with_bm25(bm25: TantivyRetriever) -> None:
-    keyword = KeywordRetriever(
-        documents=[Document(page_content=d["text"], id=d["id"]) for d in DOCS]  # type: ignore[arg-type]
+def test_scores_and_provenance_reach_the_langchain_documents(bm25: TantivyRetriever) -> None:
+    with MultiQueryRetriever({"bm25": bm25, "keyword": LangChainRetriever(keyword_retriever())}) as multi:
+        retriever = FanfuseRetriever(retriever=multi, search_kwargs={"expansion": False})
+        documents = retriever.invoke("rank fusion")
+        expected = multi.search("rank fusion", expansion=False)
+    assert [d.id for d in documents] == expected.ids
+    for document, hit in zip(documents, expected.hits, strict=True):
+        assert document.metadata["score"] == pytest.approx(hit.score)
+        assert [(p["retriever"], p["rank"]) for p in document.metadata["provenance"]] == [
+            (p.retriever, p.rank) for p in hit.provenance
+        ]
+    # Both branches found "a" and "b": each document says so, with each branch's contribution.
+    assert {p["retriever"] for p in documents[0].metadata["provenance"]} == {"bm25", "keyword"}
+    assert sum(p["contribution"] for p in documents[0].metadata["provenance"]) == pytest.approx(
+        documents[0].metadata["score"]
     )
-    adapter = LangChainRetriever(keyword)
+
+
+def test_langchain_retriever_fused_with_bm25(bm25: TantivyRetriever) -> None:
+    adapter = LangChainRetriever(keyword_retriever())
     assert [h.id for h in adapter.search("fusion", 1)] == ["a"]
     with MultiQueryRetriever({"bm25": bm25, "keyword": adapter}, top_k=3) as multi:
         result = multi.search("cosine similarity", expansion=False)
     assert result.ids == ["c"]
     assert {p.retriever for p in result.hits[0].provenance} == {"bm25", "keyword"}
+
+
+def test_async_langchain_branch_awaits_ainvoke(bm25: TantivyRetriever) -> None:
+    keyword = keyword_retriever()
+    adapter = AsyncLangChainRetriever(keyword)
+    with MultiQueryRetriever({"bm25": bm25, "keyword": adapter}, top_k=3) as multi:
+        result = asyncio.run(multi.asearch("rank fusion", expansion=False))
+        bm25_ids = [h.id for h in bm25.search("rank fusion", multi.top_k * 2)]
+    assert keyword.calls == ["async"]
+    keyword_ids = ["a", "b"]  # both words in a and b; c has neither
+    assert result.ids == fuse([bm25_ids, keyword_ids], method="rrf", k=60, top_k=3).ids
 
 
 def test_langchain_document_without_id_is_a_clear_error() -> None:

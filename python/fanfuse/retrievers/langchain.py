@@ -1,12 +1,14 @@
 """LangChain in both directions (optional extra: `pip install 'fanfuse[langchain]'`).
 
-- `FanfuseRetriever`: a `MultiQueryRetriever` as a LangChain retriever, for chains and agents.
-- `LangChainRetriever`: any LangChain retriever as a fanfuse retriever, to fuse it with others.
+- `FanfuseRetriever`: a `MultiQueryRetriever` as a LangChain retriever, for chains and agents
+  (`invoke` searches, `ainvoke` awaits `asearch`).
+- `LangChainRetriever` / `AsyncLangChainRetriever`: any LangChain retriever as a fanfuse retriever
+  (`invoke` in the thread pool, or `ainvoke` on the event loop), to fuse it with others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -14,33 +16,24 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-from fanfuse._core import FusionError
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
-__all__ = ["FanfuseRetriever", "LangChainRetriever"]
+__all__ = ["AsyncLangChainRetriever", "FanfuseRetriever", "LangChainRetriever"]
 
 
 def _to_langchain(hit: FusedHit) -> LCDocument:
-    payload = dict(hit.payload)
-    text = payload.pop("text", "")
-    metadata = {
-        **payload,
-        "id": hit.id,
-        "score": hit.score,
-        # Which variants and retrievers found it: the explanation travels with the document.
-        "provenance": [
-            {"variant": p.variant, "retriever": p.retriever, "rank": p.rank} for p in hit.provenance
-        ],
-    }
-    return LCDocument(page_content=str(text), id=hit.id, metadata=metadata)
+    text, metadata = fused_text_and_metadata(hit)
+    return LCDocument(page_content=text, id=hit.id, metadata=metadata)
 
 
 class FanfuseRetriever(BaseRetriever):
     """Multi-query retrieval behind LangChain's retriever interface (`invoke`, `ainvoke`, `batch`).
 
     `search_kwargs` are passed to every `MultiQueryRetriever.search` (e.g. `{"filter": {...}}`).
-    The document text is the hit payload's `text`; the rest of the payload becomes metadata.
+    The document text is the hit payload's `text`; the rest of the payload becomes metadata, with
+    the hit's `id`, fused `score` and `provenance`.
     """
 
     retriever: MultiQueryRetriever
@@ -76,14 +69,26 @@ class LangChainRetriever:
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         documents = self.retriever.invoke(query, filter=filter) if filter else self.retriever.invoke(query)
-        return [self._hit(rank, doc) for rank, doc in enumerate(documents[:k], start=1)]
+        return self._hits(documents, k)
 
-    def _hit(self, rank: int, document: LCDocument) -> Hit:
-        doc_id = document.id or document.metadata.get(self.id_key)
-        if doc_id is None:
-            raise FusionError(
-                f"{self.name} returned a document without an id (Document.id or metadata[{self.id_key!r}]); "
-                f"pass id_key= naming the metadata field that identifies documents"
-            )
-        score = document.metadata.get(self.score_key, 1.0 / rank)
-        return Hit(str(doc_id), float(score), {**document.metadata, "text": document.page_content})
+    def _hits(self, documents: Sequence[LCDocument], k: int) -> list[Hit]:
+        return framework_hits(
+            self.name,
+            documents[:k],
+            lambda d: (d.id, d.metadata.get(self.score_key), d.page_content, d.metadata),
+            id_field="Document.id",
+            id_key=self.id_key,
+        )
+
+
+class AsyncLangChainRetriever(LangChainRetriever):
+    """`LangChainRetriever` through `ainvoke`: searched on the event loop, no thread per branch."""
+
+    async def search(  # type: ignore[override]  # the async form of the same protocol
+        self, query: str, k: int, filter: Mapping[str, Any] | None = None
+    ) -> list[Hit]:
+        if filter:
+            documents = await self.retriever.ainvoke(query, filter=filter)
+        else:
+            documents = await self.retriever.ainvoke(query)
+        return self._hits(documents, k)

@@ -1,0 +1,136 @@
+"""Haystack in both directions (optional extra: `pip install 'fanfuse[haystack]'`).
+
+- `FanfuseRetriever`: a `MultiQueryRetriever` as a Haystack component (`run`, `run_async`), for
+  pipelines: `{"query": str} -> {"documents": [Document]}`.
+- `HaystackRetriever` / `AsyncHaystackRetriever`: any Haystack text retriever component (one whose
+  `run(query=..., top_k=..., filters=...)` returns `{"documents": [...]}`, such as
+  `InMemoryBM25Retriever` or a document store's retriever) as a fanfuse retriever, through `run`
+  in the thread pool or `run_async` on the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from haystack import Document, component
+
+from fanfuse.multiquery import FusedHit, MultiQueryRetriever
+from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.interop import filter_conditions, framework_hits, fused_text_and_metadata
+
+__all__ = ["AsyncHaystackRetriever", "FanfuseRetriever", "HaystackRetriever", "haystack_filters"]
+
+
+def _to_document(hit: FusedHit) -> Document:
+    text, metadata = fused_text_and_metadata(hit)
+    return Document(id=hit.id, content=text, meta=metadata, score=hit.score)
+
+
+@component
+class FanfuseRetriever:
+    """Multi-query retrieval as a Haystack retriever component.
+
+    Input `query` (and optionally `top_k` and `filters`, the latter passed to the branches as
+    fanfuse's `filter`); output `documents`: one `Document` per fused hit, with the hit's id, the
+    payload's `text` as content, the fused score as `score`, and the rest of the payload as `meta`
+    with `id`, `score` and `provenance`. `search_kwargs` go to every search (`expansion`, ...).
+    """
+
+    def __init__(self, retriever: MultiQueryRetriever, search_kwargs: Mapping[str, Any] | None = None):
+        if not isinstance(retriever, MultiQueryRetriever):
+            raise TypeError(f"retriever must be a MultiQueryRetriever (got {type(retriever).__name__})")
+        self.retriever = retriever
+        self.search_kwargs = dict(search_kwargs or {})
+
+    def _kwargs(self, top_k: int | None, filters: dict[str, Any] | None) -> dict[str, Any]:
+        kwargs = dict(self.search_kwargs)
+        if top_k is not None:
+            kwargs["top_k"] = top_k
+        if filters is not None:
+            kwargs["filter"] = filters
+        return kwargs
+
+    @component.output_types(documents=list[Document])
+    def run(
+        self, query: str, top_k: int | None = None, filters: dict[str, Any] | None = None
+    ) -> dict[str, list[Document]]:
+        result = self.retriever.search(query, **self._kwargs(top_k, filters))
+        return {"documents": [_to_document(hit) for hit in result.hits]}
+
+    @component.output_types(documents=list[Document])
+    async def run_async(
+        self, query: str, top_k: int | None = None, filters: dict[str, Any] | None = None
+    ) -> dict[str, list[Document]]:
+        result = await self.retriever.asearch(query, **self._kwargs(top_k, filters))
+        return {"documents": [_to_document(hit) for hit in result.hits]}
+
+
+def haystack_filters(filter: Mapping[str, Any]) -> dict[str, Any]:
+    """A fanfuse filter (`{"key": value}`, `{"key": [v1, v2]}`) in Haystack's filter syntax, over
+    `meta`; a filter already in Haystack's syntax (it has an `operator`) passes through unchanged."""
+    if "operator" in filter:
+        return dict(filter)
+    conditions = [
+        {"field": f"meta.{key}", "operator": "==", "value": values[0]}
+        if len(values) == 1
+        else {"field": f"meta.{key}", "operator": "in", "value": values}
+        for key, values in filter_conditions(filter)
+    ]
+    return {"operator": "AND", "conditions": conditions}
+
+
+class HaystackRetriever:
+    """A Haystack retriever component as a fanfuse retriever.
+
+    Each search calls `run(query=query, top_k=k)`, plus `filters=` (see `haystack_filters`) when the
+    search has a filter. The hit id is `Document.id` (else `meta[id_key]`), the score
+    `Document.score` (else 1/rank), the payload the document's `meta` plus its `text`.
+    """
+
+    def __init__(self, retriever: Any, *, id_key: str = "id", name: str | None = None) -> None:
+        if not callable(getattr(retriever, "run", None)):
+            raise TypeError(
+                f"retriever must be a Haystack component with a run(query=..., top_k=...) method "
+                f"(got {type(retriever).__name__})"
+            )
+        self.retriever = retriever
+        self.id_key = id_key
+        self.name = name or type(retriever).__name__
+
+    @staticmethod
+    def _inputs(query: str, k: int, filter: Mapping[str, Any] | None) -> dict[str, Any]:
+        inputs: dict[str, Any] = {"query": query, "top_k": k}
+        if filter:
+            inputs["filters"] = haystack_filters(filter)
+        return inputs
+
+    def _hits(self, output: Mapping[str, Any], k: int) -> list[Hit]:
+        documents: Sequence[Document] = output["documents"]
+        return framework_hits(
+            self.name,
+            documents[:k],
+            lambda d: (d.id, d.score, d.content, d.meta),
+            id_field="Document.id",
+            id_key=self.id_key,
+        )
+
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        return self._hits(self.retriever.run(**self._inputs(query, k, filter)), k)
+
+
+class AsyncHaystackRetriever(HaystackRetriever):
+    """`HaystackRetriever` through the component's `run_async`: on the event loop, no thread."""
+
+    def __init__(self, retriever: Any, *, id_key: str = "id", name: str | None = None) -> None:
+        super().__init__(retriever, id_key=id_key, name=name)
+        if not callable(getattr(retriever, "run_async", None)):
+            raise TypeError(
+                f"{type(retriever).__name__} has no run_async method; use HaystackRetriever, "
+                "which calls run in fanfuse's thread pool"
+            )
+
+    async def search(  # type: ignore[override]  # the async form of the same protocol
+        self, query: str, k: int, filter: Mapping[str, Any] | None = None
+    ) -> list[Hit]:
+        return self._hits(await self.retriever.run_async(**self._inputs(query, k, filter)), k)

@@ -1,0 +1,165 @@
+"""LlamaIndex in both directions (optional extra: `pip install 'fanfuse[llamaindex]'`).
+
+- `FanfuseRetriever`: a `MultiQueryRetriever` as a LlamaIndex `BaseRetriever`, for query engines
+  and agents (`retrieve` searches, `aretrieve` awaits `asearch`).
+- `LlamaIndexRetriever` / `AsyncLlamaIndexRetriever`: any LlamaIndex retriever as a fanfuse retriever
+  (`retrieve` in the thread pool, or `aretrieve` on the event loop), to fuse it with others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
+from fanfuse._core import FusionError
+from fanfuse.multiquery import FusedHit, MultiQueryRetriever
+from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.interop import (
+    FANFUSE_METADATA_KEYS,
+    filter_conditions,
+    framework_hits,
+    fused_text_and_metadata,
+)
+
+__all__ = ["AsyncLlamaIndexRetriever", "FanfuseRetriever", "LlamaIndexRetriever", "metadata_filters"]
+
+RetrieverFactory = Callable[[int, MetadataFilters | None], BaseRetriever]
+
+
+def _to_node(hit: FusedHit) -> NodeWithScore:
+    text, metadata = fused_text_and_metadata(hit)
+    # The explanation is for the application, not for the LLM prompt or the embedding of the node.
+    hidden = list(FANFUSE_METADATA_KEYS)
+    node = TextNode(
+        id_=hit.id,
+        text=text,
+        metadata=metadata,
+        excluded_llm_metadata_keys=hidden,
+        excluded_embed_metadata_keys=hidden,
+    )
+    return NodeWithScore(node=node, score=hit.score)
+
+
+class FanfuseRetriever(BaseRetriever):
+    """Multi-query retrieval as a LlamaIndex retriever (`retrieve`, `aretrieve`, query engines).
+
+    `search_kwargs` are passed to every `MultiQueryRetriever.search` (e.g. `{"filter": {...}}`).
+    Each result is a `NodeWithScore` with the fused score; its `TextNode` has the hit's id, the
+    payload's `text`, and the rest of the payload as metadata with `id`, `score` and `provenance`
+    (left out of what the node shows an LLM or an embedding model).
+    """
+
+    def __init__(
+        self,
+        retriever: MultiQueryRetriever,
+        *,
+        search_kwargs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(retriever, MultiQueryRetriever):
+            raise TypeError(f"retriever must be a MultiQueryRetriever (got {type(retriever).__name__})")
+        super().__init__(**kwargs)
+        self.retriever = retriever
+        self.search_kwargs = dict(search_kwargs or {})
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        result = self.retriever.search(query_bundle.query_str, **self.search_kwargs)
+        return [_to_node(hit) for hit in result.hits]
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        result = await self.retriever.asearch(query_bundle.query_str, **self.search_kwargs)
+        return [_to_node(hit) for hit in result.hits]
+
+
+def metadata_filters(filter: Mapping[str, Any] | MetadataFilters) -> MetadataFilters:
+    """A fanfuse filter (`{"key": value}`, `{"key": [v1, v2]}`) as LlamaIndex `MetadataFilters`;
+    `MetadataFilters` pass through unchanged."""
+    if isinstance(filter, MetadataFilters):
+        return filter
+    filters = []
+    for key, values in filter_conditions(filter):
+        if any(isinstance(v, bool) for v in values):
+            raise FusionError(f"filter[{key!r}]: LlamaIndex filters take str, int or float values, not bool")
+        if len(values) == 1:
+            filters.append(MetadataFilter(key=key, value=values[0], operator=FilterOperator.EQ))
+        else:
+            filters.append(MetadataFilter(key=key, value=values, operator=FilterOperator.IN))  # type: ignore[arg-type]
+    return MetadataFilters(filters=filters)  # type: ignore[arg-type]
+
+
+class LlamaIndexRetriever:
+    """A LlamaIndex retriever (`retrieve(query) -> [NodeWithScore]`) as a fanfuse retriever.
+
+    The hit id is the node id (else `metadata[id_key]`), the score the node's score (else 1/rank),
+    the payload the node's metadata plus its `text`. A LlamaIndex retriever fixes its k and its
+    filters when built, so its list is cut at `k`, and a search with a `filter` is an error. For
+    per-search k and filters pass a factory instead, `factory(k, filters) -> BaseRetriever`
+    (`filters`: None or the search's filter as `MetadataFilters`), or use `from_index(index)`.
+    """
+
+    def __init__(
+        self, retriever: BaseRetriever | RetrieverFactory, *, id_key: str = "id", name: str | None = None
+    ) -> None:
+        if isinstance(retriever, BaseRetriever):
+            self._fixed: BaseRetriever | None = retriever
+            self._factory: RetrieverFactory | None = None
+        elif callable(retriever):
+            self._fixed, self._factory = None, retriever
+        else:
+            raise TypeError(
+                "retriever must be a LlamaIndex BaseRetriever or a function (k, filters) -> BaseRetriever "
+                f"(got {type(retriever).__name__})"
+            )
+        self.name = name or type(retriever).__name__
+        self.id_key = id_key
+
+    @classmethod
+    def from_index(
+        cls, index: Any, *, name: str | None = None, **retriever_kwargs: Any
+    ) -> LlamaIndexRetriever:
+        """A retriever over `index` (a `VectorStoreIndex`, ...) built for each search with
+        `index.as_retriever(similarity_top_k=k, filters=..., **retriever_kwargs)`."""
+
+        def build(k: int, filters: MetadataFilters | None) -> BaseRetriever:
+            retriever: BaseRetriever = index.as_retriever(
+                similarity_top_k=k, filters=filters, **retriever_kwargs
+            )
+            return retriever
+
+        return cls(build, name=name or type(index).__name__)
+
+    def _retriever(self, k: int, filter: Mapping[str, Any] | None) -> BaseRetriever:
+        if self._factory is not None:
+            return self._factory(k, metadata_filters(filter) if filter else None)
+        if filter:
+            raise FusionError(
+                f"{self.name}: a LlamaIndex retriever takes its filters when built, not per search; "
+                f"pass a factory (k, filters) -> retriever or use LlamaIndexRetriever.from_index(index)"
+            )
+        assert self._fixed is not None
+        return self._fixed
+
+    def _hits(self, nodes: Sequence[NodeWithScore], k: int) -> list[Hit]:
+        return framework_hits(
+            self.name,
+            nodes[:k],
+            lambda n: (n.node.node_id, n.score, n.node.get_content(), n.node.metadata),
+            id_field="node_id",
+            id_key=self.id_key,
+        )
+
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        return self._hits(self._retriever(k, filter).retrieve(query), k)
+
+
+class AsyncLlamaIndexRetriever(LlamaIndexRetriever):
+    """`LlamaIndexRetriever` through `aretrieve`: searched on the event loop, no thread per branch."""
+
+    async def search(  # type: ignore[override]  # the async form of the same protocol
+        self, query: str, k: int, filter: Mapping[str, Any] | None = None
+    ) -> list[Hit]:
+        return self._hits(await self._retriever(k, filter).aretrieve(query), k)

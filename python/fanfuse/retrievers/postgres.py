@@ -1,0 +1,329 @@
+"""PostgreSQL as fanfuse retrievers: full text (`tsvector`, `websearch_to_tsquery`, `ts_rank_cd`) and
+pgvector (cosine distance), each sync (a psycopg `ConnectionPool`, searched in fanfuse's thread pool)
+or async (an `AsyncConnectionPool`, on the event loop). Optional extra: `pip install 'fanfuse[postgres]'`.
+
+Hybrid multi-query search over one database::
+
+    pool = ConnectionPool("host=... dbname=...", open=True)
+    hybrid = MultiQueryRetriever(
+        {"text": PostgresFullTextRetriever(pool), "vector": PgvectorRetriever(pool, embed)}
+    )
+
+The table is the one `postgres_table.create_table` makes (or any with the same columns: name them in
+a `PostgresTable`). Filters use the convention of the built-in backends (`{"key": value}`,
+`{"key": [v1, v2]}`) over the jsonb metadata column, as SQL with bound parameters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from fanfuse._core import FusionError
+from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.interop import filter_conditions
+from fanfuse.retrievers.postgres_table import (
+    Embedder,
+    PostgresTable,
+    create_table,
+    embed_texts,
+    load_documents,
+    vector_literal,
+)
+
+__all__ = [
+    "AsyncPgvectorRetriever",
+    "AsyncPostgresFullTextRetriever",
+    "PgvectorRetriever",
+    "PostgresFullTextRetriever",
+    "PostgresTable",
+    "create_table",
+    "load_documents",
+]
+
+MATCH_MODES = ("any", "all")
+# A quoted phrase or one whitespace-separated word, each optionally negated with a leading "-".
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
+_JOINERS = {"OR", "AND"}
+
+
+def query_pieces(query: str) -> tuple[list[str], list[str]]:
+    """The positive and negated pieces of a query in `any` mode: words and `"quoted phrases"`;
+    `OR`/`AND` are dropped (any piece matches), `NOT x` and `-x` exclude x, `+x` is x."""
+    positive: list[str] = []
+    negative: list[str] = []
+    negate_next = False
+    for match in _TOKEN.finditer(query):
+        minus_phrase, phrase, minus_word, word = match.groups()
+        if phrase is not None:
+            piece, negated = f'"{phrase}"', bool(minus_phrase)
+        elif word in _JOINERS:
+            continue
+        elif word == "NOT":
+            negate_next = True
+            continue
+        else:
+            piece, negated = word.lstrip("+"), bool(minus_word)
+        if not piece.strip('"+-'):
+            continue
+        (negative if negated or negate_next else positive).append(piece)
+        negate_next = False
+    return positive, negative
+
+
+def _check_pool(pool: object, expected: type, other: str) -> None:
+    if not isinstance(pool, expected):
+        other_pool = "ConnectionPool" if expected is AsyncConnectionPool else "AsyncConnectionPool"
+        raise TypeError(
+            f"pool must be a psycopg_pool.{expected.__name__} (got {type(pool).__name__}); "
+            f"for a {other_pool} use {other}"
+        )
+
+
+def _check_k(k: object) -> int:
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise FusionError(f"k must be a positive integer, got {k!r}")
+    return k
+
+
+def _filter_sql(
+    table: PostgresTable, filter: Mapping[str, Any] | None
+) -> tuple[sql.Composable, dict[str, Any]]:
+    """` AND metadata @> ANY(...)` per filter key, with the values as bound parameters."""
+    if not filter:
+        return sql.SQL(""), {}
+    clauses, params = [], {}
+    for i, (key, values) in enumerate(filter_conditions(filter)):
+        params[f"filter{i}"] = [Jsonb({key: value}) for value in values]
+        clauses.append(
+            sql.SQL(" AND d.{} @> ANY({}::jsonb[])").format(
+                table.column("metadata"), sql.Placeholder(f"filter{i}")
+            )
+        )
+    return sql.Composed(clauses), params
+
+
+def _hits(rows: Sequence[tuple[Any, ...]]) -> list[Hit]:
+    return [
+        Hit(str(doc_id), float(score), {**(metadata or {}), "title": title or "", "text": text or ""})
+        for doc_id, score, title, text, metadata in rows
+    ]
+
+
+class _FullText:
+    """The full-text statement of one search; the sync and async retrievers only run it."""
+
+    def __init__(self, table: PostgresTable | None, match: str, normalization: int, name: str) -> None:
+        if match not in MATCH_MODES:
+            raise FusionError(f"match = {match!r}: expected one of {', '.join(MATCH_MODES)}")
+        if (
+            not isinstance(normalization, int)
+            or isinstance(normalization, bool)
+            or not 0 <= normalization < 64
+        ):
+            raise FusionError(
+                f"normalization = {normalization!r}: expected ts_rank_cd's flags, an integer 0-63 (0: none)"
+            )
+        self.table = table or PostgresTable()
+        self.match = match
+        self.normalization = normalization
+        self.name = name
+
+    def statement(
+        self, query: str, k: int, filter: Mapping[str, Any] | None
+    ) -> tuple[sql.Composed, dict[str, Any]] | None:
+        """The SQL and its parameters; None when the query has nothing to search for."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        params: dict[str, Any] = {
+            "language": self.table.language,
+            "k": _check_k(k),
+            "norm": self.normalization,
+        }
+        parse = sql.SQL("websearch_to_tsquery(%(language)s::regconfig, {})")
+        if self.match == "all":
+            if not query.strip():
+                return None
+            params["query"] = query
+            tsquery: sql.Composable = parse.format(sql.Placeholder("query"))
+        else:
+            positive, negative = query_pieces(query)
+            if not positive:
+                return None
+            terms = []
+            for i, piece in enumerate(positive):
+                params[f"p{i}"] = piece
+                terms.append(parse.format(sql.Placeholder(f"p{i}")))
+            tsquery = sql.SQL("({})").format(sql.SQL(" || ").join(terms))
+            for i, piece in enumerate(negative):
+                params[f"n{i}"] = piece
+                tsquery = sql.SQL("{} && !!{}").format(tsquery, parse.format(sql.Placeholder(f"n{i}")))
+        where, filter_params = _filter_sql(self.table, filter)
+        t = self.table
+        statement = sql.SQL(
+            "WITH q AS (SELECT {tsquery} AS query) "
+            "SELECT d.{id}, ts_rank_cd(d.{tsv}, q.query, %(norm)s) AS score, d.{title}, d.{text}, "
+            "d.{metadata} FROM {table} AS d, q WHERE d.{tsv} @@ q.query{where} "
+            "ORDER BY score DESC, d.{id} LIMIT %(k)s"
+        ).format(
+            tsquery=tsquery, table=t.table, where=where, id=t.column("id"), tsv=t.column("tsvector"),
+            title=t.column("title"), text=t.column("text"), metadata=t.column("metadata"),
+        )  # fmt: skip
+        return statement, {**params, **filter_params}
+
+
+class PostgresFullTextRetriever(_FullText):
+    """Full-text search of a PostgreSQL table, ranked by `ts_rank_cd` (cover density).
+
+    `match="any"` (default, like BM25 engines): a document matches if it has any query word or
+    `"quoted phrase"`; `-word` and `NOT word` exclude, `OR`/`AND` are ignored (every piece is
+    optional), so the variants an expander writes for Tantivy mean the same here.
+    `match="all"`: the query is `websearch_to_tsquery`'s web-search syntax as is: every word is
+    required, `or` between words, `"phrase"`, `-word`.
+    `normalization` is `ts_rank_cd`'s flags; the default, 4 (divide by the mean harmonic distance
+    between extents), ranked best and agreed most with BM25 of 0, 1, 2, 4, 5, 6, 12 and 32 on the
+    MT-RAG cloud pool (docs/retrievers.md).
+    Ties are broken by id. `pool` is a psycopg `ConnectionPool`.
+    """
+
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        table: PostgresTable | None = None,
+        *,
+        match: str = "any",
+        normalization: int = 4,
+        name: str = "postgres-text",
+    ) -> None:
+        _check_pool(pool, ConnectionPool, "AsyncPostgresFullTextRetriever")
+        super().__init__(table, match, normalization, name)
+        self.pool = pool
+
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        planned = self.statement(query, k, filter)
+        if planned is None:
+            return []
+        with self.pool.connection() as conn:
+            return _hits(conn.execute(*planned).fetchall())
+
+
+class AsyncPostgresFullTextRetriever(_FullText):
+    """`PostgresFullTextRetriever` over an `AsyncConnectionPool`, searched on the event loop."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        table: PostgresTable | None = None,
+        *,
+        match: str = "any",
+        normalization: int = 4,
+        name: str = "postgres-text",
+    ) -> None:
+        _check_pool(pool, AsyncConnectionPool, "PostgresFullTextRetriever")
+        super().__init__(table, match, normalization, name)
+        self.pool = pool
+
+    async def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        planned = self.statement(query, k, filter)
+        if planned is None:
+            return []
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(*planned)
+            return _hits(await cursor.fetchall())
+
+
+class _Vector:
+    """The pgvector statement of one search; the sync and async retrievers only run it."""
+
+    def __init__(self, embed: Any, table: PostgresTable | None, name: str) -> None:
+        if not callable(embed):
+            raise TypeError(f"embed must be a function texts -> vectors (got {type(embed).__name__})")
+        self.embed = embed
+        self.table = table or PostgresTable()
+        self.name = name
+
+    def statement(
+        self, vector: Any, k: int, filter: Mapping[str, Any] | None
+    ) -> tuple[sql.Composed, dict[str, Any]] | None:
+        """The SQL and its parameters; None for a zero query vector (similar to nothing)."""
+        if not np.any(vector):
+            return None
+        where, filter_params = _filter_sql(self.table, filter)
+        t = self.table
+        # The inner ORDER BY is the distance alone, so an HNSW index serves it; the outer one puts
+        # equal scores in id order.
+        statement = sql.SQL(
+            "SELECT * FROM (SELECT d.{id}, 1 - (d.{embedding} <=> %(vector)s::vector) AS score, d.{title}, "
+            "d.{text}, d.{metadata} FROM {table} AS d WHERE d.{embedding} IS NOT NULL{where} "
+            "ORDER BY d.{embedding} <=> %(vector)s::vector LIMIT %(k)s) AS nearest ORDER BY score DESC, 1"
+        ).format(
+            table=t.table, where=where, id=t.column("id"), embedding=t.column("embedding"),
+            title=t.column("title"), text=t.column("text"), metadata=t.column("metadata"),
+        )  # fmt: skip
+        return statement, {"vector": vector_literal(vector), "k": _check_k(k), **filter_params}
+
+
+class PgvectorRetriever(_Vector):
+    """Nearest neighbours by cosine distance in pgvector; the score is the cosine similarity.
+
+    `embed(texts) -> array` embeds the query (the same function that embedded the documents).
+    Documents without an embedding are never returned. With the HNSW index of `create_table` the
+    search is approximate (pgvector's `hnsw.ef_search`, 40 by default, bounds how many come back).
+    """
+
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        embed: Embedder,
+        table: PostgresTable | None = None,
+        *,
+        name: str = "pgvector",
+    ) -> None:
+        _check_pool(pool, ConnectionPool, "AsyncPgvectorRetriever")
+        super().__init__(embed, table, name)
+        self.pool = pool
+
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        planned = self.statement(embed_texts(self.embed, [query])[0], k, filter)
+        if planned is None:
+            return []
+        with self.pool.connection() as conn:
+            return _hits(conn.execute(*planned).fetchall())
+
+
+class AsyncPgvectorRetriever(_Vector):
+    """`PgvectorRetriever` over an `AsyncConnectionPool`. `embed` may be an `async def`; a sync one
+    runs in a worker thread so the event loop is not blocked by the model."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        embed: Any,
+        table: PostgresTable | None = None,
+        *,
+        name: str = "pgvector",
+    ) -> None:
+        _check_pool(pool, AsyncConnectionPool, "PgvectorRetriever")
+        super().__init__(embed, table, name)
+        self.pool = pool
+
+    async def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        if inspect.iscoroutinefunction(self.embed):
+            vectors = await self.embed([query])
+            vector = embed_texts(lambda _: vectors, [query])[0]
+        else:
+            vector = (await asyncio.to_thread(embed_texts, self.embed, [query]))[0]
+        planned = self.statement(vector, k, filter)
+        if planned is None:
+            return []
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(*planned)
+            return _hits(await cursor.fetchall())
