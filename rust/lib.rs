@@ -1,4 +1,4 @@
-//! fanfuse: the fusion core. Plain Rust; the Python binding lives in `py.rs` behind the `python` feature.
+//! fanfuse: the fusion core. Plain Rust; the Python binding lives in `python/` behind the `python` feature.
 
 pub mod batch;
 pub mod bulk;
@@ -13,7 +13,7 @@ pub mod run_fusion;
 pub mod runs;
 
 #[cfg(feature = "python")]
-mod py;
+mod python;
 
 /// The extension allocates through mimalloc (see Cargo.toml for why); plain Rust users keep their own.
 #[cfg(feature = "python")]

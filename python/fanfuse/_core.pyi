@@ -243,7 +243,7 @@ def fuse_batch(
     query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
     """
 
-# --- Run files (issue 3) ---------------------------------------------------------------------
+# --- Run files: reading, fusing, writing and evaluating whole runs ---------------------------
 
 _RankFrom = Literal["score", "rank", "file"]
 _Format = Literal["trec", "mtrag"]
