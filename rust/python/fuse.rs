@@ -8,7 +8,9 @@ use pyo3::types::{PyInt, PyList, PyString, PyTuple};
 use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::{fused_to_py, Fused};
 use super::ids::{IdsView, ListPath, OwnedIds};
-use super::options::{fuse_params, gamma_arg, k_arg, phi_arg, sigma_arg, threads_arg, top_k_arg};
+use super::options::{
+    check_query_weights, gamma_arg, k_arg, phi_arg, sigma_arg, threads_arg, top_k_arg, FusionOptions,
+};
 use super::{detached, FusionError};
 use crate::batch;
 use crate::error::FusionError as CoreError;
@@ -194,7 +196,8 @@ pub(super) fn fuse(
     #[pyo3(from_py_with = sigma_arg)] sigma: f64,
     #[pyo3(from_py_with = gamma_arg)] gamma: f64,
 ) -> PyResult<Fused> {
-    let params = fuse_params(method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma)?;
+    let options = FusionOptions { method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma };
+    let params = options.fuse_params()?;
     let mut owned = OwnedRuns::new();
     for (i, run) in outer_items(runs, "runs", "runs (ranked id lists, or (id, score) pairs)")?.iter().enumerate() {
         owned.push_run(run, ListPath { root: "runs", query: None, list: i })?;
@@ -232,19 +235,14 @@ pub(super) fn fuse_batch(
     #[pyo3(from_py_with = gamma_arg)] gamma: f64,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
 ) -> PyResult<Vec<Fused>> {
-    let params = fuse_params(method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma)?;
+    let options = FusionOptions { method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma };
+    let params = options.fuse_params()?;
     let mut owned = OwnedRuns::new();
     // query_lists[q]..=query_lists[q + 1] is the window of the bounds that holds query q's runs.
     let mut query_lists = vec![0_usize];
     for (q, query) in outer_items(queries, "queries", "queries (each a sequence of runs)")?.iter().enumerate() {
         let runs = outer_items(query, format!("queries[{q}]"), "runs")?;
-        if let Some(w) = params.weights.as_ref().filter(|w| w.len() != runs.len()) {
-            return Err(FusionError::new_err(format!(
-                "queries[{q}] has {} runs but weights has {} entries; every query needs one weight per run",
-                runs.len(),
-                w.len()
-            )));
-        }
+        check_query_weights(params.weights.as_deref(), q, runs.len(), "run")?;
         for (i, run) in runs.iter().enumerate() {
             owned.push_run(run, ListPath { root: "queries", query: Some(q), list: i })?;
         }

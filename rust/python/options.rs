@@ -3,19 +3,83 @@
 use pyo3::prelude::*;
 
 use super::args::{int_in, number, outer_items};
-use super::to_py_err;
+use super::{to_py_err, FusionError};
 use crate::fusion;
 use crate::rrf::{RrfParams, TieBreak};
 
-pub(super) fn parse_params(
-    k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<usize>,
-    tie_break: &str,
-) -> PyResult<RrfParams> {
-    let tie_break: TieBreak = tie_break.parse().map_err(to_py_err)?;
-    let weights = weights.map(parse_weights).transpose()?;
-    Ok(RrfParams { k, weights, top_k, tie_break })
+/// The keyword options of the fusion entry points, by name. Each entry point builds it once from its
+/// arguments (`FusionOptions { method, norm, k, .. }`), so options of one type (`phi`, `sigma`,
+/// `gamma`) cannot trade places unnoticed, and an entry point that takes fewer fills the rest from
+/// [`Default`], the defaults of the Python signatures.
+pub(super) struct FusionOptions<'a, 'py> {
+    pub method: &'a str,
+    pub norm: Option<&'a str>,
+    pub k: f64,
+    pub weights: Option<&'a Bound<'py, PyAny>>,
+    pub top_k: Option<usize>,
+    pub tie_break: &'a str,
+    pub duplicates: &'a str,
+    pub explain: bool,
+    pub phi: f64,
+    pub sigma: f64,
+    pub gamma: f64,
+}
+
+impl Default for FusionOptions<'_, '_> {
+    fn default() -> Self {
+        let fusion::MethodParams { k, phi, sigma, gamma } = fusion::MethodParams::default();
+        Self {
+            method: "rrf",
+            norm: None,
+            k,
+            weights: None,
+            top_k: None,
+            tie_break: "rank",
+            duplicates: "first",
+            explain: false,
+            phi,
+            sigma,
+            gamma,
+        }
+    }
+}
+
+impl FusionOptions<'_, '_> {
+    /// The options of Reciprocal Rank Fusion (`k`, `weights`, `top_k`, `tie_break`), read; their
+    /// values are checked by [`RrfParams::validate`].
+    pub fn rrf_params(&self) -> PyResult<RrfParams> {
+        let tie_break: TieBreak = self.tie_break.parse().map_err(to_py_err)?;
+        let weights = self.weights.map(parse_weights).transpose()?;
+        Ok(RrfParams { k: self.k, weights, top_k: self.top_k, tie_break })
+    }
+
+    /// Every option read and checked now, so that a bad one fails even for an empty batch.
+    pub fn fuse_params(&self) -> PyResult<fusion::FuseParams> {
+        let RrfParams { k, weights, top_k, tie_break } = self.rrf_params()?;
+        let method_params = fusion::MethodParams { k, phi: self.phi, sigma: self.sigma, gamma: self.gamma };
+        let params = fusion::FuseParams {
+            method: fusion::Method::from_name(self.method, method_params).map_err(to_py_err)?,
+            norm: self.norm.map(str::parse).transpose().map_err(to_py_err)?,
+            weights,
+            top_k,
+            tie_break,
+            duplicates: self.duplicates.parse().map_err(to_py_err)?,
+            explain: self.explain,
+        };
+        params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
+        Ok(params)
+    }
+}
+
+/// The one check that a batch's weights fit each query: one weight per list (`noun`: "list" or "run").
+pub(super) fn check_query_weights(weights: Option<&[f64]>, q: usize, lists: usize, noun: &str) -> PyResult<()> {
+    match weights {
+        Some(w) if w.len() != lists => Err(FusionError::new_err(format!(
+            "queries[{q}] has {lists} {noun}s but weights has {} entries; every query needs one weight per {noun}",
+            w.len()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 pub(super) fn k_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
@@ -35,7 +99,7 @@ pub(super) fn gamma_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 }
 
 /// The one check of `weights`: a sequence of numbers (their values are checked by the core).
-pub(super) fn parse_weights(weights: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+fn parse_weights(weights: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
     let items = outer_items(weights, "weights", "numbers (one per list)")?;
     items.iter().enumerate().map(|(i, w)| number(w, || format!("weights[{i}]"))).collect()
 }
@@ -60,35 +124,4 @@ pub(super) fn threads_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     }
     let accepted = format!("None (FANFUSE_NUM_THREADS, else 1) or an int from 1 to {MAX_THREADS}");
     int_in(value, "threads", &accepted, 1..=MAX_THREADS as i128).map(Some)
-}
-
-/// The options of `fuse` and `fuse_batch`, parsed and checked.
-#[allow(clippy::too_many_arguments)] // the keyword options of the Python signature
-pub(super) fn fuse_params(
-    method: &str,
-    norm: Option<&str>,
-    k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<usize>,
-    tie_break: &str,
-    duplicates: &str,
-    explain: bool,
-    phi: f64,
-    sigma: f64,
-    gamma: f64,
-) -> PyResult<fusion::FuseParams> {
-    let rrf_params = parse_params(k, weights, top_k, tie_break)?;
-    let method_params = fusion::MethodParams { k, phi, sigma, gamma };
-    let params = fusion::FuseParams {
-        method: fusion::Method::from_name(method, method_params).map_err(to_py_err)?,
-        norm: norm.map(str::parse).transpose().map_err(to_py_err)?,
-        weights: rrf_params.weights,
-        top_k: rrf_params.top_k,
-        tie_break: rrf_params.tie_break,
-        duplicates: duplicates.parse().map_err(to_py_err)?,
-        explain,
-    };
-    // Check the options now, so a bad one fails even for an empty batch.
-    params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
-    Ok(params)
 }

@@ -9,8 +9,8 @@ use pyo3::prelude::*;
 use super::args::outer_items;
 use super::fused::Fused;
 use super::ids::{ListPath, OwnedIds};
-use super::options::{k_arg, parse_params, threads_arg, top_k_arg};
-use super::{detached, to_py_err, FusionError};
+use super::options::{check_query_weights, k_arg, threads_arg, top_k_arg, FusionOptions};
+use super::{detached, to_py_err};
 use crate::batch;
 use crate::error::FusionError as CoreError;
 use crate::rrf::{FusedEntry, RrfParams};
@@ -26,7 +26,7 @@ pub(super) fn rrf(
     #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     tie_break: &str,
 ) -> PyResult<Fused> {
-    let params = parse_params(k, weights, top_k, tie_break)?;
+    let params = FusionOptions { k, weights, top_k, tie_break, ..FusionOptions::default() }.rrf_params()?;
     let mut ids = OwnedIds::new();
     for (i, list) in outer_items(lists, "lists", "ranked id lists")?.iter().enumerate() {
         ids.push_list(list, ListPath { root: "lists", query: None, list: i })?;
@@ -63,15 +63,7 @@ impl OwnedBatch {
         query_lists.push(0);
         for (q, query) in (first..).zip(queries) {
             let lists = outer_items(query, QueryPath(q), "ranked id lists")?;
-            if let Some(w) = &params.weights {
-                if w.len() != lists.len() {
-                    return Err(FusionError::new_err(format!(
-                        "queries[{q}] has {} lists but weights has {} entries; every query needs one weight per list",
-                        lists.len(),
-                        w.len()
-                    )));
-                }
-            }
+            check_query_weights(params.weights.as_deref(), q, lists.len(), "list")?;
             for (i, list) in lists.iter().enumerate() {
                 ids.push_list(list, ListPath { root: "queries", query: Some(q), list: i })?;
             }
@@ -120,7 +112,7 @@ pub(super) fn rrf_batch(
     tie_break: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
 ) -> PyResult<Vec<Fused>> {
-    let params = parse_params(k, weights, top_k, tie_break)?;
+    let params = FusionOptions { k, weights, top_k, tie_break, ..FusionOptions::default() }.rrf_params()?;
     // Check k and the weight values now, so a bad option fails even for an empty batch.
     params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
@@ -178,7 +170,7 @@ pub(super) fn _kernel_seconds(
     #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     repeat: usize,
 ) -> PyResult<f64> {
-    let params = parse_params(crate::rrf::DEFAULT_K, None, top_k, "rank")?;
+    let params = FusionOptions { top_k, ..FusionOptions::default() }.rrf_params()?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
     let mut total = 0.0;
     let mut owned = OwnedBatch::new();

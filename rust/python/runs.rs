@@ -6,10 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::{numbers, strings};
-use super::options::{fuse_params, k_arg, threads_arg, top_k_arg};
+use super::options::{k_arg, threads_arg, top_k_arg, FusionOptions};
 use super::{detached, interruptible, to_py_err};
 use crate::bulk::{self, FuseFilesOptions};
-use crate::fusion::{self, FuseParams};
 use crate::runs::qrels::Qrels;
 use crate::runs::write::OutFormat;
 use crate::runs::{self, RankFrom, Run as CoreRun};
@@ -116,31 +115,6 @@ pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
     Ok(PyQrels { inner: Arc::new(qrels) })
 }
 
-/// Options of run-file fusion: any method of `fuse`, with its default method parameters.
-pub(super) fn run_fuse_params(
-    method: &str,
-    norm: Option<&str>,
-    k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    top_k: Option<usize>,
-    tie_break: &str,
-) -> PyResult<FuseParams> {
-    let defaults = fusion::MethodParams::default();
-    fuse_params(
-        method,
-        norm,
-        k,
-        weights,
-        top_k,
-        tie_break,
-        "first",
-        false,
-        defaults.phi,
-        defaults.sigma,
-        defaults.gamma,
-    )
-}
-
 /// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (runs, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank", threads = None),
@@ -158,7 +132,8 @@ pub(super) fn fuse_runs(
     tie_break: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
 ) -> PyResult<PyRun> {
-    let params = run_fuse_params(method, norm, k, weights, top_k, tie_break)?;
+    let params =
+        FusionOptions { method, norm, k, weights, top_k, tie_break, ..FusionOptions::default() }.fuse_params()?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let fused = detached(py, || {
         let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
@@ -195,7 +170,8 @@ pub(super) fn fuse_files<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = strings(inputs, "inputs")?;
     let options = FuseFilesOptions {
-        params: run_fuse_params(method, norm, k, weights, top_k, tie_break)?,
+        params: FusionOptions { method, norm, k, weights, top_k, tie_break, ..FusionOptions::default() }
+            .fuse_params()?,
         rank_from: rank_from.parse().map_err(to_py_err)?,
         format: format.parse().map_err(to_py_err)?,
         collection,
