@@ -7,6 +7,7 @@ pub mod eval;
 pub mod fusion;
 pub mod interrupt;
 pub mod lists;
+pub mod names;
 pub mod output;
 pub mod rrf;
 pub mod run_fusion;

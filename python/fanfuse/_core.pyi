@@ -7,6 +7,12 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DUPLICATE_POLICIES",
+    "METHODS",
+    "NORMS",
+    "RANK_SOURCES",
+    "RUN_FORMATS",
+    "TIE_BREAKS",
     "Contribution",
     "Fused",
     "FusionError",
@@ -31,6 +37,21 @@ __all__ = [
 _Id = str | int
 _IdList = Sequence[str] | Sequence[int] | npt.NDArray[np.integer] | Iterable[_Id]
 _TieBreak = Literal["rank", "id"]
+
+# The names each option accepts, from the core's own tables (tests/test_name_lists.py checks that the
+# Literal types of this stub, the reference and the CLI agree with them).
+METHODS: tuple[str, ...]
+"""``method=`` of ``fuse``, ``fuse_batch``, ``fuse_runs`` and ``fuse_files`` (weighted twins included)."""
+NORMS: tuple[str, ...]
+"""``norm=``: per-list score normalisations of the score methods."""
+TIE_BREAKS: tuple[str, ...]
+"""``tie_break=``: the order of equal fused scores."""
+DUPLICATE_POLICIES: tuple[str, ...]
+"""``duplicates=`` of ``fuse`` and ``fuse_batch``: what a repeated id inside one list means."""
+RANK_SOURCES: tuple[str, ...]
+"""``rank_from=`` of ``read_run``, ``Run.from_columns`` and ``fuse_files``: where a hit's rank comes from."""
+RUN_FORMATS: tuple[str, ...]
+"""``format=`` of ``Run.write`` and ``fuse_files``: the output formats."""
 
 class FusionError(ValueError):
     """Invalid fusion input: the message names the argument (or file:line) and what is accepted."""

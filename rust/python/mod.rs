@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 use crate::error::FusionError as CoreError;
 
@@ -78,9 +79,22 @@ where
     result.map_err(to_py_err)
 }
 
+/// The names each option accepts, as tuples, from the core's tables (see `crate::names`).
+fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("METHODS", PyTuple::new(py, crate::fusion::Method::NAMES)?)?;
+    m.add("NORMS", PyTuple::new(py, crate::fusion::Norm::NAMES)?)?;
+    m.add("TIE_BREAKS", PyTuple::new(py, crate::rrf::TieBreak::NAMES)?)?;
+    m.add("DUPLICATE_POLICIES", PyTuple::new(py, crate::fusion::Duplicates::NAMES)?)?;
+    m.add("RANK_SOURCES", PyTuple::new(py, crate::runs::RankFrom::NAMES)?)?;
+    m.add("RUN_FORMATS", PyTuple::new(py, crate::runs::write::OutFormat::NAMES)?)?;
+    Ok(())
+}
+
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FusionError", m.py().get_type::<FusionError>())?;
+    add_name_lists(m)?;
     m.add_class::<fused::Fused>()?;
     m.add_class::<fused::PyContribution>()?;
     m.add_function(wrap_pyfunction!(rrf::rrf, m)?)?;
