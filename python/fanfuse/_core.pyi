@@ -134,7 +134,11 @@ def rrf_batch(
     """
 
 def default_threads() -> int:
-    """Threads ``rrf_batch`` uses by default: ``FANFUSE_NUM_THREADS``, else 1 (always 1 after fork)."""
+    """Threads a batch uses with ``threads=None``: ``FANFUSE_NUM_THREADS``, else 1 (always 1 after fork).
+
+    A value of the variable that is not an int from 1 to 1024 counts as unset, and a RuntimeWarning
+    names it. The variable is read at every call, of this function and of the batch functions.
+    """
 
 def _kernel_seconds(
     queries: Iterable[Iterable[_IdList]],
@@ -259,9 +263,9 @@ def fuse_batch(
     """``[fuse(runs, ...) for runs in queries]`` in one call across the boundary (no content keys).
 
     All inputs are copied into Rust first, then the GIL is released for the whole batch; with
-    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256 queries or more run
-    on a thread pool, as ``rrf_batch``. ``weights``, when given, must have one entry per run for every
-    query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
+    ``threads`` > 1 (an int from 1 to 1024; default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256
+    queries or more run on a thread pool, as ``rrf_batch``. ``weights``, when given, must have one
+    entry per run for every query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
     """
 
 # --- Run files: reading, fusing, writing and evaluating whole runs ---------------------------
@@ -337,7 +341,8 @@ def fuse_runs(
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
 
     ``method`` and ``norm`` are those of ``fuse``; score methods use each hit's score from the file.
-    ``top_k`` and ``threads`` are checked as for ``rrf_batch``. A fused score beyond the float range
+    ``top_k`` and ``threads`` are checked as for ``rrf_batch`` (``threads`` default:
+    ``FANFUSE_NUM_THREADS``, else 1). A fused score beyond the float range
     raises FusionError naming the query and the document.
     """
 
@@ -363,7 +368,8 @@ def fuse_files(
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
     input is held (see rust/bulk.rs). Returns ``{"queries", "input_lines", "buffered"}``.
-    ``progress=None`` draws a bar on stderr only when it is a terminal.
+    ``progress=None`` draws a bar on stderr only when it is a terminal. ``threads``: fusion threads,
+    an int from 1 to 1024 (default: ``FANFUSE_NUM_THREADS``, else 1).
     """
 
 def evaluate(

@@ -9,7 +9,8 @@ use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::{fused_to_py, Fused};
 use super::ids::{IdsView, ListPath, OwnedIds};
 use super::options::{
-    check_query_weights, gamma_arg, k_arg, phi_arg, sigma_arg, threads_arg, top_k_arg, FusionOptions,
+    check_query_weights, check_thread_variable, gamma_arg, k_arg, phi_arg, sigma_arg, threads_arg, top_k_arg,
+    FusionOptions,
 };
 use super::{detached, FusionError};
 use crate::batch;
@@ -237,6 +238,7 @@ pub(super) fn fuse_batch(
 ) -> PyResult<Vec<Fused>> {
     let options = FusionOptions { method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma };
     let params = options.fuse_params()?;
+    check_thread_variable(py, threads)?;
     let mut owned = OwnedRuns::new();
     // query_lists[q]..=query_lists[q + 1] is the window of the bounds that holds query q's runs.
     let mut query_lists = vec![0_usize];

@@ -1,9 +1,13 @@
 //! The keyword options of the fusion entry points, each read and checked in one place.
 
+use std::ffi::CString;
+
+use pyo3::exceptions::PyRuntimeWarning;
 use pyo3::prelude::*;
 
 use super::args::{int_in, number, outer_items};
 use super::{to_py_err, FusionError};
+use crate::batch::{self, MAX_THREADS, THREADS_VARIABLE};
 use crate::fusion;
 use crate::rrf::{RrfParams, TieBreak};
 
@@ -113,15 +117,27 @@ pub(super) fn top_k_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     Ok(Some(usize::try_from(top_k).unwrap_or(usize::MAX)))
 }
 
-/// More threads than any machine this runs on has cores; a pool asked for millions would try to
-/// start them all.
-pub(super) const MAX_THREADS: usize = 1024;
-
 /// The one check of `threads`: None (`FANFUSE_NUM_THREADS`, else 1) or an int from 1 to 1024.
 pub(super) fn threads_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     if value.is_none() {
         return Ok(None);
     }
-    let accepted = format!("None (FANFUSE_NUM_THREADS, else 1) or an int from 1 to {MAX_THREADS}");
+    let accepted = format!("None ({THREADS_VARIABLE}, else 1) or an int from 1 to {MAX_THREADS}");
     int_in(value, "threads", &accepted, 1..=MAX_THREADS as i128).map(Some)
+}
+
+/// With `threads=None` the default comes from `FANFUSE_NUM_THREADS`: when that holds anything but
+/// an int from 1 to 1024, warn (`RuntimeWarning`, naming the variable) that 1 thread is used.
+pub(super) fn check_thread_variable(py: Python<'_>, threads: Option<usize>) -> PyResult<()> {
+    if threads.is_some() {
+        return Ok(());
+    }
+    match batch::threads_from_env() {
+        Ok(_) => Ok(()),
+        Err(message) => {
+            // The value is escaped (`escape_debug`), so the message holds no NUL byte.
+            let message = CString::new(message).unwrap_or_default();
+            PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)
+        }
+    }
 }

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use super::args::outer_items;
 use super::fused::Fused;
 use super::ids::{ListPath, OwnedIds};
-use super::options::{check_query_weights, k_arg, threads_arg, top_k_arg, FusionOptions};
+use super::options::{check_query_weights, check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
 use super::{detached, to_py_err};
 use crate::batch;
 use crate::error::FusionError as CoreError;
@@ -115,6 +115,7 @@ pub(super) fn rrf_batch(
     let params = FusionOptions { k, weights, top_k, tie_break, ..FusionOptions::default() }.rrf_params()?;
     // Check k and the weight values now, so a bad option fails even for an empty batch.
     params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
+    check_thread_variable(py, threads)?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
     let mut fused = Vec::with_capacity(queries.len());
     let Some(pool) = batch::pool_for(threads, queries.len()) else {
@@ -190,12 +191,9 @@ pub(super) fn _kernel_seconds(
     Ok(total)
 }
 
-/// Threads `rrf_batch` uses by default (`FANFUSE_NUM_THREADS`, else 1; always 1 in a forked child).
+/// Threads a batch uses by default (`FANFUSE_NUM_THREADS`, else 1; always 1 in a forked child).
 #[pyfunction]
-pub(super) fn default_threads() -> usize {
-    if batch::in_forked_child() {
-        1
-    } else {
-        batch::default_threads()
-    }
+pub(super) fn default_threads(py: Python<'_>) -> PyResult<usize> {
+    check_thread_variable(py, None)?;
+    Ok(if batch::in_forked_child() { 1 } else { batch::default_threads() })
 }

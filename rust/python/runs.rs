@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::{numbers, strings};
-use super::options::{k_arg, threads_arg, top_k_arg, FusionOptions};
+use super::options::{check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
 use super::{detached, interruptible, to_py_err};
 use crate::bulk::{self, FuseFilesOptions};
 use crate::runs::qrels::Qrels;
@@ -134,6 +134,7 @@ pub(super) fn fuse_runs(
 ) -> PyResult<PyRun> {
     let params =
         FusionOptions { method, norm, k, weights, top_k, tie_break, ..FusionOptions::default() }.fuse_params()?;
+    check_thread_variable(py, threads)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let fused = detached(py, || {
         let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
@@ -179,6 +180,7 @@ pub(super) fn fuse_files<'py>(
         threads,
         progress,
     };
+    check_thread_variable(py, threads)?;
     let summary = interruptible(py, || bulk::fuse_files(&inputs, output, &options))?;
     let out = PyDict::new(py);
     out.set_item("queries", summary.queries)?;
