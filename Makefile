@@ -21,7 +21,10 @@ build: $(BIN)/maturin
 demo: build
 	$(BIN)/fanfuse demo
 
+# The grep keeps pyo3 in the binding (rust/python/): the core stays plain Rust that `cargo test` builds
+# without Python.
 lint: build
+	! grep -rlE '\bpyo3\b' rust --include='*.rs' | grep -v '^rust/python/' || { echo "pyo3 belongs in rust/python/ only"; exit 1; }
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --all-features -- -D warnings
 	$(BIN)/ruff check python tests benches

@@ -1,12 +1,14 @@
 """Prints the table of fanfuse.fuse against ranx.fuse, method by method (README / docs quote it).
 
-    .venv/bin/python benches/compare_methods.py [--queries 10000] [--repeat 5]
+    .venv/bin/python benches/compare_methods.py [--queries 10000] [--repeat 5] [--threads 1]
 
 Same data for both: per query 4 runs of 100 (id, score) hits drawn from 250 ids, scores descending.
 "per call": one query (ranx given a one-query Run, built beforehand; fanfuse given Python lists).
 "N queries": ranx fuses N-query Runs in one call (numba, parallel over queries); fanfuse loops over
 the queries in Python, one call each (garbage collector off while timing, as timeit), or makes one
-fuse_batch call (GIL released, rayon over all cores); the last ratio is ranx / fuse_batch. ranx's
+fuse_batch call (GIL released) on --threads threads, passed explicitly and named in the column header
+(default 1, the library's default; ranx uses every core; a batch under 256 queries runs serially
+whatever --threads says); the last ratio is ranx / fuse_batch. ranx's
 Condorcet is pure Python (~0.1 s a query), so that row uses 500 queries on both sides.
 Best of --repeat runs, after a warm-up call (numba compiles).
 """
@@ -73,7 +75,9 @@ def ranx_runs(queries: Queries) -> list[Any]:
     ]
 
 
-def row(spec: tuple[str, str, str | None, dict[str, Any]], one: Queries, many: Queries, repeat: int) -> str:
+def row(
+    spec: tuple[str, str, str | None, dict[str, Any]], one: Queries, many: Queries, repeat: int, threads: int
+) -> str:
     """One table row: ranx and fanfuse on the same queries."""
     method, ranx_method, norm, params = spec
     opts: dict[str, Any] = dict(params) | ({"norm": norm} if norm is not None else {})
@@ -88,7 +92,7 @@ def row(spec: tuple[str, str, str | None, dict[str, Any]], one: Queries, many: Q
     f1 = best_of(repeat, lambda: fanfuse.fuse(one[0], method=method, **opts))
     rn = best_of(1, lambda: ranx_call(ranx_many))
     fn = best_of(1, lambda: [fanfuse.fuse(runs, method=method, **opts) for runs in many])
-    fb = best_of(1, lambda: fanfuse.fuse_batch(many, method=method, **opts))
+    fb = best_of(1, lambda: fanfuse.fuse_batch(many, method=method, threads=threads, **opts))
     return (
         f"| {method} | {norm or '-'} | {r1 * 1e6:,.0f} µs | {f1 * 1e6:,.1f} µs | {r1 / f1:,.0f}x "
         f"| {len(many):,} | {rn:,.2f} s | {fn:,.3f} s | {fb:,.3f} s | {rn / fb:,.0f}x |"
@@ -99,6 +103,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1, help="threads of the fuse_batch call (default 1)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # numba's cast warnings
     one = [make_runs(seed=1)]
@@ -107,10 +112,11 @@ def main() -> None:
     python = platform.python_version()
     print(f"fanfuse {fanfuse.__version__}, {machine}, {os.cpu_count()} cores, Python {python}")
     columns = ["method", "norm", "ranx per call", "fanfuse per call", "ratio", "queries", "ranx", "fuse loop"]
-    print("\n| " + " | ".join([*columns, "fuse_batch", "ratio"]) + " |")
+    batch = f"fuse_batch, {args.threads} thread{'s' if args.threads > 1 else ''}"
+    print("\n| " + " | ".join([*columns, batch, "ratio"]) + " |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for spec in METHODS:
-        print(row(spec, one, many, args.repeat), flush=True)
+        print(row(spec, one, many, args.repeat, args.threads), flush=True)
 
 
 if __name__ == "__main__":

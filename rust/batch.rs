@@ -26,7 +26,15 @@ extern "C" fn mark_forked_child() {
     FORKED.store(true, Ordering::Relaxed);
 }
 
-/// Threads a batch uses when the caller does not say: `FANFUSE_NUM_THREADS`, else 1.
+/// The environment variable that sets the default number of threads.
+pub const THREADS_VARIABLE: &str = "FANFUSE_NUM_THREADS";
+
+/// More threads than any machine this runs on has cores; a pool asked for millions would try to
+/// start them all. The bound of `threads=` and of `FANFUSE_NUM_THREADS`.
+pub const MAX_THREADS: usize = 1024;
+
+/// Threads a batch uses when the caller does not say: `FANFUSE_NUM_THREADS`, else 1. A value that
+/// is not an int from 1 to [`MAX_THREADS`] counts as unset (see [`threads_from_env`]).
 ///
 /// Serial by default because the pool did not win where we measured (2 shared cores): a batch copies
 /// every id out of Python under the GIL, and on a busy machine the pipeline ran no faster than the
@@ -35,11 +43,25 @@ extern "C" fn mark_forked_child() {
 /// `FANFUSE_NUM_THREADS` where a benchmark on your machine shows a gain (`make compare`).
 #[must_use]
 pub fn default_threads() -> usize {
-    std::env::var("FANFUSE_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(1)
+    threads_from_env().ok().flatten().unwrap_or(1)
+}
+
+/// What `FANFUSE_NUM_THREADS` asks for: `None` when it is unset or blank, else an int from 1 to
+/// [`MAX_THREADS`] (surrounding spaces allowed). Anything else is an error naming the variable,
+/// which the binding reports as a warning before falling back to 1.
+pub fn threads_from_env() -> Result<Option<usize>, String> {
+    let Some(value) = std::env::var_os(THREADS_VARIABLE) else { return Ok(None) };
+    let text = value.to_string_lossy();
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(Some(n)),
+        _ => Err(format!(
+            "{THREADS_VARIABLE} must be an int from 1 to {MAX_THREADS} (got '{}'); using 1 thread",
+            text.escape_debug()
+        )),
+    }
 }
 
 /// True in a child process forked after this library was loaded.

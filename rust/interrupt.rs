@@ -1,6 +1,6 @@
 //! Stopping long work early. The caller installs a poll on its own thread with [`run_polling`] (the
-//! Python binding asks the interpreter whether a signal handler raised, see `py.rs`); long loops on that
-//! thread call [`checkpoint`], which polls at most every [`POLL_INTERVAL`] and turns a "stop" into
+//! Python binding asks the interpreter whether a signal handler raised, see `python/mod.rs`); long
+//! loops on that thread call [`checkpoint`], which polls at most every [`POLL_INTERVAL`] and turns a "stop" into
 //! [`FusionError::Interrupted`]. Threads the work spawns stop when the loop that feeds them does.
 //!
 //! A poll per thread rather than a process-wide signal handler: the host (Python) owns the signal

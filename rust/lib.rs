@@ -1,4 +1,4 @@
-//! fanfuse: the fusion core. Plain Rust; the Python binding lives in `py.rs` behind the `python` feature.
+//! fanfuse: the fusion core. Plain Rust; the Python binding lives in `python/` behind the `python` feature.
 
 pub mod batch;
 pub mod bulk;
@@ -7,13 +7,14 @@ pub mod eval;
 pub mod fusion;
 pub mod interrupt;
 pub mod lists;
+pub mod names;
 pub mod output;
 pub mod rrf;
 pub mod run_fusion;
 pub mod runs;
 
 #[cfg(feature = "python")]
-mod py;
+mod python;
 
 /// The extension allocates through mimalloc (see Cargo.toml for why); plain Rust users keep their own.
 #[cfg(feature = "python")]

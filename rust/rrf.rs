@@ -29,15 +29,17 @@ pub enum TieBreak {
     Id,
 }
 
+impl TieBreak {
+    /// The names `tie_break=` accepts.
+    pub const BY_NAME: &'static [(&'static str, Self)] = &[("rank", Self::Rank), ("id", Self::Id)];
+    pub const NAMES: [&'static str; Self::BY_NAME.len()] = crate::names::names(Self::BY_NAME);
+}
+
 impl FromStr for TieBreak {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "rank" => Ok(Self::Rank),
-            "id" => Ok(Self::Id),
-            other => Err(FusionError::invalid(format!("tie_break must be 'rank' or 'id' (got '{other}')"))),
-        }
+        crate::names::parse(Self::BY_NAME, "tie_break", s)
     }
 }
 

@@ -14,6 +14,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from fanfuse._core import (
+    DUPLICATE_POLICIES,
+    METHODS,
+    NORMS,
+    RANK_SOURCES,
+    RUN_FORMATS,
+    TIE_BREAKS,
     Contribution,
     Fused,
     FusionError,
@@ -101,6 +107,12 @@ def _installed_version() -> str:
 
 
 __all__ = [
+    "DUPLICATE_POLICIES",
+    "METHODS",
+    "NORMS",
+    "RANK_SOURCES",
+    "RUN_FORMATS",
+    "TIE_BREAKS",
     "AllBranchesFailed",
     "CallableExpander",
     "Contribution",

@@ -7,6 +7,12 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DUPLICATE_POLICIES",
+    "METHODS",
+    "NORMS",
+    "RANK_SOURCES",
+    "RUN_FORMATS",
+    "TIE_BREAKS",
     "Contribution",
     "Fused",
     "FusionError",
@@ -31,6 +37,21 @@ __all__ = [
 _Id = str | int
 _IdList = Sequence[str] | Sequence[int] | npt.NDArray[np.integer] | Iterable[_Id]
 _TieBreak = Literal["rank", "id"]
+
+# The names each option accepts, from the core's own tables (tests/test_name_lists.py checks that the
+# Literal types of this stub, the reference and the CLI agree with them).
+METHODS: tuple[str, ...]
+"""``method=`` of ``fuse``, ``fuse_batch``, ``fuse_runs`` and ``fuse_files`` (weighted twins included)."""
+NORMS: tuple[str, ...]
+"""``norm=``: per-list score normalisations of the score methods."""
+TIE_BREAKS: tuple[str, ...]
+"""``tie_break=``: the order of equal fused scores."""
+DUPLICATE_POLICIES: tuple[str, ...]
+"""``duplicates=`` of ``fuse`` and ``fuse_batch``: what a repeated id inside one list means."""
+RANK_SOURCES: tuple[str, ...]
+"""``rank_from=`` of ``read_run``, ``Run.from_columns`` and ``fuse_files``: where a hit's rank comes from."""
+RUN_FORMATS: tuple[str, ...]
+"""``format=`` of ``Run.write`` and ``fuse_files``: the output formats."""
 
 class FusionError(ValueError):
     """Invalid fusion input: the message names the argument (or file:line) and what is accepted."""
@@ -113,7 +134,11 @@ def rrf_batch(
     """
 
 def default_threads() -> int:
-    """Threads ``rrf_batch`` uses by default: ``FANFUSE_NUM_THREADS``, else 1 (always 1 after fork)."""
+    """Threads a batch uses with ``threads=None``: ``FANFUSE_NUM_THREADS``, else 1 (always 1 after fork).
+
+    A value of the variable that is not an int from 1 to 1024 counts as unset, and a RuntimeWarning
+    names it. The variable is read at every call, of this function and of the batch functions.
+    """
 
 def _kernel_seconds(
     queries: Iterable[Iterable[_IdList]],
@@ -238,12 +263,12 @@ def fuse_batch(
     """``[fuse(runs, ...) for runs in queries]`` in one call across the boundary (no content keys).
 
     All inputs are copied into Rust first, then the GIL is released for the whole batch; with
-    ``threads`` > 1 (default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256 queries or more run
-    on a thread pool, as ``rrf_batch``. ``weights``, when given, must have one entry per run for every
-    query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
+    ``threads`` > 1 (an int from 1 to 1024; default: ``FANFUSE_NUM_THREADS``, else 1) batches of 256
+    queries or more run on a thread pool, as ``rrf_batch``. ``weights``, when given, must have one
+    entry per run for every query. An error names the query: ``queries[q]: runs[i] has no scores ...``.
     """
 
-# --- Run files (issue 3) ---------------------------------------------------------------------
+# --- Run files: reading, fusing, writing and evaluating whole runs ---------------------------
 
 _RankFrom = Literal["score", "rank", "file"]
 _Format = Literal["trec", "mtrag"]
@@ -316,7 +341,8 @@ def fuse_runs(
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
 
     ``method`` and ``norm`` are those of ``fuse``; score methods use each hit's score from the file.
-    ``top_k`` and ``threads`` are checked as for ``rrf_batch``. A fused score beyond the float range
+    ``top_k`` and ``threads`` are checked as for ``rrf_batch`` (``threads`` default:
+    ``FANFUSE_NUM_THREADS``, else 1). A fused score beyond the float range
     raises FusionError naming the query and the document.
     """
 
@@ -342,7 +368,8 @@ def fuse_files(
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
     input is held (see rust/bulk.rs). Returns ``{"queries", "input_lines", "buffered"}``.
-    ``progress=None`` draws a bar on stderr only when it is a terminal.
+    ``progress=None`` draws a bar on stderr only when it is a terminal. ``threads``: fusion threads,
+    an int from 1 to 1024 (default: ``FANFUSE_NUM_THREADS``, else 1).
     """
 
 def evaluate(

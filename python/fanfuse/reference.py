@@ -15,6 +15,7 @@ from typing import Any
 __all__ = ["rrf"]
 
 Id = str | int
+TIE_BREAKS = ("rank", "id")
 
 
 def _check_options(
@@ -22,7 +23,7 @@ def _check_options(
 ) -> list[float]:
     from fanfuse import FusionError  # the same exception family as the core
 
-    if tie_break not in ("rank", "id"):
+    if tie_break not in TIE_BREAKS:
         raise FusionError(f"tie_break must be 'rank' or 'id' (got {tie_break!r})")
     if not (math.isfinite(k) and k > 0):
         raise FusionError(f"k must be a finite number > 0 (got {k}); 60 is the usual value")
@@ -125,8 +126,15 @@ def rrf(
 # 3. turn values into per-list contributions; a doc's score is their sum in list order.
 # Definitions are ranx's (ranx/fusion, ranx/normalization); dbsf is Qdrant's, relative_score Weaviate's.
 
+# The names the spec accepts; tests/test_name_lists.py checks them against the core's tables.
+RANK_METHODS = ("rrf", "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "condorcet")
+SCORE_METHODS = (
+    *("combsum", "combmnz", "combmax", "combmin", "combmed", "combanz", "combgmnz", "mixed"),
+    *("dbsf", "relative_score"),
+)
 ALIASES = {"wsum": "combsum", "wmnz": "combmnz", "w_bordafuse": "bordafuse", "w_condorcet": "condorcet"}
-RANK_METHODS = {"rrf", "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "condorcet"}
+NORMS = ("none", "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda")
+DUPLICATE_POLICIES = ("first", "max", "sum")
 FLOOR = 1e-9  # ranx's floor on normalisation denominators
 
 
@@ -220,7 +228,13 @@ def fuse(
     gamma: float = 1.0,
 ) -> tuple[list[Id], list[float]]:
     """Any fusion method over ranked (optionally scored) runs; returns ``(ids, scores)`` best first."""
+    from fanfuse import FusionError
+
     method = ALIASES.get(method, method)
+    if method not in RANK_METHODS + SCORE_METHODS or (norm is not None and norm not in NORMS):
+        raise FusionError(f"unknown method {method!r} or norm {norm!r}")
+    if duplicates not in DUPLICATE_POLICIES:
+        raise FusionError(f"unknown duplicates policy {duplicates!r}")
     split = [_split_run(run) for run in runs]
     weight_of = list(weights) if weights is not None else [1.0] * len(split)
     _check_weight_total(weight_of)

@@ -23,16 +23,18 @@ pub enum Duplicates {
     Sum,
 }
 
+impl Duplicates {
+    /// The names `duplicates=` accepts.
+    pub const BY_NAME: &'static [(&'static str, Self)] =
+        &[("first", Self::First), ("max", Self::Max), ("sum", Self::Sum)];
+    pub const NAMES: [&'static str; Self::BY_NAME.len()] = crate::names::names(Self::BY_NAME);
+}
+
 impl FromStr for Duplicates {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "first" => Ok(Self::First),
-            "max" => Ok(Self::Max),
-            "sum" => Ok(Self::Sum),
-            other => Err(FusionError::invalid(format!("duplicates must be 'first', 'max' or 'sum' (got '{other}')"))),
-        }
+        crate::names::parse(Self::BY_NAME, "duplicates", s)
     }
 }
 

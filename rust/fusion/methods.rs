@@ -65,83 +65,60 @@ pub enum Method {
     RelativeScore,
 }
 
-/// Every accepted method name. Weighted twins are aliases: every method that accepts weights
-/// defaults them to 1, so `wsum` is `combsum` and `w_bordafuse` is `bordafuse`.
-pub const NAMES: &[&str] = &[
-    "rrf",
-    "isr",
-    "log_isr",
-    "logn_isr",
-    "rbc",
-    "bordafuse",
-    "w_bordafuse",
-    "condorcet",
-    "w_condorcet",
-    "combsum",
-    "combmnz",
-    "combmax",
-    "combmin",
-    "combmed",
-    "combanz",
-    "combgmnz",
-    "wsum",
-    "wmnz",
-    "mixed",
-    "dbsf",
-    "relative_score",
-];
+/// Builds a method from the parameters, taking what it needs.
+pub type MakeMethod = fn(MethodParams) -> Method;
 
 impl Method {
+    /// Every accepted method name and the method it names, which takes what it needs from the
+    /// parameters. Weighted twins are aliases: every method that accepts weights defaults them to 1,
+    /// so `wsum` is `combsum` and `w_bordafuse` is `bordafuse`. A method's canonical name is its
+    /// first entry.
+    pub const BY_NAME: &'static [(&'static str, MakeMethod)] = &[
+        ("rrf", |p| Self::Rrf { k: p.k }),
+        ("isr", |_| Self::Isr),
+        ("log_isr", |_| Self::LogIsr),
+        ("logn_isr", |p| Self::LognIsr { sigma: p.sigma }),
+        ("rbc", |p| Self::Rbc { phi: p.phi }),
+        ("bordafuse", |_| Self::Bordafuse),
+        ("w_bordafuse", |_| Self::Bordafuse),
+        ("condorcet", |_| Self::Condorcet),
+        ("w_condorcet", |_| Self::Condorcet),
+        ("combsum", |_| Self::CombSum),
+        ("combmnz", |_| Self::CombMnz),
+        ("combmax", |_| Self::CombMax),
+        ("combmin", |_| Self::CombMin),
+        ("combmed", |_| Self::CombMed),
+        ("combanz", |_| Self::CombAnz),
+        ("combgmnz", |p| Self::CombGmnz { gamma: p.gamma }),
+        ("wsum", |_| Self::CombSum),
+        ("wmnz", |_| Self::CombMnz),
+        ("mixed", |_| Self::Mixed),
+        ("dbsf", |_| Self::Dbsf),
+        ("relative_score", |_| Self::RelativeScore),
+    ];
+    /// The names `method=` accepts, in table order.
+    pub const NAMES: [&'static str; Self::BY_NAME.len()] = crate::names::names(Self::BY_NAME);
+
     /// The method named `name`, taking what it needs from `params` (all of which must be valid).
     pub fn from_name(name: &str, params: MethodParams) -> Result<Self, FusionError> {
-        let method = match name {
-            "rrf" => Self::Rrf { k: params.k },
-            "isr" => Self::Isr,
-            "log_isr" => Self::LogIsr,
-            "logn_isr" => Self::LognIsr { sigma: params.sigma },
-            "rbc" => Self::Rbc { phi: params.phi },
-            "bordafuse" | "w_bordafuse" => Self::Bordafuse,
-            "condorcet" | "w_condorcet" => Self::Condorcet,
-            "combsum" | "wsum" => Self::CombSum,
-            "combmnz" | "wmnz" => Self::CombMnz,
-            "combmax" => Self::CombMax,
-            "combmin" => Self::CombMin,
-            "combmed" => Self::CombMed,
-            "combanz" => Self::CombAnz,
-            "combgmnz" => Self::CombGmnz { gamma: params.gamma },
-            "mixed" => Self::Mixed,
-            "dbsf" => Self::Dbsf,
-            "relative_score" => Self::RelativeScore,
-            other => {
-                return Err(FusionError::invalid(format!("method must be one of {} (got '{other}')", NAMES.join(", "))))
-            }
+        let Some(make) = crate::names::find(Self::BY_NAME, name) else {
+            return Err(FusionError::invalid(format!(
+                "method must be one of {} (got '{name}')",
+                Self::NAMES.join(", ")
+            )));
         };
         params.validate()?;
-        Ok(method)
+        Ok(make(params))
     }
 
-    /// The canonical name (the unweighted one where a weighted twin exists).
+    /// The canonical name: the first in [`Self::BY_NAME`] that names this method.
     #[must_use]
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Rrf { .. } => "rrf",
-            Self::Isr => "isr",
-            Self::LogIsr => "log_isr",
-            Self::LognIsr { .. } => "logn_isr",
-            Self::Rbc { .. } => "rbc",
-            Self::Bordafuse => "bordafuse",
-            Self::Condorcet => "condorcet",
-            Self::CombSum => "combsum",
-            Self::CombMnz => "combmnz",
-            Self::CombMax => "combmax",
-            Self::CombMin => "combmin",
-            Self::CombMed => "combmed",
-            Self::CombAnz => "combanz",
-            Self::CombGmnz { .. } => "combgmnz",
-            Self::Mixed => "mixed",
-            Self::Dbsf => "dbsf",
-            Self::RelativeScore => "relative_score",
-        }
+        let this = std::mem::discriminant(&self);
+        Self::BY_NAME
+            .iter()
+            .find(|(_, make)| std::mem::discriminant(&make(MethodParams::default())) == this)
+            .map_or("?", |&(name, _)| name)
     }
 
     /// Checks the method's own parameters.
@@ -302,5 +279,45 @@ impl FromStr for Method {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::from_name(s, MethodParams::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_and_every_method_has_a_name_that_parses_back() {
+        for &(name, make) in Method::BY_NAME {
+            let method: Method = name.parse().unwrap();
+            assert_eq!(method, make(MethodParams::default()), "{name}");
+            assert_eq!(method.name().parse::<Method>().unwrap(), method, "{name}");
+        }
+        let p = MethodParams::default();
+        let every_method = [
+            Method::Rrf { k: p.k },
+            Method::Isr,
+            Method::LogIsr,
+            Method::LognIsr { sigma: p.sigma },
+            Method::Rbc { phi: p.phi },
+            Method::Bordafuse,
+            Method::Condorcet,
+            Method::CombSum,
+            Method::CombMnz,
+            Method::CombMax,
+            Method::CombMin,
+            Method::CombMed,
+            Method::CombAnz,
+            Method::CombGmnz { gamma: p.gamma },
+            Method::Mixed,
+            Method::Dbsf,
+            Method::RelativeScore,
+        ];
+        for method in every_method {
+            assert!(Method::NAMES.contains(&method.name()), "{method:?}");
+        }
+        assert_eq!((Method::CombSum.name(), Method::Bordafuse.name()), ("combsum", "bordafuse"));
+        let unknown = "borda".parse::<Method>().unwrap_err().to_string();
+        assert!(unknown.starts_with("method must be one of rrf, isr, log_isr,"), "{unknown}");
     }
 }

@@ -18,8 +18,8 @@ use std::cmp::Ordering;
 pub use dedupe::canonical_ids;
 pub use explain::Contribution;
 pub use gather::Duplicates;
-pub use methods::{Method, MethodParams, NAMES as METHOD_NAMES};
-pub use norm::{Norm, NAMES as NORM_NAMES};
+pub use methods::{Method, MethodParams};
+pub use norm::Norm;
 
 use crate::error::FusionError;
 use crate::lists::{FusionKey, RankedLists};
@@ -69,13 +69,14 @@ impl FuseParams {
         self.method.validate()?;
         // Weight checks are the RRF contract's; reuse them rather than repeat the messages.
         RrfParams { weights: self.weights.clone(), ..RrfParams::default() }.validate(n_lists)?;
-        let name = self.method.name();
         if self.weights.is_some() && !self.method.takes_weights() {
+            let name = self.method.name();
             return Err(FusionError::invalid(format!(
                 "method '{name}' has no per-list weights; drop weights, or use a weighted method (wsum, wmnz, mixed, rrf, ...)"
             )));
         }
         if let Some(norm) = self.norm.filter(|&n| n != Norm::None) {
+            let name = self.method.name();
             if self.method.reads_ranks() {
                 return Err(FusionError::invalid(format!(
                     "method '{name}' reads ranks only, so norm='{}' would have no effect; leave norm unset",

@@ -37,43 +37,41 @@ pub enum Norm {
     Relative,
 }
 
-/// The names `norm=` accepts (the last two exist only inside `dbsf` and `relative_score`).
-pub const NAMES: &[&str] = &["none", "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda"];
+impl Norm {
+    /// The names `norm=` accepts. `Distribution` and `Relative` are not among them: they exist only
+    /// inside `dbsf` and `relative_score`.
+    pub const BY_NAME: &'static [(&'static str, Self)] = &[
+        ("none", Self::None),
+        ("min-max", Self::MinMax),
+        ("min-max-inverted", Self::MinMaxInverted),
+        ("max", Self::Max),
+        ("sum", Self::Sum),
+        ("zmuv", Self::Zmuv),
+        ("rank", Self::Rank),
+        ("borda", Self::Borda),
+    ];
+    pub const NAMES: [&'static str; Self::BY_NAME.len()] = crate::names::names(Self::BY_NAME);
+    /// Spellings with underscores, accepted but not listed.
+    const ALIASES: &'static [(&'static str, Self)] =
+        &[("min_max", Self::MinMax), ("min_max_inverted", Self::MinMaxInverted)];
+
+    /// The name `norm=` takes (and for the two built into methods, the name messages use).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Distribution => "dbsf",
+            Self::Relative => "relative",
+            _ => Self::BY_NAME.iter().find(|&&(_, norm)| norm == self).map_or("?", |&(name, _)| name),
+        }
+    }
+}
 
 impl FromStr for Norm {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "none" => Ok(Self::None),
-            "min-max" | "min_max" => Ok(Self::MinMax),
-            "min-max-inverted" | "min_max_inverted" => Ok(Self::MinMaxInverted),
-            "max" => Ok(Self::Max),
-            "sum" => Ok(Self::Sum),
-            "zmuv" => Ok(Self::Zmuv),
-            "rank" => Ok(Self::Rank),
-            "borda" => Ok(Self::Borda),
-            other => Err(FusionError::invalid(format!("norm must be one of {} (got '{other}')", NAMES.join(", ")))),
-        }
-    }
-}
-
-impl Norm {
-    /// The name `norm=` takes.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::MinMax => "min-max",
-            Self::MinMaxInverted => "min-max-inverted",
-            Self::Max => "max",
-            Self::Sum => "sum",
-            Self::Zmuv => "zmuv",
-            Self::Rank => "rank",
-            Self::Borda => "borda",
-            Self::Distribution => "dbsf",
-            Self::Relative => "relative",
-        }
+        let found = crate::names::find(Self::BY_NAME, s).or_else(|| crate::names::find(Self::ALIASES, s));
+        found.ok_or_else(|| FusionError::invalid(format!("norm must be one of {} (got '{s}')", Self::NAMES.join(", "))))
     }
 }
 
@@ -174,4 +172,21 @@ pub(super) fn expand_to_all_candidates(
     }
     gathered.entries = entries;
     gathered.list_bounds = bounds;
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_back_and_aliases_are_accepted_but_not_listed() {
+        for &(name, norm) in Norm::BY_NAME {
+            assert_eq!(name.parse::<Norm>().unwrap(), norm);
+            assert_eq!(norm.name(), name);
+        }
+        assert_eq!("min_max".parse::<Norm>().unwrap(), Norm::MinMax);
+        assert_eq!("min_max_inverted".parse::<Norm>().unwrap(), Norm::MinMaxInverted);
+        assert!(!Norm::NAMES.contains(&"min_max"));
+        assert_eq!((Norm::Distribution.name(), Norm::Relative.name()), ("dbsf", "relative"));
+    }
 }

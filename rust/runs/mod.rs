@@ -60,16 +60,18 @@ pub enum RankFrom {
     File,
 }
 
+impl RankFrom {
+    /// The names `rank_from=` accepts.
+    pub const BY_NAME: &'static [(&'static str, Self)] =
+        &[("score", Self::Score), ("rank", Self::Rank), ("file", Self::File)];
+    pub const NAMES: [&'static str; Self::BY_NAME.len()] = crate::names::names(Self::BY_NAME);
+}
+
 impl FromStr for RankFrom {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "score" => Ok(Self::Score),
-            "rank" => Ok(Self::Rank),
-            "file" => Ok(Self::File),
-            other => Err(FusionError::invalid(format!("rank_from must be 'score', 'rank' or 'file' (got '{other}')"))),
-        }
+        crate::names::parse(Self::BY_NAME, "rank_from", s)
     }
 }
 

@@ -14,15 +14,17 @@ pub enum OutFormat {
     Mtrag,
 }
 
+impl OutFormat {
+    /// The names `format=` accepts.
+    pub const BY_NAME: &'static [(&'static str, Self)] = &[("trec", Self::Trec), ("mtrag", Self::Mtrag)];
+    pub const NAMES: [&'static str; Self::BY_NAME.len()] = crate::names::names(Self::BY_NAME);
+}
+
 impl std::str::FromStr for OutFormat {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "trec" => Ok(Self::Trec),
-            "mtrag" => Ok(Self::Mtrag),
-            other => Err(FusionError::invalid(format!("format must be 'trec' or 'mtrag' (got '{other}')"))),
-        }
+        crate::names::parse(Self::BY_NAME, "format", s)
     }
 }
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from fanfuse._core import fuse_files
+from fanfuse._core import METHODS, NORMS, RANK_SOURCES, RUN_FORMATS, TIE_BREAKS, fuse_files
 from fanfuse.cli._common import float_list, guarded, int_from
 
 
@@ -22,12 +22,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--method",
         default="rrf",
-        help="fusion method, any of fanfuse.fuse's: rrf (default), isr, rbc, bordafuse, condorcet, combsum, "
-        "combmnz, wsum, dbsf, relative_score, ... (docs/fusion-methods.md)",
+        help=f"fusion method (default rrf): {', '.join(METHODS)} (docs/fusion-methods.md)",
     )
     parser.add_argument(
         "--norm",
-        help="score normalisation of score methods: min-max (their default), zmuv, sum, max, rank, ...",
+        help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}",
     )
     parser.add_argument("--k", type=float, default=60.0, help="RRF k (default 60)")
     parser.add_argument("--weights", type=float_list, help="one weight per run, e.g. 1,0.5,2 (default all 1)")
@@ -40,16 +39,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--rank-from",
         default="score",
-        choices=["score", "rank", "file"],
+        choices=RANK_SOURCES,
         help="rank of an input hit: score (default; descending, ties by docid descending, as trec_eval "
         "reads a run), the rank column, or the file order",
     )
-    parser.add_argument(
-        "--tie-break", default="rank", choices=["rank", "id"], help="order of equal fused scores"
-    )
-    parser.add_argument(
-        "--format", default="trec", choices=["trec", "mtrag"], help="output format (default trec)"
-    )
+    parser.add_argument("--tie-break", default="rank", choices=TIE_BREAKS, help="order of equal fused scores")
+    parser.add_argument("--format", default="trec", choices=RUN_FORMATS, help="output format (default trec)")
     parser.add_argument("--collection", help="MT-RAG 'Collection' of the output (default: the first input's)")
     parser.add_argument("--tag", default="fanfuse", help="run tag of TREC output (default fanfuse)")
     parser.add_argument(

@@ -1,0 +1,61 @@
+//! Evaluation of runs against qrels, and the paired significance tests.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::args::{int_in, numbers, strings};
+use super::runs::{PyQrels, PyRun};
+use super::{detached, to_py_err};
+use crate::eval::{self, Metric};
+
+pub(super) fn iterations_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    int_in(value, "iterations", eval::significance::ITERATIONS_ACCEPTED, 1..=i128::from(u32::MAX))
+}
+
+pub(super) fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_in(value, "seed", "an int from 0 to 2**64 - 1", 0..=i128::from(u64::MAX))
+}
+
+/// Per-query metric values of a run against qrels. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (run, qrels, /, *, metrics))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+pub(super) fn evaluate<'py>(
+    py: Python<'py>,
+    run: PyRef<'_, PyRun>,
+    qrels: PyRef<'_, PyQrels>,
+    metrics: &Bound<'_, PyAny>,
+) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
+    let metrics = strings(metrics, "metrics")?;
+    let parsed = metrics.iter().map(|m| m.parse::<Metric>()).collect::<Result<Vec<_>, _>>().map_err(to_py_err)?;
+    let (run, qrels) = (Arc::clone(&run.inner), Arc::clone(&qrels.inner));
+    let evaluation = py.detach(|| eval::evaluate(&run, &qrels, &parsed));
+    let values = PyDict::new(py);
+    for (name, column) in metrics.iter().zip(evaluation.values) {
+        values.set_item(name, column)?;
+    }
+    Ok((evaluation.qids, values))
+}
+
+/// Two-sided paired randomization test. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /, *, iterations = 10_000, seed = 0))]
+pub(super) fn randomization_test(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    #[pyo3(from_py_with = iterations_arg)] iterations: u32,
+    #[pyo3(from_py_with = seed_arg)] seed: u64,
+) -> PyResult<f64> {
+    let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
+    detached(py, || eval::significance::randomization_test(&a, &b, iterations, seed))
+}
+
+/// Two-sided paired Student t-test. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /))]
+pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
+    eval::significance::paired_t_test(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
+}

@@ -1,0 +1,365 @@
+//! Ids copied out of Python objects: lists, tuples, any iterable, 1-D integer buffers.
+
+use std::fmt;
+
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
+};
+
+use super::args::{read_1d, type_name};
+use super::FusionError;
+use crate::error::FusionError as CoreError;
+use crate::lists::RankedLists;
+use crate::rrf::{rrf as rrf_core, FusedEntry, RrfParams};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum IdKind {
+    Str,
+    Int,
+}
+
+impl IdKind {
+    fn article(self) -> &'static str {
+        match self {
+            Self::Str => "a str",
+            Self::Int => "an int",
+        }
+    }
+}
+
+/// Where a list sits in the arguments, for error messages: `lists[2]` or `queries[7][2]`.
+#[derive(Clone, Copy)]
+pub(super) struct ListPath {
+    pub root: &'static str,
+    pub query: Option<usize>,
+    pub list: usize,
+}
+
+impl fmt::Display for ListPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.query {
+            Some(q) => write!(f, "{}[{q}][{}]", self.root, self.list),
+            None => write!(f, "{}[{}]", self.root, self.list),
+        }
+    }
+}
+
+/// All ids of a call (or of a whole batch), copied into two flat buffers: str ids as one UTF-8
+/// arena plus end offsets, int ids as one `i64` vector. `bounds` delimits the lists.
+pub(super) struct OwnedIds {
+    pub kind: Option<(IdKind, String)>,
+    text: Vec<u8>,
+    text_ends: Vec<usize>,
+    pub ints: Vec<i64>,
+    pub bounds: Vec<usize>,
+}
+
+impl OwnedIds {
+    pub(super) fn new() -> Self {
+        Self { kind: None, text: Vec::new(), text_ends: Vec::new(), ints: Vec::new(), bounds: vec![0] }
+    }
+
+    /// Empties the buffers (keeping their memory) for the next chunk of a batch. The id kind stays:
+    /// one batch is one call, all str or all int.
+    pub(super) fn clear(&mut self) {
+        self.text.clear();
+        self.text_ends.clear();
+        self.ints.clear();
+        self.bounds.clear();
+        self.bounds.push(0);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.text_ends.len() + self.ints.len()
+    }
+
+    fn set_kind(&mut self, kind: IdKind, path: impl FnOnce() -> String) -> PyResult<()> {
+        match &self.kind {
+            Some((seen, _)) if *seen == kind => Ok(()),
+            Some((seen, first)) => Err(PyTypeError::new_err(format!(
+                "{} is {}, but {first} is {}: all ids in one call must be str, or all int",
+                path(),
+                kind.article(),
+                seen.article()
+            ))),
+            None => {
+                self.kind = Some((kind, path()));
+                Ok(())
+            }
+        }
+    }
+
+    /// Appends one ranked list: a list/tuple/sequence of str or int ids, or a 1-D integer array.
+    pub(super) fn push_list(&mut self, list: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
+        if let Ok(list) = list.cast::<PyList>() {
+            self.push_py_list(list, path)?;
+        } else if let Ok(tuple) = list.cast::<PyTuple>() {
+            for (pos, item) in tuple.iter().enumerate() {
+                self.push_id(&item, path, pos)?;
+            }
+        } else if list.is_instance_of::<PyString>()
+            || list.is_instance_of::<PyBytes>()
+            || list.is_instance_of::<PyByteArray>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "{path} is a {} but must be a ranked list of ids; wrap a single list in a list: [['a', 'b']]",
+                type_name(list)
+            )));
+        } else if list.is_instance_of::<PySet>()
+            || list.is_instance_of::<PyFrozenSet>()
+            || list.is_instance_of::<PyDict>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "{path} is a {} which has no rank order; pass a list, tuple or 1-D integer array",
+                type_name(list)
+            )));
+        } else if !self.push_int_buffer(list, path)? {
+            let items = list.try_iter().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "{path} is a {} but must be a ranked list of ids (list, tuple or 1-D integer array)",
+                    type_name(list)
+                ))
+            })?;
+            for (pos, item) in items.enumerate() {
+                self.push_id(&item?, path, pos)?;
+            }
+        }
+        self.bounds.push(self.len());
+        Ok(())
+    }
+
+    pub(super) fn kind_is(&self, kind: IdKind) -> bool {
+        matches!(self.kind, Some((seen, _)) if seen == kind)
+    }
+
+    /// The items of a Python list. On GIL builds, str and int items are read through borrowed
+    /// pointers, without a reference-count round trip and a PyO3 handle per item (this halved the
+    /// extraction time of 4 × 100 str ids); anything else goes through [`Self::push_id`].
+    #[cfg(not(Py_GIL_DISABLED))]
+    fn push_py_list(&mut self, list: &Bound<'_, PyList>, path: ListPath) -> PyResult<()> {
+        let py = list.py();
+        let raw = list.as_ptr();
+        let mut at: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY (every `unsafe` below): the GIL is held and `list` keeps the list alive. The length is
+        // re-read on every step, and a borrowed item is used only while no Python code can run (str
+        // bytes and int values are copied out at once) or after `from_borrowed_ptr` took a strong
+        // reference: so even an `__index__` that mutates the list cannot make us read freed memory.
+        while at < unsafe { pyo3::ffi::PyList_GET_SIZE(raw) } {
+            let item = unsafe { pyo3::ffi::PyList_GET_ITEM(raw, at) };
+            prefetch_item(raw, at + PREFETCH_AHEAD);
+            let pos = at.unsigned_abs();
+            if self.kind_is(IdKind::Str) && unsafe { pyo3::ffi::PyUnicode_Check(item) } != 0 {
+                let mut size: pyo3::ffi::Py_ssize_t = 0;
+                let data = unsafe { pyo3::ffi::PyUnicode_AsUTF8AndSize(item, &raw mut size) };
+                if data.is_null() {
+                    drop(PyErr::take(py));
+                    return Err(not_utf8(path, pos));
+                }
+                let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size.unsigned_abs()) };
+                self.text.extend_from_slice(bytes);
+                self.text_ends.push(self.text.len());
+            } else if let Some(value) = self.kind_is(IdKind::Int).then(|| unsafe { exact_i64(item) }).flatten() {
+                self.ints.push(value);
+            } else {
+                // Everything else, including the errors (a too-large int gets its message there).
+                self.push_id(&unsafe { Bound::from_borrowed_ptr(py, item) }, path, pos)?;
+            }
+            at += 1;
+        }
+        Ok(())
+    }
+
+    /// Free-threaded builds: another thread may change the list meanwhile, so take each item as a
+    /// strong reference.
+    #[cfg(Py_GIL_DISABLED)]
+    fn push_py_list(&mut self, list: &Bound<'_, PyList>, path: ListPath) -> PyResult<()> {
+        for (pos, item) in list.iter().enumerate() {
+            self.push_id(&item, path, pos)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn push_id(&mut self, item: &Bound<'_, PyAny>, path: ListPath, pos: usize) -> PyResult<()> {
+        if let Ok(text) = item.cast::<PyString>() {
+            self.set_kind(IdKind::Str, || format!("{path}[{pos}]"))?;
+            let text = text.to_str().map_err(|_| not_utf8(path, pos))?;
+            self.text.extend_from_slice(text.as_bytes());
+            self.text_ends.push(self.text.len());
+            return Ok(());
+        }
+        if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyFloat>() {
+            return Err(not_an_id(item, path, pos));
+        }
+        // Python ints and anything with __index__ (NumPy integer scalars).
+        if item.is_instance_of::<PyInt>() || item.hasattr(pyo3::intern!(item.py(), "__index__"))? {
+            self.set_kind(IdKind::Int, || format!("{path}[{pos}]"))?;
+            let value = item.extract::<i64>().map_err(|_| {
+                FusionError::new_err(format!(
+                    "{path}[{pos}] = {} does not fit in a signed 64-bit integer; int ids must be in [-2**63, 2**63 - 1]",
+                    item.str().map_or_else(|_| "?".into(), |s| s.to_string())
+                ))
+            })?;
+            self.ints.push(value);
+            return Ok(());
+        }
+        Err(not_an_id(item, path, pos))
+    }
+
+    /// Reads a 1-D integer buffer (NumPy array, `array.array`, memoryview) without a Python object per
+    /// element. Returns false when `obj` does not support the buffer protocol.
+    fn push_int_buffer(&mut self, obj: &Bound<'_, PyAny>, path: ListPath) -> PyResult<bool> {
+        // SAFETY: PyObject_CheckBuffer only inspects the type slots of a live object.
+        if unsafe { pyo3::ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+            return Ok(false);
+        }
+        let values = if let Ok(buf) = PyBuffer::<i64>::get(obj) {
+            Some(read_1d(obj.py(), &buf, path)?)
+        } else if let Ok(buf) = PyBuffer::<i32>::get(obj) {
+            Some(widen(read_1d(obj.py(), &buf, path)?))
+        } else if let Ok(buf) = PyBuffer::<i16>::get(obj) {
+            Some(widen(read_1d(obj.py(), &buf, path)?))
+        } else if let Ok(buf) = PyBuffer::<i8>::get(obj) {
+            Some(widen(read_1d(obj.py(), &buf, path)?))
+        } else if let Ok(buf) = PyBuffer::<u32>::get(obj) {
+            Some(widen(read_1d(obj.py(), &buf, path)?))
+        } else if let Ok(buf) = PyBuffer::<u16>::get(obj) {
+            Some(widen(read_1d(obj.py(), &buf, path)?))
+        } else if let Ok(buf) = PyBuffer::<u8>::get(obj) {
+            Some(widen(read_1d(obj.py(), &buf, path)?))
+        } else if let Ok(buf) = PyBuffer::<u64>::get(obj) {
+            let raw = read_1d(obj.py(), &buf, path)?;
+            let mut out = Vec::with_capacity(raw.len());
+            for (pos, v) in raw.into_iter().enumerate() {
+                out.push(i64::try_from(v).map_err(|_| {
+                    FusionError::new_err(format!(
+                        "{path}[{pos}] = {v} does not fit in a signed 64-bit integer; int ids must be in [-2**63, 2**63 - 1]"
+                    ))
+                })?);
+            }
+            Some(out)
+        } else {
+            None
+        };
+        let Some(values) = values else {
+            let dtype = obj
+                .getattr("dtype")
+                .and_then(|d| d.str().map(|s| s.to_string()))
+                .unwrap_or_else(|_| "non-integer".into());
+            return Err(PyTypeError::new_err(format!(
+                "{path} is a {} of dtype {dtype}; ranked lists must hold str or int ids (use an integer dtype)",
+                type_name(obj)
+            )));
+        };
+        if !values.is_empty() {
+            self.set_kind(IdKind::Int, || format!("{path}[0]"))?;
+        }
+        self.ints.extend_from_slice(&values);
+        Ok(true)
+    }
+
+    /// Str id number `i` (counting over all lists) of a str call.
+    pub(super) fn str_at(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.text_ends[i - 1] };
+        // SAFETY: the arena holds whole `&str`s back to back and `text_ends` marks their boundaries,
+        // so every slice is valid UTF-8 (re-validating cost 15% of a call).
+        unsafe { std::str::from_utf8_unchecked(&self.text[start..self.text_ends[i]]) }
+    }
+
+    /// Runs the kernel on the lists that `bounds` (a window of `self.bounds`) delimits. The entries
+    /// index all ids of `self`. Str ids get a view of this query only, built here (on the worker
+    /// thread in a batch), rather than one view of the whole batch: that view cost 16 bytes per id
+    /// of memory traffic and was the largest single cost of a 10k-query batch.
+    pub(super) fn fuse(&self, bounds: &[usize], params: &RrfParams) -> Result<Vec<FusedEntry>, CoreError> {
+        if !self.kind_is(IdKind::Str) {
+            return rrf_core(RankedLists::new(&self.ints, bounds), params);
+        }
+        let (Some(&first), Some(&end)) = (bounds.first(), bounds.last()) else {
+            return rrf_core(RankedLists::new(&[] as &[&str], &[]), params);
+        };
+        let strs: Vec<&str> = (first..end).map(|i| self.str_at(i)).collect();
+        let local_bounds: Vec<usize> = bounds.iter().map(|b| b - first).collect();
+        let mut entries = rrf_core(RankedLists::new(&strs, &local_bounds), params)?;
+        for entry in &mut entries {
+            entry.item += first;
+        }
+        Ok(entries)
+    }
+}
+
+/// How many list items ahead [`OwnedIds::push_py_list`] asks for the item's object. Ids of a large
+/// batch built earlier are out of cache, and CPython's small-object allocator places a str of 49-64
+/// bytes 48 bytes past a 64-byte boundary (after its pool header), so the str's flags and bytes sit on
+/// the cache line after its type pointer: the flag load in `PyUnicode_AsUTF8AndSize` was 92% of
+/// that function and a third of `rrf_batch` (a miss per id, one after the other). Requested ahead,
+/// the misses overlap.
+#[cfg(not(Py_GIL_DISABLED))]
+pub(super) const PREFETCH_AHEAD: pyo3::ffi::Py_ssize_t = 32;
+
+/// Asks the CPU to start loading the object of `list[at]`: its first two cache lines (the header,
+/// then a str's length, flags and first bytes). Nothing if `at` is past the end.
+#[cfg(not(Py_GIL_DISABLED))]
+#[inline]
+pub(super) fn prefetch_item(list: *mut pyo3::ffi::PyObject, at: pyo3::ffi::Py_ssize_t) {
+    // SAFETY: the caller holds the GIL and a reference to `list`; the index is checked against the
+    // current length, and a prefetch of any address is harmless (it never faults).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        if at < pyo3::ffi::PyList_GET_SIZE(list) {
+            let item = pyo3::ffi::PyList_GET_ITEM(list, at).cast::<i8>();
+            _mm_prefetch::<_MM_HINT_T0>(item);
+            _mm_prefetch::<_MM_HINT_T0>(item.wrapping_add(40));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (list, at);
+}
+
+pub(super) fn widen<T: Into<i64>>(values: Vec<T>) -> Vec<i64> {
+    values.into_iter().map(Into::into).collect()
+}
+
+/// The value of an exact `int` (not a bool or subclass) that fits in `i64`.
+///
+/// # Safety
+/// `item` must point to a live object and the caller must hold the GIL.
+#[cfg(not(Py_GIL_DISABLED))]
+pub(super) unsafe fn exact_i64(item: *mut pyo3::ffi::PyObject) -> Option<i64> {
+    if unsafe { pyo3::ffi::PyLong_CheckExact(item) } == 0 {
+        return None;
+    }
+    let mut overflow = 0;
+    // Cannot fail or run Python code for an exact int; `overflow` reports values beyond 64 bits.
+    let value = unsafe { pyo3::ffi::PyLong_AsLongLongAndOverflow(item, &raw mut overflow) };
+    (overflow == 0).then_some(value)
+}
+
+pub(super) fn not_utf8(path: ListPath, pos: usize) -> PyErr {
+    FusionError::new_err(format!("{path}[{pos}] is not valid Unicode (a lone surrogate); ids must encode as UTF-8"))
+}
+
+pub(super) fn not_an_id(item: &Bound<'_, PyAny>, path: ListPath, pos: usize) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{path}[{pos}] is a {}; ids must be str, or int (Python or NumPy integers)",
+        type_name(item)
+    ))
+}
+
+/// Borrowed views of all ids of a call, for the general kernel (which sees a whole call at once).
+pub(super) enum IdsView<'a> {
+    Str(Vec<&'a str>),
+    Int(&'a [i64]),
+}
+
+impl OwnedIds {
+    pub(super) fn view(&self) -> IdsView<'_> {
+        if self.kind_is(IdKind::Str) {
+            IdsView::Str((0..self.text_ends.len()).map(|i| self.str_at(i)).collect())
+        } else {
+            IdsView::Int(&self.ints)
+        }
+    }
+}

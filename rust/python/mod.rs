@@ -1,0 +1,116 @@
+//! The Python binding: the only code that imports pyo3 (`make lint` checks it).
+//!
+//! Every entry point follows one pattern: copy the Python inputs into owned Rust buffers while
+//! holding the GIL ([`ids::OwnedIds`]), release the GIL and run the core ([`detached`]), then build
+//! the Python result. Errors from the core map to Python in one place ([`to_py_err`]).
+//!
+//! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
+//! the fusion entry points, `fused` the result types, `rrf` / `fuse` / `runs` / `eval` the functions.
+
+mod args;
+mod eval;
+mod fuse;
+mod fused;
+mod ids;
+mod options;
+mod rrf;
+mod runs;
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::error::FusionError as CoreError;
+
+pyo3::create_exception!(
+    fanfuse,
+    FusionError,
+    PyValueError,
+    "Invalid fusion input: the message names the argument (or file:line) and what is accepted."
+);
+
+/// The one mapping from core errors to Python exceptions.
+fn to_py_err(error: CoreError) -> PyErr {
+    match error {
+        CoreError::InvalidArgument(message) => FusionError::new_err(message),
+        // Malformed files and unusable paths are bad input too: same family, message keeps file:line.
+        error @ (CoreError::Input { .. } | CoreError::Io { .. }) => FusionError::new_err(error.to_string()),
+        // Only `interruptible` stops work, and it raises the signal handler's own exception instead.
+        CoreError::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+    }
+}
+
+/// Releases the GIL around `work` (which only sees owned Rust data) and maps its error.
+fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T, CoreError> + Send,
+{
+    py.detach(work).map_err(to_py_err)
+}
+
+/// Like [`detached`] for work that can take seconds (files): it polls Python for signals from this
+/// thread (see `crate::interrupt`), so that a handler that raises (Ctrl-C's `KeyboardInterrupt`,
+/// the CLI's SIGTERM handler) stops the work, and its exception is what the call raises.
+fn interruptible<T, F>(py: Python<'_>, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T, CoreError> + Send,
+{
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let slot = Arc::clone(&raised);
+    let result = py.detach(move || {
+        // A closure, not the method path: `attach` needs it for every lifetime of `Python`.
+        #[allow(clippy::redundant_closure_for_method_calls)]
+        let poll = move || match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(error) => {
+                *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);
+                true
+            }
+        };
+        crate::interrupt::run_polling(Box::new(poll), work)
+    });
+    if let Some(error) = raised.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+        return Err(error);
+    }
+    result.map_err(to_py_err)
+}
+
+/// The names each option accepts, as tuples, from the core's tables (see `crate::names`).
+fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("METHODS", PyTuple::new(py, crate::fusion::Method::NAMES)?)?;
+    m.add("NORMS", PyTuple::new(py, crate::fusion::Norm::NAMES)?)?;
+    m.add("TIE_BREAKS", PyTuple::new(py, crate::rrf::TieBreak::NAMES)?)?;
+    m.add("DUPLICATE_POLICIES", PyTuple::new(py, crate::fusion::Duplicates::NAMES)?)?;
+    m.add("RANK_SOURCES", PyTuple::new(py, crate::runs::RankFrom::NAMES)?)?;
+    m.add("RUN_FORMATS", PyTuple::new(py, crate::runs::write::OutFormat::NAMES)?)?;
+    Ok(())
+}
+
+#[pymodule(gil_used = false)]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FusionError", m.py().get_type::<FusionError>())?;
+    add_name_lists(m)?;
+    m.add_class::<fused::Fused>()?;
+    m.add_class::<fused::PyContribution>()?;
+    m.add_function(wrap_pyfunction!(rrf::rrf, m)?)?;
+    m.add_function(wrap_pyfunction!(rrf::rrf_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(rrf::default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(rrf::_kernel_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse::fuse, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse::fuse_batch, m)?)?;
+    m.add_class::<runs::PyRun>()?;
+    m.add_class::<runs::PyQrels>()?;
+    m.add_function(wrap_pyfunction!(runs::read_run, m)?)?;
+    m.add_function(wrap_pyfunction!(runs::read_qrels, m)?)?;
+    m.add_function(wrap_pyfunction!(runs::fuse_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(runs::fuse_files, m)?)?;
+    m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;
+    m.add_function(wrap_pyfunction!(eval::paired_t_test, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,190 @@
+//! Run files and qrels: reading, fusing whole runs in memory, streaming files through fusion.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::args::{numbers, strings};
+use super::options::{check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
+use super::{detached, interruptible, to_py_err};
+use crate::bulk::{self, FuseFilesOptions};
+use crate::runs::qrels::Qrels;
+use crate::runs::write::OutFormat;
+use crate::runs::{self, RankFrom, Run as CoreRun};
+
+/// A run held in Rust: queries in order of first appearance, each query's hits in rank order.
+#[pyclass(frozen, module = "fanfuse", name = "Run")]
+pub struct PyRun {
+    pub(super) inner: Arc<CoreRun>,
+}
+
+/// Relevance judgments held in Rust.
+#[pyclass(frozen, module = "fanfuse", name = "Qrels")]
+pub struct PyQrels {
+    pub(super) inner: Arc<Qrels>,
+}
+
+#[pymethods]
+impl PyRun {
+    /// Builds a run from aligned columns (one row per hit), as a data frame holds it.
+    #[staticmethod]
+    #[pyo3(signature = (qids, docids, scores, /, *, name = "run", rank_from = "score"))]
+    fn from_columns(
+        qids: &Bound<'_, PyAny>,
+        docids: &Bound<'_, PyAny>,
+        scores: &Bound<'_, PyAny>,
+        name: &str,
+        rank_from: &str,
+    ) -> PyResult<Self> {
+        let (qids, docids, scores) = (strings(qids, "qids")?, strings(docids, "docids")?, numbers(scores, "scores")?);
+        let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
+        let run = CoreRun::from_columns(name, &qids, &docids, &scores, rank_from).map_err(to_py_err)?;
+        Ok(Self { inner: Arc::new(run) })
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.queries.len()
+    }
+
+    /// Query ids in run order.
+    fn qids(&self) -> Vec<String> {
+        self.inner.queries.iter().map(|q| q.qid.clone()).collect()
+    }
+
+    /// `(qid, docid, rank, score)` columns, one row per hit, queries in order, hits in rank order.
+    fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
+        let rows: usize = self.inner.queries.iter().map(|q| q.hits.len()).sum();
+        let (mut qids, mut docids, mut ranks, mut scores) =
+            (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
+        for query in &self.inner.queries {
+            for (i, hit) in query.hits.iter().enumerate() {
+                qids.push(query.qid.clone());
+                docids.push(hit.docid.to_string());
+                ranks.push(i64::try_from(i).unwrap_or(i64::MAX) + 1);
+                scores.push(hit.score);
+            }
+        }
+        (qids, docids, ranks, scores)
+    }
+
+    /// Writes the run atomically as TREC or MT-RAG JSONL.
+    #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
+    fn write(&self, py: Python<'_>, path: &str, format: &str, tag: &str, collection: Option<&str>) -> PyResult<()> {
+        let format: OutFormat = format.parse().map_err(to_py_err)?;
+        let run = Arc::clone(&self.inner);
+        interruptible(py, || run.write(path, format, tag, collection))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Run(name={:?}, queries={})", self.inner.name, self.inner.queries.len())
+    }
+}
+
+#[pymethods]
+impl PyQrels {
+    fn __len__(&self) -> usize {
+        self.inner.order.len()
+    }
+
+    /// Judged query ids in file order.
+    fn qids(&self) -> Vec<String> {
+        self.inner.order.clone()
+    }
+}
+
+/// Reads a TREC or MT-RAG run file (gzip or plain). See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (path, /, *, rank_from = "score"))]
+pub(super) fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<PyRun> {
+    let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
+    let run = interruptible(py, || runs::read_run(path, rank_from))?;
+    Ok(PyRun { inner: Arc::new(run) })
+}
+
+/// Reads TREC or BEIR TSV qrels. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (path, /))]
+pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
+    let qrels = interruptible(py, || runs::qrels::read_qrels(path))?;
+    Ok(PyQrels { inner: Arc::new(qrels) })
+}
+
+/// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (runs, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank", threads = None),
+    text_signature = "(runs, /, *, method='rrf', norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', threads=None)")]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+pub(super) fn fuse_runs(
+    py: Python<'_>,
+    runs: Vec<PyRef<'_, PyRun>>,
+    method: &str,
+    norm: Option<&str>,
+    #[pyo3(from_py_with = k_arg)] k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
+    tie_break: &str,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+) -> PyResult<PyRun> {
+    let params =
+        FusionOptions { method, norm, k, weights, top_k, tie_break, ..FusionOptions::default() }.fuse_params()?;
+    check_thread_variable(py, threads)?;
+    let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
+    let fused = detached(py, || {
+        let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
+        crate::run_fusion::fuse_runs(&refs, &params, threads)
+    })?;
+    Ok(PyRun { inner: Arc::new(fused) })
+}
+
+/// Streams run files through fusion into one output file. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (inputs, output, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = Some(1000),
+    tie_break = "rank", rank_from = "score", format = "trec", collection = None, tag = "fanfuse",
+    threads = None, progress = None),
+    text_signature = "(inputs, output, /, *, method='rrf', norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', \
+        rank_from='score', format='trec', collection=None, tag='fanfuse', threads=None, progress=None)")]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+pub(super) fn fuse_files<'py>(
+    py: Python<'py>,
+    inputs: &Bound<'_, PyAny>,
+    output: &str,
+    method: &str,
+    norm: Option<&str>,
+    #[pyo3(from_py_with = k_arg)] k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
+    tie_break: &str,
+    rank_from: &str,
+    format: &str,
+    collection: Option<String>,
+    tag: &str,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    progress: Option<bool>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let inputs = strings(inputs, "inputs")?;
+    let options = FuseFilesOptions {
+        params: FusionOptions { method, norm, k, weights, top_k, tie_break, ..FusionOptions::default() }
+            .fuse_params()?,
+        rank_from: rank_from.parse().map_err(to_py_err)?,
+        format: format.parse().map_err(to_py_err)?,
+        collection,
+        tag: tag.to_owned(),
+        threads,
+        progress,
+    };
+    check_thread_variable(py, threads)?;
+    let summary = interruptible(py, || bulk::fuse_files(&inputs, output, &options))?;
+    let out = PyDict::new(py);
+    out.set_item("queries", summary.queries)?;
+    out.set_item("input_lines", summary.input_lines)?;
+    out.set_item("buffered", summary.buffered)?;
+    Ok(out)
+}
