@@ -132,6 +132,7 @@ def test_cancelling_the_outer_task_cancels_the_branches() -> None:
 def test_sync_search_works_inside_a_running_event_loop() -> None:
     retriever = MultiQueryRetriever([AsyncKeywordRetriever(), KeywordRetriever()], max_variants=2)
     expected = retriever.search(QUERY).ids
+    assert expected[0] == "rrf"  # the one document sharing four words with the query
 
     async def inside_loop() -> list[str]:
         return retriever.search(QUERY).ids  # blocks this loop's thread, but must not fail
@@ -149,7 +150,7 @@ def test_sync_search_from_an_async_retriever_on_the_portal_loop() -> None:
             return list(inner.search(query).hits)  # a sync search from code already on the portal loop
 
     result = MultiQueryRetriever([Nested()], expansion=False).search(QUERY)
-    assert result.ids == inner.search(QUERY).ids
+    assert result.ids == inner.search(QUERY).ids == [h.id for h in KeywordRetriever().rank(QUERY, 10, None)]
 
 
 @pytest.mark.parametrize("mixed", [True, False], ids=["sync+async", "sync only"])
