@@ -1,12 +1,14 @@
 """Small in-memory retrievers over a fixed toy corpus for the multi-query tests.
 
 They are real retrievers (they score documents by shared words), not mocks of fanfuse. Each records
-its calls with start/end timestamps, so tests can check what ran, with which arguments, and when.
+its calls with start/end timestamps, so tests can check what ran, with which arguments, and when. A
+``Gate`` holds their calls where a test needs branches in flight together, or a backend that hangs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import threading
 import time
@@ -31,6 +33,70 @@ CORPUS: dict[str, dict[str, str]] = {
 _WORD = re.compile(r"\w+")
 
 
+class Gate:
+    """Where calls wait, sync ones in their threads and async ones on their event loops alike.
+
+    With ``parties``, a barrier: it opens when that many calls are inside at once, so a test whose
+    calls all return proves they were all in flight together. Without, it opens only on ``open()``:
+    a backend that never answers. A sync call waits at most ``timeout`` seconds, then raises.
+    """
+
+    def __init__(self, parties: int | None = None, timeout: float = 60.0) -> None:
+        self.parties = parties
+        self.timeout = timeout
+        self.arrived = 0  # calls that reached the gate
+        self._waiting = 0  # calls inside it now (a call that gave up has left)
+        self._is_open = False
+        self._changed = threading.Condition()
+        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+    def open(self) -> None:
+        with self._changed:
+            self._open_locked()
+
+    def wait_until_arrived(self, count: int) -> bool:
+        """Whether ``count`` calls reached the gate within its timeout."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.arrived >= count, self.timeout)
+
+    def pass_through(self) -> None:
+        with self._changed:
+            self._arrive_locked()
+            if not self._changed.wait_for(lambda: self._is_open, self.timeout):
+                self._waiting -= 1
+                raise TimeoutError(f"the gate stayed closed ({self._waiting + 1} of {self.parties} inside)")
+
+    async def pass_through_async(self) -> None:
+        event = asyncio.Event()
+        with self._changed:
+            if not self._is_open:
+                self._async_waiters.append((asyncio.get_running_loop(), event))
+            self._arrive_locked()
+            if self._is_open:
+                return
+        try:
+            await event.wait()
+        except asyncio.CancelledError:
+            with self._changed:
+                self._waiting -= 1
+            raise
+
+    def _arrive_locked(self) -> None:
+        self.arrived += 1
+        self._waiting += 1
+        if self.parties is not None and self._waiting >= self.parties:
+            self._open_locked()
+        self._changed.notify_all()
+
+    def _open_locked(self) -> None:
+        self._is_open = True
+        self._changed.notify_all()
+        for loop, event in self._async_waiters:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits there any more
+                loop.call_soon_threadsafe(event.set)
+        self._async_waiters.clear()
+
+
 @dataclass
 class Call:
     query: str
@@ -43,10 +109,12 @@ class Call:
 
 @dataclass
 class KeywordRetriever:
-    """Sync: documents sharing the most words with the query, best first; optional fixed delay."""
+    """Sync: documents sharing the most words with the query, best first; optionally each call first
+    sleeps ``delay`` seconds (a slow backend) or waits at ``gate``."""
 
     name: str = "keyword"
     delay: float = 0.0
+    gate: Gate | None = None
     calls: list[Call] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -68,6 +136,8 @@ class KeywordRetriever:
             self.calls.append(call)
         if self.delay:
             time.sleep(self.delay)
+        if self.gate is not None:
+            self.gate.pass_through()
         hits = self.rank(query, k, filter)
         call.end = time.perf_counter()
         return hits
@@ -85,6 +155,8 @@ class AsyncKeywordRetriever(KeywordRetriever):
         try:
             if self.delay:
                 await asyncio.sleep(self.delay)
+            if self.gate is not None:
+                await self.gate.pass_through_async()
         except asyncio.CancelledError:
             call.cancelled = True
             call.end = time.perf_counter()

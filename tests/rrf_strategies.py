@@ -114,3 +114,30 @@ def int_calls(draw: st.DrawFn) -> tuple[list[Any], dict[str, Any]]:
         fits = [v for v in pool if info.min <= v <= info.max] + [info.min, min(info.max, I64_MAX)]
         lists.append(np.array(ranked_list(draw, fits), dtype=dtype))
     return lists, draw(OPTIONS[len(lists)])
+
+
+# Calls with k and weights drawn from whole float ranges rather than pools, ids from a small alphabet
+# (one call's ids all str or all int), and k always given (tests of explain read it back).
+SHORT_TEXT_IDS = st.text(alphabet="abcdeé🙂", min_size=0, max_size=3)
+SMALL_OR_ANY_INTS = st.integers(I64_MIN, I64_MAX) | st.integers(-5, 20)
+ID_LISTS = st.lists(st.lists(SHORT_TEXT_IDS, max_size=12), max_size=6) | st.lists(
+    st.lists(SMALL_OR_ANY_INTS, max_size=12), max_size=6
+)
+ANY_K = st.sampled_from([60.0, 1.0, 59.0]) | st.floats(1e-9, 1e9)
+ANY_WEIGHTS = [
+    st.lists(st.sampled_from([0.0, 1.0, 0.5, 2.0]) | st.floats(0, 1e6), min_size=n, max_size=n)
+    for n in range(7)
+]
+SMALL_TOP_K = st.integers(0, 15)
+
+
+@st.composite
+def fusion_calls(draw: st.DrawFn) -> tuple[list[list[Any]], dict[str, Any]]:
+    """Lists and options: k always, tie_break always, weights and top_k sometimes."""
+    lists = draw(ID_LISTS)
+    options: dict[str, Any] = {"k": draw(ANY_K), "tie_break": draw(TIE_BREAK_DRAW)}
+    if draw(BOOLS):
+        options["weights"] = draw(ANY_WEIGHTS[len(lists)])
+    if draw(BOOLS):
+        options["top_k"] = draw(SMALL_TOP_K)
+    return lists, options

@@ -10,8 +10,7 @@ import fanfuse
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rrf_strategies import examples
-from test_rrf_contract import fusion_calls
+from rrf_strategies import examples, fusion_calls
 
 
 def in_order_sum(values: list[float]) -> float:

@@ -15,24 +15,28 @@ from multiquery_toys import (
     EmptyRetriever,
     FailingRetriever,
     FixedRetriever,
+    Gate,
     KeywordRetriever,
 )
 
 QUERY = "how does rank fusion combine ranked lists"
 
 
-def test_every_variant_meets_every_retriever_and_branches_overlap_in_time() -> None:
-    # 0.2 s each: long enough that even a loaded machine starts all 8 before the first one ends.
-    sync, async_ = KeywordRetriever(delay=0.2), AsyncKeywordRetriever(delay=0.2)
+def test_every_variant_meets_every_retriever_and_all_branches_are_in_flight_together() -> None:
+    # The gate opens only when all 8 branches are inside it at once: if they did not all run
+    # together, none would get past it and every branch would time out.
+    gate = Gate(parties=8)
+    sync, async_ = KeywordRetriever(gate=gate), AsyncKeywordRetriever(gate=gate)
     retriever = MultiQueryRetriever([sync, async_], max_variants=4)
-    result = retriever.search(QUERY)
+    try:
+        result = retriever.search(QUERY)
+    finally:
+        gate.open()  # frees the threads of a failed run
     variants = [v.text for v in result.diagnostics.variants]
     assert len(variants) == 4
     assert sorted(c.query for c in sync.calls) == sorted(variants)
     assert sorted(c.query for c in async_.calls) == sorted(variants)
-    calls = sync.calls + async_.calls
-    # All 8 branches were running at one moment: the last one started before the first one ended.
-    assert max(c.start for c in calls) < min(c.end for c in calls)
+    assert [b.error for b in result.diagnostics.branches] == [None] * 8 and gate.arrived == 8
     assert {(b.retriever, b.variant) for b in result.diagnostics.branches} == {
         (name, v) for name in ("keyword", "async-keyword") for v in variants
     }
@@ -40,6 +44,8 @@ def test_every_variant_meets_every_retriever_and_branches_overlap_in_time() -> N
 
 @pytest.mark.parametrize("slow", [AsyncKeywordRetriever(delay=0.02), KeywordRetriever(delay=0.02)])
 def test_concurrency_limit_bounds_running_branches(slow: KeywordRetriever) -> None:
+    # The delay is a slow backend that gives a broken limit the time to start another branch; the
+    # assertion, that no two calls overlapped, holds whatever its length.
     MultiQueryRetriever([slow], max_variants=4, max_concurrency=1).search(QUERY)
     assert len(slow.calls) == 4
     calls = sorted(slow.calls, key=lambda c: c.start)
@@ -64,17 +70,21 @@ def test_all_branches_failing_raises_with_each_error() -> None:
     assert [b.error for b in info.value.branches] == ["ConnectionError: index server unreachable"] * 2
 
 
-@pytest.mark.parametrize(
-    "stalling", [KeywordRetriever(name="stall", delay=1.0), AsyncKeywordRetriever(delay=1.0)]
-)
-def test_a_stalled_branch_times_out_and_the_rest_answers(stalling: KeywordRetriever) -> None:
+@pytest.mark.parametrize("kind", [KeywordRetriever, AsyncKeywordRetriever])
+def test_a_stalled_branch_times_out_and_the_rest_answers(kind: type[KeywordRetriever]) -> None:
+    never = Gate()  # not opened until the search is over: a backend that does not answer
     retriever = MultiQueryRetriever(
-        {"fast": KeywordRetriever(), "slow": stalling}, expansion=False, branch_timeout=0.3
+        {"fast": KeywordRetriever(), "slow": kind(gate=never)}, expansion=False, branch_timeout=0.3
     )
-    result = retriever.search(QUERY)
+    try:
+        result = retriever.search(QUERY)
+    finally:
+        never.open()  # frees the sync call's thread
     by_name = {b.retriever: b for b in result.diagnostics.branches}
     assert by_name["slow"].timed_out and by_name["slow"].error == "timed out after 0.3 s"
-    assert by_name["fast"].ok and result.ids
+    assert never.arrived == 1
+    assert by_name["fast"].ok
+    assert result.ids == [h.id for h in KeywordRetriever().rank(QUERY, 10, None)]
     assert all(p.retriever == "fast" for hit in result.hits for p in hit.provenance)
 
 
@@ -104,13 +114,13 @@ def test_a_retriever_returning_bad_hits_is_a_branch_error() -> None:
 
 
 def test_cancelling_the_outer_task_cancels_the_branches() -> None:
-    slow = AsyncKeywordRetriever(delay=5.0)
+    never = Gate()
+    slow = AsyncKeywordRetriever(gate=never)
     retriever = MultiQueryRetriever([slow], max_variants=3)
 
     async def scenario() -> None:
         task = asyncio.create_task(retriever.asearch(QUERY))
-        while len(slow.calls) < 3:  # wait until every branch is running
-            await asyncio.sleep(0.005)
+        assert await asyncio.to_thread(never.wait_until_arrived, 3)  # every branch is running
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -122,6 +132,7 @@ def test_cancelling_the_outer_task_cancels_the_branches() -> None:
 def test_sync_search_works_inside_a_running_event_loop() -> None:
     retriever = MultiQueryRetriever([AsyncKeywordRetriever(), KeywordRetriever()], max_variants=2)
     expected = retriever.search(QUERY).ids
+    assert expected[0] == "rrf"  # the one document sharing four words with the query
 
     async def inside_loop() -> list[str]:
         return retriever.search(QUERY).ids  # blocks this loop's thread, but must not fail
@@ -139,7 +150,7 @@ def test_sync_search_from_an_async_retriever_on_the_portal_loop() -> None:
             return list(inner.search(query).hits)  # a sync search from code already on the portal loop
 
     result = MultiQueryRetriever([Nested()], expansion=False).search(QUERY)
-    assert result.ids == inner.search(QUERY).ids
+    assert result.ids == inner.search(QUERY).ids == [h.id for h in KeywordRetriever().rank(QUERY, 10, None)]
 
 
 @pytest.mark.parametrize("mixed", [True, False], ids=["sync+async", "sync only"])

@@ -1,6 +1,7 @@
 """The files the Python layer writes follow the output-path rules of the run writers (docs/run-files.md,
-"Output paths"), seen through `TfidfSvdEmbedder.save`: links kept, FIFOs streamed, directories and
-read-only files refused, modes kept, failures leaving the previous file, stale temporaries removed."""
+"Output paths"), seen through `TfidfSvdEmbedder.save` and the index's dense cache: links kept, FIFOs
+streamed, directories and read-only files refused, modes kept, failures leaving the previous file and
+no temporary, stale temporaries removed."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pytest
@@ -15,6 +17,8 @@ from cli_process import ended_pid
 from fanfuse import FusionError
 from fanfuse._output import atomic_output
 from fanfuse.retrievers.dense import TfidfSvdEmbedder
+from fanfuse.retrievers.dense_cache import MODEL_FILE, VECTORS_FILE, dense_for_index
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 pytest.importorskip("sklearn")
 
@@ -104,3 +108,30 @@ def test_stale_temporaries_of_dead_writers_are_removed(model: TfidfSvdEmbedder, 
     model.save(tmp_path / "model.npz")
     assert not stale.exists()
     assert live.exists()
+
+
+def test_a_failing_save_of_the_dense_cache_keeps_the_previous_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = TantivyRetriever.build(
+        [{"id": f"d{i}", "text": text} for i, text in enumerate(TEXTS)], tmp_path / "i"
+    )
+    data = index.data_directory
+    (data / VECTORS_FILE).write_bytes(PREVIOUS)  # unreadable: the next call fits again and saves
+    real_savez = np.savez
+    saves: list[str] = []
+
+    def savez_failing_on_the_vectors(stream: BinaryIO, **arrays: object) -> None:
+        saves.append(",".join(sorted(arrays)))
+        if "vectors" in arrays:
+            stream.write(b"half a file")
+            raise RuntimeError("disk full")
+        real_savez(stream, **arrays)
+
+    monkeypatch.setattr(np, "savez", savez_failing_on_the_vectors)
+    with pytest.raises(RuntimeError, match="disk full"):
+        dense_for_index(index, dimensions=2)
+    assert saves == ["idf,projection,terms", "ids,vectors"]
+    assert (data / VECTORS_FILE).read_bytes() == PREVIOUS
+    assert TfidfSvdEmbedder.load(data / MODEL_FILE).dimensions == 2  # saved before the failure
+    assert leftovers(data) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import select
@@ -164,25 +165,38 @@ def test_no_reference_to_an_input_id_is_kept_or_leaked() -> None:
 def test_lists_rewritten_by_another_thread_during_a_batch() -> None:
     # Between chunks the GIL is released and another thread replaces the lists' contents with new
     # strs, dropping the last reference to the old ones: the ids a chunk read were copied into Rust
-    # first, so every result is the fusion of lists the call could have read.
-    queries = [[[f"q{q}-{i}" for i in range(200)] for _ in range(3)] for q in range(300)]
-    stop = threading.Event()
+    # first, so every result is the fusion of whole lists as the call read them. Each list's ids name
+    # its query, its position and the rewrite that wrote it, so the result tells which version of each
+    # list was read, and must then be exactly the fusion of those versions.
+    def version(tag: str, q: int, j: int) -> list[str]:
+        return [f"{tag}-{q}-{j}-{i}" for i in range(200)]
+
+    queries = [[version("original", q, j) for j in range(3)] for q in range(300)]
+    stop, rewritten_once = threading.Event(), threading.Event()
 
     def rewrite() -> None:
-        while not stop.is_set():
-            for query in queries:
-                for lst in query:
-                    lst[:] = [f"x{i}-{len(lst)}" for i in range(len(lst))]
-            time.sleep(0)
+        for rewrite_pass in itertools.count():
+            for q, query in enumerate(queries):
+                for j, lst in enumerate(query):
+                    lst[:] = version(f"pass{rewrite_pass}", q, j)
+                time.sleep(0)  # hands the GIL back, between chunks of the batch as well
+                if stop.is_set():
+                    return
+            rewritten_once.set()
 
     thread = threading.Thread(target=rewrite)
     thread.start()
     try:
-        results = [fanfuse.rrf_batch(queries, top_k=3, threads=1) for _ in range(5)]
+        results = [fanfuse.rrf_batch(queries, threads=1) for _ in range(3)]
+        assert rewritten_once.wait(timeout=60)
+        results.append(fanfuse.rrf_batch(queries, threads=1))  # after a whole pass: nothing original
     finally:
         stop.set()
         thread.join()
-    expected_ids = [{f"q{q}-{i}" for i in range(3)} | {f"x{i}-200" for i in range(3)} for q in range(300)]
     for batch in results:
         for q, fused in enumerate(batch):
-            assert set(fused.ids) <= expected_ids[q]
+            tags = {j: {d.split("-")[0] for d in fused.ids if d.split("-")[2] == str(j)} for j in range(3)}
+            assert all(len(found) == 1 for found in tags.values()), (q, tags)  # no list read half-way
+            read = [version(tags[j].pop(), q, j) for j in range(3)]
+            assert fused == fanfuse.rrf(read)
+    assert all(not fused.ids[0].startswith("original") for fused in results[-1])

@@ -1,7 +1,8 @@
-"""The core equals the executable spec (fanfuse.reference) exactly: ids, and scores to the last bit.
+"""The core equals the executable spec (fanfuse.reference) exactly: ids, and scores to the last bit;
+for lists, tuples and NumPy arrays of any layout, one call at a time or in a batch.
 
-Budget: under CI=true (25k base examples) these properties run 100k examples together: shares 1.8 + 1.8
-+ 0.3 + 0.1 of the profile's max_examples (see rrf_strategies.examples).
+Budget: under CI=true (25k base examples) these properties run about 100k examples together: shares
+1.8 + 1.8 + 0.3 + 0.1 + 0.05 + 0.05 of the profile's max_examples (see rrf_strategies.examples).
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import fanfuse
+import numpy as np
+import pytest
 from fanfuse import reference
 from hypothesis import given
 from hypothesis import strategies as st
-from rrf_strategies import OPTIONS, examples, int_calls, str_calls
+from rrf_strategies import OPTIONS, examples, fusion_calls, int_calls, str_calls
 
 Call = tuple[list[Any], dict[str, Any]]
 
@@ -55,3 +58,64 @@ def test_top_k_is_a_prefix_of_the_full_ranking(call: Call, tie_break: str) -> No
         if top_k >= 0:
             part = fanfuse.rrf(lists, **{**opts, "top_k": top_k})
             assert list(part) == list(full)[:top_k]
+
+
+@examples(0.05)
+@given(fusion_calls())
+def test_float_options_drawn_from_whole_ranges_equal_reference(call: Call) -> None:
+    assert_core_equals_reference(*call)
+
+
+@examples(0.05)
+@given(fusion_calls())
+def test_batch_equals_loop_of_single_calls(call: Call) -> None:
+    lists, options = call
+    queries = [lists, lists[::-1], lists[:1]]
+    if "weights" in options:  # one weight per list: every query of the batch needs as many lists
+        queries = [lists]
+    assert fanfuse.rrf_batch(queries, **options) == [fanfuse.rrf(q, **options) for q in queries]
+
+
+def test_numpy_arrays_of_any_dtype_equal_lists() -> None:
+    rng = np.random.default_rng(7)
+    arrays = [rng.integers(0, 50, size=30) for _ in range(4)]
+    fused = fanfuse.rrf(arrays, top_k=10)
+    assert fused == fanfuse.rrf([a.tolist() for a in arrays], top_k=10)
+    assert fused.ids == reference.rrf([a.tolist() for a in arrays], top_k=10)[0]
+    for dtype in (np.int8, np.uint16, np.int32, np.uint64):
+        assert fanfuse.rrf([a.astype(dtype) for a in arrays], top_k=10) == fused
+
+
+def test_non_contiguous_arrays_equal_their_contiguous_copies() -> None:
+    rng = np.random.default_rng(11)
+    grid = rng.integers(0, 40, size=(25, 3))
+    views = {
+        "every other element": rng.integers(0, 40, size=50)[::2],
+        "a column of a 2-D array": grid[:, 1],
+        "reversed": rng.integers(-(2**40), 2**40, size=25)[::-1],
+        "a column, every third row, reversed": grid[::-3, 2],
+        "a small dtype, strided": rng.integers(0, 100, size=60).astype(np.uint8)[1::3],
+    }
+    for name, view in views.items():
+        assert not view.flags.c_contiguous, name
+        copy = np.ascontiguousarray(view)
+        assert copy.flags.c_contiguous and copy.tolist() == view.tolist()
+        for lists in ([view], [view, grid[:, 0]], [grid[:, 0], view, view[::-1]]):
+            expected = fanfuse.rrf([np.ascontiguousarray(a) for a in lists], top_k=None)
+            assert fanfuse.rrf(lists, top_k=None) == expected, name
+            assert expected.ids == reference.rrf([a.tolist() for a in lists], top_k=None)[0], name
+        assert fanfuse.rrf_batch([[view], [grid[:, 2], view]]) == [
+            fanfuse.rrf([copy]),
+            fanfuse.rrf([np.ascontiguousarray(grid[:, 2]), copy]),
+        ], name
+
+
+def test_result_object_behaves_like_a_sequence_of_pairs() -> None:
+    fused = fanfuse.rrf([["a", "b"], ["b", "c"]])
+    assert len(fused) == 3
+    assert list(fused) == list(zip(fused.ids, fused.scores, strict=True))
+    assert fused[0] == ("b", 1 / 62 + 1 / 61)
+    assert fused[-1][0] == "c"
+    with pytest.raises(IndexError):
+        fused[3]
+    assert "Fused([('b'" in repr(fused)

@@ -1,7 +1,9 @@
-"""The paired t-test equals scipy.stats.ttest_rel; eval reports it next to the randomization test."""
+"""The paired t-test equals scipy.stats.ttest_rel; the randomization test is exact for small samples;
+eval reports both."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from pathlib import Path
@@ -41,6 +43,51 @@ def test_paired_t_test_far_tail_and_edge_cases() -> None:
     assert fanfuse.paired_t_test([0.5, 0.6], [0.3, 0.4]) == 0.0
     with pytest.raises(fanfuse.FusionError, match="equal lengths"):
         fanfuse.paired_t_test([1.0, 2.0], [1.0])
+
+
+def metric_like_pairs(rng: random.Random, n: int) -> tuple[list[float], list[float]]:
+    """Per-query scores in [0, 1] as nDCG or recall give them: many ties, zeros and equal pairs."""
+    pool = [0.0, 0.25, 0.5, 1.0]
+    a = [rng.choice([*pool, rng.random()]) for _ in range(n)]
+    b = [x if rng.random() < 0.3 else rng.choice([*pool, rng.random()]) for x in a]
+    return a, b
+
+
+def every_flip_p_value(a: list[float], b: list[float]) -> float:
+    """The share of all 2^n sign flips of the differences whose |sum| reaches the observed one, the
+    observed sample included; "reaches" allows the core's rounding slack, 1e-12 of sum |d| (at least
+    1e-12), so that flips equal in exact arithmetic count whatever order the sums are taken in."""
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    observed = abs(math.fsum(diffs))
+    slack = 1e-12 * max(math.fsum(abs(d) for d in diffs), 1.0)
+    flips = list(itertools.product((1.0, -1.0), repeat=len(diffs)))
+    sums = [abs(math.fsum(s * d for s, d in zip(signs, diffs, strict=True))) for signs in flips]
+    reaching = sum(total >= observed - slack for total in sums)
+    return reaching / len(flips)
+
+
+@pytest.mark.parametrize("n", range(1, 13))
+def test_randomization_test_enumerates_every_flip_of_a_small_sample(n: int) -> None:
+    rng = random.Random(n)
+    samples = [metric_like_pairs(rng, n) for _ in range(6)]
+    samples += [([0.5] * n, [0.5] * n), ([0.75] * n, [0.5] * n)]  # all differences zero; all equal
+    for a, b in samples:
+        expected = every_flip_p_value(a, b)
+        # The default 10 000 iterations cover all 2^12 flips: the p-value is exact, the seed unused.
+        assert fanfuse.randomization_test(a, b) == expected, (a, b)
+        assert fanfuse.randomization_test(a, b, iterations=2**n, seed=12345) == expected
+    assert fanfuse.randomization_test([0.5] * n, [0.5] * n) == 1.0
+    assert fanfuse.randomization_test([0.75] * n, [0.5] * n) == 2 / 2**n  # the sample and its mirror
+
+
+def test_randomization_test_draws_flips_when_there_are_more_than_iterations() -> None:
+    a, b = metric_like_pairs(random.Random(0), 12)
+    drawn = {fanfuse.randomization_test(a, b, iterations=999, seed=seed) for seed in range(4)}
+    # (count + 1) / (999 + 1): on the thousandths, and the seed matters.
+    assert all(p * 1000 == pytest.approx(round(p * 1000), abs=1e-9) for p in drawn) and len(drawn) > 1
+    assert fanfuse.randomization_test(a, b, iterations=999, seed=3) == fanfuse.randomization_test(
+        a, b, iterations=999, seed=3
+    )
 
 
 TESTS = {

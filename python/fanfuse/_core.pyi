@@ -391,6 +391,9 @@ def randomization_test(
 ) -> float:
     """Two-sided paired randomization (sign-flip) test of mean(a) != mean(b); returns the p-value.
 
+    With n pairs and 2**n <= ``iterations``, every sign flip is counted and the p-value is exact:
+    (flips whose |sum| reaches the observed one, the sample itself included) / 2**n; ``seed`` is
+    unused. Otherwise ``iterations`` random flips give (count + 1) / (iterations + 1).
     ``iterations``: an int from 1 to 2**32 - 1; ``seed``: an int from 0 to 2**64 - 1. Raises
     FusionError for unequal lengths, no pairs, or a value that is not finite (a NaN would make any
     difference look significant).

@@ -1,6 +1,7 @@
 //! Paired significance of the difference between two systems' per-query scores: a two-sided
-//! randomization (sign-flip) permutation test with a fixed seed, so reruns print the same p-value,
-//! and a two-sided paired Student t-test (the one `scipy.stats.ttest_rel` computes).
+//! randomization (sign-flip) permutation test, exact over every flip for small samples and drawn
+//! with a fixed seed for larger ones, so reruns print the same p-value; and a two-sided paired
+//! Student t-test (the one `scipy.stats.ttest_rel` computes).
 //!
 //! Both refuse what would give a p-value that means nothing: unequal lengths, too few pairs, and
 //! values that are not finite (a NaN difference would count as "less extreme" in every permutation
@@ -68,8 +69,13 @@ fn differences(a: &[f64], b: &[f64], test: &str, min_pairs: usize) -> Result<Vec
     Ok(diffs)
 }
 
-/// p-value of H0 "a and b come from the same system": the share of `iterations` random sign flips
-/// of the paired differences whose |mean| is at least the observed one, with the +1 correction.
+/// p-value of H0 "a and b come from the same system": the share of sign flips of the paired
+/// differences whose |mean| is at least the observed one.
+///
+/// When the 2^n flips of n pairs are no more than `iterations`, all of them are counted and the
+/// p-value is exact: count / 2^n, where the count includes the unflipped sample itself (so it needs
+/// no +1) and the seed plays no part. Otherwise `iterations` random flips are drawn and the p-value
+/// is (count + 1) / (iterations + 1), which counts the observed sample once and is never 0.
 ///
 /// # Errors
 /// Unequal lengths, no pairs, a value that is not finite, or `iterations` = 0.
@@ -81,6 +87,10 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> R
     let observed = diffs.iter().sum::<f64>().abs();
     // Compare sums, not means, and allow for rounding so identical systems give p = 1.
     let tolerance = 1e-12 * diffs.iter().map(|d| d.abs()).sum::<f64>().max(1.0);
+    let threshold = observed - tolerance;
+    if let Some(p) = exhaustive_p_value(&diffs, iterations, threshold) {
+        return Ok(p);
+    }
     let mut rng = SplitMix(seed);
     let mut at_least = 0_u64;
     for _ in 0..iterations {
@@ -93,11 +103,27 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> R
             sum += if bits & 1 == 1 { *d } else { -*d };
             bits >>= 1;
         }
-        if sum.abs() >= observed - tolerance {
+        if sum.abs() >= threshold {
             at_least += 1;
         }
     }
     Ok((at_least + 1) as f64 / (f64::from(iterations) + 1.0))
+}
+
+/// The exact p-value over every sign flip, when there are at most `iterations` of them (n <= 32,
+/// as `iterations` is a u32): no more work than the random flips asked for. A flip and its mirror
+/// image have sums of opposite sign and equal magnitude (negation is exact and the terms are added
+/// in the same order), so only the flips that keep the last difference's sign are summed.
+fn exhaustive_p_value(diffs: &[f64], iterations: u32, threshold: f64) -> Option<f64> {
+    let n = u32::try_from(diffs.len()).ok().filter(|&n| n <= 32 && 1_u64 << n <= u64::from(iterations))?;
+    let half = 1_u64 << (n - 1);
+    let at_least = (half..2 * half)
+        .filter(|&mask| {
+            let sum: f64 = diffs.iter().enumerate().map(|(i, d)| if mask >> i & 1 == 1 { *d } else { -*d }).sum();
+            sum.abs() >= threshold
+        })
+        .count();
+    Some(at_least as f64 / half as f64)
 }
 
 /// Two-sided p-value of the paired t-test of mean(a - b) = 0, as `scipy.stats.ttest_rel` gives it.
@@ -256,6 +282,18 @@ mod tests {
         assert!(err(paired_t_test(&[0.5, 0.1], &[0.0, f64::INFINITY])).contains("b[1] is inf"));
         assert!(err(paired_t_test(&[1e308, 0.0], &[-1e308, 0.0])).contains("a[0] - b[0]"));
         assert!(err(randomization_test(&[1.0], &[0.0], 0, 0)).contains("iterations must be an int from 1"));
+    }
+
+    #[test]
+    fn small_samples_get_the_exact_p_value_whatever_the_seed() {
+        // Sums of ±1 ±2 ±3: 6, 4, 2, 0, 0, -2, -4, -6; two of the eight reach |6|.
+        let (a, b) = ([1.0, 2.0, 3.0], [0.0; 3]);
+        for seed in [0, 1, u64::MAX] {
+            assert!((randomization_test(&a, &b, 8, seed).unwrap() - 0.25).abs() < 1e-15);
+        }
+        // Fewer iterations than the 8 flips: drawn at random, (count + 1) / (5 + 1), off the 1/8 grid.
+        assert!((randomization_test(&a, &b, 5, 1).unwrap() - 2.0 / 6.0).abs() < 1e-15);
+        assert!((randomization_test(&[0.5], &[0.25], 2, 0).unwrap() - 1.0).abs() < 1e-15);
     }
 
     #[test]

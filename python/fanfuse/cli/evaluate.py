@@ -30,7 +30,11 @@ def register(subparsers: Any) -> None:
         "ndcg@5,ndcg@10)",
     )
     parser.add_argument(
-        "--iterations", type=int_from(1), default=10_000, help="randomization test permutations"
+        "--iterations",
+        type=int_from(1),
+        default=10_000,
+        help="sign flips drawn by the randomization test (default 10000); with n queries and "
+        "2^n <= this, all 2^n are counted and p is exact",
     )
     parser.add_argument(
         "--seed", type=int_from(0), default=0, help="seed of the randomization test (default 0)"
