@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from fanfuse._core import FusionError
-from fanfuse._output import atomic_output, swap_directory, sync_directory, temporary_directory
+from fanfuse._output import (
+    atomic_output,
+    swap_directory,
+    sync_directory,
+    temporary_directory,
+    temporary_path,
+)
 
 MANIFEST = "fanfuse-index.json"
 FORMAT = 2
@@ -129,9 +135,13 @@ def _publish(target: Path, staging: Path, fields: dict[str, Any]) -> None:
             raise
         sync_directory(target)
         # Every version but the new one is unreferenced now (including ones a killed builder left).
+        # Each is renamed away before it is deleted, so a reader still opening it finds it whole or
+        # not at all (then it reads the manifest again), never half deleted.
         for entry in target.iterdir():
             if entry.name != version and _is_version_name(entry.name) and entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
+                retired = temporary_path(target, entry.name)
+                entry.rename(retired)
+                shutil.rmtree(retired, ignore_errors=True)
 
 
 @contextlib.contextmanager
