@@ -21,7 +21,7 @@ use crate::batch;
 use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::run_fusion::fuse_query;
-use crate::runs::write::{write_query, AtomicFile, OutFormat, OutHit};
+use crate::runs::write::{check_tag, id_error_at, write_query, AtomicFile, OutFormat, OutHit, WriteError};
 use crate::runs::{ranked, Hit, RankFrom, RunReader};
 
 /// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
@@ -68,6 +68,7 @@ pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
     options.params.validate(inputs.len())?;
+    check_tag(options.format, &options.tag)?;
     match fuse_pass(inputs, output, options, false)? {
         Outcome::Done(summary) => Ok(summary),
         Outcome::Regrouped => match fuse_pass(inputs, output, options, true)? {
@@ -262,8 +263,12 @@ impl ChunkWriter<'_> {
                 .iter()
                 .map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() })
                 .collect();
-            write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection)
-                .map_err(|e| FusionError::io("<memory>", &e))?;
+            write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection).map_err(|e| match e {
+                WriteError::Io(e) => FusionError::io("<memory>", &e),
+                WriteError::Id { hit, message } => {
+                    id_error_at(inputs, &pending.lists, hit.map(|i| entries[i].0), message)
+                }
+            })?;
             Ok::<_, FusionError>(buffer)
         });
         for bytes in fused {

@@ -46,6 +46,9 @@ pub struct Run {
     pub name: String,
     pub collection: Option<String>,
     pub queries: Vec<Query>,
+    /// What the `line` of every hit counts in, for errors: the file read, `<columns>` (rows), or
+    /// `None` when hits come from several files (a fused run).
+    pub source: Option<String>,
 }
 
 /// Where the rank of a hit comes from.
@@ -311,8 +314,11 @@ pub fn read_run(path: &str, rank_from: RankFrom) -> Result<Run, FusionError> {
     }
     let name =
         std::path::Path::new(path).file_name().map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
-    Ok(Run { name, collection: reader.collection, queries })
+    Ok(Run { name, collection: reader.collection, queries, source: Some(path.to_owned()) })
 }
+
+/// The source of a run built from columns: its lines are rows.
+const COLUMNS: &str = "<columns>";
 
 impl Run {
     /// Builds a run from aligned columns (a data frame): rows of one query need not be adjacent.
@@ -335,8 +341,14 @@ impl Run {
         let mut index: HashMap<&str, usize> = HashMap::new();
         let mut queries: Vec<Query> = Vec::new();
         for (row, ((qid, docid), &score)) in qids.iter().zip(docids).zip(scores).enumerate() {
+            let at_row = |message: String| FusionError::input(COLUMNS, row as u64 + 1, message);
             if !score.is_finite() {
-                return Err(FusionError::input("<columns>", row as u64 + 1, format!("score {score} is not finite")));
+                return Err(at_row(format!("score {score} is not finite")));
+            }
+            for (what, id) in [("query id", qid), ("document id", docid)] {
+                if id.is_empty() {
+                    return Err(at_row(format!("{what} is empty; ids are non-empty strings")));
+                }
             }
             let at = *index.entry(qid).or_insert_with(|| {
                 queries.push(Query { qid: qid.clone(), hits: Vec::new() });
@@ -346,9 +358,9 @@ impl Run {
             queries[at].hits.push(Hit { docid: docid.as_str().into(), score, rank, line: row as u64 + 1, extra: None });
         }
         for query in &mut queries {
-            order_hits("<columns>", &query.qid, &mut query.hits, rank_from)?;
+            order_hits(COLUMNS, &query.qid, &mut query.hits, rank_from)?;
         }
-        Ok(Self { name: name.to_owned(), collection: None, queries })
+        Ok(Self { name: name.to_owned(), collection: None, queries, source: Some(COLUMNS.into()) })
     }
 
     /// Writes the run atomically, hits in their current order with their own scores.
@@ -359,6 +371,7 @@ impl Run {
         tag: &str,
         collection: Option<&str>,
     ) -> Result<(), FusionError> {
+        write::check_tag(format, tag)?;
         let mut out = write::AtomicFile::create(path)?;
         let collection = collection.or(self.collection.as_deref());
         for query in &self.queries {
@@ -367,8 +380,13 @@ impl Run {
                 .iter()
                 .map(|h| write::OutHit { docid: &h.docid, score: h.score, extra: h.extra.as_deref() })
                 .collect();
-            write::write_query(out.writer(), format, &query.qid, &hits, tag, collection)
-                .map_err(|e| out.io_error(&e))?;
+            write::write_query(out.writer(), format, &query.qid, &hits, tag, collection).map_err(|e| match e {
+                write::WriteError::Io(e) => out.io_error(&e),
+                write::WriteError::Id { hit, message } => match (&self.source, query.hits.get(hit.unwrap_or(0))) {
+                    (Some(source), Some(hit)) => FusionError::input(source, hit.line, message),
+                    _ => FusionError::invalid(message),
+                },
+            })?;
         }
         out.commit()
     }

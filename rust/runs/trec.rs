@@ -187,6 +187,18 @@ mod tests {
     }
 
     #[test]
+    fn vertical_tabs_separate_and_odd_characters_are_refused() {
+        let (qid, hit) = parse_line("q1\u{b} Q0\u{c}d1 1 2 t", 1).unwrap();
+        assert_eq!((qid, &*hit.docid), ("q1", "d1"));
+        let (qid, hit) = parse_line("é Q0 d🙂 1 2 t", 1).unwrap();
+        assert_eq!((qid, &*hit.docid), ("é", "d🙂"));
+        assert!(parse_line("q1 Q0 d\u{a0}1 1 2 t", 1)
+            .unwrap_err()
+            .contains("field 3 'd\\u{a0}1' contains whitespace (U+00A0)"));
+        assert!(parse_line("q1 Q0 d1 1 2 t\r", 1).unwrap_err().contains("carriage return"));
+    }
+
+    #[test]
     fn names_what_is_wrong() {
         assert!(parse_line("q1 Q0 d7 3", 1).unwrap_err().contains("found 4"));
         assert!(parse_line("q1 Q0 d7 3 1 run x", 1).unwrap_err().contains("found 7"));

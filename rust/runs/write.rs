@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use serde_json::value::RawValue;
 
-use super::Extra;
+use super::fields::{self, shown};
+use super::{Extra, Hit};
 use crate::error::FusionError;
 
 pub struct AtomicFile {
@@ -113,7 +114,79 @@ pub struct OutHit<'a> {
     pub extra: Option<&'a Extra>,
 }
 
-/// Writes one query. Scores print in the shortest form that reads back exactly (ryu).
+/// A query that could not be written.
+#[derive(Debug)]
+pub enum WriteError {
+    Io(std::io::Error),
+    /// The query id (`hit: None`) or the docid of `hits[hit]` cannot be a field of a TREC line.
+    Id {
+        hit: Option<usize>,
+        message: String,
+    },
+}
+
+impl From<std::io::Error> for WriteError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Io(error)
+    }
+}
+
+impl From<serde_json::Error> for WriteError {
+    fn from(error: serde_json::Error) -> Self {
+        Self::Io(error.into())
+    }
+}
+
+const TREC_IDS: &str = "TREC ids are one field: non-empty, no whitespace or control characters; \
+                        write MT-RAG JSONL instead (format 'mtrag'), which holds any id";
+
+/// Why a TREC line cannot hold `qid` or one of the docids: the first such value, or `Ok`.
+fn check_trec_ids(qid: &str, hits: &[OutHit<'_>]) -> Result<(), WriteError> {
+    let problem = fields::problem(qid)
+        .or_else(|| qid.starts_with('#').then(|| "starts with '#', which makes the line a comment".into()));
+    if let Some(problem) = problem {
+        return Err(WriteError::Id { hit: None, message: format!("query id {} {problem}; {TREC_IDS}", shown(qid)) });
+    }
+    // The usual docid is printable ASCII: one vectorised pass each, no per-character decoding.
+    for (i, hit) in hits.iter().enumerate() {
+        if hit.docid.is_empty() || !fields::is_plain(hit.docid) {
+            if let Some(problem) = fields::problem(hit.docid) {
+                let message = format!("document id {} (query {}) {problem}; {TREC_IDS}", shown(hit.docid), shown(qid));
+                return Err(WriteError::Id { hit: Some(i), message });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a tag that cannot be the sixth field of a TREC line (MT-RAG output has no tag).
+pub fn check_tag(format: OutFormat, tag: &str) -> Result<(), FusionError> {
+    match fields::problem(tag) {
+        Some(problem) if format == OutFormat::Trec => Err(FusionError::invalid(format!(
+            "tag {} {problem}; the tag is the last field of every TREC line: non-empty, no whitespace or control \
+             characters",
+            shown(tag)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Where the id of a failed [`write_query`] came from, for the error: the input file and line of
+/// `hit` (of any hit of the query for its id), found among `lists[r]`, the hits read from `inputs[r]`.
+#[must_use]
+pub fn id_error_at(inputs: &[String], lists: &[Vec<Hit>], hit: Option<&Hit>, message: String) -> FusionError {
+    let found = match hit {
+        Some(hit) => lists.iter().position(|list| list.iter().any(|h| std::ptr::eq(h, hit))),
+        None => lists.iter().position(|list| !list.is_empty()),
+    };
+    match found {
+        Some(r) => FusionError::input(&inputs[r], hit.unwrap_or(&lists[r][0]).line, message),
+        None => FusionError::invalid(message),
+    }
+}
+
+/// Writes one query. Scores print in the shortest form that reads back exactly (ryu). A TREC line
+/// is written only if the run readers read it back as the same values ([`fields`]).
 pub fn write_query(
     out: &mut impl Write,
     format: OutFormat,
@@ -121,9 +194,10 @@ pub fn write_query(
     hits: &[OutHit<'_>],
     tag: &str,
     collection: Option<&str>,
-) -> std::io::Result<()> {
+) -> Result<(), WriteError> {
     match format {
         OutFormat::Trec => {
+            check_trec_ids(qid, hits)?;
             // `writeln!` with float formatting was 11% of `fanfuse fuse`; ryu/itoa print the same digits.
             let (mut ranks, mut scores) = (itoa::Buffer::new(), ryu::Buffer::new());
             for (i, hit) in hits.iter().enumerate() {
@@ -165,4 +239,41 @@ pub fn write_query(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trec(qid: &str, docids: &[&str], tag: &str) -> Result<String, String> {
+        check_tag(OutFormat::Trec, tag).map_err(|e| e.to_string())?;
+        let hits: Vec<OutHit<'_>> = docids.iter().map(|d| OutHit { docid: d, score: 1.0, extra: None }).collect();
+        let mut out = Vec::new();
+        match write_query(&mut out, OutFormat::Trec, qid, &hits, tag, None) {
+            Ok(()) => Ok(String::from_utf8(out).unwrap()),
+            Err(WriteError::Id { hit, message }) => Err(format!("{hit:?}: {message}")),
+            Err(WriteError::Io(e)) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn writes_only_lines_that_read_back() {
+        assert_eq!(trec("q1", &["d1", "é"], "t").unwrap(), "q1 Q0 d1 1 1.0 t\nq1 Q0 é 2 1.0 t\n");
+        assert!(trec("a b", &["d"], "t").unwrap_err().starts_with("None: query id 'a b' contains whitespace (U+0020)"));
+        assert!(trec("#q", &["d"], "t").unwrap_err().contains("starts with '#'"));
+        assert!(trec("", &["d"], "t").unwrap_err().contains("query id '' is empty"));
+        let error = trec("q", &["d", "d\n2"], "t").unwrap_err();
+        assert!(error.starts_with(r"Some(1): document id 'd\n2' (query 'q') contains a line end"), "{error}");
+        assert!(trec("q", &["d"], "my tag").unwrap_err().starts_with("tag 'my tag' contains whitespace"));
+        assert!(trec("q", &["d"], "").unwrap_err().starts_with("tag '' is empty"));
+        // MT-RAG output holds any id, and has no tag.
+        check_tag(OutFormat::Mtrag, "").unwrap();
+        let hits = [OutHit { docid: "d 1\n", score: 0.5, extra: None }];
+        let mut out = Vec::new();
+        write_query(&mut out, OutFormat::Mtrag, "a b", &hits, "", Some("c")).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"task_id\": \"a b\", \"Collection\": \"c\", \"contexts\": [{\"document_id\": \"d 1\\n\", \"score\": 0.5}]}\n"
+        );
+    }
 }
