@@ -145,6 +145,26 @@ def test_comment_lines_are_skipped_as_trec_eval_skips_them(tmp_path: Path) -> No
     assert fanfuse.read_qrels(qrels).qids() == ["q1", "q2"]
 
 
+@pytest.mark.parametrize(("odd", "name"), [("\r", "a carriage return"), ("\x00", "NUL")], ids=["cr", "nul"])
+def test_a_comment_that_other_readers_would_not_skip_is_refused(tmp_path: Path, odd: str, name: str) -> None:
+    # Python readers end the line at the carriage return and read "q9 ..." as a query; trec_eval stops at NUL.
+    run = put(tmp_path / "run.trec", f"# note{odd}q9 Q0 d1 1 1.0 t\n" + RUN)
+    with pytest.raises(fanfuse.FusionError, match=rf"run\.trec:1: the comment contains {name}"):
+        fanfuse.read_run(run)
+    qrels = put(tmp_path / "qrels", f"# note{odd}q9 0 d1 1\n" + QRELS)
+    with pytest.raises(fanfuse.FusionError, match=rf"qrels:1: the comment contains {name}"):
+        fanfuse.read_qrels(qrels)
+
+
+def test_mtrag_scores_read_as_python_reads_them(tmp_path: Path) -> None:
+    # A JSON parser that is not correctly rounded read this score one bit off (Python's json is exact).
+    scores = ["-1.704240339106099e289", "0.1", "2.2250738585072014e-308"]
+    contexts = ", ".join(f'{{"document_id": "d{i}", "score": {s}}}' for i, s in enumerate(scores))
+    run = put(tmp_path / "run.jsonl", f'{{"task_id": "q", "contexts": [{contexts}]}}\n')
+    read = fanfuse.read_run(run, rank_from="file").columns()[3]
+    assert [x.hex() for x in read] == [json.loads(s).hex() for s in scores]
+
+
 def test_a_utf16_file_is_named_as_such(tmp_path: Path) -> None:
     run = put(tmp_path / "run.trec", (BOM + RUN).encode("utf-16-le"))
     with pytest.raises(fanfuse.FusionError, match=r"run\.trec:1: .*UTF-16.*convert it to UTF-8"):

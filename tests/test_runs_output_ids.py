@@ -97,3 +97,19 @@ def test_empty_ids_are_refused_when_columns_become_a_run() -> None:
         fanfuse.Run.from_columns(["q1", ""], ["d1", "d2"], [1.0, 1.0])
     with pytest.raises(fanfuse.FusionError, match=r"<columns>:1: document id is empty"):
         fanfuse.Run.from_columns(["q1"], [""], [1.0])
+
+
+def test_a_run_without_a_line_to_write_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An empty file is what the readers refuse ("the file is empty"): writing one would not read back.
+    out = tmp_path / "out.trec"
+    with pytest.raises(fanfuse.FusionError, match="nothing to write: the run has no queries"):
+        fanfuse.Run.from_columns([], [], []).write(str(out), format="mtrag")
+    run = tmp_path / "run.jsonl"
+    run.write_text(mtrag_line("q1", []) + mtrag_line("q2", []))
+    assert main(["fuse", str(run), "-o", str(out)]) == 2
+    assert "nothing to write: none of its 2 queries has a hit" in capsys.readouterr().err
+    with pytest.raises(fanfuse.FusionError, match="none of its 2 queries has a hit"):
+        fanfuse.read_run(str(run)).write(str(out))
+    assert not out.exists()
+    assert main(["fuse", str(run), "-o", str(out), "--format", "mtrag"]) == 0
+    assert fanfuse.read_run(str(out)).qids() == ["q1", "q2"]

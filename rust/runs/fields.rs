@@ -97,11 +97,19 @@ pub fn is_comment(line: &str) -> bool {
     first_content(line) == Some(b'#')
 }
 
+/// Why a comment line cannot be skipped as one, or `None`: trec_eval stops reading at a NUL, and
+/// Python readers end the line at a carriage return, reading what follows as a record.
+#[must_use]
+pub fn comment_problem(line: &str) -> Option<String> {
+    let c = line.chars().find(|&c| matches!(c, '\0' | '\r'))?;
+    describe(c).map(|problem| format!("the comment {problem}"))
+}
+
 fn first_content(line: &str) -> Option<u8> {
     line.bytes().find(|&b| !is_separator(b))
 }
 
-/// Why `text` cannot be one field of a TREC line (`"contains U+0020, ..."`), or `None` if it can.
+/// Why `text` cannot be one field of a TREC line (`"contains whitespace (U+0020), ..."`), or `None`.
 #[must_use]
 pub fn problem(text: &str) -> Option<String> {
     if text.is_empty() {
@@ -110,22 +118,25 @@ pub fn problem(text: &str) -> Option<String> {
     if is_plain(text) {
         return None;
     }
-    text.chars().find_map(|c| {
-        let (what, why) = match c {
-            ' ' | '\t' | '\u{b}' | '\u{c}' => ("whitespace", ", which separates fields"),
-            '\n' => ("a line end", ""),
-            '\r' => ("a carriage return", ": a space to trec_eval, a line end to Python; lines end in \\n or \\r\\n"),
-            '\0' => ("NUL", ", where trec_eval stops reading (a UTF-16 file?)"),
-            '\u{1c}'..='\u{1f}' => ("a control character", " that Python's split() splits on and trec_eval does not"),
-            '\u{feff}' => {
-                ("a byte-order mark", ", allowed only at the start of a file (a marked file appended to another?)")
-            }
-            c if c.is_whitespace() => ("whitespace", " that Python's split() splits on and trec_eval does not"),
-            c if c.is_control() => ("a control character", ""),
-            _ => return None,
-        };
-        Some(format!("contains {what} (U+{:04X}){why}", u32::from(c)))
-    })
+    text.chars().find_map(describe)
+}
+
+/// What is wrong with `c` inside a field, or `None` if nothing is.
+fn describe(c: char) -> Option<String> {
+    let (what, why) = match c {
+        ' ' | '\t' | '\u{b}' | '\u{c}' => ("whitespace", ", which separates fields"),
+        '\n' => ("a line end", ""),
+        '\r' => ("a carriage return", ": a space to trec_eval, a line end to Python; lines end in \\n or \\r\\n"),
+        '\0' => ("NUL", ", where trec_eval stops reading (a UTF-16 file?)"),
+        '\u{1c}'..='\u{1f}' => ("a control character", " that Python's split() splits on and trec_eval does not"),
+        '\u{feff}' => {
+            ("a byte-order mark", ", allowed only at the start of a file (a marked file appended to another?)")
+        }
+        c if c.is_whitespace() => ("whitespace", " that Python's split() splits on and trec_eval does not"),
+        c if c.is_control() => ("a control character", ""),
+        _ => return None,
+    };
+    Some(format!("contains {what} (U+{:04X}){why}", u32::from(c)))
 }
 
 /// A value quoted for a message, with invisible characters escaped (`'a\u{a0}b'`).
@@ -184,5 +195,8 @@ mod tests {
         assert!(!is_blank("\u{a0}"));
         assert!(is_comment("  # note") && is_comment("#q1 Q0 d 1 1 t"));
         assert!(!is_comment("q#1 Q0 d 1 1 t"));
+        assert_eq!(comment_problem("# é\u{a0}"), None);
+        assert!(comment_problem("# a\rq9 Q0 d 1 1 t").unwrap().starts_with("the comment contains a carriage return"));
+        assert!(comment_problem("# a\0").unwrap().contains("NUL"));
     }
 }

@@ -154,11 +154,13 @@ const MAX_SPARE: usize = 1024;
 
 /// Whether a line holds no record: blank, or a TREC comment (`#` first, as trec_eval skips them).
 /// Decided on the first byte for the usual line that starts with a printable non-`#` (~1% of `fuse`
-/// when every line was scanned).
-fn is_skipped(format: Format, line: &str) -> bool {
+/// when every line was scanned). The error is for a comment that other readers would not skip.
+fn is_skipped(format: Format, line: &str) -> Result<bool, String> {
     match line.as_bytes().first() {
-        Some(&b) if b.is_ascii_graphic() && b != b'#' => false,
-        _ => fields::is_blank(line) || format == Format::Trec && fields::is_comment(line),
+        Some(&b) if b.is_ascii_graphic() && b != b'#' => Ok(false),
+        _ if fields::is_blank(line) => Ok(true),
+        _ if format == Format::Trec && fields::is_comment(line) => fields::comment_problem(line).map_or(Ok(true), Err),
+        _ => Ok(false),
     }
 }
 
@@ -181,7 +183,7 @@ impl RunReader {
         let mut probe = LineSource::open(path)?;
         let mut format = None;
         while let Some(line) = probe.next_line()? {
-            if !is_skipped(Format::Trec, line) {
+            if !is_skipped(Format::Trec, line).unwrap_or(true) {
                 let mtrag = line.bytes().find(|&b| !fields::is_separator(b)) == Some(b'{');
                 format = Some(if mtrag { Format::Mtrag } else { Format::Trec });
                 break;
@@ -228,7 +230,7 @@ impl RunReader {
         loop {
             let line_no = self.source.line + 1;
             let Some(line) = self.source.next_line()? else { return Ok(None) };
-            if is_skipped(self.format, line) {
+            if is_skipped(self.format, line).map_err(|m| FusionError::input(&self.path, line_no, m))? {
                 continue;
             }
             return match self.format {
@@ -267,7 +269,7 @@ impl RunReader {
             loop {
                 let line_no = self.source.line + 1;
                 let Some(line) = self.source.next_line()? else { break };
-                if is_skipped(Format::Trec, line) {
+                if is_skipped(Format::Trec, line).map_err(|m| FusionError::input(&self.path, line_no, m))? {
                     continue;
                 }
                 let line_qid = trec::parse_line_into(line, line_no, &mut hits)
@@ -372,6 +374,13 @@ impl Run {
         collection: Option<&str>,
     ) -> Result<(), FusionError> {
         write::check_tag(format, tag)?;
+        let lines = match format {
+            write::OutFormat::Trec => self.queries.iter().map(|q| q.hits.len()).sum(),
+            write::OutFormat::Mtrag => self.queries.len(),
+        };
+        if lines == 0 {
+            return Err(write::nothing_written(format, self.queries.len() as u64));
+        }
         let mut out = write::AtomicFile::create(path)?;
         let collection = collection.or(self.collection.as_deref());
         for query in &self.queries {

@@ -82,6 +82,15 @@ mod tests {
     }
 
     #[test]
+    fn scores_parse_to_the_closest_double() {
+        for text in ["-1.704240339106099e289", "0.1", "2.2250738585072014e-308", "1.7976931348623157e308"] {
+            let r = parse_line(&format!(r#"{{"task_id":"q","contexts":[{{"document_id":"d","score":{text}}}]}}"#), 1)
+                .unwrap();
+            assert_eq!(r.hits[0].score.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{text}");
+        }
+    }
+
+    #[test]
     fn rejects_non_objects_and_missing_fields() {
         assert!(parse_line("[1, 2]", 1).unwrap_err().contains("not a JSON object"));
         assert!(parse_line(r#"{"task_id":"q","contexts":[{"score":1}]}"#, 1).unwrap_err().contains("document_id"));

@@ -26,8 +26,14 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
     let mut line_no = 0_u64;
     while let Some(line) = source.next_line()? {
         line_no += 1;
-        if fields::is_blank(line) || fields::is_comment(line) {
+        if fields::is_blank(line) {
             continue;
+        }
+        if fields::is_comment(line) {
+            match fields::comment_problem(line) {
+                Some(problem) => return Err(FusionError::input(path, line_no, problem)),
+                None => continue,
+            }
         }
         let fields = fields::split(line).map_err(|m| FusionError::input(path, line_no, m))?;
         if beir {

@@ -171,6 +171,20 @@ pub fn check_tag(format: OutFormat, tag: &str) -> Result<(), FusionError> {
     }
 }
 
+/// The error for an output that would hold no line (no query, or for TREC no hit): the readers
+/// take an empty file for a mistake, so it would not read back as the run it is.
+#[must_use]
+pub fn nothing_written(format: OutFormat, queries: u64) -> FusionError {
+    let why = match format {
+        OutFormat::Trec if queries > 0 => format!(
+            "none of its {queries} queries has a hit (a TREC file has no line for a query without hits); \
+             write MT-RAG JSONL (format 'mtrag'), which keeps them"
+        ),
+        _ => "the run has no queries".to_owned(),
+    };
+    FusionError::invalid(format!("nothing to write: {why}"))
+}
+
 /// Where the id of a failed [`write_query`] came from, for the error: the input file and line of
 /// `hit` (of any hit of the query for its id), found among `lists[r]`, the hits read from `inputs[r]`.
 #[must_use]
