@@ -197,6 +197,12 @@ def test_corpus_lines_end_only_at_a_newline(tmp_path: Path) -> None:
     assert [d.id for d in read_jsonl(corpus)] == ["a", "b"]
 
 
+def test_a_corpus_line_of_unicode_space_is_not_taken_for_blank(tmp_path: Path) -> None:
+    corpus = put(tmp_path / "corpus.jsonl", '{"id": "a", "text": "x"}\n \t\n\u00a0\n')
+    with pytest.raises(fanfuse.FusionError, match=r"corpus\.jsonl:3: not valid JSON"):
+        list(read_jsonl(corpus))
+
+
 def test_a_gzip_corpus_is_recognised_by_its_bytes(tmp_path: Path) -> None:
     corpus = put(tmp_path / "corpus.jsonl", '{"id": "a", "text": "x"}\n', packed=True)
     assert [d.id for d in read_jsonl(corpus)] == ["a"]

@@ -71,6 +71,11 @@ def document_from_mapping(record: Mapping[str, Any], fields: Fields, source: str
     return Document(doc_id, text, title, metadata, source)
 
 
+# What a blank line may hold, as for the run readers: field separators and the line end (not every
+# Unicode space: a line of U+00A0 is not JSON, and is reported as such).
+_BLANK = " \t\v\f\r\n"
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """Numbered lines of a plain or gzip file, read as the run-file readers of the core read them:
     gzip recognised by its bytes, lines ending at a newline only (a carriage return inside a JSON
@@ -116,7 +121,7 @@ def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Docum
     path = _existing(path)
     fields = fields or Fields()
     for number, line in _lines(path):
-        if not line.strip():
+        if not line.strip(_BLANK):
             continue
         source = f"{path}:{number}"
         try:
@@ -146,4 +151,4 @@ def as_documents(
 
 def count_lines(path: str | Path) -> int:
     """Number of non-blank lines (the progress bar's total); cheap next to indexing them."""
-    return sum(1 for _, line in _lines(_existing(path)) if line.strip())
+    return sum(1 for _, line in _lines(_existing(path)) if line.strip(_BLANK))
