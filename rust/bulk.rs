@@ -22,7 +22,7 @@ use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::run_fusion::fuse_query;
 use crate::runs::write::{
-    check_tag, id_error_at, nothing_written, write_query, AtomicFile, OutFormat, OutHit, WriteError,
+    check_tag, nothing_written, value_error_at, write_query, AtomicFile, OutFormat, OutHit, WriteError,
 };
 use crate::runs::{ranked, Hit, RankFrom, RunReader};
 
@@ -271,8 +271,8 @@ impl ChunkWriter<'_> {
                 .collect();
             write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection).map_err(|e| match e {
                 WriteError::Io(e) => FusionError::io("<memory>", &e),
-                WriteError::Id { hit, message } => {
-                    id_error_at(inputs, &pending.lists, hit.map(|i| entries[i].0), message)
+                WriteError::Value { hit, message } => {
+                    value_error_at(inputs, &pending.lists, hit.map(|i| entries[i].0), message)
                 }
             })?;
             Ok::<_, FusionError>(buffer)

@@ -4,6 +4,7 @@ written, naming the value and where it came from, and MT-RAG JSONL (which holds 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import fanfuse
@@ -113,3 +114,17 @@ def test_a_run_without_a_line_to_write_is_refused(tmp_path: Path, capsys: pytest
     assert not out.exists()
     assert main(["fuse", str(run), "-o", str(out), "--format", "mtrag"]) == 0
     assert fanfuse.read_run(str(out)).qids() == ["q1", "q2"]
+
+
+def test_a_score_no_run_file_can_hold_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Summed without normalisation, two scores of 1e308 overflow; written, inf came out as
+    # 1.797693134862316e308, a number no reader accepts (and not the sum).
+    runs = [tmp_path / "a.trec", tmp_path / "b.trec"]
+    for run in runs:
+        run.write_text("q Q0 d 1 1e308 t\n")
+    out = tmp_path / "fused.trec"
+    args = ["fuse", *map(str, runs), "-o", str(out), "--method", "combsum", "--norm", "none"]
+    for fmt in ("trec", "mtrag"):
+        assert main([*args, "--format", fmt]) == 2
+        assert re.search("inf|finite|overflow", capsys.readouterr().err)
+        assert not out.exists()

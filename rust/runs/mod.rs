@@ -391,7 +391,7 @@ impl Run {
                 .collect();
             write::write_query(out.writer(), format, &query.qid, &hits, tag, collection).map_err(|e| match e {
                 write::WriteError::Io(e) => out.io_error(&e),
-                write::WriteError::Id { hit, message } => match (&self.source, query.hits.get(hit.unwrap_or(0))) {
+                write::WriteError::Value { hit, message } => match (&self.source, query.hits.get(hit.unwrap_or(0))) {
                     (Some(source), Some(hit)) => FusionError::input(source, hit.line, message),
                     _ => FusionError::invalid(message),
                 },

@@ -118,8 +118,8 @@ pub struct OutHit<'a> {
 #[derive(Debug)]
 pub enum WriteError {
     Io(std::io::Error),
-    /// The query id (`hit: None`) or the docid of `hits[hit]` cannot be a field of a TREC line.
-    Id {
+    /// A value of the query (`hit: None`: its id) or of `hits[hit]` that the format cannot hold.
+    Value {
         hit: Option<usize>,
         message: String,
     },
@@ -145,14 +145,14 @@ fn check_trec_ids(qid: &str, hits: &[OutHit<'_>]) -> Result<(), WriteError> {
     let problem = fields::problem(qid)
         .or_else(|| qid.starts_with('#').then(|| "starts with '#', which makes the line a comment".into()));
     if let Some(problem) = problem {
-        return Err(WriteError::Id { hit: None, message: format!("query id {} {problem}; {TREC_IDS}", shown(qid)) });
+        return Err(WriteError::Value { hit: None, message: format!("query id {} {problem}; {TREC_IDS}", shown(qid)) });
     }
     // The usual docid is printable ASCII: one vectorised pass each, no per-character decoding.
     for (i, hit) in hits.iter().enumerate() {
         if hit.docid.is_empty() || !fields::is_plain(hit.docid) {
             if let Some(problem) = fields::problem(hit.docid) {
                 let message = format!("document id {} (query {}) {problem}; {TREC_IDS}", shown(hit.docid), shown(qid));
-                return Err(WriteError::Id { hit: Some(i), message });
+                return Err(WriteError::Value { hit: Some(i), message });
             }
         }
     }
@@ -185,10 +185,10 @@ pub fn nothing_written(format: OutFormat, queries: u64) -> FusionError {
     FusionError::invalid(format!("nothing to write: {why}"))
 }
 
-/// Where the id of a failed [`write_query`] came from, for the error: the input file and line of
+/// Where the value of a failed [`write_query`] came from, for the error: the input file and line of
 /// `hit` (of any hit of the query for its id), found among `lists[r]`, the hits read from `inputs[r]`.
 #[must_use]
-pub fn id_error_at(inputs: &[String], lists: &[Vec<Hit>], hit: Option<&Hit>, message: String) -> FusionError {
+pub fn value_error_at(inputs: &[String], lists: &[Vec<Hit>], hit: Option<&Hit>, message: String) -> FusionError {
     let found = match hit {
         Some(hit) => lists.iter().position(|list| list.iter().any(|h| std::ptr::eq(h, hit))),
         None => lists.iter().position(|list| !list.is_empty()),
@@ -209,6 +209,17 @@ pub fn write_query(
     tag: &str,
     collection: Option<&str>,
 ) -> Result<(), WriteError> {
+    // Neither format has a way to write inf or NaN (ryu would print a finite-looking number).
+    if let Some(i) = hits.iter().position(|hit| !hit.score.is_finite()) {
+        let (docid, score) = (hits[i].docid, hits[i].score);
+        let message = format!(
+            "the score to write for document {} (query {}) is {score}; a run file holds finite scores only \
+             (a score method summing huge scores overflows)",
+            shown(docid),
+            shown(qid)
+        );
+        return Err(WriteError::Value { hit: Some(i), message });
+    }
     match format {
         OutFormat::Trec => {
             check_trec_ids(qid, hits)?;
@@ -265,7 +276,7 @@ mod tests {
         let mut out = Vec::new();
         match write_query(&mut out, OutFormat::Trec, qid, &hits, tag, None) {
             Ok(()) => Ok(String::from_utf8(out).unwrap()),
-            Err(WriteError::Id { hit, message }) => Err(format!("{hit:?}: {message}")),
+            Err(WriteError::Value { hit, message }) => Err(format!("{hit:?}: {message}")),
             Err(WriteError::Io(e)) => panic!("{e}"),
         }
     }
@@ -280,6 +291,13 @@ mod tests {
         assert!(error.starts_with(r"Some(1): document id 'd\n2' (query 'q') contains a line end"), "{error}");
         assert!(trec("q", &["d"], "my tag").unwrap_err().starts_with("tag 'my tag' contains whitespace"));
         assert!(trec("q", &["d"], "").unwrap_err().starts_with("tag '' is empty"));
+        let hits = [OutHit { docid: "d", score: f64::INFINITY, extra: None }];
+        for format in [OutFormat::Trec, OutFormat::Mtrag] {
+            match write_query(&mut Vec::new(), format, "q", &hits, "t", None) {
+                Err(WriteError::Value { hit: Some(0), message }) => assert!(message.contains("is inf"), "{message}"),
+                other => panic!("{other:?}"),
+            }
+        }
         // MT-RAG output holds any id, and has no tag.
         check_tag(OutFormat::Mtrag, "").unwrap();
         let hits = [OutHit { docid: "d 1\n", score: 0.5, extra: None }];
