@@ -8,7 +8,7 @@ PY := $(BIN)/python
 BUILD_FLAGS ?= --release
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: demo test build lint rust-test pytest bench compare clean mtrag-table scale reference-weights
+.PHONY: demo test build lint rust-test fuzz pytest bench compare clean mtrag-table scale reference-weights
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,7 @@ demo: build
 lint: build
 	! grep -rlE '\bpyo3\b' rust --include='*.rs' | grep -v '^rust/python/' || { echo "pyo3 belongs in rust/python/ only"; exit 1; }
 	cargo fmt --all -- --check
+	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --all-targets --all-features -- -D warnings
 	$(BIN)/ruff check python tests benches
 	$(BIN)/ruff format --check python tests benches
@@ -50,7 +51,14 @@ pytest: build $(REFERENCE_WEIGHTS)
 	bash scripts/ensure-postgres.sh
 	$(BIN)/pytest -n auto --durations=15
 
-test: lint rust-test pytest
+# Coverage-guided fuzzing of the run-file readers and writers (docs/fuzzing.md): every target of fuzz/
+# for FUZZ_SECONDS each (cargo-fuzz is installed from crates.io on first use). `make test` runs it
+# briefly, before pytest so that pytest's summary stays the last line.
+FUZZ_SECONDS ?= 10
+fuzz:
+	fuzz/run.sh $(FUZZ_SECONDS)
+
+test: lint rust-test fuzz pytest
 
 # Benchmarks with timing on (the test run only smoke-runs them), and the comparison table of the README.
 bench: build

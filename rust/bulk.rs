@@ -23,7 +23,7 @@ use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
 use crate::run_fusion::fuse_query;
-use crate::runs::write::{write_query, OutFormat, OutHit};
+use crate::runs::write::{check_tag, nothing_written, value_error_at, write_query, OutFormat, OutHit, WriteError};
 use crate::runs::{ranked, Hit, RankFrom, RunReader};
 
 /// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
@@ -71,6 +71,7 @@ pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
     options.params.validate(inputs.len())?;
+    check_tag(options.format, &options.tag)?;
     match fuse_pass(inputs, output, options, false)? {
         Outcome::Done(summary) => Ok(summary),
         Outcome::Regrouped => match fuse_pass(inputs, output, options, true)? {
@@ -132,19 +133,21 @@ fn fuse_pass(
         // parsing threads) goes on while the pool fuses: with the fusion inline, the parsers stalled
         // behind READ_AHEAD for every chunk and 2 cores ran ~1.4 busy on average.
         let (chunks, chunk_queue) = sync_channel::<Vec<(String, Pending)>>(1);
-        let mut writer = ChunkWriter { inputs, options, collection: collection.as_deref(), out, recyclers };
+        let mut writer =
+            ChunkWriter { inputs, options, collection: collection.as_deref(), out, recyclers, empty: true };
         let written = scope.spawn(move || {
             for chunk in chunk_queue {
                 writer.write(chunk)?;
             }
-            Ok::<_, FusionError>(writer.out)
+            Ok::<_, FusionError>((writer.out, writer.empty))
         });
         let merged = Merge { buffered, progress, chunks }.run(&receivers);
         let written = written.join().expect("the chunk writer does not panic");
         match (merged, written) {
             // A writer error comes first: the merge then only saw the queue close.
             (_, Err(error)) | (Err(error), Ok(_)) => Err(error),
-            (Ok(Outcome::Done(summary)), Ok(out)) => {
+            (Ok(Outcome::Done(summary)), Ok((_, true))) => Err(nothing_written(options.format, summary.queries)),
+            (Ok(Outcome::Done(summary)), Ok((out, false))) => {
                 out.commit()?;
                 Ok(Outcome::Done(summary))
             }
@@ -166,6 +169,8 @@ struct ChunkWriter<'a> {
     collection: Option<&'a str>,
     out: OutputFile,
     recyclers: Vec<Sender<Vec<Hit>>>,
+    /// Nothing written yet (TREC has no line for a query without hits).
+    empty: bool,
 }
 
 impl Merge {
@@ -266,12 +271,18 @@ impl ChunkWriter<'_> {
                 .iter()
                 .map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() })
                 .collect();
-            write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection)
-                .map_err(|e| FusionError::io("<memory>", &e))?;
+            write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection).map_err(|e| match e {
+                WriteError::Io(e) => FusionError::io("<memory>", &e),
+                WriteError::Value { hit, message } => {
+                    value_error_at(inputs, &pending.lists, hit.map(|i| entries[i].0), message)
+                }
+            })?;
             Ok::<_, FusionError>(buffer)
         });
         for bytes in fused {
-            self.out.writer().write_all(&bytes?).map_err(|e| self.out.io_error(&e))?;
+            let bytes = bytes?;
+            self.empty &= bytes.is_empty();
+            self.out.writer().write_all(&bytes).map_err(|e| self.out.io_error(&e))?;
         }
         self.out.start_writeback();
         for (_, pending) in ready.drain(..) {

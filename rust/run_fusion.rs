@@ -60,5 +60,6 @@ pub fn fuse_runs(
         Ok::<_, FusionError>(crate::runs::Query { qid: (*qid).to_owned(), hits })
     });
     let queries = fused.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(crate::runs::Run { name: "fused".into(), collection: runs.iter().find_map(|r| r.collection.clone()), queries })
+    let collection = runs.iter().find_map(|r| r.collection.clone());
+    Ok(crate::runs::Run { name: "fused".into(), collection, queries, source: None })
 }

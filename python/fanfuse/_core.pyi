@@ -305,7 +305,11 @@ class Run:
         tag: str = "fanfuse",
         collection: str | None = None,
     ) -> None:
-        """Writes the run atomically (temporary file, then rename) as TREC or MT-RAG JSONL."""
+        """Writes the run atomically (temporary file, then rename) as TREC or MT-RAG JSONL.
+
+        TREC refuses (FusionError) an id or ``tag`` that is empty or holds whitespace or a control
+        character, and a query id starting with ``#``: MT-RAG JSONL holds any id.
+        """
 
 @final
 class Qrels:
@@ -320,7 +324,8 @@ def read_run(path: str, /, *, rank_from: _RankFrom | str = "score") -> Run:
 
     The format is recognised from the content. ``rank_from`` orders each query's hits: ``"score"``
     (default: descending score, ties by docid descending, as trec_eval reads a run), ``"rank"`` (the
-    rank column) or ``"file"`` (file order). Raises FusionError with ``file:line`` on malformed input.
+    rank column) or ``"file"`` (file order). Raises FusionError with ``file:line`` on malformed input,
+    including characters that trec_eval and Python readers would split differently (docs/run-files.md).
     """
 
 def read_qrels(path: str, /) -> Qrels:

@@ -1,6 +1,7 @@
 //! Run files (TREC 6-column and MT-RAG retrieval JSONL, optionally gzipped) and qrels: streaming
 //! readers that yield one query's hits at a time, ordering rules, and atomic writers.
 
+pub mod fields;
 mod mtrag;
 pub mod qrels;
 pub mod source;
@@ -45,6 +46,9 @@ pub struct Run {
     pub name: String,
     pub collection: Option<String>,
     pub queries: Vec<Query>,
+    /// What the `line` of every hit counts in, for errors: the file read, `<columns>` (rows), or
+    /// `None` when hits come from several files (a fused run).
+    pub source: Option<String>,
 }
 
 /// Where the rank of a hit comes from.
@@ -150,12 +154,15 @@ pub struct RunReader {
 /// Spare hit lists a reader keeps at most (beyond that they are freed).
 const MAX_SPARE: usize = 1024;
 
-/// Whether a line is only whitespace (as `str::trim` sees it), deciding on the first byte for the
-/// usual line that starts with an ASCII non-space (`trim` scanned both ends of every line: ~1%).
-fn is_blank(line: &str) -> bool {
+/// Whether a line holds no record: blank, or a TREC comment (`#` first, as trec_eval skips them).
+/// Decided on the first byte for the usual line that starts with a printable non-`#` (~1% of `fuse`
+/// when every line was scanned). The error is for a comment that other readers would not skip.
+fn is_skipped(format: Format, line: &str) -> Result<bool, String> {
     match line.as_bytes().first() {
-        Some(b) if b.is_ascii() && !b.is_ascii_whitespace() => false,
-        _ => line.trim().is_empty(),
+        Some(&b) if b.is_ascii_graphic() && b != b'#' => Ok(false),
+        _ if fields::is_blank(line) => Ok(true),
+        _ if format == Format::Trec && fields::is_comment(line) => fields::comment_problem(line).map_or(Ok(true), Err),
+        _ => Ok(false),
     }
 }
 
@@ -172,14 +179,15 @@ const FIRST_GROUP_CAPACITY: usize = 128;
 
 impl RunReader {
     pub fn open(path: &str) -> Result<Self, FusionError> {
-        // Sniff the format from the first non-blank line (JSON objects start with '{'), then reopen
-        // so the stream starts at the top; reopening is cheaper than buffering a gzip stream.
+        // Sniff the format from the first line that is neither blank nor a comment (JSON objects
+        // start with '{'), then reopen so the stream starts at the top; reopening is cheaper than
+        // buffering a gzip stream.
         let mut probe = LineSource::open(path)?;
         let mut format = None;
         while let Some(line) = probe.next_line()? {
-            let line = line.trim_start();
-            if !line.is_empty() {
-                format = Some(if line.starts_with('{') { Format::Mtrag } else { Format::Trec });
+            if !is_skipped(Format::Trec, line).unwrap_or(true) {
+                let mtrag = line.bytes().find(|&b| !fields::is_separator(b)) == Some(b'{');
+                format = Some(if mtrag { Format::Mtrag } else { Format::Trec });
                 break;
             }
         }
@@ -187,7 +195,8 @@ impl RunReader {
             return Err(FusionError::input(
                 path,
                 0,
-                "the file is empty; expected TREC run lines `qid Q0 docid rank score tag` or MT-RAG JSONL",
+                "the file is empty; expected TREC run lines `qid Q0 docid rank score tag` or MT-RAG JSONL \
+                 (blank lines and `#` comments do not count)",
             ));
         };
         let mut reader = Self {
@@ -223,7 +232,7 @@ impl RunReader {
         loop {
             let line_no = self.source.line + 1;
             let Some(line) = self.source.next_line()? else { return Ok(None) };
-            if is_blank(line) {
+            if is_skipped(self.format, line).map_err(|m| FusionError::input(&self.path, line_no, m))? {
                 continue;
             }
             return match self.format {
@@ -262,7 +271,7 @@ impl RunReader {
             loop {
                 let line_no = self.source.line + 1;
                 let Some(line) = self.source.next_line()? else { break };
-                if is_blank(line) {
+                if is_skipped(Format::Trec, line).map_err(|m| FusionError::input(&self.path, line_no, m))? {
                     continue;
                 }
                 let line_qid = trec::parse_line_into(line, line_no, &mut hits)
@@ -310,8 +319,11 @@ pub fn read_run(path: &str, rank_from: RankFrom) -> Result<Run, FusionError> {
     }
     let name =
         std::path::Path::new(path).file_name().map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
-    Ok(Run { name, collection: reader.collection, queries })
+    Ok(Run { name, collection: reader.collection, queries, source: Some(path.to_owned()) })
 }
+
+/// The source of a run built from columns: its lines are rows.
+const COLUMNS: &str = "<columns>";
 
 impl Run {
     /// Builds a run from aligned columns (a data frame): rows of one query need not be adjacent.
@@ -334,8 +346,14 @@ impl Run {
         let mut index: HashMap<&str, usize> = HashMap::new();
         let mut queries: Vec<Query> = Vec::new();
         for (row, ((qid, docid), &score)) in qids.iter().zip(docids).zip(scores).enumerate() {
+            let at_row = |message: String| FusionError::input(COLUMNS, row as u64 + 1, message);
             if !score.is_finite() {
-                return Err(FusionError::input("<columns>", row as u64 + 1, format!("score {score} is not finite")));
+                return Err(at_row(format!("score {score} is not finite")));
+            }
+            for (what, id) in [("query id", qid), ("document id", docid)] {
+                if id.is_empty() {
+                    return Err(at_row(format!("{what} is empty; ids are non-empty strings")));
+                }
             }
             let at = *index.entry(qid).or_insert_with(|| {
                 queries.push(Query { qid: qid.clone(), hits: Vec::new() });
@@ -345,9 +363,9 @@ impl Run {
             queries[at].hits.push(Hit { docid: docid.as_str().into(), score, rank, line: row as u64 + 1, extra: None });
         }
         for query in &mut queries {
-            order_hits("<columns>", &query.qid, &mut query.hits, rank_from)?;
+            order_hits(COLUMNS, &query.qid, &mut query.hits, rank_from)?;
         }
-        Ok(Self { name: name.to_owned(), collection: None, queries })
+        Ok(Self { name: name.to_owned(), collection: None, queries, source: Some(COLUMNS.into()) })
     }
 
     /// Writes the run (as `crate::output` describes), hits in their current order with their own scores.
@@ -358,6 +376,14 @@ impl Run {
         tag: &str,
         collection: Option<&str>,
     ) -> Result<(), FusionError> {
+        write::check_tag(format, tag)?;
+        let lines = match format {
+            write::OutFormat::Trec => self.queries.iter().map(|q| q.hits.len()).sum(),
+            write::OutFormat::Mtrag => self.queries.len(),
+        };
+        if lines == 0 {
+            return Err(write::nothing_written(format, self.queries.len() as u64));
+        }
         let mut out = crate::output::OutputFile::create(path, &[])?;
         let collection = collection.or(self.collection.as_deref());
         for query in &self.queries {
@@ -367,8 +393,13 @@ impl Run {
                 .iter()
                 .map(|h| write::OutHit { docid: &h.docid, score: h.score, extra: h.extra.as_deref() })
                 .collect();
-            write::write_query(out.writer(), format, &query.qid, &hits, tag, collection)
-                .map_err(|e| out.io_error(&e))?;
+            write::write_query(out.writer(), format, &query.qid, &hits, tag, collection).map_err(|e| match e {
+                write::WriteError::Io(e) => out.io_error(&e),
+                write::WriteError::Value { hit, message } => match (&self.source, query.hits.get(hit.unwrap_or(0))) {
+                    (Some(source), Some(hit)) => FusionError::input(source, hit.line, message),
+                    _ => FusionError::invalid(message),
+                },
+            })?;
         }
         out.commit()
     }

@@ -31,14 +31,22 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<Record, String> {
         );
     }
     let parsed: Line = serde_json::from_str(line).map_err(|e| {
-        format!("not an MT-RAG retrieval record ({e}); expected {{\"task_id\": str, \"contexts\": [{{\"document_id\": str, \"score\": number, ...}}]}}")
+        // JSON may hold a carriage return between tokens, so a file with CR-only line ends reads as one line.
+        let hint = if line.contains('\r') { " (the line holds a carriage return: lines end in \\n or \\r\\n)" } else { "" };
+        format!("not an MT-RAG retrieval record ({e}){hint}; expected {{\"task_id\": str, \"contexts\": [{{\"document_id\": str, \"score\": number, ...}}]}}")
     })?;
+    if parsed.task_id.is_empty() {
+        return Err("task_id is empty; every record needs a non-empty query id".into());
+    }
     let mut hits = Vec::with_capacity(parsed.contexts.len());
     for (position, mut context) in parsed.contexts.into_iter().enumerate() {
         let docid: String = context
             .shift_remove("document_id")
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
             .ok_or_else(|| format!("contexts[{position}] has no string \"document_id\""))?;
+        if docid.is_empty() {
+            return Err(format!("contexts[{position}].document_id is empty; every context needs a non-empty id"));
+        }
         let score: f64 = match context.shift_remove("score") {
             Some(raw) => serde_json::from_str(raw.get())
                 .map_err(|_| format!("contexts[{position}].score {} is not a number", raw.get()))?,
@@ -74,11 +82,25 @@ mod tests {
     }
 
     #[test]
+    fn scores_parse_to_the_closest_double() {
+        for text in ["-1.704240339106099e289", "0.1", "2.2250738585072014e-308", "1.7976931348623157e308"] {
+            let r = parse_line(&format!(r#"{{"task_id":"q","contexts":[{{"document_id":"d","score":{text}}}]}}"#), 1)
+                .unwrap();
+            assert_eq!(r.hits[0].score.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{text}");
+        }
+    }
+
+    #[test]
     fn rejects_non_objects_and_missing_fields() {
         assert!(parse_line("[1, 2]", 1).unwrap_err().contains("not a JSON object"));
         assert!(parse_line(r#"{"task_id":"q","contexts":[{"score":1}]}"#, 1).unwrap_err().contains("document_id"));
         assert!(parse_line(r#"{"task_id":"q","contexts":[{"document_id":"d","score":"x"}]}"#, 1)
             .unwrap_err()
             .contains("score"));
+        assert!(parse_line(r#"{"task_id":"","contexts":[]}"#, 1).unwrap_err().contains("task_id is empty"));
+        assert!(parse_line(r#"{"task_id":"q","contexts":[{"document_id":"","score":1}]}"#, 1)
+            .unwrap_err()
+            .contains("contexts[0].document_id is empty"));
+        assert!(parse_line("{\"task_id\":\"q\",\"contexts\":[]}\r{}", 1).unwrap_err().contains("carriage return"));
     }
 }

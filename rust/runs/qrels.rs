@@ -1,8 +1,10 @@
 //! Relevance judgments: TREC qrels (`qid iter docid rel`) or BEIR TSV (`query-id corpus-id score`,
 //! with a header on the first line). Relevance is an integer; graded values are kept for nDCG.
+//! Fields split as in run files ([`super::fields`]); `#` lines are comments, as for trec_eval.
 
 use std::collections::HashMap;
 
+use super::fields;
 use super::source::LineSource;
 use crate::error::FusionError;
 
@@ -14,21 +16,31 @@ pub struct Qrels {
 }
 
 const ACCEPTED: &str = "qrels lines are `qid iter docid rel` (TREC) or `query-id corpus-id score` (BEIR TSV, \
-                        header on line 1 only), with an integer relevance";
+                        a header first), with an integer relevance";
 
 pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
     let mut source = LineSource::open(path)?;
     let mut qrels = Qrels::default();
     let mut data_lines = 0_u64;
+    let mut beir = false;
     let mut line_no = 0_u64;
     while let Some(line) = source.next_line()? {
         line_no += 1;
         if line_no % 1024 == 0 {
             crate::interrupt::checkpoint()?;
         }
-        let fields: Vec<&str> = line.split_ascii_whitespace().collect();
-        if fields.is_empty() {
+        if fields::is_blank(line) {
             continue;
+        }
+        if fields::is_comment(line) {
+            match fields::comment_problem(line) {
+                Some(problem) => return Err(FusionError::input(path, line_no, problem)),
+                None => continue,
+            }
+        }
+        let fields = fields::split(line).map_err(|m| FusionError::input(path, line_no, m))?;
+        if beir {
+            reject_split_beir_id(line, fields.len()).map_err(|m| FusionError::input(path, line_no, m))?;
         }
         let (qid, docid, rel_text) = match fields[..] {
             [qid, _iteration, docid, rel] => (qid, docid, rel),
@@ -36,10 +48,11 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
             _ => return Err(FusionError::input(path, line_no, format!("found {} fields; {ACCEPTED}", fields.len()))),
         };
         let Ok(rel) = rel_text.parse::<i64>() else {
-            if line_no == 1 && fields.len() == 3 {
-                continue; // the BEIR header
+            if data_lines == 0 && !beir && fields.len() == 3 {
+                beir = true; // the BEIR header (comments may come before it)
+                continue;
             }
-            let hint = if data_lines > 0 && fields.len() == 3 { " (a header is only accepted on line 1)" } else { "" };
+            let hint = if fields.len() == 3 { " (a header is only accepted before the first judgment)" } else { "" };
             return Err(FusionError::input(
                 path,
                 line_no,
@@ -63,4 +76,47 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
         return Err(FusionError::input(path, 0, format!("the file holds no judgments; {ACCEPTED}")));
     }
     Ok(qrels)
+}
+
+/// In a BEIR file (tab-separated, so a space belongs to an id for BEIR's own reader), a line whose
+/// tabs make 3 fields must make 3 when split on all whitespace too: else an id holds a space, and
+/// the line would read as the 4-field TREC shape with another query or document.
+fn reject_split_beir_id(line: &str, fields: usize) -> Result<(), String> {
+    let tab_fields = line.split('\t').filter(|f| !fields::is_blank(f)).count();
+    if line.contains('\t') && tab_fields == 3 && fields != 3 {
+        return Err(format!(
+            "the line has 3 tab-separated fields but {fields} separated by whitespace: an id holds a space; \
+             {}",
+            fields::FIELD_RULE
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(name: &str, text: &str) -> Result<Qrels, String> {
+        let path = std::env::temp_dir().join(format!("fanfuse-qrels-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let qrels = read_qrels(&path.to_string_lossy()).map_err(|e| e.to_string());
+        std::fs::remove_file(&path).unwrap();
+        qrels
+    }
+
+    #[test]
+    fn comments_and_every_separator_are_read_as_trec_eval_reads_them() {
+        let qrels = read("comments", "# judged\nq1\u{b}0 d1\u{c}1\n  #q2 0 d1 1\nq3\t0\td2\t2\n").unwrap();
+        assert_eq!(qrels.order, ["q1", "q3"]);
+        assert_eq!(qrels.judged["q3"]["d2"], 2);
+    }
+
+    #[test]
+    fn a_space_inside_a_beir_id_is_refused() {
+        let error = read("beir", "query-id\tcorpus-id\tscore\nq1\td 1\t1\n").unwrap_err();
+        assert!(error.contains(":2: the line has 3 tab-separated fields but 4"), "{error}");
+        // Without the BEIR header, mixed separators are the TREC shape.
+        assert_eq!(read("mixed", "q1\t0 d1\t1\n").unwrap().order, ["q1"]);
+    }
 }

@@ -1,5 +1,6 @@
 //! Opening a run or qrels file and reading it line by line, gzip or plain, with line numbers for
-//! errors and a byte counter for progress bars.
+//! errors and a byte counter for progress bars. Lines end at `\n`, with or without a `\r` before
+//! it; a UTF-8 byte-order mark at the start of the (decompressed) file is skipped.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -97,6 +98,10 @@ impl LineSource {
         while to > from && matches!(self.buffer[to - 1], b'\n' | b'\r') {
             to -= 1;
         }
+        let mut from = from;
+        if self.line == 1 {
+            from += self.byte_order_mark(&self.buffer[from..to])?;
+        }
         let bytes = &self.buffer[from..to];
         if self.ascii {
             // SAFETY: `ascii` says every byte of `buffer[..end]` is ASCII, hence valid UTF-8.
@@ -109,6 +114,20 @@ impl LineSource {
                 self.line,
                 format!("invalid UTF-8 at byte {} of the line; files must be UTF-8 text", e.valid_up_to() + 1),
             )),
+        }
+    }
+
+    /// The length of a UTF-8 byte-order mark at the start of the file (editors on Windows write
+    /// one): it is skipped, not read as part of the first field. A UTF-16 mark is refused by name.
+    fn byte_order_mark(&self, first_line: &[u8]) -> Result<usize, FusionError> {
+        match first_line {
+            [0xef, 0xbb, 0xbf, ..] => Ok(3),
+            [0xff, 0xfe, ..] | [0xfe, 0xff, ..] => Err(FusionError::input(
+                &self.path,
+                1,
+                "the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8",
+            )),
+            _ => Ok(0),
         }
     }
 
@@ -187,6 +206,17 @@ mod tests {
     }
 
     #[test]
+    fn a_utf8_byte_order_mark_is_skipped_at_the_start_only() {
+        assert_eq!(lines_of(b"\xef\xbb\xbfq1 a\r\n\xef\xbb\xbfq2", "bom"), ["q1 a", "\u{feff}q2"]);
+        assert_eq!(lines_of(b"\xef\xbb\xbf", "bom-only"), [""]);
+        let path = std::env::temp_dir().join(format!("fanfuse-source-{}-utf16", std::process::id()));
+        std::fs::write(&path, b"\xff\xfeq\x001\x00").unwrap();
+        let error = LineSource::open(&path.to_string_lossy()).unwrap().next_line().unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert!(error.contains(":1: the file is UTF-16"), "{error}");
+    }
+
+    #[test]
     fn lines_longer_than_the_buffer_and_across_refills() {
         use std::fmt::Write;
         let long = "x".repeat(BUFFER * 2 + 17);
@@ -211,6 +241,9 @@ mod tests {
         encoder.write_all(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n").unwrap();
         let lines = lines_of(&encoder.finish().unwrap(), "gz");
         assert_eq!(lines, ["q1 Q0 d1 1 2.0 t", "q1 Q0 d2 2 1.0 t"]);
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(b"\xef\xbb\xbfq1 Q0 d1 1 2.0 t\n").unwrap();
+        assert_eq!(lines_of(&encoder.finish().unwrap(), "gz-bom"), ["q1 Q0 d1 1 2.0 t"]);
     }
 
     #[test]

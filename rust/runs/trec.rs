@@ -1,5 +1,6 @@
-//! One line of a TREC run: `qid Q0 docid rank score tag`, separated by any whitespace.
+//! One line of a TREC run: `qid Q0 docid rank score tag`, fields as [`super::fields`] splits them.
 
+use super::fields;
 use super::Hit;
 
 const SHAPE: &str = "expected 6 whitespace-separated fields `qid Q0 docid rank score tag`";
@@ -30,30 +31,9 @@ fn parse_line(line: &str, line_no: u64) -> Result<(&str, Hit), String> {
     Ok((qid, hits.pop().expect("one hit per line")))
 }
 
-/// Fields 1, 3, 4, 5 of a line of exactly 6 fields separated by ASCII whitespace (as
-/// `split_ascii_whitespace` splits), or `None`.
+/// Fields 1, 3, 4, 5 of a line of exactly 6 printable-ASCII fields, or `None`.
 fn split_fields(line: &str) -> Option<[&str; 4]> {
-    let bytes = line.as_bytes();
-    let mut bounds = [(0_usize, 0_usize); 6];
-    let mut count = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == bytes.len() {
-            break;
-        }
-        let from = i;
-        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if count == 6 {
-            return None;
-        }
-        bounds[count] = (from, i);
-        count += 1;
-    }
+    let (bounds, count) = fields::split_plain::<6>(line)?;
     // Splitting at ASCII bytes keeps every field on UTF-8 boundaries.
     let field = |k: usize| line.get(bounds[k].0..bounds[k].1);
     (count == 6).then_some(())?;
@@ -122,18 +102,10 @@ fn parse_score(text: &str) -> Option<f64> {
 }
 
 fn parse_line_general(line: &str, line_no: u64) -> Result<(&str, Hit), String> {
-    let mut fields = line.split_ascii_whitespace();
-    let mut next = |seen: usize| fields.next().ok_or_else(|| format!("{SHAPE}, found {seen}"));
-    let qid = next(0)?;
-    let _q0 = next(1)?;
-    let docid = next(2)?;
-    let rank_text = next(3)?;
-    let score_text = next(4)?;
-    let _tag = next(5)?;
-    let extra = fields.count();
-    if extra > 0 {
-        return Err(format!("{SHAPE}, found {}", 6 + extra));
-    }
+    let fields = fields::split(line)?;
+    let [qid, _q0, docid, rank_text, score_text, _tag] = fields[..] else {
+        return Err(format!("{SHAPE}, found {}", fields.len()));
+    };
     let rank: i64 =
         rank_text.parse().map_err(|_| format!("rank '{rank_text}' is not an integer (field 4 of `{SHAPE_SHORT}`)"))?;
     let score: f64 = score_text
@@ -212,6 +184,18 @@ mod tests {
             let (_, hit) = parse_line(&line, 1).unwrap();
             assert_eq!(hit.score.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{text}");
         }
+    }
+
+    #[test]
+    fn vertical_tabs_separate_and_odd_characters_are_refused() {
+        let (qid, hit) = parse_line("q1\u{b} Q0\u{c}d1 1 2 t", 1).unwrap();
+        assert_eq!((qid, &*hit.docid), ("q1", "d1"));
+        let (qid, hit) = parse_line("é Q0 d🙂 1 2 t", 1).unwrap();
+        assert_eq!((qid, &*hit.docid), ("é", "d🙂"));
+        assert!(parse_line("q1 Q0 d\u{a0}1 1 2 t", 1)
+            .unwrap_err()
+            .contains("field 3 'd\\u{a0}1' contains whitespace (U+00A0)"));
+        assert!(parse_line("q1 Q0 d1 1 2 t\r", 1).unwrap_err().contains("carriage return"));
     }
 
     #[test]

@@ -4,7 +4,8 @@ use std::io::Write;
 
 use serde_json::value::RawValue;
 
-use super::Extra;
+use super::fields::{self, shown};
+use super::{Extra, Hit};
 use crate::error::FusionError;
 
 /// Output formats of a fused run.
@@ -35,7 +36,93 @@ pub struct OutHit<'a> {
     pub extra: Option<&'a Extra>,
 }
 
-/// Writes one query. Scores print in the shortest form that reads back exactly (ryu).
+/// A query that could not be written.
+#[derive(Debug)]
+pub enum WriteError {
+    Io(std::io::Error),
+    /// A value of the query (`hit: None`: its id) or of `hits[hit]` that the format cannot hold.
+    Value {
+        hit: Option<usize>,
+        message: String,
+    },
+}
+
+impl From<std::io::Error> for WriteError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Io(error)
+    }
+}
+
+impl From<serde_json::Error> for WriteError {
+    fn from(error: serde_json::Error) -> Self {
+        Self::Io(error.into())
+    }
+}
+
+const TREC_IDS: &str = "TREC ids are one field: non-empty, no whitespace or control characters; \
+                        write MT-RAG JSONL instead (format 'mtrag'), which holds any id";
+
+/// Why a TREC line cannot hold `qid` or one of the docids: the first such value, or `Ok`.
+fn check_trec_ids(qid: &str, hits: &[OutHit<'_>]) -> Result<(), WriteError> {
+    let problem = fields::problem(qid)
+        .or_else(|| qid.starts_with('#').then(|| "starts with '#', which makes the line a comment".into()));
+    if let Some(problem) = problem {
+        return Err(WriteError::Value { hit: None, message: format!("query id {} {problem}; {TREC_IDS}", shown(qid)) });
+    }
+    // The usual docid is printable ASCII: one vectorised pass each, no per-character decoding.
+    for (i, hit) in hits.iter().enumerate() {
+        if hit.docid.is_empty() || !fields::is_plain(hit.docid) {
+            if let Some(problem) = fields::problem(hit.docid) {
+                let message = format!("document id {} (query {}) {problem}; {TREC_IDS}", shown(hit.docid), shown(qid));
+                return Err(WriteError::Value { hit: Some(i), message });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a tag that cannot be the sixth field of a TREC line (MT-RAG output has no tag).
+pub fn check_tag(format: OutFormat, tag: &str) -> Result<(), FusionError> {
+    match fields::problem(tag) {
+        Some(problem) if format == OutFormat::Trec => Err(FusionError::invalid(format!(
+            "tag {} {problem}; the tag is the last field of every TREC line: non-empty, no whitespace or control \
+             characters",
+            shown(tag)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The error for an output that would hold no line (no query, or for TREC no hit): the readers
+/// take an empty file for a mistake, so it would not read back as the run it is.
+#[must_use]
+pub fn nothing_written(format: OutFormat, queries: u64) -> FusionError {
+    let why = match format {
+        OutFormat::Trec if queries > 0 => format!(
+            "none of its {queries} queries has a hit (a TREC file has no line for a query without hits); \
+             write MT-RAG JSONL (format 'mtrag'), which keeps them"
+        ),
+        _ => "the run has no queries".to_owned(),
+    };
+    FusionError::invalid(format!("nothing to write: {why}"))
+}
+
+/// Where the value of a failed [`write_query`] came from, for the error: the input file and line of
+/// `hit` (of any hit of the query for its id), found among `lists[r]`, the hits read from `inputs[r]`.
+#[must_use]
+pub fn value_error_at(inputs: &[String], lists: &[Vec<Hit>], hit: Option<&Hit>, message: String) -> FusionError {
+    let found = match hit {
+        Some(hit) => lists.iter().position(|list| list.iter().any(|h| std::ptr::eq(h, hit))),
+        None => lists.iter().position(|list| !list.is_empty()),
+    };
+    match found {
+        Some(r) => FusionError::input(&inputs[r], hit.unwrap_or(&lists[r][0]).line, message),
+        None => FusionError::invalid(message),
+    }
+}
+
+/// Writes one query. Scores print in the shortest form that reads back exactly (ryu). A TREC line
+/// is written only if the run readers read it back as the same values ([`fields`]).
 pub fn write_query(
     out: &mut impl Write,
     format: OutFormat,
@@ -43,9 +130,21 @@ pub fn write_query(
     hits: &[OutHit<'_>],
     tag: &str,
     collection: Option<&str>,
-) -> std::io::Result<()> {
+) -> Result<(), WriteError> {
+    // Neither format has a way to write inf or NaN (ryu would print a finite-looking number).
+    if let Some(i) = hits.iter().position(|hit| !hit.score.is_finite()) {
+        let (docid, score) = (hits[i].docid, hits[i].score);
+        let message = format!(
+            "the score to write for document {} (query {}) is {score}; a run file holds finite scores only \
+             (a score method summing huge scores overflows)",
+            shown(docid),
+            shown(qid)
+        );
+        return Err(WriteError::Value { hit: Some(i), message });
+    }
     match format {
         OutFormat::Trec => {
+            check_trec_ids(qid, hits)?;
             // `writeln!` with float formatting was 11% of `fanfuse fuse`; ryu/itoa print the same digits.
             let (mut ranks, mut scores) = (itoa::Buffer::new(), ryu::Buffer::new());
             for (i, hit) in hits.iter().enumerate() {
@@ -87,4 +186,48 @@ pub fn write_query(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trec(qid: &str, docids: &[&str], tag: &str) -> Result<String, String> {
+        check_tag(OutFormat::Trec, tag).map_err(|e| e.to_string())?;
+        let hits: Vec<OutHit<'_>> = docids.iter().map(|d| OutHit { docid: d, score: 1.0, extra: None }).collect();
+        let mut out = Vec::new();
+        match write_query(&mut out, OutFormat::Trec, qid, &hits, tag, None) {
+            Ok(()) => Ok(String::from_utf8(out).unwrap()),
+            Err(WriteError::Value { hit, message }) => Err(format!("{hit:?}: {message}")),
+            Err(WriteError::Io(e)) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn writes_only_lines_that_read_back() {
+        assert_eq!(trec("q1", &["d1", "é"], "t").unwrap(), "q1 Q0 d1 1 1.0 t\nq1 Q0 é 2 1.0 t\n");
+        assert!(trec("a b", &["d"], "t").unwrap_err().starts_with("None: query id 'a b' contains whitespace (U+0020)"));
+        assert!(trec("#q", &["d"], "t").unwrap_err().contains("starts with '#'"));
+        assert!(trec("", &["d"], "t").unwrap_err().contains("query id '' is empty"));
+        let error = trec("q", &["d", "d\n2"], "t").unwrap_err();
+        assert!(error.starts_with(r"Some(1): document id 'd\n2' (query 'q') contains a line end"), "{error}");
+        assert!(trec("q", &["d"], "my tag").unwrap_err().starts_with("tag 'my tag' contains whitespace"));
+        assert!(trec("q", &["d"], "").unwrap_err().starts_with("tag '' is empty"));
+        let hits = [OutHit { docid: "d", score: f64::INFINITY, extra: None }];
+        for format in [OutFormat::Trec, OutFormat::Mtrag] {
+            match write_query(&mut Vec::new(), format, "q", &hits, "t", None) {
+                Err(WriteError::Value { hit: Some(0), message }) => assert!(message.contains("is inf"), "{message}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        // MT-RAG output holds any id, and has no tag.
+        check_tag(OutFormat::Mtrag, "").unwrap();
+        let hits = [OutHit { docid: "d 1\n", score: 0.5, extra: None }];
+        let mut out = Vec::new();
+        write_query(&mut out, OutFormat::Mtrag, "a b", &hits, "", Some("c")).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"task_id\": \"a b\", \"Collection\": \"c\", \"contexts\": [{\"document_id\": \"d 1\\n\", \"score\": 0.5}]}\n"
+        );
+    }
 }
