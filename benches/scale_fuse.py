@@ -46,7 +46,7 @@ print(json.dumps({{"seconds": seconds, "cpu": cpu, "process_cpu": usage.ru_utime
 
 FANFUSE_SETUP = "import fanfuse"
 FANFUSE = """
-fanfuse.fuse_files(sys.argv[1:-1], sys.argv[-1], k=60.0, top_k=100, progress=False)
+fanfuse.fuse_files(sys.argv[1:-1], sys.argv[-1], k=60.0, top_k=100)
 """
 
 NAIVE = """

@@ -62,6 +62,17 @@ pub fn checkpoint() -> Result<(), FusionError> {
     }
 }
 
+/// Like [`checkpoint`], but polls now whatever the interval: for a last poll before work that cannot
+/// be taken back (replacing an output file).
+pub fn poll_now() -> Result<(), FusionError> {
+    POLLER.with(|p| {
+        if let Some(poller) = p.borrow_mut().as_mut() {
+            poller.next = Instant::now();
+        }
+    });
+    checkpoint()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

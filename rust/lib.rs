@@ -1,16 +1,15 @@
 //! fanfuse: the fusion core. Plain Rust; the Python binding lives in `python/` behind the `python` feature.
 
 pub mod batch;
-pub mod bulk;
 pub mod error;
 pub mod eval;
 pub mod fusion;
 pub mod interrupt;
+pub mod keys;
 pub mod lists;
 pub mod names;
 pub mod output;
 pub mod rrf;
-pub mod run_fusion;
 pub mod runs;
 
 #[cfg(feature = "python")]
@@ -23,5 +22,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub use error::FusionError;
 pub use fusion::{fuse, Contribution, Duplicates, FuseParams, Fusion, Method, MethodParams, Norm, ScoredLists};
-pub use lists::{FusionKey, RankedLists};
+pub use keys::FusionKey;
+pub use lists::RankedLists;
 pub use rrf::{rrf, FusedEntry, RrfParams, TieBreak, DEFAULT_K};

@@ -14,7 +14,8 @@ use std::cmp::Ordering;
 use std::str::FromStr;
 
 use crate::error::FusionError;
-use crate::lists::{FusionKey, KeySeeds, RankedLists};
+use crate::keys::{FusionKey, KeySeeds};
+use crate::lists::RankedLists;
 
 /// The `k` most systems use (Elasticsearch, OpenSearch, Milvus, ranx, pyserini).
 pub const DEFAULT_K: f64 = 60.0;

@@ -164,3 +164,34 @@ def test_tune_picks_the_better_run_and_the_fusion_that_keeps_its_order(
     assert report["fused_heldout"] == report["single_heldout"]
     assert report["p_value"] == 1.0  # every held-out difference is zero
     assert 0.3 < good_mean < 1.0
+
+
+def test_fuse_files_reports_progress_as_counters_and_stops_when_the_callback_raises(tmp_path: Path) -> None:
+    lines = "".join(f"q{q} Q0 d{d} {d + 1} {100 - d} r\n" for q in range(3000) for d in range(20))
+    inputs = []
+    for r in range(2):
+        path = tmp_path / f"run{r}.trec"
+        path.write_text(lines)
+        inputs.append(str(path))
+    total = sum(Path(p).stat().st_size for p in inputs)
+    seen: list[tuple[int, int, int]] = []
+    summary = fanfuse.fuse_files(
+        inputs, str(tmp_path / "out.trec"), progress=lambda *counts: seen.append(counts)
+    )
+    # The last report comes after the run: every byte read, every query fused.
+    assert seen[-1] == (total, total, summary["queries"]) == (total, total, 3000)
+    assert all(t == total and 0 <= r <= total for r, t, _ in seen)
+    assert [q for _, _, q in seen] == sorted(q for _, _, q in seen)
+
+    class Stop(Exception):
+        pass
+
+    def stop(*counts: int) -> None:
+        raise Stop
+
+    (tmp_path / "kept.trec").write_text("old\n")
+    with pytest.raises(Stop):
+        fanfuse.fuse_files(inputs, str(tmp_path / "kept.trec"), progress=stop)
+    assert (tmp_path / "kept.trec").read_text() == "old\n"
+    with pytest.raises(TypeError, match="progress must be None or a callable"):
+        fanfuse.fuse_files(inputs, str(tmp_path / "out.trec"), progress=True)

@@ -1,6 +1,6 @@
 """Type stub and documentation of the compiled core ``fanfuse._core`` (checked by mypy.stubtest)."""
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal, SupportsIndex, final
 
 import numpy as np
@@ -367,14 +367,17 @@ def fuse_files(
     collection: str | None = None,
     tag: str = "fanfuse",
     threads: int | None = None,
-    progress: bool | None = None,
+    progress: Callable[[int, int, int], object] | None = None,
 ) -> dict[str, int | bool]:
     """Streams run files through fusion into ``output`` (written atomically).
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
-    input is held (see rust/bulk.rs). Returns ``{"queries", "input_lines", "buffered"}``.
-    ``progress=None`` draws a bar on stderr only when it is a terminal. ``threads``: fusion threads,
-    an int from 1 to 1024 (default: ``FANFUSE_NUM_THREADS``, else 1).
+    input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}``.
+    ``progress``: called about every 50 ms, and once more before the output is written, as
+    ``progress(bytes_read, bytes_total, queries)`` (input bytes, compressed for gzip; queries fused so
+    far), with the GIL held; an exception it raises stops the run (the output is not written) and is
+    raised here.
+    ``threads``: fusion threads, an int from 1 to 1024 (default: ``FANFUSE_NUM_THREADS``, else 1).
     """
 
 def evaluate(

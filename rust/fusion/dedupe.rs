@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::lists::FusionKey;
+use crate::keys::FusionKey;
 
 /// `ids` with every id replaced by the first id (in reading order: list by list, rank by rank) that
 /// has the same key; `keys[j]` is the key of `ids[j]`. Fusing the result merges equal keys, and the

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use crate::error::FusionError;
-use crate::lists::FusionKey;
+use crate::keys::FusionKey;
 
 use super::ScoredLists;
 

@@ -22,7 +22,8 @@ pub use methods::{Method, MethodParams};
 pub use norm::Norm;
 
 use crate::error::FusionError;
-use crate::lists::{FusionKey, RankedLists};
+use crate::keys::FusionKey;
+use crate::lists::RankedLists;
 use crate::rrf::{FusedEntry, RrfParams, TieBreak};
 
 /// Ranked lists with optional scores: `scores[j]` is the score of `ids.items()[j]`.

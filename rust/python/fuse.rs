@@ -152,7 +152,7 @@ pub(super) fn parse_content_keys(keys: &Bound<'_, PyAny>, runs: &OwnedRuns) -> P
 }
 
 /// Runs the general kernel on `ids` (already canonicalised by content key where asked).
-pub(super) fn fuse_ids<T: crate::lists::FusionKey>(
+pub(super) fn fuse_ids<T: crate::keys::FusionKey>(
     ids: &[T],
     owned: &OwnedRuns,
     params: &fusion::FuseParams,
@@ -161,7 +161,7 @@ pub(super) fn fuse_ids<T: crate::lists::FusionKey>(
 }
 
 /// Fuses ids, merging ids of equal content key first when keys are given.
-pub(super) fn fuse_keyed<T: crate::lists::FusionKey>(
+pub(super) fn fuse_keyed<T: crate::keys::FusionKey>(
     ids: &[T],
     keys: Option<&IdsView<'_>>,
     owned: &OwnedRuns,

@@ -59,12 +59,22 @@ where
     T: Send,
     F: FnOnce() -> Result<T, CoreError> + Send,
 {
+    interruptible_reporting(py, |_| Ok(()), work)
+}
+
+/// [`interruptible`], also calling `report` with the GIL at every poll (about every 50 ms, and when
+/// the work asks for a last poll before committing its output): how a progress callback sees counters
+/// the work updates. An exception from `report` stops the work like a signal does.
+fn interruptible_reporting<T, F, R>(py: Python<'_>, report: R, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T, CoreError> + Send,
+    R: Fn(Python<'_>) -> PyResult<()> + Send + Sync + 'static,
+{
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let slot = Arc::clone(&raised);
     let result = py.detach(move || {
-        // A closure, not the method path: `attach` needs it for every lifetime of `Python`.
-        #[allow(clippy::redundant_closure_for_method_calls)]
-        let poll = move || match Python::attach(|py| py.check_signals()) {
+        let poll = move || match Python::attach(|py| py.check_signals().and_then(|()| report(py))) {
             Ok(()) => false,
             Err(error) => {
                 *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);

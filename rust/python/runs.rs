@@ -1,15 +1,17 @@
 //! Run files and qrels: reading, fusing whole runs in memory, streaming files through fusion.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::{numbers, strings};
 use super::options::{check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
-use super::{detached, interruptible, to_py_err};
-use crate::bulk::{self, FuseFilesOptions};
+use super::{detached, interruptible, interruptible_reporting, to_py_err};
 use crate::runs::qrels::Qrels;
+use crate::runs::stream::{self, FuseFilesOptions, FuseProgress};
 use crate::runs::write::OutFormat;
 use crate::runs::{self, RankFrom, Run as CoreRun};
 
@@ -138,7 +140,7 @@ pub(super) fn fuse_runs(
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let fused = detached(py, || {
         let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
-        crate::run_fusion::fuse_runs(&refs, &params, threads)
+        crate::runs::fuse_query::fuse_runs(&refs, &params, threads)
     })?;
     Ok(PyRun { inner: Arc::new(fused) })
 }
@@ -167,9 +169,16 @@ pub(super) fn fuse_files<'py>(
     collection: Option<String>,
     tag: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
-    progress: Option<bool>,
+    progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = strings(inputs, "inputs")?;
+    if let Some(callback) = progress.as_ref().filter(|c| !c.is_callable()) {
+        return Err(PyTypeError::new_err(format!(
+            "progress must be None or a callable progress(bytes_read, bytes_total, queries) (got {})",
+            callback.get_type().name()?
+        )));
+    }
+    let counters = progress.as_ref().map(|_| Arc::new(FuseProgress::default()));
     let options = FuseFilesOptions {
         params: FusionOptions { method, norm, k, weights, top_k, tie_break, ..FusionOptions::default() }
             .fuse_params()?,
@@ -178,10 +187,19 @@ pub(super) fn fuse_files<'py>(
         collection,
         tag: tag.to_owned(),
         threads,
-        progress,
+        progress: counters.clone(),
     };
     check_thread_variable(py, threads)?;
-    let summary = interruptible(py, || bulk::fuse_files(&inputs, output, &options))?;
+    let callback = progress.map(Bound::unbind);
+    let report = move |py: Python<'_>| match (&callback, &counters) {
+        (Some(callback), Some(counters)) => {
+            let read = counters.bytes_read.load(Ordering::Relaxed);
+            let total = counters.bytes_total.load(Ordering::Relaxed);
+            callback.call1(py, (read, total, counters.queries.load(Ordering::Relaxed))).map(drop)
+        }
+        _ => Ok(()),
+    };
+    let summary = interruptible_reporting(py, report, || stream::fuse_files(&inputs, output, &options))?;
     let out = PyDict::new(py);
     out.set_item("queries", summary.queries)?;
     out.set_item("input_lines", summary.input_lines)?;

@@ -2,9 +2,11 @@
 //! readers that yield one query's hits at a time, ordering rules, and atomic writers.
 
 pub mod fields;
+pub mod fuse_query;
 mod mtrag;
 pub mod qrels;
 pub mod source;
+pub mod stream;
 mod trec;
 pub mod write;
 

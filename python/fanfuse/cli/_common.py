@@ -10,7 +10,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
 
 from fanfuse._core import FusionError
@@ -110,22 +109,3 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         )
 
     return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
-
-
-class Progress:
-    """`label [#####.....] 12/40` on stderr, redrawn at most 10 times a second; silent off a terminal."""
-
-    def __init__(self, label: str, enabled: bool | None = None) -> None:
-        self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or (done < total and time.monotonic() - self.last < 0.1):
-            return
-        self.last = time.monotonic()
-        filled = 30 * done // max(total, 1)
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()

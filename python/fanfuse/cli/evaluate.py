@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from fanfuse._core import read_qrels, read_run
-from fanfuse.cli._common import Progress, guarded, int_from, name_list, table
+from fanfuse.cli._common import guarded, int_from, name_list, table
+from fanfuse.cli.progress import ProgressBar
 from fanfuse.runs import DEFAULT_METRICS, compare_runs
 
 
@@ -45,11 +46,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     qrels = read_qrels(args.qrels)
-    progress = Progress("reading")
+    progress = ProgressBar("reading")
     runs = []
     for i, path in enumerate(args.runs):
         runs.append(read_run(path))
         progress(i + 1, len(args.runs))
+    progress.close()
     scored = compare_runs(
         runs, qrels, args.metrics, names=args.runs, iterations=args.iterations, seed=args.seed
     )

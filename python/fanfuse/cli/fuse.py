@@ -8,6 +8,7 @@ from typing import Any
 
 from fanfuse._core import METHODS, NORMS, RANK_SOURCES, RUN_FORMATS, TIE_BREAKS, fuse_files
 from fanfuse.cli._common import float_list, guarded, int_from
+from fanfuse.cli.progress import ProgressBar
 
 
 def register(subparsers: Any) -> None:
@@ -54,6 +55,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    bar = ProgressBar("fuse", unit="bytes")
+
+    def progress(bytes_read: int, bytes_total: int, queries: int) -> None:
+        bar(bytes_read, bytes_total, f"{queries} queries")
+
     summary = fuse_files(
         args.runs,
         args.output,
@@ -68,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
         collection=args.collection,
         tag=args.tag,
         threads=args.threads,
+        progress=progress if bar.enabled else None,
     )
+    bar.close()
     mode = " (inputs not grouped alike: buffered in memory)" if summary["buffered"] else ""
     print(
         f"fused {summary['queries']} queries from {summary['input_lines']} input lines "

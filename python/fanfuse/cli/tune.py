@@ -8,7 +8,8 @@ from dataclasses import asdict
 from typing import Any
 
 from fanfuse._core import read_qrels, read_run
-from fanfuse.cli._common import Progress, float_list, guarded, int_from, table
+from fanfuse.cli._common import float_list, guarded, int_from, table
+from fanfuse.cli.progress import ProgressBar
 from fanfuse.tune import DEFAULT_KS, DEFAULT_WEIGHTS, tune
 
 
@@ -35,6 +36,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     qrels = read_qrels(args.qrels)
     runs = [read_run(path) for path in args.runs]
+    progress = ProgressBar("tune")
     report = tune(
         runs,
         qrels,
@@ -43,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
         weight_levels=args.weight_levels,
         folds=args.folds,
         seed=args.seed,
-        on_step=Progress("tune"),
+        on_step=progress,
     )
+    progress.close()
     if args.json:
         print(json.dumps(asdict(report), indent=2))
         return 0

@@ -12,17 +12,17 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::Ordering;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use crate::batch;
 use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
-use crate::run_fusion::fuse_query;
+use crate::runs::fuse_query::fuse_query;
 use crate::runs::write::{check_tag, nothing_written, value_error_at, write_query, OutFormat, OutHit, WriteError};
 use crate::runs::{ranked, Hit, RankFrom, RunReader};
 
@@ -41,8 +41,8 @@ pub struct FuseFilesOptions {
     pub collection: Option<String>,
     pub tag: String,
     pub threads: Option<usize>,
-    /// Draw a progress bar on stderr (`None`: only when stderr is a terminal).
-    pub progress: Option<bool>,
+    /// Counters the caller reads while the run goes on (see [`FuseProgress`]).
+    pub progress: Option<Arc<FuseProgress>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,8 +99,7 @@ fn fuse_pass(
     let readers = inputs.iter().map(|p| RunReader::open(p)).collect::<Result<Vec<_>, _>>()?;
     let out = OutputFile::create(output, inputs)?;
     let collection = options.collection.clone().or_else(|| readers.iter().find_map(|r| r.collection.clone()));
-    let mut progress = Progress::new(inputs, options.progress);
-    progress.watch(&readers);
+    let progress = ProgressCounters::new(inputs, &readers, options.progress.clone());
     // One parsing thread per run: parsing is most of the work, and runs parse independently.
     std::thread::scope(|scope| {
         let mut recyclers = Vec::with_capacity(readers.len());
@@ -148,6 +147,9 @@ fn fuse_pass(
             (_, Err(error)) | (Err(error), Ok(_)) => Err(error),
             (Ok(Outcome::Done(summary)), Ok((_, true))) => Err(nothing_written(options.format, summary.queries)),
             (Ok(Outcome::Done(summary)), Ok((out, false))) => {
+                // The caller's last look at the counters (all read, all fused), and its last chance
+                // to stop the run before the output replaces what was there.
+                interrupt::poll_now()?;
                 out.commit()?;
                 Ok(Outcome::Done(summary))
             }
@@ -159,7 +161,7 @@ fn fuse_pass(
 
 struct Merge {
     buffered: bool,
-    progress: Progress,
+    progress: ProgressCounters,
     chunks: SyncSender<Vec<(String, Pending)>>,
 }
 
@@ -176,7 +178,7 @@ struct ChunkWriter<'a> {
 impl Merge {
     /// Takes one group from every run in turn (lockstep) and releases each query once every run has
     /// moved past it or ended.
-    fn run(mut self, receivers: &[Receiver<Result<Message, FusionError>>]) -> Result<Outcome, FusionError> {
+    fn run(self, receivers: &[Receiver<Result<Message, FusionError>>]) -> Result<Outcome, FusionError> {
         let n = receivers.len();
         let buffered = self.buffered;
         let mut pending: HashMap<String, Pending> = HashMap::new();
@@ -242,7 +244,7 @@ impl Merge {
         ready.extend(rest);
         summary.queries += ready.len() as u64;
         self.send(&mut ready)?;
-        self.progress.finish(summary.queries);
+        self.progress.update(summary.queries);
         Ok(Outcome::Done(summary))
     }
 
@@ -295,51 +297,36 @@ impl ChunkWriter<'_> {
     }
 }
 
-/// A one-line progress bar on stderr: bytes read of all inputs, and queries written.
-struct Progress {
-    counters: Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    total: u64,
-    enabled: bool,
-    started: Instant,
-    last: Instant,
+/// How far a run of [`fuse_files`] has got, readable from any thread while it runs: bytes of the
+/// inputs read (compressed bytes for gzip) out of their total size, and queries fused. The core only
+/// counts; the caller draws (the Python CLI's one progress bar).
+#[derive(Debug, Default)]
+pub struct FuseProgress {
+    pub bytes_read: AtomicU64,
+    pub bytes_total: AtomicU64,
+    pub queries: AtomicU64,
 }
 
-impl Progress {
-    fn new(inputs: &[String], enabled: Option<bool>) -> Self {
-        let enabled = enabled.unwrap_or_else(|| std::io::stderr().is_terminal());
-        let total = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
-        let now = Instant::now();
-        Self { counters: Vec::new(), total, enabled, started: now, last: now }
-    }
+/// Keeps a [`FuseProgress`] (if the caller asked for one) up to date from the readers' byte counters.
+struct ProgressCounters {
+    shared: Option<Arc<FuseProgress>>,
+    readers: Vec<Arc<AtomicU64>>,
+}
 
-    fn watch(&mut self, readers: &[RunReader]) {
-        self.counters = readers.iter().map(|r| std::sync::Arc::clone(&r.source.consumed)).collect();
-    }
-
-    fn draw(&self, queries: u64) {
-        let read: u64 = self.counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-        let fraction = if self.total == 0 { 1.0 } else { (read as f64 / self.total as f64).min(1.0) };
-        let filled = (0..30).take_while(|&i| f64::from(i) < fraction * 30.0).count();
-        eprint!(
-            "\rfuse [{}{}] {:>3.0}%  {queries} queries  {:.1}s",
-            "#".repeat(filled),
-            ".".repeat(30 - filled),
-            fraction * 100.0,
-            self.started.elapsed().as_secs_f64()
-        );
-    }
-
-    fn update(&mut self, queries: u64) {
-        if self.enabled && self.last.elapsed() > Duration::from_millis(200) {
-            self.last = Instant::now();
-            self.draw(queries);
+impl ProgressCounters {
+    fn new(inputs: &[String], readers: &[RunReader], shared: Option<Arc<FuseProgress>>) -> Self {
+        if let Some(progress) = &shared {
+            let total = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+            progress.bytes_total.store(total, Ordering::Relaxed);
         }
+        Self { shared, readers: readers.iter().map(|r| Arc::clone(&r.source.consumed)).collect() }
     }
 
-    fn finish(&self, queries: u64) {
-        if self.enabled {
-            self.draw(queries);
-            eprintln!();
+    fn update(&self, queries: u64) {
+        if let Some(progress) = &self.shared {
+            let read = self.readers.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+            progress.bytes_read.store(read, Ordering::Relaxed);
+            progress.queries.store(queries, Ordering::Relaxed);
         }
     }
 }
