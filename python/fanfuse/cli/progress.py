@@ -33,6 +33,8 @@ class ProgressBar:
         self._drawn = True
 
     def close(self) -> None:
+        """Ends the line drawn, if any (once: closing again writes nothing)."""
         if self._drawn:
             self.stream.write("\n")
             self.stream.flush()
+            self._drawn = False
