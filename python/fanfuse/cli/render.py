@@ -17,13 +17,13 @@ def clip(text: str, width: int) -> str:
 
 
 def found_by(hit: FusedHit, by_retriever: bool = False) -> str:
-    """The variants that found the hit, as their numbers in the variant list: "0,2"; by retriever,
-    in the order the retrievers first found it: "bm25 0,2  dense 0,1,3"."""
+    """The variants that found the hit, as their numbers in the variant list: "0,2"; by retriever
+    (in name order): "bm25 0,2  dense 0,1,3"."""
     found: dict[str, set[int]] = {}
     for p in hit.provenance:
         if p.rank is not None:  # a list that lacks the hit (Borda points) did not find it
             found.setdefault(p.retriever if by_retriever else "", set()).add(p.variant_index)
-    parts = [f"{name} {','.join(map(str, sorted(v)))}".strip() for name, v in found.items()]
+    parts = [f"{name} {','.join(map(str, sorted(v)))}".strip() for name, v in sorted(found.items())]
     return "  ".join(parts)
 
 
