@@ -9,6 +9,8 @@ PY := $(BIN)/python
 # `make test BUILD_FLAGS=` builds the debug profile (faster to compile, slower to run).
 BUILD_FLAGS ?= --release
 export PYO3_PYTHON := $(abspath $(PY))
+# maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
+export VIRTUAL_ENV := $(abspath $(VENV))
 
 .PHONY: demo test build lint rust-test pytest bench compare clean mtrag-table scale reference-weights
 
