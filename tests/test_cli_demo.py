@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from fanfuse import stdlib_corpus
 from fanfuse.cli import main
+from fanfuse.retrievers.dense_index import has_dense_index
 from fanfuse.stdlib_corpus import stdlib_documents, stdlib_index
+from test_open_index import needs_embed, without_the_embed_extra
 
 
 def test_stdlib_corpus_documents_real_objects() -> None:
@@ -28,17 +32,57 @@ def test_index_is_built_once_then_reused(tmp_path: Path) -> None:
     assert reused.search("serialize obj to a JSON formatted str", 3)[0].id == "json.dumps"
 
 
-def test_demo_answers_single_and_multi_query_side_by_side(
+def test_demo_answers_single_query_bm25_and_the_default_side_by_side(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["demo", "--cache-dir", str(tmp_path), "--top-k", "3", "serialize an object to JSON"]
+    args = ["demo", "--cache-dir", str(tmp_path), "--top-k", "3", "--no-dense", "serialize an object to JSON"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert ", built in" in out
     assert "Q: serialize an object to JSON" in out
-    assert "single query (BM25)" in out and "multi-query" in out
-    assert "[1] serialize object JSON  (heuristic)" in out
+    assert "single query, BM25" in out and "default: bm25, 4 variants, RRF" in out
+    assert "[0] serialize an object to JSON  (original)" in out
     rows = [line for line in out.splitlines() if line.startswith("  1 ")]
     assert len(rows) == 1 and "json" in rows[0]
     assert main(args) == 0
     assert "reused from cache" in capsys.readouterr().out
+
+
+def small_stdlib(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo over a real part of its corpus: every document of four modules (126 in 3.11)."""
+    modules = {"json", "random", "shutil", "smtplib"}
+    documents = [d for d in stdlib_corpus.stdlib_documents() if d.metadata.get("module") in modules]
+    monkeypatch.setattr(stdlib_corpus, "stdlib_documents", lambda: iter(documents))
+
+
+def test_demo_default_is_hybrid_on_real_embeddings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    needs_embed()
+    small_stdlib(monkeypatch)
+    args = ["demo", "--cache-dir", str(tmp_path), "--top-k", "3", "How do I send mail from a Python script?"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "dense: all-MiniLM-L6-v2-int8 vectors of each document's title and first 48 tokens, embedded" in (
+        out
+    )
+    assert "default: bm25 + dense, 4 variants, RRF" in out
+    rows = [line for line in out.splitlines() if line.startswith("  1 ")]
+    assert "smtplib" in rows[0] and "dense 0" in rows[0]  # the dense half ranked it for the question
+    index, built = stdlib_index(tmp_path)
+    assert not built and has_dense_index(index.data_directory)
+    manifest = json.loads((index.data_directory / "dense" / "dense.json").read_text(encoding="utf-8"))
+    assert manifest["settings"]["max_length"] == 48 and manifest["documents"] == len(index)
+    assert main(args) == 0
+    assert "48 tokens, reused from cache" in capsys.readouterr().out
+
+
+def test_demo_without_the_embed_extra_says_so_and_answers_with_bm25(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small_stdlib(monkeypatch)
+    without_the_embed_extra(monkeypatch)
+    assert main(["demo", "--cache-dir", str(tmp_path), "--top-k", "2", "copy a file"]) == 0
+    out = capsys.readouterr().out
+    assert "dense: off, the neural half needs fanfuse[embed]" in out
+    assert "default: bm25, 4 variants, RRF" in out and "Q: copy a file" in out

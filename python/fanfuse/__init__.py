@@ -5,7 +5,8 @@ The fusion entry points are the compiled core itself (no Python wrapper in the h
 ``fuse`` runs any fusion method over ranked or scored lists and can explain every hit.
 ``fanfuse.reference`` is the same contract in plain Python, the executable spec.
 ``MultiQueryRetriever`` (``fanfuse.multiquery``) expands a question, searches every variant with
-every retriever concurrently and fuses the lists in one call to the core.
+every retriever concurrently and fuses the lists in one call to the core; ``open_index(path)`` is
+the one `fanfuse search --index PATH` uses (BM25, plus neural dense where the index stores vectors).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from fanfuse._core import (
 )
 
 if TYPE_CHECKING:
+    from fanfuse.default_search import open_index
     from fanfuse.multiquery import (
         AllBranchesFailed,
         CallableExpander,
@@ -75,6 +77,7 @@ _LAZY = {
         "fanfuse.multiquery",
     ),
     **dict.fromkeys(["DenseRetriever", "Hit", "TantivyRetriever", "TfidfSvdEmbedder"], "fanfuse.retrievers"),
+    "open_index": "fanfuse.default_search",
 }
 _SUBMODULES = {"multiquery", "retrievers", "runs", "reference", "tune", "corpus", "cli"}
 
@@ -139,6 +142,7 @@ __all__ = [
     "fuse_batch",
     "fuse_files",
     "fuse_runs",
+    "open_index",
     "paired_t_test",
     "randomization_test",
     "read_qrels",

@@ -1,15 +1,21 @@
-"""`fanfuse index CORPUS.jsonl --index DIR`: build (or atomically rebuild) a Tantivy BM25 index."""
+"""`fanfuse index CORPUS.jsonl --index DIR [--dense]`: build (or atomically rebuild) a Tantivy BM25
+index, and with `--dense` store the documents' neural vectors in it (the built-in model)."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.corpus import Fields, count_lines, read_jsonl
+from fanfuse.corpus import Document, Fields, count_lines, read_jsonl
+from fanfuse.default_search import EMBED_HINT
+from fanfuse.retrievers.default_encoder import embed_extra_installed
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 
@@ -26,11 +32,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--id-field", default="id", help="key of the document id (default: id)")
     parser.add_argument("--text-field", default="text", help="key of the text (default: text)")
     parser.add_argument("--title-field", default="title", help="key of the optional title (default: title)")
+    parser.add_argument(
+        "--dense",
+        action="store_true",
+        help="also embed every document (title and lead text) with the built-in model and store the "
+        "vectors in the index, so that `fanfuse search` is hybrid BM25 + dense (needs fanfuse[embed])",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     fields = Fields(id=args.id_field, text=args.text_field, title=args.title_field)
+    if args.dense and not embed_extra_installed():  # refused before anything is written
+        print(f"fanfuse index: error: --dense needs fanfuse[embed]: {EMBED_HINT}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     try:
         # Counting the lines first costs a read of the file; only worth it when a bar is shown.
@@ -38,7 +53,12 @@ def run(args: argparse.Namespace) -> int:
         if progress.enabled:
             progress.total = count_lines(args.corpus)
         try:
-            index = TantivyRetriever.build(read_jsonl(args.corpus, fields), args.index, progress=progress)
+            index = TantivyRetriever.build(
+                read_jsonl(args.corpus, fields),
+                args.index,
+                progress=progress,
+                then=functools.partial(store_vectors, progress) if args.dense else None,
+            )
         finally:
             progress.close()
     except FusionError as error:
@@ -47,3 +67,22 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     print(f"indexed {len(index)} documents into {args.index} in {seconds:.1f} s")
     return 0
+
+
+def store_vectors(indexing: ProgressBar, version: Path, documents: Sequence[Document]) -> None:
+    """Embeds the documents with the built-in model into the new version of the index, which becomes
+    current only after: a failure or Ctrl-C leaves the previous index (and its vectors) as they were."""
+    from fanfuse.retrievers.default_encoder import default_encoder
+    from fanfuse.retrievers.dense_index import embed_documents, write_dense_index
+
+    indexing.close()
+    started = time.perf_counter()
+    encoder = default_encoder()
+    progress = ProgressBar(f"embedding with {encoder.name}", len(documents))
+    try:
+        vectors = embed_documents(documents, encoder, progress)
+    finally:
+        progress.close()
+    write_dense_index(version, [doc.id for doc in documents], vectors, encoder)
+    seconds = time.perf_counter() - started
+    print(f"embedded {len(documents)} documents with {encoder.name} in {seconds:.1f} s")

@@ -55,6 +55,7 @@ class ProgressBar:
         return f"{value / 1e6:.1f} MB" if self.unit == "bytes" else str(value)
 
     def close(self) -> None:
+        """Ends the line drawn, if any (once: closing again writes nothing)."""
         if self._drawn:
             self.stream.write("\n")
             self.stream.flush()

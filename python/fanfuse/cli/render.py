@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 from fanfuse.multiquery import FusedHit, SearchResult
@@ -15,9 +16,19 @@ def clip(text: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def found_by(hit: FusedHit) -> str:
-    """The variants that found the hit, as their numbers in the variant list: "0,2"."""
-    return ",".join(str(i) for i in sorted({p.variant_index for p in hit.provenance}))
+def found_by(hit: FusedHit, by_retriever: bool = False) -> str:
+    """The variants that found the hit, as their numbers in the variant list: "0,2"; by retriever
+    (in name order): "bm25 0,2  dense 0,1,3"."""
+    found: dict[str, set[int]] = {}
+    for p in hit.provenance:
+        if p.rank is not None:  # a list that lacks the hit (Borda points) did not find it
+            found.setdefault(p.retriever if by_retriever else "", set()).add(p.variant_index)
+    parts = [f"{name} {','.join(map(str, sorted(v)))}".strip() for name, v in sorted(found.items())]
+    return "  ".join(parts)
+
+
+def several_retrievers(result: SearchResult) -> bool:
+    return len({b.retriever for b in result.diagnostics.branches}) > 1
 
 
 def variant_lines(result: SearchResult) -> list[str]:
@@ -30,12 +41,12 @@ def variant_lines(result: SearchResult) -> list[str]:
 
 
 def hit_table(result: SearchResult, title_width: int = 48) -> list[str]:
-    lines = [f"{'rank':>4}  {'id':<32} {'score':>8}  {'title':<{title_width}} variants"]
+    lines = [f"{'rank':>4}  {'id':<32} {'score':>8}  {'title':<{title_width}} found by"]
+    labelled = several_retrievers(result)
     for rank, hit in enumerate(result.hits, start=1):
         title = clip(str(hit.payload.get("title", "")), title_width)
-        lines.append(
-            f"{rank:>4}  {clip(hit.id, 32):<32} {hit.score:8.5f}  {title:<{title_width}} {found_by(hit)}"
-        )
+        via = found_by(hit, labelled)
+        lines.append(f"{rank:>4}  {clip(hit.id, 32):<32} {hit.score:8.5f}  {title:<{title_width}} {via}")
     if not result.hits:
         lines.append("  (no hits)")
     return lines
@@ -43,11 +54,11 @@ def hit_table(result: SearchResult, title_width: int = 48) -> list[str]:
 
 def explain_lines(result: SearchResult) -> list[str]:
     """Per hit: every (variant, retriever) that ranked it, its rank there and its share of the score."""
-    lines = ["provenance (variant, retriever, rank, RRF contribution):"]
+    lines = ["provenance (variant, retriever, rank in its list, contribution to the score):"]
     for rank, hit in enumerate(result.hits, start=1):
         lines.append(f"{rank:>4}. {hit.id}")
         lines += [
-            f"        [{p.variant_index}] {p.retriever:<10} rank {p.rank:>3}  +{p.contribution:.5f}"
+            f"        [{p.variant_index}] {p.retriever:<10} rank {p.rank or '-':>3}  {p.contribution:+.5f}"
             for p in hit.provenance
         ]
     lines.append("branches (variant x retriever: hits, latency):")
@@ -70,6 +81,17 @@ def timing_line(result: SearchResult) -> str:
 
 
 def as_json(result: SearchResult) -> str:
-    """The whole result, hits with provenance and diagnostics, as one JSON document."""
+    """The whole result, hits with provenance and diagnostics, as one JSON document (strict JSON: a
+    NaN contribution, as Condorcet's, is null)."""
     data: dict[str, Any] = dataclasses.asdict(result)
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return json.dumps(_finite(data), indent=2, ensure_ascii=False, default=str, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value

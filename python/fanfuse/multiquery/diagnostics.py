@@ -26,19 +26,22 @@ __all__ = [
 
 @dataclass(slots=True)
 class Provenance:
-    """One branch that found a hit: the query variant, the retriever, the hit's 1-based rank in that
-    branch's list (its first position, as fusion counts it), and the term it added to the fused score."""
+    """One branch that gave a hit part of its score: the query variant, the retriever, the hit's
+    1-based rank in that branch's list (its first position, as fusion counts it; None where the list
+    lacks the hit and the method still gives it points, as Borda does), and the term it added to the
+    fused score (NaN for Condorcet, whose score is a position)."""
 
     variant: str
     retriever: str
-    rank: int
+    rank: int | None
     contribution: float
     variant_index: int = 0
 
 
 @dataclass(slots=True)
 class FusedHit:
-    """A fused result. ``score`` is the fused (RRF) score; ``rerank_score`` is set when a reranker ran.
+    """A fused result. ``score`` is the fused score (of the fusion method, RRF by default);
+    ``rerank_score`` is set when a reranker ran.
     ``payload`` comes from the retriever that ranked the hit best. ``provenance`` is in branch order."""
 
     id: str

@@ -1,30 +1,123 @@
 """Fusing the branches' lists in one call to the Rust core, then attaching payloads and provenance.
 
 The core does all the scoring and, with ``explain=True``, says for each hit which lists gave it what
-(list index, rank, contribution). This module only maps list indexes back to branches and payloads.
+(list index, rank, contribution). This module only checks the fusion options against the core, hands
+it the branches' ids (and their scores, for the methods that fuse scores), and maps list indexes back
+to branches and payloads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from fanfuse._core import fuse
+from fanfuse._core import FusionError, fuse
 from fanfuse.multiquery.diagnostics import FusedHit, Provenance
-from fanfuse.multiquery.fanout import BranchOutcome
+from fanfuse.multiquery.fanout import Branch, BranchOutcome
+from fanfuse.multiquery.hits import CheckedHits
 
-__all__ = ["fuse_outcomes"]
+__all__ = ["FUSION_OPTIONS", "FusionSettings", "checked", "fuse_outcomes", "is_weighted"]
+
+# Two small lists that every valid set of options can fuse: the core checks the options on them.
+_PROBE_SCORED = [(["a", "b"], [2.0, 1.0]), (["b", "c"], [1.0, 0.5])]
+_PROBE_IDS = [["a", "b"], ["b", "c"]]
+_TEXT_OPTIONS = ("method", "norm", "tie_break", "duplicates")
+_NUMBER_OPTIONS = ("k", "phi", "sigma", "gamma")
 
 
-def fuse_outcomes(outcomes: Sequence[BranchOutcome], *, k: float, top_k: int | None) -> list[FusedHit]:
+@dataclass(frozen=True, slots=True)
+class FusionSettings:
+    """How the branches' lists are fused: ``fanfuse.fuse``'s method and options (docs/fusion-methods.md).
+
+    ``norm``, ``phi``, ``sigma`` and ``gamma`` left at None take the core's defaults. Build it with
+    ``checked``: the core itself validates the combination, so the accepted names are its own.
+    """
+
+    method: str = "rrf"
+    k: float = 60.0
+    norm: str | None = None
+    phi: float | None = None
+    sigma: float | None = None
+    gamma: float | None = None
+    tie_break: str = "rank"
+    duplicates: str = "first"
+    scored: bool = False  # whether the method reads scores, so the branches' scores are passed
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def replaced(self, changes: Mapping[str, Any], *, weighted: bool) -> FusionSettings:
+        """These settings with ``changes`` applied, checked by the core (``weighted``: the lists will
+        carry weights other than 1, which some methods refuse)."""
+        values = {name: getattr(self, name) for name in FUSION_OPTIONS}
+        values.update(changes)
+        return checked(values, weighted=weighted)
+
+
+#: The options a caller sets: the fields but the two derived from them.
+FUSION_OPTIONS = tuple(
+    f.name for f in dataclasses.fields(FusionSettings) if f.name not in ("scored", "options")
+)
+
+
+def checked(values: Mapping[str, Any], *, weighted: bool) -> FusionSettings:
+    """``FusionSettings`` from option values, refused by the core's own error when it cannot fuse by them."""
+    for name in _TEXT_OPTIONS:
+        value = values.get(name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a str (got {type(value).__name__})")
+    for name in _NUMBER_OPTIONS:
+        value = values.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError(f"{name} must be a number (got {type(value).__name__})")
+    options = {name: value for name, value in values.items() if value is not None}
+    fuse(_PROBE_SCORED, **options)
+    if weighted:
+        try:
+            fuse(_PROBE_SCORED, weights=[1.0, 2.0], **options)
+        except FusionError as error:
+            raise FusionError(
+                f"{error} (the lists' weights are variant_weights x retriever_weights: leave them at 1 "
+                f"with this method)"
+            ) from None
+    try:
+        fuse(_PROBE_IDS, **options)
+        scored = False
+    except FusionError:  # it fuses scores: the branches' scores are passed
+        scored = True
+    settings = FusionSettings(**values, scored=scored)
+    object.__setattr__(settings, "options", options)
+    return settings
+
+
+def is_weighted(variant_weights: Iterable[float], retriever_weights: Iterable[float]) -> bool:
+    """Whether some list may get a weight other than 1 (weight 0 lists are not searched at all)."""
+    return any(w not in (0.0, 1.0) for w in (*variant_weights, *retriever_weights))
+
+
+def fuse_outcomes(
+    outcomes: Sequence[BranchOutcome], settings: FusionSettings, *, top_k: int | None
+) -> list[FusedHit]:
     """The fused hits of the successful branches, best first (``top_k`` of them, None for all).
 
     A branch with weight 0 is not run (and would be ignored by the kernel), so it appears in no hit's
-    provenance.
+    provenance. Weights that are all 1 are not passed: the same fusion, and the methods without a
+    weighted form accept it.
     """
     ok = [(o.branch, o.hits) for o in outcomes if o.hits is not None]
-    id_lists = [hits.ids for _, hits in ok]
     weights = [branch.weight for branch, _ in ok]
-    fused = fuse(id_lists, method="rrf", k=k, weights=weights, top_k=top_k, explain=True)  # one crossing
+    runs: list[Any] = (
+        [_scored_run(branch, hits, settings.method) for branch, hits in ok]
+        if settings.scored
+        else [hits.ids for _, hits in ok]
+    )
+    fused = fuse(  # one crossing
+        runs,
+        weights=None if all(w == 1.0 for w in weights) else weights,
+        top_k=top_k,
+        explain=True,
+        **settings.options,
+    )
     explain = fused.explain or []
 
     hits = []
@@ -33,18 +126,30 @@ def fuse_outcomes(outcomes: Sequence[BranchOutcome], *, k: float, top_k: int | N
         best_rank, best_hit = 0, None
         for c in contributions:
             branch, branch_hits = ok[c.list]
-            rank = c.rank or 0  # always set for RRF: every contributing list contains the hit
             provenance.append(
                 Provenance(
                     variant=branch.variant,
                     retriever=branch.retriever_name,
-                    rank=rank,
+                    rank=c.rank,
                     contribution=c.contribution,
                     variant_index=branch.variant_index,
                 )
             )
-            if best_hit is None or rank < best_rank:  # the payload of the best-ranked sighting
-                best_rank, best_hit = rank, branch_hits.hits[rank - 1]
+            # The payload of the best-ranked sighting (a Borda list that lacks the hit has no rank).
+            if c.rank is not None and (best_hit is None or c.rank < best_rank):
+                best_rank, best_hit = c.rank, branch_hits.hits[c.rank - 1]
         payload = getattr(best_hit, "payload", None) or {}
         hits.append(FusedHit(id=str(doc_id), score=score, payload=payload, provenance=provenance))
     return hits
+
+
+def _scored_run(branch: Branch, hits: CheckedHits, method: str) -> tuple[list[str], list[float]]:
+    scores: list[Any] = [getattr(hit, "score", None) for hit in hits.hits]
+    missing = next((i for i, s in enumerate(scores, 1) if s is None), None)
+    if missing is not None:
+        raise FusionError(
+            f"method {method!r} fuses scores, but retriever {branch.retriever_name!r} returned a hit "
+            f"without a score (hit {missing} for variant {branch.variant_index}); use a rank method "
+            f"such as rrf"
+        )
+    return hits.ids, [float(s) for s in scores]

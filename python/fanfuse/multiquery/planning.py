@@ -1,7 +1,9 @@
 """The options of one search, shared by ``search`` and ``asearch``, checked into a ``Plan``.
 
 Every option left out (or None) takes the instance's setting. A per-call ``retriever_weights`` sets
-the weights of the retrievers it names and leaves the others at the instance's weights.
+the weights of the retrievers it names and leaves the others at the instance's weights. The fusion
+options (``method``, ``k``, ``norm``, ``phi``, ``sigma``, ``gamma``, ``tie_break``, ``duplicates``)
+are ``fanfuse.fuse``'s and are checked by the core.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from fanfuse.multiquery.config import (
     check_variant_weights,
     check_weight,
 )
+from fanfuse.multiquery.fusion import FUSION_OPTIONS, FusionSettings, is_weighted
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 
 if TYPE_CHECKING:
@@ -43,6 +46,14 @@ class SearchOptions(TypedDict, total=False):
     rerank_window: int | None
     return_k: int | None
     min_score: float | None
+    method: str | None
+    k: float | None
+    norm: str | None
+    phi: float | None
+    sigma: float | None
+    gamma: float | None
+    tie_break: str | None
+    duplicates: str | None
 
 
 _OPTION_NAMES = SearchOptions.__optional_keys__
@@ -66,6 +77,7 @@ class Plan:
     rerank_window: int
     return_k: int
     min_score: float | None
+    fusion: FusionSettings
 
 
 def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, Any], caller: str) -> Plan:
@@ -97,6 +109,14 @@ def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, 
     reranker = check_reranker(given["reranker"]) if "reranker" in given else retriever.reranker
     return_k = check_optional_positive_int(given.get("return_k"), "return_k")
     check_return_k(return_k, reranker)
+    variant_weights = (
+        check_variant_weights(given["variant_weights"])
+        if "variant_weights" in given
+        else retriever.variant_weights
+    )
+    retriever_weights = weights_by_retriever(
+        retriever.retriever_names, given.get("retriever_weights"), retriever.retriever_weights
+    )
     return Plan(
         query=query,
         top_k=top_k,
@@ -105,20 +125,29 @@ def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, 
         filter=given.get("filter"),
         variants=variants,
         strategy=given.get("strategy", retriever.strategy),
-        variant_weights=(
-            check_variant_weights(given["variant_weights"])
-            if "variant_weights" in given
-            else retriever.variant_weights
-        ),
-        retriever_weights=weights_by_retriever(
-            retriever.retriever_names, given.get("retriever_weights"), retriever.retriever_weights
-        ),
+        variant_weights=variant_weights,
+        retriever_weights=retriever_weights,
         branch_k=branch_k,
         reranker=reranker,
         rerank_window=window or branch_k,
         return_k=return_k or retriever.return_k or top_k,
         min_score=check_min_score(given["min_score"]) if "min_score" in given else retriever.min_score,
+        fusion=_fusion(retriever.fusion, given, variant_weights, retriever_weights),
     )
+
+
+def _fusion(
+    base: FusionSettings,
+    given: Mapping[str, Any],
+    variant_weights: Sequence[float],
+    retriever_weights: Mapping[str, float],
+) -> FusionSettings:
+    """The instance's fusion settings, or the call's changes to them checked by the core (also when
+    only the weights change: some methods refuse weights other than 1)."""
+    changes = {name: given[name] for name in FUSION_OPTIONS if name in given}
+    if not changes and "variant_weights" not in given and "retriever_weights" not in given:
+        return base
+    return base.replaced(changes, weighted=is_weighted(variant_weights, retriever_weights.values()))
 
 
 def check_return_k(return_k: int | None, reranker: Reranker | None) -> None:

