@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use fanfuse::bulk::{fuse_files, FuseFilesOptions};
+use fanfuse::runs::stream::{fuse_files, FuseFilesOptions};
 use fanfuse::runs::write::OutFormat;
 use fanfuse::runs::{qrels::read_qrels, read_run, RankFrom, Run};
 use fanfuse::FuseParams;
@@ -176,7 +176,7 @@ pub fn check_run_file(data: &[u8]) {
         collection: None,
         tag: "fuzz".into(),
         threads: Some(1),
-        progress: Some(false),
+        progress: None,
     };
     if fuse_files(&[path], &out, &options).is_ok() {
         read_run(&out, RankFrom::Score).unwrap_or_else(|e| panic!("fuse_files wrote a file the readers reject: {e}"));
