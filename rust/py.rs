@@ -1460,6 +1460,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fuse_runs, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_files, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add("METRICS", PyTuple::new(m.py(), eval::metric_names())?)?;
+    m.add("TREC_EVAL_METRICS", PyTuple::new(m.py(), eval::trec_eval_metric_names())?)?;
     m.add_function(wrap_pyfunction!(randomization_test, m)?)?;
     m.add_function(wrap_pyfunction!(paired_t_test, m)?)?;
     Ok(())
