@@ -67,7 +67,7 @@ pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -
     if inputs.is_empty() {
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
-    options.params.validate(inputs.len())?;
+    crate::run_fusion::validate_run_params(&options.params, inputs.len())?;
     match fuse_pass(inputs, output, options, false)? {
         Outcome::Done(summary) => Ok(summary),
         Outcome::Regrouped => match fuse_pass(inputs, output, options, true)? {

@@ -5,10 +5,12 @@
 use crate::error::FusionError;
 use crate::fusion::{fuse, FuseParams, ScoredLists};
 use crate::lists::RankedLists;
+use crate::rrf::TieBreak;
 use crate::runs::Hit;
 
 /// Fuses one query: `lists[r]` is run r's hits in rank order. Returns each fused hit's best-ranked
-/// occurrence (whose passthrough fields the output keeps) and its fused score, best first.
+/// occurrence (whose passthrough fields the output keeps) and its fused score, in evaluation order
+/// (see [`evaluation_order`]) and cut to `params.top_k`.
 pub fn fuse_query<'a>(lists: &[Vec<&'a Hit>], params: &FuseParams) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
     let total = lists.iter().map(Vec::len).sum();
     let mut items: Vec<&str> = Vec::with_capacity(total);
@@ -22,9 +24,43 @@ pub fn fuse_query<'a>(lists: &[Vec<&'a Hit>], params: &FuseParams) -> Result<Vec
         hits.extend(list.iter().copied());
         bounds.push(items.len());
     }
+    // The kernel's cut would keep tied hits in its own tie order: cut after ordering instead.
+    let uncut;
+    let kernel_params = if params.top_k.is_some() {
+        uncut = FuseParams { top_k: None, ..params.clone() };
+        &uncut
+    } else {
+        params
+    };
     // Rank methods never read the scores, so passing them always costs only the copy above.
-    let fused = fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) }, params)?;
-    Ok(fused.hits.into_iter().map(|e| (hits[e.item], e.score)).collect())
+    let fused = fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) }, kernel_params)?;
+    let mut entries: Vec<(&Hit, f64)> = fused.hits.into_iter().map(|e| (hits[e.item], e.score)).collect();
+    evaluation_order(&mut entries);
+    entries.truncate(params.top_k.unwrap_or(usize::MAX));
+    Ok(entries)
+}
+
+/// Orders fused hits as trec_eval, pytrec_eval and `fanfuse eval` read a run: fused score
+/// descending, equal scores by docid descending. A written run is then its own evaluation order, so
+/// the run cut at k is the first k hits of the same run at any larger depth, and every metric at a
+/// cut-off <= k is the same whatever `top_k` was. The kernel's tie-break cannot survive in a file:
+/// evaluation re-sorts equal scores.
+fn evaluation_order(entries: &mut [(&Hit, f64)]) {
+    // Already by score from the kernel: the adaptive stable sort only reorders the tie groups.
+    entries.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.docid.cmp(&a.0.docid)));
+}
+
+/// Checks the options of a run fusion: those of [`FuseParams::validate`], and the tie-break, which
+/// a written run cannot keep (see [`evaluation_order`]).
+pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), FusionError> {
+    params.validate(n_runs)?;
+    if params.tie_break != TieBreak::Rank {
+        return Err(FusionError::invalid(
+            "tie_break applies to fanfuse.fuse and rrf only: a fused run lists equal scores by docid \
+             descending, the order in which trec_eval, pytrec_eval and fanfuse eval read them; leave tie_break unset",
+        ));
+    }
+    Ok(())
 }
 
 /// Fuses whole runs in memory (query union, in order of first appearance across the runs).
@@ -33,7 +69,7 @@ pub fn fuse_runs(
     params: &FuseParams,
     threads: Option<usize>,
 ) -> Result<crate::runs::Run, FusionError> {
-    params.validate(runs.len())?;
+    validate_run_params(params, runs.len())?;
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut queries: Vec<(&str, Vec<Vec<&Hit>>)> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
