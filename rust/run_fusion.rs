@@ -24,20 +24,36 @@ pub fn fuse_query<'a>(lists: &[Vec<&'a Hit>], params: &FuseParams) -> Result<Vec
         hits.extend(list.iter().copied());
         bounds.push(items.len());
     }
-    // The kernel's cut would keep tied hits in its own tie order: cut after ordering instead.
-    let uncut;
-    let kernel_params = if params.top_k.is_some() {
-        uncut = FuseParams { top_k: None, ..params.clone() };
-        &uncut
-    } else {
-        params
+    let lists = ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) };
+    let Some(top_k) = params.top_k else {
+        let mut entries = kernel_entries(&lists, params, &hits)?;
+        evaluation_order(&mut entries);
+        return Ok(entries);
     };
-    // Rank methods never read the scores, so passing them always costs only the copy above.
-    let fused = fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) }, kernel_params)?;
-    let mut entries: Vec<(&Hit, f64)> = fused.hits.into_iter().map(|e| (hits[e.item], e.score)).collect();
+    // The kernel's cut keeps tied hits in its own tie order, so cut after ordering instead. The
+    // kernel's partial selection stays: ask it for room beyond k, enough to hold the tie group at
+    // the k-th score, and fuse again uncut in the rare case the group fills that room too.
+    let room = top_k.saturating_add(top_k.max(16));
+    let mut entries = kernel_entries(&lists, &FuseParams { top_k: Some(room), ..params.clone() }, &hits)?;
+    let group_may_continue =
+        entries.len() == room && top_k > 0 && entries.last().map(|e| e.1) == entries.get(top_k - 1).map(|e| e.1);
+    if group_may_continue {
+        entries = kernel_entries(&lists, &FuseParams { top_k: None, ..params.clone() }, &hits)?;
+    }
     evaluation_order(&mut entries);
-    entries.truncate(params.top_k.unwrap_or(usize::MAX));
+    entries.truncate(top_k);
     Ok(entries)
+}
+
+/// The kernel's fused hits, in its order (score descending, its tie-break), cut to `params.top_k`.
+fn kernel_entries<'a>(
+    lists: &ScoredLists<'_, &str>,
+    params: &FuseParams,
+    hits: &[&'a Hit],
+) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
+    // Rank methods never read the scores, so passing them always costs only the copy above.
+    let fused = fuse(lists, params)?;
+    Ok(fused.hits.into_iter().map(|e| (hits[e.item], e.score)).collect())
 }
 
 /// Orders fused hits as trec_eval, pytrec_eval and `fanfuse eval` read a run: fused score

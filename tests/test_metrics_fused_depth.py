@@ -127,3 +127,14 @@ def test_tie_break_is_refused_for_run_fusion(tmp_path: Path) -> None:
     assert not (tmp_path / "out.trec").exists()
     with pytest.raises(fanfuse.FusionError, match="docid descending"):
         fanfuse.fuse_runs([fanfuse.read_run(str(run))], tie_break="id")
+
+
+def test_a_tie_group_larger_than_the_kernels_room_is_cut_in_evaluation_order() -> None:
+    # Forty one-document runs: forty documents with one RRF score. The kernel's first picks (earlier
+    # runs first) are d00, d01, ...; evaluation order is d39, d38, ...
+    docids = [f"d{i:02d}" for i in range(40)]
+    runs = [fanfuse.Run.from_columns(["q"], [d], [1.0]) for d in docids]
+    full = fanfuse.fuse_runs(runs, top_k=None).columns()[1]
+    assert full == sorted(docids, reverse=True)
+    for top_k in (1, 5, 16, 17, 20, 39, 40, 41):
+        assert fanfuse.fuse_runs(runs, top_k=top_k).columns()[1] == full[:top_k], top_k
