@@ -9,10 +9,12 @@ import numpy.typing as npt
 __all__ = [
     "DUPLICATE_POLICIES",
     "METHODS",
+    "METRICS",
     "NORMS",
     "RANK_SOURCES",
     "RUN_FORMATS",
     "TIE_BREAKS",
+    "TREC_EVAL_METRICS",
     "Contribution",
     "Fused",
     "FusionError",
@@ -380,13 +382,26 @@ def fuse_files(
     ``threads``: fusion threads, an int from 1 to 1024 (default: ``FANFUSE_NUM_THREADS``, else 1).
     """
 
+METRICS: tuple[str, ...]
+"""ranx's metric names; ``evaluate`` takes each as ``NAME``, ``NAME@K``, ``NAME-lN`` or ``NAME@K-lN``."""
+
+TREC_EVAL_METRICS: tuple[str, ...]
+"""trec_eval's names of the same metrics (``K``: the cut-off), also accepted by ``evaluate``."""
+
 def evaluate(
     run: Run, qrels: Qrels, /, *, metrics: Sequence[str]
 ) -> tuple[list[str], dict[str, list[float]]]:
-    """Per-query values, as pytrec_eval computes them, for the queries in both run and qrels.
+    """Per-query values of each metric, for the queries in both run and qrels.
 
-    Metrics: ``recall@K``, ``precision@K`` (``P@K``), ``ndcg@K`` (``ndcg_cut_K``), ``ndcg``, ``mrr``
-    (``recip_rank``), ``map``. Returns the evaluated query ids and, per metric name, the values.
+    The run is read as trec_eval reads it: by score descending, equal scores by docid descending.
+    Metrics (``METRICS``): ``hits``, ``hit_rate``, ``precision``, ``recall``, ``f1``, ``r-precision``,
+    ``bpref``, ``rbp.P`` (persistence 0.P, e.g. ``rbp.95``), ``mrr``, ``map``, ``dcg``, ``dcg_burges``,
+    ``ndcg``, ``ndcg_burges``; ``@K`` keeps the first K retrieved documents (not for ``r-precision`` and
+    ``bpref``), ``-lN`` makes judgments below N non-relevant (default 1), e.g. ``ndcg@10-l2``. trec_eval's
+    names (``TREC_EVAL_METRICS``: ``P_5``, ``ndcg_cut_10``, ``recip_rank``, ``Rprec``, ...) are accepted
+    too; names are case-insensitive. Values equal pytrec_eval's where trec_eval defines the measure,
+    ranx's elsewhere (docs/metrics.md). Returns the evaluated query ids and, per metric name as given,
+    the values.
     """
 
 def randomization_test(

@@ -98,6 +98,8 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DUPLICATE_POLICIES", PyTuple::new(py, crate::fusion::Duplicates::NAMES)?)?;
     m.add("RANK_SOURCES", PyTuple::new(py, crate::runs::RankFrom::NAMES)?)?;
     m.add("RUN_FORMATS", PyTuple::new(py, crate::runs::write::OutFormat::NAMES)?)?;
+    m.add("METRICS", PyTuple::new(py, crate::eval::metric_names())?)?;
+    m.add("TREC_EVAL_METRICS", PyTuple::new(py, crate::eval::trec_eval_metric_names())?)?;
     Ok(())
 }
 

@@ -5,12 +5,21 @@
 use crate::error::FusionError;
 use crate::fusion::{fuse, FuseParams, ScoredLists};
 use crate::lists::RankedLists;
+use crate::rrf::TieBreak;
 use crate::runs::Hit;
 
 /// Fuses query `qid`: `lists[r]` is run r's hits in rank order. Returns each fused hit's best-ranked
-/// occurrence (whose passthrough fields the output keeps) and its fused score, best first.
+/// occurrence (whose passthrough fields the output keeps) and its fused score, in evaluation order
+/// (see [`evaluation_order`]) and cut to `params.top_k`. Errors name the query.
 pub fn fuse_query<'a>(
     qid: &str,
+    lists: &[Vec<&'a Hit>],
+    params: &FuseParams,
+) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
+    fuse_cut_in_evaluation_order(lists, params).map_err(|e| FusionError::invalid(format!("query {qid}: {e}")))
+}
+
+fn fuse_cut_in_evaluation_order<'a>(
     lists: &[Vec<&'a Hit>],
     params: &FuseParams,
 ) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
@@ -26,10 +35,59 @@ pub fn fuse_query<'a>(
         hits.extend(list.iter().copied());
         bounds.push(items.len());
     }
+    let lists = ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) };
+    let Some(top_k) = params.top_k else {
+        let mut entries = kernel_entries(&lists, params, &hits)?;
+        evaluation_order(&mut entries);
+        return Ok(entries);
+    };
+    // The kernel's cut keeps tied hits in its own tie order, so cut after ordering instead. The
+    // kernel's partial selection stays: ask it for room beyond k, enough to hold the tie group at
+    // the k-th score, and fuse again uncut in the rare case the group fills that room too.
+    let room = top_k.saturating_add(top_k.max(16));
+    let mut entries = kernel_entries(&lists, &FuseParams { top_k: Some(room), ..params.clone() }, &hits)?;
+    let group_may_continue =
+        entries.len() == room && top_k > 0 && entries.last().map(|e| e.1) == entries.get(top_k - 1).map(|e| e.1);
+    if group_may_continue {
+        entries = kernel_entries(&lists, &FuseParams { top_k: None, ..params.clone() }, &hits)?;
+    }
+    evaluation_order(&mut entries);
+    entries.truncate(top_k);
+    Ok(entries)
+}
+
+/// The kernel's fused hits, in its order (score descending, its tie-break), cut to `params.top_k`.
+fn kernel_entries<'a>(
+    lists: &ScoredLists<'_, &str>,
+    params: &FuseParams,
+    hits: &[&'a Hit],
+) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
     // Rank methods never read the scores, so passing them always costs only the copy above.
-    let fused = fuse(&ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) }, params)
-        .map_err(|e| FusionError::invalid(format!("query {qid}: {e}")))?;
+    let fused = fuse(lists, params)?;
     Ok(fused.hits.into_iter().map(|e| (hits[e.item], e.score)).collect())
+}
+
+/// Orders fused hits as trec_eval, pytrec_eval and `fanfuse eval` read a run: fused score
+/// descending, equal scores by docid descending. A written run is then its own evaluation order, so
+/// the run cut at k is the first k hits of the same run at any larger depth, and every metric at a
+/// cut-off <= k is the same whatever `top_k` was. The kernel's tie-break cannot survive in a file:
+/// evaluation re-sorts equal scores.
+fn evaluation_order(entries: &mut [(&Hit, f64)]) {
+    // Already by score from the kernel: the adaptive stable sort only reorders the tie groups.
+    entries.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.docid.cmp(&a.0.docid)));
+}
+
+/// Checks the options of a run fusion: those of [`FuseParams::validate`], and the tie-break, which
+/// a written run cannot keep (see [`evaluation_order`]).
+pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), FusionError> {
+    params.validate(n_runs)?;
+    if params.tie_break != TieBreak::Rank {
+        return Err(FusionError::invalid(
+            "tie_break applies to fanfuse.fuse and rrf only: a fused run lists equal scores by docid \
+             descending, the order in which trec_eval, pytrec_eval and fanfuse eval read them; leave tie_break unset",
+        ));
+    }
+    Ok(())
 }
 
 /// Fuses whole runs in memory (query union, in order of first appearance across the runs).
@@ -38,7 +96,7 @@ pub fn fuse_runs(
     params: &FuseParams,
     threads: Option<usize>,
 ) -> Result<crate::runs::Run, FusionError> {
-    params.validate(runs.len())?;
+    validate_run_params(params, runs.len())?;
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut queries: Vec<(&str, Vec<Vec<&Hit>>)> = Vec::new();
     for (r, run) in runs.iter().enumerate() {

@@ -70,7 +70,7 @@ pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -
     if inputs.is_empty() {
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
-    options.params.validate(inputs.len())?;
+    crate::runs::fuse_query::validate_run_params(&options.params, inputs.len())?;
     check_tag(options.format, &options.tag)?;
     match fuse_pass(inputs, output, options, false)? {
         Outcome::Done(summary) => Ok(summary),

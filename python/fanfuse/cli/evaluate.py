@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from fanfuse._core import read_qrels, read_run
+from fanfuse._core import METRICS, TREC_EVAL_METRICS, read_qrels, read_run
 from fanfuse.cli._common import guarded, int_from, name_list, table
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.runs import DEFAULT_METRICS, compare_runs
@@ -27,8 +27,10 @@ def register(subparsers: Any) -> None:
         "--metrics",
         type=name_list,
         default=list(DEFAULT_METRICS),
-        help="comma-separated: recall@K, precision@K, ndcg@K, ndcg, mrr, map (default recall@5,recall@10,"
-        "ndcg@5,ndcg@10)",
+        help=f"comma-separated NAME, NAME@K (first K retrieved), NAME-lN (judgments below N are "
+        f"non-relevant) or NAME@K-lN, NAME one of {', '.join(METRICS)} (rbp as rbp.95: persistence 0.95; "
+        f"r-precision and bpref take no @K); trec_eval's {', '.join(TREC_EVAL_METRICS)} too "
+        f"(default {','.join(DEFAULT_METRICS)})",
     )
     parser.add_argument(
         "--iterations",
