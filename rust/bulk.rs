@@ -22,7 +22,8 @@ use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::run_fusion::fuse_query;
 use crate::runs::write::{
-    check_tag, nothing_written, value_error_at, write_query, AtomicFile, OutFormat, OutHit, WriteError,
+    check_tag, first_trec_line_problem, nothing_written, value_error_at, write_query, AtomicFile, OutFormat, OutHit,
+    WriteError,
 };
 use crate::runs::{ranked, Hit, RankFrom, RunReader};
 
@@ -277,8 +278,13 @@ impl ChunkWriter<'_> {
             })?;
             Ok::<_, FusionError>(buffer)
         });
-        for bytes in fused {
+        for (bytes, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
             let bytes = bytes?;
+            if self.empty && !bytes.is_empty() {
+                if let Some(message) = first_trec_line_problem(options.format, qid) {
+                    return Err(value_error_at(inputs, &pending.lists, None, message));
+                }
+            }
             self.empty &= bytes.is_empty();
             self.out.writer().write_all(&bytes).map_err(|e| self.out.io_error(&e))?;
         }
