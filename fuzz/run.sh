@@ -25,14 +25,11 @@ for target in "${targets[@]}"; do
     started=$SECONDS
     if cargo fuzz run -s none "$target" "corpus/$target" "seeds/$target" -- \
         -max_total_time="$seconds" -print_final_stats=1 "${dict[@]}" >"$log" 2>&1; then
-        crashes=0
+        runs=$(grep -o '^stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+        echo "fuzz $target: $runs runs in $((SECONDS - started)) s, 0 crashes"
     else
-        crashes=1
-    fi
-    runs=$(grep -o '^stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-    echo "fuzz $target: $runs runs in $((SECONDS - started)) s, $crashes crashes"
-    if [ "$crashes" -ne 0 ]; then
-        grep -v '^#[0-9]' "$log" | tail -40
+        echo "fuzz $target: FAILED after $((SECONDS - started)) s (a crash, or see $log)"
+        grep -v '^#[0-9]' "$log" | grep -v '^ *[0-9]*: \|^ *at ' | tail -40
         exit 1
     fi
 done

@@ -35,11 +35,17 @@ def by_query(run: fanfuse.Run) -> Fused:
     return out
 
 
-def kernel_fusion(runs: list[Hits], **options: Any) -> Fused:
-    """Every query of the union fused by `fanfuse.rrf` from the generated lists, in trec_eval's order
-    (a run that lacks the query gives an empty list, so that weights stay aligned)."""
+def kernel_fusion(runs: list[Hits], top_k: int | None = None, **options: Any) -> Fused:
+    """Every query of the union fused by `fanfuse.rrf` from the generated lists (a run that lacks the
+    query gives an empty list, so that weights stay aligned), as a fused run is written: in trec_eval's
+    order (score descending, equal scores by docid descending), then cut to `top_k`."""
     union = sorted({q for run in runs for q in run})
-    return {q: list(fanfuse.rrf([ranked(run.get(q, [])) for run in runs], **options)) for q in union}
+    fused = {}
+    for q in union:
+        hits = sorted(fanfuse.rrf([ranked(run.get(q, [])) for run in runs], **options), reverse=True)
+        hits.sort(key=lambda hit: hit[1], reverse=True)  # stable: equal scores stay by docid descending
+        fused[q] = hits[:top_k]
+    return fused
 
 
 @pytest.mark.parametrize("interleaved", [True, False], ids=["interleaved", "grouped"])

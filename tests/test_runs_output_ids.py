@@ -128,3 +128,18 @@ def test_a_score_no_run_file_can_hold_is_refused(tmp_path: Path, capsys: pytest.
         assert main([*args, "--format", fmt]) == 2
         assert re.search("inf|finite|overflow", capsys.readouterr().err)
         assert not out.exists()
+
+
+def test_trec_output_cannot_start_with_a_brace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A first line "{x Q0 ..." makes the readers take the file for MT-RAG JSONL.
+    out = tmp_path / "out.trec"
+    with pytest.raises(fanfuse.FusionError, match=r"<columns>:1: query id '\{x' would start the output"):
+        fanfuse.Run.from_columns(["{x", "q"], ["d", "d"], [1.0, 1.0]).write(str(out))
+    run = tmp_path / "run.jsonl"
+    run.write_text(mtrag_line("{x", ["d"]) + mtrag_line("q", ["d"]))
+    assert main(["fuse", str(run), "-o", str(out)]) == 2
+    assert "would start the output with '{'" in capsys.readouterr().err
+    assert not out.exists()
+    # Anywhere but first, such an id is an ordinary TREC id.
+    fanfuse.Run.from_columns(["q", "{x"], ["d", "d"], [1.0, 1.0]).write(str(out))
+    assert fanfuse.read_run(str(out)).qids() == ["q", "{x"]

@@ -213,8 +213,9 @@ pub fn check_columns(rows: &[(String, String, f64)], tag: &str) {
     let docids: Vec<String> = rows.iter().map(|r| r.1.clone()).collect();
     let scores: Vec<f64> = rows.iter().map(|r| r.2).collect();
     let Ok(run) = Run::from_columns("fuzz", &qids, &docids, &scores, RankFrom::File) else { return };
+    // A first line starting with `{` would be read as MT-RAG JSONL.
     let holdable = one_field_for_both(tag)
-        && !run.queries.is_empty()
+        && run.queries.first().is_some_and(|q| !q.qid.starts_with('{'))
         && run.queries.iter().all(|q| {
             one_field_for_both(&q.qid) && !q.qid.starts_with('#') && q.hits.iter().all(|h| one_field_for_both(&h.docid))
         });

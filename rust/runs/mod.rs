@@ -324,6 +324,16 @@ pub fn read_run(path: &str, rank_from: RankFrom) -> Result<Run, FusionError> {
     Ok(Run { name, collection: reader.collection, queries, source: Some(path.to_owned()) })
 }
 
+impl Run {
+    /// An error about a value of `hit` (or of its query), at the hit's line where the run has one source.
+    fn value_error(&self, hit: Option<&Hit>, message: String) -> FusionError {
+        match (&self.source, hit) {
+            (Some(source), Some(hit)) => FusionError::input(source, hit.line, message),
+            _ => FusionError::invalid(message),
+        }
+    }
+}
+
 /// The source of a run built from columns: its lines are rows.
 const COLUMNS: &str = "<columns>";
 
@@ -386,6 +396,10 @@ impl Run {
         if lines == 0 {
             return Err(write::nothing_written(format, self.queries.len() as u64));
         }
+        let first = self.queries.iter().find(|q| !q.hits.is_empty());
+        if let Some(message) = first.and_then(|q| write::first_trec_line_problem(format, &q.qid)) {
+            return Err(self.value_error(first.and_then(|q| q.hits.first()), message));
+        }
         let mut out = crate::output::OutputFile::create(path, &[])?;
         let collection = collection.or(self.collection.as_deref());
         for query in &self.queries {
@@ -397,10 +411,9 @@ impl Run {
                 .collect();
             write::write_query(out.writer(), format, &query.qid, &hits, tag, collection).map_err(|e| match e {
                 write::WriteError::Io(e) => out.io_error(&e),
-                write::WriteError::Value { hit, message } => match (&self.source, query.hits.get(hit.unwrap_or(0))) {
-                    (Some(source), Some(hit)) => FusionError::input(source, hit.line, message),
-                    _ => FusionError::invalid(message),
-                },
+                write::WriteError::Value { hit, message } => {
+                    self.value_error(query.hits.get(hit.unwrap_or(0)), message)
+                }
             })?;
         }
         out.commit()

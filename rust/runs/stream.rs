@@ -23,7 +23,9 @@ use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
 use crate::runs::fuse_query::fuse_query;
-use crate::runs::write::{check_tag, nothing_written, value_error_at, write_query, OutFormat, OutHit, WriteError};
+use crate::runs::write::{
+    check_tag, first_trec_line_problem, nothing_written, value_error_at, write_query, OutFormat, OutHit, WriteError,
+};
 use crate::runs::{ranked, Hit, RankFrom, RunReader};
 
 /// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
@@ -281,8 +283,13 @@ impl ChunkWriter<'_> {
             })?;
             Ok::<_, FusionError>(buffer)
         });
-        for bytes in fused {
+        for (bytes, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
             let bytes = bytes?;
+            if self.empty && !bytes.is_empty() {
+                if let Some(message) = first_trec_line_problem(options.format, qid) {
+                    return Err(value_error_at(inputs, &pending.lists, None, message));
+                }
+            }
             self.empty &= bytes.is_empty();
             self.out.writer().write_all(&bytes).map_err(|e| self.out.io_error(&e))?;
         }

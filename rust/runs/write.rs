@@ -59,21 +59,28 @@ impl From<serde_json::Error> for WriteError {
     }
 }
 
-const TREC_IDS: &str = "TREC ids are one field: non-empty, no whitespace or control characters; \
-                        write MT-RAG JSONL instead (format 'mtrag'), which holds any id";
+const WRITE_MTRAG: &str = "write MT-RAG JSONL instead (format 'mtrag'), which holds any id";
+const TREC_IDS: &str = "TREC ids are one field: non-empty, no whitespace or control characters";
 
 /// Why a TREC line cannot hold `qid` or one of the docids: the first such value, or `Ok`.
 fn check_trec_ids(qid: &str, hits: &[OutHit<'_>]) -> Result<(), WriteError> {
     let problem = fields::problem(qid)
         .or_else(|| qid.starts_with('#').then(|| "starts with '#', which makes the line a comment".into()));
     if let Some(problem) = problem {
-        return Err(WriteError::Value { hit: None, message: format!("query id {} {problem}; {TREC_IDS}", shown(qid)) });
+        return Err(WriteError::Value {
+            hit: None,
+            message: format!("query id {} {problem}; {TREC_IDS}; {WRITE_MTRAG}", shown(qid)),
+        });
     }
     // The usual docid is printable ASCII: one vectorised pass each, no per-character decoding.
     for (i, hit) in hits.iter().enumerate() {
         if hit.docid.is_empty() || !fields::is_plain(hit.docid) {
             if let Some(problem) = fields::problem(hit.docid) {
-                let message = format!("document id {} (query {}) {problem}; {TREC_IDS}", shown(hit.docid), shown(qid));
+                let message = format!(
+                    "document id {} (query {}) {problem}; {TREC_IDS}; {WRITE_MTRAG}",
+                    shown(hit.docid),
+                    shown(qid)
+                );
                 return Err(WriteError::Value { hit: Some(i), message });
             }
         }
@@ -91,6 +98,18 @@ pub fn check_tag(format: OutFormat, tag: &str) -> Result<(), FusionError> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// Why a TREC output cannot start with the lines of query `qid`, if it cannot: a first line that
+/// starts with `{` makes the readers take the file for MT-RAG JSONL.
+#[must_use]
+pub fn first_trec_line_problem(format: OutFormat, qid: &str) -> Option<String> {
+    (format == OutFormat::Trec && qid.starts_with('{')).then(|| {
+        format!(
+            "query id {} would start the output with '{{', which the readers take for MT-RAG JSONL; {WRITE_MTRAG}",
+            shown(qid)
+        )
+    })
 }
 
 /// The error for an output that would hold no line (no query, or for TREC no hit): the readers
