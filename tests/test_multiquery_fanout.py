@@ -16,6 +16,7 @@ from multiquery_toys import (
     FailingRetriever,
     FixedRetriever,
     KeywordRetriever,
+    rewrites,
 )
 
 QUERY = "how does rank fusion combine ranked lists"
@@ -24,7 +25,7 @@ QUERY = "how does rank fusion combine ranked lists"
 def test_every_variant_meets_every_retriever_and_branches_overlap_in_time() -> None:
     # 0.2 s each: long enough that even a loaded machine starts all 8 before the first one ends.
     sync, async_ = KeywordRetriever(delay=0.2), AsyncKeywordRetriever(delay=0.2)
-    retriever = MultiQueryRetriever([sync, async_], max_variants=4)
+    retriever = MultiQueryRetriever([sync, async_], max_variants=4, expander=rewrites())
     result = retriever.search(QUERY)
     variants = [v.text for v in result.diagnostics.variants]
     assert len(variants) == 4
@@ -40,7 +41,7 @@ def test_every_variant_meets_every_retriever_and_branches_overlap_in_time() -> N
 
 @pytest.mark.parametrize("slow", [AsyncKeywordRetriever(delay=0.02), KeywordRetriever(delay=0.02)])
 def test_concurrency_limit_bounds_running_branches(slow: KeywordRetriever) -> None:
-    MultiQueryRetriever([slow], max_variants=4, max_concurrency=1).search(QUERY)
+    MultiQueryRetriever([slow], max_variants=4, max_concurrency=1, expander=rewrites()).search(QUERY)
     assert len(slow.calls) == 4
     calls = sorted(slow.calls, key=lambda c: c.start)
     assert all(earlier.end <= later.start for earlier, later in itertools.pairwise(calls))
@@ -105,7 +106,7 @@ def test_a_retriever_returning_bad_hits_is_a_branch_error() -> None:
 
 def test_cancelling_the_outer_task_cancels_the_branches() -> None:
     slow = AsyncKeywordRetriever(delay=5.0)
-    retriever = MultiQueryRetriever([slow], max_variants=3)
+    retriever = MultiQueryRetriever([slow], max_variants=3, expander=rewrites())
 
     async def scenario() -> None:
         task = asyncio.create_task(retriever.asearch(QUERY))
@@ -145,7 +146,7 @@ def test_sync_search_from_an_async_retriever_on_the_portal_loop() -> None:
 @pytest.mark.parametrize("mixed", [True, False], ids=["sync+async", "sync only"])
 def test_many_threads_search_at_once(mixed: bool) -> None:
     second = AsyncKeywordRetriever() if mixed else KeywordRetriever(name="other")
-    retriever = MultiQueryRetriever([KeywordRetriever(), second], max_variants=3)
+    retriever = MultiQueryRetriever([KeywordRetriever(), second], max_variants=3, expander=rewrites())
     queries = ["rank fusion", "dense retrieval of queries", "bm25 term frequency", "query rewriting"]
     expected = {q: retriever.search(q).ids for q in queries}
     barrier = threading.Barrier(8)
