@@ -8,7 +8,7 @@ PY := $(BIN)/python
 BUILD_FLAGS ?= --release
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: demo test build lint rust-test pytest bench compare clean mtrag-table scale
+.PHONY: demo test build lint rust-test pytest bench compare clean mtrag-table mtrag-retrieval scale
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ clean:
 # The MT-RAG fusion table of docs/mtrag-fusion.md, from the real runs in ../shared/data/mtrag.
 mtrag-table: build
 	$(PY) benches/mtrag_table.py
+
+# The multi-query retrieval table of docs/mtrag-retrieval.md (BM25, both domains and query sets).
+mtrag-retrieval: build
+	$(PY) benches/mtrag_retrieval.py
 
 # End-to-end scale benchmark of `fanfuse fuse` (10k and 100k queries; add SIZES=...,1000000 for 1M).
 SIZES ?= 10000,100000
