@@ -151,7 +151,13 @@ def rows() -> list[Any]:
     add("from_columns", "docids", [7], TypeError, "docids[0] must be a str")
     add("evaluate", "metrics", "ndcg@10", TypeError, "metrics must be a sequence")
     add("evaluate", "metrics", [10], TypeError, "metrics[0] must be a str")
-    add("evaluate", "metrics", ["ndcg@0"], FusionError, "unknown metric 'ndcg@0'")
+    add(
+        "evaluate",
+        "metrics",
+        ["ndcg@0"],
+        FusionError,
+        "metric 'ndcg@0': the cut-off after @ (or _) must be an integer >= 1",
+    )
     for value, error in [
         (0, FusionError),
         (1, FusionError),
