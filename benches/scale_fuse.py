@@ -64,17 +64,16 @@ runs = [read(p) for p in sys.argv[1:-1]]
 qids = list(dict.fromkeys(q for run in runs for q in run))
 with open(sys.argv[-1], "w") as out:
     for qid in qids:
-        scores, best = {}, {}
-        for i, run in enumerate(runs):
+        scores = {}
+        for run in runs:
             seen = set()
             for rank, (docid, _) in enumerate(run.get(qid, []), start=1):
                 if docid in seen:
                     continue
                 seen.add(docid)
                 scores[docid] = scores.get(docid, 0.0) + 1.0 / (60.0 + rank)
-                if docid not in best or rank < best[docid][0]:
-                    best[docid] = (rank, i)
-        ranked = sorted(scores, key=lambda d: (-scores[d], best[d]))[:100]
+        # A fused run is written as it is evaluated: score descending, equal scores by docid descending.
+        ranked = sorted(sorted(scores, reverse=True), key=lambda d: -scores[d])[:100]
         out.writelines(f"{qid} Q0 {d} {r} {scores[d]!r} naive\\n" for r, d in enumerate(ranked, start=1))
 """
 

@@ -1,6 +1,6 @@
 """The oracles of the metric tests, on runs and qrels held as dicts: pytrec_eval where trec_eval defines
-the measure, ranx elsewhere, ir_measures for RR@k, binary RBP and exponential-gain nDCG. docs/metrics.md
-says where they disagree and which convention fanfuse follows; the helpers here feed each oracle the
+the measure, ranx elsewhere. docs/metrics.md says where they disagree and which convention fanfuse
+follows; the helpers here feed each oracle the
 input on which it computes fanfuse's convention (ranx gets the run without ties, in trec_eval's order)."""
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Every metric equals its oracle to 1e-12 per query, on generated runs with graded qrels and ties and
 on the real MT-RAG runs: pytrec_eval where trec_eval defines the measure (the run as given, ties and
-all), ranx elsewhere (the run without ties, in trec_eval's order), ir_measures for RR@k, binary RBP and
-exponential-gain nDCG."""
+all), ranx elsewhere (the run without ties, in trec_eval's order)."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ from metric_oracles import (
     ranx_metrics,
     ranx_rbp_at,
     ranx_values,
-    tie_free,
 )
 from rrf_strategies import examples
 
@@ -47,7 +45,7 @@ def judged_runs(draw: st.DrawFn) -> tuple[RunDict, QrelsDict]:
     return run, {q: draw(grades) for q in judged_qids}
 
 
-@examples(0.05)  # share of the Hypothesis profile (CI=true: 25k examples)
+@examples(0.004)  # share of the Hypothesis profile (CI=true: 100 of 25k; each calls an oracle)
 @given(judged_runs(), st.sampled_from([1, 2, 3, 5, 10]), st.sampled_from([1, 2]))
 def test_trec_eval_measures_equal_pytrec_eval(case: tuple[RunDict, QrelsDict], cut: int, level: int) -> None:
     run, qrels = case
@@ -55,7 +53,7 @@ def test_trec_eval_measures_equal_pytrec_eval(case: tuple[RunDict, QrelsDict], c
     assert_equal_per_query(fanfuse_values(run, qrels, list(expected)), expected, "pytrec_eval")
 
 
-@examples(0.05)  # share of the Hypothesis profile (CI=true: 25k examples)
+@examples(0.004)  # share of the Hypothesis profile (CI=true: 100 of 25k; each calls an oracle)
 @given(judged_runs(), st.sampled_from([1, 2, 3, 5, 10]), st.sampled_from([1, 2]))
 def test_ranx_metrics_equal_ranx_on_the_run_without_ties(
     case: tuple[RunDict, QrelsDict], cut: int, level: int
@@ -67,34 +65,6 @@ def test_ranx_metrics_equal_ranx_on_the_run_without_ties(
     expected[f"rbp.8@{cut}{suffix}"] = ranx_rbp_at(run, qrels, f"rbp.8{suffix}", cut)
     # fanfuse reads the tied run as ranx reads the tie-free one.
     assert_equal_per_query(fanfuse_values(run, qrels, list(expected)), expected, "ranx")
-
-
-@examples(0.03)  # share of the Hypothesis profile (CI=true: 25k examples)
-@given(judged_runs(), st.sampled_from([1, 3, 5]))
-def test_ir_measures_agree_where_it_defines_the_measure(case: tuple[RunDict, QrelsDict], cut: int) -> None:
-    ir_measures = pytest.importorskip("ir_measures")
-    run, qrels = case
-
-    def calc(measure: object, run: RunDict, qrels: QrelsDict) -> dict[str, float]:
-        return {r.query_id: float(r.value) for r in ir_measures.iter_calc([measure], qrels, run)}
-
-    burges = ir_measures.nDCG(gains={g: 2**g - 1 for g in range(4)})
-    binary = {q: {d: int(g >= 1) for d, g in docs.items()} for q, docs in qrels.items()}
-    # nDCG with exponential gains goes through pytrec_eval, which reads ties as fanfuse does; the
-    # msmarco RR@k and cwl_eval's RBP have their own tie order, so they get the tie-free run.
-    expected = {
-        "ndcg_burges": calc(burges, run, qrels),
-        f"ndcg_burges@{cut}": calc(burges @ cut, run, qrels),
-        f"mrr@{cut}": calc(ir_measures.RR @ cut, tie_free(run), qrels),
-    }
-    expected_binary = {"rbp.8": calc(ir_measures.RBP(p=0.8, rel=1), tie_free(run), binary)}
-    # ir_measures scores judged queries the run lacks and leaves out those without a relevant document.
-    shared = set(run) & set(qrels)
-    for values in (expected, expected_binary):
-        for metric, by_query in values.items():
-            values[metric] = {q: by_query.get(q, 0.0) for q in shared}
-    assert_equal_per_query(fanfuse_values(run, qrels, list(expected)), expected, "ir_measures")
-    assert_equal_per_query(fanfuse_values(run, binary, list(expected_binary)), expected_binary, "ir_measures")
 
 
 def test_bpref_follows_trec_eval_where_ranx_differs(tmp_path: Path) -> None:
