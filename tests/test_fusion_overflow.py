@@ -54,6 +54,8 @@ def test_core_and_reference_refuse_the_same_calls(call: tuple[list[Any], dict[st
         ([[("a", 1e308), ("b", -1e308)]], {"method": "combsum"}, '"a" is NaN'),
         ([[("a", 1e308), ("b", -1e308)]], {"method": "relative_score"}, '"a" is NaN'),
         ([[("a", 1e308), ("b", 1e308), ("c", 0.0)]], {"method": "combsum", "norm": "zmuv"}, "is NaN"),
+        # A sum of scores that overflows: sum - n * min is inf - inf, which no floor may hide.
+        ([[("a", 1e308), ("b", 1e308)]], {"method": "combmax", "norm": "sum"}, '"a" is NaN'),
         # A power: n ** gamma is inf for a document in two lists, times a score of 0 is NaN.
         ([[("a", 1.0)], [("a", 0.0)]], {"method": "combgmnz", "norm": "none", "gamma": 2000.0}, "is NaN"),
         # Rank methods: Borda points times a huge weight; RRF terms of a repeated id added up.

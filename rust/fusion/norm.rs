@@ -11,6 +11,16 @@ use super::gather::{Entry, Gathered};
 /// ranx's floor on denominators: a list whose scores are all equal normalises to 0, not NaN.
 const FLOOR: f64 = 1e-9;
 
+/// `max(denominator, FLOOR)` that keeps a NaN: a range that overflowed (inf - inf) must reach the
+/// fused score and be refused there, where `f64::max` would quietly turn it into the floor.
+fn floored(denominator: f64) -> f64 {
+    if denominator.is_nan() {
+        denominator
+    } else {
+        denominator.max(FLOOR)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Norm {
     /// Scores as given.
@@ -103,14 +113,14 @@ fn normalise_list(norm: Norm, entries: &mut [Entry], list_len: usize) {
     let map = |entries: &mut [Entry], f: &dyn Fn(&Entry) -> f64| entries.iter_mut().for_each(|e| e.value = f(e));
     match norm {
         Norm::None => {}
-        Norm::MinMax => map(entries, &|e| (e.value - min) / (max - min).max(FLOOR)),
-        Norm::MinMaxInverted => map(entries, &|e| (max - e.value) / (max - min).max(FLOOR)),
-        Norm::Max => map(entries, &|e| e.value / max.max(FLOOR)),
-        Norm::Sum => map(entries, &|e| (e.value - min) / (sum - min * n).max(FLOOR)),
+        Norm::MinMax => map(entries, &|e| (e.value - min) / floored(max - min)),
+        Norm::MinMaxInverted => map(entries, &|e| (max - e.value) / floored(max - min)),
+        Norm::Max => map(entries, &|e| e.value / floored(max)),
+        Norm::Sum => map(entries, &|e| (e.value - min) / floored(sum - min * n)),
         Norm::Zmuv => {
             let mean = sum / n;
             let std = (entries.iter().map(|e| (e.value - mean) * (e.value - mean)).sum::<f64>() / n).sqrt();
-            map(entries, &|e| (e.value - mean) / std.max(FLOOR));
+            map(entries, &|e| (e.value - mean) / floored(std));
         }
         Norm::Rank => map(entries, &|e| 1.0 - f64::from(e.rank - 1) / list_len as f64),
         Norm::Distribution => {
