@@ -132,9 +132,15 @@ def test_batch_in_a_forked_child_after_the_pool_ran() -> None:
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: a pool thread that no longer exists must not deadlock the batch
-        ok = fanfuse.rrf_batch(queries, threads=2, top_k=10) == expected and fanfuse.default_threads() == 1
-        os.write(write_end, b"ok" if ok else b"wrong")
-        os._exit(0)
+        # Whatever happens, the child never returns into pytest: a second copy of this worker would
+        # talk over the same channel as its parent.
+        try:
+            ok = (
+                fanfuse.rrf_batch(queries, threads=2, top_k=10) == expected and fanfuse.default_threads() == 1
+            )
+            os.write(write_end, b"ok" if ok else b"wrong")
+        finally:
+            os._exit(0)
     os.close(write_end)
     try:
         ready, _, _ = select.select([read_end], [], [], 60)
