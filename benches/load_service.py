@@ -46,14 +46,14 @@ def milliseconds(text: str) -> float:
     return float(number) * UNITS[unit]
 
 
-def wrk(url: str, script: Path, connections: int, seconds: float) -> dict[str, Any]:
+def wrk(url: str, script: Path, connections: int, seconds: int) -> dict[str, Any]:
     threads = min(connections, 2)
     out = subprocess.run(
         [
             "wrk",
             f"-t{threads}",
             f"-c{connections}",
-            f"-d{seconds}s",
+            f"-d{round(seconds)}s",
             "--latency",
             "--timeout",
             "30s",
@@ -65,7 +65,9 @@ def wrk(url: str, script: Path, connections: int, seconds: float) -> dict[str, A
         text=True,
         check=True,
     ).stdout
-    percentiles = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", out, re.MULTILINE))
+    percentiles = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", out, re.MULTILINE))
+    if set(percentiles) != {"50", "99"}:
+        raise RuntimeError(f"wrk printed no latency distribution:\n{out}")
     not_ok = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)$", out, re.MULTILINE)
     return {
@@ -88,7 +90,7 @@ def main() -> None:
     parser.add_argument("--queries", required=True, type=Path, help="JSONL with a `text` per line")
     parser.add_argument("--count", type=int, default=50, help="queries cycled through")
     parser.add_argument("--concurrency", default="1,8,64")
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=int, default=5)
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("load_service.py: wrk is not installed (Debian: apt-get install -y wrk)")
@@ -101,7 +103,7 @@ def main() -> None:
                 bodies = [json.dumps({"query": q, "variants": variants, "dense": dense}) for q in texts]
                 script = Path(tmp) / f"{mode}-{variants}.lua"
                 script.write_text(lua_script(bodies), encoding="utf-8")
-                wrk(url, script, 2, 1.0)  # warm-up
+                wrk(url, script, 2, 1)  # warm-up
                 for connections in map(int, args.concurrency.split(",")):
                     result = wrk(url, script, connections, args.seconds)
                     rows.append((mode, variants, connections, result))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import select
 import signal
-import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from typing import Any
 
 import uvicorn
 from cli_process import CLI
+from fanfuse.cli.serve import listening_socket
 
 STOP_SECONDS = 30
 
@@ -22,7 +22,7 @@ STOP_SECONDS = 30
 def serving(app: Any) -> Iterator[str]:
     """The app's base URL, served until the block ends. The socket listens before the server starts,
     so a first request waits in its backlog instead of failing."""
-    listening = socket.create_server(("127.0.0.1", 0))
+    listening = listening_socket("127.0.0.1", 0)
     port = listening.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)

@@ -216,3 +216,32 @@ def test_the_documented_answer_has_the_fields_of_the_result() -> None:
         assert list(model.model_fields) == [f.name for f in dataclasses.fields(result)], model
     documented = list(schema.Diagnostics.model_fields)
     assert documented == [f.name for f in dataclasses.fields(diagnostics.Diagnostics)] + ["degraded"]
+
+
+def test_served_connections_send_without_delay() -> None:
+    """The served socket's connections have TCP_NODELAY, as asyncio sets it for TCP sockets: an
+    answer written in two parts (head, body) is not held back waiting for the client's ACK."""
+    import asyncio
+    import socket
+
+    from fanfuse.cli.serve import listening_socket
+
+    async def accepted_nodelay() -> int:
+        connected: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                accepted = transport.get_extra_info("socket")
+                connected.set_result(accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        listening = listening_socket("127.0.0.1", 0)
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listening)
+        try:
+            _, writer = await asyncio.open_connection(*listening.getsockname()[:2])
+            writer.close()
+            return await asyncio.wait_for(connected, TIMEOUT)
+        finally:
+            server.close()
+
+    assert asyncio.run(accepted_nodelay()) != 0
