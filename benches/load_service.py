@@ -53,7 +53,7 @@ def wrk(url: str, script: Path, connections: int, seconds: int) -> dict[str, Any
             "wrk",
             f"-t{threads}",
             f"-c{connections}",
-            f"-d{round(seconds)}s",
+            f"-d{seconds}s",
             "--latency",
             "--timeout",
             "30s",
