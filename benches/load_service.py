@@ -7,9 +7,10 @@
 
 Starts `fanfuse serve` (one uvicorn process) on 127.0.0.1, then for BM25 alone and hybrid (BM25 +
 dense, `"dense": true`), 1 and 4 query variants, and each concurrency (wrk connections), drives
-`POST /search` for `--seconds` with the queries in turn, and prints a Markdown table: requests/s,
-p50 and p99 latency, and the answers that were not 200. Each (mode, variants) pair is warmed for
-one second first (the dense encoder, the index pages). Bounded: 12 runs of `--seconds` plus warm-up.
+`POST /search` for `--seconds` with the queries in turn, and prints a Markdown table: requests
+answered, requests/s, p50 and p99 latency of the answered ones, and the answers that were not 200.
+Each (mode, variants) pair is warmed for one second first (the dense encoder, the index pages).
+Bounded: 12 runs of `--seconds` plus warm-up.
 """
 
 from __future__ import annotations
@@ -70,7 +71,9 @@ def wrk(url: str, script: Path, connections: int, seconds: int) -> dict[str, Any
         raise RuntimeError(f"wrk printed no latency distribution:\n{out}")
     not_ok = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)$", out, re.MULTILINE)
+    answered = re.search(r"^\s+(\d+) requests in", out, re.MULTILINE)
     return {
+        "answered": int(answered.group(1)) if answered else 0,
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
         "p50": milliseconds(percentiles["50"]),
         "p99": milliseconds(percentiles["99"]),
@@ -108,13 +111,12 @@ def main() -> None:
                     result = wrk(url, script, connections, args.seconds)
                     rows.append((mode, variants, connections, result))
                     print(mode, variants, connections, result, file=sys.stderr)
-    print("| retrievers | variants | clients | requests/s | p50 ms | p99 ms | not 200 |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| retrievers | variants | clients | answered | requests/s | p50 ms | p99 ms | not 200 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for mode, variants, connections, r in rows:
-        print(
-            f"| {mode} | {variants} | {connections} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} "
-            f"| {r['not_ok']} |"
-        )
+        # wrk's latencies are of the answered requests only: none answered, none to show.
+        timing = f"{r['rps']:.1f} | {r['p50']:.1f} | {r['p99']:.1f}" if r["answered"] else "- | - | -"
+        print(f"| {mode} | {variants} | {connections} | {r['answered']} | {timing} | {r['not_ok']} |")
 
 
 if __name__ == "__main__":

@@ -133,6 +133,10 @@ def test_a_body_that_is_not_json_is_refused(client: TestClient) -> None:
     response = client.post("/search", content=b"{query", headers={"content-type": "application/json"})
     assert response.status_code == 422
     assert response.json()["detail"][0]["type"] == "json_invalid"
+    # Not even text: 400, as the schema documents.
+    response = client.post("/search", content=b"\xff\xfe{", headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert "400" in client.get("/openapi.json").json()["paths"]["/search"]["post"]["responses"]
 
 
 def test_a_failing_branch_degrades_the_answer() -> None:

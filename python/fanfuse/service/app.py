@@ -110,6 +110,7 @@ def create_app(
         response_model=None,  # the answer is built as JSON directly; its shape is documented below
         responses={
             200: {"model": SearchResponse, "description": "the fused hits (partial when degraded)"},
+            400: {"description": "the body could not be read as text (not UTF-8)"},
             422: {"description": "a field of the request is refused; `detail[].loc` names it"},
             503: {"description": "every branch failed; `branches` holds each one's error"},
         },
