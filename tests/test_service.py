@@ -26,6 +26,7 @@ from fastapi.testclient import TestClient
 from multiquery_toys import FailingRetriever, Gate, KeywordRetriever
 from service_server import serve_command, serving
 from test_cli_search_options import DOCUMENTS, QUERY, without_timings
+from test_open_index import needs_embed
 
 TIMEOUT = 30.0
 
@@ -82,6 +83,29 @@ def test_a_real_server_answers_as_open_index(index_dir: Path) -> None:
         }
         for request, options in REQUESTS:
             assert answered(http.post("/search", json=request)) == library(index_dir, request, **options)
+
+
+@pytest.fixture(scope="module")
+def hybrid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index with neural vectors (`fanfuse index --dense`, the built-in model)."""
+    needs_embed()
+    root = tmp_path_factory.mktemp("hybrid")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCUMENTS), encoding="utf-8")
+    assert main(["index", str(corpus), "--index", str(root / "idx"), "--dense"]) == 0
+    return root / "idx"
+
+
+def test_a_hybrid_index_is_served_hybrid_and_bm25_on_request(hybrid_dir: Path) -> None:
+    with TestClient(app_for_index(hybrid_dir)) as test_client:
+        assert test_client.get("/healthz").json()["retrievers"] == ["bm25", "dense"]
+        for request in ({"query": QUERY}, {"query": QUERY, "dense": True}, {"query": QUERY, "dense": False}):
+            branches = {
+                b["retriever"]
+                for b in test_client.post("/search", json=request).json()["diagnostics"]["branches"]
+            }
+            assert branches == ({"bm25"} if request.get("dense") is False else {"bm25", "dense"})
+            assert answered(test_client.post("/search", json=request)) == library(hybrid_dir, request)
 
 
 def test_the_answer_has_provenance_and_branch_diagnostics(client: TestClient) -> None:
