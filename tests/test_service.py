@@ -134,6 +134,8 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
         ({"query": "   "}, "query", "white space"),
         ({"query": QUERY, "top_k": 0}, "top_k", "greater than or equal to 1"),
         ({"query": QUERY, "top_k": "ten"}, "top_k", "valid integer"),
+        ({"query": QUERY, "top_k": "10"}, "top_k", "valid integer"),
+        ({"query": QUERY, "method": "isr", "sigma": False}, "sigma", "valid number"),
         ({"query": QUERY, "variants": 99}, "variants", "less than or equal to"),
         ({"query": QUERY, "method": "nope"}, "method", "'nope' is not one of rrf, isr"),
         ({"query": QUERY, "norm": "zmuv"}, "norm", "reads ranks only"),

@@ -54,7 +54,8 @@ def _finite(description: str, gt: float | None = None, lt: float | None = None) 
 class SearchRequest(BaseModel):
     """One search: `fanfuse search`'s options as JSON fields (left out: the command's default)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a JSON true is not the number 1, nor "10" the integer 10 (the schema says number).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1, max_length=10_000, description="the question")
     top_k: int = Field(10, ge=1, le=MAX_TOP_K, description="hits returned")
