@@ -123,6 +123,7 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
     request = schema["components"]["schemas"]["SearchRequest"]
     assert request["required"] == ["query"]
     assert "rrf" in request["properties"]["method"]["enum"]
+    assert None in request["properties"]["tie_break"]["enum"]  # left out, as null, is accepted
     assert set(schema["paths"]) == {"/search", "/healthz"}
     assert "SearchResponse" in schema["components"]["schemas"]
 

@@ -44,7 +44,8 @@ _FilterValue = _FilterScalar | Annotated[list[_FilterScalar], Field(min_length=1
 
 
 def _one_of(name: str, description: str) -> Any:
-    return Field(None, description=description, json_schema_extra={"enum": list(_NAMES[name])})
+    # null (left out) is one of the accepted values: the enum sits beside the field's anyOf.
+    return Field(None, description=description, json_schema_extra={"enum": [*_NAMES[name], None]})
 
 
 def _finite(description: str, gt: float | None = None, lt: float | None = None) -> Any:
