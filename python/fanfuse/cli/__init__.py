@@ -14,6 +14,7 @@ COMMANDS = {
     "demo": "fanfuse.cli.demo",
     "index": "fanfuse.cli.index",
     "search": "fanfuse.cli.search",
+    "serve": "fanfuse.cli.serve",
     "fuse": "fanfuse.cli.fuse",
     "eval": "fanfuse.cli.evaluate",
     "tune": "fanfuse.cli.tune",

@@ -83,8 +83,13 @@ def timing_line(result: SearchResult) -> str:
 def as_json(result: SearchResult) -> str:
     """The whole result, hits with provenance and diagnostics, as one JSON document (strict JSON: a
     NaN contribution, as Condorcet's, is null)."""
-    data: dict[str, Any] = dataclasses.asdict(result)
-    return json.dumps(_finite(data), indent=2, ensure_ascii=False, default=str, allow_nan=False)
+    return json.dumps(as_data(result), indent=2, ensure_ascii=False, default=str, allow_nan=False)
+
+
+def as_data(report: Any) -> dict[str, Any]:
+    """A result (or one of its reports, a dataclass) as JSON data: what `as_json` writes."""
+    data: dict[str, Any] = _finite(dataclasses.asdict(report))
+    return data
 
 
 def _finite(value: Any) -> Any:

@@ -254,19 +254,15 @@ class MultiQueryRetriever:
         )
 
     def _branches(self, plan: Plan, chosen: Sequence[Variant]) -> list[Branch]:
-        v_weights, r_weights = plan.variant_weights, plan.retriever_weights
+        v_weights, r_weights, workers = plan.variant_weights, plan.retriever_weights, self._workers
+        # Built for every search: positional arguments, each retriever's parts looked up once.
+        retrievers = [
+            (r.name, r.retriever, r.is_async, r_weights[r.name], workers[r.name]) for r in self._retrievers
+        ]
         return [
-            Branch(
-                variant_index=i,
-                variant=v.text,
-                retriever_name=r.name,
-                retriever=r.retriever,
-                is_async=r.is_async,
-                weight=variant_weight(v_weights, i) * r_weights[r.name],
-                workers=self._workers[r.name],
-            )
+            Branch(i, v.text, name, retriever, is_async, variant_weight(v_weights, i) * weight, threads)
             for i, v in enumerate(chosen)
-            for r in self._retrievers
+            for name, retriever, is_async, weight, threads in retrievers
         ]
 
     def _fuse(self, plan: Plan, outcomes: list[BranchOutcome]) -> tuple[list[FusedHit], float]:

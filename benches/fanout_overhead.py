@@ -1,0 +1,133 @@
+"""The orchestration overhead of a 4 variants x 2 retrievers search, against the bare fan-out floor
+measured call by call in the same process.
+
+    .venv/bin/python benches/fanout_overhead.py [--calls 1000]
+
+Two sync retrievers that sleep 2 ms and return a memoized list (bench_multiquery.py's), so a branch
+costs its wait and nothing else. A search's overhead is its wall time minus its slowest branch's
+latency; it is split into "last start" (the search began to the last branch began: planning,
+expansion, the branches handed to threads) and "after" (the last branch ended to the search
+returned: collecting, fusion with provenance, the result). The floor is 8 calls on a bare
+`ThreadPoolExecutor`, measured the same way, alternating with the searches. Then the in-thread cost
+of each step, best of 5 x 2000 calls. Prints the load average: on a shared machine only the
+differences and ratios of one run mean something.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+import timeit
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from bench_multiquery import QUERIES, SleepingAsync, SleepingSync
+from fanfuse.multiquery import MultiQueryRetriever
+from fanfuse.multiquery.fanout import fan_out_sync
+from fanfuse.multiquery.planning import make_plan
+
+
+def percentiles(values: list[float]) -> str:
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return f"p50 {statistics.median(ordered):.3f} ms, p99 {p99:.3f} ms"
+
+
+def bare_pool(pool: ThreadPoolExecutor, variants: list[str]) -> tuple[float, float]:
+    """(overhead, last start) of 8 calls on the pool, in ms."""
+    retriever = SleepingSync()
+
+    def timed(query: str) -> tuple[float, float]:
+        begin = time.perf_counter()
+        retriever.search(query, 20)
+        return begin, time.perf_counter()
+
+    start = time.perf_counter()
+    spans = list(pool.map(timed, variants))
+    wall = time.perf_counter() - start
+    return (wall - max(end - begin for begin, end in spans)) * 1e3, (max(b for b, _ in spans) - start) * 1e3
+
+
+def searched(call: Callable[[], Any]) -> tuple[float, float, float]:
+    """(overhead, last start, after the last end) of one search, in ms."""
+    start = time.perf_counter()
+    result = call()
+    wall = (time.perf_counter() - start) * 1e3
+    branches = result.diagnostics.branches
+    assert len(branches) == 8 and not result.diagnostics.failed_branches
+    last_end = max(b.started_ms + b.latency_ms for b in branches)
+    return wall - max(b.latency_ms for b in branches), max(b.started_ms for b in branches), wall - last_end
+
+
+def fan_out_table(calls: int) -> None:
+    sync_only = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, max_variants=4)
+    mixed = MultiQueryRetriever([SleepingSync(), SleepingAsync()], max_variants=4)
+    loop = asyncio.new_event_loop()
+    cases: dict[str, Callable[[], Any]] = {
+        "search, 2 sync retrievers": lambda: sync_only.search(QUERIES[0]),
+        "asearch, sync + async": lambda: loop.run_until_complete(mixed.asearch(QUERIES[0])),
+    }
+    variants = [v.text for v in sync_only.expander.expand(QUERIES[0], max_variants=4).variants] * 2
+    pool = ThreadPoolExecutor(16)
+    for label, call in cases.items():
+        ours: list[tuple[float, float, float]] = []
+        floor: list[tuple[float, float]] = []
+        for i in range(calls + 100):
+            measured, bare = searched(call), bare_pool(pool, variants)
+            if i >= 100:  # warm-up: threads started, caches filled
+                ours.append(measured)
+                floor.append(bare)
+        overhead = [o for o, _, _ in ours]
+        cpu_start = time.thread_time()
+        for _ in range(200):
+            call()
+        cpu = (time.thread_time() - cpu_start) / 200 * 1e3
+        extra = statistics.median(overhead) - statistics.median(f for f, _ in floor)
+        print(f"{label}: overhead {percentiles(overhead)}; calling thread's CPU {cpu:.3f} ms a search")
+        print(
+            f"  last start p50 {statistics.median(s for _, s, _ in ours):.3f} ms, after the last end "
+            f"p50 {statistics.median(a for _, _, a in ours):.3f} ms"
+        )
+        print(
+            f"  bare pool floor {percentiles([f for f, _ in floor])} (last start p50 "
+            f"{statistics.median(s for _, s in floor):.3f} ms); ours - floor at p50: {extra:.3f} ms"
+        )
+    pool.shutdown()
+    loop.close()
+
+
+def step_table() -> None:
+    retriever = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, max_variants=4)
+    plan = make_plan(retriever, QUERIES[0], {}, "search")
+    variants = retriever._variant_source()
+    chosen, _ = variants.expand_sync(plan)
+    branches = retriever._branches(plan, chosen)
+    outcomes = fan_out_sync(branches, k=plan.branch_k, filter=None, timeout=10.0, started=time.perf_counter())
+    steps: dict[str, Callable[[], Any]] = {
+        "make_plan": lambda: make_plan(retriever, QUERIES[0], {}, "search"),
+        "expand (heuristic, 4 variants)": lambda: variants.expand_sync(plan),
+        "8 branches": lambda: retriever._branches(plan, chosen),
+        "fusion with provenance": lambda: retriever._fuse(plan, outcomes),
+    }
+    for label, step in steps.items():
+        best = min(timeit.repeat(step, number=2000, repeat=5)) / 2000 * 1e6
+        print(f"  {label}: {best:.1f} µs")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1000)
+    args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    fan_out_table(args.calls)
+    print("in-thread cost per call:")
+    step_table()
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""The ASGI app of `fanfuse serve`: `POST /search`, `GET /healthz` and the OpenAPI schema.
+
+FastAPI: the request is a pydantic model, so a bad field is refused with 422 naming it, and the same
+model is the OpenAPI schema the API is fuzzed from. Searches are `MultiQueryRetriever.asearch` on the
+server's event loop: the retrievers run in their own threads (sync) or as tasks (async), so a search
+never blocks the loop, and fusion releases the GIL.
+
+A search answers exactly as `fanfuse search --index` (`fanfuse.open_index`): the same options by the
+same names, the same JSON (`fanfuse search --json`) plus `diagnostics.degraded`. A failing branch is
+reported in the diagnostics and the others are fused (200); only when every branch fails is the
+answer 503, with each branch's error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse, Response
+
+from fanfuse import __version__
+from fanfuse._core import FusionError
+from fanfuse.cli.render import as_data
+from fanfuse.default_search import open_index
+from fanfuse.multiquery import AllBranchesFailed, MultiQueryRetriever, SearchResult
+from fanfuse.multiquery.fusion import checked
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service.schema import SearchRequest, SearchResponse
+
+__all__ = ["app_for_index", "create_app"]
+
+# Request fields handed to `search` under another name.
+_RENAMED = {"rrf_k": "k", "variants": "max_variants"}
+_FIELDS_BY_OPTION = {option: field for field, option in _RENAMED.items()}
+# The fusion fields, in the order the core judges them (norm is judged with the method given).
+_FUSION_FIELDS = ("method", "norm", "rrf_k", "phi", "sigma", "gamma", "tie_break", "duplicates")
+
+
+class BadField(Exception):
+    """A request whose `field` the search refused: answered 422 in FastAPI's own error shape."""
+
+    def __init__(self, field: str | None, message: str):
+        super().__init__(message)
+        self.field = field
+
+    def response(self) -> JSONResponse:
+        location = ["body"] if self.field is None else ["body", self.field]
+        error = {"type": "value_error", "loc": location, "msg": str(self)}
+        return JSONResponse({"detail": [error]}, status_code=422)
+
+
+def app_for_index(index: str | os.PathLike[str], *, dense: bool | None = None) -> FastAPI:
+    """The app over an index built by `fanfuse index`, with `fanfuse.open_index`'s defaults; `dense`
+    as `open_index`'s (None: hybrid where the index stores vectors). A request's `"dense": false`
+    searches BM25 alone."""
+    bm25 = TantivyRetriever(index)
+    retriever = open_index(bm25, dense=dense)
+    bm25_only = open_index(bm25, dense=False) if "dense" in retriever.retriever_names else None
+    return create_app(retriever, bm25_only=bm25_only, index=str(index))
+
+
+def create_app(
+    retriever: MultiQueryRetriever,
+    *,
+    bm25_only: MultiQueryRetriever | None = None,
+    index: str | None = None,
+) -> FastAPI:
+    """The app over `retriever` (closed when the app shuts down). `bm25_only`: the one a request with
+    `"dense": false` searches, where `retriever` has a dense half."""
+    hybrid = "dense" in retriever.retriever_names
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            retriever.close()
+            if bm25_only is not None:
+                bm25_only.close()
+
+    app = FastAPI(
+        title="fanfuse",
+        version=__version__,
+        summary="Multi-query retrieval with rank fusion over one index (`fanfuse search` as a service).",
+        lifespan=lifespan,
+    )
+
+    def chosen(dense: bool | None) -> MultiQueryRetriever:
+        if dense is None or dense == hybrid:
+            return retriever
+        if dense:
+            raise BadField(
+                "dense",
+                "the server's index has no dense retriever: start it with `fanfuse serve --dense`, "
+                "or leave dense out",
+            )
+        return bm25_only if bm25_only is not None else retriever
+
+    @app.get("/healthz", summary="Liveness: the server answers and which retrievers it searches")
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok", "index": index, "retrievers": retriever.retriever_names, "dense": hybrid}
+
+    @app.post(
+        "/search",
+        summary="Multi-query search: hits with provenance, and how each branch went",
+        response_model=None,  # the answer is built as JSON directly; its shape is documented below
+        responses={
+            200: {"model": SearchResponse, "description": "the fused hits (partial when degraded)"},
+            400: {"description": "the body could not be read as text (not UTF-8)"},
+            422: {"description": "a field of the request is refused; `detail[].loc` names it"},
+            503: {"description": "every branch failed; `branches` holds each one's error"},
+        },
+    )
+    async def search(request: SearchRequest) -> Response:
+        try:
+            searcher = chosen(request.dense)
+            options = search_options(request)
+            try:
+                result = await searcher.asearch(request.query, **options)
+            except AllBranchesFailed as failed:
+                branches = [as_data(branch) for branch in failed.branches]
+                return JSONResponse({"detail": str(failed), "branches": branches}, status_code=503)
+            except FusionError as error:
+                raise BadField(refused_field(options, error), str(error)) from None
+        except BadField as bad:
+            return bad.response()
+        return Response(json_bytes(response_data(result)), media_type="application/json")
+
+    return app
+
+
+def search_options(request: SearchRequest) -> dict[str, Any]:
+    """The request's options as `MultiQueryRetriever.search` keywords (left out: the retriever's)."""
+    given = request.model_dump(exclude={"query", "dense", "expander"}, exclude_none=True)
+    options = {_RENAMED.get(name, name): value for name, value in given.items()}
+    if request.expander is not None:
+        options["expansion"] = request.expander != "none"
+    return options
+
+
+def refused_field(options: Mapping[str, Any], error: FusionError) -> str | None:
+    """The request field that `error` is about: the fusion options are judged one more at a time,
+    as `fanfuse search` judges its flags, and the first one refused is named."""
+    given: dict[str, Any] = {}
+    for field in _FUSION_FIELDS:
+        name = _RENAMED.get(field, field)
+        if name not in options:
+            continue
+        given[name] = options[name]
+        with contextlib.suppress(TypeError):
+            try:
+                checked(given, weighted=False)
+            except FusionError:
+                return field
+    named = (name for name in options if str(error).startswith(f"{name} "))
+    return next((_FIELDS_BY_OPTION.get(name, name) for name in named), None)
+
+
+def json_bytes(data: Any) -> bytes:
+    """Compact strict JSON; a payload value JSON has no type for is written as its str, as
+    `fanfuse search --json` writes it."""
+    text = json.dumps(data, ensure_ascii=False, default=str, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")
+
+
+def response_data(result: SearchResult) -> dict[str, Any]:
+    """`fanfuse search --json`'s document, with `diagnostics.degraded`."""
+    data = as_data(result)
+    diagnostics = result.diagnostics
+    data["diagnostics"]["degraded"] = bool(
+        diagnostics.failed_branches or diagnostics.rerank_error or diagnostics.expansion.fallback_reason
+    )
+    return data

@@ -1,0 +1,179 @@
+"""The JSON of `fanfuse serve`: the request of `POST /search` (the options of `fanfuse search`, by the
+same names) and the documented shape of its answer (the JSON of `fanfuse search --json`, plus
+`diagnostics.degraded`).
+
+The names each option accepts come from the core's own tables, so the OpenAPI schema lists them and a
+name the core does not know is refused before any search runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    field_validator,
+)
+
+from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
+from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
+
+__all__ = ["MAX_TOP_K", "SearchRequest", "SearchResponse"]
+
+#: The most hits one request may ask for (each branch is asked for twice as many).
+MAX_TOP_K = 1000
+
+# The option names the core accepts, each field's own list.
+_NAMES = {"method": METHODS, "norm": NORMS, "tie_break": TIE_BREAKS, "duplicates": DUPLICATE_POLICIES}
+
+
+# A metadata value a filter matches (the index stores ints as 64-bit).
+_FilterScalar = (
+    StrictStr
+    | StrictBool
+    | Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+    | Annotated[StrictFloat, Field(allow_inf_nan=False)]
+)
+_FilterValue = _FilterScalar | Annotated[list[_FilterScalar], Field(min_length=1)]
+
+
+def _one_of(name: str, description: str) -> Any:
+    # null (left out) is one of the accepted values: the enum sits beside the field's anyOf.
+    return Field(None, description=description, json_schema_extra={"enum": [*_NAMES[name], None]})
+
+
+def _finite(description: str, gt: float | None = None, lt: float | None = None) -> Any:
+    return Field(None, description=description, allow_inf_nan=False, gt=gt, lt=lt)
+
+
+class SearchRequest(BaseModel):
+    """One search: `fanfuse search`'s options as JSON fields (left out: the command's default)."""
+
+    # Strict: a JSON true is not the number 1, nor "10" the integer 10 (the schema says number).
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    query: str = Field(min_length=1, max_length=10_000, description="the question")
+    top_k: int = Field(10, ge=1, le=MAX_TOP_K, description="hits returned")
+    expander: Literal["heuristic", "none"] | None = Field(
+        None,
+        description="heuristic: word-rewrite variants; none: the question alone. Default: "
+        "FANFUSE_QUERY_EXPANSION of the server (on unless set off)",
+    )
+    variants: int | None = Field(
+        None, ge=1, le=MAX_VARIANTS_LIMIT, description="variants per search, the question included"
+    )
+    method: str | None = _one_of("method", "fusion method (default rrf)")
+    norm: str | None = _one_of("norm", "score normalisation of the score methods")
+    rrf_k: float = Field(60.0, gt=0, allow_inf_nan=False, description="RRF constant k")
+    phi: float | None = _finite("RBC persistence (method rbc)", gt=0, lt=1)
+    sigma: float | None = _finite("parameter of the methods that take one (see docs/fusion-methods.md)")
+    gamma: float | None = _finite("parameter of the methods that take one (see docs/fusion-methods.md)")
+    tie_break: str | None = _one_of("tie_break", "order of equal fused scores")
+    duplicates: str | None = _one_of("duplicates", "what an id repeated in one list means")
+    filter: dict[Annotated[str, Field(min_length=1)], _FilterValue] | None = Field(
+        None, description="keep hits whose metadata key equals the value (or any value of a list)"
+    )
+    dense: bool | None = Field(
+        None,
+        description="hybrid BM25 + dense (default: as the server's index, see GET /healthz); false: "
+        "BM25 only",
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, query: str) -> str:
+        if not query.strip():
+            raise ValueError("query must contain a word, not only white space")
+        return _unicode(query)
+
+    @field_validator("filter")
+    @classmethod
+    def _unicode_filter(cls, filter: dict[str, Any] | None) -> dict[str, Any] | None:
+        for key, value in (filter or {}).items():
+            _unicode(key)
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str):
+                    _unicode(item)
+        return filter
+
+    @field_validator("method", "norm", "tie_break", "duplicates")
+    @classmethod
+    def _known_name(cls, value: str | None, info: Any) -> str | None:
+        accepted = _NAMES[info.field_name]
+        if value is not None and value not in accepted:
+            raise ValueError(f"{value!r} is not one of {', '.join(accepted)}")
+        return value
+
+
+def _unicode(text: str) -> str:
+    """`text` if it encodes as UTF-8 (JSON's escapes can spell a lone surrogate, which cannot)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"not valid Unicode: {error.reason} at index {error.start}") from None
+    return text
+
+
+class Provenance(BaseModel):
+    variant: str
+    retriever: str
+    rank: int | None = Field(description="1-based rank in that branch's list; null: not in it")
+    contribution: float | None = Field(description="its share of the fused score (null: Condorcet)")
+    variant_index: int
+
+
+class Hit(BaseModel):
+    id: str
+    score: float | None
+    payload: dict[str, Any]
+    provenance: list[Provenance]
+    rerank_score: float | None
+
+
+class Variant(BaseModel):
+    text: str
+    source: str
+    weight: float
+
+
+class Expansion(BaseModel):
+    expander: str
+    cached: bool
+    fallback_reason: str | None
+    note: str | None
+    elapsed_ms: float
+
+
+class BranchReport(BaseModel):
+    variant_index: int
+    variant: str
+    retriever: str
+    hits: int
+    started_ms: float
+    latency_ms: float
+    error: str | None = Field(description="why the branch failed; its list was left out of fusion")
+    timed_out: bool
+    skipped: bool
+
+
+class Diagnostics(BaseModel):
+    variants: list[Variant]
+    expansion: Expansion
+    branches: list[BranchReport]
+    fusion_ms: float
+    rerank_ms: float
+    total_ms: float
+    rerank_error: str | None
+    degraded: bool = Field(description="some branch failed (or expansion fell back): partial result")
+
+
+class SearchResponse(BaseModel):
+    query: str
+    hits: list[Hit]
+    diagnostics: Diagnostics

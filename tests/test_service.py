@@ -1,0 +1,278 @@
+"""`fanfuse serve`: POST /search answers as `fanfuse.open_index(DIR).search` does, bad fields are
+refused with 422 naming them, a failing branch degrades the answer (200) and only all failing is an
+error (503), and a search in flight does not hold the event loop."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+import httpx
+from fanfuse.cli import main
+from fanfuse.cli.render import as_json
+from fanfuse.default_search import open_index
+from fanfuse.multiquery import MultiQueryRetriever
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service import app_for_index, create_app
+from fastapi.testclient import TestClient
+from multiquery_toys import FailingRetriever, Gate, KeywordRetriever
+from service_server import serve_command, serving
+from test_cli_search_options import DOCUMENTS, QUERY, without_timings
+from test_open_index import needs_embed
+
+TIMEOUT = 30.0
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("service") / "idx"
+    TantivyRetriever.build(DOCUMENTS, directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def client(index_dir: Path) -> Any:
+    with TestClient(app_for_index(index_dir)) as test_client:
+        yield test_client
+
+
+def library(index_dir: Path, request: dict[str, Any], **options: Any) -> Any:
+    """What `open_index(DIR).search` gives for the request's options (library names in `options`)."""
+    with open_index(index_dir, dense=request.get("dense")) as retriever:
+        return without_timings(json.loads(as_json(retriever.search(request["query"], **options))))
+
+
+def answered(response: httpx.Response) -> Any:
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["diagnostics"].pop("degraded") is False
+    return without_timings(data)
+
+
+REQUESTS = [
+    ({"query": QUERY}, {}),
+    (
+        {"query": QUERY, "top_k": 2, "variants": 2, "method": "combmnz"},
+        {"top_k": 2, "max_variants": 2, "method": "combmnz"},
+    ),
+    ({"query": QUERY, "expander": "none", "rrf_k": 10}, {"expansion": False, "k": 10.0}),
+    (
+        {"query": QUERY, "method": "rbc", "phi": 0.5, "tie_break": "id"},
+        {"method": "rbc", "phi": 0.5, "tie_break": "id"},
+    ),
+    ({"query": QUERY, "method": "condorcet"}, {"method": "condorcet"}),
+    ({"query": "owls", "dense": False, "duplicates": "max"}, {"duplicates": "max"}),
+]
+
+
+def test_a_real_server_answers_as_open_index(index_dir: Path) -> None:
+    with serving(app_for_index(index_dir)) as url, httpx.Client(base_url=url, timeout=TIMEOUT) as http:
+        assert http.get("/healthz").json() == {
+            "status": "ok",
+            "index": str(index_dir),
+            "retrievers": ["bm25"],
+            "dense": False,
+        }
+        for request, options in REQUESTS:
+            assert answered(http.post("/search", json=request)) == library(index_dir, request, **options)
+
+
+@pytest.fixture(scope="module")
+def hybrid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index with neural vectors (`fanfuse index --dense`, the built-in model)."""
+    needs_embed()
+    root = tmp_path_factory.mktemp("hybrid")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCUMENTS), encoding="utf-8")
+    assert main(["index", str(corpus), "--index", str(root / "idx"), "--dense"]) == 0
+    return root / "idx"
+
+
+def test_a_hybrid_index_is_served_hybrid_and_bm25_on_request(hybrid_dir: Path) -> None:
+    with TestClient(app_for_index(hybrid_dir)) as test_client:
+        assert test_client.get("/healthz").json()["retrievers"] == ["bm25", "dense"]
+        for request in ({"query": QUERY}, {"query": QUERY, "dense": True}, {"query": QUERY, "dense": False}):
+            branches = {
+                b["retriever"]
+                for b in test_client.post("/search", json=request).json()["diagnostics"]["branches"]
+            }
+            assert branches == ({"bm25"} if request.get("dense") is False else {"bm25", "dense"})
+            assert answered(test_client.post("/search", json=request)) == library(hybrid_dir, request)
+
+
+def test_the_answer_has_provenance_and_branch_diagnostics(client: TestClient) -> None:
+    data = client.post("/search", json={"query": QUERY, "variants": 3}).json()
+    branches = data["diagnostics"]["branches"]
+    assert [(b["variant_index"], b["retriever"]) for b in branches] == [(0, "bm25"), (1, "bm25"), (2, "bm25")]
+    assert all(b["error"] is None and b["latency_ms"] >= 0 for b in branches)
+    first = data["hits"][0]
+    assert {p["variant_index"] for p in first["provenance"]} <= {0, 1, 2}
+    assert all(p["rank"] >= 1 and p["retriever"] == "bm25" for p in first["provenance"])
+
+
+def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()
+    request = schema["components"]["schemas"]["SearchRequest"]
+    assert request["required"] == ["query"]
+    assert "rrf" in request["properties"]["method"]["enum"]
+    assert None in request["properties"]["tie_break"]["enum"]  # left out, as null, is accepted
+    assert set(schema["paths"]) == {"/search", "/healthz"}
+    assert "SearchResponse" in schema["components"]["schemas"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({}, "query", "Field required"),
+        ({"query": "   "}, "query", "white space"),
+        ({"query": QUERY, "top_k": 0}, "top_k", "greater than or equal to 1"),
+        ({"query": QUERY, "top_k": "ten"}, "top_k", "valid integer"),
+        ({"query": QUERY, "top_k": "10"}, "top_k", "valid integer"),
+        ({"query": QUERY, "method": "isr", "sigma": False}, "sigma", "valid number"),
+        ({"query": QUERY, "variants": 99}, "variants", "less than or equal to"),
+        ({"query": QUERY, "method": "nope"}, "method", "'nope' is not one of rrf, isr"),
+        ({"query": QUERY, "norm": "zmuv"}, "norm", "reads ranks only"),
+        ({"query": QUERY, "method": "rbc", "phi": 0.0}, "phi", "greater than 0"),
+        ({"query": QUERY, "rrf_k": -1}, "rrf_k", "greater than 0"),
+        ({"query": QUERY, "expander": "llm"}, "expander", "'heuristic' or 'none'"),
+        ({"query": QUERY, "dense": True}, "dense", "fanfuse serve --dense"),
+        ({"query": QUERY, "topk": 3}, "topk", "Extra inputs are not permitted"),
+        ({"query": QUERY, "filter": ["lang"]}, "filter", "valid dictionary"),
+    ],
+)
+def test_a_bad_field_is_refused_by_name(client: TestClient, body: Any, field: str, message: str) -> None:
+    response = client.post("/search", json=body)
+    assert response.status_code == 422
+    errors = response.json()["detail"]
+    assert errors[0]["loc"] == ["body", field], errors
+    assert message in errors[0]["msg"], errors
+
+
+def test_a_body_that_is_not_json_is_refused(client: TestClient) -> None:
+    response = client.post("/search", content=b"{query", headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["type"] == "json_invalid"
+    # Not even text: 400, as the schema documents.
+    response = client.post("/search", content=b"\xff\xfe{", headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert "400" in client.get("/openapi.json").json()["paths"]["/search"]["post"]["responses"]
+
+
+def test_a_failing_branch_degrades_the_answer() -> None:
+    retriever = MultiQueryRetriever([KeywordRetriever(), FailingRetriever()], max_variants=2)
+    with TestClient(create_app(retriever)) as test_client:
+        response = test_client.post("/search", json={"query": "rank fusion of lists"})
+    assert response.status_code == 200
+    diagnostics = response.json()["diagnostics"]
+    assert diagnostics["degraded"] is True
+    failed = [b for b in diagnostics["branches"] if b["error"]]
+    assert {b["retriever"] for b in failed} == {"failing"} and len(failed) == 2
+    assert "ConnectionError: index server unreachable" in failed[0]["error"]
+    hits = response.json()["hits"]
+    assert hits and all(p["retriever"] == "keyword" for h in hits for p in h["provenance"])
+
+
+def test_every_branch_failing_is_503_with_each_error() -> None:
+    with TestClient(create_app(MultiQueryRetriever([FailingRetriever()], max_variants=2))) as test_client:
+        response = test_client.post("/search", json={"query": "rank fusion"})
+    assert response.status_code == 503
+    data = response.json()
+    assert data["detail"].startswith("all 2 branches failed")
+    assert [b["error"] for b in data["branches"]] == ["ConnectionError: index server unreachable"] * 2
+
+
+def test_a_search_in_flight_leaves_the_server_answering() -> None:
+    """A branch held at a gate: /healthz still answers, then the search completes once opened."""
+    gate = Gate(timeout=TIMEOUT)
+    retriever = MultiQueryRetriever([KeywordRetriever(gate=gate)], expansion=False)
+    with serving(create_app(retriever)) as url, httpx.Client(base_url=url, timeout=TIMEOUT) as http:
+        answers: list[httpx.Response] = []
+        searching = threading.Thread(
+            target=lambda: answers.append(http.post("/search", json={"query": "rank fusion"}))
+        )
+        searching.start()
+        try:
+            assert gate.wait_until_arrived(1)
+            assert http.get("/healthz").status_code == 200
+            assert not answers  # the search is still held at the gate
+        finally:
+            gate.open()
+            searching.join(TIMEOUT)
+        assert answers[0].status_code == 200 and answers[0].json()["hits"]
+
+
+def test_the_serve_command_answers_as_the_search_command(
+    index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["search", "--index", str(index_dir), QUERY, "--json", "--top-k", "3"]) == 0
+    searched = without_timings(json.loads(capsys.readouterr().out))
+    with serve_command("--index", str(index_dir)) as (url, process):
+        response = httpx.post(f"{url}/search", json={"query": QUERY, "top_k": 3}, timeout=TIMEOUT)
+        assert answered(response) == searched
+    # Stopped by SIGTERM after a graceful shutdown, it ends by that signal as every command does.
+    assert process.returncode == -signal.SIGTERM
+    assert process.stderr is not None and process.stderr.read().strip() == "fanfuse serve: interrupted"
+
+
+def test_serve_refuses_a_missing_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--index", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fanfuse serve: error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_the_documented_answer_has_the_fields_of_the_result() -> None:
+    """The response models of the OpenAPI schema mirror the result's dataclasses field for field."""
+    import dataclasses
+
+    from fanfuse.multiquery import diagnostics
+    from fanfuse.service import schema
+
+    pairs = [
+        (schema.SearchResponse, diagnostics.SearchResult),
+        (schema.Hit, diagnostics.FusedHit),
+        (schema.Provenance, diagnostics.Provenance),
+        (schema.Variant, diagnostics.VariantReport),
+        (schema.Expansion, diagnostics.ExpansionReport),
+        (schema.BranchReport, diagnostics.BranchReport),
+    ]
+    for model, result in pairs:
+        assert list(model.model_fields) == [f.name for f in dataclasses.fields(result)], model
+    documented = list(schema.Diagnostics.model_fields)
+    assert documented == [f.name for f in dataclasses.fields(diagnostics.Diagnostics)] + ["degraded"]
+
+
+def test_served_connections_send_without_delay() -> None:
+    """The served socket's connections have TCP_NODELAY, as asyncio sets it for TCP sockets: an
+    answer written in two parts (head, body) is not held back waiting for the client's ACK."""
+    import asyncio
+    import socket
+
+    from fanfuse.cli.serve import listening_socket
+
+    async def accepted_nodelay() -> int:
+        connected: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                accepted = transport.get_extra_info("socket")
+                connected.set_result(accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        listening = listening_socket("127.0.0.1", 0)
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listening)
+        try:
+            _, writer = await asyncio.open_connection(*listening.getsockname()[:2])
+            writer.close()
+            return await asyncio.wait_for(connected, TIMEOUT)
+        finally:
+            server.close()
+
+    assert asyncio.run(accepted_nodelay()) != 0
