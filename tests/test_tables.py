@@ -17,24 +17,12 @@ from fanfuse import FusionError, fuse_files, read_qrels, read_run
 from fanfuse.runs import compare_runs
 from fanfuse.tables import evaluate_table, fuse_table
 from generated_runs import generated_runs, write_trec
+from run_tables import trec_table
 
 pa = pytest.importorskip("pyarrow")
 
 # One fused query: (docid, score) in written order.
 Fused = dict[str, list[tuple[str, float]]]
-
-
-def trec_table(path: str) -> object:
-    """The lines of a TREC run as a table, row for line (scores parsed as the core parses them)."""
-    rows = [line.split() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    return pa.table(
-        {
-            "qid": [r[0] for r in rows],
-            "docid": [r[2] for r in rows],
-            "rank": pa.array([int(r[3]) for r in rows], pa.int64()),
-            "score": [float(r[4]) for r in rows],
-        }
-    )
 
 
 def fused_file(path: Path) -> Fused:

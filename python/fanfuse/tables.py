@@ -154,11 +154,18 @@ def is_parquet(path: str | Path) -> bool:
         return False  # the core reports the path
 
 
+def read_parquet(path: str) -> Any:
+    """A Parquet file as a pyarrow Table; a file pyarrow cannot read is a FusionError naming it."""
+    pq = _parquet()
+    try:
+        return pq.read_table(path)
+    except (OSError, _pyarrow().ArrowException) as error:
+        raise FusionError(f"{path}: not a readable Parquet file ({error})") from None
+
+
 def read_parquet_run(path: str, *, rank_from: str = "score") -> Run:
     """A Parquet run file as a Run (one run per file; rows are ``path:row`` in errors)."""
-    pq = _parquet()
-    table = pq.read_table(path)
-    return runs_from_table(table, name=path, rank_from=rank_from)[0]
+    return runs_from_table(read_parquet(path), name=path, rank_from=rank_from)[0]
 
 
 def read_any_run(path: str, *, rank_from: str = "score") -> Run:
@@ -170,6 +177,15 @@ def read_any_run(path: str, *, rank_from: str = "score") -> Run:
         if is_parquet(path)
         else read_run(path, rank_from=rank_from)
     )
+
+
+def read_any_qrels(path: str) -> Qrels:
+    """Qrels of any format: Parquet (qid, docid, relevance columns) or the core's TREC / BEIR reader."""
+    from fanfuse._core import read_qrels
+
+    if is_parquet(path):
+        return qrels_from_table(read_parquet(path), name=path)
+    return read_qrels(path)
 
 
 def write_parquet(run: Run, path: str) -> None:
