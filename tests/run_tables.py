@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
+
+from generated_runs import generated_runs, write_trec
+
+
+def generated_trec_runs(folder: Path, seed: int, queries: int) -> list[str]:
+    """Three generated TREC runs: ties, queries missing from some runs, lines interleaved in the
+    second and third (their fusion goes through the buffered mode)."""
+    rng = random.Random(seed)
+    runs = generated_runs(rng, runs=3, queries=queries)
+    return [write_trec(folder / f"run{i}.trec", run, rng, interleaved=i > 0) for i, run in enumerate(runs)]
 
 
 def trec_table(path: str | Path) -> Any:

@@ -5,15 +5,13 @@ runs as TREC files; `fuse -o out.parquet` holds the rows of the TREC output and 
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from fanfuse.cli import main
-from generated_runs import generated_runs, write_trec
-from run_tables import trec_table, trec_to_parquet
+from run_tables import generated_trec_runs, trec_table, trec_to_parquet
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -21,11 +19,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """Generated TREC runs: ties, queries missing from some runs, lines interleaved in two of three."""
-    folder = tmp_path_factory.mktemp("parquet-runs")
-    rng = random.Random(31)
-    generated = generated_runs(rng, runs=3, queries=80)
-    return [write_trec(folder / f"r{i}.trec", run, rng, interleaved=i > 0) for i, run in enumerate(generated)]
+    return generated_trec_runs(tmp_path_factory.mktemp("runs"), seed=31, queries=80)
 
 
 def as_parquet(runs: list[str], folder: Path) -> list[str]:

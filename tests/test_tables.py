@@ -16,8 +16,7 @@ import pytest
 from fanfuse import FusionError, fuse_files, read_qrels, read_run
 from fanfuse.runs import compare_runs
 from fanfuse.tables import evaluate_table, fuse_table
-from generated_runs import generated_runs, write_trec
-from run_tables import trec_table
+from run_tables import generated_trec_runs, trec_table
 
 pa = pytest.importorskip("pyarrow")
 
@@ -52,11 +51,7 @@ def same_bits(a: Fused, b: Fused) -> None:
 
 @pytest.fixture(scope="module")
 def trec_runs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """Three generated runs with ties, queries missing from some runs, lines interleaved in two."""
-    folder = tmp_path_factory.mktemp("table-runs")
-    rng = random.Random(13)
-    runs = generated_runs(rng, runs=3, queries=60)
-    return [write_trec(folder / f"run{i}.trec", run, rng, interleaved=i > 0) for i, run in enumerate(runs)]
+    return generated_trec_runs(tmp_path_factory.mktemp("trec_runs"), seed=13, queries=60)
 
 
 @pytest.mark.parametrize(

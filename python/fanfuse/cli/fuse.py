@@ -88,17 +88,11 @@ def run(args: argparse.Namespace) -> int:
     summary = fuse_files(
         inputs,
         args.output,
-        method=args.method,
-        norm=args.norm,
-        k=args.k,
-        weights=args.weights,
-        top_k=args.top_k or None,
-        tie_break=args.tie_break,
+        **fusion_options(args),
         rank_from=args.rank_from,
         format=args.format,
         collection=args.collection,
         tag=args.tag,
-        threads=args.threads,
         progress=progress if bar.enabled else None,
     )
     bar.close()
@@ -111,6 +105,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of the fusion itself, whatever is read and written."""
+    return {
+        "method": args.method,
+        "norm": args.norm,
+        "k": args.k,
+        "weights": args.weights,
+        "top_k": args.top_k or None,
+        "tie_break": args.tie_break,
+        "threads": args.threads,
+    }
+
+
 def run_to_parquet(args: argparse.Namespace) -> int:
     """Parquet output: the runs are read into memory, fused in one call and written by pyarrow
     (atomically); each query's rows are those of the TREC output."""
@@ -119,16 +126,7 @@ def run_to_parquet(args: argparse.Namespace) -> int:
         if output.exists() and Path(path).exists() and output.samefile(path):
             raise FusionError(f"the output {args.output} is the input {path}; write the fused run elsewhere")
     runs = [read_any_run(p, rank_from=args.rank_from) for p in args.runs]
-    fused = fuse_runs(
-        runs,
-        method=args.method,
-        norm=args.norm,
-        k=args.k,
-        weights=args.weights,
-        top_k=args.top_k or None,
-        tie_break=args.tie_break,
-        threads=args.threads,
-    )
+    fused = fuse_runs(runs, **fusion_options(args))
     if len(fused) == 0:
         raise FusionError("nothing to write: the runs have no queries")
     write_parquet(fused, args.output)
