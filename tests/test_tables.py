@@ -161,6 +161,21 @@ def test_run_labels_must_be_given_and_known() -> None:
     assert lone.num_rows == 2
     with pytest.raises(TypeError, match=r"must be an Arrow table"):
         fuse_table([{"qid": ["q"]}])
+    with pytest.raises(
+        TypeError, match=r"a sequence of tables \(one run each\), or one table with run_column="
+    ):
+        fuse_table(table.to_pandas())
+
+
+def test_an_empty_partition_gives_an_empty_table_of_the_same_columns() -> None:
+    empty = pa.table({c: pa.array([], pa.string()) for c in ("run", "qid", "docid")}).append_column(
+        "score", pa.array([], pa.float64())
+    )
+    fused = fuse_table(empty, run_column="run", runs=["a", "b"])
+    assert fused.num_rows == 0
+    assert fused.schema == pa.schema(
+        [("qid", pa.string()), ("docid", pa.string()), ("rank", pa.int64()), ("score", pa.float64())]
+    )
 
 
 def test_a_table_without_scores_fuses_by_rank_with_rank_methods_only() -> None:

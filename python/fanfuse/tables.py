@@ -115,7 +115,8 @@ def fuse_table(
     else:
         if runs is not None:
             raise FusionError("runs= names the labels of run_column=; give run_column too")
-        if hasattr(tables, "__arrow_c_stream__") or hasattr(tables, "__arrow_c_array__"):
+        one_table = hasattr(tables, "__arrow_c_stream__") or hasattr(tables, "__arrow_c_array__")
+        if one_table or type(tables).__module__.startswith("pandas"):
             raise TypeError(
                 "tables must be a sequence of tables (one run each), or one table with run_column="
             )

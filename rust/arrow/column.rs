@@ -257,3 +257,94 @@ impl<'a> Column<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::{c_char, c_void};
+
+    use super::*;
+
+    fn schema(format: &'static [u8], dictionary: Option<&mut ArrowSchema>) -> ArrowSchema {
+        let mut schema = ArrowSchema::empty();
+        schema.format = format.as_ptr().cast::<c_char>();
+        schema.dictionary = dictionary.map_or(std::ptr::null_mut(), std::ptr::from_mut);
+        schema
+    }
+
+    fn array(length: i64, offset: i64, null_count: i64, buffers: &mut [*const c_void]) -> ArrowArray {
+        let mut array = ArrowArray::empty();
+        array.length = length;
+        array.offset = offset;
+        array.null_count = null_count;
+        array.n_buffers = i64::try_from(buffers.len()).unwrap();
+        array.buffers = buffers.as_mut_ptr();
+        array
+    }
+
+    #[test]
+    fn utf8_with_an_offset_and_a_null() {
+        let offsets: [i32; 4] = [0, 2, 5, 5];
+        let data = b"q1q22";
+        let validity = [0b0000_0011_u8]; // slots 0 and 1 valid, 2 null
+        let mut buffers = [validity.as_ptr().cast(), offsets.as_ptr().cast(), data.as_ptr().cast()];
+        let array = array(2, 1, 1, &mut buffers);
+        let column = Column::new(&schema(b"u\0", None), &array).unwrap();
+        let mut digits = itoa::Buffer::new();
+        assert_eq!(column.text(0, &mut digits).unwrap(), "q22");
+        assert!(column.text(1, &mut digits).unwrap_err().contains("is null"));
+    }
+
+    #[test]
+    fn string_views_inline_and_in_a_buffer() {
+        let long = b"a-document-id-longer-than-twelve";
+        let mut views = [0_u8; 32];
+        views[..4].copy_from_slice(&3_i32.to_le_bytes());
+        views[4..7].copy_from_slice(b"d17");
+        views[16..20].copy_from_slice(&i32::try_from(long.len()).unwrap().to_le_bytes());
+        views[20..24].copy_from_slice(&long[..4]);
+        views[24..28].copy_from_slice(&0_i32.to_le_bytes());
+        views[28..32].copy_from_slice(&0_i32.to_le_bytes());
+        let sizes = [i64::try_from(long.len()).unwrap()];
+        let mut buffers = [std::ptr::null(), views.as_ptr().cast(), long.as_ptr().cast(), sizes.as_ptr().cast()];
+        let array = array(2, 0, 0, &mut buffers);
+        let column = Column::new(&schema(b"vu\0", None), &array).unwrap();
+        let mut digits = itoa::Buffer::new();
+        assert_eq!(column.text(0, &mut digits).unwrap(), "d17");
+        assert_eq!(column.text(1, &mut digits).unwrap(), "a-document-id-longer-than-twelve");
+    }
+
+    #[test]
+    fn a_dictionary_index_outside_the_dictionary_is_an_error() {
+        let offsets: [i32; 2] = [0, 1];
+        let mut value_buffers = [std::ptr::null(), offsets.as_ptr().cast(), b"x".as_ptr().cast()];
+        let mut values = array(1, 0, 0, &mut value_buffers);
+        let indices: [i8; 2] = [0, 5];
+        let mut buffers = [std::ptr::null(), indices.as_ptr().cast()];
+        let mut keys = array(2, 0, 0, &mut buffers);
+        keys.dictionary = &raw mut values;
+        let mut values_schema = schema(b"u\0", None);
+        let column = Column::new(&schema(b"c\0", Some(&mut values_schema)), &keys).unwrap();
+        let mut digits = itoa::Buffer::new();
+        assert_eq!(column.text(0, &mut digits).unwrap(), "x");
+        assert!(column.text(1, &mut digits).unwrap_err().contains("dictionary index 5 outside"));
+        assert!(column.integer(1).is_err());
+    }
+
+    #[test]
+    fn integers_as_text_and_floats_as_ranks() {
+        let values: [u64; 2] = [u64::MAX, 7];
+        let mut buffers = [std::ptr::null(), values.as_ptr().cast()];
+        let ints = array(2, 0, 0, &mut buffers);
+        let column = Column::new(&schema(b"L\0", None), &ints).unwrap();
+        let mut digits = itoa::Buffer::new();
+        assert_eq!(column.text(0, &mut digits).unwrap(), "18446744073709551615");
+        assert!(column.integer(0).unwrap_err().contains("does not fit"));
+        let floats: [f64; 2] = [3.0, 2.5];
+        let mut buffers = [std::ptr::null(), floats.as_ptr().cast()];
+        let floats = array(2, 0, 0, &mut buffers);
+        let column = Column::new(&schema(b"g\0", None), &floats).unwrap();
+        assert_eq!(column.integer(0).unwrap(), 3);
+        assert!(column.integer(1).unwrap_err().contains("2.5 is not an integer"));
+        assert!(Column::new(&schema(b"b\0", None), &floats).is_err());
+    }
+}

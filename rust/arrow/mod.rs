@@ -4,9 +4,10 @@
 //!
 //! Hand-written rather than the `arrow` crates: fanfuse reads a handful of layouts (utf8,
 //! large_utf8, string_view, the integer and float types, dictionaries of those) and exports none,
-//! which is ~400 lines here, whereas `arrow-array` with its `ffi` feature pulls `arrow-buffer`,
-//! `arrow-data`, `arrow-schema`, `half`, `num` and `chrono` into every build (measured in
-//! docs/run-files.md), and `pyo3-arrow` also ties the binding to its pyo3 release.
+//! which is a few hundred lines here, whereas `arrow-array` with its `ffi` feature pulls `arrow-buffer`,
+//! `arrow-data`, `arrow-schema`, `half`, `num` and `chrono` into every build, and the Python-side
+//! Arrow crates also tie the binding to an older release of the Python bindings crate (measured
+//! and listed in docs/run-files.md, "Tables and Parquet").
 
 pub mod column;
 pub mod ffi;
