@@ -16,6 +16,7 @@ import pytest
 from fanfuse import FusionError, fuse_files, read_qrels, read_run
 from fanfuse.runs import compare_runs
 from fanfuse.tables import evaluate_table, fuse_table
+from generated_runs import Contexts, generated_runs, write_mtrag
 from run_tables import generated_trec_runs, trec_table
 
 pa = pytest.importorskip("pyarrow")
@@ -219,3 +220,19 @@ def test_import_fanfuse_does_not_load_pyarrow_and_its_absence_names_the_extra() 
     assert not loaded
     assert "pip install 'fanfuse[arrow]'" in message
     assert fanfuse.fuse_table is fuse_table
+
+
+@pytest.mark.parametrize("rank_from", ["file", "rank", "score"])
+def test_runs_read_from_mtrag_files_replay_as_the_files(tmp_path: Path, rank_from: str) -> None:
+    """A Run given to fuse_files is replayed in its line order; the contexts of one MT-RAG record share
+    a line, and keep their order in it whatever order the Run was read in."""
+    rng = random.Random(7)
+    contexts = Contexts()
+    paths = [
+        write_mtrag(tmp_path / f"m{i}.jsonl", run, rng, contexts, collection="c", interleaved=True)
+        for i, run in enumerate(generated_runs(rng, runs=2, queries=30))
+    ]
+    fuse_files(paths, str(tmp_path / "files.trec"), rank_from=rank_from)
+    runs = [read_run(p) for p in paths]
+    fuse_files(runs, str(tmp_path / "runs.trec"), rank_from=rank_from)
+    assert (tmp_path / "runs.trec").read_bytes() == (tmp_path / "files.trec").read_bytes()

@@ -47,15 +47,17 @@ impl GroupReader {
             RunInput::File(path) => RunReader::open(path).map(Self::File),
             RunInput::Table(run) => {
                 let too_many = || FusionError::invalid(format!("{}: more than 2^32 queries or hits", input.name()));
-                let mut rows: Vec<(u64, u32, u32)> = Vec::new();
+                let mut rows: Vec<(u64, i64, u32, u32)> = Vec::new();
                 for (q, query) in run.queries.iter().enumerate() {
                     let q = u32::try_from(q).map_err(|_| too_many())?;
                     for (h, hit) in query.hits.iter().enumerate() {
-                        rows.push((hit.line, q, u32::try_from(h).map_err(|_| too_many())?));
+                        rows.push((hit.line, hit.rank, q, u32::try_from(h).map_err(|_| too_many())?));
                     }
                 }
-                rows.sort_unstable_by_key(|&(line, ..)| line);
-                let order = rows.into_iter().map(|(_, q, h)| (q, h)).collect();
+                // By line, then rank: the contexts of one MT-RAG record share its line, and their
+                // rank is their position in it.
+                rows.sort_unstable();
+                let order = rows.into_iter().map(|(_, _, q, h)| (q, h)).collect();
                 Ok(Self::Table(TableGroups { run: Arc::clone(run), order, next: 0, counted: Arc::default() }))
             }
         }
