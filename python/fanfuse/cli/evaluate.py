@@ -6,10 +6,11 @@ import argparse
 import json
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS, read_qrels, read_run
+from fanfuse._core import METRICS, TREC_EVAL_METRICS
 from fanfuse.cli._common import guarded, int_from, name_list, table
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.runs import DEFAULT_METRICS, compare_runs
+from fanfuse.tables import read_any_qrels, read_any_run
 
 
 def register(subparsers: Any) -> None:
@@ -21,8 +22,12 @@ def register(subparsers: Any) -> None:
         "the run and the qrels. p: two-sided paired randomization test against the first run; t: two-sided "
         "paired Student t-test against the first run.",
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files: TREC 6-column or MT-RAG JSONL")
-    parser.add_argument("--qrels", required=True, help="TREC qrels or BEIR TSV qrels")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run files: TREC 6-column, MT-RAG JSONL or Parquet"
+    )
+    parser.add_argument(
+        "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
+    )
     parser.add_argument(
         "--metrics",
         type=name_list,
@@ -47,11 +52,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    qrels = read_qrels(args.qrels)
+    qrels = read_any_qrels(args.qrels)
     progress = ProgressBar("reading")
     runs = []
     for i, path in enumerate(args.runs):
-        runs.append(read_run(path))
+        runs.append(read_any_run(path))
         progress(i + 1, len(args.runs))
     progress.close()
     scored = compare_runs(
