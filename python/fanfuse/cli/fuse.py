@@ -8,6 +8,7 @@ from typing import Any
 
 from fanfuse._core import METHODS, NORMS, RANK_SOURCES, RUN_FORMATS, TIE_BREAKS, fuse_files
 from fanfuse.cli._common import float_list, guarded, int_from
+from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
 
 
@@ -51,10 +52,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--threads", type=int_from(1), help="fusion threads (default: FANFUSE_NUM_THREADS, else 1)"
     )
+    add_engine_options(parser)
     parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
+    check_engine_options(args)
+    if args.engine == "dask":
+        code: int = dask_commands(args).fuse(args)
+        return code
     bar = ProgressBar("fuse", unit="bytes")
 
     def progress(bytes_read: int, bytes_total: int, queries: int) -> None:
