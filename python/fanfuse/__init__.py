@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         VariantCache,
     )
     from fanfuse.retrievers import DenseRetriever, Hit, TantivyRetriever, TfidfSvdEmbedder
+    from fanfuse.tables import evaluate_table, fuse_table
 
     __version__: str
 
@@ -78,8 +79,9 @@ _LAZY = {
     ),
     **dict.fromkeys(["DenseRetriever", "Hit", "TantivyRetriever", "TfidfSvdEmbedder"], "fanfuse.retrievers"),
     "open_index": "fanfuse.default_search",
+    **dict.fromkeys(["fuse_table", "evaluate_table"], "fanfuse.tables"),
 }
-_SUBMODULES = {"multiquery", "retrievers", "runs", "reference", "tune", "corpus", "cli"}
+_SUBMODULES = {"multiquery", "retrievers", "runs", "reference", "tune", "corpus", "cli", "tables"}
 
 
 def __getattr__(name: str) -> Any:
@@ -138,10 +140,12 @@ __all__ = [
     "__version__",
     "default_threads",
     "evaluate",
+    "evaluate_table",
     "fuse",
     "fuse_batch",
     "fuse_files",
     "fuse_runs",
+    "fuse_table",
     "open_index",
     "paired_t_test",
     "randomization_test",

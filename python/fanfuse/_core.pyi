@@ -28,11 +28,14 @@ __all__ = [
     "fuse_files",
     "fuse_runs",
     "paired_t_test",
+    "qrels_from_table",
     "randomization_test",
     "read_qrels",
     "read_run",
     "rrf",
     "rrf_batch",
+    "run_buffers",
+    "runs_from_table",
 ]
 
 # Private aliases (underscored: they exist only in the stub).
@@ -354,7 +357,7 @@ def fuse_runs(
     """
 
 def fuse_files(
-    inputs: Sequence[str],
+    inputs: Sequence[str | Run],
     output: str,
     /,
     *,
@@ -373,6 +376,9 @@ def fuse_files(
 ) -> dict[str, int | bool]:
     """Streams run files through fusion into ``output`` (written atomically).
 
+    An input is a path, or a Run (e.g. read from a table by ``runs_from_table``), which is replayed
+    in the order of its hits' lines (rows), so it fuses exactly as the same lines in a file.
+
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
     input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}``.
     ``progress``: called about every 50 ms, and once more before the output is written, as
@@ -381,6 +387,31 @@ def fuse_files(
     raised here.
     ``threads``: fusion threads, an int from 1 to 1024 (default: ``FANFUSE_NUM_THREADS``, else 1).
     """
+
+def runs_from_table(
+    table: object,
+    /,
+    *,
+    name: str = "table",
+    run_column: str | None = None,
+    runs: Sequence[str] | None = None,
+    rank_from: _RankFrom | str = "score",
+) -> list[Run]:
+    """Reads the runs of an Arrow table (an object with ``__arrow_c_stream__`` or ``__arrow_c_array__``).
+
+    Columns: ``qid`` (or ``q_id``, ``query-id``), ``docid`` (or ``doc_id``, ``corpus-id``): utf8,
+    large_utf8, string_view or integers (read as decimal text), dictionary-encoded too; ``score``
+    (integers or floats, finite) and/or ``rank`` (integers); other columns are ignored. One run, or
+    with ``run_column`` one run per label of ``runs``, in that order. Errors name ``name:row``.
+    Without a score column (``rank_from`` "rank" or "file"), scores are NaN: score methods refuse them.
+    """
+
+def qrels_from_table(table: object, /, *, name: str = "qrels") -> Qrels:
+    """Reads judgments from an Arrow table: qid, docid and an integer ``relevance`` (or ``score``) column."""
+
+def run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bool]:
+    """A run's columns as little-endian Arrow buffers: qid offsets and data, docid offsets and data
+    (int32 offsets, int64 when the last item is True), ranks (int64, from 1), scores (float64)."""
 
 METRICS: tuple[str, ...]
 """ranx's metric names; ``evaluate`` takes each as ``NAME``, ``NAME@K``, ``NAME-lN`` or ``NAME@K-lN``."""

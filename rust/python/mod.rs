@@ -15,6 +15,7 @@ mod ids;
 mod options;
 mod rrf;
 mod runs;
+mod tables;
 
 use std::sync::{Arc, Mutex};
 
@@ -121,6 +122,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs::read_qrels, m)?)?;
     m.add_function(wrap_pyfunction!(runs::fuse_runs, m)?)?;
     m.add_function(wrap_pyfunction!(runs::fuse_files, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::runs_from_table, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;
     m.add_function(wrap_pyfunction!(eval::paired_t_test, m)?)?;

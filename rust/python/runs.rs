@@ -7,9 +7,10 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::args::{numbers, strings};
+use super::args::{numbers, outer_items, strings};
 use super::options::{check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
 use super::{detached, interruptible, interruptible_reporting, to_py_err};
+use crate::runs::input::RunInput;
 use crate::runs::qrels::Qrels;
 use crate::runs::stream::{self, FuseFilesOptions, FuseProgress};
 use crate::runs::write::OutFormat;
@@ -145,6 +146,25 @@ pub(super) fn fuse_runs(
     Ok(PyRun { inner: Arc::new(fused) })
 }
 
+/// The inputs of `fuse_files`: paths, or runs in memory (replayed in the order of their rows).
+fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
+    let items = outer_items(inputs, "inputs", "paths (str) or Runs")?;
+    let mut read = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        if let Ok(run) = item.cast::<PyRun>() {
+            read.push(RunInput::Table(Arc::clone(&run.get().inner)));
+        } else if let Ok(path) = item.cast::<pyo3::types::PyString>() {
+            read.push(RunInput::File(path.to_str()?.to_owned()));
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "inputs[{i}] must be a path (str) or a Run (got {})",
+                super::args::type_name(item)
+            )));
+        }
+    }
+    Ok(read)
+}
+
 /// Streams run files through fusion into one output file. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (inputs, output, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = Some(1000),
@@ -171,7 +191,7 @@ pub(super) fn fuse_files<'py>(
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let inputs = strings(inputs, "inputs")?;
+    let inputs = run_inputs(inputs)?;
     if let Some(callback) = progress.as_ref().filter(|c| !c.is_callable()) {
         return Err(PyTypeError::new_err(format!(
             "progress must be None or a callable progress(bytes_read, bytes_total, queries) (got {})",
@@ -199,7 +219,7 @@ pub(super) fn fuse_files<'py>(
         }
         _ => Ok(()),
     };
-    let summary = interruptible_reporting(py, report, || stream::fuse_files(&inputs, output, &options))?;
+    let summary = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, output, &options))?;
     let out = PyDict::new(py);
     out.set_item("queries", summary.queries)?;
     out.set_item("input_lines", summary.input_lines)?;

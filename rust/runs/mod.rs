@@ -1,13 +1,16 @@
 //! Run files (TREC 6-column and MT-RAG retrieval JSONL, optionally gzipped) and qrels: streaming
 //! readers that yield one query's hits at a time, ordering rules, and atomic writers.
 
+pub mod columns;
 pub mod fields;
 pub mod fuse_query;
+pub mod input;
 mod mtrag;
 pub mod qrels;
 mod rank;
 pub mod source;
 pub mod stream;
+pub mod table;
 mod trec;
 pub mod write;
 

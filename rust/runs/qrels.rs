@@ -15,6 +15,20 @@ pub struct Qrels {
     pub order: Vec<String>,
 }
 
+impl Qrels {
+    /// Adds one judgment; a pair judged twice is an error (the message; the caller adds where).
+    pub fn judge(&mut self, qid: &str, docid: &str, rel: i64) -> Result<(), String> {
+        let docs = self.judged.entry(qid.to_owned()).or_insert_with(|| {
+            self.order.push(qid.to_owned());
+            HashMap::new()
+        });
+        if docs.insert(docid.to_owned(), rel).is_some() {
+            return Err(format!("document '{docid}' is judged twice for query '{qid}'; judge each pair once"));
+        }
+        Ok(())
+    }
+}
+
 const ACCEPTED: &str = "qrels lines are `qid iter docid rel` (TREC) or `query-id corpus-id score` (BEIR TSV, \
                         a header first), with an integer relevance";
 
@@ -60,17 +74,7 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
             ));
         };
         data_lines += 1;
-        let docs = qrels.judged.entry(qid.to_owned()).or_insert_with(|| {
-            qrels.order.push(qid.to_owned());
-            HashMap::new()
-        });
-        if docs.insert(docid.to_owned(), rel).is_some() {
-            return Err(FusionError::input(
-                path,
-                line_no,
-                format!("document '{docid}' is judged twice for query '{qid}'; judge each pair once"),
-            ));
-        }
+        qrels.judge(qid, docid, rel).map_err(|m| FusionError::input(path, line_no, m))?;
     }
     if data_lines == 0 {
         return Err(FusionError::input(path, 0, format!("the file holds no judgments; {ACCEPTED}")));

@@ -23,10 +23,11 @@ use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
 use crate::runs::fuse_query::fuse_query;
+use crate::runs::input::{GroupReader, RunInput};
 use crate::runs::write::{
     check_tag, first_trec_line_problem, nothing_written, value_error_at, write_query, OutFormat, OutHit, WriteError,
 };
-use crate::runs::{ranked, Hit, RankFrom, RunReader};
+use crate::runs::{ranked, Hit, RankFrom};
 
 /// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
 /// 1024 rather than 4096 since chunks are fused on their own thread: a smaller last chunk shortens
@@ -69,6 +70,13 @@ enum Outcome {
 /// Fuses the runs in `inputs` into `output` (written as `crate::output` describes). An interrupt
 /// (see `crate::interrupt`) stops it within a poll interval, leaving any previous output as it was.
 pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -> Result<FuseSummary, FusionError> {
+    let inputs: Vec<RunInput> = inputs.iter().cloned().map(RunInput::File).collect();
+    fuse_inputs(&inputs, output, options)
+}
+
+/// [`fuse_files`] over files and runs in memory (tables): each table is replayed in its row order,
+/// so it fuses exactly as the same rows in a file.
+pub fn fuse_inputs(inputs: &[RunInput], output: &str, options: &FuseFilesOptions) -> Result<FuseSummary, FusionError> {
     if inputs.is_empty() {
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
@@ -93,15 +101,17 @@ enum Message {
 const READ_AHEAD: usize = 256;
 
 fn fuse_pass(
-    inputs: &[String],
+    sources: &[RunInput],
     output: &str,
     options: &FuseFilesOptions,
     buffered: bool,
 ) -> Result<Outcome, FusionError> {
-    let readers = inputs.iter().map(|p| RunReader::open(p)).collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<String> = sources.iter().map(|s| s.name().to_owned()).collect();
+    let inputs = &names[..];
+    let readers = sources.iter().map(GroupReader::open).collect::<Result<Vec<_>, _>>()?;
     let out = OutputFile::create(output, inputs)?;
-    let collection = options.collection.clone().or_else(|| readers.iter().find_map(|r| r.collection.clone()));
-    let progress = ProgressCounters::new(inputs, &readers, options.progress.clone());
+    let collection = options.collection.clone().or_else(|| readers.iter().find_map(GroupReader::collection));
+    let progress = ProgressCounters::new(sources, &readers, options.progress.clone());
     // One parsing thread per run: parsing is most of the work, and runs parse independently.
     std::thread::scope(|scope| {
         let mut recyclers = Vec::with_capacity(readers.len());
@@ -118,7 +128,7 @@ fn fuse_pass(
                     }
                     let message = match reader.next_group() {
                         Ok(Some((qid, hits))) => Ok(Message::Group(qid, hits)),
-                        Ok(None) => Ok(Message::End(reader.source.line)),
+                        Ok(None) => Ok(Message::End(reader.lines())),
                         Err(error) => Err(error),
                     };
                     let last = !matches!(message, Ok(Message::Group(..)));
@@ -324,12 +334,16 @@ struct ProgressCounters {
 }
 
 impl ProgressCounters {
-    fn new(inputs: &[String], readers: &[RunReader], shared: Option<Arc<FuseProgress>>) -> Self {
+    fn new(inputs: &[RunInput], readers: &[GroupReader], shared: Option<Arc<FuseProgress>>) -> Self {
         if let Some(progress) = &shared {
-            let total = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+            let files = inputs.iter().filter_map(|input| match input {
+                RunInput::File(path) => std::fs::metadata(path).ok(),
+                RunInput::Table(_) => None,
+            });
+            let total = files.map(|m| m.len()).sum();
             progress.bytes_total.store(total, Ordering::Relaxed);
         }
-        Self { shared, readers: readers.iter().map(|r| Arc::clone(&r.source.consumed)).collect() }
+        Self { shared, readers: readers.iter().map(GroupReader::consumed).collect() }
     }
 
     fn update(&self, queries: u64) {

@@ -6,11 +6,12 @@ import argparse
 import json
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS, read_qrels, read_run
+from fanfuse._core import METRICS, TREC_EVAL_METRICS
 from fanfuse.cli._common import guarded, int_from, name_list, table
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.runs import DEFAULT_METRICS, RunScores, compare_runs, paired_tests_against_first
+from fanfuse.tables import read_any_qrels, read_any_run
 
 
 def register(subparsers: Any) -> None:
@@ -22,8 +23,12 @@ def register(subparsers: Any) -> None:
         "the run and the qrels. p: two-sided paired randomization test against the first run; t: two-sided "
         "paired Student t-test against the first run.",
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files: TREC 6-column or MT-RAG JSONL")
-    parser.add_argument("--qrels", required=True, help="TREC qrels or BEIR TSV qrels")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run files: TREC 6-column, MT-RAG JSONL or Parquet"
+    )
+    parser.add_argument(
+        "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
+    )
     parser.add_argument(
         "--metrics",
         type=name_list,
@@ -49,11 +54,11 @@ def register(subparsers: Any) -> None:
 
 
 def scored_in_process(args: argparse.Namespace) -> list[RunScores]:
-    qrels = read_qrels(args.qrels)
+    qrels = read_any_qrels(args.qrels)
     progress = ProgressBar("reading")
     runs = []
     for i, path in enumerate(args.runs):
-        runs.append(read_run(path))
+        runs.append(read_any_run(path))
         progress(i + 1, len(args.runs))
     progress.close()
     return compare_runs(

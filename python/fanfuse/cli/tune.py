@@ -7,9 +7,9 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from fanfuse._core import read_qrels, read_run
 from fanfuse.cli._common import float_list, guarded, int_from, table
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.tables import read_any_qrels, read_any_run
 from fanfuse.tune import DEFAULT_KS, DEFAULT_WEIGHTS, tune
 
 
@@ -21,7 +21,9 @@ def register(subparsers: Any) -> None:
         "held-out fold; compared with picking the best single run the same way.",
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
-    parser.add_argument("--qrels", required=True, help="TREC qrels or BEIR TSV qrels")
+    parser.add_argument(
+        "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
+    )
     parser.add_argument("--metric", default="ndcg@10", help="metric to optimise (default ndcg@10)")
     parser.add_argument("--ks", type=float_list, default=list(DEFAULT_KS), help="k values to try")
     parser.add_argument(
@@ -34,8 +36,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    qrels = read_qrels(args.qrels)
-    runs = [read_run(path) for path in args.runs]
+    qrels = read_any_qrels(args.qrels)
+    runs = [read_any_run(path) for path in args.runs]
     progress = ProgressBar("tune")
     report = tune(
         runs,

@@ -1,0 +1,205 @@
+"""Runs as Arrow tables and Parquet files: fusion and evaluation of tables, Parquet runs for the CLI.
+
+Tables go into the Rust core through the Arrow PyCapsule protocol (``__arrow_c_stream__`` /
+``__arrow_c_array__``): pyarrow Tables and RecordBatches, polars DataFrames, pandas DataFrames (through
+``pyarrow.table(df)``), Dask partitions. The core reads the Arrow buffers in place, no Python object
+per row. Results come back as pyarrow Tables, so pyarrow (``pip install fanfuse[arrow]``) is needed
+here and is imported on first use: ``import fanfuse`` does not load it.
+
+The column convention (docs/run-files.md, "Tables and Parquet"): ``qid`` (or ranx's ``q_id``),
+``docid`` (or ``doc_id``), ``score`` and/or ``rank``, and, for several runs in one table, a run label
+column named by ``run_column``. Ids may be strings or integers (read as their decimal text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fanfuse._core import (
+    FusionError,
+    Qrels,
+    Run,
+    evaluate,
+    fuse_runs,
+    qrels_from_table,
+    run_buffers,
+    runs_from_table,
+)
+
+EXTRA = "arrow"
+PARQUET_MAGIC = b"PAR1"
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ImportError:
+        raise FusionError(
+            f"Arrow tables and Parquet runs need pyarrow: pip install 'fanfuse[{EXTRA}]'"
+        ) from None
+    return pyarrow
+
+
+def _arrow_input(table: Any) -> Any:
+    """`table` as something with the Arrow PyCapsule interface (pandas goes through pyarrow)."""
+    if hasattr(table, "__arrow_c_stream__") or hasattr(table, "__arrow_c_array__"):
+        return table
+    if type(table).__module__.startswith("pandas"):
+        return _pyarrow().table(table)
+    return table  # the core's TypeError names what is accepted
+
+
+def to_arrow(run: Run) -> Any:
+    """A run as a pyarrow Table: qid, docid (string), rank (int64, from 1), score (float64); one row
+    per hit, queries in run order, hits in rank order."""
+    pa = _pyarrow()
+    qid_offsets, qid_data, docid_offsets, docid_data, ranks, scores, large = run_buffers(run)
+    text = pa.large_string() if large else pa.string()
+    rows = len(ranks) // 8
+
+    def strings(offsets: bytes, data: bytes) -> Any:
+        return pa.Array.from_buffers(text, rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+    return pa.table(
+        {
+            "qid": strings(qid_offsets, qid_data),
+            "docid": strings(docid_offsets, docid_data),
+            "rank": pa.Array.from_buffers(pa.int64(), rows, [None, pa.py_buffer(ranks)]),
+            "score": pa.Array.from_buffers(pa.float64(), rows, [None, pa.py_buffer(scores)]),
+        }
+    )
+
+
+def fuse_table(
+    tables: Any,
+    *,
+    run_column: str | None = None,
+    runs: Sequence[str] | None = None,
+    method: str = "rrf",
+    norm: str | None = None,
+    k: float = 60.0,
+    weights: Sequence[float] | None = None,
+    top_k: int | None = 1000,
+    rank_from: str = "score",
+    threads: int | None = None,
+) -> Any:
+    """Fuses runs held as Arrow tables; returns a pyarrow Table (qid, docid, rank, score).
+
+    ``tables`` is either a sequence of tables, one run each, fused in that order; or, with
+    ``run_column``, ONE table holding several runs, told apart by the label in that column (string
+    or integer, compared as text), with ``runs`` the labels in fusion order (required: the order
+    decides ``weights`` and the summation order of the scores, so it must not depend on the rows).
+    A label not in ``runs`` is an error; a label of ``runs`` absent from the table is a run without
+    queries. A table is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (pyarrow,
+    polars) or a pandas DataFrame; its columns follow the module's convention, other columns are
+    ignored. Rows of one query need not be adjacent, nor queries in the same order across runs.
+
+    The options are those of ``fanfuse.fuse_runs`` / ``fuse_files`` (``method``, ``norm``, ``k``,
+    ``weights``, ``top_k``, ``threads``; ``rank_from`` as in ``read_run``: ``score`` needs a score
+    column, ``rank`` a rank column, ``file`` takes the row order). Each query is fused exactly as
+    ``fanfuse fuse`` fuses the same runs written as TREC files: the same hits, in the same order
+    (fused score descending, ties by docid descending), with bit-identical scores; the output rank
+    counts from 1 per query. Queries come in order of first appearance (the first run's first).
+
+    The work is three calls into the core whatever the number of queries: reading the table(s),
+    one fusion of every query (in parallel with ``threads``), building the output buffers. Errors
+    name the table (``tables[1]``, or ``table``) and the row (``tables[1]:5: column 'score' ...``).
+    """
+    _pyarrow()  # the result is a pyarrow Table: say what is missing before any work
+    if run_column is not None:
+        read = runs_from_table(
+            _arrow_input(tables), name="table", run_column=run_column, runs=runs, rank_from=rank_from
+        )
+    else:
+        if runs is not None:
+            raise FusionError("runs= names the labels of run_column=; give run_column too")
+        if hasattr(tables, "__arrow_c_stream__") or hasattr(tables, "__arrow_c_array__"):
+            raise TypeError(
+                "tables must be a sequence of tables (one run each), or one table with run_column="
+            )
+        read = [
+            runs_from_table(_arrow_input(t), name=f"tables[{i}]", rank_from=rank_from)[0]
+            for i, t in enumerate(tables)
+        ]
+    fused = fuse_runs(read, method=method, norm=norm, k=k, weights=weights, top_k=top_k, threads=threads)
+    return to_arrow(fused)
+
+
+def evaluate_table(run: Any, qrels: Any, metrics: Sequence[str]) -> Any:
+    """Per-query metric values of a run table against a qrels table (or a ``Qrels``), as a pyarrow
+    Table: a ``qid`` column, then one float64 column per metric, one row per query in both the run
+    and the qrels (the mean of a column is the mean ``fanfuse eval`` prints).
+
+    The run table follows the module's convention and needs a score column (a run is evaluated in
+    trec_eval's order: score descending, ties by docid descending); the qrels table has qid, docid
+    and an integer ``relevance`` (or ``score``, as ranx and BEIR name it) column.
+    """
+    pa = _pyarrow()
+    read = runs_from_table(_arrow_input(run), name="run")[0]
+    judged = qrels if isinstance(qrels, Qrels) else qrels_from_table(_arrow_input(qrels), name="qrels")
+    qids, values = evaluate(read, judged, metrics=list(metrics))
+    columns = {"qid": pa.array(qids, pa.string())}
+    columns.update({m: pa.array(values[m], pa.float64()) for m in metrics})
+    return pa.table(columns)
+
+
+def is_parquet(path: str | Path) -> bool:
+    """Whether the file starts with Parquet's magic bytes (a renamed file works, as for gzip)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(4) == PARQUET_MAGIC
+    except OSError:
+        return False  # the core reports the path
+
+
+def read_parquet(path: str) -> Any:
+    """A Parquet file as a pyarrow Table; a file pyarrow cannot read is a FusionError naming it."""
+    pq = _parquet()
+    try:
+        return pq.read_table(path)
+    except (OSError, _pyarrow().ArrowException) as error:
+        raise FusionError(f"{path}: not a readable Parquet file ({error})") from None
+
+
+def read_parquet_run(path: str, *, rank_from: str = "score") -> Run:
+    """A Parquet run file as a Run (one run per file; rows are ``path:row`` in errors)."""
+    return runs_from_table(read_parquet(path), name=path, rank_from=rank_from)[0]
+
+
+def read_any_run(path: str, *, rank_from: str = "score") -> Run:
+    """A run file of any format: Parquet (by its magic bytes) through pyarrow, else the core's reader."""
+    from fanfuse._core import read_run
+
+    return (
+        read_parquet_run(path, rank_from=rank_from)
+        if is_parquet(path)
+        else read_run(path, rank_from=rank_from)
+    )
+
+
+def read_any_qrels(path: str) -> Qrels:
+    """Qrels of any format: Parquet (qid, docid, relevance columns) or the core's TREC / BEIR reader."""
+    from fanfuse._core import read_qrels
+
+    if is_parquet(path):
+        return qrels_from_table(read_parquet(path), name=path)
+    return read_qrels(path)
+
+
+def write_parquet(run: Run, path: str) -> None:
+    """Writes a run as Parquet (qid, docid, rank, score), atomically as every output of fanfuse."""
+    from fanfuse._output import atomic_output
+
+    pq = _parquet()
+    table = to_arrow(run)
+    with atomic_output(path) as stream:
+        pq.write_table(table, stream)
+
+
+def _parquet() -> Any:
+    _pyarrow()
+    import pyarrow.parquet as pq  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    return pq

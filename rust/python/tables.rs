@@ -1,0 +1,107 @@
+//! Arrow tables in and out: any object with `__arrow_c_stream__` or `__arrow_c_array__` (the
+//! PyCapsule protocol) is taken over as Arrow C structs and read by the core (`crate::arrow`) with
+//! the GIL released; runs go back as plain buffers that `fanfuse.tables` wraps into a pyarrow Table.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyTuple};
+
+use super::args::{strings, type_name};
+use super::runs::{PyQrels, PyRun};
+use super::{interruptible, to_py_err};
+use crate::arrow::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, OwnedArray, OwnedSchema, OwnedStream};
+use crate::arrow::TableSource;
+use crate::runs::table::{self, TableSpec};
+use crate::runs::RankFrom;
+
+/// The pointer a capsule of the PyCapsule protocol holds, checked by its name.
+fn capsule_pointer<T>(capsule: &Bound<'_, PyAny>, name: &CStr, what: &str) -> PyResult<*mut T> {
+    let capsule = capsule
+        .cast::<PyCapsule>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} returned a {}, not a PyCapsule", type_name(capsule))))?;
+    Ok(capsule.pointer_checked(Some(name))?.as_ptr().cast())
+}
+
+/// Takes the Arrow data of `table` over (the producer's structs are marked released; the core
+/// releases them when done). `name` is the argument in errors.
+pub(super) fn table_source(table: &Bound<'_, PyAny>, name: &str) -> PyResult<TableSource> {
+    let py = table.py();
+    if table.hasattr(pyo3::intern!(py, "__arrow_c_stream__"))? {
+        let capsule = table.call_method0(pyo3::intern!(py, "__arrow_c_stream__"))?;
+        let pointer = capsule_pointer::<ArrowArrayStream>(&capsule, c"arrow_array_stream", "__arrow_c_stream__")?;
+        // SAFETY: the capsule holds a valid stream; `take` marks it released, so the capsule's
+        // destructor leaves it to us.
+        return Ok(TableSource::Stream(unsafe { OwnedStream::take(pointer) }));
+    }
+    if table.hasattr(pyo3::intern!(py, "__arrow_c_array__"))? {
+        let pair = table.call_method0(pyo3::intern!(py, "__arrow_c_array__"))?;
+        let pair = pair.cast::<PyTuple>().map_err(|_| PyTypeError::new_err("__arrow_c_array__ must return a pair"))?;
+        let schema = capsule_pointer::<ArrowSchema>(&pair.get_item(0)?, c"arrow_schema", "__arrow_c_array__")?;
+        let array = capsule_pointer::<ArrowArray>(&pair.get_item(1)?, c"arrow_array", "__arrow_c_array__")?;
+        // SAFETY: as above, for each of the two structs.
+        return Ok(unsafe { TableSource::Batch(OwnedSchema::take(schema), OwnedArray::take(array)) });
+    }
+    Err(PyTypeError::new_err(format!(
+        "{name} must be an Arrow table: an object with __arrow_c_stream__ or __arrow_c_array__ (a pyarrow \
+         Table or RecordBatch, a polars DataFrame, a pandas DataFrame through pyarrow.table(df)); got {}",
+        type_name(table)
+    )))
+}
+
+/// Reads the runs of an Arrow table. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (table, /, *, name = "table", run_column = None, runs = None, rank_from = "score"))]
+pub(super) fn runs_from_table(
+    py: Python<'_>,
+    table: &Bound<'_, PyAny>,
+    name: &str,
+    run_column: Option<&str>,
+    runs: Option<&Bound<'_, PyAny>>,
+    rank_from: &str,
+) -> PyResult<Vec<PyRun>> {
+    let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
+    let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
+    if run_column.is_none() && !labels.is_empty() {
+        return Err(super::FusionError::new_err(
+            "runs= names the labels of a run column: give run_column= too (a table without one is one run)",
+        ));
+    }
+    let source = table_source(table, name)?;
+    let spec = TableSpec { name, run_column, runs: &labels, rank_from };
+    let read = interruptible(py, move || table::runs_from_table(source, &spec))?;
+    Ok(read.into_iter().map(|run| PyRun { inner: Arc::new(run) }).collect())
+}
+
+/// Reads relevance judgments from an Arrow table. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (table, /, *, name = "qrels"))]
+pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &str) -> PyResult<PyQrels> {
+    let source = table_source(table, name)?;
+    let qrels = interruptible(py, move || table::qrels_from_table(source, name))?;
+    Ok(PyQrels { inner: Arc::new(qrels) })
+}
+
+/// A run's columns as Arrow buffers. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (run, /))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+pub(super) fn run_buffers<'py>(py: Python<'py>, run: PyRef<'_, PyRun>) -> PyResult<Bound<'py, PyTuple>> {
+    let run = Arc::clone(&run.inner);
+    let buffers = py.detach(move || crate::runs::columns::run_buffers(&run));
+    let bytes = |data: &[u8]| PyBytes::new(py, data).into_any();
+    PyTuple::new(
+        py,
+        [
+            bytes(&buffers.qid_offsets),
+            bytes(&buffers.qid_data),
+            bytes(&buffers.docid_offsets),
+            bytes(&buffers.docid_data),
+            bytes(&buffers.ranks),
+            bytes(&buffers.scores),
+            pyo3::types::PyBool::new(py, buffers.large).to_owned().into_any(),
+        ],
+    )
+}
