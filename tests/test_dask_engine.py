@@ -19,6 +19,7 @@ from dask_inputs import fanfuse as run_command
 dd = pytest.importorskip("dask.dataframe", reason="the dask extra is not installed")
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 pd = pytest.importorskip("pandas")
+pyarrow = pytest.importorskip("pyarrow")
 import fanfuse.dask  # noqa: E402
 
 
@@ -142,10 +143,54 @@ def test_an_error_in_a_later_block_or_a_frame_names_its_line_or_partition_and_ro
     with pytest.raises(fanfuse.FusionError) as many, threads():
         fanfuse.dask.fuse_runs(paths, block_bytes=256).compute()
     assert str(many.value) == str(one.value) and f"{paths[0]}:{len(lines) - 2}:" in str(many.value)
-    frame = pd.DataFrame({"qid": ["q1", "q1", "q2"], "docid": ["a", "b c", "d"], "score": [1.0, 0.5, 2.0]})
-    bad_row = r"^runs\[1\] partition 0 row 2: expected 6 "
+    frame = pd.DataFrame(
+        {"qid": ["q1", "q1", "q2"], "docid": ["a", "b", "d"], "score": [1.0, float("nan"), 2.0]}
+    )
+    bad_row = r"^runs\[1\] partition 0 row 2: column 'score' holds NaN"
     with pytest.raises(fanfuse.FusionError, match=bad_row), threads():
         fanfuse.dask.fuse_runs([paths[1], dd.from_pandas(frame, npartitions=2)]).compute()
+
+
+def as_parquet(path: str) -> str:
+    """The run's lines as a Parquet table, in line order, several row groups."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    fields = [line.split() for line in Path(path).read_text().splitlines()]
+    records = [f for f in fields if f and not f[0].startswith("#")]
+    table = pd.DataFrame(
+        {
+            "q_id": [f[0] for f in records],
+            "doc_id": [f[2] for f in records],
+            "rank": [int(f[3]) for f in records],
+            "score": [float(f[4]) for f in records],
+        }
+    )
+    target = path.replace(".trec", ".parquet")
+    pq.write_table(pyarrow.Table.from_pandas(table, preserve_index=False), target, row_group_size=64)
+    return target
+
+
+def test_parquet_runs_fuse_to_the_file_of_the_same_runs_as_trec(tmp_path: Path) -> None:
+    paths = write_runs(tmp_path, seed=12, interleaved=True)
+    mixed = [as_parquet(paths[0]), paths[1], as_parquet(paths[2])]
+    one = tmp_path / "one.trec"
+    assert run_command("fuse", *paths, "-o", str(one), "--rank-from", "file")[0] == 0
+    code, _, stderr = run_command(
+        "fuse", *mixed, "-o", str(tmp_path / "many.trec"), "--engine", "dask", "--rank-from", "file"
+    )
+    assert code == 0, stderr
+    assert (tmp_path / "many.trec").read_bytes() == one.read_bytes()
+
+
+def test_the_table_column_names_are_those_the_core_reads() -> None:
+    from fanfuse._core import runs_from_table
+    from fanfuse.dask.rows import DOCID_NAMES, QID_NAMES
+
+    for qid in QID_NAMES:
+        for docid in DOCID_NAMES:
+            table = pyarrow.table({qid: ["q"], docid: ["d"], "score": [1.0]})
+            assert runs_from_table(table)[0].columns()[:2] == (["q"], ["d"])
+    with pytest.raises(fanfuse.FusionError):
+        runs_from_table(pyarrow.table({"query": ["q"], "docid": ["d"], "score": [1.0]}))
 
 
 def test_eval_on_a_cluster_prints_what_one_process_prints(tmp_path: Path, cluster: str) -> None:

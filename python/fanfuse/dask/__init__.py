@@ -1,7 +1,7 @@
 """Fusion and evaluation of runs on Dask: for runs beyond one machine, or kept on a cluster.
 
-``fuse_runs(runs, ...)`` takes run files (TREC, plain or gzip) or Dask DataFrames (columns qid, docid,
-score and optionally rank) and returns a lazy Dask DataFrame of the fused run (qid, docid, rank,
+``fuse_runs(runs, ...)`` takes run files (TREC, plain or gzip; Parquet) or Dask DataFrames (columns
+qid, docid, score and/or rank) and returns a lazy Dask DataFrame of the fused run (qid, docid, rank,
 score). The runs are shuffled on qid, so that each query's lists meet in one partition, and each
 partition is fused by ONE call into the Rust core, the same reader, checks and fusion as
 ``fanfuse fuse``: every query equals the one-process result (ids, scores bit for bit, order). The
@@ -27,9 +27,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.dask.kernel import FUSED_COLUMNS, RUN_COLUMNS, fuse_partition, text_to_columns
+from fanfuse.dask.kernel import FUSED_COLUMNS, RUN_COLUMNS, RunKind, fuse_partition, text_to_columns
 from fanfuse.dask.order import SUMMARY_COLUMNS, block_summary, group_starts
-from fanfuse.dask.rows import COLUMNS, DEFAULT_BLOCK_BYTES, Block, block_rows, file_blocks, frame_rows
+from fanfuse.dask.rows import (
+    COLUMNS,
+    DEFAULT_BLOCK_BYTES,
+    NUMBER_COLUMNS,
+    Block,
+    block_rows,
+    file_blocks,
+    frame_rows,
+    table_columns,
+)
+from fanfuse.tables import is_parquet
 
 __all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs", "read_rows"]
 
@@ -42,35 +52,44 @@ def _meta(columns: dict[str, Any]) -> pd.DataFrame:
 
 def read_rows(
     runs: Sequence[RunInput], *, block_bytes: int = DEFAULT_BLOCK_BYTES
-) -> tuple[dd.DataFrame, list[Block]]:
-    """The runs as one Dask DataFrame of raw lines (``fanfuse.dask.rows``), one partition per block,
-    and the blocks (for error messages)."""
+) -> tuple[dd.DataFrame, list[Block], list[RunKind]]:
+    """The runs as one Dask DataFrame of rows (``fanfuse.dask.rows``), one partition per block of a
+    file or partition of a table; the blocks (for error messages) and what each run is."""
     if isinstance(runs, (str, dd.DataFrame)) or not runs:
         raise TypeError("runs must be a non-empty list of run file paths or Dask DataFrames")
     if not isinstance(block_bytes, int) or isinstance(block_bytes, bool) or block_bytes < 1:
         raise FusionError(f"block_bytes must be an int >= 1 (got {block_bytes!r})")
     blocks: list[Block] = []
+    kinds: list[RunKind] = []
     parts = []
     for run, given in enumerate(runs):
         first = len(blocks)
-        if isinstance(given, dd.DataFrame):
-            label = f"runs[{run}]"
-            blocks += [Block(run, label, p, p, in_frame=True) for p in range(given.npartitions)]
-            parts.append(given.map_partitions(_frame_partition, run, first, label, meta=_meta(COLUMNS)))
+        if isinstance(given, str) and is_parquet(given):
+            table: dd.DataFrame | None = dd.read_parquet(given)
+            label = given
+        elif isinstance(given, dd.DataFrame):
+            table, label = given, f"runs[{run}]"
         elif isinstance(given, str):
-            mine = file_blocks([given], block_bytes)
-            mine = [Block(run, b.path, b.start, b.end) for b in mine]
+            table, label = None, given
+        else:
+            raise TypeError(
+                f"runs[{run}] must be a path (str) or a Dask DataFrame, not {type(given).__name__}"
+            )
+        if table is None:
+            mine = [Block(run, b.path, b.start, b.end) for b in file_blocks([label], block_bytes)]
             blocks += mine
+            kinds.append(None)
             parts.append(
                 dd.from_map(
                     block_rows, mine, range(first, len(blocks)), meta=_meta(COLUMNS), enforce_metadata=False
                 )
             )
         else:
-            raise TypeError(
-                f"runs[{run}] must be a path (str) or a Dask DataFrame, not {type(given).__name__}"
-            )
-    return dd.concat(parts), blocks
+            names = table_columns(list(table.columns), label)
+            kinds.append(tuple(c for c in NUMBER_COLUMNS if c in names))
+            blocks += [Block(run, label, p, p, in_frame=True) for p in range(table.npartitions)]
+            parts.append(table.map_partitions(_frame_partition, run, first, label, meta=_meta(COLUMNS)))
+    return dd.concat(parts), blocks, kinds
 
 
 def _frame_partition(
@@ -89,7 +108,7 @@ def fused_queries(
 ) -> dd.DataFrame:
     """One row per fused query: its TREC lines as ``fanfuse fuse`` writes them and its order keys
     (``fanfuse.dask.order``). ``options`` are those of ``fanfuse.fuse_files`` for TREC output."""
-    rows, blocks = read_rows(runs, block_bytes=block_bytes)
+    rows, blocks, kinds = read_rows(runs, block_bytes=block_bytes)
     if partitions is not None and (
         not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1
     ):
@@ -98,7 +117,14 @@ def fused_queries(
     plan = delayed(group_starts, nout=2)(summary, len(blocks), len(runs))
     shuffled = rows.shuffle(on="qid", npartitions=partitions or rows.npartitions)
     return shuffled.map_partitions(
-        fuse_partition, blocks, plan[0], plan[1], options, meta=_meta(FUSED_COLUMNS), enforce_metadata=False
+        fuse_partition,
+        blocks,
+        kinds,
+        plan[0],
+        plan[1],
+        options,
+        meta=_meta(FUSED_COLUMNS),
+        enforce_metadata=False,
     )
 
 
@@ -118,11 +144,12 @@ def fuse_runs(
 ) -> dd.DataFrame:
     """Fuses runs on Dask: a lazy DataFrame with columns qid, docid, rank, score.
 
-    ``runs``: run file paths (TREC, plain or gzip; read in blocks of ``block_bytes``) or Dask
-    DataFrames with columns qid, docid, score and optionally rank (their row order is the file order of
-    ``rank_from="file"``). ``partitions``: partitions of the shuffle on qid (default: as many as input
-    blocks). The other options are those of ``fanfuse.fuse_files``. Each query is the one-process
-    result, hits in written order; queries in a partition in order of first appearance.
+    ``runs``: run file paths (TREC, plain or gzip, read in blocks of ``block_bytes``; Parquet, read
+    by row groups) or Dask DataFrames, tables with columns qid (or q_id), docid (or doc_id), and score
+    and/or rank (their row order is the file order of ``rank_from="file"``). ``partitions``:
+    partitions of the shuffle on qid (default: as many as input blocks). The other options are
+    those of ``fanfuse.fuse_files``. Each query is the one-process result, hits in written order;
+    queries in a partition in order of first appearance.
     A malformed line fails the computation with a FusionError naming the file and line (or the run,
     partition and row of a frame).
     """

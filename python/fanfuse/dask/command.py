@@ -94,10 +94,12 @@ def evaluate_runs(
         raise FusionError(f"{qrels}: no such file (the qrels)")
     per_query = []
     for run in runs:
-        rows, blocks = read_rows([run], block_bytes=block_bytes)
+        rows, blocks, kinds = read_rows([run], block_bytes=block_bytes)
         shuffled = rows.shuffle(on="qid", npartitions=partitions or rows.npartitions)
         meta = pd.DataFrame({n: pd.Series([], dtype=t) for n, t in evaluation_columns(metrics).items()})
-        per_query.append(shuffled.map_partitions(evaluate_partition, blocks, qrels, list(metrics), meta=meta))
+        per_query.append(
+            shuffled.map_partitions(evaluate_partition, blocks, kinds[0], qrels, list(metrics), meta=meta)
+        )
     computed: Sequence[pd.DataFrame] = compute(*per_query)
     scored = []
     for run, frame in zip(runs, computed, strict=True):

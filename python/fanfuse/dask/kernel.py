@@ -13,10 +13,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from fanfuse._core import FusionError, Qrels, evaluate, fuse_files, read_qrels, read_run
+from fanfuse._core import FusionError, Qrels, Run, evaluate, fuse_files, read_run, runs_from_table
 from fanfuse.dask.order import query_keys
 from fanfuse.dask.rows import STRING, Block, relocate
+from fanfuse.tables import read_any_qrels
 
 # Columns of a fused partition: one row per query, its written TREC lines, and its place in the
 # order of the output (`order.py`).
@@ -30,21 +32,40 @@ FUSED_COLUMNS = {
 RUN_COLUMNS = {"qid": STRING, "docid": STRING, "rank": np.dtype("int64"), "score": np.dtype("float64")}
 
 
-def _write_lines(directory: Path, rows: pd.DataFrame, runs: int) -> tuple[list[str], list[pd.DataFrame]]:
-    """One file per run with its rows in input order, and those rows (line i of a file is row i-1).
-    A run without a record here gets one placeholder query, since the reader refuses an empty file."""
+# What a run is in a partition: a file (None: its rows are lines) or a table with these number columns.
+RunKind = tuple[str, ...] | None
+
+
+def _inputs(
+    directory: Path, rows: pd.DataFrame, kinds: Sequence[RunKind], blocks: Sequence[Block], rank_from: str
+) -> tuple[list[str | Run], list[str], list[pd.DataFrame]]:
+    """The partition's rows of each run, in input order, as the core's input: a file of its lines, or
+    a Run read from a table of its columns. Also each input's name in errors and its rows (line or
+    row i of the input is row i-1). A file without a record gets one placeholder query, since the
+    reader refuses an empty file."""
     placeholder = _placeholder(rows["qid"])
-    paths, ordered = [], []
-    for run in range(runs):
+    inputs: list[str | Run] = []
+    names, ordered = [], []
+    for run, kind in enumerate(kinds):
         mine = rows[rows["run"] == run].sort_values(["block", "row"], kind="stable")
-        text = "\n".join(mine["line"].tolist())
-        if not (mine["group"] >= 0).any():
-            text += f"\n{placeholder} Q0 placeholder 1 0 placeholder"
-        path = directory / f"{run}.trec"
-        path.write_text(text + "\n", encoding="utf-8")
-        paths.append(str(path))
+        name = str(directory / f"{run}.trec")
+        if kind is None:
+            text = "\n".join(mine["line"].tolist())
+            if not (mine["group"] >= 0).any():
+                text += f"\n{placeholder} Q0 placeholder 1 0 placeholder"
+            Path(name).write_text(text + "\n", encoding="utf-8")
+            inputs.append(name)
+        else:
+            # NumPy numbers keep a NaN score a NaN (pandas would make it null), for the core to refuse.
+            numbers = {c: pa.array(mine[c].to_numpy()) for c in kind}
+            table = pa.table({"qid": pa.array(mine["qid"]), "docid": pa.array(mine["docid"]), **numbers})
+            try:
+                inputs.append(runs_from_table(table, name=name, rank_from=rank_from)[0])
+            except FusionError as error:
+                raise _relocated(error, [name], [mine], blocks) from None
+        names.append(name)
         ordered.append(mine)
-    return paths, ordered
+    return inputs, names, ordered
 
 
 def _placeholder(qids: pd.Series) -> str:
@@ -77,23 +98,24 @@ def _relocated(
 def fuse_partition(
     rows: pd.DataFrame,
     blocks: Sequence[Block],
+    kinds: Sequence[RunKind],
     starts: np.ndarray,
     totals: Sequence[int],
     options: dict[str, Any],
 ) -> pd.DataFrame:
     """Fuses the queries of one partition (rows of every run, shuffled on qid): one row per query with
     its TREC lines as `fanfuse fuse` writes them, and its order keys."""
-    runs = len(totals)
     if not (rows["group"] >= 0).any():
-        _check_comments(rows, runs, blocks)
+        _check_comments(rows, kinds, blocks)
         return pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in FUSED_COLUMNS.items()})
     with tempfile.TemporaryDirectory(prefix="fanfuse-dask-") as directory:
-        paths, ordered = _write_lines(Path(directory), rows, runs)
+        rank_from = options.get("rank_from", "score")
+        inputs, names, ordered = _inputs(Path(directory), rows, kinds, blocks, rank_from)
         output = os.path.join(directory, "fused.trec")
         try:
-            fuse_files(paths, output, **options)
+            fuse_files(inputs, output, **options)
         except FusionError as error:
-            raise _relocated(error, paths, ordered, blocks) from None
+            raise _relocated(error, names, ordered, blocks) from None
         with open(output, encoding="utf-8") as stream:
             written = stream.read()
     texts = _split_queries(written)
@@ -105,17 +127,18 @@ def fuse_partition(
     return frame.astype(FUSED_COLUMNS)
 
 
-def _check_comments(rows: pd.DataFrame, runs: int, blocks: Sequence[Block]) -> None:
+def _check_comments(rows: pd.DataFrame, kinds: Sequence[RunKind], blocks: Sequence[Block]) -> None:
     """A partition holding only comment lines: the reader still checks them."""
     if rows.empty:
         return
     with tempfile.TemporaryDirectory(prefix="fanfuse-dask-") as directory:
-        paths, ordered = _write_lines(Path(directory), rows, runs)
-        for path in paths:
+        inputs, names, ordered = _inputs(Path(directory), rows, kinds, blocks, "score")
+        for given in inputs:
             try:
-                read_run(path)
+                if isinstance(given, str):
+                    read_run(given)
             except FusionError as error:
-                raise _relocated(error, paths, ordered, blocks) from None
+                raise _relocated(error, names, ordered, blocks) from None
 
 
 def _split_queries(written: str) -> dict[str, str]:
@@ -152,26 +175,27 @@ def evaluation_columns(metrics: Sequence[str]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=4)
 def _qrels(path: str, mtime_ns: int, size: int) -> Qrels:
     """The qrels file, read once per worker process (and again when it changes)."""
-    return read_qrels(path)
+    return read_any_qrels(path)
 
 
 def evaluate_partition(
-    rows: pd.DataFrame, blocks: Sequence[Block], qrels_path: str, metrics: Sequence[str]
+    rows: pd.DataFrame, blocks: Sequence[Block], kind: RunKind, qrels_path: str, metrics: Sequence[str]
 ) -> pd.DataFrame:
     """Per-query values of the metrics for one run's rows of a partition, and each query's first line
     (the order in which one process averages them)."""
     columns = evaluation_columns(metrics)
     if not (rows["group"] >= 0).any():
-        _check_comments(rows, 1, blocks)
+        _check_comments(rows.assign(run=0), [kind], blocks)
         return pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in columns.items()})
     stat = os.stat(qrels_path)
     qrels = _qrels(qrels_path, stat.st_mtime_ns, stat.st_size)
     with tempfile.TemporaryDirectory(prefix="fanfuse-dask-") as directory:
-        paths, ordered = _write_lines(Path(directory), rows.assign(run=0), 1)
+        inputs, names, ordered = _inputs(Path(directory), rows.assign(run=0), [kind], blocks, "score")
+        given = inputs[0]
         try:
-            run = read_run(paths[0])
+            run = read_run(given) if isinstance(given, str) else given
         except FusionError as error:
-            raise _relocated(error, paths, ordered, blocks) from None
+            raise _relocated(error, names, ordered, blocks) from None
     qids, values = evaluate(run, qrels, metrics=list(metrics))
     records = rows[rows["group"] >= 0]
     position = records["block"].to_numpy() << 32 | records["row"].to_numpy()

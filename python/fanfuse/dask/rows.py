@@ -25,14 +25,24 @@ import pyarrow.compute as pc
 from fanfuse._core import FusionError, read_run
 
 STRING = pd.StringDtype("pyarrow")
+# Rows of a run file carry their line; rows of a table (a frame's partition, a Parquet file) carry
+# qid, docid and the score and/or rank columns the table has, for the core's table reader.
 COLUMNS = {
     "run": np.dtype("int32"),
     "qid": STRING,
     "line": STRING,
+    "docid": STRING,
+    "score": np.dtype("float64"),
+    "rank": np.dtype("int64"),
     "block": np.dtype("int64"),
     "row": np.dtype("int64"),
     "group": np.dtype("int64"),
 }
+# The column names the core's table reader accepts (rust/runs/table.rs; tests/test_dask_engine.py
+# checks that it takes each), first the one fanfuse writes.
+QID_NAMES = ("qid", "q_id", "query-id")
+DOCID_NAMES = ("docid", "doc_id", "corpus-id")
+NUMBER_COLUMNS = ("score", "rank")
 # TREC field separators, as the Rust reader splits (other whitespace in a line is an error there).
 _SEPARATORS = " \t\x0b\x0c"
 _FIRST_FIELD = f"^[{_SEPARATORS}]*(?P<field>[^{_SEPARATORS}]*)"
@@ -170,6 +180,9 @@ def lines_frame(lines: list[str], run: int, block_id: int) -> pd.DataFrame:
             "run": np.full(len(lines), run, dtype=np.int32),
             "qid": pd.array(qid.cast(pa.string()), dtype=STRING),
             "line": pd.array(array.cast(pa.string()), dtype=STRING),
+            "docid": pd.array(pa.nulls(len(lines), pa.string()), dtype=STRING),
+            "score": np.zeros(len(lines)),
+            "rank": np.zeros(len(lines), dtype=np.int64),
             "block": np.full(len(lines), block_id, dtype=np.int64),
             "row": rows,
             "group": _groups(qid, comment),
@@ -191,29 +204,42 @@ def _groups(qid: pa.Array, comment: np.ndarray) -> np.ndarray:
     return groups
 
 
-def empty_rows() -> pd.DataFrame:
-    return pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in COLUMNS.items()})
+def table_columns(columns: Sequence[str], label: str) -> dict[str, str]:
+    """Which of a run table's columns are its qid, docid, score and rank (the last two optional)."""
+    found = {}
+    for role, names in (("qid", QID_NAMES), ("docid", DOCID_NAMES), *((n, (n,)) for n in NUMBER_COLUMNS)):
+        named = [n for n in names if n in columns]
+        if len(named) > 1:
+            raise FusionError(f"{label} has columns {' and '.join(named)}; keep one of them")
+        if named:
+            found[role] = named[0]
+    missing = [role for role in ("qid", "docid") if role not in found]
+    if missing or not any(n in found for n in NUMBER_COLUMNS):
+        raise FusionError(
+            f"{label} has columns {', '.join(map(str, columns))}; a run table needs qid (or q_id), "
+            "docid (or doc_id), and score and/or rank"
+        )
+    return found
 
 
 def frame_rows(partition: pd.DataFrame, run: int, block_id: int, label: str) -> pd.DataFrame:
-    """Rows of one partition of a run frame (columns qid, docid, score and optionally rank), written
-    as the TREC lines a file would hold; Python's float repr reads back to the same double."""
-    missing = [c for c in ("qid", "docid", "score") if c not in partition.columns]
-    if missing:
-        raise FusionError(
-            f"{label} lacks column(s) {', '.join(missing)}; a run frame needs qid, docid, score"
-        )
+    """Rows of one partition of a run table, in its row order (the file order of a table)."""
+    names = table_columns(list(partition.columns), label)
     n = len(partition)
-    rank = partition["rank"].astype("int64").astype(str) if "rank" in partition.columns else "1"
-    score = pd.Series([repr(float(s)) for s in partition["score"]], index=partition.index, dtype=object)
-    lines = (
-        partition["qid"].astype(str)
-        + " Q0 "
-        + partition["docid"].astype(str)
-        + " "
-        + rank
-        + " "
-        + score
-        + " run"
+    score = partition[names["score"]].to_numpy(dtype=np.float64) if "score" in names else np.zeros(n)
+    rank = partition[names["rank"]].to_numpy(dtype=np.int64) if "rank" in names else np.zeros(n, np.int64)
+    qid = partition[names["qid"]].astype(str).astype(STRING).reset_index(drop=True)
+    frame = pd.DataFrame(
+        {
+            "run": np.full(n, run, dtype=np.int32),
+            "qid": qid,
+            "line": pd.array(pa.nulls(n, pa.string()), dtype=STRING),
+            "docid": partition[names["docid"]].astype(str).astype(STRING).reset_index(drop=True),
+            "score": score,
+            "rank": rank,
+            "block": np.full(n, block_id, dtype=np.int64),
+            "row": np.arange(1, n + 1, dtype=np.int64),
+            "group": _groups(pa.array(qid, pa.string()), np.zeros(n, dtype=bool)),
+        }
     )
-    return lines_frame(list(lines), run, block_id) if n else empty_rows()
+    return frame.astype(COLUMNS)
