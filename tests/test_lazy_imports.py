@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 HEAVY = [
     "numpy",
@@ -17,7 +18,16 @@ HEAVY = [
     "fanfuse.retrievers",
 ]
 # The optional extras' packages: never loaded unless their adapter module is imported.
-EXTRAS = ["langchain_core", "llama_index", "haystack", "psycopg", "psycopg_pool", "sklearn"]
+EXTRAS = [
+    "langchain_core",
+    "llama_index",
+    "haystack",
+    "psycopg",
+    "psycopg_pool",
+    "sklearn",
+    "dask",
+    "distributed",
+]
 
 
 def loaded_after(code: str, modules: list[str] = HEAVY) -> dict[str, bool]:
@@ -36,6 +46,19 @@ def test_run_file_commands_do_not_load_the_retrieval_stack() -> None:
         call = f"main([{command!r}, '--help'])"
         code = f"from fanfuse.cli import main\ntry:\n    {call}\nexcept SystemExit:\n    pass"
         assert loaded_after(code) == dict.fromkeys(HEAVY, False), command
+
+
+def test_run_file_commands_load_dask_only_for_the_dask_engine(
+    small_runs: dict[str, str], tmp_path: Path
+) -> None:
+    runs = [small_runs["run0"], small_runs["run1"]]
+    fuse = f"main(['fuse', *{runs!r}, '-o', {str(tmp_path / 'out.trec')!r}])"
+    evaluate = f"main(['eval', *{runs!r}, '--qrels', {small_runs['qrels']!r}])"
+    for call in (fuse, evaluate):
+        loaded = loaded_after(f"from fanfuse.cli import main\n{call}", ["dask", "distributed", *HEAVY])
+        assert loaded == dict.fromkeys(["dask", "distributed", *HEAVY], False), call
+    dask_fuse = fuse.replace("])", ", '--engine', 'dask'])")
+    assert loaded_after(f"from fanfuse.cli import main\n{dask_fuse}", ["dask"]) == {"dask": True}
 
 
 def test_the_retrievers_load_onnxruntime_only_when_an_encoder_is_made() -> None:

@@ -32,8 +32,13 @@ class RunScores:
 def score_run(run: Run, qrels: Qrels, metrics: Sequence[str], name: str | None = None) -> RunScores:
     """Evaluates one run: the mean of a metric is over the queries in both the run and the qrels."""
     qids, values = evaluate(run, qrels, metrics=list(metrics))
+    return with_means(name or run.name, qids, values)
+
+
+def with_means(name: str, qids: list[str], values: dict[str, list[float]]) -> RunScores:
+    """A run's per-query values (in run order: the order the means add them up in) and their means."""
     means = {m: (sum(v) / len(v) if v else 0.0) for m, v in values.items()}
-    return RunScores(name or run.name, qids, values, means)
+    return RunScores(name, qids, values, means)
 
 
 def compare_runs(
@@ -51,6 +56,13 @@ def compare_runs(
     has no variance to test against, and no p-value is better than one that means nothing.
     """
     scored = [score_run(run, qrels, metrics, names[i] if names else None) for i, run in enumerate(runs)]
+    return paired_tests_against_first(scored, metrics, iterations=iterations, seed=seed)
+
+
+def paired_tests_against_first(
+    scored: list[RunScores], metrics: Sequence[str], *, iterations: int = 10_000, seed: int = 0
+) -> list[RunScores]:
+    """Sets the p-values of every run but the first against the first (see ``compare_runs``)."""
     base = scored[0]
     base_index = {q: i for i, q in enumerate(base.qids)}
     for other in scored[1:]:

@@ -214,12 +214,15 @@ impl Merge {
                         ended[r] = true;
                         summary.input_lines += lines;
                         // Queries this run never had are now finished for it.
-                        let done: Vec<String> = pending
+                        let mut done: Vec<(u64, String)> = pending
                             .iter()
                             .filter(|(_, p)| !buffered && (0..n).all(|i| p.finished[i] || ended[i]))
-                            .map(|(q, _)| q.clone())
+                            .map(|(q, p)| (p.seq, q.clone()))
                             .collect();
-                        for qid in done {
+                        // In order of first appearance, not the map's (random) order: the output is the
+                        // same file at every run, and the distributed engine can reproduce it.
+                        done.sort_unstable();
+                        for (_, qid) in done {
                             let p = pending.remove(&qid).expect("listed above");
                             released.insert(hasher.hash_one(&qid));
                             ready.push((qid, p));

@@ -8,8 +8,9 @@ from typing import Any
 
 from fanfuse._core import METRICS, TREC_EVAL_METRICS
 from fanfuse.cli._common import guarded, int_from, name_list, table
+from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.runs import DEFAULT_METRICS, compare_runs
+from fanfuse.runs import DEFAULT_METRICS, RunScores, compare_runs, paired_tests_against_first
 from fanfuse.tables import read_any_qrels, read_any_run
 
 
@@ -48,10 +49,11 @@ def register(subparsers: Any) -> None:
         "--seed", type=int_from(0), default=0, help="seed of the randomization test (default 0)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_engine_options(parser)
     parser.set_defaults(run=guarded(run))
 
 
-def run(args: argparse.Namespace) -> int:
+def scored_in_process(args: argparse.Namespace) -> list[RunScores]:
     qrels = read_any_qrels(args.qrels)
     progress = ProgressBar("reading")
     runs = []
@@ -59,9 +61,24 @@ def run(args: argparse.Namespace) -> int:
         runs.append(read_any_run(path))
         progress(i + 1, len(args.runs))
     progress.close()
-    scored = compare_runs(
+    return compare_runs(
         runs, qrels, args.metrics, names=args.runs, iterations=args.iterations, seed=args.seed
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    check_engine_options(args)
+    if args.engine == "dask":
+        commands = dask_commands(args)
+        with commands.scheduler(args.scheduler):
+            per_query = commands.evaluate_runs(
+                args.runs, args.qrels, args.metrics, partitions=args.partitions
+            )
+        scored = paired_tests_against_first(
+            per_query, args.metrics, iterations=args.iterations, seed=args.seed
+        )
+    else:
+        scored = scored_in_process(args)
     if args.json:
         payload = [
             {

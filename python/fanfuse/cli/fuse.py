@@ -18,6 +18,7 @@ from fanfuse._core import (
     fuse_runs,
 )
 from fanfuse.cli._common import float_list, guarded, int_from
+from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.tables import is_parquet, read_any_run, read_parquet_run, write_parquet
 
@@ -72,10 +73,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--threads", type=int_from(1), help="fusion threads (default: FANFUSE_NUM_THREADS, else 1)"
     )
+    add_engine_options(parser)
     parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
+    check_engine_options(args)
+    if args.engine == "dask":
+        code: int = dask_commands(args).fuse(args)
+        return code
     if args.output.endswith(PARQUET_SUFFIXES):
         return run_to_parquet(args)
     bar = ProgressBar("fuse", unit="bytes")
