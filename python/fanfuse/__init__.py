@@ -32,12 +32,14 @@ from fanfuse._core import (
     fuse_batch,
     fuse_files,
     fuse_runs,
+    paired_t,
     paired_t_test,
     randomization_test,
     read_qrels,
     read_run,
     rrf,
     rrf_batch,
+    wilcoxon_test,
 )
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
         StaticExpander,
         VariantCache,
     )
+    from fanfuse.report import Report, compare
     from fanfuse.retrievers import DenseRetriever, Hit, TantivyRetriever, TfidfSvdEmbedder
 
     __version__: str
@@ -78,8 +81,9 @@ _LAZY = {
     ),
     **dict.fromkeys(["DenseRetriever", "Hit", "TantivyRetriever", "TfidfSvdEmbedder"], "fanfuse.retrievers"),
     "open_index": "fanfuse.default_search",
+    **dict.fromkeys(["Report", "compare"], "fanfuse.report"),
 }
-_SUBMODULES = {"multiquery", "retrievers", "runs", "reference", "tune", "corpus", "cli"}
+_SUBMODULES = {"multiquery", "retrievers", "runs", "reference", "report", "tune", "corpus", "cli"}
 
 
 def __getattr__(name: str) -> Any:
@@ -129,6 +133,7 @@ __all__ = [
     "MultiQueryRetriever",
     "Provenance",
     "Qrels",
+    "Report",
     "Run",
     "SearchResult",
     "StaticExpander",
@@ -136,6 +141,7 @@ __all__ = [
     "TfidfSvdEmbedder",
     "VariantCache",
     "__version__",
+    "compare",
     "default_threads",
     "evaluate",
     "fuse",
@@ -143,10 +149,12 @@ __all__ = [
     "fuse_files",
     "fuse_runs",
     "open_index",
+    "paired_t",
     "paired_t_test",
     "randomization_test",
     "read_qrels",
     "read_run",
     "rrf",
     "rrf_batch",
+    "wilcoxon_test",
 ]

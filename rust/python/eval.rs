@@ -59,3 +59,18 @@ pub(super) fn randomization_test(
 pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
     eval::significance::paired_t_test(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
 }
+
+/// The paired t statistic and its two-sided p-value. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /))]
+pub(super) fn paired_t(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
+    eval::significance::paired_t(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
+}
+
+/// Two-sided Wilcoxon signed-rank test: (statistic, p-value). See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /))]
+pub(super) fn wilcoxon_test(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
+    let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
+    detached(py, || eval::wilcoxon::wilcoxon_test(&a, &b))
+}

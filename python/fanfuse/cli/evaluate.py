@@ -1,14 +1,19 @@
-"""`fanfuse eval RUN... --qrels FILE`: every run side by side, with paired p-values against the first."""
+"""`fanfuse eval RUN... --qrels FILE`: every run side by side, with paired p-values against the first;
+with any report option (--baseline, --test, --correction, --alpha, --format, -o, --plot) a comparison
+report against one run (fanfuse.report)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS, read_qrels, read_run
+from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError, read_qrels, read_run
+from fanfuse._output import atomic_output
 from fanfuse.cli._common import guarded, int_from, name_list, table
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare
 from fanfuse.runs import DEFAULT_METRICS, compare_runs
 
 
@@ -43,10 +48,79 @@ def register(subparsers: Any) -> None:
         "--seed", type=int_from(0), default=0, help="seed of the randomization test (default 0)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    report = parser.add_argument_group(
+        "comparison report", "any of these turns the output into a report against one baseline run"
+    )
+    report.add_argument(
+        "--baseline", type=int_from(0), help="index of the baseline among the runs, from 0 (default 0)"
+    )
+    report.add_argument(
+        "--test",
+        choices=TESTS,
+        help="t: paired Student t; fisher: paired randomization (--iterations, --seed); wilcoxon: "
+        "Wilcoxon signed-rank; tukey: Tukey's HSD over all runs, needs scipy (default t)",
+    )
+    report.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        help="multiple-comparison correction over runs x metrics (default holm)",
+    )
+    report.add_argument("--alpha", type=unit_interval, help="significance level (default 0.05)")
+    report.add_argument("--format", choices=FORMATS, help="output format (default table)")
+    report.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    report.add_argument(
+        "--plot", metavar="FILE.png", help="also write a PNG of the report (needs matplotlib: fanfuse[plot])"
+    )
     parser.set_defaults(run=guarded(run))
 
 
+def unit_interval(text: str) -> float:
+    """argparse type of --alpha: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, exclusive (got {text!r})")
+    return value
+
+
+REPORT_OPTIONS = ("baseline", "test", "correction", "alpha", "format", "output", "plot")
+
+
+def write_report(args: argparse.Namespace) -> int:
+    if args.json and args.format not in (None, "json"):
+        raise FusionError(f"--json and --format {args.format} disagree; give one of them")
+    if args.baseline is not None and args.baseline >= len(args.runs):
+        raise FusionError(
+            f"--baseline must be the index of a run, from 0 to {len(args.runs) - 1} (got {args.baseline})"
+        )
+    report = compare(
+        args.runs,
+        args.qrels,
+        args.metrics,
+        baseline=args.baseline or 0,
+        test=args.test or "t",
+        correction=args.correction or "holm",
+        alpha=args.alpha or 0.05,
+        names=args.runs,
+        iterations=args.iterations,
+        seed=args.seed,
+    )
+    text = report.render("json" if args.json else args.format or "table")
+    if args.plot:
+        report.plot(args.plot)
+    if args.output:
+        with atomic_output(args.output) as stream:
+            stream.write(text.encode())
+    else:
+        print(text, end="")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if any(getattr(args, option) is not None for option in REPORT_OPTIONS):
+        return write_report(args)
     qrels = read_qrels(args.qrels)
     progress = ProgressBar("reading")
     runs = []
