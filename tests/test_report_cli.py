@@ -168,7 +168,7 @@ def test_plot_is_a_png(files: dict[str, str], tmp_path: Path, capsys: pytest.Cap
 
 
 def test_eval_and_its_report_load_neither_scipy_nor_matplotlib(files: dict[str, str]) -> None:
-    for extra in ([], ["--baseline", "0", "--test", "wilcoxon"], ["--test", "fisher", "--format", "latex"]):
+    for extra in ([], ["--baseline", "0", "--test", "wilcoxon"], ["--test", "tukey", "--format", "latex"]):
         argv = eval_args(files, *extra)
         probe = (
             "import contextlib, io, json, sys\nfrom fanfuse.cli import main\n"

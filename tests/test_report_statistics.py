@@ -76,6 +76,35 @@ def test_paired_t_statistic_equals_scipy(n: int) -> None:
     assert fanfuse.paired_t([0.25, 0.5], [0.5, 0.75]) == (-math.inf, 0.0)
 
 
+# (groups, values per group): the degrees of freedom N - k run from 3 to about 8000.
+@pytest.mark.parametrize(("k", "n"), [(2, 3), (2, 40), (3, 2), (3, 30), (4, 7), (5, 208), (7, 1000)])
+def test_tukey_hsd_equals_scipy(k: int, n: int) -> None:
+    rng = random.Random(k * 100 + n)
+    # Each pair of groups costs one double integral (~0.1 s in the debug build): one shift for many groups.
+    for shift in (0.0, 0.05, 0.3) if k < 5 else (0.05,):
+        # Unequal group sizes too (the last group one shorter), metric-like values.
+        groups = [metric_like(rng, n - (g == k - 1 and n > 2), continuous=shift > 0)[0] for g in range(k)]
+        groups = [[min(1.0, v + shift * g) for v in group] for g, group in enumerate(groups)]
+        expected = stats.tukey_hsd(*groups)
+        ours = fanfuse.tukey_hsd(groups)
+        for i in range(k):
+            for j in range(k):
+                difference, p = ours[i][j]
+                assert difference == pytest.approx(float(expected.statistic[i, j]), rel=1e-12, abs=1e-15)
+                assert p == pytest.approx(float(expected.pvalue[i, j]), rel=1e-7, abs=1e-11), (i, j)
+
+
+def test_tukey_hsd_refuses_what_has_no_answer() -> None:
+    with pytest.raises(fanfuse.FusionError, match=r"tukey_hsd needs at least 2 groups \(got 1\)"):
+        fanfuse.tukey_hsd([[0.1, 0.2]])
+    with pytest.raises(fanfuse.FusionError, match=r"groups\[1\]\[0\] is inf"):
+        fanfuse.tukey_hsd([[0.1, 0.2], [math.inf]])
+    with pytest.raises(TypeError, match="groups must be a sequence"):
+        fanfuse.tukey_hsd("ab")  # type: ignore[arg-type]
+    # Constant groups: no variance; equal means are not different, unequal ones are.
+    assert fanfuse.tukey_hsd([[0.5, 0.5], [0.5, 0.5], [0.25, 0.25]])[0][1:] == [(0.0, 1.0), (0.25, 0.0)]
+
+
 @pytest.mark.parametrize("method", ["bonferroni", "holm"])
 def test_corrections_equal_statsmodels(method: str) -> None:
     rng = random.Random(7)

@@ -39,6 +39,7 @@ from fanfuse._core import (
     read_run,
     rrf,
     rrf_batch,
+    tukey_hsd,
     wilcoxon_test,
 )
 
@@ -156,5 +157,6 @@ __all__ = [
     "read_run",
     "rrf",
     "rrf_batch",
+    "tukey_hsd",
     "wilcoxon_test",
 ]

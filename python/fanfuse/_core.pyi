@@ -34,6 +34,7 @@ __all__ = [
     "read_run",
     "rrf",
     "rrf_batch",
+    "tukey_hsd",
     "wilcoxon_test",
 ]
 
@@ -449,4 +450,13 @@ def wilcoxon_test(
     no continuity correction; exact distribution up to 50 untied pairs without zeros, every sign flip
     up to 13 pairs with zeros or ties, the normal approximation otherwise). All differences zero:
     p = 1 (scipy: NaN). Raises FusionError for unequal lengths, no pairs, or a value that is not finite.
+    """
+
+def tukey_hsd(
+    groups: Sequence[Sequence[float] | npt.NDArray[np.floating]], /
+) -> list[list[tuple[float, float]]]:
+    """Tukey's HSD over independent groups, as ``scipy.stats.tukey_hsd(*groups)``: entry [i][j] is
+    (mean_i - mean_j, p-value), the p-value from the studentized range distribution with N - k
+    degrees of freedom (computed here by quadrature). Raises FusionError for fewer than two groups,
+    an empty group, no more values than groups, or a value that is not finite.
     """

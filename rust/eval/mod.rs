@@ -9,6 +9,7 @@ mod distributions;
 mod metrics;
 mod names;
 pub mod significance;
+pub mod tukey;
 pub mod wilcoxon;
 
 use std::collections::HashSet;

@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
         "--test",
         choices=TESTS,
         help="t: paired Student t; fisher: paired randomization (--iterations, --seed); wilcoxon: "
-        "Wilcoxon signed-rank; tukey: Tukey's HSD over all runs, needs scipy (default t)",
+        "Wilcoxon signed-rank; tukey: Tukey's HSD over all runs (default t)",
     )
     report.add_argument(
         "--correction",
