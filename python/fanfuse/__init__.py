@@ -32,12 +32,15 @@ from fanfuse._core import (
     fuse_batch,
     fuse_files,
     fuse_runs,
+    paired_t,
     paired_t_test,
     randomization_test,
     read_qrels,
     read_run,
     rrf,
     rrf_batch,
+    tukey_hsd,
+    wilcoxon_test,
 )
 
 if TYPE_CHECKING:
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
         StaticExpander,
         VariantCache,
     )
+    from fanfuse.report import Report, compare
     from fanfuse.retrievers import DenseRetriever, Hit, TantivyRetriever, TfidfSvdEmbedder
     from fanfuse.tables import evaluate_table, fuse_table
 
@@ -80,8 +84,9 @@ _LAZY = {
     **dict.fromkeys(["DenseRetriever", "Hit", "TantivyRetriever", "TfidfSvdEmbedder"], "fanfuse.retrievers"),
     "open_index": "fanfuse.default_search",
     **dict.fromkeys(["fuse_table", "evaluate_table"], "fanfuse.tables"),
+    **dict.fromkeys(["Report", "compare"], "fanfuse.report"),
 }
-_SUBMODULES = {"multiquery", "retrievers", "runs", "reference", "tune", "corpus", "cli", "tables"}
+_SUBMODULES = {"multiquery", "retrievers", "runs", "reference", "report", "tune", "corpus", "cli", "tables"}
 
 
 def __getattr__(name: str) -> Any:
@@ -131,6 +136,7 @@ __all__ = [
     "MultiQueryRetriever",
     "Provenance",
     "Qrels",
+    "Report",
     "Run",
     "SearchResult",
     "StaticExpander",
@@ -138,6 +144,7 @@ __all__ = [
     "TfidfSvdEmbedder",
     "VariantCache",
     "__version__",
+    "compare",
     "default_threads",
     "evaluate",
     "evaluate_table",
@@ -147,10 +154,13 @@ __all__ = [
     "fuse_runs",
     "fuse_table",
     "open_index",
+    "paired_t",
     "paired_t_test",
     "randomization_test",
     "read_qrels",
     "read_run",
     "rrf",
     "rrf_batch",
+    "tukey_hsd",
+    "wilcoxon_test",
 ]

@@ -27,6 +27,7 @@ __all__ = [
     "fuse_batch",
     "fuse_files",
     "fuse_runs",
+    "paired_t",
     "paired_t_test",
     "qrels_from_table",
     "randomization_test",
@@ -36,6 +37,8 @@ __all__ = [
     "rrf_batch",
     "run_buffers",
     "runs_from_table",
+    "tukey_hsd",
+    "wilcoxon_test",
 ]
 
 # Private aliases (underscored: they exist only in the stub).
@@ -460,4 +463,31 @@ def paired_t_test(
 
     With zero variance of the differences: 1 if they are all zero (scipy: NaN), else 0 (as scipy).
     Raises FusionError for unequal lengths, fewer than two pairs, or a value that is not finite.
+    """
+
+def paired_t(
+    a: Sequence[float] | npt.NDArray[np.floating], b: Sequence[float] | npt.NDArray[np.floating], /
+) -> tuple[float, float]:
+    """The statistic and p-value of :func:`paired_t_test`: t = mean(a - b) / (sd(a - b) / sqrt(n)).
+
+    With zero variance of the differences t is +-inf (p = 0), or 0 when they are all zero (p = 1).
+    """
+
+def wilcoxon_test(
+    a: Sequence[float] | npt.NDArray[np.floating], b: Sequence[float] | npt.NDArray[np.floating], /
+) -> tuple[float, float]:
+    """Two-sided Wilcoxon signed-rank test of paired samples: (min(R+, R-), p-value), as
+    ``scipy.stats.wilcoxon(a, b)`` gives them by default (zero differences dropped, average ranks,
+    no continuity correction; exact distribution up to 50 untied pairs without zeros, every sign flip
+    up to 13 pairs with zeros or ties, the normal approximation otherwise). All differences zero:
+    p = 1 (scipy: NaN). Raises FusionError for unequal lengths, no pairs, or a value that is not finite.
+    """
+
+def tukey_hsd(
+    groups: Sequence[Sequence[float] | npt.NDArray[np.floating]], /
+) -> list[list[tuple[float, float]]]:
+    """Tukey's HSD over independent groups, as ``scipy.stats.tukey_hsd(*groups)``: entry [i][j] is
+    (mean_i - mean_j, p-value), the p-value from the studentized range distribution with N - k
+    degrees of freedom (computed here by quadrature). Raises FusionError for fewer than two groups,
+    an empty group, no more values than groups, or a value that is not finite.
     """

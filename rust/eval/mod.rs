@@ -5,9 +5,12 @@
 //! Which queries count: those in both the run and the qrels (pytrec_eval's rule). A run query with
 //! no judgments is skipped; a judged query the run lacks is not scored (trec_eval -c would score it 0).
 
+mod distributions;
 mod metrics;
 mod names;
 pub mod significance;
+pub mod tukey;
+pub mod wilcoxon;
 
 use std::collections::HashSet;
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::args::{int_in, numbers, strings};
+use super::args::{int_in, numbers, outer_items, strings};
 use super::runs::{PyQrels, PyRun};
 use super::{detached, to_py_err};
 use crate::eval::{self, Metric};
@@ -58,4 +58,31 @@ pub(super) fn randomization_test(
 #[pyo3(signature = (a, b, /))]
 pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
     eval::significance::paired_t_test(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
+}
+
+/// The paired t statistic and its two-sided p-value. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /))]
+pub(super) fn paired_t(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
+    eval::significance::paired_t(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
+}
+
+/// Two-sided Wilcoxon signed-rank test: (statistic, p-value). See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (a, b, /))]
+pub(super) fn wilcoxon_test(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
+    let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
+    detached(py, || eval::wilcoxon::wilcoxon_test(&a, &b))
+}
+
+/// Tukey's HSD over groups: k x k (mean difference, p-value). See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (groups, /))]
+pub(super) fn tukey_hsd(py: Python<'_>, groups: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<(f64, f64)>>> {
+    let groups = outer_items(groups, "groups", "sequences of numbers")?
+        .iter()
+        .enumerate()
+        .map(|(i, group)| numbers(group, &format!("groups[{i}]")))
+        .collect::<PyResult<Vec<_>>>()?;
+    detached(py, || eval::tukey::tukey_hsd(&groups))
 }

@@ -128,5 +128,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;
     m.add_function(wrap_pyfunction!(eval::paired_t_test, m)?)?;
+    m.add_function(wrap_pyfunction!(eval::paired_t, m)?)?;
+    m.add_function(wrap_pyfunction!(eval::wilcoxon_test, m)?)?;
+    m.add_function(wrap_pyfunction!(eval::tukey_hsd, m)?)?;
     Ok(())
 }

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS
+from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError
+from fanfuse._output import atomic_output
 from fanfuse.cli._common import guarded, int_from, name_list, table
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare
 from fanfuse.runs import DEFAULT_METRICS, RunScores, compare_runs, paired_tests_against_first
 from fanfuse.tables import read_any_qrels, read_any_run
 
@@ -50,7 +53,74 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_engine_options(parser)
+    report = parser.add_argument_group(
+        "comparison report", "any of these turns the output into a report against one baseline run"
+    )
+    report.add_argument(
+        "--baseline", type=int_from(0), help="index of the baseline among the runs, from 0 (default 0)"
+    )
+    report.add_argument(
+        "--test",
+        choices=TESTS,
+        help="t: paired Student t; fisher: paired randomization (--iterations, --seed); wilcoxon: "
+        "Wilcoxon signed-rank; tukey: Tukey's HSD over all runs (default t)",
+    )
+    report.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        help="multiple-comparison correction over runs x metrics (default holm)",
+    )
+    report.add_argument("--alpha", type=unit_interval, help="significance level (default 0.05)")
+    report.add_argument("--format", choices=FORMATS, help="output format (default table)")
+    report.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    report.add_argument(
+        "--plot", metavar="FILE.png", help="also write a PNG of the report (needs matplotlib: fanfuse[plot])"
+    )
     parser.set_defaults(run=guarded(run))
+
+
+def unit_interval(text: str) -> float:
+    """argparse type of --alpha: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, exclusive (got {text!r})")
+    return value
+
+
+REPORT_OPTIONS = ("baseline", "test", "correction", "alpha", "format", "output", "plot")
+
+
+def write_report(args: argparse.Namespace) -> int:
+    if args.json and args.format not in (None, "json"):
+        raise FusionError(f"--json and --format {args.format} disagree; give one of them")
+    if args.baseline is not None and args.baseline >= len(args.runs):
+        raise FusionError(
+            f"--baseline must be the index of a run, from 0 to {len(args.runs) - 1} (got {args.baseline})"
+        )
+    report = compare(
+        args.runs,
+        args.qrels,
+        args.metrics,
+        baseline=args.baseline or 0,
+        test=args.test or "t",
+        correction=args.correction or "holm",
+        alpha=args.alpha or 0.05,
+        names=args.runs,
+        iterations=args.iterations,
+        seed=args.seed,
+    )
+    text = report.render("json" if args.json else args.format or "table")
+    if args.plot:
+        report.plot(args.plot)
+    if args.output:
+        with atomic_output(args.output) as stream:
+            stream.write(text.encode())
+    else:
+        print(text, end="")
+    return 0
 
 
 def scored_in_process(args: argparse.Namespace) -> list[RunScores]:
@@ -68,6 +138,12 @@ def scored_in_process(args: argparse.Namespace) -> list[RunScores]:
 
 def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
+    if any(getattr(args, option) is not None for option in REPORT_OPTIONS):
+        if args.engine == "dask":
+            raise FusionError(
+                "a comparison report (--baseline, --test, ...) runs in one process: drop --engine dask"
+            )
+        return write_report(args)
     if args.engine == "dask":
         commands = dask_commands(args)
         with commands.scheduler(args.scheduler):

@@ -1,0 +1,288 @@
+"""Comparison reports: every run against a baseline, per metric, with a significance test, a
+multiple-comparison correction and win/tie/loss counts; rendered as a table, Markdown, LaTeX, CSV or
+JSON (``fanfuse.report_format``) and plotted (``Report.plot``, needs matplotlib: ``fanfuse[plot]``).
+
+The metrics and the four tests run in Rust (``fanfuse._core``), scipy is not needed: the t-test,
+the randomization test, Wilcoxon's signed-rank test and Tukey's HSD (its studentized range
+distribution by quadrature) equal scipy's to 1e-9 (tests/test_report_statistics.py).
+
+Conventions:
+
+- A run's mean is over its evaluated queries (those in both the run and the qrels), as `fanfuse eval`
+  prints it. The paired tests and the win/tie/loss counts use the queries both the run and the
+  baseline evaluated; Tukey's HSD compares all runs at once on the queries every run evaluated, as
+  independent groups (one-way ANOVA, as scipy and ranx do), so it ignores the pairing by query.
+- The correction is over the whole family of comparisons, (runs - 1) x metrics; with Tukey it comes
+  on top of Tukey's own adjustment over the pairs of runs.
+- A comparison is significant when its corrected p-value is at most ``alpha``; the table marks it
+  ``▲`` (the run's mean is above the baseline's) or ``▼`` (below).
+- A win is a query where the run scores above the baseline, a loss below, a tie exactly equal.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fanfuse._core import (
+    FusionError,
+    Qrels,
+    Run,
+    paired_t,
+    randomization_test,
+    read_qrels,
+    read_run,
+    tukey_hsd,
+    wilcoxon_test,
+)
+from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
+
+TESTS = ("t", "fisher", "wilcoxon", "tukey")
+CORRECTIONS = ("none", "bonferroni", "holm")
+FORMATS = ("table", "markdown", "latex", "csv", "json")
+TEST_NAMES = {
+    "t": "two-sided paired Student t-test",
+    "fisher": "two-sided paired randomization (Fisher) test",
+    "wilcoxon": "two-sided Wilcoxon signed-rank test",
+    "tukey": "Tukey's HSD over all runs",
+}
+BETTER, WORSE = "▲", "▼"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One run against the baseline on one metric.
+
+    ``statistic`` is the test's own: t for the t-test, min(R+, R-) for Wilcoxon, the difference of
+    means (run - baseline) for the randomization test and Tukey's HSD.
+    """
+
+    run: str
+    metric: str
+    mean: float
+    baseline_mean: float
+    queries: int
+    statistic: float
+    p_value: float
+    adjusted_p_value: float
+    significant: bool
+    wins: int
+    ties: int
+    losses: int
+
+    @property
+    def marker(self) -> str:
+        if not self.significant:
+            return ""
+        return BETTER if self.mean > self.baseline_mean else WORSE
+
+
+@dataclass
+class Report:
+    """The outcome of :func:`compare`: means per run and metric, and one :class:`Comparison` per
+    non-baseline run and metric."""
+
+    metrics: list[str]
+    scores: list[RunScores]
+    baseline: int
+    test: str
+    correction: str
+    alpha: float
+    comparisons: list[Comparison]
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.scores]
+
+    def comparison(self, run: str, metric: str) -> Comparison | None:
+        """The comparison of `run` with the baseline on `metric` (None for the baseline itself)."""
+        return next((c for c in self.comparisons if c.run == run and c.metric == metric), None)
+
+    def legend(self) -> str:
+        """What the markers mean, in one sentence."""
+        family = (len(self.scores) - 1) * len(self.metrics)
+        correction = (
+            "uncorrected"
+            if self.correction == "none"
+            else f"{self.correction.capitalize()}-corrected over {family} comparisons"
+        )
+        return (
+            f"{BETTER}/{WORSE}: significantly above/below the baseline ({self.names[self.baseline]}) by the "
+            f"{TEST_NAMES[self.test]}, {correction}, p <= {self.alpha:g}; W/T/L: queries won/tied/lost "
+            "against the baseline."
+        )
+
+    def render(self, form: str = "table") -> str:
+        from fanfuse import report_format
+
+        return report_format.render(self, form)
+
+    def to_table(self) -> str:
+        return self.render("table")
+
+    def to_markdown(self) -> str:
+        return self.render("markdown")
+
+    def to_latex(self) -> str:
+        return self.render("latex")
+
+    def to_csv(self) -> str:
+        return self.render("csv")
+
+    def to_json(self) -> str:
+        return self.render("json")
+
+    def to_dict(self) -> dict[str, Any]:
+        from fanfuse import report_format
+
+        return report_format.as_dict(self)
+
+    def plot(self, path: str | os.PathLike[str]) -> None:
+        """Writes a PNG: per metric, the means with 95% confidence intervals and the per-query
+        differences from the baseline (needs matplotlib: ``pip install fanfuse[plot]``)."""
+        from fanfuse import report_plot
+
+        report_plot.plot(self, path)
+
+
+def compare(
+    runs: Sequence[Run | str | os.PathLike[str]],
+    qrels: Qrels | str | os.PathLike[str],
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    *,
+    baseline: int = 0,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    names: Sequence[str] | None = None,
+    iterations: int = 10_000,
+    seed: int = 0,
+) -> Report:
+    """Evaluates every run and compares each with ``runs[baseline]`` (see the module documentation).
+
+    Runs and qrels are objects or paths. ``iterations`` and ``seed`` are the randomization test's.
+    Raises FusionError for an unknown test or correction, a baseline out of range, an alpha outside
+    (0, 1), or a run sharing fewer than two evaluated queries with the baseline.
+    """
+    _check_choice("test", test, TESTS)
+    _check_choice("correction", correction, CORRECTIONS)
+    if not runs:
+        raise FusionError("runs: give at least one run")
+    if isinstance(baseline, bool) or not isinstance(baseline, int) or not 0 <= baseline < len(runs):
+        raise FusionError(
+            f"baseline must be the index of a run, an int from 0 to {len(runs) - 1} (got {baseline!r})"
+        )
+    if not (isinstance(alpha, float | int) and 0 < alpha < 1):
+        raise FusionError(f"alpha must be a number between 0 and 1, exclusive (got {alpha!r})")
+    if names is not None and len(names) != len(runs):
+        raise FusionError(f"names: {len(names)} names for {len(runs)} runs")
+    loaded_qrels = qrels if isinstance(qrels, Qrels) else read_qrels(os.fspath(qrels))
+    loaded = [run if isinstance(run, Run) else read_run(os.fspath(run)) for run in runs]
+    scores = [
+        score_run(run, loaded_qrels, metrics, names[i] if names else None) for i, run in enumerate(loaded)
+    ]
+    if len({s.name for s in scores}) < len(scores):
+        scores = [RunScores(f"{i}:{s.name}", s.qids, s.values, s.means) for i, s in enumerate(scores)]
+    raw = _raw_comparisons(scores, list(metrics), baseline, test, iterations, seed)
+    adjusted = adjust(([p for *_, p in raw]), correction)
+    comparisons = [
+        Comparison(
+            run=scores[i].name,
+            metric=m,
+            mean=scores[i].means[m],
+            baseline_mean=scores[baseline].means[m],
+            queries=len(pairs[0]),
+            statistic=statistic,
+            p_value=p,
+            adjusted_p_value=q,
+            significant=q <= alpha,
+            wins=sum(x > y for x, y in zip(*pairs, strict=True)),
+            ties=sum(x == y for x, y in zip(*pairs, strict=True)),
+            losses=sum(x < y for x, y in zip(*pairs, strict=True)),
+        )
+        for (i, m, pairs, statistic, p), q in zip(raw, adjusted, strict=True)
+    ]
+    return Report(list(metrics), scores, baseline, test, correction, float(alpha), comparisons)
+
+
+_Raw = tuple[int, str, tuple[list[float], list[float]], float, float]
+
+
+def _raw_comparisons(
+    scores: list[RunScores], metrics: list[str], baseline: int, test: str, iterations: int, seed: int
+) -> list[_Raw]:
+    """(run index, metric, (run values, baseline values) on shared queries, statistic, p) per
+    non-baseline run and metric, runs outer, metrics inner."""
+    base = scores[baseline]
+    tukey = _tukey(scores, metrics, baseline) if test == "tukey" else {}
+    raw: list[_Raw] = []
+    for i, other in enumerate(scores):
+        if i == baseline:
+            continue
+        index = {q: k for k, q in enumerate(base.qids)}
+        shared = [(index[q], j) for j, q in enumerate(other.qids) if q in index]
+        if len(shared) < 2:
+            raise FusionError(
+                f"{other.name} shares {len(shared)} evaluated queries with the baseline {base.name}; the "
+                "tests need at least 2 (check that the runs and qrels use the same qids)"
+            )
+        for m in metrics:
+            a = [other.values[m][j] for _, j in shared]
+            b = [base.values[m][k] for k, _ in shared]
+            if test == "t":
+                statistic, p = paired_t(a, b)
+            elif test == "wilcoxon":
+                statistic, p = wilcoxon_test(a, b)
+            elif test == "fisher":
+                statistic = (sum(a) - sum(b)) / len(a)
+                p = randomization_test(a, b, iterations=iterations, seed=seed)
+            else:
+                statistic, p = tukey[i, m]
+            raw.append((i, m, (a, b), statistic, p))
+    return raw
+
+
+def _tukey(
+    scores: list[RunScores], metrics: list[str], baseline: int
+) -> dict[tuple[int, str], tuple[float, float]]:
+    """(mean difference, p) of every run against the baseline by Tukey's HSD over all runs, on the
+    queries every run evaluated."""
+    if len(scores) < 2:
+        return {}
+    common = set(scores[0].qids).intersection(*(s.qids for s in scores[1:]))
+    if len(common) < 2:
+        raise FusionError(f"the runs share {len(common)} evaluated queries; Tukey's HSD needs at least 2")
+    order = sorted(common)
+    positions = [{q: k for k, q in enumerate(s.qids)} for s in scores]
+    out = {}
+    for m in metrics:
+        groups = [[s.values[m][pos[q]] for q in order] for s, pos in zip(scores, positions, strict=True)]
+        result = tukey_hsd(groups)
+        for i in range(len(scores)):
+            if i != baseline:
+                out[i, m] = result[i][baseline]
+    return out
+
+
+def adjust(p_values: Sequence[float], correction: str) -> list[float]:
+    """Adjusted p-values of one family: Bonferroni (p * n, at most 1) or Holm's step-down
+    (the k-th smallest times n - k + 1, made non-decreasing, at most 1); "none" leaves them."""
+    _check_choice("correction", correction, CORRECTIONS)
+    n = len(p_values)
+    if correction == "none":
+        return list(p_values)
+    if correction == "bonferroni":
+        return [min(1.0, p * n) for p in p_values]
+    adjusted = [0.0] * n
+    running = 0.0
+    for rank, index in enumerate(sorted(range(n), key=lambda k: p_values[k])):
+        running = max(running, min(1.0, (n - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def _check_choice(name: str, value: object, accepted: Sequence[str]) -> None:
+    if value not in accepted:
+        raise FusionError(f"{name} must be one of {', '.join(accepted)} (got {value!r})")

@@ -1,0 +1,209 @@
+"""The renderings of a comparison report (``fanfuse.report.Report``): terminal table, Markdown,
+LaTeX, CSV (one row per run and metric) and JSON. Markdown and LaTeX set each metric's best mean in
+bold; LaTeX's markers need the amssymb package (``\\blacktriangle``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fanfuse.cli._common import table
+
+if TYPE_CHECKING:
+    from fanfuse.report import Report
+
+CSV_FIELDS = (
+    "run",
+    "metric",
+    "mean",
+    "baseline_mean",
+    "queries",
+    "statistic",
+    "p_value",
+    "adjusted_p_value",
+    "significant",
+    "marker",
+    "wins",
+    "ties",
+    "losses",
+)
+
+
+def render(report: Report, form: str) -> str:
+    """`report` as `form`, one of fanfuse.report.FORMATS."""
+    renderers: dict[str, Callable[[Report], str]] = {
+        "table": _table,
+        "markdown": _markdown,
+        "latex": _latex,
+        "csv": _csv,
+        "json": lambda r: json.dumps(as_dict(r), indent=2, ensure_ascii=False) + "\n",
+    }
+    if form not in renderers:
+        raise ValueError(f"format must be one of {', '.join(renderers)} (got {form!r})")
+    return renderers[form](report)
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no infinity or NaN (a t statistic of equal non-zero differences is infinite)."""
+    return value if math.isfinite(value) else None
+
+
+def as_dict(report: Report) -> dict[str, Any]:
+    return {
+        "metrics": report.metrics,
+        "baseline": report.names[report.baseline],
+        "test": report.test,
+        "correction": report.correction,
+        "alpha": report.alpha,
+        "legend": report.legend(),
+        "runs": [{"run": s.name, "queries": len(s.qids), "means": s.means} for s in report.scores],
+        "comparisons": [
+            {
+                **{f: getattr(c, f) for f in CSV_FIELDS if f not in ("marker", "statistic")},
+                "statistic": _finite(c.statistic),
+                "marker": c.marker,
+            }
+            for c in report.comparisons
+        ],
+    }
+
+
+def _mean_cell(report: Report, run: str, metric: str, mean: float, *, with_p: bool) -> str:
+    found = report.comparison(run, metric)
+    if found is None:
+        return f"{mean:.4f}"
+    cell = f"{mean:.4f}{found.marker}"
+    return f"{cell} p={found.adjusted_p_value:.3g}" if with_p else cell
+
+
+def _rows(report: Report, cell: Callable[[str, str, float], str]) -> list[list[str]]:
+    return [
+        [
+            s.name + (" (baseline)" if i == report.baseline else ""),
+            *(cell(s.name, m, s.means[m]) for m in report.metrics),
+        ]
+        for i, s in enumerate(report.scores)
+    ]
+
+
+def _wtl_rows(report: Report) -> list[list[str]]:
+    rows = []
+    for i, s in enumerate(report.scores):
+        if i == report.baseline:
+            continue
+        found = [report.comparison(s.name, m) for m in report.metrics]
+        rows.append([s.name, *(f"{c.wins}/{c.ties}/{c.losses}" for c in found if c is not None)])
+    return rows
+
+
+def _best(report: Report, metric: str) -> float:
+    return max(s.means[metric] for s in report.scores)
+
+
+def _table(report: Report) -> str:
+    header = ["run", "queries", *report.metrics]
+    rows = [
+        [row[0], str(len(s.qids)), *row[1:]]
+        for row, s in zip(
+            _rows(report, lambda r, m, v: _mean_cell(report, r, m, v, with_p=True)),
+            report.scores,
+            strict=True,
+        )
+    ]
+    parts = [table(header, rows)]
+    if report.comparisons:
+        parts += ["", table(["W/T/L", *report.metrics], _wtl_rows(report))]
+    parts += ["", report.legend()]
+    return "\n".join(parts) + "\n"
+
+
+def _markdown_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _markdown(report: Report) -> str:
+    def cell(run: str, metric: str, mean: float) -> str:
+        text = _mean_cell(report, run, metric, mean, with_p=False)
+        return f"**{text}**" if mean == _best(report, metric) else text
+
+    def grid(header: list[str], rows: list[list[str]]) -> list[str]:
+        lines = [
+            "| " + " | ".join(_markdown_escape(h) for h in header) + " |",
+            "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+        ]
+        return lines + ["| " + " | ".join(_markdown_escape(c) for c in row) + " |" for row in rows]
+
+    lines = grid(["run", *report.metrics], _rows(report, cell))
+    if report.comparisons:
+        lines += ["", *grid(["W/T/L", *report.metrics], _wtl_rows(report))]
+    return "\n".join([*lines, "", report.legend()]) + "\n"
+
+
+LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(LATEX_SPECIAL.get(char, char) for char in text)
+
+
+def _latex(report: Report) -> str:
+    markers = {"▲": r"$^{\blacktriangle}$", "▼": r"$^{\blacktriangledown}$", "": ""}
+
+    def cell(run: str, metric: str, mean: float) -> str:
+        found = report.comparison(run, metric)
+        text = f"{mean:.4f}"
+        if mean == _best(report, metric):
+            text = rf"\textbf{{{text}}}"
+        return text + (markers[found.marker] if found else "")
+
+    def tabular(header: list[str], rows: list[list[str]], escape_cells: bool) -> list[str]:
+        lines = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule"]
+        lines.append(" & ".join(_latex_escape(h) for h in header) + r" \\")
+        lines.append(r"\midrule")
+        for row in rows:
+            cells = [_latex_escape(row[0]), *(_latex_escape(c) if escape_cells else c for c in row[1:])]
+            lines.append(" & ".join(cells) + r" \\")
+        return [*lines, r"\bottomrule", r"\end{tabular}"]
+
+    lines = [
+        r"% needs \usepackage{booktabs,amssymb}",
+        *tabular(["Run", *report.metrics], _rows(report, cell), False),
+    ]
+    if report.comparisons:
+        lines += ["", *tabular(["W/T/L", *report.metrics], _wtl_rows(report), True)]
+    legend = report.legend().replace("▲/▼", r"$\blacktriangle$/$\blacktriangledown$")
+    return "\n".join([*lines, "% " + legend]) + "\n"
+
+
+def _csv(report: Report) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for i, s in enumerate(report.scores):
+        for m in report.metrics:
+            found = report.comparison(s.name, m)
+            if i == report.baseline or found is None:
+                writer.writerow([s.name, m, repr(s.means[m]), repr(s.means[m]), len(s.qids), *[""] * 8])
+                continue
+            writer.writerow(
+                [
+                    repr(getattr(found, f)) if isinstance(getattr(found, f), float) else getattr(found, f)
+                    for f in CSV_FIELDS
+                ]
+            )
+    return out.getvalue()

@@ -1,0 +1,91 @@
+"""The plot of a comparison report: one column per metric; on top the mean of every run with its 95%
+confidence interval (normal approximation: mean +- 1.96 standard errors over the run's evaluated
+queries) and the significance markers, below the per-query differences from the baseline, sorted,
+one line per run. Needs matplotlib (``pip install fanfuse[plot]``), imported only here."""
+
+from __future__ import annotations
+
+import math
+import os
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+from fanfuse._core import FusionError
+from fanfuse._output import atomic_output
+
+if TYPE_CHECKING:
+    from fanfuse.report import Report
+
+CONFIDENCE = 0.95
+
+
+def half_width(values: list[float]) -> float:
+    """Half the width of the normal-approximation confidence interval of the mean of `values`."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return NormalDist().inv_cdf(0.5 + CONFIDENCE / 2) * sd / math.sqrt(n)
+
+
+def plot(report: Report, path: str | os.PathLike[str]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: no display needed
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+    except ImportError:
+        raise FusionError("--plot needs matplotlib (pip install 'fanfuse[plot]')") from None
+    metrics, names = report.metrics, report.names
+    columns = len(metrics)
+    figure, axes = plt.subplots(2, columns, figsize=(3.2 * columns + 1, 6.5), squeeze=False)
+    colours = [f"C{i % 10}" for i in range(len(names))]
+    base = report.scores[report.baseline]
+    base_by_query = [dict(zip(base.qids, base.values[m], strict=True)) for m in metrics]
+    for col, metric in enumerate(metrics):
+        top, bottom = axes[0][col], axes[1][col]
+        means = [s.means[metric] for s in report.scores]
+        errors = [half_width(s.values[metric]) for s in report.scores]
+        bars = top.bar(range(len(names)), means, yerr=errors, capsize=3, color=colours)
+        for i, bar in enumerate(bars):
+            found = report.comparison(names[i], metric)
+            if found is not None and found.marker:
+                top.annotate(
+                    found.marker,
+                    (bar.get_x() + bar.get_width() / 2, means[i] + errors[i]),
+                    ha="center",
+                    va="bottom",
+                )
+        top.set_title(metric)
+        top.set_xticks(range(len(names)), [str(i) for i in range(len(names))])
+        top.set_xlabel("run")
+        bottom.axhline(0.0, color="black", linewidth=0.8)
+        for i, s in enumerate(report.scores):
+            if i == report.baseline:
+                continue
+            deltas = sorted(
+                (
+                    v - base_by_query[col][q]
+                    for q, v in zip(s.qids, s.values[metric], strict=True)
+                    if q in base_by_query[col]
+                ),
+                reverse=True,
+            )
+            bottom.plot(range(len(deltas)), deltas, color=colours[i], linewidth=1.2)
+        bottom.set_xlabel("queries, sorted by difference")
+        if col == 0:
+            top.set_ylabel(f"mean, {CONFIDENCE:.0%} CI")
+            bottom.set_ylabel(f"run - baseline ({report.baseline})")
+    handles = [Patch(color=colours[i]) for i in range(len(names))]
+    labels = [f"{i}: {n}" + (" (baseline)" if i == report.baseline else "") for i, n in enumerate(names)]
+    figure.legend(
+        handles, labels, loc="lower center", ncol=min(3, len(names)), fontsize="small", frameon=False
+    )
+    figure.tight_layout(rect=(0, 0.04 + 0.03 * math.ceil(len(names) / 3), 1, 1))
+    try:
+        with atomic_output(path) as stream:
+            figure.savefig(stream, format="png", dpi=110)
+    finally:
+        plt.close(figure)
