@@ -21,9 +21,11 @@ from fanfuse._core import (
     RANK_SOURCES,
     RUN_FORMATS,
     TIE_BREAKS,
+    TRAINED_METHODS,
     Contribution,
     Fused,
     FusionError,
+    FusionModel,
     Qrels,
     Run,
     default_threads,
@@ -38,6 +40,7 @@ from fanfuse._core import (
     read_run,
     rrf,
     rrf_batch,
+    train_fusion,
 )
 
 if TYPE_CHECKING:
@@ -116,6 +119,7 @@ __all__ = [
     "RANK_SOURCES",
     "RUN_FORMATS",
     "TIE_BREAKS",
+    "TRAINED_METHODS",
     "AllBranchesFailed",
     "CallableExpander",
     "Contribution",
@@ -123,6 +127,7 @@ __all__ = [
     "Fused",
     "FusedHit",
     "FusionError",
+    "FusionModel",
     "HeuristicExpander",
     "Hit",
     "LLMExpander",
@@ -149,4 +154,5 @@ __all__ = [
     "read_run",
     "rrf",
     "rrf_batch",
+    "train_fusion",
 ]

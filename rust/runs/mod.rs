@@ -8,6 +8,7 @@ pub mod qrels;
 mod rank;
 pub mod source;
 pub mod stream;
+pub mod train;
 mod trec;
 pub mod write;
 
