@@ -20,6 +20,7 @@ STUB = ROOT / "python" / "fanfuse" / "_core.pyi"
 # The stub's Literal alias of each option, and the tuple the core exports for it.
 LITERALS = {
     "_Method": fanfuse.METHODS,
+    "_TrainedMethod": fanfuse.TRAINED_METHODS,
     "_Norm": fanfuse.NORMS,
     "_TieBreak": fanfuse.TIE_BREAKS,
     "_Duplicates": fanfuse.DUPLICATE_POLICIES,

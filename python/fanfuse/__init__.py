@@ -21,9 +21,11 @@ from fanfuse._core import (
     RANK_SOURCES,
     RUN_FORMATS,
     TIE_BREAKS,
+    TRAINED_METHODS,
     Contribution,
     Fused,
     FusionError,
+    FusionModel,
     Qrels,
     Run,
     default_threads,
@@ -41,6 +43,7 @@ from fanfuse._core import (
     rrf_batch,
     tukey_hsd,
     wilcoxon_test,
+    train_fusion,
 )
 
 if TYPE_CHECKING:
@@ -123,6 +126,7 @@ __all__ = [
     "RANK_SOURCES",
     "RUN_FORMATS",
     "TIE_BREAKS",
+    "TRAINED_METHODS",
     "AllBranchesFailed",
     "CallableExpander",
     "Contribution",
@@ -130,6 +134,7 @@ __all__ = [
     "Fused",
     "FusedHit",
     "FusionError",
+    "FusionModel",
     "HeuristicExpander",
     "Hit",
     "LLMExpander",
@@ -163,4 +168,5 @@ __all__ = [
     "rrf_batch",
     "tukey_hsd",
     "wilcoxon_test",
+    "train_fusion",
 ]

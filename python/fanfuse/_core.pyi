@@ -14,10 +14,12 @@ __all__ = [
     "RANK_SOURCES",
     "RUN_FORMATS",
     "TIE_BREAKS",
+    "TRAINED_METHODS",
     "TREC_EVAL_METRICS",
     "Contribution",
     "Fused",
     "FusionError",
+    "FusionModel",
     "Qrels",
     "Run",
     "_kernel_seconds",
@@ -39,6 +41,7 @@ __all__ = [
     "runs_from_table",
     "tukey_hsd",
     "wilcoxon_test",
+    "train_fusion",
 ]
 
 # Private aliases (underscored: they exist only in the stub).
@@ -50,6 +53,8 @@ _TieBreak = Literal["rank", "id"]
 # Literal types of this stub, the reference and the CLI agree with them).
 METHODS: tuple[str, ...]
 """``method=`` of ``fuse``, ``fuse_batch``, ``fuse_runs`` and ``fuse_files`` (weighted twins included)."""
+TRAINED_METHODS: tuple[str, ...]
+"""``method=`` of ``train_fusion``: the methods trained on qrels (ranx's), fused with ``model=``."""
 NORMS: tuple[str, ...]
 """``norm=``: per-list score normalisations of the score methods."""
 TIE_BREAKS: tuple[str, ...]
@@ -343,17 +348,20 @@ def fuse_runs(
     runs: Sequence[Run],
     /,
     *,
-    method: _Method | str = "rrf",
+    method: _Method | _TrainedMethod | str | None = None,
     norm: _Norm | str | None = None,
     k: float = 60.0,
     weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
     top_k: int | None = 1000,
     tie_break: _TieBreak | str = "rank",
     threads: int | None = None,
+    model: FusionModel | None = None,
 ) -> Run:
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
 
-    ``method`` and ``norm`` are those of ``fuse``; score methods use each hit's score from the file.
+    ``method`` (default ``"rrf"``) and ``norm`` are those of ``fuse``; score methods use each hit's
+    score from the file. ``model`` (from ``train_fusion``) fuses by a trained method instead; the
+    runs are given in the order it was trained on, and ``method`` is then left unset or names it.
     ``top_k`` and ``threads`` are checked as for ``rrf_batch`` (``threads`` default:
     ``FANFUSE_NUM_THREADS``, else 1). A fused score beyond the float range
     raises FusionError naming the query and the document.
@@ -364,7 +372,7 @@ def fuse_files(
     output: str,
     /,
     *,
-    method: _Method | str = "rrf",
+    method: _Method | _TrainedMethod | str | None = None,
     norm: _Norm | str | None = None,
     k: float = 60.0,
     weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
@@ -376,11 +384,13 @@ def fuse_files(
     tag: str = "fanfuse",
     threads: int | None = None,
     progress: Callable[[int, int, int], object] | None = None,
+    model: FusionModel | None = None,
 ) -> dict[str, int | bool]:
     """Streams run files through fusion into ``output`` (written atomically).
 
     An input is a path, or a Run (e.g. read from a table by ``runs_from_table``), which is replayed
     in the order of its hits' lines (rows), so it fuses exactly as the same lines in a file.
+    ``method`` (default ``"rrf"``) and ``model`` are those of ``fuse_runs``.
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
     input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}``.
@@ -415,6 +425,57 @@ def qrels_from_table(table: object, /, *, name: str = "qrels") -> Qrels:
 def run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bool]:
     """A run's columns as little-endian Arrow buffers: qid offsets and data, docid offsets and data
     (int32 offsets, int64 when the last item is True), ranks (int64, from 1), scores (float64)."""
+_TrainedMethod = Literal["probfuse", "segfuse", "slidefuse", "bayesfuse", "posfuse", "mapfuse"]
+
+@final
+class FusionModel:
+    """A trained fusion model (``train_fusion``): one table per run, read by position.
+
+    The methods and their tables: docs/fusion-methods.md.
+    """
+
+    def __eq__(self, value: object, /) -> bool: ...
+    @property
+    def method(self) -> str:
+        """The trained method (one of ``TRAINED_METHODS``)."""
+    @property
+    def runs(self) -> int:
+        """How many runs it fuses, in the order it was trained on."""
+    @property
+    def segments(self) -> int | None:
+        """probfuse's segment count (None for the other methods)."""
+    @property
+    def window(self) -> int | None:
+        """slidefuse's half-window (None for the other methods)."""
+    @property
+    def tables(self) -> list[list[float]]:
+        """Per run, the learnt values the method reads by position."""
+    def to_json(self) -> str:
+        """The model as JSON (format, version, method, sizes, tables); floats round-trip exactly."""
+    @staticmethod
+    def from_json(text: str, /) -> FusionModel:
+        """Reads ``to_json``'s output; FusionError names a bad or unknown field (``tables[1][3]``)."""
+    def save(self, path: str, /) -> None:
+        """Writes the JSON to ``path`` atomically (temporary file, then rename)."""
+    @staticmethod
+    def load(path: str, /) -> FusionModel:
+        """Reads a saved model; FusionError names the path and the bad field."""
+
+def train_fusion(
+    runs: Sequence[Run],
+    qrels: Qrels,
+    /,
+    *,
+    method: _TrainedMethod | str,
+    segments: int | None = None,
+    window: int | None = None,
+) -> FusionModel:
+    """Trains a method of ``TRAINED_METHODS`` on ``runs`` (in the order they will be fused), as ranx.
+
+    Training queries are the qrels' queries (a run lacking one has an empty list there); relevant
+    means a judgment >= 1. ``segments``: probfuse's segment count (default 25, 1 to 1e6);
+    ``window``: slidefuse's half-window (default 5, 0 to 1e6); other methods refuse them.
+    """
 
 METRICS: tuple[str, ...]
 """ranx's metric names; ``evaluate`` takes each as ``NAME``, ``NAME@K``, ``NAME-lN`` or ``NAME@K-lN``."""

@@ -11,15 +11,19 @@ mod dedupe;
 mod explain;
 mod gather;
 mod methods;
+mod model_json;
 mod norm;
+mod trained;
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 pub use dedupe::canonical_ids;
 pub use explain::Contribution;
 pub use gather::Duplicates;
 pub use methods::{Method, MethodParams};
 pub use norm::Norm;
+pub use trained::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
 
 use crate::error::FusionError;
 use crate::keys::FusionKey;
@@ -48,6 +52,8 @@ pub struct FuseParams {
     pub duplicates: Duplicates,
     /// Also return every kept hit's per-list contributions.
     pub explain: bool,
+    /// A trained model (probfuse, ...): when set, it is the method and `method` is not read.
+    pub trained: Option<Arc<TrainedModel>>,
 }
 
 impl Default for FuseParams {
@@ -60,6 +66,7 @@ impl Default for FuseParams {
             tie_break: TieBreak::Rank,
             duplicates: Duplicates::First,
             explain: false,
+            trained: None,
         }
     }
 }
@@ -67,6 +74,9 @@ impl Default for FuseParams {
 impl FuseParams {
     /// Checks the options against a call with `n_lists` lists.
     pub fn validate(&self, n_lists: usize) -> Result<(), FusionError> {
+        if let Some(model) = &self.trained {
+            return trained::validate_params(model, self, n_lists);
+        }
         self.method.validate()?;
         // Weight checks are the RRF contract's; reuse them rather than repeat the messages.
         RrfParams { weights: self.weights.clone(), ..RrfParams::default() }.validate(n_lists)?;
@@ -105,6 +115,9 @@ impl FuseParams {
     /// The options of the same call on the fast RRF path, when it gives identical results.
     fn as_plain_rrf(&self) -> Option<RrfParams> {
         let Method::Rrf { k } = self.method else { return None };
+        if self.trained.is_some() {
+            return None;
+        }
         (!self.explain && self.duplicates == Duplicates::First).then(|| RrfParams {
             k,
             weights: self.weights.clone(),
@@ -131,10 +144,13 @@ pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Re
             lists.ids.items().len()
         )));
     }
+    if let Some(model) = &params.trained {
+        return trained::fuse(lists, model, params);
+    }
     let method = params.method;
     let included = |list: usize| params.weight(list) != 0.0;
     if !method.reads_ranks() {
-        check_scores(lists, &included, method)?;
+        check_scores(lists, &included, method.name())?;
     }
     if let Some(rrf_params) = params.as_plain_rrf() {
         return Ok(Fusion { hits: crate::rrf::rrf(lists.ids, &rrf_params)?, explain: None });
@@ -147,7 +163,7 @@ pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Re
         // ranx: N - position for a ranked document, (N - n + 1) / 2 for one the list lacks.
         norm::expand_to_all_candidates(
             &mut gathered,
-            |rank, _| n - f64::from(rank - 1),
+            |entry, _| n - f64::from(entry.rank - 1),
             |present| 0.5 * (n - present as f64 + 1.0),
         );
     } else if !method.reads_ranks() {
@@ -155,36 +171,60 @@ pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Re
     }
     let weight = |list: u32| params.weight(list as usize);
     let contributions = method.contributions(&gathered.entries, gathered.candidates.len(), weight);
-    let mut scores = vec![0.0_f64; gathered.candidates.len()];
-    if method == Method::Condorcet {
-        scores = condorcet::copeland(&gathered.entries, gathered.candidates.len(), lists.ids.len(), weight);
+    let scores = if method == Method::Condorcet {
+        condorcet::copeland(&gathered.entries, gathered.candidates.len(), lists.ids.len(), weight)
     } else {
-        // Entries are stored list by list, so each score is summed in list order.
-        for (entry, contribution) in gathered.entries.iter().zip(&contributions) {
-            scores[entry.candidate as usize] += contribution;
-        }
+        sum_in_list_order(&gathered, &contributions)
+    };
+    let fix = if method.reads_ranks() {
+        "scale the weights down (only their ratios matter)"
+    } else {
+        "scale the scores or weights down"
+    };
+    check_finite(&scores, &gathered.candidates, lists.ids.items(), method.name(), fix)?;
+    // Condorcet's score is the position, as ranx gives it: N for the first, N - 1 next, ...
+    let positional = (method == Method::Condorcet).then_some(n);
+    Ok(rank_candidates(lists, params, &gathered, &contributions, &scores, positional))
+}
+
+/// Each candidate's score: its contributions summed in list order (entries are stored list by list).
+fn sum_in_list_order(gathered: &gather::Gathered, contributions: &[f64]) -> Vec<f64> {
+    let mut scores = vec![0.0_f64; gathered.candidates.len()];
+    for (entry, contribution) in gathered.entries.iter().zip(contributions) {
+        scores[entry.candidate as usize] += contribution;
     }
-    check_finite(&scores, &gathered.candidates, lists.ids.items(), method)?;
-    let order = select(&gathered.candidates, &scores, lists.ids.items(), params);
+    scores
+}
+
+/// The fused hits in order (and their explanation when asked); `positional` replaces the scores
+/// by `positional - position`.
+fn rank_candidates<T: FusionKey>(
+    lists: &ScoredLists<'_, T>,
+    params: &FuseParams,
+    gathered: &gather::Gathered,
+    contributions: &[f64],
+    scores: &[f64],
+    positional: Option<f64>,
+) -> Fusion {
+    let order = select(&gathered.candidates, scores, lists.ids.items(), params);
     let explain =
-        params.explain.then(|| explain::regroup(&order, gathered.candidates.len(), &gathered.entries, &contributions));
+        params.explain.then(|| explain::regroup(&order, gathered.candidates.len(), &gathered.entries, contributions));
     let hits = order
         .iter()
         .enumerate()
         .map(|(position, &c)| FusedEntry {
             item: gathered.candidates[c as usize].best_item as usize,
-            // Condorcet's score is the position, as ranx gives it: N for the first, N - 1 next, ...
-            score: if method == Method::Condorcet { n - position as f64 } else { scores[c as usize] },
+            score: positional.map_or(scores[c as usize], |n| n - position as f64),
         })
         .collect();
-    Ok(Fusion { hits, explain })
+    Fusion { hits, explain }
 }
 
 /// Score methods need a score for every id of every list they read.
 fn check_scores<T>(
     lists: &ScoredLists<'_, T>,
     included: &dyn Fn(usize) -> bool,
-    method: Method,
+    method: &str,
 ) -> Result<(), FusionError> {
     for list in (0..lists.ids.len()).filter(|&l| included(l) && !lists.ids.list(l).is_empty()) {
         let start = lists.ids.start(list);
@@ -192,8 +232,7 @@ fn check_scores<T>(
             lists.scores.is_some_and(|s| s[start..start + lists.ids.list(list).len()].iter().all(|v| !v.is_nan()));
         if !scored {
             return Err(FusionError::invalid(format!(
-                "runs[{list}] has no scores but method '{}' fuses scores; pass (id, score) pairs or an (ids, scores) tuple, or use a rank method such as rrf",
-                method.name()
+                "runs[{list}] has no scores but method '{method}' fuses scores; pass (id, score) pairs or an (ids, scores) tuple, or use a rank method such as rrf"
             )));
         }
     }
@@ -206,19 +245,14 @@ fn check_finite<T: FusionKey>(
     scores: &[f64],
     candidates: &[gather::Candidate],
     items: &[T],
-    method: Method,
+    method: &str,
+    fix: &str,
 ) -> Result<(), FusionError> {
     let Some(at) = scores.iter().position(|s| !s.is_finite()) else { return Ok(()) };
-    let fix = if method.reads_ranks() {
-        "scale the weights down (only their ratios matter)"
-    } else {
-        "scale the scores or weights down"
-    };
     Err(FusionError::invalid(format!(
-        "the fused score of id {:?} is {} under method '{}': its terms overflow the range of a float (about 1.8e308); {fix}",
+        "the fused score of id {:?} is {} under method '{method}': its terms overflow the range of a float (about 1.8e308); {fix}",
         items[candidates[at].best_item as usize],
         scores[at],
-        method.name()
     )))
 }
 

@@ -91,7 +91,7 @@ pub(super) fn normalise(norm: Norm, gathered: &mut Gathered, list_len: impl Fn(u
         let n = gathered.candidates.len() as f64;
         expand_to_all_candidates(
             gathered,
-            |rank, _| 1.0 - f64::from(rank - 1) / n,
+            |entry, _| 1.0 - f64::from(entry.rank - 1) / n,
             |present| 0.5 - (present as f64 - 1.0) / (2.0 * n),
         );
         return;
@@ -151,12 +151,12 @@ fn normalise_list(norm: Norm, entries: &mut [Entry], list_len: usize) {
     }
 }
 
-/// Gives every list an entry for every candidate: `ranked(rank, present)` for the candidates it
+/// Gives every list an entry for every candidate: `ranked(entry, present)` for the candidates it
 /// has, `unranked(present)` for the others (entry rank 0), where `present` is the list's number of
 /// distinct ids. Used by Borda normalisation and by `bordafuse`, which score missing documents too.
 pub(super) fn expand_to_all_candidates(
     gathered: &mut Gathered,
-    ranked: impl Fn(u32, usize) -> f64,
+    ranked: impl Fn(&Entry, usize) -> f64,
     unranked: impl Fn(usize) -> f64,
 ) {
     let n_candidates = gathered.candidates.len();
@@ -171,7 +171,7 @@ pub(super) fn expand_to_all_candidates(
         if !own.is_empty() || gathered.included[list] {
             for e in own {
                 seen[e.candidate as usize] = list as u32;
-                entries.push(Entry { value: ranked(e.rank, own.len()), ..*e });
+                entries.push(Entry { value: ranked(e, own.len()), ..*e });
             }
             let missing = unranked(own.len());
             for c in (0..n_candidates as u32).filter(|&c| seen[c as usize] != list as u32) {

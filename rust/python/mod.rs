@@ -16,6 +16,7 @@ mod options;
 mod rrf;
 mod runs;
 mod tables;
+mod trained;
 
 use std::sync::{Arc, Mutex};
 
@@ -94,6 +95,7 @@ where
 fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("METHODS", PyTuple::new(py, crate::fusion::Method::NAMES)?)?;
+    m.add("TRAINED_METHODS", PyTuple::new(py, crate::fusion::TrainedMethod::NAMES)?)?;
     m.add("NORMS", PyTuple::new(py, crate::fusion::Norm::NAMES)?)?;
     m.add("TIE_BREAKS", PyTuple::new(py, crate::rrf::TieBreak::NAMES)?)?;
     m.add("DUPLICATE_POLICIES", PyTuple::new(py, crate::fusion::Duplicates::NAMES)?)?;
@@ -125,6 +127,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::runs_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
+    m.add_class::<trained::PyFusionModel>()?;
+    m.add_function(wrap_pyfunction!(trained::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;
     m.add_function(wrap_pyfunction!(eval::paired_t_test, m)?)?;

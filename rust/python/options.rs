@@ -1,6 +1,7 @@
 //! The keyword options of the fusion entry points, each read and checked in one place.
 
 use std::ffi::CString;
+use std::sync::Arc;
 
 use pyo3::exceptions::PyRuntimeWarning;
 use pyo3::prelude::*;
@@ -69,10 +70,39 @@ impl FusionOptions<'_, '_> {
             tie_break,
             duplicates: self.duplicates.parse().map_err(to_py_err)?,
             explain: self.explain,
+            trained: None,
         };
         params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
         Ok(params)
     }
+}
+
+/// The options of a run fusion (`fuse_runs`, `fuse_files`): `method` (default rrf) or a trained
+/// `model`, which is then the method (a `method` given with it must name it).
+pub(super) fn run_fuse_params(
+    options: &FusionOptions<'_, '_>,
+    method: Option<&str>,
+    model: Option<&super::trained::PyFusionModel>,
+) -> PyResult<fusion::FuseParams> {
+    let Some(model) = model else {
+        if let Some(trained) = method.filter(|m| fusion::TrainedMethod::NAMES.contains(m)) {
+            return Err(FusionError::new_err(format!(
+                "method '{trained}' is trained on qrels: pass model=fanfuse.train_fusion(runs, qrels, method='{trained}')"
+            )));
+        }
+        return FusionOptions { method: method.unwrap_or("rrf"), ..*options }.fuse_params();
+    };
+    let name = model.inner.method.name();
+    if let Some(other) = method.filter(|&m| m != name) {
+        return Err(FusionError::new_err(format!(
+            "method '{other}' given with a {name} model; leave method unset (the model is the method)"
+        )));
+    }
+    // The plain options are read as for rrf; the model then takes the norm (segfuse reads scores).
+    let mut params = FusionOptions { method: "rrf", norm: None, ..*options }.fuse_params()?;
+    params.norm = options.norm.map(str::parse).transpose().map_err(to_py_err)?;
+    params.trained = Some(Arc::clone(&model.inner));
+    Ok(params)
 }
 
 /// The one check that a batch's weights fit each query: one weight per list (`noun`: "list" or "run").

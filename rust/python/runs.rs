@@ -8,7 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::{numbers, outer_items, strings};
-use super::options::{check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
+use super::options::{check_thread_variable, k_arg, run_fuse_params, threads_arg, top_k_arg, FusionOptions};
+use super::trained::PyFusionModel;
 use super::{detached, interruptible, interruptible_reporting, to_py_err};
 use crate::runs::input::RunInput;
 use crate::runs::qrels::Qrels;
@@ -120,23 +121,24 @@ pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
 
 /// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (runs, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank", threads = None),
-    text_signature = "(runs, /, *, method='rrf', norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', threads=None)")]
+#[pyo3(signature = (runs, /, *, method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank", threads = None, model = None),
+    text_signature = "(runs, /, *, method=None, norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', threads=None, model=None)")]
 #[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_runs(
     py: Python<'_>,
     runs: Vec<PyRef<'_, PyRun>>,
-    method: &str,
+    method: Option<&str>,
     norm: Option<&str>,
     #[pyo3(from_py_with = k_arg)] k: f64,
     weights: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     tie_break: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    model: Option<PyRef<'_, PyFusionModel>>,
 ) -> PyResult<PyRun> {
-    let params =
-        FusionOptions { method, norm, k, weights, top_k, tie_break, ..FusionOptions::default() }.fuse_params()?;
+    let options = FusionOptions { norm, k, weights, top_k, tie_break, ..FusionOptions::default() };
+    let params = run_fuse_params(&options, method, model.as_deref())?;
     check_thread_variable(py, threads)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let fused = detached(py, || {
@@ -167,18 +169,18 @@ fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
 
 /// Streams run files through fusion into one output file. See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (inputs, output, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = Some(1000),
+#[pyo3(signature = (inputs, output, /, *, method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000),
     tie_break = "rank", rank_from = "score", format = "trec", collection = None, tag = "fanfuse",
-    threads = None, progress = None),
-    text_signature = "(inputs, output, /, *, method='rrf', norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', \
-        rank_from='score', format='trec', collection=None, tag='fanfuse', threads=None, progress=None)")]
+    threads = None, progress = None, model = None),
+    text_signature = "(inputs, output, /, *, method=None, norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', \
+        rank_from='score', format='trec', collection=None, tag='fanfuse', threads=None, progress=None, model=None)")]
 #[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_files<'py>(
     py: Python<'py>,
     inputs: &Bound<'_, PyAny>,
     output: &str,
-    method: &str,
+    method: Option<&str>,
     norm: Option<&str>,
     #[pyo3(from_py_with = k_arg)] k: f64,
     weights: Option<&Bound<'_, PyAny>>,
@@ -190,6 +192,7 @@ pub(super) fn fuse_files<'py>(
     tag: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
+    model: Option<PyRef<'_, PyFusionModel>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = run_inputs(inputs)?;
     if let Some(callback) = progress.as_ref().filter(|c| !c.is_callable()) {
@@ -200,8 +203,11 @@ pub(super) fn fuse_files<'py>(
     }
     let counters = progress.as_ref().map(|_| Arc::new(FuseProgress::default()));
     let options = FuseFilesOptions {
-        params: FusionOptions { method, norm, k, weights, top_k, tie_break, ..FusionOptions::default() }
-            .fuse_params()?,
+        params: run_fuse_params(
+            &FusionOptions { norm, k, weights, top_k, tie_break, ..FusionOptions::default() },
+            method,
+            model.as_deref(),
+        )?,
         rank_from: rank_from.parse().map_err(to_py_err)?,
         format: format.parse().map_err(to_py_err)?,
         collection,

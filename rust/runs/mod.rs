@@ -11,6 +11,7 @@ mod rank;
 pub mod source;
 pub mod stream;
 pub mod table;
+pub mod train;
 mod trec;
 pub mod write;
 

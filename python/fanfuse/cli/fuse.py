@@ -13,9 +13,14 @@ from fanfuse._core import (
     RANK_SOURCES,
     RUN_FORMATS,
     TIE_BREAKS,
+    TRAINED_METHODS,
     FusionError,
+    FusionModel,
     fuse_files,
     fuse_runs,
+    read_qrels,
+    read_run,
+    train_fusion,
 )
 from fanfuse.cli._common import float_list, guarded, int_from
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
@@ -45,8 +50,22 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--method",
         default="rrf",
-        help=f"fusion method (default rrf): {', '.join(METHODS)} (docs/fusion-methods.md)",
+        help=f"fusion method (default rrf): {', '.join(METHODS)}, and trained on qrels (with --train-runs "
+        f"and --train-qrels, or --model): {', '.join(TRAINED_METHODS)} (docs/fusion-methods.md)",
     )
+    parser.add_argument(
+        "--train-runs",
+        nargs="+",
+        metavar="RUN",
+        help="runs to train on, one per input run, in the same order",
+    )
+    parser.add_argument("--train-qrels", metavar="QRELS", help="qrels to train on (TREC or BEIR TSV)")
+    parser.add_argument("--segments", type=int_from(1), help="probfuse: segments per list (default 25)")
+    parser.add_argument("--window", type=int_from(0), help="slidefuse: half-window (default 5)")
+    parser.add_argument(
+        "--model", metavar="JSON", help="a trained model saved by --save-model (instead of training)"
+    )
+    parser.add_argument("--save-model", metavar="JSON", help="write the trained model here (atomically)")
     parser.add_argument(
         "--norm",
         help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}",
@@ -77,13 +96,54 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=guarded(run))
 
 
+def trained_model(args: argparse.Namespace) -> FusionModel | None:
+    """The model of a trained method: loaded (--model) or trained (--train-runs, --train-qrels)."""
+    training = args.train_runs is not None or args.train_qrels is not None
+    if args.method not in TRAINED_METHODS:
+        if training or args.model or args.save_model or args.segments or args.window is not None:
+            raise FusionError(
+                f"--train-runs, --train-qrels, --model, --save-model, --segments and --window apply to the "
+                f"trained methods ({', '.join(TRAINED_METHODS)}), not {args.method}"
+            )
+        return None
+    if args.model:
+        if training:
+            raise FusionError("--model is a trained model: give it or --train-runs/--train-qrels, not both")
+        model = FusionModel.load(args.model)
+        if model.method != args.method:
+            raise FusionError(f"--model {args.model} is a {model.method} model, not {args.method}")
+        return model
+    if args.train_runs is None or args.train_qrels is None:
+        raise FusionError(
+            f"--method {args.method} is trained: give --train-runs and --train-qrels (or --model)"
+        )
+    if len(args.train_runs) != len(args.runs):
+        raise FusionError(
+            f"--train-runs has {len(args.train_runs)} runs for {len(args.runs)} input runs; "
+            "give one per input, in order"
+        )
+    model = train_fusion(
+        [read_run(path, rank_from=args.rank_from) for path in args.train_runs],
+        read_qrels(args.train_qrels),
+        method=args.method,
+        segments=args.segments,
+        window=args.window,
+    )
+    if args.save_model:
+        model.save(args.save_model)
+    return model
+
+
 def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
+    model = trained_model(args)
     if args.engine == "dask":
+        if model is not None:
+            raise FusionError("trained fusion (--model, --train-runs) runs in one process: drop --engine dask")
         code: int = dask_commands(args).fuse(args)
         return code
     if args.output.endswith(PARQUET_SUFFIXES):
-        return run_to_parquet(args)
+        return run_to_parquet(args, model)
     bar = ProgressBar("fuse", unit="bytes")
 
     def progress(bytes_read: int, bytes_total: int, queries: int) -> None:
@@ -94,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     summary = fuse_files(
         inputs,
         args.output,
-        **fusion_options(args),
+        **fusion_options(args, model),
         rank_from=args.rank_from,
         format=args.format,
         collection=args.collection,
@@ -111,10 +171,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
+def fusion_options(args: argparse.Namespace, model: FusionModel | None = None) -> dict[str, Any]:
     """The options of the fusion itself, whatever is read and written."""
     return {
         "method": args.method,
+        "model": model,
         "norm": args.norm,
         "k": args.k,
         "weights": args.weights,
@@ -124,7 +185,7 @@ def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def run_to_parquet(args: argparse.Namespace) -> int:
+def run_to_parquet(args: argparse.Namespace, model: FusionModel | None = None) -> int:
     """Parquet output: the runs are read into memory, fused in one call and written by pyarrow
     (atomically); each query's rows are those of the TREC output."""
     output = Path(args.output)
@@ -132,7 +193,7 @@ def run_to_parquet(args: argparse.Namespace) -> int:
         if output.exists() and Path(path).exists() and output.samefile(path):
             raise FusionError(f"the output {args.output} is the input {path}; write the fused run elsewhere")
     runs = [read_any_run(p, rank_from=args.rank_from) for p in args.runs]
-    fused = fuse_runs(runs, **fusion_options(args))
+    fused = fuse_runs(runs, **fusion_options(args, model))
     if len(fused) == 0:
         raise FusionError("nothing to write: the runs have no queries")
     write_parquet(fused, args.output)
