@@ -16,10 +16,12 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Se
 from dataclasses import dataclass
 from typing import Any
 
+from fanfuse._core import FusionError
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
 
 __all__ = [
     "CallableExpander",
+    "ContentWords",
     "Expander",
     "Expansion",
     "HeuristicExpander",
@@ -31,8 +33,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """One query variant and who produced it: ``original``, ``heuristic``, ``llm``, ``static``,
-    ``callable`` or ``explicit`` (given to ``search(variants=...)``)."""
+    """One query variant and who produced it: ``original``, ``heuristic``, ``llm``,
+    ``static``, ``callable`` or ``explicit`` (given to ``search(variants=...)``)."""
 
     text: str
     source: str
@@ -137,19 +139,123 @@ _STOPWORD_TEXT = """
     there these they this those through to too under until up very was we were what when where which while
     who whom why will with would you your yours"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_WORD = re.compile(r"\w+(?:['-]\w+)*")
+# A stopword right after an article names a thing ("the with statement", "a for loop"), except these,
+# which commonly follow an article as ordinary modifiers ("the most common", "the same name").
+_ARTICLES = frozenset({"a", "an", "the"})
+_MODIFIERS_AFTER_ARTICLE = frozenset({"few", "more", "most", "only", "other", "own", "same", "very"})
+# Query-syntax operators of Lucene-style engines (Tantivy, Elasticsearch) when written in capitals.
+_OPERATORS = frozenset({"AND", "OR", "NOT"})
+# One token of a question, first match wins: a quoted or backticked span; a code symbol (a dotted,
+# `::` or `->` path, optionally called: `os.path.split`, `std::vector`, `obj->field`, `run()`); a
+# version number (`3.11`); a word (with inner apostrophes or hyphens, underscores included:
+# `__init__`, `snake_case`).
+_TOKEN = re.compile(
+    r"""(?P<quoted>"[^"\w]*\w[^"]*"|`[^`\w]*\w[^`]*`)"""
+    r"|(?P<symbol>[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*)+(?:\(\))?|\w+\(\)|\d+(?:\.\d+)+)"
+    r"|(?P<word>\w+(?:['\u2019-]\w+)*)"
+)
+_PLAIN = re.compile(r"\w+")
+_APOSTROPHE = re.compile("['\u2019]")
+# The first part of contractions that are as empty as stopwords ("don't", "isn't"; "what's" and
+# "I'm" are caught by the stopword list).
+_NEGATED_AUXILIARIES = frozenset(
+    {"aren", "couldn", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn", "mustn", "shouldn"}
+    | {"wasn", "weren", "won", "wouldn"}
+)
+DEFAULT_OPERATORS = ("or", "and")
+
+
+@dataclass(frozen=True, slots=True)
+class ContentWords:
+    """What ``content_words`` finds in a question."""
+
+    #: The words that carry its meaning, in order.
+    words: list[str]
+    #: Two-word names that begin with a kept stopword ("with statement", "for loop").
+    names: list[str]
+    #: How many words the question has.
+    total: int
+
+
+def content_words(query: str, stopwords: frozenset[str] = STOPWORDS) -> ContentWords:
+    """The words of ``query`` that carry its meaning.
+
+    Stopwords are dropped unless they are the subject: right after an article and before a content
+    word ("the with statement" keeps ``with``; the pair is a name), or written in capitals as an
+    acronym ("US", "IT"). Quoted and backticked spans, code symbols (``os.path.split``,
+    ``std::vector``, ``__init__``) and version numbers are one word each and always kept.
+    """
+    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(query)]
+    all_capitals = query.upper() == query
+    words, names = [], []
+    for i, (kind, text) in enumerate(tokens):
+        if kind != "word" or not _is_stopword(text, stopwords) or _is_acronym(text, all_capitals):
+            words.append(text)
+        elif _is_named_by_article(tokens, i, stopwords):
+            words.append(text)
+            names.append(f"{text} {tokens[i + 1][1]}")
+    return ContentWords(words, names, len(tokens))
+
+
+def _is_stopword(word: str, stopwords: frozenset[str]) -> bool:
+    folded = word.casefold()
+    head = _APOSTROPHE.split(folded, maxsplit=1)[0]
+    return folded in stopwords or (head != folded and (head in stopwords or head in _NEGATED_AUXILIARIES))
+
+
+def _is_acronym(word: str, all_capitals: bool) -> bool:
+    return not all_capitals and len(word) >= 2 and word.isupper() and word not in _OPERATORS
+
+
+def _is_named_by_article(tokens: list[tuple[str | None, str]], i: int, stopwords: frozenset[str]) -> bool:
+    word = tokens[i][1].casefold()
+    if i == 0 or i + 1 == len(tokens) or word in _ARTICLES or word in _MODIFIERS_AFTER_ARTICLE:
+        return False
+    before, after = tokens[i - 1][1].casefold(), tokens[i + 1][1].casefold()
+    return before in _ARTICLES and after not in stopwords
+
+
+def query_term(word: str) -> str:
+    """``word`` written so that a Lucene-style query parser (Tantivy's, Elasticsearch's) reads it as
+    one unit: code symbols and spans as a quoted phrase (``std::vector`` would be a field name),
+    operator words in lower case. Plain words stay as they are."""
+    if word[0] in '"`':
+        return '"' + word[1:-1].replace('"', " ").strip() + '"'
+    if _PLAIN.fullmatch(word) is None:  # `'` starts a quoted term in Tantivy; `::` a field name
+        return f'"{word}"'
+    return word.lower() if word in _OPERATORS else word
 
 
 class HeuristicExpander(Expander):
-    """Rewrites without a model, in microseconds: the original, its key terms (stopwords removed, only
-    when that changes the query), the key terms joined by OR, and the words as one quoted phrase (the
-    last two only for multi-word queries). ``max_variants`` counts the original."""
+    """Rewrites without a model, in microseconds; every variant must find a list of its own.
+
+    The variant is the question's content words (see ``content_words``), emitted only when that
+    changes the query: BM25 scores stopwords too, so their removal reorders the list. Code symbols and
+    quoted spans become quoted phrases, and a name that starts with a stopword ("the with
+    statement") is added as a phrase too. ``default_operator`` says how the backend combines the words
+    of a plain query: ``"or"`` (BM25 engines such as Tantivy and Elasticsearch, dense retrievers)
+    or ``"and"`` (engines that require every word, such as SQLite FTS5); only with ``"and"`` is the
+    content words joined by ``OR`` a variant of its own, since on an OR backend it returns the
+    content-word list again. ``max_variants`` counts the original.
+    """
 
     name = "heuristic"
 
-    def __init__(self, max_variants: int = DEFAULT_MAX_VARIANTS, *, stopwords: Iterable[str] | None = None):
+    def __init__(
+        self,
+        max_variants: int = DEFAULT_MAX_VARIANTS,
+        *,
+        stopwords: Iterable[str] | None = None,
+        default_operator: str = "or",
+    ):
         self.max_variants = check_max_variants(max_variants)
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
+        if default_operator not in DEFAULT_OPERATORS:
+            raise FusionError(
+                f"default_operator must be 'or' (the backend ORs the words of a plain query) or 'and' "
+                f"(it requires every word) (got {default_operator!r})"
+            )
+        self.default_operator = default_operator
 
     def expand(
         self, query: str, *, max_variants: int | None = None, strategy: str | None = None
@@ -158,26 +264,28 @@ class HeuristicExpander(Expander):
         return Expansion(assemble_variants(query, self.candidates(query), limit, "heuristic"))
 
     def candidates(self, query: str) -> list[str]:
-        words = _WORD.findall(query)
-        terms = [w for w in words if w.casefold() not in self.stopwords]
+        found = content_words(query, self.stopwords)
+        terms = [query_term(w) for w in found.words]
         out = []
-        if terms and len(terms) < len(words):  # only when removing stopwords changes the query
-            out.append(" ".join(terms))
-        # A term repeated in the question ("file path ... file name") adds nothing to an OR query.
-        first_spelling: dict[str, str] = {}
-        for term in terms:
-            first_spelling.setdefault(term.casefold(), term)
-        if len(first_spelling) >= 2:
-            out.append(" OR ".join(first_spelling.values()))
-        if len(words) >= 2:
-            out.append('"' + " ".join(words) + '"')
+        if terms and len(terms) < found.total:  # only when dropping stopwords changes the query
+            # A name such as "with statement" also as a phrase: its words alone are too common.
+            out.append(" ".join(terms + [query_term(f'"{name}"') for name in found.names]))
+        if self.default_operator == "and":
+            # A term repeated in the question ("file path ... file name") adds nothing to an OR query.
+            first_spelling: dict[str, str] = {}
+            for term in terms:
+                first_spelling.setdefault(term.casefold(), term)
+            if len(first_spelling) >= 2:
+                out.append(" OR ".join(first_spelling.values()))
         return out
 
     def cache_key(self) -> Hashable:
-        return ("heuristic", self.max_variants, self.stopwords)
+        return ("heuristic", self.max_variants, self.stopwords, self.default_operator)
 
     def __repr__(self) -> str:
-        return f"HeuristicExpander(max_variants={self.max_variants})"
+        return (
+            f"HeuristicExpander(max_variants={self.max_variants}, default_operator={self.default_operator!r})"
+        )
 
 
 class StaticExpander(Expander):
