@@ -2,7 +2,9 @@
 
 An expander has ``expand`` (sync) and ``aexpand`` (async); both return an ``Expansion``. The ones here
 need no network: ``HeuristicExpander`` rewrites the words, ``StaticExpander`` looks variants up,
-``CallableExpander`` wraps a user function. ``LLMExpander`` (in ``llm.py``) asks a chat model.
+``CallableExpander`` wraps a user function, ``CombinedExpander`` chains expanders.
+``FeedbackExpander`` (in ``feedback.py``) searches an index first; ``LLMExpander`` (in ``llm.py``)
+asks a chat model.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
 
 __all__ = [
     "CallableExpander",
+    "CombinedExpander",
     "ContentWords",
     "Expander",
     "Expansion",
@@ -33,7 +36,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """One query variant and who produced it: ``original``, ``heuristic``, ``llm``,
+    """One query variant and who produced it: ``original``, ``heuristic``, ``feedback``, ``llm``,
     ``static``, ``callable`` or ``explicit`` (given to ``search(variants=...)``)."""
 
     text: str
@@ -303,6 +306,54 @@ class StaticExpander(Expander):
 
     def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
         return Expansion(assemble_variants(query, self.mapping.get(query, ()), max_variants, "static"))
+
+
+class CombinedExpander(Expander):
+    """Several expanders' variants in one expansion: the original, then each expander's variants in
+    the order given (e.g. ``[HeuristicExpander(), FeedbackExpander(index)]``), duplicates dropped and
+    cut to ``max_variants``. A part that fails is skipped and its reason kept."""
+
+    name = "combined"
+
+    def __init__(self, expanders: Sequence[Expander]):
+        if isinstance(expanders, Expander) or not isinstance(expanders, Sequence) or not expanders:
+            raise TypeError("expanders must be a non-empty list of Expander")
+        for i, expander in enumerate(expanders):
+            if not isinstance(expander, Expander):
+                raise TypeError(f"expanders[{i}] must be an Expander (got {type(expander).__name__})")
+        self.expanders = tuple(expanders)
+        self.name = "+".join(e.name for e in self.expanders)
+        self.sync_capable = all(e.sync_capable for e in self.expanders)
+
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        parts = [e.expand(query, max_variants=max_variants, strategy=strategy) for e in self.expanders]
+        return _combine(query, parts, max_variants)
+
+    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        parts = await asyncio.gather(
+            *(e.aexpand(query, max_variants=max_variants, strategy=strategy) for e in self.expanders)
+        )
+        return _combine(query, parts, max_variants)
+
+    def cache_key(self) -> Hashable | None:
+        keys = tuple(e.cache_key() for e in self.expanders)
+        return None if any(k is None for k in keys) else ("combined", keys)
+
+    def __repr__(self) -> str:
+        return f"CombinedExpander({list(self.expanders)!r})"
+
+
+def _combine(query: str, parts: Sequence[Expansion], max_variants: int) -> Expansion:
+    variants = [Variant(query, "original")]
+    seen = {_dedupe_key(query)}
+    for variant in (v for part in parts for v in part.variants if v.source != "original"):
+        key = _dedupe_key(variant.text)
+        if len(variants) < max_variants and key and key not in seen:
+            seen.add(key)
+            variants.append(variant)
+    reasons = "; ".join(p.fallback_reason for p in parts if p.fallback_reason)
+    notes = "; ".join(p.note for p in parts if p.note)
+    return Expansion(tuple(variants), fallback_reason=reasons or None, note=notes or None)
 
 
 ExpandFunction = Callable[[str, int], Sequence[str] | Awaitable[Sequence[str]]]
