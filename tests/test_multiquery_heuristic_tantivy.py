@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fanfuse.multiquery import HeuristicExpander, MultiQueryRetriever
+from fanfuse.multiquery import CombinedExpander, FeedbackExpander, HeuristicExpander, MultiQueryRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 WITH_STATEMENT = (
@@ -71,6 +71,18 @@ def test_the_content_word_list_counts_once_so_the_questions_best_hit_stays_first
     question = "split a file path into the directory and the file name"
     assert index.search(question, 1)[0].id == "os.path.split"
     assert multi_query(index, question)[0] == "os.path.split"
+
+
+def test_with_feedback_and_the_question_weighing_three_the_with_statement_stays_first(
+    tmp_path: Path,
+) -> None:
+    # The feedback variant searches the name as a phrase too: its words alone pull in the others.
+    index = build(tmp_path, STATEMENTS)
+    variants = CombinedExpander([HeuristicExpander(), FeedbackExpander(index, feedback_docs=3)])
+    with MultiQueryRetriever({"bm25": index}, expander=variants, variant_weights=[3.0, 1.0]) as search:
+        result = search.search("what does the with statement do")
+    assert '"with statement"^' in result.diagnostics.variants[2].text
+    assert result.ids[0] == "topic:with"
 
 
 @pytest.mark.parametrize(

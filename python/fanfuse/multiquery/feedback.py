@@ -9,7 +9,8 @@ The ``feedback_terms`` most probable terms (stopwords, one-letter terms and numb
 ``1 - original_weight``; the question's content words share ``original_weight``. Terms are the index's
 own (its analyzer stems them), written as a word the query parser stems back to the same term.
 The defaults (10 documents, 20 terms, original weight 0.8) were chosen on MT-RAG
-(docs/mtrag-retrieval.md).
+(docs/mtrag-retrieval.md). The work is per token of the documents read, half of it in Tantivy's
+analyzer: a few milliseconds, several times one search, which Rust would not change in order.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from fanfuse.multiquery.expanders import (
     Variant,
     assemble_variants,
     content_words,
+    query_term,
 )
 from fanfuse.retrievers.base import Hit
 
@@ -52,11 +54,14 @@ class FeedbackIndex(Protocol):
 class FeedbackExpander(Expander):
     """The original query and one feedback variant (RM3) computed through ``index``.
 
-    The first pass runs inside ``expand`` (one extra search of the question on ``index``). When it
-    finds nothing, or its documents have no text, the expansion is the original alone and
-    ``fallback_reason`` says why. The variant uses boosts (``term^0.25``), which Tantivy and other
-    Lucene-style parsers read; ``weighted=False`` writes the question followed by the feedback terms
-    as plain text instead, for backends without query syntax.
+    The first pass runs inside ``expand`` (one extra search of the question on ``index``, without the
+    search's ``filter``: an expander is not given it). When it finds nothing, fails, or its documents
+    have no text, the expansion is the original alone and ``fallback_reason`` says why.
+    ``feedback_query(query, hits)`` builds the variant from hits already at hand instead.
+
+    The variant uses boosts (``term^0.25``) and phrases, which Tantivy and other Lucene-style parsers
+    read; ``weighted=False`` writes the question followed by the feedback terms as plain text
+    instead, for backends without query syntax.
     """
 
     name = "feedback"
@@ -116,11 +121,13 @@ class FeedbackExpander(Expander):
         first ``feedback_docs`` are read), or None and the reason there is none."""
         if not hits:
             return None, "no feedback variant: the first-pass search found no documents"
-        relevance, spellings = self._relevance_model(hits[: self.feedback_docs])
+        relevance, spelled = self._relevance_model(hits[: self.feedback_docs])
         expansion = self._expansion_terms(relevance)
         if not expansion:
             return None, "no feedback variant: the first-pass documents have no text to take terms from"
-        question = self._question_terms(query)
+        found = content_words(query, self.stopwords)
+        words = [pair for w in found.words for pair in self.index.analyze(w)]
+        question = words or self.index.analyze(query)  # a question of stopwords only: all its words
         share = self.original_weight if question else 0.0
         model: defaultdict[str, float] = defaultdict(float)
         for _, term in question:
@@ -130,28 +137,32 @@ class FeedbackExpander(Expander):
             model[term] += (1.0 - share) * p / total
         ranked = sorted(model.items(), key=lambda item: (-item[1], item[0]))
         question_terms = {term for _, term in question}
-        spelled = _spellings(spellings, expansion)
         spelled.update({term: word for word, term in reversed(question)})  # the question's own first
         if not self.weighted:
             return " ".join([query, *(spelled[t] for t, _ in ranked if t not in question_terms)]), None
-        return " ".join(f"{spelled[t]}^{w:.4f}" for t, w in ranked if w >= _SMALLEST_WEIGHT), None
+        parts = [f"{spelled[t]}^{w:.4f}" for t, w in ranked if w >= _SMALLEST_WEIGHT]
+        # A name such as "with statement" is also searched as a phrase, as HeuristicExpander does: its
+        # words alone are too common. It weighs as one of the question's words.
+        phrases = [query_term(f'"{name}"') for name in found.names]
+        parts += [f"{phrase}^{share / len(question):.4f}" for phrase in phrases]
+        return " ".join(parts), None
 
-    def _relevance_model(self, hits: Sequence[Hit]) -> tuple[dict[str, float], Counter[tuple[str, str]]]:
-        """P(w|R) over the documents, each weighted by its share of the first-pass score, and how
-        often each (word, term) pair occurs in them."""
+    def _relevance_model(self, hits: Sequence[Hit]) -> tuple[dict[str, float], dict[str, str]]:
+        """P(w|R) over the documents, each weighted by its share of the first-pass score, and the
+        first word seen for each term (any word of a term finds it: the query parser stems it)."""
         scores = [max(float(hit.score), 0.0) for hit in hits]
         total = sum(scores)
         weights = [s / total for s in scores] if total > 0 else [1.0 / len(hits)] * len(hits)
         relevance: defaultdict[str, float] = defaultdict(float)
-        spellings: Counter[tuple[str, str]] = Counter()
+        spelled: dict[str, str] = {}
         for hit, weight in zip(hits, weights, strict=True):
             payload = hit.payload or {}
-            pairs = Counter(self.index.analyze(f"{payload.get('title') or ''}\n{payload.get('text') or ''}"))
-            length = sum(pairs.values())
-            spellings.update(pairs)
-            for (_, term), count in pairs.items():
-                relevance[term] += weight * count / length
-        return relevance, spellings
+            pairs = self.index.analyze(f"{payload.get('title') or ''}\n{payload.get('text') or ''}")
+            share = weight / len(pairs) if pairs else 0.0
+            for (word, term), count in Counter(pairs).items():  # counted in C, in first-seen order
+                relevance[term] += share * count
+                spelled.setdefault(term, word)
+        return relevance, spelled
 
     def _expansion_terms(self, relevance: dict[str, float]) -> dict[str, float]:
         usable = [
@@ -162,11 +173,6 @@ class FeedbackExpander(Expander):
         usable.sort(key=lambda item: (-item[1], item[0]))
         return dict(usable[: self.feedback_terms])
 
-    def _question_terms(self, query: str) -> list[tuple[str, str]]:
-        """(word, term) for each content word of the question (for all its words if it has none)."""
-        words = content_words(query, self.stopwords).words
-        return [pair for w in words for pair in self.index.analyze(w)] or self.index.analyze(query)
-
     def cache_key(self) -> Hashable | None:
         # The variant depends on the index's contents, which can change under the same settings.
         return None
@@ -176,13 +182,3 @@ class FeedbackExpander(Expander):
             f"FeedbackExpander(feedback_docs={self.feedback_docs}, feedback_terms={self.feedback_terms}, "
             f"original_weight={self.original_weight:g})"
         )
-
-
-def _spellings(pairs: Counter[tuple[str, str]], terms: Iterable[str]) -> dict[str, str]:
-    """Each term's most frequent word (ties: the first in alphabetical order)."""
-    wanted = set(terms)
-    best: dict[str, tuple[int, str]] = {}
-    for (word, term), count in pairs.items():
-        if term in wanted and (term not in best or (-count, word) < (-best[term][0], best[term][1])):
-            best[term] = (count, word)
-    return {term: word for term, (_, word) in best.items()}
