@@ -18,6 +18,8 @@ import pytest
 from fanfuse import FusionError
 from fanfuse.multiquery import (
     CombinedExpander,
+    Expander,
+    Expansion,
     FeedbackExpander,
     HeuristicExpander,
     MultiQueryRetriever,
@@ -195,6 +197,26 @@ def test_combined_expander_keeps_each_parts_reason(index: TantivyRetriever) -> N
     expansion = asyncio.run(both.aexpand("why do zebras have stripes", max_variants=4))
     assert [v.source for v in expansion.variants] == ["original", "heuristic"]
     assert expansion.fallback_reason == "no feedback variant: the first-pass search found no documents"
+
+
+class Exploding(Expander):
+    """An expander with a bug: every call raises."""
+
+    name = "exploding"
+
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        raise KeyError("no such rule")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_combined_expander_survives_a_part_that_raises(mode: str) -> None:
+    both = CombinedExpander([Exploding(), HeuristicExpander()])
+    if mode == "sync":
+        expansion = both.expand(QUESTION, max_variants=4)
+    else:
+        expansion = asyncio.run(both.aexpand(QUESTION, max_variants=4))
+    assert [v.source for v in expansion.variants] == ["original", "heuristic"]
+    assert expansion.fallback_reason == "exploding: KeyError: 'no such rule'"
 
 
 def test_combined_expander_checks_its_parts() -> None:

@@ -311,7 +311,7 @@ class StaticExpander(Expander):
 class CombinedExpander(Expander):
     """Several expanders' variants in one expansion: the original, then each expander's variants in
     the order given (e.g. ``[HeuristicExpander(), FeedbackExpander(index)]``), duplicates dropped and
-    cut to ``max_variants``. A part that fails is skipped and its reason kept."""
+    cut to ``max_variants``. A part that fails (or raises) is skipped and its reason kept."""
 
     name = "combined"
 
@@ -326,14 +326,43 @@ class CombinedExpander(Expander):
         self.sync_capable = all(e.sync_capable for e in self.expanders)
 
     def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
-        parts = [e.expand(query, max_variants=max_variants, strategy=strategy) for e in self.expanders]
-        return _combine(query, parts, max_variants)
+        parts: list[Expansion | BaseException] = []
+        for expander in self.expanders:
+            try:
+                parts.append(expander.expand(query, max_variants=max_variants, strategy=strategy))
+            except Exception as exc:  # one part failing must not fail the others or the search
+                parts.append(exc)
+        return self._combine(query, parts, max_variants)
 
     async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
         parts = await asyncio.gather(
-            *(e.aexpand(query, max_variants=max_variants, strategy=strategy) for e in self.expanders)
+            *(e.aexpand(query, max_variants=max_variants, strategy=strategy) for e in self.expanders),
+            return_exceptions=True,
         )
-        return _combine(query, parts, max_variants)
+        return self._combine(query, parts, max_variants)
+
+    def _combine(
+        self, query: str, parts: Sequence[Expansion | BaseException], max_variants: int
+    ) -> Expansion:
+        variants = [Variant(query, "original")]
+        seen = {_dedupe_key(query)}
+        reasons, notes = [], []
+        for expander, part in zip(self.expanders, parts, strict=True):
+            if isinstance(part, BaseException):
+                if not isinstance(part, Exception):  # cancellation and exits go on up
+                    raise part
+                reasons.append(f"{expander.name}: {type(part).__name__}: {part}")
+                continue
+            reasons += [part.fallback_reason] if part.fallback_reason else []
+            notes += [part.note] if part.note else []
+            for variant in (v for v in part.variants if v.source != "original"):
+                key = _dedupe_key(variant.text)
+                if len(variants) < max_variants and key and key not in seen:
+                    seen.add(key)
+                    variants.append(variant)
+        return Expansion(
+            tuple(variants), fallback_reason="; ".join(reasons) or None, note="; ".join(notes) or None
+        )
 
     def cache_key(self) -> Hashable | None:
         keys = tuple(e.cache_key() for e in self.expanders)
@@ -341,19 +370,6 @@ class CombinedExpander(Expander):
 
     def __repr__(self) -> str:
         return f"CombinedExpander({list(self.expanders)!r})"
-
-
-def _combine(query: str, parts: Sequence[Expansion], max_variants: int) -> Expansion:
-    variants = [Variant(query, "original")]
-    seen = {_dedupe_key(query)}
-    for variant in (v for part in parts for v in part.variants if v.source != "original"):
-        key = _dedupe_key(variant.text)
-        if len(variants) < max_variants and key and key not in seen:
-            seen.add(key)
-            variants.append(variant)
-    reasons = "; ".join(p.fallback_reason for p in parts if p.fallback_reason)
-    notes = "; ".join(p.note for p in parts if p.note)
-    return Expansion(tuple(variants), fallback_reason=reasons or None, note=notes or None)
 
 
 ExpandFunction = Callable[[str, int], Sequence[str] | Awaitable[Sequence[str]]]
