@@ -22,15 +22,8 @@ from typing import Protocol
 
 from fanfuse._core import FusionError
 from fanfuse.multiquery.config import check_positive_int
-from fanfuse.multiquery.expanders import (
-    STOPWORDS,
-    Expander,
-    Expansion,
-    Variant,
-    assemble_variants,
-    content_words,
-    query_term,
-)
+from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.words import STOPWORDS, content_words, query_term
 from fanfuse.retrievers.base import Hit
 
 __all__ = ["FeedbackExpander", "FeedbackIndex"]
