@@ -174,7 +174,7 @@ def searched_variants(index_dir: Path, capsys: pytest.CaptureFixture[str], *flag
     ("environ", "flags", "count"),
     [
         ({"FANFUSE_QUERY_EXPANSION": "off"}, [], 1),
-        ({"FANFUSE_QUERY_EXPANSION": "off"}, ["--expander", "heuristic"], 4),  # the flag wins
+        ({"FANFUSE_QUERY_EXPANSION": "off"}, ["--expander", "heuristic"], 3),  # the flag wins
         ({"FANFUSE_MAX_QUERY_VARIANTS": "2"}, [], 2),
         ({"FANFUSE_MAX_QUERY_VARIANTS": "2"}, ["--variants", "3"], 3),  # the flag wins
         ({"FANFUSE_QUERY_EXPANSION": "on"}, ["--expander", "none"], 1),

@@ -47,9 +47,7 @@ def test_every_variant_meets_every_retriever_and_all_branches_are_in_flight_toge
 def test_concurrency_limit_bounds_running_branches(slow: KeywordRetriever) -> None:
     # The delay is a slow backend that gives a broken limit the time to start another branch; the
     # assertion, that no two calls overlapped, holds whatever its length.
-    MultiQueryRetriever(
-        [slow], max_variants=4, max_concurrency=1, expander=rewrites()
-    ).search(QUERY)
+    MultiQueryRetriever([slow], max_variants=4, max_concurrency=1, expander=rewrites()).search(QUERY)
     assert len(slow.calls) == 4
     calls = sorted(slow.calls, key=lambda c: c.start)
     assert all(earlier.end <= later.start for earlier, later in itertools.pairwise(calls))

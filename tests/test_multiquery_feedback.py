@@ -24,6 +24,7 @@ from fanfuse.multiquery import (
     HeuristicExpander,
     MultiQueryRetriever,
     StaticExpander,
+    VariantCache,
 )
 from fanfuse.retrievers import Hit
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -188,7 +189,9 @@ def test_combined_expander_chains_in_order_drops_duplicates_and_cuts(index: Tant
     assert [v.source for v in both.expand(QUESTION, max_variants=2).variants] == ["original", "heuristic"]
     repeated = CombinedExpander([StaticExpander({"q": ["a", "b"]}), StaticExpander({"q": ["B", "c"]})])
     assert [v.text for v in repeated.expand("q", max_variants=5).variants] == ["q", "a", "b", "c"]
-    assert both.name == "heuristic+feedback" and both.cache_key() is None  # feedback is never cached
+    assert both.name == "heuristic+feedback" and both.cache_key() is not None  # a versioned index
+    unversioned = CombinedExpander([HeuristicExpander(), FeedbackExpander(SearchAndAnalyzeOnly(index))])
+    assert unversioned.cache_key() is None  # one part that must not be cached: none of it is
     assert CombinedExpander([HeuristicExpander(), HeuristicExpander(2)]).cache_key() is not None
 
 
@@ -224,3 +227,51 @@ def test_combined_expander_checks_its_parts() -> None:
         CombinedExpander([])
     with pytest.raises(TypeError, match=r"expanders\[1\] must be an Expander \(got str\)"):
         CombinedExpander([HeuristicExpander(), "feedback"])  # type: ignore[list-item]
+
+
+class SearchAndAnalyzeOnly:
+    """A Tantivy index seen through the two methods feedback needs: no version of its contents."""
+
+    def __init__(self, index: TantivyRetriever) -> None:
+        self.index = index
+
+    def search(self, query: str, k: int) -> Sequence[Hit]:
+        return self.index.search(query, k)
+
+    def analyze(self, text: str) -> list[tuple[str, str]]:
+        return self.index.analyze(text)
+
+
+def cached_search(index: TantivyRetriever, cache: VariantCache) -> tuple[bool, str]:
+    """Whether the expansion came from `cache`, and the feedback variant."""
+    expander = FeedbackExpander(index, feedback_docs=3)
+    with MultiQueryRetriever({"bm25": index}, expander=expander, cache=cache) as retriever:
+        result = retriever.search(QUESTION)
+    return result.diagnostics.expansion.cached, result.diagnostics.variants[1].text
+
+
+def test_the_variant_is_cached_per_version_of_the_index(tmp_path: Path) -> None:
+    cache = VariantCache()
+    index = TantivyRetriever.build(corpus(), tmp_path / "index")
+    assert cached_search(index, cache)[0] is False
+    assert cached_search(index, cache)[0] is True
+    # The same directory rebuilt with other contents: the variant is computed again, from them.
+    changed = [d if d["id"] != "v3" else {**d, "text": d["text"] + " obsidian obsidian"} for d in corpus()]
+    rebuilt = TantivyRetriever.build(changed, tmp_path / "index")
+    assert rebuilt.version != index.version
+    cached, variant = cached_search(rebuilt, cache)
+    assert cached is False and "obsidian" in weights(variant)
+
+
+def test_the_cache_key_holds_every_setting_that_changes_the_variant(index: TantivyRetriever) -> None:
+    keys = {
+        FeedbackExpander(index).cache_key(),
+        FeedbackExpander(index, feedback_docs=3).cache_key(),
+        FeedbackExpander(index, feedback_terms=5).cache_key(),
+        FeedbackExpander(index, original_weight=0.5).cache_key(),
+        FeedbackExpander(index, weighted=False).cache_key(),
+        FeedbackExpander(index, stopwords=["what"]).cache_key(),
+    }
+    assert None not in keys and len(keys) == 6
+    assert FeedbackExpander(index).cache_key() == FeedbackExpander(index).cache_key()
+    assert FeedbackExpander(SearchAndAnalyzeOnly(index)).cache_key() is None

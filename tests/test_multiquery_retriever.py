@@ -306,7 +306,8 @@ def test_a_retriever_of_weight_zero_is_not_queried(where: str) -> None:
 
 def test_a_variant_of_weight_zero_is_not_searched() -> None:
     a = CountingRetriever(["x"], "a")
-    result = MultiQueryRetriever([a], max_variants=3).search(QUERY, variant_weights=[1.0, 0.0])
+    retriever = MultiQueryRetriever([a], max_variants=3, expander=rewrites())
+    result = retriever.search(QUERY, variant_weights=[1.0, 0.0])
     assert a.queries == [QUERY]
     assert [br.skipped for br in result.diagnostics.branches] == [False, True, True]
 

@@ -167,8 +167,14 @@ class FeedbackExpander(Expander):
         return dict(usable[: self.feedback_terms])
 
     def cache_key(self) -> Hashable | None:
-        # The variant depends on the index's contents, which can change under the same settings.
-        return None
+        # The variant depends on the index's contents as much as on the settings: it is cached only
+        # for an index that names the version of its contents (a rebuilt TantivyRetriever index is
+        # a new version), never for one whose contents could change unseen.
+        version = getattr(self.index, "version", None)
+        if not isinstance(version, str):
+            return None
+        settings = (self.feedback_docs, self.feedback_terms, self.original_weight, self.weighted)
+        return ("feedback", version, settings, self.stopwords)
 
     def __repr__(self) -> str:
         return (

@@ -2,7 +2,9 @@
 
 ``content_words`` drops stopwords unless they are the subject, keeps code symbols and quoted spans
 whole; ``query_term`` writes a word so that Tantivy's (or Elasticsearch's) query parser reads it as
-one unit. ``HeuristicExpander`` and ``FeedbackExpander`` both read questions through these.
+one unit; ``plain_text`` reads such a query back as plain words, for a retriever without query
+syntax (a dense encoder). ``HeuristicExpander`` and ``FeedbackExpander`` both read questions through
+these.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STOPWORDS", "ContentWords", "content_words", "query_term"]
+__all__ = ["STOPWORDS", "ContentWords", "content_words", "plain_text", "query_term"]
 
 # Words that carry little meaning for retrieval. Short on purpose: removing too much hurts BM25.
 _STOPWORD_TEXT = """
@@ -37,6 +39,9 @@ _TOKEN = re.compile(
     r"|(?P<word>\w+(?:['\u2019-]\w+)*)"
 )
 _PLAIN = re.compile(r"\w+")
+# What the expanders write that is syntax, not words: a boost (`term^0.25`), the quotes of a phrase,
+# and `OR` between words.
+_SYNTAX = re.compile(r"\^\d+(?:\.\d*)?|[\"`]|(?<=\s)OR(?=\s)")
 _APOSTROPHE = re.compile("['\u2019]")
 # The first part of contractions that are as empty as stopwords ("don't", "isn't"; "what's" and
 # "I'm" are caught by the stopword list).
@@ -105,3 +110,10 @@ def query_term(word: str) -> str:
     if _PLAIN.fullmatch(word) is None:  # `'` starts a quoted term in Tantivy; `::` a field name
         return f'"{word}"'
     return word.lower() if word in _OPERATORS else word
+
+
+def plain_text(query: str) -> str:
+    """``query`` without the query syntax the expanders write (boosts, phrase quotes, ``OR``
+    between words): what a retriever that reads text, not syntax, should embed. ``"with
+    statement"^0.2 with^0.4`` becomes ``with statement with``; plain text is returned unchanged."""
+    return " ".join(_SYNTAX.sub(" ", query).split())

@@ -93,6 +93,12 @@ class TantivyRetriever:
         index_versions.build(directory, write)
         return cls(directory)
 
+    @property
+    def version(self) -> str:
+        """Names the contents this retriever searches: every build of the directory is a new one
+        (a cache of results over the index keys on it)."""
+        return str(self.data_directory)
+
     def __len__(self) -> int:
         return int(self._searcher.num_docs)
 
