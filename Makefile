@@ -79,7 +79,8 @@ clean:
 mtrag-table: build
 	$(PY) benches/mtrag_table.py
 
-# The multi-query retrieval table of docs/mtrag-retrieval.md (BM25, both domains and query sets).
+# The multi-query retrieval table of docs/mtrag-retrieval.md: BM25, neural dense (vectors embedded on the
+# first run and kept in .cache/mtrag-indexes), hybrid and the `fanfuse search` default; both domains and query sets.
 mtrag-retrieval: build
 	$(PY) benches/mtrag_retrieval.py
 
