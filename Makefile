@@ -12,7 +12,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build wheel lint rust-test fuzz pytest bench compare clean mtrag-table scale reference-weights
+.PHONY: demo test build wheel lint rust-test fuzz pytest bench compare clean mtrag-table mtrag-retrieval scale reference-weights
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +87,11 @@ clean:
 # The MT-RAG fusion table of docs/mtrag-fusion.md, from the real runs in ../shared/data/mtrag.
 mtrag-table: build
 	$(PY) benches/mtrag_table.py
+
+# The multi-query retrieval table of docs/mtrag-retrieval.md: BM25, neural dense (vectors embedded on the
+# first run and kept in .cache/mtrag-indexes), hybrid and the `fanfuse search` default; both domains and query sets.
+mtrag-retrieval: build
+	$(PY) benches/mtrag_retrieval.py
 
 # End-to-end scale benchmark of `fanfuse fuse` (10k and 100k queries; add SIZES=...,1000000 for 1M).
 SIZES ?= 10000,100000

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from fanfuse.multiquery import HeuristicExpander, MultiQueryRetriever
+from fanfuse.multiquery import CallableExpander, HeuristicExpander, MultiQueryRetriever
 from fanfuse.retrievers import Hit
 
 SLEEP = 0.002
@@ -59,6 +59,14 @@ class SleepingAsync:
         return ranked(query, k)
 
 
+def rewrites(query: str, max_variants: int) -> list[str]:
+    return [f"{query} ({i})" for i in range(1, max_variants)]
+
+
+# Four variants of any question whatever the heuristic rules: the fan-out is always 4 x 2 branches.
+FOUR = CallableExpander(rewrites)
+
+
 class InMemory:
     name = "memory"
 
@@ -76,7 +84,7 @@ def report(benchmark: Any, label: str, overheads_ms: list[float]) -> None:
 
 @pytest.mark.benchmark(group="multiquery-fanout")
 def test_fanout_overhead_async(benchmark: Any) -> None:
-    retriever = MultiQueryRetriever([SleepingSync(), SleepingAsync()], max_variants=4)
+    retriever = MultiQueryRetriever([SleepingSync(), SleepingAsync()], max_variants=4, expander=FOUR)
     loop = asyncio.new_event_loop()
     overheads: list[float] = []
 
@@ -109,14 +117,14 @@ def sync_overheads(benchmark: Any, retriever: MultiQueryRetriever, label: str) -
 @pytest.mark.benchmark(group="multiquery-fanout")
 def test_fanout_overhead_sync(benchmark: Any) -> None:
     """A sync caller with one async retriever: the search runs on the background loop."""
-    retriever = MultiQueryRetriever([SleepingSync(), SleepingAsync()], max_variants=4)
+    retriever = MultiQueryRetriever([SleepingSync(), SleepingAsync()], max_variants=4, expander=FOUR)
     sync_overheads(benchmark, retriever, "search (sync), sync + async retrievers")
 
 
 @pytest.mark.benchmark(group="multiquery-fanout")
 def test_fanout_overhead_sync_only(benchmark: Any) -> None:
     """A sync caller with sync retrievers: no event loop, the branches go straight to the pool."""
-    retriever = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, max_variants=4)
+    retriever = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, max_variants=4, expander=FOUR)
     sync_overheads(benchmark, retriever, "search (sync), 2 sync retrievers")
 
 
@@ -124,7 +132,7 @@ def test_fanout_overhead_sync_only(benchmark: Any) -> None:
 def test_fanout_baseline_bare_gather(benchmark: Any) -> None:
     """The floor: the same 8 calls with asyncio.gather and a thread pool, no expansion or fusion."""
     sync, async_ = SleepingSync(), SleepingAsync()
-    variants = [v.text for v in HeuristicExpander().expand(QUERIES[0], max_variants=4).variants]
+    variants = [QUERIES[0], *rewrites(QUERIES[0], 4)]
     loop = asyncio.new_event_loop()
     overheads: list[float] = []
 
@@ -190,7 +198,7 @@ def test_heuristic_expander_per_query(benchmark: Any) -> None:
 def test_fanout_baseline_bare_pool(benchmark: Any) -> None:
     """The floor for sync retrievers: 8 calls submitted to a thread pool and waited for."""
     retriever = SleepingSync()
-    variants = [v.text for v in HeuristicExpander().expand(QUERIES[0], max_variants=4).variants] * 2
+    variants = [QUERIES[0], *rewrites(QUERIES[0], 4)] * 2
     pool = ThreadPoolExecutor(16)
     overheads: list[float] = []
 

@@ -1,20 +1,28 @@
-"""Multi-query retrieval on real MT-RAG data: Recall@10, nDCG@10 and latency per query.
+"""Multi-query retrieval on real MT-RAG data: nDCG@10, Recall@10, latency, and paired p-values of
+each row against single-query BM25 and against the single query on the same retrievers.
 
-For each domain the passage pool is indexed with Tantivy (BM25) and embedded with TF-IDF + SVD
-(the dense side, fitted on the pool). The `lastturn` queries are then answered
+For each domain the passage pool is indexed with Tantivy (BM25) and, for the dense rows, embedded with
+the default encoder (all-MiniLM-L6-v2 int8, `fanfuse[embed]`); both are kept in `--index-dir`
+(benches/mtrag_indexes.py), so only the first run embeds. Each query set (`lastturn`: the user's
+last turn as typed; `rewrite`: the benchmark's standalone rewrite of it) is answered by one
+`MultiQueryRetriever` per row:
 
-  single     the last user turn as one query (expansion off)
-  heuristic  the last turn plus HeuristicExpander variants (key terms, OR, phrase), fused by RRF
-  +rewrite   the last turn plus the benchmark's rewritten standalone question as a given variant
-  +rewrite x2  the same with the rewrite's lists weighted 2 (variant_weights=[1, 2])
-  rewrite    the rewrite alone, single query (a reference row, not a multi-query strategy)
+  BM25     single, heuristic (+ the content-word variant), feedback (+ the RM3 variant of the top
+           BM25 documents), heuristic+feedback (+ both)
+  dense    single: the neural retriever alone
+  hybrid   BM25 + dense: single, and `fanfuse.open_index(index)` itself, the default of `fanfuse
+           search` (heuristic+feedback, the dense side given each variant as plain text)
 
-each with BM25 alone and with BM25 + dense in one MultiQueryRetriever. Metrics follow pytrec_eval
-(`recall_10`, `ndcg_cut_10`), averaged over every query of the qrels (a query with no hits scores 0).
-The run handed to pytrec_eval scores hits by their fused rank, so it evaluates fanfuse's own order,
-ties included, rather than re-sorting equal RRF scores by id.
+Multi-query rows weigh the original query's lists 3 and the variants' 1 (the default,
+`--original-list-weight` changes it). `--dense-weight` and `--dense-variants original` (the dense
+side searches the original query only) are the hybrid options tried when choosing the default;
+`--dense tfidf` puts TF-IDF + SVD in the neural model's place, `--dense none` leaves dense out.
+Metrics are fanfuse's evaluator (pytrec_eval's `ndcg_cut_10` and `recall_10`) over every query of
+the qrels (a query with no hits scores 0), on the run in fanfuse's own fused order. p is the two-sided
+paired randomization test of nDCG@10 (10,000 sign flips, seed 0). Latency is per query, one warm-up
+query per row first, on the same process and machine.
 
-    .venv/bin/python benches/mtrag_retrieval.py            # both domains, prints a Markdown table
+    .venv/bin/python benches/mtrag_retrieval.py            # the table (make mtrag-retrieval)
     .venv/bin/python benches/mtrag_retrieval.py --limit 5  # a quick smoke run
 """
 
@@ -22,24 +30,105 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import re
 import statistics
 import sys
-import tempfile
 import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytrec_eval
+import fanfuse
 from fanfuse import MultiQueryRetriever
-from fanfuse.corpus import Fields, read_jsonl
-from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
+from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS, open_index
+from fanfuse.multiquery import CombinedExpander, Expander, FeedbackExpander, HeuristicExpander
+from fanfuse.multiquery.feedback import DEFAULT_FEEDBACK_DOCS, DEFAULT_FEEDBACK_TERMS, DEFAULT_ORIGINAL_WEIGHT
+from fanfuse.multiquery.plain import PlainTextQueries
+from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag"
-STRATEGIES = ["single", "heuristic", "+rewrite", "+rewrite x2", "rewrite"]
+QUERY_SETS = ("lastturn", "rewrite")
+METRICS = ("ndcg@10", "recall@10")
 # The queries carry a speaker tag ("|user|: how ..."); it is markup, not part of the question.
 _SPEAKER = re.compile(r"\|user\|:\s*")
+# The fusion weight of the original query's lists (the variants' weigh 1), as `fanfuse search` has it.
+ORIGINAL_LIST_WEIGHT = DEFAULT_VARIANT_WEIGHTS[0]
+DEFAULT_ROW = "default (fanfuse search)"
+
+
+@dataclass(frozen=True)
+class Settings:
+    feedback_docs: int
+    feedback_terms: int
+    original_weight: float
+    original_list_weight: float
+    iterations: int
+    dense_weight: float = 1.0
+    dense_variants: str = "all"
+
+
+def _heuristic(bm25: TantivyRetriever, s: Settings) -> Expander:
+    return HeuristicExpander()
+
+
+def _feedback(bm25: TantivyRetriever, s: Settings) -> Expander:
+    return FeedbackExpander(
+        bm25,
+        feedback_docs=s.feedback_docs,
+        feedback_terms=s.feedback_terms,
+        original_weight=s.original_weight,
+    )
+
+
+def _both(bm25: TantivyRetriever, s: Settings) -> Expander:
+    return CombinedExpander([_heuristic(bm25, s), _feedback(bm25, s)])
+
+
+# Variant strategies: name -> the expander (None: the query alone).
+STRATEGIES: dict[str, Callable[[TantivyRetriever, Settings], Expander] | None] = {
+    "single": None,
+    "heuristic": _heuristic,
+    "feedback": _feedback,
+    "heuristic+feedback": _both,
+}
+
+
+def _tfidf(bm25: TantivyRetriever) -> Retriever:
+    from fanfuse.retrievers.dense_cache import dense_for_index
+
+    return dense_for_index(bm25)[0]
+
+
+def _minilm(bm25: TantivyRetriever) -> Retriever:
+    return neural_dense(bm25)[0]
+
+
+# Dense retrievers the table can add: name -> the retriever over the index's passages.
+DENSE_ENCODERS: dict[str, Callable[[TantivyRetriever], Retriever]] = {"minilm": _minilm, "tfidf": _tfidf}
+
+
+class OriginalOnly:
+    """A retriever searched with the questions themselves only: another variant finds nothing."""
+
+    def __init__(self, retriever: Retriever, questions: set[str]) -> None:
+        self.retriever, self.questions = retriever, questions
+
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> Sequence[Hit]:
+        return self.retriever.search(query, k, filter) if query in self.questions else []
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the table: how to make its retriever, and which row is its single-query twin."""
+
+    retrievers: str
+    variants: str
+    make: Callable[[], MultiQueryRetriever]
+    twin: tuple[str, str]
 
 
 def load_queries(path: Path) -> dict[str, str]:
@@ -51,115 +140,246 @@ def load_queries(path: Path) -> dict[str, str]:
     return queries
 
 
-def load_qrels(path: Path) -> dict[str, dict[str, int]]:
-    qrels: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as lines:
-        next(lines)  # header: query-id corpus-id score
-        for line in lines:
-            query_id, doc_id, score = line.rstrip("\n").split("\t")
-            qrels.setdefault(query_id, {})[doc_id] = int(score)
-    return qrels
+def per_query_values(
+    run: dict[str, list[str]], qrels: fanfuse.Qrels, qids: list[str]
+) -> dict[str, list[float]]:
+    """Each metric for each of `qids` in order; a query without hits scores 0."""
+    columns: tuple[list[str], list[str], list[float]] = ([], [], [])
+    for qid, ids in run.items():
+        for rank, doc in enumerate(ids):
+            columns[0].append(qid)
+            columns[1].append(doc)
+            columns[2].append(float(len(ids) - rank))  # rank-derived: keeps fanfuse's order, ties included
+    values = {m: [0.0] * len(qids) for m in METRICS}
+    if not columns[0]:
+        return values
+    evaluated, scores = fanfuse.evaluate(fanfuse.Run.from_columns(*columns), qrels, metrics=list(METRICS))
+    position = {qid: i for i, qid in enumerate(qids)}
+    for j, qid in enumerate(evaluated):
+        for metric in METRICS:
+            values[metric][position[qid]] = scores[metric][j]
+    return values
 
 
-def search(retriever: MultiQueryRetriever, strategy: str, lastturn: str, rewrite: str) -> list[str]:
-    if strategy == "single":
-        return retriever.search(lastturn, expansion=False).ids
-    if strategy == "heuristic":
-        return retriever.search(lastturn).ids
-    if strategy == "+rewrite":
-        return retriever.search(lastturn, variants=[rewrite]).ids
-    if strategy == "+rewrite x2":
-        return retriever.search(lastturn, variants=[rewrite], variant_weights=[1.0, 2.0]).ids
-    return retriever.search(rewrite, expansion=False).ids
+def answer(
+    retriever: MultiQueryRetriever, queries: dict[str, str], qids: list[str]
+) -> tuple[dict[str, list[str]], list[float]]:
+    retriever.search(queries[qids[0]])  # warm-up: sessions, caches, threads
+    run, latencies = {}, []
+    for qid in qids:
+        begin = time.perf_counter()
+        result = retriever.search(queries[qid])
+        latencies.append((time.perf_counter() - begin) * 1e3)
+        run[qid] = result.ids
+    return run, latencies
 
 
-def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, list[str]]) -> tuple[float, float]:
-    # Rank-derived scores: pytrec_eval sorts by score, so this keeps fanfuse's order exactly.
-    scored = {q: {d: float(len(ids) - r) for r, d in enumerate(ids)} for q, ids in run.items() if ids}
-    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"recall_10", "ndcg_cut_10"}).evaluate(scored)
-    recall = sum(per_query.get(q, {}).get("recall_10", 0.0) for q in qrels) / len(qrels)
-    ndcg = sum(per_query.get(q, {}).get("ndcg_cut_10", 0.0) for q in qrels) / len(qrels)
-    return recall, ndcg
-
-
-def run_domain(data: Path, domain: str, limit: int | None, dims: int, workdir: Path) -> list[dict[str, Any]]:
-    started = time.perf_counter()
-    passages = list(read_jsonl(data / "passages" / f"{domain}_pool.jsonl.gz", Fields(id="document_id")))
-    bm25 = TantivyRetriever.build(passages, workdir / domain)
-    embed = TfidfSvdEmbedder(dimensions=dims).fit([document_text(p) for p in passages])
-    dense = DenseRetriever.from_documents(passages, embed)
-    print(
-        f"{domain}: {len(passages)} passages indexed in {time.perf_counter() - started:.1f} s",
-        file=sys.stderr,
-    )
-
-    lastturn = load_queries(data / "queries" / domain / f"{domain}_lastturn.jsonl")
-    rewrite = load_queries(data / "queries" / domain / f"{domain}_rewrite.jsonl")
-    qrels = load_qrels(data / "qrels" / domain / "dev.tsv")
-    query_ids = [q for q in lastturn if q in qrels][:limit]
-    qrels = {q: qrels[q] for q in query_ids}
-
+def rows_of_domain(
+    bm25: TantivyRetriever, dense: Retriever | None, label: str, s: Settings, questions: set[str]
+) -> list[Row]:
+    weights = [s.original_list_weight, 1.0]
     rows = []
-    for name, retrievers in [("BM25", {"bm25": bm25}), ("BM25+dense", {"bm25": bm25, "dense": dense})]:
-        with MultiQueryRetriever(retrievers, top_k=10) as retriever:
-            for strategy in STRATEGIES:
-                run, latencies = {}, []
-                for query_id in query_ids:
-                    begin = time.perf_counter()
-                    run[query_id] = search(retriever, strategy, lastturn[query_id], rewrite[query_id])
-                    latencies.append((time.perf_counter() - begin) * 1e3)
-                recall, ndcg = evaluate(qrels, run)
-                rows.append(
-                    {
-                        "domain": domain,
-                        "retrievers": name,
-                        "strategy": strategy,
-                        "queries": len(query_ids),
-                        "recall@10": recall,
-                        "ndcg@10": ndcg,
-                        "ms_mean": statistics.fmean(latencies),
-                        "ms_p95": statistics.quantiles(latencies, n=20)[-1]
-                        if len(latencies) > 1
-                        else latencies[0],
-                    }
-                )
+    for name, make in STRATEGIES.items():
+        expander = make(bm25, s) if make is not None else None
+        rows.append(Row("BM25", name, _factory({"bm25": bm25}, expander, weights), ("BM25", "single")))
+    if dense is None:
+        return rows
+    plain = PlainTextQueries(dense)
+    side = OriginalOnly(plain, questions) if s.dense_variants == "original" else plain
+    hybrid, r_weights = f"BM25+{label}", {"bm25": 1.0, "dense": s.dense_weight}
+    rows.append(Row(label, "single", _factory({"dense": plain}, None, weights), (label, "single")))
+    rows.append(
+        Row(
+            hybrid,
+            "single",
+            _factory({"bm25": bm25, "dense": plain}, None, weights, r_weights),
+            (hybrid, "single"),
+        )
+    )
+    tuned = s != Settings(
+        DEFAULT_FEEDBACK_DOCS,
+        DEFAULT_FEEDBACK_TERMS,
+        DEFAULT_ORIGINAL_WEIGHT,
+        ORIGINAL_LIST_WEIGHT,
+        s.iterations,
+    )
+    if label == "minilm" and not tuned:
+        # The stored vectors make the index's default hybrid: exactly what `fanfuse search` answers.
+        rows.append(Row(hybrid, DEFAULT_ROW, lambda: open_index(bm25, top_k=10), (hybrid, "single")))
+    else:
+        expander = _both(bm25, s)
+        rows.append(
+            Row(
+                hybrid,
+                "heuristic+feedback",
+                _factory({"bm25": bm25, "dense": side}, expander, weights, r_weights),
+                (hybrid, "single"),
+            )
+        )
     return rows
+
+
+def _factory(
+    retrievers: dict[str, Any],
+    expander: Expander | None,
+    weights: list[float],
+    retriever_weights: dict[str, float] | None = None,
+) -> Callable[[], MultiQueryRetriever]:
+    def make() -> MultiQueryRetriever:
+        if expander is None:
+            return MultiQueryRetriever(
+                retrievers, expansion=False, top_k=10, retriever_weights=retriever_weights
+            )
+        return MultiQueryRetriever(
+            retrievers,
+            expander=expander,
+            top_k=10,
+            variant_weights=weights,
+            retriever_weights=retriever_weights,
+        )
+
+    return make
+
+
+def run_domain(data: Path, domain: str, args: argparse.Namespace, settings: Settings) -> list[dict[str, Any]]:
+    bm25 = pool_index(data, domain, args.index_dir)
+    dense = DENSE_ENCODERS[args.dense](bm25) if args.dense != "none" else None
+    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
+    judged = set(qrels.qids())
+    out = []
+    for query_set in args.query_sets:
+        queries = load_queries(data / "queries" / domain / f"{domain}_{query_set}.jsonl")
+        qids = [q for q in queries if q in judged][: args.limit]
+        scored: dict[tuple[str, str], list[float]] = {}
+        for row in rows_of_domain(bm25, dense, args.dense, settings, {queries[q] for q in qids}):
+            with row.make() as retriever:
+                run, latencies = answer(retriever, queries, qids)
+            values = per_query_values(run, qrels, qids)
+            scored[(row.retrievers, row.variants)] = values["ndcg@10"]
+            flips = settings.iterations
+            out.append(
+                {
+                    "domain": domain,
+                    "queries": query_set,
+                    "retrievers": row.retrievers,
+                    "variants": row.variants,
+                    "n": len(qids),
+                    **{m: statistics.fmean(v) if v else 0.0 for m, v in values.items()},
+                    "p": fanfuse.randomization_test(
+                        values["ndcg@10"], scored[("BM25", "single")], iterations=flips
+                    ),
+                    "p_twin": fanfuse.randomization_test(
+                        values["ndcg@10"], scored[row.twin], iterations=flips
+                    ),
+                    "ms_mean": statistics.fmean(latencies),
+                    "ms_p95": statistics.quantiles(latencies, n=20)[-1]
+                    if len(latencies) > 1
+                    else latencies[0],
+                }
+            )
+    return out
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| domain | retrievers | queries from lastturn | n | Recall@10 | nDCG@10 | ms/query mean | p95 |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+        "| domain | queries | retrievers | variants | n | nDCG@10 | vs single BM25 | p | p vs single, same "
+        "retrievers | Recall@10 | ms/query mean | p95 |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    base: dict[tuple[str, str], float] = {}
     for r in rows:
+        key = (r["domain"], r["queries"])
+        base.setdefault(key, r["ndcg@10"])
+        gain = (r["ndcg@10"] - base[key]) / base[key] if base[key] else 0.0
+        p = "" if r["retrievers"] == "BM25" and r["variants"] == "single" else f"{r['p']:.4f}"
+        p_twin = "" if r["variants"] == "single" else f"{r['p_twin']:.4f}"
         lines.append(
-            f"| {r['domain']} | {r['retrievers']} | {r['strategy']} | {r['queries']} | {r['recall@10']:.4f} "
-            f"| {r['ndcg@10']:.4f} | {r['ms_mean']:.2f} | {r['ms_p95']:.2f} |"
+            f"| {r['domain']} | {r['queries']} | {r['retrievers']} | {r['variants']} | {r['n']} "
+            f"| {r['ndcg@10']:.4f} | {gain:+.1%} | {p} | {p_twin} | {r['recall@10']:.4f} "
+            f"| {r['ms_mean']:.2f} | {r['ms_p95']:.2f} |"
         )
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        names = [
+            ln.split(":", 1)[1].strip()
+            for ln in cpuinfo.read_text().splitlines()
+            if ln.startswith("model name")
+        ]
+        cpu = f"{len(names)} x {names[0]}" if names else cpu
+    import tantivy
+
+    return f"{cpu}; Python {platform.python_version()}; tantivy-py {tantivy.__version__}"
+
+
+def data_parser(description: str | None) -> argparse.ArgumentParser:
+    """The options every MT-RAG script takes: where the data is, which domains, how many queries."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
         "--data", type=Path, default=DEFAULT_DATA, help="the MT-RAG folder (shared/data/mtrag)"
     )
     parser.add_argument("--domains", nargs="+", default=["clapnq", "cloud"])
-    parser.add_argument("--limit", type=int, help="evaluate only the first N queries per domain")
-    parser.add_argument("--dims", type=int, default=256, help="SVD dimensions of the dense side")
+    parser.add_argument("--limit", type=int, help="only the first N queries of each query set")
+    return parser
+
+
+def data_missing(data: Path) -> bool:
+    if data.is_dir():
+        return False
+    print(f"MT-RAG data not found at {data} (pass --data)", file=sys.stderr)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = data_parser(__doc__)
+    parser.add_argument("--query-sets", nargs="+", choices=QUERY_SETS, default=list(QUERY_SETS))
+    parser.add_argument(
+        "--dense", choices=["none", *DENSE_ENCODERS], default="minilm", help="the dense rows' retriever"
+    )
+    parser.add_argument(
+        "--index-dir", type=Path, default=CACHE_DIR, help="where the indexes and vectors are kept"
+    )
+    parser.add_argument(
+        "--dense-weight", type=float, default=1.0, help="fusion weight of the dense lists (BM25: 1)"
+    )
+    parser.add_argument(
+        "--dense-variants",
+        choices=["all", "original"],
+        default="all",
+        help="what the dense side searches in multi-query rows",
+    )
+    parser.add_argument("--feedback-docs", type=int, default=DEFAULT_FEEDBACK_DOCS)
+    parser.add_argument("--feedback-terms", type=int, default=DEFAULT_FEEDBACK_TERMS)
+    parser.add_argument("--original-weight", type=float, default=DEFAULT_ORIGINAL_WEIGHT)
+    parser.add_argument(
+        "--original-list-weight",
+        type=float,
+        default=ORIGINAL_LIST_WEIGHT,
+        help="fusion weight of the original query's lists in multi-query rows (variants: 1)",
+    )
+    parser.add_argument("--iterations", type=int, default=10_000, help="sign flips of the randomization test")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
-    if not args.data.is_dir():
-        print(f"MT-RAG data not found at {args.data} (pass --data)", file=sys.stderr)
+    if data_missing(args.data):
         return 2
-    with tempfile.TemporaryDirectory(prefix="fanfuse-mtrag-") as workdir:
-        rows = [
-            row
-            for d in args.domains
-            for row in run_domain(args.data, d, args.limit, args.dims, Path(workdir))
-        ]
+    settings = Settings(
+        args.feedback_docs,
+        args.feedback_terms,
+        args.original_weight,
+        args.original_list_weight,
+        args.iterations,
+        args.dense_weight,
+        args.dense_variants,
+    )
+    started = time.perf_counter()
+    rows = [row for d in args.domains for row in run_domain(args.data, d, args, settings)]
+    print(f"machine: {machine()}; {time.perf_counter() - started:.0f} s\n")
     print(markdown(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

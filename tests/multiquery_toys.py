@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fanfuse.multiquery import CallableExpander, HeuristicExpander
 from fanfuse.retrievers import Hit
 
 CORPUS: dict[str, dict[str, str]] = {
@@ -188,3 +189,14 @@ class FixedRetriever:
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> Sequence[Hit]:
         return [Hit(doc_id, 1.0 / (rank + 1), {"rank": rank}) for rank, doc_id in enumerate(self.ids[:k])]
+
+
+def _rewrites(query: str, max_variants: int) -> list[str]:
+    words = " ".join(_WORD.findall(query))
+    return [*HeuristicExpander(default_operator="and").candidates(query), f'"{words}"']
+
+
+def rewrites() -> CallableExpander:
+    """The orchestration tests' expander: up to three rewrites of a query (its content words, them
+    joined by OR, the quoted words), so that branch counts do not follow HeuristicExpander's rules."""
+    return CallableExpander(_rewrites)

@@ -40,7 +40,7 @@ def test_demo_answers_single_query_bm25_and_the_default_side_by_side(
     out = capsys.readouterr().out
     assert ", built in" in out
     assert "Q: serialize an object to JSON" in out
-    assert "single query, BM25" in out and "default: bm25, 4 variants, RRF" in out
+    assert "single query, BM25" in out and "default: bm25, 3 variants, RRF" in out
     assert "[0] serialize an object to JSON  (original)" in out
     rows = [line for line in out.splitlines() if line.startswith("  1 ")]
     assert len(rows) == 1 and "json" in rows[0]
@@ -66,7 +66,7 @@ def test_demo_default_is_hybrid_on_real_embeddings(
     assert "dense: all-MiniLM-L6-v2-int8 vectors of each document's title and first 48 tokens, embedded" in (
         out
     )
-    assert "default: bm25 + dense, 4 variants, RRF" in out
+    assert "default: bm25 + dense, 3 variants, RRF" in out
     rows = [line for line in out.splitlines() if line.startswith("  1 ")]
     assert "smtplib" in rows[0] and "dense 0" in rows[0]  # the dense half ranked it for the question
     index, built = stdlib_index(tmp_path)
@@ -85,4 +85,4 @@ def test_demo_without_the_embed_extra_says_so_and_answers_with_bm25(
     assert main(["demo", "--cache-dir", str(tmp_path), "--top-k", "2", "copy a file"]) == 0
     out = capsys.readouterr().out
     assert "dense: off, the neural half needs fanfuse[embed]" in out
-    assert "default: bm25, 4 variants, RRF" in out and "Q: copy a file" in out
+    assert "default: bm25, 3 variants, RRF" in out and "Q: copy a file" in out

@@ -17,6 +17,7 @@ from multiquery_toys import (
     FixedRetriever,
     Gate,
     KeywordRetriever,
+    rewrites,
 )
 
 QUERY = "how does rank fusion combine ranked lists"
@@ -27,7 +28,7 @@ def test_every_variant_meets_every_retriever_and_all_branches_are_in_flight_toge
     # together, none would get past it and every branch would time out.
     gate = Gate(parties=8)
     sync, async_ = KeywordRetriever(gate=gate), AsyncKeywordRetriever(gate=gate)
-    retriever = MultiQueryRetriever([sync, async_], max_variants=4)
+    retriever = MultiQueryRetriever([sync, async_], max_variants=4, expander=rewrites())
     try:
         result = retriever.search(QUERY)
     finally:
@@ -46,7 +47,7 @@ def test_every_variant_meets_every_retriever_and_all_branches_are_in_flight_toge
 def test_concurrency_limit_bounds_running_branches(slow: KeywordRetriever) -> None:
     # The delay is a slow backend that gives a broken limit the time to start another branch; the
     # assertion, that no two calls overlapped, holds whatever its length.
-    MultiQueryRetriever([slow], max_variants=4, max_concurrency=1).search(QUERY)
+    MultiQueryRetriever([slow], max_variants=4, max_concurrency=1, expander=rewrites()).search(QUERY)
     assert len(slow.calls) == 4
     calls = sorted(slow.calls, key=lambda c: c.start)
     assert all(earlier.end <= later.start for earlier, later in itertools.pairwise(calls))
@@ -116,7 +117,7 @@ def test_a_retriever_returning_bad_hits_is_a_branch_error() -> None:
 def test_cancelling_the_outer_task_cancels_the_branches() -> None:
     never = Gate()
     slow = AsyncKeywordRetriever(gate=never)
-    retriever = MultiQueryRetriever([slow], max_variants=3)
+    retriever = MultiQueryRetriever([slow], max_variants=3, expander=rewrites())
 
     async def scenario() -> None:
         task = asyncio.create_task(retriever.asearch(QUERY))
@@ -156,7 +157,7 @@ def test_sync_search_from_an_async_retriever_on_the_portal_loop() -> None:
 @pytest.mark.parametrize("mixed", [True, False], ids=["sync+async", "sync only"])
 def test_many_threads_search_at_once(mixed: bool) -> None:
     second = AsyncKeywordRetriever() if mixed else KeywordRetriever(name="other")
-    retriever = MultiQueryRetriever([KeywordRetriever(), second], max_variants=3)
+    retriever = MultiQueryRetriever([KeywordRetriever(), second], max_variants=3, expander=rewrites())
     queries = ["rank fusion", "dense retrieval of queries", "bm25 term frequency", "query rewriting"]
     expected = {q: retriever.search(q).ids for q in queries}
     barrier = threading.Barrier(8)

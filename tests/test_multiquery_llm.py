@@ -130,7 +130,8 @@ def test_failures_fall_back_to_heuristic_and_say_why(
             result = asyncio.run(retriever.asearch(QUERY, max_variants=3))
     expansion = result.diagnostics.expansion
     assert expansion.fallback_reason is not None and reason in expansion.fallback_reason
-    assert [v.source for v in result.diagnostics.variants] == ["original", "heuristic", "heuristic"]
+    # The heuristic stands in: the question's content words (one variant on an OR backend).
+    assert [v.source for v in result.diagnostics.variants] == ["original", "heuristic"]
     assert result.ids[0] == "rrf"  # the search still answers
     assert SECRET not in caplog.text
 

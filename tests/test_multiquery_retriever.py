@@ -9,10 +9,22 @@ from collections.abc import Sequence
 import fanfuse
 import pytest
 from fanfuse import FusionError
-from fanfuse.multiquery import CallableExpander, FusedHit, MultiQueryRetriever, StaticExpander
+from fanfuse.multiquery import (
+    CallableExpander,
+    FusedHit,
+    HeuristicExpander,
+    MultiQueryRetriever,
+    StaticExpander,
+)
 from hypothesis import given
 from hypothesis import strategies as st
-from multiquery_toys import AsyncKeywordRetriever, FailingRetriever, FixedRetriever, KeywordRetriever
+from multiquery_toys import (
+    AsyncKeywordRetriever,
+    FailingRetriever,
+    FixedRetriever,
+    KeywordRetriever,
+    rewrites,
+)
 from rrf_strategies import examples
 
 QUERY = "how does rank fusion combine ranked lists"
@@ -32,7 +44,12 @@ def test_one_variant_one_retriever_returns_that_retrievers_list(ids: list[str], 
 def test_fused_scores_equal_the_core_and_contributions_sum_to_them() -> None:
     a, b = KeywordRetriever(name="a"), AsyncKeywordRetriever(name="b")
     retriever = MultiQueryRetriever(
-        [a, b], max_variants=4, variant_weights=[2.0, 0.5], retriever_weights={"b": 1.5}, top_k=5
+        [a, b],
+        expander=rewrites(),
+        max_variants=4,
+        variant_weights=[2.0, 0.5],
+        retriever_weights={"b": 1.5},
+        top_k=5,
     )
     result = retriever.search(QUERY)
     branches = result.diagnostics.branches
@@ -71,7 +88,8 @@ class StaticRanker:
 
 
 def test_payload_and_provenance_name_variant_and_retriever() -> None:
-    retriever = MultiQueryRetriever({"kw": KeywordRetriever()}, max_variants=2)
+    or_variant = HeuristicExpander(default_operator="and")
+    retriever = MultiQueryRetriever({"kw": KeywordRetriever()}, expander=or_variant, max_variants=2)
     top = retriever.search("reciprocal rank fusion").hits[0]
     assert top.id == "rrf" and top.payload["text"].startswith("reciprocal rank fusion")
     assert {(p.variant, p.retriever, p.rank) for p in top.provenance} == {
@@ -92,13 +110,17 @@ def test_expansion_off_is_one_branch_per_retriever_without_calling_the_expander(
 
 
 def test_environment_switches_expansion_and_variant_count() -> None:
-    off = MultiQueryRetriever([KeywordRetriever()], environ={"FANFUSE_QUERY_EXPANSION": "off"})
+    off = MultiQueryRetriever(
+        [KeywordRetriever()], expander=rewrites(), environ={"FANFUSE_QUERY_EXPANSION": "off"}
+    )
     assert len(off.search(QUERY).diagnostics.variants) == 1
     assert len(off.search(QUERY, expansion=True).diagnostics.variants) == 4  # per call beats the env
-    two = MultiQueryRetriever([KeywordRetriever()], environ={"FANFUSE_MAX_QUERY_VARIANTS": "2"})
+    two = MultiQueryRetriever(
+        [KeywordRetriever()], expander=rewrites(), environ={"FANFUSE_MAX_QUERY_VARIANTS": "2"}
+    )
     assert len(two.search(QUERY).diagnostics.variants) == 2
     three = MultiQueryRetriever(
-        [KeywordRetriever()], max_variants=3, environ={"FANFUSE_MAX_QUERY_VARIANTS": "2"}
+        [KeywordRetriever()], expander=rewrites(), max_variants=3, environ={"FANFUSE_MAX_QUERY_VARIANTS": "2"}
     )
     assert len(three.search(QUERY).diagnostics.variants) == 3  # the instance beats the env
 
@@ -171,7 +193,9 @@ def test_explicit_variants_skip_the_expander() -> None:
 
 def test_filter_reaches_every_branch() -> None:
     kw, akw = KeywordRetriever(), AsyncKeywordRetriever()
-    result = MultiQueryRetriever([kw, akw], max_variants=3).search(QUERY, filter={"topic": "fusion"})
+    result = MultiQueryRetriever([kw, akw], max_variants=3, expander=rewrites()).search(
+        QUERY, filter={"topic": "fusion"}
+    )
     assert {c.filter["topic"] for c in kw.calls + akw.calls if c.filter} == {"fusion"}
     assert len(kw.calls + akw.calls) == 6 and all(c.filter for c in kw.calls + akw.calls)
     branches = result.diagnostics.branches
@@ -221,7 +245,9 @@ def test_min_score_drops_weak_hits() -> None:
 
 
 def test_one_info_line_per_search_with_timings(caplog: pytest.LogCaptureFixture) -> None:
-    retriever = MultiQueryRetriever([KeywordRetriever(), FailingRetriever()], max_variants=3)
+    retriever = MultiQueryRetriever(
+        [KeywordRetriever(), FailingRetriever()], max_variants=3, expander=rewrites()
+    )
     with caplog.at_level(logging.INFO, logger="fanfuse.multiquery"):
         retriever.search(QUERY)
     (record,) = [r for r in caplog.records if r.name == "fanfuse.multiquery"]
@@ -280,7 +306,8 @@ def test_a_retriever_of_weight_zero_is_not_queried(where: str) -> None:
 
 def test_a_variant_of_weight_zero_is_not_searched() -> None:
     a = CountingRetriever(["x"], "a")
-    result = MultiQueryRetriever([a], max_variants=3).search(QUERY, variant_weights=[1.0, 0.0])
+    retriever = MultiQueryRetriever([a], max_variants=3, expander=rewrites())
+    result = retriever.search(QUERY, variant_weights=[1.0, 0.0])
     assert a.queries == [QUERY]
     assert [br.skipped for br in result.diagnostics.branches] == [False, True, True]
 

@@ -1,21 +1,25 @@
 """`fanfuse.open_index(DIR)`: the retriever `fanfuse search --index DIR` uses, with the same defaults
-(BM25 always, neural dense where the index stores vectors, the heuristic expander, RRF, weights 1)."""
+(BM25 always, neural dense where the index stores vectors and reading plain text, the heuristic then
+the feedback expander, RRF with the original query's lists weighing 3 and the variants' 1)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import fanfuse
+import numpy as np
+import numpy.typing as npt
 import pytest
 from fanfuse import FusionError
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
 from fanfuse.default_search import open_index
-from fanfuse.multiquery import HeuristicExpander, StaticExpander
+from fanfuse.multiquery import CombinedExpander, FeedbackExpander, HeuristicExpander, StaticExpander
 from fanfuse.retrievers.dense_index import has_dense_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import DOCUMENTS, QUERY, without_timings
@@ -71,6 +75,62 @@ def test_open_index_is_what_the_command_searches(bm25_dir: Path, capsys: pytest.
     assert cli(bm25_dir, capsys, *flags) == library(bm25_dir, top_k=2, max_variants=2, method="combmnz")
 
 
+def test_the_default_variants_are_content_words_then_feedback_the_original_weighing_3(
+    bm25_dir: Path,
+) -> None:
+    with open_index(bm25_dir) as retriever:
+        parts = retriever.expander.expanders  # type: ignore[attr-defined]
+        assert [type(p) for p in parts] == [HeuristicExpander, FeedbackExpander]
+        result = retriever.search(QUERY)
+    variants = result.diagnostics.variants
+    assert [(v.source, v.weight) for v in variants] == [("original", 3), ("heuristic", 1), ("feedback", 1)]
+    assert variants[1].text == "hunts mice night"
+    assert "^" in variants[2].text  # RM3 weights in Tantivy's syntax
+    # Fused with those weights: a document only the original's list holds at rank r scores 3 / (60 + r).
+    bats = next(hit for hit in result.hits if hit.id == "bat")
+    assert bats.score == pytest.approx(sum(p.contribution for p in bats.provenance))
+    assert {p.variant_index: p.contribution for p in bats.provenance}[0] > 2.9 / 61
+
+
+class WordHashEncoder:
+    """A bag-of-words encoder (each word hashed to one of 64 dimensions) that records the queries
+    it embeds: a real encoder, small enough to see what reaches the dense side."""
+
+    identity: Mapping[str, Any] = {"name": "word-hash", "dimensions": 64}
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        vectors = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                vectors[row, sum(map(ord, word)) % 64] += 1.0
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1.0, norms)
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.queries += texts
+        return self._embed(texts)
+
+    def embed_passages(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> npt.NDArray[np.float32]:
+        return self._embed(texts)
+
+
+def test_the_dense_retriever_gets_every_variant_as_plain_text(bm25_dir: Path) -> None:
+    encoder = WordHashEncoder()
+    with open_index(bm25_dir, dense=True, encoder=encoder) as retriever:
+        result = retriever.search(QUERY)
+    feedback = result.diagnostics.variants[2].text
+    assert "^" in feedback
+    assert len(encoder.queries) == 3 and encoder.queries[0] == QUERY
+    assert not any(mark in q for q in encoder.queries for mark in '^"')
+    # The plain text of the feedback variant: its words in its order, the weights gone.
+    assert encoder.queries[2].split() == [part.split("^")[0].strip('"') for part in feedback.split()]
+
+
 def test_with_stored_vectors_the_default_is_hybrid(
     hybrid_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -93,8 +153,10 @@ def test_overrides_replace_the_defaults(bm25_dir: Path) -> None:
         assert retriever.expander is expander and retriever.top_k == 1
         assert retriever.retriever_weights == {"bm25": 2.0}
     with open_index(TantivyRetriever(bm25_dir)) as retriever:  # an opened index works alike
-        assert isinstance(retriever.expander, HeuristicExpander)
+        assert isinstance(retriever.expander, CombinedExpander)
         assert retriever.retriever_names == ["bm25"]
+    with open_index(bm25_dir, variant_weights=[1.0]) as retriever:
+        assert retriever.variant_weights == [1.0]
     with pytest.raises(TypeError, match="no_such_option"):
         open_index(bm25_dir, no_such_option=1)
     with pytest.raises(TypeError, match="dense must be a bool or None"):

@@ -17,12 +17,14 @@ from fanfuse.multiquery.diagnostics import (
 )
 from fanfuse.multiquery.expanders import (
     CallableExpander,
+    CombinedExpander,
     Expander,
     Expansion,
     HeuristicExpander,
     StaticExpander,
     Variant,
 )
+from fanfuse.multiquery.feedback import FeedbackExpander
 from fanfuse.multiquery.llm import LLMExpander
 from fanfuse.multiquery.retriever import MultiQueryRetriever
 
@@ -30,10 +32,12 @@ __all__ = [
     "AllBranchesFailed",
     "BranchReport",
     "CallableExpander",
+    "CombinedExpander",
     "Diagnostics",
     "Expander",
     "Expansion",
     "ExpansionReport",
+    "FeedbackExpander",
     "FusedHit",
     "HeuristicExpander",
     "LLMExpander",

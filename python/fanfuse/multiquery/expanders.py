@@ -2,7 +2,9 @@
 
 An expander has ``expand`` (sync) and ``aexpand`` (async); both return an ``Expansion``. The ones here
 need no network: ``HeuristicExpander`` rewrites the words, ``StaticExpander`` looks variants up,
-``CallableExpander`` wraps a user function. ``LLMExpander`` (in ``llm.py``) asks a chat model.
+``CallableExpander`` wraps a user function, ``CombinedExpander`` chains expanders.
+``FeedbackExpander`` (in ``feedback.py``) searches an index first; ``LLMExpander`` (in ``llm.py``)
+asks a chat model.
 """
 
 from __future__ import annotations
@@ -10,16 +12,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fanfuse._core import FusionError
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
+from fanfuse.multiquery.words import STOPWORDS, content_words, query_term
 
 __all__ = [
     "CallableExpander",
+    "CombinedExpander",
     "Expander",
     "Expansion",
     "HeuristicExpander",
@@ -31,8 +35,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """One query variant and who produced it: ``original``, ``heuristic``, ``llm``, ``static``,
-    ``callable`` or ``explicit`` (given to ``search(variants=...)``)."""
+    """One query variant and who produced it: ``original``, ``heuristic``, ``feedback``, ``llm``,
+    ``static``, ``callable`` or ``explicit`` (given to ``search(variants=...)``)."""
 
     text: str
     source: str
@@ -128,28 +132,39 @@ def _check_budget(kwargs: dict[str, Any]) -> None:
         check_max_variants(budget)
 
 
-# Words that carry little meaning for retrieval. Short on purpose: removing too much hurts BM25.
-_STOPWORD_TEXT = """
-    a about above after again against all am an and any are as at be been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he
-    her here hers him his how i if in into is it its itself just me more most my no nor not of off on once
-    only or other our ours out over own same she should so some such than that the their theirs them then
-    there these they this those through to too under until up very was we were what when where which while
-    who whom why will with would you your yours"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_WORD = re.compile(r"\w+(?:['-]\w+)*")
+DEFAULT_OPERATORS = ("or", "and")
 
 
 class HeuristicExpander(Expander):
-    """Rewrites without a model, in microseconds: the original, its key terms (stopwords removed, only
-    when that changes the query), the key terms joined by OR, and the words as one quoted phrase (the
-    last two only for multi-word queries). ``max_variants`` counts the original."""
+    """Rewrites without a model, in microseconds; every variant must find a list of its own.
+
+    The variant is the question's content words (see ``content_words``), emitted only when that
+    changes the query: BM25 scores stopwords too, so their removal reorders the list. Code symbols and
+    quoted spans become quoted phrases, and a name that starts with a stopword ("the with
+    statement") is added as a phrase too. ``default_operator`` says how the backend combines the words
+    of a plain query: ``"or"`` (BM25 engines such as Tantivy and Elasticsearch, dense retrievers)
+    or ``"and"`` (engines that require every word, such as SQLite FTS5); only with ``"and"`` is the
+    content words joined by ``OR`` a variant of its own, since on an OR backend it returns the
+    content-word list again. ``max_variants`` counts the original.
+    """
 
     name = "heuristic"
 
-    def __init__(self, max_variants: int = DEFAULT_MAX_VARIANTS, *, stopwords: Iterable[str] | None = None):
+    def __init__(
+        self,
+        max_variants: int = DEFAULT_MAX_VARIANTS,
+        *,
+        stopwords: Iterable[str] | None = None,
+        default_operator: str = "or",
+    ):
         self.max_variants = check_max_variants(max_variants)
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
+        if default_operator not in DEFAULT_OPERATORS:
+            raise FusionError(
+                f"default_operator must be 'or' (the backend ORs the words of a plain query) or 'and' "
+                f"(it requires every word) (got {default_operator!r})"
+            )
+        self.default_operator = default_operator
 
     def expand(
         self, query: str, *, max_variants: int | None = None, strategy: str | None = None
@@ -158,26 +173,28 @@ class HeuristicExpander(Expander):
         return Expansion(assemble_variants(query, self.candidates(query), limit, "heuristic"))
 
     def candidates(self, query: str) -> list[str]:
-        words = _WORD.findall(query)
-        terms = [w for w in words if w.casefold() not in self.stopwords]
+        found = content_words(query, self.stopwords)
+        terms = [query_term(w) for w in found.words]
         out = []
-        if terms and len(terms) < len(words):  # only when removing stopwords changes the query
-            out.append(" ".join(terms))
-        # A term repeated in the question ("file path ... file name") adds nothing to an OR query.
-        first_spelling: dict[str, str] = {}
-        for term in terms:
-            first_spelling.setdefault(term.casefold(), term)
-        if len(first_spelling) >= 2:
-            out.append(" OR ".join(first_spelling.values()))
-        if len(words) >= 2:
-            out.append('"' + " ".join(words) + '"')
+        if terms and len(terms) < found.total:  # only when dropping stopwords changes the query
+            # A name such as "with statement" also as a phrase: its words alone are too common.
+            out.append(" ".join(terms + [query_term(f'"{name}"') for name in found.names]))
+        if self.default_operator == "and":
+            # A term repeated in the question ("file path ... file name") adds nothing to an OR query.
+            first_spelling: dict[str, str] = {}
+            for term in terms:
+                first_spelling.setdefault(term.casefold(), term)
+            if len(first_spelling) >= 2:
+                out.append(" OR ".join(first_spelling.values()))
         return out
 
     def cache_key(self) -> Hashable:
-        return ("heuristic", self.max_variants, self.stopwords)
+        return ("heuristic", self.max_variants, self.stopwords, self.default_operator)
 
     def __repr__(self) -> str:
-        return f"HeuristicExpander(max_variants={self.max_variants})"
+        return (
+            f"HeuristicExpander(max_variants={self.max_variants}, default_operator={self.default_operator!r})"
+        )
 
 
 class StaticExpander(Expander):
@@ -195,6 +212,70 @@ class StaticExpander(Expander):
 
     def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
         return Expansion(assemble_variants(query, self.mapping.get(query, ()), max_variants, "static"))
+
+
+class CombinedExpander(Expander):
+    """Several expanders' variants in one expansion: the original, then each expander's variants in
+    the order given (e.g. ``[HeuristicExpander(), FeedbackExpander(index)]``), duplicates dropped and
+    cut to ``max_variants``. A part that fails (or raises) is skipped and its reason kept."""
+
+    name = "combined"
+
+    def __init__(self, expanders: Sequence[Expander]):
+        if isinstance(expanders, Expander) or not isinstance(expanders, Sequence) or not expanders:
+            raise TypeError("expanders must be a non-empty list of Expander")
+        for i, expander in enumerate(expanders):
+            if not isinstance(expander, Expander):
+                raise TypeError(f"expanders[{i}] must be an Expander (got {type(expander).__name__})")
+        self.expanders = tuple(expanders)
+        self.name = "+".join(e.name for e in self.expanders)
+        self.sync_capable = all(e.sync_capable for e in self.expanders)
+
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        parts: list[Expansion | BaseException] = []
+        for expander in self.expanders:
+            try:
+                parts.append(expander.expand(query, max_variants=max_variants, strategy=strategy))
+            except Exception as exc:  # one part failing must not fail the others or the search
+                parts.append(exc)
+        return self._combine(query, parts, max_variants)
+
+    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        parts = await asyncio.gather(
+            *(e.aexpand(query, max_variants=max_variants, strategy=strategy) for e in self.expanders),
+            return_exceptions=True,
+        )
+        return self._combine(query, parts, max_variants)
+
+    def _combine(
+        self, query: str, parts: Sequence[Expansion | BaseException], max_variants: int
+    ) -> Expansion:
+        variants = [Variant(query, "original")]
+        seen = {_dedupe_key(query)}
+        reasons, notes = [], []
+        for expander, part in zip(self.expanders, parts, strict=True):
+            if isinstance(part, BaseException):
+                if not isinstance(part, Exception):  # cancellation and exits go on up
+                    raise part
+                reasons.append(f"{expander.name}: {type(part).__name__}: {part}")
+                continue
+            reasons += [part.fallback_reason] if part.fallback_reason else []
+            notes += [part.note] if part.note else []
+            for variant in (v for v in part.variants if v.source != "original"):
+                key = _dedupe_key(variant.text)
+                if len(variants) < max_variants and key and key not in seen:
+                    seen.add(key)
+                    variants.append(variant)
+        return Expansion(
+            tuple(variants), fallback_reason="; ".join(reasons) or None, note="; ".join(notes) or None
+        )
+
+    def cache_key(self) -> Hashable | None:
+        keys = tuple(e.cache_key() for e in self.expanders)
+        return None if any(k is None for k in keys) else ("combined", keys)
+
+    def __repr__(self) -> str:
+        return f"CombinedExpander({list(self.expanders)!r})"
 
 
 ExpandFunction = Callable[[str, int], Sequence[str] | Awaitable[Sequence[str]]]

@@ -28,14 +28,18 @@ SEARCH_FIELDS = ["title", "text"]
 _WORD = re.compile(r"\w+")
 _OPERATORS = {"AND", "OR", "NOT"}
 _FILTER_SCALARS = (str, int, float, bool)
+# The analyzer of the title and text fields, and the same chain without its last step: Tantivy's
+# built-in en_stem is the simple tokenizer, tokens over 40 bytes dropped, lower case, English stemmer.
+TEXT_TOKENIZER = "en_stem"
+_MAX_TOKEN_BYTES = 40
 
 
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw")
     # en_stem: lower case + English stemming, so "parsing" finds "parse".
-    builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
-    builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
+    builder.add_text_field("title", stored=True, tokenizer_name=TEXT_TOKENIZER)
+    builder.add_text_field("text", stored=True, tokenizer_name=TEXT_TOKENIZER)
     # Metadata values are matched exactly (raw), like a keyword field in Elasticsearch.
     builder.add_json_field("metadata", stored=True, tokenizer_name="raw")
     return builder.build()
@@ -89,6 +93,12 @@ class TantivyRetriever:
         index_versions.build(directory, write)
         return cls(directory)
 
+    @property
+    def version(self) -> str:
+        """Names the contents this retriever searches: every build of the directory is a new one
+        (a cache of results over the index keys on it)."""
+        return str(self.data_directory)
+
     def __len__(self) -> int:
         return int(self._searcher.num_docs)
 
@@ -117,6 +127,15 @@ class TantivyRetriever:
                 f"index {str(self.directory)!r} could not be read ({error}); it may be corrupt: "
                 f"rebuild it with `fanfuse index`"
             ) from None
+
+    def analyze(self, text: str) -> list[tuple[str, str]]:
+        """The words of `text` as the index sees them: (word in lower case, indexed term) pairs, in
+        order. Writing the word in a query finds the term: the query parser stems it the same way."""
+        words = _WORDS_ANALYZER.analyze(text)
+        distinct = list(dict.fromkeys(words))
+        # Stemming is per token: stemming each distinct word once is a third faster than the text.
+        term = dict(zip(distinct, _TERMS_ANALYZER.analyze(" ".join(distinct)), strict=True))
+        return [(word, term[word]) for word in words]
 
     def documents(self) -> Iterator[Document]:
         """Every stored document (for building a dense index over the same corpus)."""
@@ -175,6 +194,20 @@ class TantivyRetriever:
 
     def __repr__(self) -> str:
         return f"TantivyRetriever({str(self.directory)!r}, documents={len(self)})"
+
+
+def _text_analyzer(*, stem: bool) -> tantivy.TextAnalyzer:
+    builder = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(_MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.lowercase())
+    )
+    return (builder.filter(tantivy.Filter.stemmer("english")) if stem else builder).build()
+
+
+# The same chain with and without the stemmer: a word of the first is one token of the second.
+_WORDS_ANALYZER = _text_analyzer(stem=False)
+_TERMS_ANALYZER = _text_analyzer(stem=True)
 
 
 def _open(
