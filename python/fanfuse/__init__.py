@@ -41,9 +41,9 @@ from fanfuse._core import (
     read_run,
     rrf,
     rrf_batch,
+    train_fusion,
     tukey_hsd,
     wilcoxon_test,
-    train_fusion,
 )
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ __all__ = [
     "read_run",
     "rrf",
     "rrf_batch",
+    "train_fusion",
     "tukey_hsd",
     "wilcoxon_test",
-    "train_fusion",
 ]

@@ -39,9 +39,9 @@ __all__ = [
     "rrf_batch",
     "run_buffers",
     "runs_from_table",
+    "train_fusion",
     "tukey_hsd",
     "wilcoxon_test",
-    "train_fusion",
 ]
 
 # Private aliases (underscored: they exist only in the stub).
@@ -425,6 +425,7 @@ def qrels_from_table(table: object, /, *, name: str = "qrels") -> Qrels:
 def run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bool]:
     """A run's columns as little-endian Arrow buffers: qid offsets and data, docid offsets and data
     (int32 offsets, int64 when the last item is True), ranks (int64, from 1), scores (float64)."""
+
 _TrainedMethod = Literal["probfuse", "segfuse", "slidefuse", "bayesfuse", "posfuse", "mapfuse"]
 
 @final

@@ -139,7 +139,9 @@ def run(args: argparse.Namespace) -> int:
     model = trained_model(args)
     if args.engine == "dask":
         if model is not None:
-            raise FusionError("trained fusion (--model, --train-runs) runs in one process: drop --engine dask")
+            raise FusionError(
+                "trained fusion (--model, --train-runs) runs in one process: drop --engine dask"
+            )
         code: int = dask_commands(args).fuse(args)
         return code
     if args.output.endswith(PARQUET_SUFFIXES):
