@@ -40,6 +40,7 @@ from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sy
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
 from fanfuse.multiquery.llm import LLMExpander, check_strategy
 from fanfuse.multiquery.named import named_retrievers
+from fanfuse.multiquery.plain import reads_plain_text
 from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
 from fanfuse.multiquery.rerank import (
     Reranked,
@@ -258,7 +259,7 @@ class MultiQueryRetriever:
         return [
             Branch(
                 variant_index=i,
-                variant=v.text,
+                variant=v.plain if v.plain is not None and reads_plain_text(r.retriever) else v.text,
                 retriever_name=r.name,
                 retriever=r.retriever,
                 is_async=r.is_async,
