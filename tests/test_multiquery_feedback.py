@@ -116,6 +116,11 @@ def test_plain_text_variant_for_backends_without_boosts(index: TantivyRetriever)
     assert variant.startswith(QUESTION + " ")
     assert "^" not in variant
     assert {"magma", "lava"} <= set(variant.split())
+    # The weighted variant carries the same text as its plain form, for a dense retriever.
+    weighted = FeedbackExpander(index, feedback_docs=3).expand(QUESTION, max_variants=2).variants
+    assert weighted[1].plain == variant and weighted[0].plain is None
+    unweighted = FeedbackExpander(index, feedback_docs=3, weighted=False).expand(QUESTION, max_variants=2)
+    assert unweighted.variants[1].plain is None  # its text is already plain
 
 
 def test_one_variant_asked_for_means_no_first_pass(index: TantivyRetriever) -> None:

@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fanfuse.multiquery import FeedbackExpander, HeuristicExpander
+from fanfuse.multiquery import (
+    Expander,
+    Expansion,
+    FeedbackExpander,
+    HeuristicExpander,
+    MultiQueryRetriever,
+    Variant,
+)
 from fanfuse.multiquery.plain import PlainTextQueries
 from fanfuse.multiquery.words import plain_text
 from fanfuse.retrievers import Hit
@@ -65,3 +72,24 @@ def test_plain_text_queries_passes_k_and_filter_through() -> None:
 def test_plain_text_queries_needs_a_retriever() -> None:
     with pytest.raises(TypeError, match=r"retriever must have search\(query, k, filter\) \(got str\)"):
         PlainTextQueries("not a retriever")  # type: ignore[arg-type]
+
+
+class WithPlainForm(Expander):
+    """One variant written two ways, as FeedbackExpander writes its own."""
+
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+        return Expansion(
+            (Variant(query, "original"), Variant("lava^0.5 magma^0.5", "feedback", plain="lava magma"))
+        )
+
+
+def test_a_retriever_reading_plain_text_gets_the_plain_form_the_others_the_text() -> None:
+    keyword, dense = Recording(), Recording()
+    retriever = MultiQueryRetriever(
+        {"bm25": keyword, "dense": PlainTextQueries(dense)}, expander=WithPlainForm()
+    )
+    result = retriever.search("volcano?")
+    assert [q for q, _, _ in keyword.calls] == ["volcano?", "lava^0.5 magma^0.5"]
+    assert [q for q, _, _ in dense.calls] == ["volcano?", "lava magma"]
+    searched = {(b.retriever, b.variant_index): b.variant for b in result.diagnostics.branches}
+    assert searched[("dense", 1)] == "lava magma" and searched[("bm25", 1)] == "lava^0.5 magma^0.5"

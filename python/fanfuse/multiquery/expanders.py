@@ -36,10 +36,13 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Variant:
     """One query variant and who produced it: ``original``, ``heuristic``, ``feedback``, ``llm``,
-    ``static``, ``callable`` or ``explicit`` (given to ``search(variants=...)``)."""
+    ``static``, ``callable`` or ``explicit`` (given to ``search(variants=...)``). ``plain`` is the
+    same variant written for a retriever that reads text, not query syntax (a dense encoder), where
+    that is more than ``text`` without its syntax; None: ``text`` serves both."""
 
     text: str
     source: str
+    plain: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

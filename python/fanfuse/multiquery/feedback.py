@@ -98,12 +98,17 @@ class FeedbackExpander(Expander):
             return Expansion((Variant(query, "original"),))
         try:
             hits = self.index.search(query, self.feedback_docs)
-            text, reason = self.feedback_query(query, hits)
+            written, reason = self._written(query, hits)
         except Exception as exc:  # the search goes on with the original query, as for a failed model
-            text, reason = None, f"no feedback variant: {type(exc).__name__}: {exc}"
-        if text is None:
+            written, reason = None, f"no feedback variant: {type(exc).__name__}: {exc}"
+        if written is None:
             return Expansion((Variant(query, "original"),), fallback_reason=reason)
-        return Expansion(assemble_variants(query, [text], max_variants, "feedback"))
+        text, plain = written if self.weighted else (written[1], None)
+        # A dense retriever reads the question and the terms as text; the weights mean nothing to it.
+        variants = assemble_variants(query, [text], max_variants, "feedback")
+        return Expansion(
+            tuple(Variant(v.text, v.source, plain if v.source == "feedback" else None) for v in variants)
+        )
 
     async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
         # The first pass is a blocking search: keep it off the event loop.
@@ -112,6 +117,14 @@ class FeedbackExpander(Expander):
     def feedback_query(self, query: str, hits: Sequence[Hit]) -> tuple[str | None, str | None]:
         """The feedback variant of ``query`` given the first pass's ``hits`` (best first; only the
         first ``feedback_docs`` are read), or None and the reason there is none."""
+        written, reason = self._written(query, hits)
+        if written is None:
+            return None, reason
+        return written[0] if self.weighted else written[1], None
+
+    def _written(self, query: str, hits: Sequence[Hit]) -> tuple[tuple[str, str] | None, str | None]:
+        """The variant with weights (``term^0.25 ...``) and as plain text (the question, then the
+        feedback terms), or None and the reason there is none."""
         if not hits:
             return None, "no feedback variant: the first-pass search found no documents"
         relevance, spelled = self._relevance_model(hits[: self.feedback_docs])
@@ -131,14 +144,13 @@ class FeedbackExpander(Expander):
         ranked = sorted(model.items(), key=lambda item: (-item[1], item[0]))
         question_terms = {term for _, term in question}
         spelled.update({term: word for word, term in reversed(question)})  # the question's own first
-        if not self.weighted:
-            return " ".join([query, *(spelled[t] for t, _ in ranked if t not in question_terms)]), None
+        plain = " ".join([query, *(spelled[t] for t, _ in ranked if t not in question_terms)])
         parts = [f"{spelled[t]}^{w:.4f}" for t, w in ranked if w >= _SMALLEST_WEIGHT]
         # A name such as "with statement" is also searched as a phrase, as HeuristicExpander does: its
         # words alone are too common. It weighs as one of the question's words.
         phrases = [query_term(f'"{name}"') for name in found.names]
         parts += [f"{phrase}^{share / len(question):.4f}" for phrase in phrases]
-        return " ".join(parts), None
+        return (" ".join(parts), plain), None
 
     def _relevance_model(self, hits: Sequence[Hit]) -> tuple[dict[str, float], dict[str, str]]:
         """P(w|R) over the documents, each weighted by its share of the first-pass score, and the

@@ -1,8 +1,9 @@
 """A retriever that reads text, not query syntax, in a multi-query search.
 
 The expanders write variants for a Lucene-style parser (``term^0.25``, quoted phrases); a dense
-encoder would embed those marks as if they were words. ``PlainTextQueries(dense)`` passes each
-variant on as ``plain_text(variant)``: the same words, no syntax.
+encoder would embed those marks as if they were words. ``PlainTextQueries(dense)`` is searched with
+a variant's plain form where its expander wrote one (``Variant.plain``: the feedback variant as the
+question followed by its terms), else with ``plain_text(variant)``: the same words, no syntax.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from typing import Any
 from fanfuse.multiquery.words import plain_text
 from fanfuse.retrievers.base import Hit, Retriever
 
-__all__ = ["PlainTextQueries"]
+__all__ = ["PlainTextQueries", "reads_plain_text"]
 
 
 class PlainTextQueries:
     """``retriever`` (synchronous) searched with each query's plain text."""
+
+    #: MultiQueryRetriever gives this retriever a variant's ``plain`` form where there is one.
+    reads_plain_text = True
 
     def __init__(self, retriever: Retriever) -> None:
         if not callable(getattr(retriever, "search", None)):
@@ -29,3 +33,8 @@ class PlainTextQueries:
 
     def __repr__(self) -> str:
         return f"PlainTextQueries({self.retriever!r})"
+
+
+def reads_plain_text(retriever: object) -> bool:
+    """Whether ``retriever`` asks for the variants' plain forms (``PlainTextQueries`` does)."""
+    return getattr(retriever, "reads_plain_text", False) is True

@@ -40,6 +40,7 @@ from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sy
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
 from fanfuse.multiquery.llm import LLMExpander, check_strategy
 from fanfuse.multiquery.named import named_retrievers
+from fanfuse.multiquery.plain import reads_plain_text
 from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
 from fanfuse.multiquery.rerank import (
     Reranked,
@@ -257,12 +258,28 @@ class MultiQueryRetriever:
         v_weights, r_weights, workers = plan.variant_weights, plan.retriever_weights, self._workers
         # Built for every search: positional arguments, each retriever's parts looked up once.
         retrievers = [
-            (r.name, r.retriever, r.is_async, r_weights[r.name], workers[r.name]) for r in self._retrievers
+            (
+                r.name,
+                r.retriever,
+                r.is_async,
+                r_weights[r.name],
+                workers[r.name],
+                reads_plain_text(r.retriever),
+            )
+            for r in self._retrievers
         ]
         return [
-            Branch(i, v.text, name, retriever, is_async, variant_weight(v_weights, i) * weight, threads)
+            Branch(
+                i,
+                v.plain if v.plain is not None and reads_plain else v.text,
+                name,
+                retriever,
+                is_async,
+                variant_weight(v_weights, i) * weight,
+                threads,
+            )
             for i, v in enumerate(chosen)
-            for name, retriever, is_async, weight, threads in retrievers
+            for name, retriever, is_async, weight, threads, reads_plain in retrievers
         ]
 
     def _fuse(self, plan: Plan, outcomes: list[BranchOutcome]) -> tuple[list[FusedHit], float]:
