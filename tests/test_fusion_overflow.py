@@ -56,6 +56,12 @@ def test_core_and_reference_refuse_the_same_calls(call: tuple[list[Any], dict[st
         ([[("a", 1e308), ("b", 1e308), ("c", 0.0)]], {"method": "combsum", "norm": "zmuv"}, "is NaN"),
         # A sum of scores that overflows: sum - n * min is inf - inf, which no floor may hide.
         ([[("a", 1e308), ("b", 1e308)]], {"method": "combmax", "norm": "sum"}, '"a" is NaN'),
+        # ... which a median (or max, min) over the lists must not hide.
+        (
+            [[("a", 1e308), ("b", 1e308)], [("a", 0.5), ("b", 1e308)]],
+            {"method": "combmed", "norm": "sum"},
+            '"a" is NaN under norm',
+        ),
         # A power: n ** gamma is inf for a document in two lists, times a score of 0 is NaN.
         ([[("a", 1.0)], [("a", 0.0)]], {"method": "combgmnz", "norm": "none", "gamma": 2000.0}, "is NaN"),
         # Rank methods: Borda points times a huge weight; RRF terms of a repeated id added up.
@@ -66,11 +72,11 @@ def test_core_and_reference_refuse_the_same_calls(call: tuple[list[Any], dict[st
 def test_an_overflowing_score_is_refused_and_named(
     runs: list[Any], options: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(FusionError, match="the fused score of id ") as info:
+    with pytest.raises(FusionError, match=r"the (fused|normalised) score of id ") as info:
         fanfuse.fuse(runs, **options)
     assert message in str(info.value)
     assert "scale the " in str(info.value)
-    with pytest.raises(FusionError, match=r"queries\[0\]: the fused score of id "):
+    with pytest.raises(FusionError, match=r"queries\[0\]: the (fused|normalised) score of id "):
         fanfuse.fuse_batch([runs], **options)
     with pytest.raises(FusionError):
         reference.fuse(runs, **options)

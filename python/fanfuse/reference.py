@@ -64,6 +64,15 @@ def _check_finite(score: dict[Id, float], method: str) -> None:
             raise FusionError(f"the fused score of id {doc!r} is {value} under method {method!r}")
 
 
+def _check_normalised(values: dict[Id, float], norm: str) -> None:
+    """A normalisation whose range overflows leaves NaN, which max, min and median would hide: refuse."""
+    from fanfuse import FusionError
+
+    for doc, value in values.items():
+        if math.isnan(value):
+            raise FusionError(f"the normalised score of id {doc!r} is NaN under norm {norm!r}")
+
+
 def _check_ids(lists: list[list[Any]]) -> None:
     kinds = set()
     for lst in lists:
@@ -300,6 +309,7 @@ def fuse(
         else:
             ranks = [merged[d][0] for d in docs]
             normed = _normalise(norm or "min-max", [merged[d][2] for d in docs], ranks, len(split[i][0]))
+            _check_normalised(dict(zip(docs, normed, strict=True)), norm or "min-max")
             values.append(dict(zip(docs, normed, strict=True)))
 
     # 3. Contributions, summed in list order.

@@ -167,7 +167,9 @@ pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Re
             |present| 0.5 * (n - present as f64 + 1.0),
         );
     } else if !method.reads_ranks() {
-        norm::normalise(params.effective_norm(), &mut gathered, |list| lists.ids.list(list).len());
+        let norm = params.effective_norm();
+        norm::normalise(norm, &mut gathered, |list| lists.ids.list(list).len());
+        check_normalised(&gathered, lists.ids.items(), norm)?;
     }
     let weight = |list: u32| params.weight(list as usize);
     let contributions = method.contributions(&gathered.entries, gathered.candidates.len(), weight);
@@ -253,6 +255,17 @@ fn check_finite<T: FusionKey>(
         "the fused score of id {:?} is {} under method '{method}': its terms overflow the range of a float (about 1.8e308); {fix}",
         items[candidates[at].best_item as usize],
         scores[at],
+    )))
+}
+
+/// A normalisation whose range overflows a float leaves NaN (inf / inf, inf - inf); combmax, combmin
+/// and combmed would hide it in a comparison, so it is refused here, for every method alike.
+fn check_normalised<T: FusionKey>(gathered: &gather::Gathered, items: &[T], norm: Norm) -> Result<(), FusionError> {
+    let Some(entry) = gathered.entries.iter().find(|e| e.value.is_nan()) else { return Ok(()) };
+    Err(FusionError::invalid(format!(
+        "the normalised score of id {:?} is NaN under norm '{}': the list's score range overflows the range of a float (about 1.8e308); scale the scores down",
+        items[gathered.candidates[entry.candidate as usize].best_item as usize],
+        norm.name(),
     )))
 }
 
