@@ -34,10 +34,11 @@ from psycopg_pool import ConnectionPool
 SPEAKER = re.compile(r"\|user\|:\s*")
 WORD = re.compile(r"\w+")
 # Measured mean overlap@10 (PostgreSQL 16.2 and 15.18 alike, tantivy-py 0.27), rounded down to two
-# decimals: MT-RAG 0.2122 / 0.2771 / 0.2362, generated 0.117 / 0.118. Both sides are deterministic,
+# decimals: MT-RAG 0.2122 / 0.2612 / 0.2362 (the heuristic's content-word variant), generated
+# 0.117 / 0.118. Both sides are deterministic,
 # so a drop below a floor means a retriever changed what it finds, not noise. The generated text is
 # words in random order, where ts_rank_cd's proximity normalization (4) has nothing to go on.
-MTRAG_FLOORS = {"single": 0.21, "heuristic": 0.27, "+rewrite": 0.23}
+MTRAG_FLOORS = {"single": 0.21, "heuristic": 0.26, "+rewrite": 0.23}
 GENERATED_FLOORS = {"single": 0.11, "heuristic": 0.11}
 
 
