@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from bench_multiquery import QUERIES, SleepingAsync, SleepingSync
+from bench_multiquery import FOUR, QUERIES, SleepingAsync, SleepingSync
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fanout import fan_out_sync
 from fanfuse.multiquery.planning import make_plan
@@ -64,8 +64,8 @@ def searched(call: Callable[[], Any]) -> tuple[float, float, float]:
 
 
 def fan_out_table(calls: int) -> None:
-    sync_only = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, max_variants=4)
-    mixed = MultiQueryRetriever([SleepingSync(), SleepingAsync()], max_variants=4)
+    sync_only = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, expander=FOUR, max_variants=4)
+    mixed = MultiQueryRetriever([SleepingSync(), SleepingAsync()], expander=FOUR, max_variants=4)
     loop = asyncio.new_event_loop()
     cases: dict[str, Callable[[], Any]] = {
         "search, 2 sync retrievers": lambda: sync_only.search(QUERIES[0]),
@@ -101,7 +101,7 @@ def fan_out_table(calls: int) -> None:
 
 
 def step_table() -> None:
-    retriever = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, max_variants=4)
+    retriever = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, expander=FOUR, max_variants=4)
     plan = make_plan(retriever, QUERIES[0], {}, "search")
     variants = retriever._variant_source()
     chosen, _ = variants.expand_sync(plan)
@@ -109,7 +109,7 @@ def step_table() -> None:
     outcomes = fan_out_sync(branches, k=plan.branch_k, filter=None, timeout=10.0, started=time.perf_counter())
     steps: dict[str, Callable[[], Any]] = {
         "make_plan": lambda: make_plan(retriever, QUERIES[0], {}, "search"),
-        "expand (heuristic, 4 variants)": lambda: variants.expand_sync(plan),
+        "expand (4 fixed variants)": lambda: variants.expand_sync(plan),
         "8 branches": lambda: retriever._branches(plan, chosen),
         "fusion with provenance": lambda: retriever._fuse(plan, outcomes),
     }
