@@ -74,6 +74,23 @@ def below_level_to_zero(qrels: QrelsDict, level: int) -> QrelsDict:
     return {q: {d: 0 if 0 <= g < level else g for d, g in docs.items()} for q, docs in qrels.items()}
 
 
+# A document no run retrieves: judged non-relevant, it changes no gain measure.
+UNRETRIEVED = "unretrieved-doc"
+
+
+def with_a_judged_level(qrels: QrelsDict) -> QrelsDict:
+    """The qrels with one non-relevant judgment added to each query whose judgments are all negative.
+
+    trec_eval counts a query's relevance levels only when it has a judgment >= 0; otherwise its nDCG
+    reads the count left by the query evaluated before, over a freed buffer, and can loop for hours
+    (pytrec_eval shares that state across evaluators). A judged level 0 gives it a count of its own
+    and the same nDCG, since a level-0 document adds no gain to the run or to the ideal ranking."""
+    return {
+        q: docs if any(g >= 0 for g in docs.values()) else {**docs, UNRETRIEVED: 0}
+        for q, docs in qrels.items()
+    }
+
+
 def pytrec_eval_values(run: RunDict, qrels: QrelsDict, cut: int, level: int) -> Values:
     """Every trec_eval measure under fanfuse's trec_eval spelling, and the same values under its ranx one."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -81,7 +98,7 @@ def pytrec_eval_values(run: RunDict, qrels: QrelsDict, cut: int, level: int) -> 
     out: Values = {}
     for trec in RANX_SPELLING:
         measure = trec.replace("K", str(cut))
-        judged = below_level_to_zero(qrels, level) if trec in GAIN_MEASURES else qrels
+        judged = with_a_judged_level(below_level_to_zero(qrels, level)) if trec in GAIN_MEASURES else qrels
         result = pytrec_eval.RelevanceEvaluator(judged, {measure}, relevance_level=level).evaluate(run)
         values = {qid: measures[measure] for qid, measures in result.items()}
         out[measure + suffix] = values

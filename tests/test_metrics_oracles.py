@@ -53,6 +53,16 @@ def test_trec_eval_measures_equal_pytrec_eval(case: tuple[RunDict, QrelsDict], c
     assert_equal_per_query(fanfuse_values(run, qrels, list(expected)), expected, "pytrec_eval")
 
 
+def test_a_query_judged_only_unjudged_after_a_graded_one_equals_pytrec_eval() -> None:
+    """The oracle's nDCG of a query whose only judgments are -1 does not depend on (or hang after) the
+    query it evaluated before."""
+    graded = ({"q0": {"a": 1.0, "b": 0.5}}, {"q0": {"a": 3, "b": 2, "c": 1}})
+    only_unjudged = ({"q0": {"a": 0.0}}, {"q0": {"a": -1}})
+    for run, qrels in (graded, only_unjudged, graded, only_unjudged):
+        expected = pytrec_eval_values(run, qrels, 1, 1)
+        assert_equal_per_query(fanfuse_values(run, qrels, list(expected)), expected, "pytrec_eval")
+
+
 @examples(0.004)  # share of the Hypothesis profile (CI=true: 100 of 25k; each calls an oracle)
 @given(judged_runs(), st.sampled_from([1, 2, 3, 5, 10]), st.sampled_from([1, 2]))
 def test_ranx_metrics_equal_ranx_on_the_run_without_ties(
