@@ -250,3 +250,25 @@ def test_the_command_tunes_mtrag_runs(
     ((name, levels),) = report["levels"].items()
     assert all(fold["fused"]["params"][name] in levels for fold in report["folds"])
     assert fold_weighted_means(report) == pytest.approx((report["fused_heldout"], report["single_heldout"]))
+
+
+@pytest.mark.parametrize(
+    ("method", "option", "value"),
+    [("rbc", "phi", 0.5), ("logn_isr", "sigma", 0.7), ("combgmnz", "gamma", 2.0)],
+)
+def test_fanfuse_fuse_passes_every_tunable_parameter_to_the_core(
+    method: str, option: str, value: float, inputs: Any, tmp_path: Path
+) -> None:
+    runs, _, _ = inputs
+    paths = []
+    for r, run in enumerate(runs[:2]):
+        run.write(str(tmp_path / f"run{r}.trec"))
+        paths.append(str(tmp_path / f"run{r}.trec"))
+    out = str(tmp_path / "fused.trec")
+    assert main(["fuse", *paths, "-o", out, "--method", method, f"--{option}", str(value)]) == 0
+    read = [fanfuse.read_run(p) for p in paths]
+    expected = fanfuse.fuse_runs(read, method=method, **{option: value})
+    assert sorted(zip(*fanfuse.read_run(out).columns(), strict=True)) == sorted(
+        zip(*expected.columns(), strict=True)
+    )
+    assert expected.columns() != fanfuse.fuse_runs(read, method=method).columns()
