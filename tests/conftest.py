@@ -1,8 +1,9 @@
-"""Shared test setup: Hypothesis profiles, the location of the real MT-RAG data, and a throwaway
-PostgreSQL server for the database tests."""
+"""Shared test setup: Hypothesis profiles, the location of the real MT-RAG data, a hybrid index, and a
+throwaway PostgreSQL server for the database tests."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +49,22 @@ def small_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     qrels.write_text("".join(f"q{q} 0 d{q % 5} 1\n" for q in range(6)))
     paths["qrels"] = str(qrels)
     return paths
+
+
+@pytest.fixture(scope="session")
+def hybrid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index built by `fanfuse index --dense` (the built-in model, real vectors) over the search
+    options' documents; tests using it skip where the embed extra is not installed."""
+    from fanfuse.cli import main
+    from test_cli_search_options import DOCUMENTS
+    from test_open_index import needs_embed
+
+    needs_embed()
+    root = tmp_path_factory.mktemp("hybrid")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCUMENTS), encoding="utf-8")
+    assert main(["index", str(corpus), "--index", str(root / "idx"), "--dense"]) == 0
+    return root / "idx"
 
 
 @pytest.fixture(scope="session")

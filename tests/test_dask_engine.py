@@ -151,6 +151,15 @@ def test_an_error_in_a_later_block_or_a_frame_names_its_line_or_partition_and_ro
         fanfuse.dask.fuse_runs([paths[1], dd.from_pandas(frame, npartitions=2)]).compute()
 
 
+@pytest.mark.parametrize("column", ["score", "rank"])
+def test_a_frame_whose_number_column_holds_text_is_refused_naming_it(tmp_path: Path, column: str) -> None:
+    paths = write_runs(tmp_path, seed=9, interleaved=False)
+    frame = pd.DataFrame({"qid": ["q1", "q2"], "docid": ["a", "b"], column: ["1", "x"]})
+    refused = rf"^runs\[1\]: column '{column}' has type .*; accepted: an integer or floating"
+    with pytest.raises(fanfuse.FusionError, match=refused), threads():
+        fanfuse.dask.fuse_runs([paths[1], dd.from_pandas(frame, npartitions=1)]).compute()
+
+
 def as_parquet(path: str) -> str:
     """The run's lines as a Parquet table, in line order, several row groups."""
     pq = pytest.importorskip("pyarrow.parquet")
@@ -182,11 +191,10 @@ def test_parquet_runs_fuse_to_the_file_of_the_same_runs_as_trec(tmp_path: Path) 
 
 
 def test_the_table_column_names_are_those_the_core_reads() -> None:
-    from fanfuse._core import runs_from_table
-    from fanfuse.dask.rows import DOCID_NAMES, QID_NAMES
+    from fanfuse._core import RUN_TABLE_COLUMNS, runs_from_table
 
-    for qid in QID_NAMES:
-        for docid in DOCID_NAMES:
+    for qid in RUN_TABLE_COLUMNS["qid"]:
+        for docid in RUN_TABLE_COLUMNS["docid"]:
             table = pyarrow.table({qid: ["q"], docid: ["d"], "score": [1.0]})
             assert runs_from_table(table)[0].columns()[:2] == (["q"], ["d"])
     with pytest.raises(fanfuse.FusionError):

@@ -41,17 +41,6 @@ def bm25_dir(tmp_path: Path) -> Path:
     return tmp_path / "bm25"
 
 
-@pytest.fixture(scope="module")
-def hybrid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An index built by `fanfuse index --dense` (the built-in model, real vectors)."""
-    needs_embed()
-    root = tmp_path_factory.mktemp("hybrid")
-    corpus = root / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCUMENTS), encoding="utf-8")
-    assert main(["index", str(corpus), "--index", str(root / "idx"), "--dense"]) == 0
-    return root / "idx"
-
-
 def cli(index_dir: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> Any:
     assert main(["search", "--index", str(index_dir), QUERY, "--json", *flags]) == 0
     return without_timings(json.loads(capsys.readouterr().out))

@@ -26,7 +26,6 @@ from fastapi.testclient import TestClient
 from multiquery_toys import FailingRetriever, Gate, KeywordRetriever
 from service_server import serve_command, serving
 from test_cli_search_options import DOCUMENTS, QUERY, without_timings
-from test_open_index import needs_embed
 
 TIMEOUT = 30.0
 
@@ -83,17 +82,6 @@ def test_a_real_server_answers_as_open_index(index_dir: Path) -> None:
         }
         for request, options in REQUESTS:
             assert answered(http.post("/search", json=request)) == library(index_dir, request, **options)
-
-
-@pytest.fixture(scope="module")
-def hybrid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An index with neural vectors (`fanfuse index --dense`, the built-in model)."""
-    needs_embed()
-    root = tmp_path_factory.mktemp("hybrid")
-    corpus = root / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCUMENTS), encoding="utf-8")
-    assert main(["index", str(corpus), "--index", str(root / "idx"), "--dense"]) == 0
-    return root / "idx"
 
 
 def test_a_hybrid_index_is_served_hybrid_and_bm25_on_request(hybrid_dir: Path) -> None:

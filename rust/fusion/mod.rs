@@ -6,6 +6,7 @@
 //! turns each entry into a contribution; a document's score is the sum of its contributions in list
 //! order; the order and tie-breaks are those of `docs/contract.md`; explain regroups the entries of the kept hits.
 
+mod checks;
 mod condorcet;
 mod dedupe;
 mod explain;
@@ -24,6 +25,8 @@ pub use gather::Duplicates;
 pub use methods::{Method, MethodParams};
 pub use norm::Norm;
 pub use trained::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
+
+use checks::{check_finite, check_normalised, check_scores};
 
 use crate::error::FusionError;
 use crate::keys::FusionKey;
@@ -220,53 +223,6 @@ fn rank_candidates<T: FusionKey>(
         })
         .collect();
     Fusion { hits, explain }
-}
-
-/// Score methods need a score for every id of every list they read.
-fn check_scores<T>(
-    lists: &ScoredLists<'_, T>,
-    included: &dyn Fn(usize) -> bool,
-    method: &str,
-) -> Result<(), FusionError> {
-    for list in (0..lists.ids.len()).filter(|&l| included(l) && !lists.ids.list(l).is_empty()) {
-        let start = lists.ids.start(list);
-        let scored =
-            lists.scores.is_some_and(|s| s[start..start + lists.ids.list(list).len()].iter().all(|v| !v.is_nan()));
-        if !scored {
-            return Err(FusionError::invalid(format!(
-                "runs[{list}] has no scores but method '{method}' fuses scores; pass (id, score) pairs or an (ids, scores) tuple, or use a rank method such as rrf"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Finite inputs can still sum (or normalise) beyond the largest float: refuse rather than rank an
-/// inf or NaN score. The message names the document and what to change.
-fn check_finite<T: FusionKey>(
-    scores: &[f64],
-    candidates: &[gather::Candidate],
-    items: &[T],
-    method: &str,
-    fix: &str,
-) -> Result<(), FusionError> {
-    let Some(at) = scores.iter().position(|s| !s.is_finite()) else { return Ok(()) };
-    Err(FusionError::invalid(format!(
-        "the fused score of id {:?} is {} under method '{method}': its terms overflow the range of a float (about 1.8e308); {fix}",
-        items[candidates[at].best_item as usize],
-        scores[at],
-    )))
-}
-
-/// A normalisation whose range overflows a float leaves NaN (inf / inf, inf - inf); combmax, combmin
-/// and combmed would hide it in a comparison, so it is refused here, for every method alike.
-fn check_normalised<T: FusionKey>(gathered: &gather::Gathered, items: &[T], norm: Norm) -> Result<(), FusionError> {
-    let Some(entry) = gathered.entries.iter().find(|e| e.value.is_nan()) else { return Ok(()) };
-    Err(FusionError::invalid(format!(
-        "the normalised score of id {:?} is NaN under norm '{}': the list's score range overflows the range of a float (about 1.8e308); scale the scores down",
-        items[gathered.candidates[entry.candidate as usize].best_item as usize],
-        norm.name(),
-    )))
 }
 
 /// Candidate indices in fused order (score descending, then the tie-break), at most `top_k`.

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 
 use crate::error::FusionError as CoreError;
 
@@ -103,6 +103,11 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RUN_FORMATS", PyTuple::new(py, crate::runs::write::OutFormat::NAMES)?)?;
     m.add("METRICS", PyTuple::new(py, crate::eval::metric_names())?)?;
     m.add("TREC_EVAL_METRICS", PyTuple::new(py, crate::eval::trec_eval_metric_names())?)?;
+    let table_columns = PyDict::new(py);
+    for (role, names) in crate::runs::table::RUN_COLUMNS {
+        table_columns.set_item(role, PyTuple::new(py, names)?)?;
+    }
+    m.add("RUN_TABLE_COLUMNS", table_columns)?;
     Ok(())
 }
 

@@ -24,7 +24,7 @@ from fanfuse.multiquery import MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.retrievers.default_encoder import embed_extra_installed
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from fanfuse.stdlib_corpus import cache_root, stdlib_index
+from fanfuse.stdlib_corpus import stdlib_index
 
 # The first question that starts with "How" in each of the seven sections of the Python Library and
 # Extension FAQ (Doc/faq/library.rst in CPython), verbatim: a rule fixed before any answer was seen,
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"fanfuse demo: error: {error}", file=sys.stderr)
         return 2
     if not built:
-        print(f"(delete {cache_root()} or pass --rebuild to index and embed again)")
+        print(f"(delete {index.directory} or pass --rebuild to index and embed again)")
     print(f"demo finished in {time.perf_counter() - started:.2f} s")
     return 0
 

@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fanfuse._core import FusionError, read_run
+from fanfuse._core import RUN_TABLE_COLUMNS, FusionError, read_run
 
 STRING = pd.StringDtype("pyarrow")
 # Rows of a run file carry their line; rows of a table (a frame's partition, a Parquet file) carry
@@ -38,10 +38,6 @@ COLUMNS = {
     "row": np.dtype("int64"),
     "group": np.dtype("int64"),
 }
-# The column names the core's table reader accepts (rust/runs/table.rs; tests/test_dask_engine.py
-# checks that it takes each), first the one fanfuse writes.
-QID_NAMES = ("qid", "q_id", "query-id")
-DOCID_NAMES = ("docid", "doc_id", "corpus-id")
 NUMBER_COLUMNS = ("score", "rank")
 # TREC field separators, as the Rust reader splits (other whitespace in a line is an error there).
 _SEPARATORS = " \t\x0b\x0c"
@@ -207,7 +203,7 @@ def _groups(qid: pa.Array, comment: np.ndarray) -> np.ndarray:
 def table_columns(columns: Sequence[str], label: str) -> dict[str, str]:
     """Which of a run table's columns are its qid, docid, score and rank (the last two optional)."""
     found = {}
-    for role, names in (("qid", QID_NAMES), ("docid", DOCID_NAMES), *((n, (n,)) for n in NUMBER_COLUMNS)):
+    for role, names in RUN_TABLE_COLUMNS.items():
         named = [n for n in names if n in columns]
         if len(named) > 1:
             raise FusionError(f"{label} has columns {' and '.join(named)}; keep one of them")
@@ -226,6 +222,13 @@ def frame_rows(partition: pd.DataFrame, run: int, block_id: int, label: str) -> 
     """Rows of one partition of a run table, in its row order (the file order of a table)."""
     names = table_columns(list(partition.columns), label)
     n = len(partition)
+    for role in NUMBER_COLUMNS:
+        column = partition.get(names.get(role, ""))
+        if column is not None and not is_numeric_column(column):
+            raise FusionError(
+                f"{label}: column {names[role]!r} has type {column.dtype}; accepted: an integer or "
+                "floating-point type"
+            )
     score = partition[names["score"]].to_numpy(dtype=np.float64) if "score" in names else np.zeros(n)
     rank = partition[names["rank"]].to_numpy(dtype=np.int64) if "rank" in names else np.zeros(n, np.int64)
     qid = partition[names["qid"]].astype(str).astype(STRING).reset_index(drop=True)
@@ -243,3 +246,8 @@ def frame_rows(partition: pd.DataFrame, run: int, block_id: int, label: str) -> 
         }
     )
     return frame.astype(COLUMNS)
+
+
+def is_numeric_column(column: pd.Series) -> bool:
+    """An integer or floating-point column, as the core's table reader takes (booleans are not)."""
+    return pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype)

@@ -173,12 +173,13 @@ class TantivyRetriever:
             values = wanted if isinstance(wanted, list | tuple | set | frozenset) else [wanted]
             if (
                 not isinstance(key, str)
+                or not key.strip()
                 or not values
                 or not all(isinstance(v, _FILTER_SCALARS) for v in values)
             ):
                 raise FusionError(
-                    f"filter[{key!r}] = {wanted!r}: expected a metadata key mapped to a str, int, float "
-                    f"or bool, or a non-empty list of them"
+                    f"filter[{key!r}] = {wanted!r}: expected a non-empty metadata key mapped to a str, int, "
+                    f"float or bool, or a non-empty list of them"
                 )
             terms = [tantivy.Query.term_query(self._schema, f"metadata.{key}", value) for value in values]
             either = tantivy.Query.boolean_query([(tantivy.Occur.Should, term) for term in terms])
