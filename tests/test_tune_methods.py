@@ -17,7 +17,7 @@ import pytest
 from fanfuse import METHODS, TRAINED_METHODS, FusionError, Qrels, Run
 from fanfuse.cli import main
 from fanfuse.tune import tune
-from fanfuse.tune_space import OPTIONS, fused_parameters, trained_parameters, weight_grid
+from fanfuse.tune_space import OPTIONS, method_parameters, weight_grid
 from generated_runs import generated_qrels, generated_runs, write_beir_qrels
 from run_reports import fold_weighted_means
 
@@ -41,7 +41,7 @@ def _columns(run: dict[str, list[tuple[str, float]]]) -> tuple[list[str], list[s
 
 def small_levels(method: str, runs: list[Run], qrels: Qrels) -> dict[str, Any]:
     """Two default levels of every parameter the method has (norm: two norms), to keep tests fast."""
-    has = trained_parameters(method, runs, qrels) if method in TRAINED_METHODS else fused_parameters(method)
+    has = method_parameters(method)
     levels: dict[str, Any] = {}
     for option in OPTIONS:
         if option.parameter in has:
@@ -63,6 +63,47 @@ def mean_on(run: Run, qrels: Qrels, queries: list[str]) -> float:
     qids, values = fanfuse.evaluate(run, qrels, metrics=["ndcg@10"])
     by_query = dict(zip(qids, values["ndcg@10"], strict=True))
     return sum(by_query.get(q, 0.0) for q in queries) / len(queries)
+
+
+# Two lists that overlap in part, with scores: every parameter in a method's formula changes a score here.
+PROBE = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
+PROBE_VALUES = {"k": (1.0, 30.0), "phi": (0.3, 0.9), "sigma": (0.0, 0.9), "gamma": (0.5, 2.0)}
+
+
+def core_accepts(call: Any, **options: Any) -> bool:
+    try:
+        call(**options)
+    except FusionError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_core_lists_exactly_the_parameters_a_method_reads(method: str) -> None:
+    """A method has k, phi, sigma or gamma iff two values of it give different fused scores, and
+    weights or norm iff the core accepts them for it."""
+    reads = {
+        name
+        for name, (low, high) in PROBE_VALUES.items()
+        if fanfuse.fuse(PROBE, method=method, **{name: low}).scores
+        != fanfuse.fuse(PROBE, method=method, **{name: high}).scores
+    }
+    for name, value in (("weights", [1.0, 2.0]), ("norm", "max")):
+        if core_accepts(lambda **o: fanfuse.fuse(PROBE, method=method, **o), **{name: value}):
+            reads.add(name)
+    assert set(fanfuse.METHOD_PARAMETERS[method]) == reads
+
+
+@pytest.mark.parametrize("method", TRAINED_METHODS)
+def test_the_core_lists_exactly_what_training_takes(method: str, inputs: Any) -> None:
+    runs, qrels, _ = inputs
+    one = qrels.subset(qrels.qids()[:1])
+    takes = {
+        name
+        for name, value in (("segments", 2), ("window", 1))
+        if core_accepts(lambda **o: fanfuse.train_fusion(runs, one, method=method, **o), **{name: value})
+    }
+    assert set(fanfuse.METHOD_PARAMETERS[method]) == takes
 
 
 @pytest.mark.parametrize("method", METHODS + TRAINED_METHODS)

@@ -9,6 +9,7 @@ import numpy.typing as npt
 __all__ = [
     "DUPLICATE_POLICIES",
     "METHODS",
+    "METHOD_PARAMETERS",
     "METRICS",
     "NORMS",
     "RANK_SOURCES",
@@ -56,6 +57,10 @@ METHODS: tuple[str, ...]
 """``method=`` of ``fuse``, ``fuse_batch``, ``fuse_runs`` and ``fuse_files`` (weighted twins included)."""
 TRAINED_METHODS: tuple[str, ...]
 """``method=`` of ``train_fusion``: the methods trained on qrels (ranx's), fused with ``model=``."""
+METHOD_PARAMETERS: dict[str, tuple[str, ...]]
+"""For each name of ``METHODS`` and ``TRAINED_METHODS``, what a caller can set beyond the runs: ``k``,
+``phi``, ``sigma`` or ``gamma`` (the method's own), ``weights`` (per-list weights), ``norm`` (the caller
+chooses the normalisation), ``segments`` or ``window`` (trained methods). ``tune`` searches these."""
 NORMS: tuple[str, ...]
 """``norm=``: per-list score normalisations of the score methods."""
 TIE_BREAKS: tuple[str, ...]

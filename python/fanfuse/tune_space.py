@@ -1,15 +1,11 @@
 """What `tune` searches for a fusion method: its parameters, their levels, and the configurations.
 
-Which parameters a method has is asked of the core, never listed here: a method reads `k`, `phi`,
-`sigma` or `gamma` when two values of it give different fused scores on a small probe, takes
-`weights` or `norm` when the core accepts them for it, and a trained method takes `segments` or
-`window` when `train_fusion` accepts them. The core then checks every level given (its ranges
-are its own) before any work starts.
+Which parameters a method has is the core's table (`METHOD_PARAMETERS`), never listed here. The core
+also checks every level given (its ranges are its own) on a small probe before any work starts.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import numbers
@@ -18,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fanfuse._core import (
-    METHODS,
+    METHOD_PARAMETERS,
     NORMS,
     TRAINED_METHODS,
     FusionError,
@@ -58,38 +54,17 @@ OPTIONS = (
     Option("windows", "window", DEFAULT_WINDOWS),
 )
 
-# Two lists that overlap in part, with scores: every parameter that enters a method's formula
-# changes some fused score here.
+
+def method_parameters(method: str) -> tuple[str, ...]:
+    """The parameters the core says `method` has (`METHOD_PARAMETERS`), in the order of `OPTIONS`."""
+    if method not in METHOD_PARAMETERS:
+        raise FusionError(f"method must be one of {', '.join(METHOD_PARAMETERS)} (got {method!r})")
+    has = METHOD_PARAMETERS[method]
+    return tuple(option.parameter for option in OPTIONS if option.parameter in has)
+
+
+# Two small scored lists: a level the core refuses is refused on them before any work starts.
 _PROBE = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
-_PROBE_VALUES = {"k": (1.0, 30.0), "phi": (0.3, 0.9), "sigma": (0.0, 0.9), "gamma": (0.5, 2.0)}
-
-
-@functools.cache
-def fused_parameters(method: str) -> tuple[str, ...]:
-    """The parameters of an untrained method, in the order of `OPTIONS`."""
-    if method not in METHODS:
-        raise FusionError(f"method must be one of {', '.join(METHODS + TRAINED_METHODS)} (got {method!r})")
-    found = []
-    for option in OPTIONS:
-        name = option.parameter
-        if name in _PROBE_VALUES:
-            low, high = (_probe_fusion(method, **{name: v}) for v in _PROBE_VALUES[name])
-            reads = low != high
-        else:
-            accepted = {"weights": [1.0, 2.0], "norm": "max"}.get(name)
-            reads = accepted is not None and _core_accepts(_probe_fusion, method, **{name: accepted})
-        if reads:
-            found.append(name)
-    return tuple(found)
-
-
-def trained_parameters(method: str, runs: Sequence[Run], qrels: Qrels) -> tuple[str, ...]:
-    """The parameters `train_fusion` takes for a trained method, probed on one judged query."""
-    found = []
-    for name, value in (("segments", 2), ("window", 1)):
-        if _core_accepts(_probe_training, method, runs, qrels, **{name: value}):
-            found.append(name)
-    return tuple(found)
 
 
 def _probe_fusion(method: str, **options: Any) -> list[float]:
@@ -99,14 +74,6 @@ def _probe_fusion(method: str, **options: Any) -> list[float]:
 
 def _probe_training(method: str, runs: Sequence[Run], qrels: Qrels, **options: Any) -> None:
     train_fusion(list(runs), qrels.subset(qrels.qids()[:1]), method=method, **options)
-
-
-def _core_accepts(call: Callable[..., object], *args: Any, **options: Any) -> bool:
-    try:
-        call(*args, **options)
-    except FusionError:
-        return False
-    return True
 
 
 @dataclass
@@ -139,7 +106,7 @@ def search_space(
 
     A level list given for a parameter the method does not have is an error naming both."""
     trained = method in TRAINED_METHODS
-    parameters = trained_parameters(method, runs, qrels) if trained else fused_parameters(method)
+    parameters = method_parameters(method)
     space = Space(method, trained, len(runs))
     unsearched = []
     for option in OPTIONS:
