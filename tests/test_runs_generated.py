@@ -160,9 +160,8 @@ def test_tune_picks_the_better_run_and_the_fusion_that_keeps_its_order(
     _, values = fanfuse.evaluate(fanfuse.read_run(paths[0]), fanfuse.read_qrels(qrels), metrics=["ndcg@10"])
     good_mean = sum(values["ndcg@10"]) / len(values["ndcg@10"])
     assert report["queries"] == 30 and report["metric"] == "ndcg@10"
-    assert [(f["fold"], f["fused"], f["single"]) for f in report["folds"]] == [
-        (fold, {"k": 10.0, "weights": [1.0, 0.5], "single": None}, {"k": 0.0, "weights": [], "single": 0})
-        for fold in range(3)
+    assert [(f["fold"], f["fused"], f["single_run"]) for f in report["folds"]] == [
+        (fold, {"method": "rrf", "params": {"k": 10.0, "weights": [1.0, 0.5]}}, 0) for fold in range(3)
     ]
     assert all(f["fused_heldout"] == f["single_heldout"] for f in report["folds"])
     assert fold_weighted_means(report) == pytest.approx((good_mean, good_mean), rel=1e-12)

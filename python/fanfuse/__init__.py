@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from fanfuse._core import (
     DUPLICATE_POLICIES,
+    METHOD_PARAMETERS,
     METHODS,
     NORMS,
     RANK_SOURCES,
@@ -122,6 +123,7 @@ def _installed_version() -> str:
 __all__ = [
     "DUPLICATE_POLICIES",
     "METHODS",
+    "METHOD_PARAMETERS",
     "NORMS",
     "RANK_SOURCES",
     "RUN_FORMATS",

@@ -9,6 +9,7 @@ import numpy.typing as npt
 __all__ = [
     "DUPLICATE_POLICIES",
     "METHODS",
+    "METHOD_PARAMETERS",
     "METRICS",
     "NORMS",
     "RANK_SOURCES",
@@ -56,6 +57,10 @@ METHODS: tuple[str, ...]
 """``method=`` of ``fuse``, ``fuse_batch``, ``fuse_runs`` and ``fuse_files`` (weighted twins included)."""
 TRAINED_METHODS: tuple[str, ...]
 """``method=`` of ``train_fusion``: the methods trained on qrels (ranx's), fused with ``model=``."""
+METHOD_PARAMETERS: dict[str, tuple[str, ...]]
+"""For each name of ``METHODS`` and ``TRAINED_METHODS``, what a caller can set beyond the runs: ``k``,
+``phi``, ``sigma`` or ``gamma`` (the method's own), ``weights`` (per-list weights), ``norm`` (the caller
+chooses the normalisation), ``segments`` or ``window`` (trained methods). ``tune`` searches these."""
 NORMS: tuple[str, ...]
 """``norm=``: per-list score normalisations of the score methods."""
 TIE_BREAKS: tuple[str, ...]
@@ -311,6 +316,8 @@ class Run:
     def __len__(self) -> int: ...
     def qids(self) -> list[str]:
         """Query ids in run order."""
+    def subset(self, qids: Sequence[str], /) -> Run:
+        """The queries of ``qids`` only, in this run's order (ids the run lacks are skipped)."""
     def columns(self) -> tuple[list[str], list[str], list[int], list[float]]:
         """``(qid, docid, rank, score)`` columns: one row per hit, hits in rank order (rank from 1)."""
     def write(
@@ -335,6 +342,8 @@ class Qrels:
     def __len__(self) -> int: ...
     def qids(self) -> list[str]:
         """Judged query ids in file order."""
+    def subset(self, qids: Sequence[str], /) -> Qrels:
+        """The judgments of ``qids`` only, in file order (ids not judged are skipped): a training fold."""
 
 def read_run(path: str, /, *, rank_from: _RankFrom | str = "score") -> Run:
     """Reads a TREC (``qid Q0 docid rank score tag``) or MT-RAG JSONL run, plain or gzip.
@@ -360,12 +369,16 @@ def fuse_runs(
     tie_break: _TieBreak | str = "rank",
     threads: int | None = None,
     model: FusionModel | None = None,
+    phi: float = 0.8,
+    sigma: float = 0.01,
+    gamma: float = 1.0,
 ) -> Run:
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
 
     ``method`` (default ``"rrf"``) and ``norm`` are those of ``fuse``; score methods use each hit's
     score from the file. ``model`` (from ``train_fusion``) fuses by a trained method instead; the
     runs are given in the order it was trained on, and ``method`` is then left unset or names it.
+    ``phi``, ``sigma`` and ``gamma`` are those of ``fuse`` (rbc, logn_isr, combgmnz).
     ``top_k`` and ``threads`` are checked as for ``rrf_batch`` (``threads`` default:
     ``FANFUSE_NUM_THREADS``, else 1). A fused score beyond the float range
     raises FusionError naming the query and the document.
@@ -389,12 +402,15 @@ def fuse_files(
     threads: int | None = None,
     progress: Callable[[int, int, int], object] | None = None,
     model: FusionModel | None = None,
+    phi: float = 0.8,
+    sigma: float = 0.01,
+    gamma: float = 1.0,
 ) -> dict[str, int | bool]:
     """Streams run files through fusion into ``output`` (written atomically).
 
     An input is a path, or a Run (e.g. read from a table by ``runs_from_table``), which is replayed
     in the order of its hits' lines (rows), so it fuses exactly as the same lines in a file.
-    ``method`` (default ``"rrf"``) and ``model`` are those of ``fuse_runs``.
+    ``method`` (default ``"rrf"``), ``model``, ``phi``, ``sigma`` and ``gamma`` are those of ``fuse_runs``.
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
     input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}``.

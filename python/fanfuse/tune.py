@@ -1,74 +1,78 @@
-"""Choosing RRF's k and per-run weights by k-fold cross-validation over queries.
+"""Choosing a fusion method's parameters by k-fold cross-validation over queries.
 
-For every configuration of the grid the runs are fused (in Rust) and scored per query (in Rust).
-The queries are shuffled with a fixed seed and split into folds; for each fold the configuration with
-the best mean on the other folds is scored on the held-out fold. The same is done for "pick the best
-single run", so the reported gain is held-out against held-out, never against a number seen in training.
+The judged queries are shuffled with a fixed seed and split into folds; for each fold the
+configuration with the best mean on the other folds (found by the full grid or by coordinate
+ascent, `tune_search`) is scored on the held-out fold. The same is done for "pick the best single
+run", so the reported gain is held-out against held-out, never against a number seen in training.
+Fusion and metrics run in the core; `tune_scores` computes each configuration once. A method with
+nothing to search is still cross-validated (trained methods are trained per fold) as its one
+configuration against the best single run.
 """
 
 from __future__ import annotations
 
-import itertools
+import functools
 import math
 import numbers
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from fanfuse._core import FusionError, Qrels, Run, evaluate, fuse_runs, randomization_test
+from fanfuse._core import FusionError, Qrels, Run, randomization_test
+from fanfuse.tune_scores import FoldScores
+from fanfuse.tune_search import chosen_search, coordinate_search, grid_search
+from fanfuse.tune_space import (
+    DEFAULT_KS,
+    DEFAULT_WEIGHTS,
+    check_numbers,
+    search_space,
+    weight_grid,
+)
 
-DEFAULT_KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
-DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+__all__ = ["DEFAULT_KS", "DEFAULT_WEIGHTS", "Config", "FoldResult", "TuneReport", "tune", "weight_grid"]
 
 
 @dataclass(frozen=True)
 class Config:
-    """One candidate: a single run (``single`` is its index) or a weighted RRF of all runs."""
+    """A fusion configuration: the method and its parameters (the core's keyword names)."""
 
-    k: float
-    weights: tuple[float, ...]
-    single: int | None = None
+    method: str
+    params: dict[str, Any]
 
-    def describe(self, names: Sequence[str]) -> str:
-        if self.single is not None:
-            return f"single run {names[self.single]}"
-        return f"rrf k={self.k:g} weights={','.join(f'{w:g}' for w in self.weights)}"
+    def describe(self) -> str:
+        shown = [
+            f"{name}={','.join(f'{w:g}' for w in value) if name == 'weights' else _shown(value)}"
+            for name, value in self.params.items()
+        ]
+        return " ".join([self.method, *shown])
+
+
+def _shown(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 @dataclass
 class FoldResult:
     fold: int
     fused: Config
-    single: Config
+    single_run: int  # index of the run chosen as the best single run on the training folds
     fused_heldout: float
     single_heldout: float
 
 
 @dataclass
 class TuneReport:
+    method: str
     metric: str
+    search: str  # "grid" or "coordinate" ("grid" with one configuration when nothing is searched)
+    levels: dict[str, list[Any]]  # the levels searched per parameter
+    fusions: int  # configurations fused and evaluated (per fold model for trained methods)
     folds: list[FoldResult]
     queries: int
     fused_heldout: float  # mean over all queries of the held-out values (each query is held out once)
     single_heldout: float
     p_value: float  # paired randomization test of the two held-out per-query series
-
-
-def weight_grid(n_runs: int, levels: Sequence[float]) -> list[tuple[float, ...]]:
-    """Every weight vector over ``levels`` with at least two non-zero runs, without scaled duplicates
-    (RRF ranks are unchanged when all weights are multiplied by the same factor)."""
-    seen: set[tuple[float, ...]] = set()
-    grid = []
-    for weights in itertools.product(levels, repeat=n_runs):
-        nonzero = [w for w in weights if w > 0]
-        if len(nonzero) < 2:
-            continue
-        top = max(nonzero)
-        key = tuple(round(w / top, 9) for w in weights)
-        if key not in seen:
-            seen.add(key)
-            grid.append(tuple(weights))
-    return grid
 
 
 def _check_int(value: object, name: str, low: int, high: int | None = None) -> int:
@@ -82,91 +86,105 @@ def _check_int(value: object, name: str, low: int, high: int | None = None) -> i
     return number
 
 
-def _check_numbers(values: Iterable[float], name: str, *, positive: bool) -> list[float]:
-    """A non-empty list (or array) of finite numbers, each > 0 (``positive``) or >= 0."""
-    accepted = "a finite number > 0" if positive else "a finite number >= 0"
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be a list of numbers, each {accepted} (got {type(values).__name__})")
-    checked = list(values)
-    if not checked:
-        raise FusionError(f"{name} is empty: give at least one value, each {accepted}")
-    for i, value in enumerate(checked):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{name}[{i}] must be a number (got {type(value).__name__})")
-        if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
-            raise FusionError(f"{name}[{i}] must be {accepted} (got {value})")
-    return [float(v) for v in checked]
-
-
 def tune(
     runs: Sequence[Run],
     qrels: Qrels,
     *,
+    method: str = "rrf",
     metric: str = "ndcg@10",
-    ks: Iterable[float] = DEFAULT_KS,
-    weight_levels: Iterable[float] = DEFAULT_WEIGHTS,
+    ks: Iterable[float] | None = None,
+    weight_levels: Iterable[float] | None = None,
+    phis: Iterable[float] | None = None,
+    sigmas: Iterable[float] | None = None,
+    gammas: Iterable[float] | None = None,
+    norms: Iterable[str] | None = None,
+    segment_counts: Iterable[int] | None = None,
+    windows: Iterable[int] | None = None,
+    search: str = "auto",
     folds: int = 5,
     seed: int = 0,
     top_k: int | None = 1000,
-    on_step: Callable[[int, int], None] | None = None,
+    on_step: Callable[[int, int | None], None] | None = None,
 ) -> TuneReport:
-    """Cross-validated search over ``ks`` x ``weight_grid``; see the module docstring."""
+    """Cross-validated search of `method`'s parameters; see the module docstring and `tune_space`.
+
+    A level list left None searches the method's default levels of that parameter (norm: not
+    searched); one given for a parameter the method lacks is an error. `search`: "grid",
+    "coordinate" or "auto" (the grid up to `tune_search.GRID_LIMIT` configurations)."""
     if len(runs) < 2:
         raise FusionError("tune needs at least two runs to fuse")
     folds = _check_int(folds, "folds", 2)
     seed = _check_int(seed, "seed", 0, 2**64 - 1)
-    ks = _check_numbers(ks, "ks", positive=True)
-    weight_levels = _check_numbers(weight_levels, "weight_levels", positive=False)
-    if not any(w > 0 for w in weight_levels):
-        raise FusionError(
-            f"weight_levels has no level > 0 (got {weight_levels}); fusion needs two weighted runs"
-        )
-    configs = [Config(k, w) for k in ks for w in weight_grid(len(runs), weight_levels)]
-    configs += [Config(0.0, (), single=i) for i in range(len(runs))]
+    given = {
+        "ks": ks,
+        "weight_levels": weight_levels,
+        "phis": phis,
+        "sigmas": sigmas,
+        "gammas": gammas,
+        "norms": norms,
+        "segment_counts": segment_counts,
+        "windows": windows,
+    }
+    # Checked whatever the method, so that a bad list fails as clearly for rrf as for the rest.
+    for keyword, positive in (("ks", True), ("weight_levels", False)):
+        if given[keyword] is not None:
+            given[keyword] = check_numbers(given[keyword], keyword, positive=positive)  # type: ignore[arg-type]
     judged = set(qrels.qids())
     queries = sorted({q for run in runs for q in run.qids() if q in judged})
     if len(queries) < folds:
         raise FusionError(f"{len(queries)} judged queries cannot be split into {folds} folds")
-    # A query a run lacks scores 0 for that run (the run retrieved nothing for it).
-    table: list[dict[str, float]] = []
-    for step, config in enumerate(configs):
-        if config.single is not None:
-            run = runs[config.single]
-        else:
-            run = fuse_runs(list(runs), k=config.k, weights=list(config.weights), top_k=top_k)
-        qids, values = evaluate(run, qrels, metrics=[metric])
-        table.append(dict(zip(qids, values[metric], strict=False)))
-        if on_step:
-            on_step(step + 1, len(configs))
+    space = search_space(method, runs, qrels, given)
+    how = chosen_search(search, space)
     shuffled = list(queries)
     random.Random(seed).shuffle(shuffled)
     fold_of = {q: i % folds for i, q in enumerate(shuffled)}
-
-    def mean(c: int, qs: Sequence[str]) -> float:
-        return sum(table[c].get(q, 0.0) for q in qs) / len(qs)
-
-    fused_ids = [i for i, c in enumerate(configs) if c.single is None]
-    single_ids = [i for i, c in enumerate(configs) if c.single is not None]
+    estimate = space.grid_size() if how == "grid" else None
+    scores = FoldScores(
+        runs,
+        qrels,
+        method=method,
+        metric=metric,
+        trained=space.trained,
+        queries=queries,
+        fold_of=fold_of,
+        folds=folds,
+        top_k=top_k,
+        on_fusion=(lambda: on_step(scores.fusions, estimate)) if on_step else None,
+    )
+    singles = [scores.run_values(run) for run in runs]
+    single_sums = [[0.0] * folds for _ in runs]
+    for r, values in enumerate(singles):
+        for q, value in zip(queries, values, strict=True):
+            single_sums[r][fold_of[q]] += value
+    configurations = space.configurations() if how == "grid" else None
     results, fused_series, single_series = [], [], []
     for fold in range(folds):
-        train = [q for q in queries if fold_of[q] != fold]
-        test = [q for q in queries if fold_of[q] == fold]
-        # max() keeps the first of equal means: grid order breaks ties, deterministically.
-        best_fused = max(fused_ids, key=lambda c: mean(c, train))
-        best_single = max(single_ids, key=lambda c: mean(c, train))
-        fused_series += [table[best_fused].get(q, 0.0) for q in test]
-        single_series += [table[best_single].get(q, 0.0) for q in test]
+        if configurations is not None and len(configurations) == 1:
+            best = configurations[0]  # nothing to choose: no training-fold scoring
+        else:
+            search_of = grid_search if how == "grid" else coordinate_search
+            best = search_of(space, functools.partial(scores.training_mean, fold=fold))
+        best_single = max(range(len(runs)), key=lambda r: sum(single_sums[r]) - single_sums[r][fold])
+        test = scores.fold_queries[fold]
+        fused = scores.held_out(best, fold)
+        single = [singles[best_single][scores.position[q]] for q in test]
+        fused_series += fused
+        single_series += single
         results.append(
             FoldResult(
                 fold,
-                configs[best_fused],
-                configs[best_single],
-                mean(best_fused, test),
-                mean(best_single, test),
+                Config(method, best),
+                best_single,
+                math.fsum(fused) / len(test),
+                math.fsum(single) / len(test),
             )
         )
     return TuneReport(
+        method=method,
         metric=metric,
+        search=how,
+        levels=space.levels,
+        fusions=scores.fusions,
         folds=results,
         queries=len(queries),
         fused_heldout=sum(fused_series) / len(fused_series),

@@ -172,6 +172,23 @@ impl Method {
         )
     }
 
+    /// What a caller can set for this method beyond the lists, by keyword: its own parameter (`k`,
+    /// `phi`, `sigma` or `gamma`), `weights` where it has per-list weights, `norm` where the caller
+    /// chooses the normalisation. Tuning searches exactly these.
+    #[must_use]
+    pub fn parameters(self) -> Vec<&'static str> {
+        let own = match self {
+            Self::Rrf { .. } => Some("k"),
+            Self::Rbc { .. } => Some("phi"),
+            Self::LognIsr { .. } => Some("sigma"),
+            Self::CombGmnz { .. } => Some("gamma"),
+            _ => None,
+        };
+        let weights = self.takes_weights().then_some("weights");
+        let norm = (!self.reads_ranks() && self.own_norm().is_none()).then_some("norm");
+        [own, weights, norm].into_iter().flatten().collect()
+    }
+
     /// The normalisation a score method always applies (DBSF and relative score fusion define
     /// their own); `None` where the caller chooses.
     #[must_use]

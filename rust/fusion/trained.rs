@@ -39,6 +39,17 @@ impl TrainedMethod {
         Self::BY_NAME.iter().find(|&&(_, m)| m == self).map_or("?", |&(name, _)| name)
     }
 
+    /// What training takes for this method beyond runs and judgments, by keyword (see
+    /// [`TrainedModel`]'s `segments` and `window`).
+    #[must_use]
+    pub fn parameters(self) -> &'static [&'static str] {
+        match self {
+            Self::ProbFuse => &["segments"],
+            Self::SlideFuse => &["window"],
+            _ => &[],
+        }
+    }
+
     /// segfuse multiplies by the (normalised) score; the others read positions only.
     #[must_use]
     pub fn reads_scores(self) -> bool {

@@ -108,6 +108,17 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
         table_columns.set_item(role, PyTuple::new(py, names)?)?;
     }
     m.add("RUN_TABLE_COLUMNS", table_columns)?;
+    let parameters = PyDict::new(py);
+    for name in crate::fusion::Method::NAMES {
+        let method =
+            crate::fusion::Method::from_name(name, crate::fusion::MethodParams::default()).map_err(to_py_err)?;
+        parameters.set_item(name, PyTuple::new(py, method.parameters())?)?;
+    }
+    for name in crate::fusion::TrainedMethod::NAMES {
+        let method: crate::fusion::TrainedMethod = name.parse().map_err(to_py_err)?;
+        parameters.set_item(name, PyTuple::new(py, method.parameters())?)?;
+    }
+    m.add("METHOD_PARAMETERS", parameters)?;
     Ok(())
 }
 

@@ -8,7 +8,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::{numbers, outer_items, strings};
-use super::options::{check_thread_variable, k_arg, run_fuse_params, threads_arg, top_k_arg, FusionOptions};
+use super::options::{
+    check_thread_variable, gamma_arg, k_arg, phi_arg, run_fuse_params, sigma_arg, threads_arg, top_k_arg, FusionOptions,
+};
 use super::trained::PyFusionModel;
 use super::{detached, interruptible, interruptible_reporting, to_py_err};
 use crate::runs::input::RunInput;
@@ -61,6 +63,13 @@ impl PyRun {
         self.inner.queries.iter().map(|q| q.qid.clone()).collect()
     }
 
+    /// The queries of `qids` only, in this run's order (ids the run lacks are skipped).
+    #[pyo3(signature = (qids, /))]
+    fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let qids = strings(qids, "qids")?;
+        Ok(Self { inner: Arc::new(self.inner.subset(&qids)) })
+    }
+
     /// `(qid, docid, rank, score)` columns, one row per hit, queries in order, hits in rank order.
     fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
         let rows: usize = self.inner.queries.iter().map(|q| q.hits.len()).sum();
@@ -100,6 +109,13 @@ impl PyQrels {
     fn qids(&self) -> Vec<String> {
         self.inner.order.clone()
     }
+
+    /// The judgments of the queries in `qids` only, in file order (ids not judged are skipped).
+    #[pyo3(signature = (qids, /))]
+    fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let qids = strings(qids, "qids")?;
+        Ok(Self { inner: Arc::new(self.inner.subset(&qids)) })
+    }
 }
 
 /// Reads a TREC or MT-RAG run file (gzip or plain). See `_core.pyi`.
@@ -121,8 +137,8 @@ pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
 
 /// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (runs, /, *, method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank", threads = None, model = None),
-    text_signature = "(runs, /, *, method=None, norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', threads=None, model=None)")]
+#[pyo3(signature = (runs, /, *, method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank", threads = None, model = None, phi = 0.8, sigma = 0.01, gamma = 1.0),
+    text_signature = "(runs, /, *, method=None, norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', threads=None, model=None, phi=0.8, sigma=0.01, gamma=1.0)")]
 #[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_runs(
@@ -136,8 +152,11 @@ pub(super) fn fuse_runs(
     tie_break: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     model: Option<PyRef<'_, PyFusionModel>>,
+    #[pyo3(from_py_with = phi_arg)] phi: f64,
+    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
+    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
 ) -> PyResult<PyRun> {
-    let options = FusionOptions { norm, k, weights, top_k, tie_break, ..FusionOptions::default() };
+    let options = FusionOptions { norm, k, weights, top_k, tie_break, phi, sigma, gamma, ..FusionOptions::default() };
     let params = run_fuse_params(&options, method, model.as_deref())?;
     check_thread_variable(py, threads)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
@@ -171,9 +190,10 @@ fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
 #[pyfunction]
 #[pyo3(signature = (inputs, output, /, *, method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000),
     tie_break = "rank", rank_from = "score", format = "trec", collection = None, tag = "fanfuse",
-    threads = None, progress = None, model = None),
+    threads = None, progress = None, model = None, phi = 0.8, sigma = 0.01, gamma = 1.0),
     text_signature = "(inputs, output, /, *, method=None, norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', \
-        rank_from='score', format='trec', collection=None, tag='fanfuse', threads=None, progress=None, model=None)")]
+        rank_from='score', format='trec', collection=None, tag='fanfuse', threads=None, progress=None, model=None, \
+        phi=0.8, sigma=0.01, gamma=1.0)")]
 #[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_files<'py>(
@@ -193,6 +213,9 @@ pub(super) fn fuse_files<'py>(
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
     model: Option<PyRef<'_, PyFusionModel>>,
+    #[pyo3(from_py_with = phi_arg)] phi: f64,
+    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
+    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = run_inputs(inputs)?;
     if let Some(callback) = progress.as_ref().filter(|c| !c.is_callable()) {
@@ -204,7 +227,7 @@ pub(super) fn fuse_files<'py>(
     let counters = progress.as_ref().map(|_| Arc::new(FuseProgress::default()));
     let options = FuseFilesOptions {
         params: run_fuse_params(
-            &FusionOptions { norm, k, weights, top_k, tie_break, ..FusionOptions::default() },
+            &FusionOptions { norm, k, weights, top_k, tie_break, phi, sigma, gamma, ..FusionOptions::default() },
             method,
             model.as_deref(),
         )?,

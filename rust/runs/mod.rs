@@ -263,6 +263,16 @@ impl Run {
 const COLUMNS: &str = "<columns>";
 
 impl Run {
+    /// The queries of `qids` only, in this run's order: a fold of a cross-validation.
+    #[must_use]
+    pub fn subset(&self, qids: &[String]) -> Self {
+        let keep: std::collections::HashSet<&str> = qids.iter().map(String::as_str).collect();
+        let queries = self.queries.iter().filter(|q| keep.contains(q.qid.as_str())).cloned().collect();
+        Self { name: self.name.clone(), collection: self.collection.clone(), queries, source: self.source.clone() }
+    }
+}
+
+impl Run {
     /// Builds a run from aligned columns (a data frame): rows of one query need not be adjacent.
     /// Rows are numbered from 1 in error messages, as `<columns>:row`.
     pub fn from_columns(

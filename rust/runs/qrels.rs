@@ -29,6 +29,17 @@ impl Qrels {
     }
 }
 
+impl Qrels {
+    /// The judgments of the queries in `qids` only, in file order: what a training fold may see.
+    #[must_use]
+    pub fn subset(&self, qids: &[String]) -> Self {
+        let keep: std::collections::HashSet<&str> = qids.iter().map(String::as_str).collect();
+        let order: Vec<String> = self.order.iter().filter(|q| keep.contains(q.as_str())).cloned().collect();
+        let judged = order.iter().map(|q| (q.clone(), self.judged[q].clone())).collect();
+        Self { judged, order }
+    }
+}
+
 const ACCEPTED: &str = "qrels lines are `qid iter docid rel` (TREC) or `query-id corpus-id score` (BEIR TSV, \
                         a header first), with an integer relevance";
 
@@ -122,5 +133,14 @@ mod tests {
         assert!(error.contains(":2: the line has 3 tab-separated fields but 4"), "{error}");
         // Without the BEIR header, mixed separators are the TREC shape.
         assert_eq!(read("mixed", "q1\t0 d1\t1\n").unwrap().order, ["q1"]);
+    }
+
+    #[test]
+    fn a_subset_keeps_only_the_named_queries_in_file_order() {
+        let qrels = read("subset", "q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 2\n").unwrap();
+        let fold = qrels.subset(&["q3".into(), "q1".into(), "q9".into()]);
+        assert_eq!(fold.order, ["q1", "q3"]);
+        assert_eq!(fold.judged.len(), 2);
+        assert_eq!(fold.judged["q3"]["d3"], 2);
     }
 }

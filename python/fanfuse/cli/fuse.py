@@ -72,6 +72,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--k", type=float, default=60.0, help="RRF k (default 60)")
     parser.add_argument("--weights", type=float_list, help="one weight per run, e.g. 1,0.5,2 (default all 1)")
+    parser.add_argument("--phi", type=float, help="rbc: persistence in (0, 1) (default 0.8)")
+    parser.add_argument("--sigma", type=float, help="logn_isr: smoothing in [0, 1] (default 0.01)")
+    parser.add_argument("--gamma", type=float, help="combgmnz: exponent of the hit count (default 1)")
     parser.add_argument(
         "--top-k",
         type=int_from(0, note=" (0 keeps all)"),
@@ -142,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
             raise FusionError(
                 "trained fusion (--model, --train-runs) runs in one process: drop --engine dask"
             )
+        if method_parameters(args):
+            raise FusionError("--phi, --sigma and --gamma fuse in one process: drop --engine dask")
         code: int = dask_commands(args).fuse(args)
         return code
     if args.output.endswith(PARQUET_SUFFIXES):
@@ -184,7 +189,14 @@ def fusion_options(args: argparse.Namespace, model: FusionModel | None = None) -
         "top_k": args.top_k or None,
         "tie_break": args.tie_break,
         "threads": args.threads,
+        **method_parameters(args),
     }
+
+
+def method_parameters(args: argparse.Namespace) -> dict[str, float]:
+    """The given --phi, --sigma and --gamma (unset ones keep the core's defaults)."""
+    given = {"phi": args.phi, "sigma": args.sigma, "gamma": args.gamma}
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def run_to_parquet(args: argparse.Namespace, model: FusionModel | None = None) -> int:

@@ -1,33 +1,86 @@
-"""`fanfuse tune RUN... --qrels FILE`: cross-validated search of RRF k and per-run weights."""
+"""`fanfuse tune RUN... --qrels FILE --method M`: cross-validated search of a fusion method's parameters."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from fanfuse._core import METHODS, TRAINED_METHODS
 from fanfuse.cli._common import float_list, guarded, int_from, table
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.tables import read_any_qrels, read_any_run
-from fanfuse.tune import DEFAULT_KS, DEFAULT_WEIGHTS, tune
+from fanfuse.tune import tune
+from fanfuse.tune_search import GRID_LIMIT, SEARCHES
+from fanfuse.tune_space import OPTIONS
+
+
+def _levels_help(default: tuple[Any, ...] | None, what: str) -> str:
+    shown = "not searched" if default is None else ",".join(f"{v:g}" for v in default)
+    return f"{what} (default: {shown}); an error for a method without it"
+
+
+def int_list(text: str) -> list[int]:
+    """argparse type of `--windows 1,5,10`."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated ints such as 5,10,25 (got {text!r})"
+        ) from None
+
+
+def name_list(text: str) -> list[str]:
+    return text.split(",")
+
+
+WHAT: dict[str, tuple[str, Callable[[str], list[Any]]]] = {
+    "ks": ("RRF k values", float_list),
+    "weight_levels": ("per-run weight levels (at least one > 0)", float_list),
+    "phis": ("rbc persistence values, each in (0, 1)", float_list),
+    "sigmas": ("logn_isr smoothing values, each in [0, 1]", float_list),
+    "gammas": ("combgmnz exponents", float_list),
+    "norms": ("score normalisations of score methods", name_list),
+    "segment_counts": ("probfuse segment counts", int_list),
+    "windows": ("slidefuse half-windows", int_list),
+}
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "tune",
-        help="search RRF k and run weights with k-fold cross-validation over queries",
-        description="Grid search of k x per-run weights, chosen on the training folds and scored on the "
-        "held-out fold; compared with picking the best single run the same way.",
+        help="search a fusion method's parameters with k-fold cross-validation over queries",
+        description="Searches the parameters of --method (grid, or coordinate ascent for large grids), "
+        "chosen on the training folds and scored on the held-out fold (trained methods are trained on "
+        "the training folds only); compared with picking the best single run the same way.",
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
     parser.add_argument(
         "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
     )
-    parser.add_argument("--metric", default="ndcg@10", help="metric to optimise (default ndcg@10)")
-    parser.add_argument("--ks", type=float_list, default=list(DEFAULT_KS), help="k values to try")
     parser.add_argument(
-        "--weight-levels", type=float_list, default=list(DEFAULT_WEIGHTS), help="weights to try"
+        "--method",
+        default="rrf",
+        choices=METHODS + TRAINED_METHODS,
+        metavar="METHOD",
+        help=f"fusion method (default rrf): {', '.join(METHODS + TRAINED_METHODS)}",
+    )
+    parser.add_argument("--metric", default="ndcg@10", help="metric to optimise (default ndcg@10)")
+    for option in OPTIONS:
+        what, parse = WHAT[option.keyword]
+        parser.add_argument(
+            "--" + option.keyword.replace("_", "-"),
+            dest=option.keyword,
+            type=parse,
+            help=_levels_help(option.default, what),
+        )
+    parser.add_argument(
+        "--search",
+        default="auto",
+        choices=SEARCHES,
+        help=f"auto (default): the full grid up to {GRID_LIMIT} configurations, coordinate ascent beyond",
     )
     parser.add_argument("--folds", type=int_from(2), default=5, help="cross-validation folds (default 5)")
     parser.add_argument("--seed", type=int_from(0), default=0, help="seed of the fold split (default 0)")
@@ -42,12 +95,13 @@ def run(args: argparse.Namespace) -> int:
     report = tune(
         runs,
         qrels,
+        method=args.method,
         metric=args.metric,
-        ks=args.ks,
-        weight_levels=args.weight_levels,
+        search=args.search,
         folds=args.folds,
         seed=args.seed,
         on_step=progress,
+        **{option.keyword: getattr(args, option.keyword) for option in OPTIONS},
     )
     progress.close()
     if args.json:
@@ -57,17 +111,22 @@ def run(args: argparse.Namespace) -> int:
     rows = [
         [
             str(f.fold),
-            f.fused.describe(names),
+            f.fused.describe(),
             f"{f.fused_heldout:.4f}",
-            f.single.describe(names),
+            names[f.single_run],
             f"{f.single_heldout:.4f}",
         ]
         for f in report.folds
     ]
-    print(table(["fold", "chosen fusion", "held-out", "chosen single", "held-out"], rows))
+    print(table(["fold", "chosen fusion", "held-out", "chosen single run", "held-out"], rows))
+    searched = ", ".join(f"{name} {len(levels)} levels" for name, levels in report.levels.items())
     gain = report.fused_heldout - report.single_heldout
     print(
-        f"\n{report.metric} on held-out queries ({report.queries}): "
+        f"\n{report.method}: {report.search} search over {searched or 'nothing (one configuration)'}; "
+        f"{report.fusions} fusions evaluated"
+    )
+    print(
+        f"{report.metric} on held-out queries ({report.queries}): "
         f"tuned fusion {report.fused_heldout:.4f} vs best single run {report.single_heldout:.4f}: "
         f"{gain:+.4f} (paired randomization p={report.p_value:.3f})"
     )

@@ -1,0 +1,214 @@
+"""What `tune` searches for a fusion method: its parameters, their levels, and the configurations.
+
+Which parameters a method has is the core's table (`METHOD_PARAMETERS`), never listed here. The core
+also checks every level given (its ranges are its own) on a small probe before any work starts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fanfuse._core import (
+    METHOD_PARAMETERS,
+    NORMS,
+    TRAINED_METHODS,
+    FusionError,
+    Qrels,
+    Run,
+    fuse,
+    train_fusion,
+)
+
+DEFAULT_KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
+DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+DEFAULT_PHIS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
+DEFAULT_SIGMAS = (0.0, 0.001, 0.01, 0.1, 0.5, 1.0)
+DEFAULT_GAMMAS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+DEFAULT_SEGMENT_COUNTS = (2, 5, 10, 25, 50, 100)
+DEFAULT_WINDOWS = (1, 2, 5, 10, 20, 50)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One search option of `tune`: its keyword, the core parameter it sets, its default levels
+    (None: searched only when given, as norm, which would multiply the grid by every norm)."""
+
+    keyword: str
+    parameter: str
+    default: tuple[Any, ...] | None
+
+
+OPTIONS = (
+    Option("ks", "k", DEFAULT_KS),
+    Option("weight_levels", "weights", DEFAULT_WEIGHTS),
+    Option("phis", "phi", DEFAULT_PHIS),
+    Option("sigmas", "sigma", DEFAULT_SIGMAS),
+    Option("gammas", "gamma", DEFAULT_GAMMAS),
+    Option("norms", "norm", None),
+    Option("segment_counts", "segments", DEFAULT_SEGMENT_COUNTS),
+    Option("windows", "window", DEFAULT_WINDOWS),
+)
+
+
+def method_parameters(method: str) -> tuple[str, ...]:
+    """The parameters the core says `method` has (`METHOD_PARAMETERS`), in the order of `OPTIONS`."""
+    if method not in METHOD_PARAMETERS:
+        raise FusionError(f"method must be one of {', '.join(METHOD_PARAMETERS)} (got {method!r})")
+    has = METHOD_PARAMETERS[method]
+    return tuple(option.parameter for option in OPTIONS if option.parameter in has)
+
+
+# Two small scored lists: a level the core refuses is refused on them before any work starts.
+_PROBE = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
+
+
+def _probe_fusion(method: str, **options: Any) -> list[float]:
+    fused: list[float] = fuse(_PROBE, method=method, **options).scores
+    return fused
+
+
+def _probe_training(method: str, runs: Sequence[Run], qrels: Qrels, **options: Any) -> None:
+    train_fusion(list(runs), qrels.subset(qrels.qids()[:1]), method=method, **options)
+
+
+@dataclass
+class Space:
+    """The levels searched per parameter (in `OPTIONS` order), and the method's other parameters."""
+
+    method: str
+    trained: bool
+    runs: int
+    levels: dict[str, list[Any]] = field(default_factory=dict)
+    unsearched: tuple[str, ...] = ()
+
+    def configurations(self) -> list[dict[str, Any]]:
+        """The full grid: every combination of levels, weights as vectors of `weight_grid`."""
+        axes = []
+        for name, levels in self.levels.items():
+            axes.append(weight_grid(self.runs, levels) if name == "weights" else levels)
+        return [dict(zip(self.levels, values, strict=True)) for values in itertools.product(*axes)]
+
+    def grid_size(self) -> int:
+        return math.prod(
+            len(weight_grid(self.runs, v)) if n == "weights" else len(v) for n, v in self.levels.items()
+        )
+
+
+def search_space(
+    method: str, runs: Sequence[Run], qrels: Qrels, given: dict[str, Iterable[Any] | None]
+) -> Space:
+    """The levels to search for `method`: the given ones (checked) or the defaults of its parameters.
+
+    A level list given for a parameter the method does not have is an error naming both."""
+    trained = method in TRAINED_METHODS
+    parameters = method_parameters(method)
+    space = Space(method, trained, len(runs))
+    unsearched = []
+    for option in OPTIONS:
+        values = given.get(option.keyword)
+        if option.parameter not in parameters:
+            if values is not None:
+                has = ", ".join(o.keyword for o in OPTIONS if o.parameter in parameters) or "nothing"
+                raise FusionError(
+                    f"{option.keyword}: method {method!r} has no {option.parameter} "
+                    f"(its search options: {has})"
+                )
+            continue
+        levels = option.default if values is None else values
+        if levels is None:
+            unsearched.append(option.parameter)
+            continue
+        space.levels[option.parameter] = _checked_levels(option, levels, space, runs, qrels)
+    space.unsearched = tuple(unsearched)
+    return space
+
+
+def _checked_levels(
+    option: Option, values: Iterable[Any], space: Space, runs: Sequence[Run], qrels: Qrels
+) -> list[Any]:
+    name = option.keyword
+    if option.parameter == "norm":
+        levels = _listed(values, name)
+        for i, norm in enumerate(levels):
+            if norm not in NORMS:
+                raise FusionError(f"{name}[{i}] must be one of {', '.join(NORMS)} (got {norm!r})")
+        return levels
+    if option.parameter in ("segments", "window"):
+        levels = _listed(values, name)
+        for i, value in enumerate(levels):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{name}[{i}] must be an int (got {type(value).__name__})")
+            _core_check(name, i, _probe_training, space.method, runs, qrels, **{option.parameter: int(value)})
+        return [int(v) for v in levels]
+    if option.parameter in ("k", "weights"):
+        levels = check_numbers(values, name, positive=option.parameter == "k")
+        if option.parameter == "weights" and not any(w > 0 for w in levels):
+            raise FusionError(f"{name} has no level > 0 (got {levels}); fusion needs two weighted runs")
+        return levels
+    levels = check_numbers(values, name, positive=None)
+    for i, value in enumerate(levels):
+        _core_check(name, i, _probe_fusion, space.method, **{option.parameter: value})
+    return levels
+
+
+def _core_check(name: str, index: int, call: Callable[..., object], *args: Any, **options: Any) -> None:
+    """Runs the core on one level; its refusal is re-raised naming the level."""
+    try:
+        call(*args, **options)
+    except FusionError as error:
+        raise FusionError(f"{name}[{index}]: {error}") from None
+
+
+def _listed(values: Iterable[Any], name: str) -> list[Any]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a list (got {type(values).__name__})")
+    levels = list(values)
+    if not levels:
+        raise FusionError(f"{name} is empty: give at least one value")
+    return levels
+
+
+def check_numbers(values: Iterable[Any], name: str, *, positive: bool | None) -> list[float]:
+    """A non-empty list (or array) of finite numbers, each > 0 (`positive`), >= 0 (False) or any (None)."""
+    accepted = {True: "a finite number > 0", False: "a finite number >= 0", None: "a finite number"}[positive]
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a list of numbers, each {accepted} (got {type(values).__name__})")
+    checked = list(values)
+    if not checked:
+        raise FusionError(f"{name} is empty: give at least one value, each {accepted}")
+    for i, value in enumerate(checked):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name}[{i}] must be a number (got {type(value).__name__})")
+        number = float(value)
+        in_range = positive is None or (number > 0 if positive else number >= 0)
+        if not (math.isfinite(number) and in_range):
+            raise FusionError(f"{name}[{i}] must be {accepted} (got {value})")
+    return [float(v) for v in checked]
+
+
+def weight_grid(n_runs: int, levels: Sequence[float]) -> list[tuple[float, ...]]:
+    """Every weight vector over ``levels`` with at least two non-zero runs, without scaled duplicates
+    (every weighted method ranks the same when all weights are multiplied by one factor)."""
+    seen: set[tuple[float, ...]] = set()
+    grid = []
+    for weights in itertools.product(levels, repeat=n_runs):
+        key = weight_key(weights)
+        if key is not None and key not in seen:
+            seen.add(key)
+            grid.append(tuple(weights))
+    return grid
+
+
+def weight_key(weights: Sequence[float]) -> tuple[float, ...] | None:
+    """The weights scaled to a largest weight of 1 (one key per ranking), or None when fewer than two
+    runs have a weight > 0 (no fusion)."""
+    nonzero = [w for w in weights if w > 0]
+    if len(nonzero) < 2:
+        return None
+    top = max(nonzero)
+    return tuple(round(w / top, 9) for w in weights)
