@@ -3,14 +3,15 @@ measured call by call in the same process.
 
     .venv/bin/python benches/fanout_overhead.py [--calls 1000] [--ab REF]
 
-Two sync retrievers that sleep 2 ms and return a memoized list (bench_multiquery.py's), so a branch
-costs its wait and nothing else. A search's overhead is its wall time minus its slowest branch's
-latency; it is split into "last start" (the search began to the last branch began: planning,
-expansion, the branches handed to threads) and "after" (the last branch ended to the search
-returned: collecting, fusion with provenance, the result). The floor is 8 calls on a bare
-`ThreadPoolExecutor`, measured the same way, alternating with the searches. Then the in-thread cost
-of each step, best of 5 x 2000 calls. Prints the load average: on a shared machine only the
-differences and ratios of one run mean something.
+`search` over two sync retrievers, and `asearch` over one sync and one async retriever, each
+sleeping 2 ms and returning a memoized list (bench_multiquery.py's), so a branch costs its wait and
+nothing else; four fixed variants (a ``StaticExpander``, which needs no thread of its own). A
+search's overhead is its wall time minus its slowest branch's latency; it is split into "last start"
+(the search began to the last branch began: planning, expansion, the branches handed to threads)
+and "after" (the last branch ended to the search returned: collecting, fusion, the result). The
+floor is 8 calls on a bare `ThreadPoolExecutor`, measured the same way, alternating with the
+searches. Then the in-thread cost of each step, best of 5 x 2000 calls. Prints the load average: on
+a shared machine only the differences and ratios of one run mean something.
 
 ``--ab REF`` also loads ``fanfuse.multiquery`` as it is at git ``REF`` (beside this tree's, as the
 package ``fanfuse_ref_multiquery``; the rest of fanfuse is this tree's) and alternates its searches
@@ -35,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench_multiquery import FOUR, QUERIES, SleepingAsync, SleepingSync, rewrites
+from bench_multiquery import FOUR, QUERIES, VARIANTS, SleepingAsync, SleepingSync
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fanout import fan_out_sync
 from fanfuse.multiquery.planning import make_plan
@@ -102,7 +103,7 @@ def fan_out_table(calls: int, reference: ModuleType | None) -> None:
         "asearch, sync + async": lambda: loop.run_until_complete(mixed.asearch(QUERIES[0])),
     }
     if reference is not None:
-        four = reference.CallableExpander(rewrites)  # that package's own expander class
+        four = reference.StaticExpander(VARIANTS)  # that package's own expander class
         old_sync = reference.MultiQueryRetriever(
             {"a": SleepingSync(), "b": SleepingSync()}, expander=four, max_variants=4
         )
