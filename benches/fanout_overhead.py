@@ -6,9 +6,11 @@ measured call by call in the same process.
 `search` over two sync retrievers, and `asearch` over one sync and one async retriever, each
 sleeping 2 ms and returning a memoized list (bench_multiquery.py's), so a branch costs its wait and
 nothing else; four fixed variants (a ``StaticExpander``, which needs no thread of its own). A
-search's overhead is its wall time minus its slowest branch's latency; it is split into "last start"
-(the search began to the last branch began: planning, expansion, the branches handed to threads)
-and "after" (the last branch ended to the search returned: collecting, fusion, the result). The
+search's overhead is its wall time minus its slowest branch's latency; it is split into "first
+start" (the search began to the first branch began: planning, expansion, the branches handed to
+threads, the first thread running), "last start" (the same to the last branch began: the other
+threads' turns) and "after" (the last branch ended to the search returned: the caller woken,
+fusion, the result). The
 floor is 8 calls on a bare `ThreadPoolExecutor`, measured the same way, alternating with the
 searches. Then the in-thread cost of each step, best of 5 x 2000 calls. Prints the load average: on
 a shared machine only the differences and ratios of one run mean something.
@@ -63,15 +65,16 @@ def bare_pool(pool: ThreadPoolExecutor, variants: list[str]) -> tuple[float, flo
     return (wall - max(end - begin for begin, end in spans)) * 1e3, (max(b for b, _ in spans) - start) * 1e3
 
 
-def searched(call: Callable[[], Any]) -> tuple[float, float, float]:
-    """(overhead, last start, after the last end) of one search, in ms."""
+def searched(call: Callable[[], Any]) -> tuple[float, float, float, float]:
+    """(overhead, last start, after the last end, first start) of one search, in ms."""
     start = time.perf_counter()
     result = call()
     wall = (time.perf_counter() - start) * 1e3
     branches = result.diagnostics.branches
     assert len(branches) == 8 and not result.diagnostics.failed_branches
     last_end = max(b.started_ms + b.latency_ms for b in branches)
-    return wall - max(b.latency_ms for b in branches), max(b.started_ms for b in branches), wall - last_end
+    starts = [b.started_ms for b in branches]
+    return wall - max(b.latency_ms for b in branches), max(starts), wall - last_end, min(starts)
 
 
 def reference_package(ref: str) -> ModuleType:
@@ -114,7 +117,7 @@ def fan_out_table(calls: int, reference: ModuleType | None) -> None:
         cases["asearch at REF"] = lambda: loop.run_until_complete(old_mixed.asearch(QUERIES[0]))
     variants = [v.text for v in sync_only.expander.expand(QUERIES[0], max_variants=4).variants] * 2
     pool = ThreadPoolExecutor(16)
-    ours: dict[str, list[tuple[float, float, float]]] = {label: [] for label in cases}
+    ours: dict[str, list[tuple[float, float, float, float]]] = {label: [] for label in cases}
     floor: list[tuple[float, float]] = []
     for i in range(calls + 100):  # every case and the floor, call by call
         measured = {label: searched(call) for label, call in cases.items()}
@@ -129,15 +132,16 @@ def fan_out_table(calls: int, reference: ModuleType | None) -> None:
         f"(last start p50 {statistics.median(s for _, s in floor):.3f} ms)"
     )
     for label, call in cases.items():
-        overhead = [o for o, _, _ in ours[label]]
+        overhead = [o for o, *_ in ours[label]]
         cpu_start = time.thread_time()
         for _ in range(200):
             call()
         cpu = (time.thread_time() - cpu_start) / 200 * 1e3
         print(f"{label}: overhead {percentiles(overhead)}; calling thread's CPU {cpu:.3f} ms a search")
         print(
-            f"  last start p50 {statistics.median(s for _, s, _ in ours[label]):.3f} ms, after the last end "
-            f"p50 {statistics.median(a for _, _, a in ours[label]):.3f} ms; "
+            f"  first start p50 {statistics.median(f for *_, f in ours[label]):.3f} ms, "
+            f"last start p50 {statistics.median(s for _, s, _, _ in ours[label]):.3f} ms, "
+            f"after the last end p50 {statistics.median(a for _, _, a, _ in ours[label]):.3f} ms; "
             f"minus the floor at p50: {statistics.median(overhead) - floor_p50:.3f} ms"
         )
     if reference is not None:
