@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import importlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -85,7 +87,9 @@ def reference_package(ref: str) -> ModuleType:
     names = subprocess.run(
         [*git, "ls-tree", "--name-only", f"{ref}:{folder}"], capture_output=True, text=True, check=True
     )
-    package = Path(tempfile.mkdtemp(prefix="fanout-ab-"), "fanfuse_ref_multiquery")
+    folder_on_path = tempfile.mkdtemp(prefix="fanout-ab-")
+    atexit.register(shutil.rmtree, folder_on_path, ignore_errors=True)
+    package = Path(folder_on_path, "fanfuse_ref_multiquery")
     package.mkdir()
     for name in names.stdout.split():
         if name.endswith(".py"):
