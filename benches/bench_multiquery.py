@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from fanfuse.multiquery import CallableExpander, HeuristicExpander, MultiQueryRetriever
+from fanfuse.multiquery import HeuristicExpander, MultiQueryRetriever, StaticExpander
 from fanfuse.retrievers import Hit
 
 SLEEP = 0.002
@@ -63,8 +63,11 @@ def rewrites(query: str, max_variants: int) -> list[str]:
     return [f"{query} ({i})" for i in range(1, max_variants)]
 
 
-# Four variants of any question whatever the heuristic rules: the fan-out is always 4 x 2 branches.
-FOUR = CallableExpander(rewrites)
+# Four variants of each question whatever the heuristic rules: the fan-out is always 4 x 2 branches.
+# A StaticExpander, not a CallableExpander: the latter's aexpand runs a sync function in a thread
+# (it may block), a hop of its own that is not the fan-out's.
+VARIANTS = {query: rewrites(query, 4) for query in QUERIES}
+FOUR = StaticExpander(VARIANTS)
 
 
 class InMemory:

@@ -1,31 +1,46 @@
 """The orchestration overhead of a 4 variants x 2 retrievers search, against the bare fan-out floor
 measured call by call in the same process.
 
-    .venv/bin/python benches/fanout_overhead.py [--calls 1000]
+    .venv/bin/python benches/fanout_overhead.py [--calls 1000] [--ab REF]
 
-Two sync retrievers that sleep 2 ms and return a memoized list (bench_multiquery.py's), so a branch
-costs its wait and nothing else. A search's overhead is its wall time minus its slowest branch's
-latency; it is split into "last start" (the search began to the last branch began: planning,
-expansion, the branches handed to threads) and "after" (the last branch ended to the search
-returned: collecting, fusion with provenance, the result). The floor is 8 calls on a bare
-`ThreadPoolExecutor`, measured the same way, alternating with the searches. Then the in-thread cost
-of each step, best of 5 x 2000 calls. Prints the load average: on a shared machine only the
-differences and ratios of one run mean something.
+`search` over two sync retrievers, and `asearch` over one sync and one async retriever, each
+sleeping 2 ms and returning a memoized list (bench_multiquery.py's), so a branch costs its wait and
+nothing else; four fixed variants (a ``StaticExpander``, which needs no thread of its own). A
+search's overhead is its wall time minus its slowest branch's latency; it is split into "first
+start" (the search began to the first branch began: planning, expansion, the branches handed to
+threads, the first thread running), "last start" (the same to the last branch began: the other
+threads' turns) and "after" (the last branch ended to the search returned: the caller woken,
+fusion, the result). The
+floor is 8 calls on a bare `ThreadPoolExecutor`, measured the same way, alternating with the
+searches. Then the in-thread cost of each step, best of 5 x 2000 calls. Prints the load average: on
+a shared machine only the differences and ratios of one run mean something.
+
+``--ab REF`` also loads ``fanfuse.multiquery`` as it is at git ``REF`` (beside this tree's, as the
+package ``fanfuse_ref_multiquery``; the rest of fanfuse is this tree's) and alternates its searches
+with this tree's call by call, then prints the paired difference: an A/B in one process.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import importlib
 import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import timeit
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from bench_multiquery import FOUR, QUERIES, SleepingAsync, SleepingSync
+from bench_multiquery import FOUR, QUERIES, VARIANTS, SleepingAsync, SleepingSync
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fanout import fan_out_sync
 from fanfuse.multiquery.planning import make_plan
@@ -52,18 +67,41 @@ def bare_pool(pool: ThreadPoolExecutor, variants: list[str]) -> tuple[float, flo
     return (wall - max(end - begin for begin, end in spans)) * 1e3, (max(b for b, _ in spans) - start) * 1e3
 
 
-def searched(call: Callable[[], Any]) -> tuple[float, float, float]:
-    """(overhead, last start, after the last end) of one search, in ms."""
+def searched(call: Callable[[], Any]) -> tuple[float, float, float, float]:
+    """(overhead, last start, after the last end, first start) of one search, in ms."""
     start = time.perf_counter()
     result = call()
     wall = (time.perf_counter() - start) * 1e3
     branches = result.diagnostics.branches
     assert len(branches) == 8 and not result.diagnostics.failed_branches
     last_end = max(b.started_ms + b.latency_ms for b in branches)
-    return wall - max(b.latency_ms for b in branches), max(b.started_ms for b in branches), wall - last_end
+    starts = [b.started_ms for b in branches]
+    return wall - max(b.latency_ms for b in branches), max(starts), wall - last_end, min(starts)
 
 
-def fan_out_table(calls: int) -> None:
+def reference_package(ref: str) -> ModuleType:
+    """``fanfuse.multiquery`` as of git ``ref``, imported as ``fanfuse_ref_multiquery``."""
+    root = Path(__file__).resolve().parent.parent
+    folder = "python/fanfuse/multiquery"
+    git = ["git", "-C", str(root)]
+    names = subprocess.run(
+        [*git, "ls-tree", "--name-only", f"{ref}:{folder}"], capture_output=True, text=True, check=True
+    )
+    folder_on_path = tempfile.mkdtemp(prefix="fanout-ab-")
+    atexit.register(shutil.rmtree, folder_on_path, ignore_errors=True)
+    package = Path(folder_on_path, "fanfuse_ref_multiquery")
+    package.mkdir()
+    for name in names.stdout.split():
+        if name.endswith(".py"):
+            source = subprocess.run(
+                [*git, "show", f"{ref}:{folder}/{name}"], capture_output=True, text=True, check=True
+            )
+            (package / name).write_text(source.stdout.replace("fanfuse.multiquery", "fanfuse_ref_multiquery"))
+    sys.path.insert(0, str(package.parent))
+    return importlib.import_module("fanfuse_ref_multiquery")
+
+
+def fan_out_table(calls: int, reference: ModuleType | None) -> None:
     sync_only = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, expander=FOUR, max_variants=4)
     mixed = MultiQueryRetriever([SleepingSync(), SleepingAsync()], expander=FOUR, max_variants=4)
     loop = asyncio.new_event_loop()
@@ -71,31 +109,52 @@ def fan_out_table(calls: int) -> None:
         "search, 2 sync retrievers": lambda: sync_only.search(QUERIES[0]),
         "asearch, sync + async": lambda: loop.run_until_complete(mixed.asearch(QUERIES[0])),
     }
+    if reference is not None:
+        four = reference.StaticExpander(VARIANTS)  # that package's own expander class
+        old_sync = reference.MultiQueryRetriever(
+            {"a": SleepingSync(), "b": SleepingSync()}, expander=four, max_variants=4
+        )
+        old_mixed = reference.MultiQueryRetriever(
+            [SleepingSync(), SleepingAsync()], expander=four, max_variants=4
+        )
+        cases["search at REF"] = lambda: old_sync.search(QUERIES[0])
+        cases["asearch at REF"] = lambda: loop.run_until_complete(old_mixed.asearch(QUERIES[0]))
     variants = [v.text for v in sync_only.expander.expand(QUERIES[0], max_variants=4).variants] * 2
     pool = ThreadPoolExecutor(16)
+    ours: dict[str, list[tuple[float, float, float, float]]] = {label: [] for label in cases}
+    floor: list[tuple[float, float]] = []
+    for i in range(calls + 100):  # every case and the floor, call by call
+        measured = {label: searched(call) for label, call in cases.items()}
+        bare = bare_pool(pool, variants)
+        if i >= 100:  # warm-up: threads started, caches filled
+            for label, value in measured.items():
+                ours[label].append(value)
+            floor.append(bare)
+    floor_p50 = statistics.median(f for f, _ in floor)
+    print(
+        f"bare pool floor {percentiles([f for f, _ in floor])} "
+        f"(last start p50 {statistics.median(s for _, s in floor):.3f} ms)"
+    )
     for label, call in cases.items():
-        ours: list[tuple[float, float, float]] = []
-        floor: list[tuple[float, float]] = []
-        for i in range(calls + 100):
-            measured, bare = searched(call), bare_pool(pool, variants)
-            if i >= 100:  # warm-up: threads started, caches filled
-                ours.append(measured)
-                floor.append(bare)
-        overhead = [o for o, _, _ in ours]
+        overhead = [o for o, *_ in ours[label]]
         cpu_start = time.thread_time()
         for _ in range(200):
             call()
         cpu = (time.thread_time() - cpu_start) / 200 * 1e3
-        extra = statistics.median(overhead) - statistics.median(f for f, _ in floor)
         print(f"{label}: overhead {percentiles(overhead)}; calling thread's CPU {cpu:.3f} ms a search")
         print(
-            f"  last start p50 {statistics.median(s for _, s, _ in ours):.3f} ms, after the last end "
-            f"p50 {statistics.median(a for _, _, a in ours):.3f} ms"
+            f"  first start p50 {statistics.median(f for *_, f in ours[label]):.3f} ms, "
+            f"last start p50 {statistics.median(s for _, s, _, _ in ours[label]):.3f} ms, "
+            f"after the last end p50 {statistics.median(a for _, _, a, _ in ours[label]):.3f} ms; "
+            f"minus the floor at p50: {statistics.median(overhead) - floor_p50:.3f} ms"
         )
-        print(
-            f"  bare pool floor {percentiles([f for f, _ in floor])} (last start p50 "
-            f"{statistics.median(s for _, s in floor):.3f} ms); ours - floor at p50: {extra:.3f} ms"
-        )
+    if reference is not None:
+        for new, old in (
+            ("search, 2 sync retrievers", "search at REF"),
+            ("asearch, sync + async", "asearch at REF"),
+        ):
+            paired = [o[0] - n[0] for o, n in zip(ours[old], ours[new], strict=True)]
+            print(f"{old} minus this tree, paired call by call: p50 {statistics.median(paired):.3f} ms")
     pool.shutdown()
     loop.close()
 
@@ -111,7 +170,10 @@ def step_table() -> None:
         "make_plan": lambda: make_plan(retriever, QUERIES[0], {}, "search"),
         "expand (4 fixed variants)": lambda: variants.expand_sync(plan),
         "8 branches": lambda: retriever._branches(plan, chosen),
-        "fusion with provenance": lambda: retriever._fuse(plan, outcomes),
+        "fusion (provenance read on demand)": lambda: retriever._fuse(plan, outcomes),
+        "fusion, then every hit's provenance read": lambda: [
+            h.provenance for h in retriever._fuse(plan, outcomes)[0]
+        ],
     }
     for label, step in steps.items():
         best = min(timeit.repeat(step, number=2000, repeat=5)) / 2000 * 1e6
@@ -121,9 +183,11 @@ def step_table() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--ab", metavar="REF", help="also time fanfuse.multiquery as of this git ref")
     args = parser.parse_args()
+    reference = None if args.ab is None else reference_package(args.ab)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    fan_out_table(args.calls)
+    fan_out_table(args.calls, reference)
     print("in-thread cost per call:")
     step_table()
     print(f"load average {os.getloadavg()[0]:.1f}")

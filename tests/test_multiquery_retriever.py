@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import pickle
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import fanfuse
 import pytest
@@ -96,6 +99,29 @@ def test_payload_and_provenance_name_variant_and_retriever() -> None:
         ("reciprocal rank fusion", "kw", 1),
         ("reciprocal OR rank OR fusion", "kw", 1),
     }
+
+
+def test_payload_and_provenance_read_on_demand_are_the_same_by_every_route() -> None:
+    """They are read from the fusion's explanation on first access: by attribute, by ``==``, by
+    ``dataclasses.asdict``, in a copy or a pickle, and from many threads at once, all alike."""
+    retriever = MultiQueryRetriever(
+        {"kw": KeywordRetriever(), "again": KeywordRetriever()}, expander=rewrites()
+    )
+    expected = [(h.id, h.score, dict(h.payload), list(h.provenance)) for h in retriever.search(QUERY).hits]
+    assert expected and all(provenance for *_, provenance in expected)
+    by_equality, by_dict, by_pickle = (retriever.search(QUERY).hits for _ in range(3))
+    assert by_equality == [FusedHit(i, s, p, pr) for i, s, p, pr in expected]
+    assert [dataclasses.asdict(h)["provenance"] for h in by_dict] == [
+        [dataclasses.asdict(p) for p in pr] for *_, pr in expected
+    ]
+    assert [(h.payload, h.provenance) for h in pickle.loads(pickle.dumps(by_pickle))] == [
+        (p, pr) for _, _, p, pr in expected
+    ]
+    for _ in range(20):
+        hits = retriever.search(QUERY).hits
+        with ThreadPoolExecutor(4) as pool:
+            seen = list(pool.map(lambda h: (h.payload, h.provenance), hits * 4))
+        assert seen == [(p, pr) for _, _, p, pr in expected] * 4
 
 
 def test_expansion_off_is_one_branch_per_retriever_without_calling_the_expander() -> None:

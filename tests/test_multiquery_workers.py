@@ -7,30 +7,38 @@ import threading
 from concurrent.futures import TimeoutError as FutureTimeout
 
 import pytest
-from fanfuse.multiquery.workers import MissedDeadline, NeverStarted, Workers
+from fanfuse.multiquery.workers import Countdown, MissedDeadline, NeverStarted, Workers
+
+
+class Gate:
+    """Calls that say they started, then block until ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.release, self.started = threading.Event(), threading.Semaphore(0)
+        self.ran: list[str] = []
+
+    def blocking(self, label: str) -> str:
+        self.ran.append(label)
+        self.started.release()
+        self.release.wait()
+        return label
 
 
 def test_calls_beyond_the_limit_wait_and_a_withdrawn_one_never_runs() -> None:
-    release, started = threading.Event(), threading.Semaphore(0)
-    ran: list[str] = []
+    gate = Gate()
     workers = Workers("two", 2)
 
-    def blocking(label: str) -> str:
-        ran.append(label)
-        started.release()
-        release.wait()
-        return label
-
-    first, second = workers.submit(lambda: blocking("a")), workers.submit(lambda: blocking("b"))
-    assert started.acquire(timeout=10) and started.acquire(timeout=10)  # both threads are busy
-    withdrawn, queued = workers.submit(lambda: blocking("never")), workers.submit(lambda: blocking("c"))
+    first, second = workers.submit(lambda: gate.blocking("a")), workers.submit(lambda: gate.blocking("b"))
+    assert gate.started.acquire(timeout=10) and gate.started.acquire(timeout=10)  # both threads are busy
+    withdrawn = workers.submit(lambda: gate.blocking("never"))
+    queued = workers.submit(lambda: gate.blocking("c"))
     with pytest.raises(FutureTimeout):
         withdrawn.result(timeout=0.05)
     assert isinstance(workers.timed_out(withdrawn), NeverStarted)
     assert len([t for t in threading.enumerate() if t.name == "fanfuse-two"]) == 2
-    release.set()
+    gate.release.set()
     assert [f.result(timeout=10) for f in (first, second, queued)] == ["a", "b", "c"]
-    assert sorted(ran) == ["a", "b", "c"]
+    assert sorted(gate.ran) == ["a", "b", "c"]
     workers.close()
 
 
@@ -63,3 +71,25 @@ def test_close_ends_idle_threads_and_refuses_new_calls() -> None:
         assert not thread.is_alive()
     with pytest.raises(RuntimeError, match="closed"):
         workers.submit(lambda: 0)
+
+
+def test_a_batch_wakes_its_caller_once_and_a_withdrawn_call_never_runs() -> None:
+    gate = Gate()
+    workers = Workers("batch", 1)
+
+    countdown = Countdown(2)
+    running = workers.start(lambda: gate.blocking("a"), countdown)
+    assert gate.started.acquire(timeout=10)  # the only thread is busy
+    queued = workers.start(lambda: gate.blocking("never"), countdown)
+    assert not countdown.wait(0.05)
+    assert isinstance(workers.withdraw(queued), NeverStarted)
+    assert type(workers.withdraw(running)) is MissedDeadline  # running: it cannot be taken back
+    gate.release.set()
+    finished = Countdown(2)
+    calls = [workers.start(lambda: "b", finished), workers.start(lambda: 1 / 0, finished)]
+    assert finished.wait(10) and all(call.done for call in calls)
+    assert calls[0].result() == "b"
+    with pytest.raises(ZeroDivisionError):
+        calls[1].result()
+    assert gate.ran == ["a"]
+    workers.close()

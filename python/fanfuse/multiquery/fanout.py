@@ -17,14 +17,12 @@ import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
 from fanfuse.multiquery.diagnostics import BranchReport
 from fanfuse.multiquery.hits import CheckedHits, consumed_in_thread, read_hits
-from fanfuse.multiquery.workers import MissedDeadline, Workers, timeout_reason, within
+from fanfuse.multiquery.workers import Call, Countdown, MissedDeadline, Workers, timeout_reason, within
 
 __all__ = ["Branch", "BranchOutcome", "fan_out", "fan_out_sync", "is_async_retriever"]
 
@@ -125,24 +123,27 @@ def fan_out_sync(
         return [_run_sync_branch(branches[0], k, filter, None, None, started)]
     submitted = time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
-    futures: list[Future[BranchOutcome] | None] = [
+    # One countdown for the whole search: the caller sleeps once, until the last branch ends or the
+    # deadline (the same for every branch) passes, rather than once per branch it finds unfinished.
+    countdown = Countdown(sum(branch.weight != 0 for branch in branches))
+    calls: list[Call[BranchOutcome] | None] = [
         None
         if branch.weight == 0
-        else branch.workers.submit(
-            functools.partial(_run_sync_branch, branch, k, filter, timeout, deadline, started)
+        else branch.workers.start(
+            functools.partial(_run_sync_branch, branch, k, filter, timeout, deadline, started), countdown
         )
         for branch in branches
     ]
+    countdown.wait(_left(deadline))
     outcomes = []
-    for branch, future in zip(branches, futures, strict=True):
-        if future is None:
+    for branch, call in zip(branches, calls, strict=True):
+        if call is None:
             outcomes.append(_skipped(branch, started))
-            continue
-        try:
-            outcomes.append(future.result(_left(deadline)))
-        except FutureTimeout:  # deadline is set: without one, result() waits for the outcome
+        elif call.done:
+            outcomes.append(call.result())
+        else:  # deadline is set: without one, the countdown waits for every branch
             assert timeout is not None
-            error = (timeout_reason(timeout, branch.workers.timed_out(future)), True)
+            error = (timeout_reason(timeout, branch.workers.withdraw(call)), True)
             outcomes.append(_outcome(branch, None, error, submitted, started))
     return outcomes
 

@@ -9,6 +9,7 @@ to branches and payloads.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,25 +119,44 @@ def fuse_outcomes(
         explain=True,
         **settings.options,
     )
-    explain = fused.explain or []
-
-    # Per list: what each of its hits' provenance says, looked up once (a search builds ~100 of them:
-    # positional arguments and locals, not keywords and attribute chains, halve the cost).
+    # Per list: what its hits' provenance says (variant, retriever, variant index) and its hits.
     lists = [(b.variant, b.retriever_name, b.variant_index, listed.hits) for b, listed in ok]
-    hits = []
-    for doc_id, score, contributions in zip(fused.ids, fused.scores, explain, strict=True):
-        provenance = []
-        best_rank, best_hit = 0, None
-        for c in contributions:
-            variant, retriever, variant_index, listed_hits = lists[c.list]
-            rank = c.rank
-            provenance.append(Provenance(variant, retriever, rank, c.contribution, variant_index))
-            # The payload of the best-ranked sighting (a Borda list that lacks the hit has no rank).
-            if rank is not None and (best_hit is None or rank < best_rank):
-                best_rank, best_hit = rank, listed_hits[rank - 1]
-        payload = getattr(best_hit, "payload", None) or {}
-        hits.append(FusedHit(str(doc_id), score, payload, provenance))
+    explanation = _Explanation(lists)
+    hits = [
+        FusedHit._on_demand(str(doc_id), score, explanation)
+        for doc_id, score in zip(fused.ids, fused.scores, strict=True)
+    ]
+    explanation.pending = list(zip(hits, fused.explain or [], strict=True))
     return hits
+
+
+class _Explanation:
+    """The payload and provenance of a search's fused hits, read from the core's explanation for all
+    of them on the first read of any: one costly attribute miss per search rather than one per hit."""
+
+    __slots__ = ("_lists", "_lock", "pending")
+
+    def __init__(self, lists: list[tuple[str, str, int, list[Any]]]):
+        self._lists = lists
+        self._lock = threading.Lock()
+        self.pending: list[tuple[FusedHit, list[Any]]] = []
+
+    def __call__(self) -> None:
+        with self._lock:  # a thread that finds nothing pending finds every hit's fields set
+            lists, pending, self.pending = self._lists, self.pending, []
+            for hit, contributions in pending:
+                provenance = []
+                best_rank, best_hit = 0, None
+                for c in contributions:
+                    variant, retriever, variant_index, listed_hits = lists[c.list]
+                    rank = c.rank
+                    provenance.append(Provenance(variant, retriever, rank, c.contribution, variant_index))
+                    # The payload of the best-ranked sighting (a Borda list that lacks the hit has no rank).
+                    if rank is not None and (best_hit is None or rank < best_rank):
+                        best_rank, best_hit = rank, listed_hits[rank - 1]
+                hit.payload = getattr(best_hit, "payload", None) or {}
+                hit.provenance = provenance
+            self._lists = []  # set fields are read as such: the hits' lists are no longer needed
 
 
 def _scored_run(branch: Branch, hits: CheckedHits, method: str) -> tuple[list[str], list[float]]:
