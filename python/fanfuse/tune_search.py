@@ -13,7 +13,7 @@ from fanfuse.tune_space import Space, weight_key
 
 SEARCHES = ("auto", "grid", "coordinate")
 # `auto` searches the full grid up to this many configurations (3 runs of RRF with the default
-# levels: 574), coordinate ascent beyond.
+# levels: 406), coordinate ascent beyond.
 GRID_LIMIT = 1000
 # Coordinate ascent stops when a round changes nothing; this caps the rounds whatever the data.
 MAX_ROUNDS = 10
