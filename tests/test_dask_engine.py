@@ -83,6 +83,26 @@ def test_the_threaded_scheduler_writes_the_same_file(tmp_path: Path) -> None:
     assert many == one
 
 
+@pytest.mark.parametrize(
+    "method", [("rbc", "--phi", "0.5"), ("logn_isr", "--sigma", "0.3"), ("combgmnz", "--gamma", "2")]
+)
+def test_a_method_parameter_fuses_on_dask_as_in_one_process(tmp_path: Path, method: tuple[str, ...]) -> None:
+    name, flag, value = method
+    paths = write_runs(tmp_path, seed=12, interleaved=True)
+    one, many = single_and_dask(tmp_path, paths, "--method", name, flag, value, scheduler=None)
+    default_one, _ = single_and_dask(tmp_path, paths, "--method", name, scheduler=None)
+    assert many == one and one != default_one  # the parameter reached both, and it changes the run
+    expected = tmp_path / "api.trec"
+    parameter = {flag.lstrip("-"): float(value)}
+    fanfuse.fuse_files(paths, str(expected), method=name, **parameter)
+    with threads():
+        fused = fanfuse.dask.fuse_runs(paths, method=name, partitions=3, **parameter).compute()
+    got: dict[str, list[tuple[str, int, float]]] = {}
+    for q, d, r, s in fused.itertuples(index=False):
+        got.setdefault(q, []).append((d, r, s))
+    assert got == columns_of(str(expected))
+
+
 def threads() -> contextlib.AbstractContextManager[None]:
     """This process's threads, whatever client the cluster tests made the default."""
     from fanfuse.dask.command import scheduler

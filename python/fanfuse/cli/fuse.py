@@ -145,8 +145,6 @@ def run(args: argparse.Namespace) -> int:
             raise FusionError(
                 "trained fusion (--model, --train-runs) runs in one process: drop --engine dask"
             )
-        if method_parameters(args):
-            raise FusionError("--phi, --sigma and --gamma fuse in one process: drop --engine dask")
         code: int = dask_commands(args).fuse(args)
         return code
     if args.output.endswith(PARQUET_SUFFIXES):

@@ -141,6 +141,9 @@ def fuse_runs(
     tie_break: str = "rank",
     rank_from: str = "score",
     threads: int | None = None,
+    phi: float | None = None,
+    sigma: float | None = None,
+    gamma: float | None = None,
 ) -> dd.DataFrame:
     """Fuses runs on Dask: a lazy DataFrame with columns qid, docid, rank, score.
 
@@ -148,8 +151,9 @@ def fuse_runs(
     by row groups) or Dask DataFrames, tables with columns qid (or q_id), docid (or doc_id), and score
     and/or rank (their row order is the file order of ``rank_from="file"``). ``partitions``:
     partitions of the shuffle on qid (default: as many as input blocks). The other options are
-    those of ``fanfuse.fuse_files``. Each query is the one-process result, hits in written order;
-    queries in a partition in order of first appearance.
+    those of ``fanfuse.fuse_files`` (``phi``, ``sigma``, ``gamma``: None keeps the core's default).
+    Each query is the one-process result, hits in written order; queries in a partition in order of
+    first appearance.
     A malformed line fails the computation with a FusionError naming the file and line (or the run,
     partition and row of a frame).
     """
@@ -163,5 +167,7 @@ def fuse_runs(
         "rank_from": rank_from,
         "threads": threads,
     }
+    given = {"phi": phi, "sigma": sigma, "gamma": gamma}
+    options.update({name: value for name, value in given.items() if value is not None})
     fused = fused_queries(runs, partitions=partitions, block_bytes=block_bytes, **options)
     return fused.map_partitions(text_to_columns, meta=_meta(RUN_COLUMNS), enforce_metadata=False)

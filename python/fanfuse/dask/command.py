@@ -17,6 +17,7 @@ from dask.base import compute
 
 from fanfuse._core import FusionError
 from fanfuse._output import atomic_output
+from fanfuse.cli.fuse import method_parameters
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows
 from fanfuse.dask.kernel import evaluate_partition, evaluation_columns
 from fanfuse.runs import RunScores, with_means
@@ -71,6 +72,7 @@ def fuse(args: argparse.Namespace) -> int:
         "rank_from": args.rank_from,
         "tag": args.tag,
         "threads": args.threads,
+        **method_parameters(args),
     }
     with scheduler(args.scheduler), atomic_output(args.output) as stream:
         fused = fused_queries(list(args.runs), partitions=args.partitions, **options)
