@@ -100,6 +100,37 @@ def test_every_depth_is_a_prefix_of_the_full_run_and_evaluates_the_same(
             assert from_memory == cut
 
 
+def every_cut_metric(k: int) -> list[str]:
+    """Every metric that takes a cut-off, at k, with the default and a raised relevance level."""
+    names = [n if n != "rbp" else "rbp.8" for n in fanfuse._core.METRICS if n not in ("r-precision", "bpref")]
+    return [f"{n}@{k}{level}" for n in names for level in ("", "-l2")]
+
+
+@examples(0.002)  # share of the Hypothesis profile (CI=true: 50 of 25k; each fuses and evaluates)
+@given(fusion_cases())
+def test_a_run_fused_to_the_metric_depth_evaluates_as_the_whole_run(
+    case: tuple[list[dict[str, list[str]]], dict[str, dict[str, int]], str],
+) -> None:
+    """What `tune` relies on to fuse each configuration only as deep as its metric reads."""
+    runs, judgments, method = case
+    columns = [[(q, d, 10.0 - i) for q, docs in run.items() for i, d in enumerate(docs)] for run in runs]
+    parsed = [fanfuse.Run.from_columns(*(list(c) for c in zip(*rows, strict=True))) for rows in columns]
+    rows = [(q, d, rel) for q, docs in judgments.items() for d, rel in docs.items()]
+    with tempfile.TemporaryDirectory() as folder:
+        qrels_path = Path(folder) / "qrels.txt"
+        qrels_path.write_text("".join(f"{q} 0 {d} {rel}\n" for q, d, rel in rows))
+        qrels = fanfuse.read_qrels(str(qrels_path))
+    whole = fanfuse.fuse_runs(parsed, top_k=None, method=method)
+    for k in range(1, 7):
+        metrics = every_cut_metric(k)
+        assert {fanfuse.metric_depth(m) for m in metrics} == {k}
+        cut = fanfuse.fuse_runs(parsed, top_k=k, method=method)
+        assert fanfuse.evaluate(cut, qrels, metrics=metrics) == fanfuse.evaluate(
+            whole, qrels, metrics=metrics
+        )
+    assert {fanfuse.metric_depth(m) for m in ("map", "ndcg", "bpref", "r-precision", "recall")} == {None}
+
+
 def test_real_fused_runs_evaluate_the_same_at_every_depth(mtrag_dir: Path, tmp_path: Path) -> None:
     # Cutting in the kernel's tie order would give elser_clapnq lastturn + rewrite ndcg@10 0.5777 at
     # depth 10 and 0.5772 at depth 20.

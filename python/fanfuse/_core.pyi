@@ -31,6 +31,7 @@ __all__ = [
     "fuse_batch",
     "fuse_files",
     "fuse_runs",
+    "metric_depth",
     "paired_t",
     "paired_t_test",
     "qrels_from_table",
@@ -519,6 +520,11 @@ def evaluate(
     ranx's elsewhere (docs/metrics.md). Returns the evaluated query ids and, per metric name as given,
     the values.
     """
+
+def metric_depth(metric: str, /) -> int | None:
+    """The deepest rank ``metric`` (a name ``evaluate`` takes) reads: its cut-off ``K``, or None when
+    it reads the whole run. A fused run cut at that depth evaluates exactly as the whole run does.
+    Raises FusionError for a name ``evaluate`` refuses."""
 
 def randomization_test(
     a: Sequence[float] | npt.NDArray[np.floating],

@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fanfuse._core import FusionError, Qrels, Run, evaluate, fuse_runs, train_fusion
+from fanfuse._core import FusionError, Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
 from fanfuse.tune_search import Params, params_key
 
 
@@ -37,7 +37,10 @@ class FoldScores:
     ) -> None:
         self.runs, self.qrels, self.method, self.metric = list(runs), qrels, method, metric
         self.trained, self.queries, self.fold_of, self.folds = trained, list(queries), fold_of, folds
-        self.top_k, self.on_fusion = top_k, on_fusion
+        # A run fused deeper than its metric reads evaluates the same: fuse only as deep as it reads.
+        depth = metric_depth(metric)
+        self.top_k = top_k if depth is None or (top_k is not None and top_k <= depth) else depth
+        self.on_fusion = on_fusion
         self.position = {q: i for i, q in enumerate(self.queries)}
         self.fold_queries = [[q for q in self.queries if fold_of[q] == f] for f in range(folds)]
         self._values: dict[Any, array[float]] = {}

@@ -39,6 +39,13 @@ pub(super) fn evaluate<'py>(
     Ok((evaluation.qids, values))
 }
 
+/// The deepest rank a metric reads (its cut-off). See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (metric, /))]
+pub(super) fn metric_depth(metric: &str) -> PyResult<Option<usize>> {
+    Ok(metric.parse::<Metric>().map_err(to_py_err)?.cut)
+}
+
 /// Two-sided paired randomization test. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (a, b, /, *, iterations = 10_000, seed = 0))]

@@ -146,6 +146,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<trained::PyFusionModel>()?;
     m.add_function(wrap_pyfunction!(trained::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(eval::metric_depth, m)?)?;
     m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;
     m.add_function(wrap_pyfunction!(eval::paired_t_test, m)?)?;
     m.add_function(wrap_pyfunction!(eval::paired_t, m)?)?;
