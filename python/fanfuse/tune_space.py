@@ -67,9 +67,8 @@ def method_parameters(method: str) -> tuple[str, ...]:
 _PROBE = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
 
 
-def _probe_fusion(method: str, **options: Any) -> list[float]:
-    fused: list[float] = fuse(_PROBE, method=method, **options).scores
-    return fused
+def _probe_fusion(method: str, **options: Any) -> None:
+    fuse(_PROBE, method=method, **options)
 
 
 def _probe_training(method: str, runs: Sequence[Run], qrels: Qrels, **options: Any) -> None:

@@ -223,8 +223,7 @@ def frame_rows(partition: pd.DataFrame, run: int, block_id: int, label: str) -> 
     names = table_columns(list(partition.columns), label)
     n = len(partition)
     for role in NUMBER_COLUMNS:
-        column = partition.get(names.get(role, ""))
-        if column is not None and not is_numeric_column(column):
+        if role in names and not is_numeric_column(column := partition[names[role]]):
             raise FusionError(
                 f"{label}: column {names[role]!r} has type {column.dtype}; accepted: an integer or "
                 "floating-point type"
