@@ -118,10 +118,9 @@ def test_bad_filter_names_the_key(index: TantivyRetriever) -> None:
         index.search("capital", 10, filter={"lang": {"nested": 1}})
 
 
-@pytest.mark.parametrize("key", ["", "  "])
-def test_empty_filter_key_is_refused_by_name(index: TantivyRetriever, key: str) -> None:
-    with pytest.raises(FusionError, match=r"filter\[.*\].*non-empty metadata key"):
-        index.search("capital", 10, filter={key: "de"})
+def test_empty_filter_key_is_refused_by_name(index: TantivyRetriever) -> None:
+    with pytest.raises(FusionError, match=r"filter\[''\].*non-empty metadata key"):
+        index.search("capital", 10, filter={"": "de"})
 
 
 def test_reopen_without_rebuild(index: TantivyRetriever, tmp_path: Path) -> None:

@@ -1,0 +1,103 @@
+"""A private, checked copy of an index version, for a process that must outlive what happens to the
+files it searches.
+
+Tantivy and the stored vectors are memory-mapped: a file truncated under a running process (`cp` over a
+live index does that) turns the next read of a page past its new end into SIGBUS, which no Python or
+Rust code can catch, and a file overwritten in place changes the answers or makes Tantivy panic. A
+copy in a new temporary directory is a file nobody else writes. While copying, every Tantivy segment
+file is checked against the CRC32 its footer records (what `tantivy::Index::validate_checksum` does),
+so a damaged or half-written index is refused at open, naming the file, instead of failing searches.
+
+The cost is at open: reading and writing the version's bytes once (see docs/retrievers.md); a search
+then reads the copy exactly as it would the original. The copy is removed when the retriever is
+garbage-collected or the process exits; only a process killed with SIGKILL leaves it behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+import tempfile
+import weakref
+import zlib
+from pathlib import Path
+from typing import BinaryIO
+
+from fanfuse._core import FusionError
+
+__all__ = ["private_copy"]
+
+# A segment file: the segment's uuid, then the component (`.store`, `.idx`, ...; deletes: `.N.del`).
+SEGMENT_FILE = re.compile(r"[0-9a-f]{32}\.(?:\d+\.)?[a-z]+")
+# Tantivy's footer, at the end of every segment file: JSON {"version": ..., "crc": u32}, its length
+# (u32, little-endian) and a magic number (u32).
+_FOOTER_MAGIC = 1337
+_FOOTER_TAIL = struct.Struct("<II")
+_LONGEST_FOOTER = 4096
+_CHUNK = 1 << 20
+# Tantivy's lock files: made again by whoever opens the copy.
+_LOCKS = re.compile(r"\.tantivy-.*\.lock")
+
+
+def private_copy(version: Path, owner: object, directory: Path) -> Path:
+    """A checked copy of the index files under `version`, removed with `owner`; `directory` names
+    the index in errors."""
+    copy = Path(tempfile.mkdtemp(prefix="fanfuse-index-"))
+    try:
+        for source in sorted(version.rglob("*")):
+            relative = source.relative_to(version)
+            target = copy / relative
+            if source.is_dir():
+                target.mkdir()
+            elif not _LOCKS.fullmatch(source.name):
+                _copy_checked(source, target, f"{directory}/{relative}")
+    except BaseException:
+        shutil.rmtree(copy, ignore_errors=True)
+        raise
+    weakref.finalize(owner, shutil.rmtree, copy, True)
+    return copy
+
+
+def _copy_checked(source: Path, target: Path, name: str) -> None:
+    with open(source, "rb") as reading, open(target, "xb") as writing:
+        size = os.fstat(reading.fileno()).st_size
+        expected, body = _footer(reading, size, name) if SEGMENT_FILE.fullmatch(source.name) else (None, size)
+        crc = copied = 0
+        while chunk := reading.read(_CHUNK):
+            if copied < body:
+                crc = zlib.crc32(chunk[: body - copied], crc)
+            copied += len(chunk)
+            writing.write(chunk)
+    if copied != size:
+        raise FusionError(
+            f"{name} changed while it was read ({size} bytes, then {copied}); open the index again"
+        )
+    if expected is not None and crc != expected:
+        raise FusionError(
+            f"{name} is damaged: its checksum is {crc}, its footer says {expected}; rebuild the index with "
+            f"`fanfuse index`"
+        )
+
+
+def _footer(reading: BinaryIO, size: int, name: str) -> tuple[int, int]:
+    """The CRC32 a segment file's footer records, and the length of the body it covers."""
+    damaged = f"{name} is damaged (no valid Tantivy footer); rebuild the index with `fanfuse index`"
+    if size < _FOOTER_TAIL.size:
+        raise FusionError(damaged)
+    reading.seek(size - _FOOTER_TAIL.size)
+    length, magic = _FOOTER_TAIL.unpack(reading.read(_FOOTER_TAIL.size))
+    body = size - _FOOTER_TAIL.size - length
+    if magic != _FOOTER_MAGIC or not 0 < length <= _LONGEST_FOOTER or body < 0:
+        raise FusionError(damaged)
+    reading.seek(body)
+    try:
+        crc = json.loads(reading.read(length))["crc"]
+    except (ValueError, KeyError, TypeError):
+        raise FusionError(damaged) from None
+    if not isinstance(crc, int):
+        raise FusionError(damaged)
+    reading.seek(0)
+    return crc, body
