@@ -54,10 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # The command is the first word that is not an option (the top level has no option with a value).
     command = next((word for word in argv if not word.startswith("-")), None)
-    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
-    from fanfuse.cli._common import until_signalled
+    from fanfuse.cli.terminal import terminal_safe_output
 
-    code: int = until_signalled(args.command, lambda: args.run(args))
+    with terminal_safe_output():
+        args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+        from fanfuse.cli._common import until_signalled
+
+        code: int = until_signalled(args.command, lambda: args.run(args))
     return code
 
 

@@ -32,7 +32,10 @@ def register(subparsers: Any) -> None:
         help="as `fanfuse search --dense`: hybrid by default where the index stores vectors",
     )
     parser.add_argument(
-        "--log-level", default="warning", help="uvicorn's log level (default warning: no access log)"
+        "--log-level",
+        default="warning",
+        help="uvicorn's log level, one of its names (default warning: no access log; info logs each "
+        "request; debug and trace more)",
     )
     parser.set_defaults(run=run)
 
@@ -61,6 +64,16 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         print(f"fanfuse serve: error: {error.name} is missing: {SERVE_HINT}", file=sys.stderr)
         return 2
+    from uvicorn.config import LOG_LEVELS
+
+    log_level = args.log_level.lower()
+    if log_level not in LOG_LEVELS:
+        print(
+            f"fanfuse serve: error: argument --log-level: invalid choice: {args.log_level!r} "
+            f"(choose from {', '.join(LOG_LEVELS)})",
+            file=sys.stderr,
+        )
+        return 2
     try:
         app = app_for_index(args.index, dense=args.dense)
         listening = listening_socket(args.host, args.port)
@@ -70,6 +83,6 @@ def run(args: argparse.Namespace) -> int:
     host, port = listening.getsockname()[:2]
     # One line a script (or a test) reads to learn the port, printed once the socket accepts.
     print(f"fanfuse serve: listening on http://{host}:{port}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level))
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level))
     server.run(sockets=[listening])
     return 0

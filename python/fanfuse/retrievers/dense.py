@@ -162,9 +162,10 @@ class DenseRetriever:
             raise FusionError(f"k must be a positive integer, got {k!r}")
         if not query.strip() or not self.ids:
             return []
-        query_vector = unit_rows(_embed(self._embed, [query]))[0]
-        if not np.isfinite(query_vector).all():
+        embedded = _embed(self._embed, [query])
+        if not np.isfinite(embedded).all():
             raise FusionError("the embedding function returned NaN or infinite values for the query")
+        query_vector = unit_rows(embedded)[0]
         if query_vector.shape[0] != self._matrix.shape[1]:
             raise FusionError(
                 f"query vector has {query_vector.shape[0]} dimensions, the documents {self._matrix.shape[1]}"

@@ -40,11 +40,14 @@ _LONGEST_FOOTER = 4096
 _CHUNK = 1 << 20
 # Tantivy's lock files: made again by whoever opens the copy.
 _LOCKS = re.compile(r"\.tantivy-.*\.lock")
+# The files Tantivy wrote and still uses, by name: a missing one would fail only the search that
+# reads it.
+_MANAGED = ".managed.json"
 
 
-def private_copy(version: Path, owner: object, directory: Path) -> Path:
-    """A checked copy of the index files under `version`, removed with `owner`; `directory` names
-    the index in errors."""
+def private_copy(version: Path, owner: object) -> Path:
+    """A checked copy of the index files under `version`, removed with `owner`."""
+    _check_complete(version)
     copy = Path(tempfile.mkdtemp(prefix="fanfuse-index-"))
     try:
         for source in sorted(version.rglob("*")):
@@ -53,12 +56,31 @@ def private_copy(version: Path, owner: object, directory: Path) -> Path:
             if source.is_dir():
                 target.mkdir()
             elif not _LOCKS.fullmatch(source.name):
-                _copy_checked(source, target, f"{directory}/{relative}")
+                _copy_checked(source, target, str(source))
     except BaseException:
         shutil.rmtree(copy, ignore_errors=True)
         raise
     weakref.finalize(owner, shutil.rmtree, copy, True)
     return copy
+
+
+def _check_complete(version: Path) -> None:
+    if not version.is_dir():
+        raise FusionError(f"{version} does not exist; rebuild the index with `fanfuse index`")
+    listing = version / _MANAGED
+    try:
+        managed = json.loads(listing.read_text(encoding="utf-8"))
+        names = [str(name) for name in managed]
+    except (OSError, ValueError, TypeError):
+        raise FusionError(
+            f"{listing} is missing or damaged; rebuild the index with `fanfuse index`"
+        ) from None
+    missing = sorted(name for name in names if not (version / name).is_file())
+    if missing:
+        raise FusionError(
+            f"{version}: {', '.join(missing)} missing (Tantivy lists {len(names)} files in {_MANAGED}); "
+            f"rebuild the index with `fanfuse index`"
+        )
 
 
 def _copy_checked(source: Path, target: Path, name: str) -> None:

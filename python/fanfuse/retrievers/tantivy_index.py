@@ -113,11 +113,13 @@ class TantivyRetriever:
     def _open(
         self, manifest: dict[str, Any], data: Path, copy: bool
     ) -> tuple[dict[str, Any], Path, tantivy.Index, tantivy.Searcher]:
-        opened = private_copy(data, self, self.directory) if copy else data
+        opened = private_copy(data, self) if copy else data
         try:
             index = tantivy.Index.open(str(opened))
             return manifest, opened, index, index.searcher()
-        except ValueError as error:
+        except BaseException as error:
+            if not (isinstance(error, ValueError) or is_rust_panic(error)):
+                raise
             if not copy and "Lockfile" in str(error):  # a read-only file system
                 return self._open(manifest, data, copy=True)
             raise FusionError(

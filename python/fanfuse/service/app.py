@@ -56,8 +56,9 @@ class BadField(Exception):
 def app_for_index(index: str | os.PathLike[str], *, dense: bool | None = None) -> FastAPI:
     """The app over an index built by `fanfuse index`, with `fanfuse.open_index`'s defaults; `dense`
     as `open_index`'s (None: hybrid where the index stores vectors). A request's `"dense": false`
-    searches BM25 alone."""
-    bm25 = TantivyRetriever(index)
+    searches BM25 alone. The server searches a private copy of the index, checked at open: a file
+    changed under it afterwards (`cp` over a live index) can neither crash it nor change its answers."""
+    bm25 = TantivyRetriever(index, private_copy=True)
     retriever = open_index(bm25, dense=dense)
     bm25_only = open_index(bm25, dense=False) if "dense" in retriever.retriever_names else None
     return create_app(retriever, bm25_only=bm25_only, index=str(index))
