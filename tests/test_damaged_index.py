@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -174,11 +175,21 @@ DAMAGE: list[tuple[str, Callable[[Path], None], str]] = [
 def test_a_damaged_index_is_refused_at_open(
     index: Path, damage: Callable[[Path], None], message: str
 ) -> None:
+    from fanfuse.service import app_for_index
+
     damage(index)
+    with pytest.raises(FusionError, match=re.escape(message)):
+        app_for_index(index)
+
+
+@pytest.mark.parametrize("what", ["store file overwritten", "vectors NaN"])
+def test_the_server_process_refuses_a_damaged_index_with_one_line(index: Path, what: str) -> None:
+    """`fanfuse serve` itself: exit 2 and one line, as for every case above (the same open)."""
+    damage, message = next((d, m) for w, d, m in DAMAGE if w == what)
+    damage(index)
+    serve = [*CLI, "serve", "--index", str(index), "--port", "0"]
     try:
-        done = subprocess.run(
-            [*CLI, "serve", "--index", str(index), "--port", "0"], capture_output=True, text=True, timeout=120
-        )
+        done = subprocess.run(serve, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired as expired:
         raise AssertionError(f"the server started on a damaged index: {expired.stdout!r}") from None
     assert done.returncode == 2, done.stderr
@@ -204,8 +215,10 @@ def test_non_finite_vectors_are_refused_when_written_and_when_given(tmp_path: Pa
                 lambda t: np.ones((len(t), 2)), ["a", "b"], [[1, 0], [np.inf, 0]], normalized=normalized
             )
     nan_query = DenseRetriever(lambda t: np.full((len(t), 2), np.nan), ["a"], [[1, 0]])
-    with pytest.raises(FusionError, match="NaN or infinite values for the query"):
+    with pytest.raises(FusionError, match="embedding function returned NaN or infinite values"):
         nan_query.search("q", 1)
+    with pytest.raises(FusionError, match="embedding function returned NaN or infinite values"):
+        DenseRetriever.from_documents([{"id": "a", "text": "x"}], lambda t: np.full((len(t), 2), np.inf))
 
 
 class RawTantivy:

@@ -57,6 +57,8 @@ def _embed(embed: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
             f"embedding function returned shape {vectors.shape} for {len(texts)} texts; "
             f"expected a 2-D array with one row per text"
         )
+    if not np.isfinite(vectors).all():
+        raise FusionError("the embedding function returned NaN or infinite values")
     return vectors
 
 
@@ -162,10 +164,7 @@ class DenseRetriever:
             raise FusionError(f"k must be a positive integer, got {k!r}")
         if not query.strip() or not self.ids:
             return []
-        embedded = _embed(self._embed, [query])
-        if not np.isfinite(embedded).all():
-            raise FusionError("the embedding function returned NaN or infinite values for the query")
-        query_vector = unit_rows(embedded)[0]
+        query_vector = unit_rows(_embed(self._embed, [query]))[0]
         if query_vector.shape[0] != self._matrix.shape[1]:
             raise FusionError(
                 f"query vector has {query_vector.shape[0]} dimensions, the documents {self._matrix.shape[1]}"
