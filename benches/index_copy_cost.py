@@ -45,14 +45,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--id-field", default="document_id")
-    parser.add_argument("--vectors", type=int, default=0, help="N x 384 float32 vectors added to the version")
+    parser.add_argument("--vectors", type=int, default=0, help="N x 384 float32 vectors beside the index")
     parser.add_argument("--opens", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=30, help="passes over the queries, each copy and not")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
 
     with tempfile.TemporaryDirectory() as scratch:
-        index = TantivyRetriever.build(read_jsonl(args.corpus, Fields(id=args.id_field)), Path(scratch) / "idx")
+        index = TantivyRetriever.build(
+            read_jsonl(args.corpus, Fields(id=args.id_field)), Path(scratch) / "idx"
+        )
         if args.vectors:
             dense = index.data_directory / "dense"
             dense.mkdir()
@@ -67,7 +69,8 @@ def main() -> None:
                 opened = TantivyRetriever(index.directory, private_copy=copy)
                 opens[copy].append(time.perf_counter() - start)
                 del opened
-        in_place, copied = TantivyRetriever(index.directory), TantivyRetriever(index.directory, private_copy=True)
+        in_place = TantivyRetriever(index.directory)
+        copied = TantivyRetriever(index.directory, private_copy=True)
         searches: dict[bool, list[float]] = {False: [], True: []}
         for _ in range(args.rounds):
             for query in QUERIES:
@@ -76,13 +79,14 @@ def main() -> None:
                     retriever.search(query, 20)
                     searches[copy].append(time.perf_counter() - start)
         pairs = [c / p for p, c in zip(searches[False], searches[True], strict=True)]
+        open_ms = {copy: statistics.median(times) * 1e3 for copy, times in opens.items()}
         report = {
             "corpus": str(args.corpus),
             "documents": len(index),
             "version MB": round(size, 1),
-            "open in place, median ms": round(statistics.median(opens[False]) * 1e3, 1),
-            "open with a private copy, median ms": round(statistics.median(opens[True]) * 1e3, 1),
-            "copy and check, MB/s": round(size / (statistics.median(opens[True]) - statistics.median(opens[False])), 0),
+            "open in place, median ms": round(open_ms[False], 1),
+            "open with a private copy, median ms": round(open_ms[True], 1),
+            "copy and check, MB/s": round(size / (open_ms[True] - open_ms[False]) * 1e3),
             "search in place, median ms": round(statistics.median(searches[False]) * 1e3, 3),
             "search on the copy, median ms": round(statistics.median(searches[True]) * 1e3, 3),
             "per search, copy / in place, median of pairs": round(statistics.median(pairs), 3),
