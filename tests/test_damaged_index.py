@@ -7,7 +7,6 @@ and a Rust panic is a branch failure wherever a branch runs, sync or async."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import re
 import shutil
@@ -241,20 +240,18 @@ class AsyncRawTantivy(RawTantivy):
 @pytest.mark.parametrize("kind", [RawTantivy, AsyncRawTantivy])
 @pytest.mark.parametrize("timeout", [None, 30.0])
 def test_a_panic_is_a_branch_failure_sync_and_async(
-    tmp_path: Path, kind: type[RawTantivy], timeout: float | None
+    pristine: Path, index: Path, kind: type[RawTantivy], timeout: float | None
 ) -> None:
-    healthy = TantivyRetriever.build(DOCUMENTS, tmp_path / "healthy")
-    # Not open while its file is rewritten: that is SIGBUS in this process (the class under test).
-    damaged = TantivyRetriever.build(DOCUMENTS, tmp_path / "damaged").data_directory
-    gc.collect()
-    overwrite(segment_file(damaged, "idx"), *PANICKING_POSTINGS, keep_checksum=True)
-    panicking = kind(damaged)
+    # The copy is damaged before anything in this process maps it: rewriting a mapped file is
+    # SIGBUS in the process that maps it (the class under test).
+    overwrite(segment_file(version(index), "idx"), *PANICKING_POSTINGS, keep_checksum=True)
+    panicking = kind(version(index))
     with pytest.raises(BaseException) as raised:
         asyncio.run(panicking.search("common", 3)) if kind is AsyncRawTantivy else panicking.search(
             "common", 3
         )  # type: ignore[arg-type]
     assert type(raised.value).__name__ == "PanicException", "the damage no longer makes Tantivy panic"
-    retrievers = {"damaged": panicking, "healthy": healthy}
+    retrievers = {"damaged": panicking, "healthy": TantivyRetriever(pristine)}
     with MultiQueryRetriever(retrievers, expansion=False, branch_timeout=timeout) as multi:
         for result in (multi.search("common lorem"), asyncio.run(multi.asearch("common lorem"))):
             errors = {b.retriever: b.error for b in result.diagnostics.branches}

@@ -1,7 +1,8 @@
 """One filter, one meaning, on every backend: the same generated metadata and filters (str, int, float,
 bool, lists of them, missing keys, unicode and dotted keys, nested values that match nothing) searched
-in Tantivy, the dense retriever, a real PostgreSQL (full text), and the LangChain, LlamaIndex and
-Haystack adapters over their frameworks' in-memory stores, each against `filters.matches`."""
+in Tantivy (and an index built before filter terms), the dense retriever, a real PostgreSQL (full text,
+and pgvector where the server has it), and the LangChain, LlamaIndex and Haystack adapters over their
+frameworks' in-memory stores, each against `filters.matches`."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
+import tantivy as tantivy_module
 from fanfuse import FusionError
 from fanfuse.corpus import Document
 from fanfuse.retrievers.dense import DenseRetriever
@@ -63,6 +66,28 @@ def ids(hits: Sequence[Any]) -> set[str]:
 
 def tantivy(docs: list[Document], root: Path) -> Search:
     index = TantivyRetriever.build(docs, root / uuid.uuid4().hex)
+    return lambda filter: ids(index.search("common", len(docs), filter))
+
+
+def tantivy_before_filter_terms(docs: list[Document], root: Path) -> Search:
+    """An index as a fanfuse before filter terms wrote it (the schema without the field): filtered by
+    checking each match (a stand-in for an old build, made by leaving the field out)."""
+    from fanfuse.retrievers import tantivy_index
+
+    def without_filter_terms() -> Any:
+        builder = tantivy_module.SchemaBuilder()
+        builder.add_text_field("id", stored=True, tokenizer_name="raw")
+        for field in tantivy_index.SEARCH_FIELDS:
+            builder.add_text_field(field, stored=True, tokenizer_name=tantivy_index.TEXT_TOKENIZER)
+        builder.add_json_field("metadata", stored=True, tokenizer_name="raw")
+        return builder.build()
+
+    with (
+        mock.patch.object(tantivy_index, "_schema", without_filter_terms),
+        mock.patch.object(tantivy_index, "index_terms", lambda metadata: []),
+    ):
+        index = TantivyRetriever.build(docs, root / uuid.uuid4().hex)
+    assert not index._filter_terms
     return lambda filter: ids(index.search("common", len(docs), filter))
 
 
@@ -135,6 +160,7 @@ FRAMEWORK_LIMITS: dict[str, Callable[[Mapping[str, Any], list[Document]], bool]]
 REFUSED: dict[str, Callable[[Mapping[str, Any]], bool]] = {"llamaindex": _bool_or_mixed}
 IN_PROCESS = {
     "tantivy": tantivy,
+    "tantivy built before filter terms": tantivy_before_filter_terms,
     "dense": dense,
     "langchain": langchain,
     "llamaindex": llamaindex,
@@ -143,27 +169,45 @@ IN_PROCESS = {
 
 
 @pytest.fixture(scope="module")
-def postgres(postgres_server: Server) -> Iterator[Any]:
+def postgres(postgres_server: Server) -> Iterator[tuple[Any, bool]]:
+    """A pool on a table of the session's server, and whether it has pgvector (then a vector column,
+    searched exactly: an HNSW scan applies filters after its candidates and may return fewer)."""
     psycopg_pool = pytest.importorskip("psycopg_pool")
     from fanfuse.retrievers.postgres import create_table
 
+    vectors = postgres_server.installation.has_pgvector
     with (
         database(postgres_server) as conninfo,
         psycopg_pool.ConnectionPool(conninfo, min_size=1, max_size=2, open=True) as pool,
     ):
-        create_table(pool)
-        yield pool
+        create_table(pool, dimensions=3 if vectors else None, vector_index=False)
+        yield pool, vectors
 
 
-def postgres_search(pool: Any) -> Callable[[list[Document], Path], Search]:
-    from fanfuse.retrievers.postgres import PostgresFullTextRetriever, load_documents
+def same_vector(texts: Sequence[str]) -> Any:
+    return np.ones((len(texts), 3), dtype=np.float32)
+
+
+def postgres_searches(postgres: tuple[Any, bool]) -> Callable[[list[Document], Path], Search]:
+    """Loads the documents once for both PostgreSQL retrievers; searches each, checking they agree."""
+    from fanfuse.retrievers.postgres import PgvectorRetriever, PostgresFullTextRetriever, load_documents
+
+    pool, vectors = postgres
 
     def load(docs: list[Document], _: Path) -> Search:
         with pool.connection() as conn:
             conn.execute("TRUNCATE documents")
-        load_documents(pool, docs)
-        retriever = PostgresFullTextRetriever(pool)
-        return lambda filter: ids(retriever.search("common", len(docs), filter))
+        load_documents(pool, docs, embed=same_vector if vectors else None)
+        text = PostgresFullTextRetriever(pool)
+        vector = PgvectorRetriever(pool, same_vector) if vectors else None
+
+        def search(filter: Mapping[str, Any]) -> set[str]:
+            found = ids(text.search("common", len(docs), filter))
+            if vector is not None:
+                assert ids(vector.search("common", len(docs), filter)) == found, ("pgvector", filter)
+            return found
+
+        return search
 
     return load
 
@@ -171,10 +215,10 @@ def postgres_search(pool: Any) -> Callable[[list[Document], Path], Search]:
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(corpus=CORPORA, filters=st.lists(FILTERS, min_size=1, max_size=6))
 def test_every_backend_means_the_same_filter(
-    corpus: list[dict[str, Any]], filters: list[dict[str, Any]], postgres: Any, tmp_path: Path
+    corpus: list[dict[str, Any]], filters: list[dict[str, Any]], postgres: tuple[Any, bool], tmp_path: Path
 ) -> None:
     docs = documents(corpus)
-    backends = {**IN_PROCESS, "postgres": postgres_search(postgres)}
+    backends = {**IN_PROCESS, "postgres": postgres_searches(postgres)}
     searches = {name: open_backend(docs, tmp_path) for name, open_backend in backends.items()}
     for filter in filters:
         expected = {d.id for d in docs if matches(filter, d.metadata)}

@@ -28,7 +28,15 @@ from typing import Any
 
 from fanfuse._core import FusionError
 
-__all__ = ["Condition", "FilterScalar", "conditions", "index_terms", "matches", "value_terms"]
+__all__ = [
+    "Condition",
+    "FilterScalar",
+    "conditions",
+    "index_terms",
+    "is_fanfuse_filter",
+    "matches",
+    "value_terms",
+]
 
 FilterScalar = str | int | float | bool
 _SCALARS = (str, int, float, bool)
@@ -84,6 +92,17 @@ def conditions(filter: Mapping[str, Any]) -> list[Condition]:
             distinct.setdefault(_term(value) or "", value)
         checked.append(Condition(key, tuple(distinct.values())))
     return checked
+
+
+def is_fanfuse_filter(filter: object) -> bool:
+    """Whether `filter` is one these rules read (else it is in some store's own syntax)."""
+    if not isinstance(filter, Mapping):
+        return False
+    try:
+        conditions(filter)
+    except FusionError:
+        return False
+    return True
 
 
 def matches(filter: Mapping[str, Any] | list[Condition], metadata: Mapping[str, Any]) -> bool:

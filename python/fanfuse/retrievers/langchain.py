@@ -18,7 +18,7 @@ from pydantic import Field
 
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.filters import conditions, matches
+from fanfuse.retrievers.filters import conditions, is_fanfuse_filter, matches
 from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
 __all__ = ["AsyncLangChainRetriever", "FanfuseRetriever", "LangChainRetriever", "document_predicate"]
@@ -70,7 +70,9 @@ class LangChainRetriever:
     `filter_as` (default: the filter as it is, the `{"key": value}` dict most stores read;
     `document_predicate` for stores that take a function); the documents returned are then checked
     by fanfuse's rules (`fanfuse.retrievers.filters`), so a store that compares differently cannot
-    let a document through that another backend would not.
+    let a document through that another backend would not. A filter in a store's own syntax, which
+    fanfuse's rules do not read (`{"$and": [...]}`, `{"year": {"$gte": 2020}}`), is passed as it is
+    and means what the store says.
     """
 
     def __init__(
@@ -90,7 +92,8 @@ class LangChainRetriever:
     def _invoke_kwargs(self, filter: Mapping[str, Any] | None) -> dict[str, Any]:
         if not filter:
             return {}
-        conditions(filter)  # refused here, named, before the store reads it
+        if not is_fanfuse_filter(filter):
+            return {"filter": filter}
         return {"filter": self.filter_as(filter) if self.filter_as is not None else filter}
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
@@ -103,7 +106,7 @@ class LangChainRetriever:
             lambda d: (d.id, d.metadata.get(self.score_key), d.page_content, d.metadata),
             id_field="Document.id",
             id_key=self.id_key,
-            filter=filter,
+            filter=filter if filter and is_fanfuse_filter(filter) else None,
             k=k,
         )
 

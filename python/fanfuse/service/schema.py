@@ -77,7 +77,9 @@ class SearchRequest(BaseModel):
     tie_break: str | None = _one_of("tie_break", "order of equal fused scores")
     duplicates: str | None = _one_of("duplicates", "what an id repeated in one list means")
     filter: dict[Annotated[str, Field(min_length=1)], _FilterValue] | None = Field(
-        None, description="keep hits whose metadata key equals the value (or any value of a list)"
+        None,
+        description="keep hits whose metadata key equals the value, or holds it in a list; a list here "
+        "means any of its values; several keys must all match (docs/retrievers.md#filters)",
     )
     dense: bool | None = Field(
         None,
