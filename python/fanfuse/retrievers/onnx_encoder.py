@@ -35,6 +35,8 @@ _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
 _POOLED_OUTPUT = "sentence_embedding"
 _KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _INPUT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+#: The environment variable that sets the default intra-op thread count of every encoder.
+THREADS_VARIABLE = "FANFUSE_ENCODER_THREADS"
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -53,7 +55,8 @@ class OnnxEncoder:
     (default: the model's `1_Pooling/config.json`, else mean). `max_length` truncates every text to
     that many tokens (the model's own limit is usually 512; shorter is faster). Texts are sorted by
     length and embedded `batch_size` at a time, so little time goes into padding. `threads`: the
-    intra-op threads of onnxruntime (default: the CPUs this process may use). `sha256` pins the
+    intra-op threads of onnxruntime (default: `FANFUSE_ENCODER_THREADS`, else the CPUs this process
+    may use; `fanfuse serve --workers N` sets it to the CPUs / N). `sha256` pins the
     model file: a different file is refused. `name` is what the index manifest records.
     """
 
@@ -309,7 +312,7 @@ def _load_tokenizer(tokenizers: Any, path: Path, max_length: int) -> tuple[Any, 
 
 def _load_session(ort: Any, path: Path, threads: int | None) -> Any:
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or _usable_cpus()
+    options.intra_op_num_threads = threads or _threads_from_env() or usable_cpus()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: the graph optimizer's notices are not the user's concern
     # Idle threads sleep instead of spinning: on shared cores (a service's other branches, other
@@ -321,7 +324,16 @@ def _load_session(ort: Any, path: Path, threads: int | None) -> Any:
         raise FusionError(f"{path}: not a loadable ONNX model ({error})") from None
 
 
-def _usable_cpus() -> int:
+def _threads_from_env() -> int | None:
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise FusionError(f"{THREADS_VARIABLE} must be a positive integer (intra-op threads), got {text!r}")
+    return int(text)
+
+
+def usable_cpus() -> int:
     if hasattr(os, "sched_getaffinity"):  # Linux: the CPUs this process may run on
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
