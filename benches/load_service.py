@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -108,15 +109,35 @@ def tree_of(ref: str, folder: Path) -> Path:
     return folder / "python"
 
 
+def await_workers(process: subprocess.Popen[str], workers: int, seconds: float = 300) -> None:
+    """Wait until each of `workers` processes logged its startup (each opens the index and loads the
+    encoder after the socket listens: a connection made before would all go to the first one). The
+    log is read to its end in a thread, so that the access log never fills the pipe."""
+    started = threading.Semaphore(0)
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if "Application startup complete" in line:
+                started.release()
+
+    threading.Thread(target=read, daemon=True).start()
+    for _ in range(workers):
+        if not started.acquire(timeout=seconds):
+            raise RuntimeError(f"fewer than {workers} server processes started in {seconds:g} s")
+
+
 @contextlib.contextmanager
 def server(args: argparse.Namespace, python_path: Path | None) -> Iterator[str]:
     """A `fanfuse serve` of this tree (python_path None) or of an exported one; its base URL."""
     saved = os.environ.get("PYTHONPATH")
     if python_path is not None:
         os.environ["PYTHONPATH"] = str(python_path)
-    extra = ["--workers", str(args.workers)] if python_path is None and args.workers > 1 else []
+    workers = args.workers if python_path is None else 1
+    extra = ["--workers", str(workers)] if workers > 1 else []
     try:
-        with serve_command("--index", str(args.index), *extra) as (url, _):
+        with serve_command("--index", str(args.index), "--log-level", "info", *extra) as (url, process):
+            await_workers(process, workers)
             yield url
     finally:
         if saved is None:
@@ -135,6 +156,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="this tree's server processes")
     parser.add_argument("--ref", help="also measure the code of this git ref, each row right before")
     parser.add_argument("--query-cache", type=int, help="FANFUSE_QUERY_CACHE_SIZE of the servers")
+    parser.add_argument("--modes", default=",".join(MODES), help="of " + ", ".join(MODES))
+    parser.add_argument("--variants", default=",".join(map(str, VARIANTS)), help="`default` and/or counts")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("load_service.py: wrk is not installed (Debian: apt-get install -y wrk)")
@@ -149,9 +172,10 @@ def main() -> None:
         trees: list[tuple[str, Path | None]] = [("this tree", None)]
         if args.ref:
             trees.insert(0, (args.ref, tree_of(args.ref, Path(tmp))))
-        for mode, dense in MODES.items():
-            for variants in VARIANTS:
-                fields = {} if variants == "default" else {"variants": variants}
+        for mode in args.modes.split(","):
+            dense = MODES[mode]
+            for variants in args.variants.split(","):
+                fields = {} if variants == "default" else {"variants": int(variants)}
                 bodies = [json.dumps({"query": q, **fields, "dense": dense}) for q in texts]
                 script = Path(tmp) / f"{mode}-{variants}.lua"
                 script.write_text(lua_script(bodies), encoding="utf-8")

@@ -4,7 +4,7 @@ pytrec_eval, ranx), each timed from the files or dicts it is given to its result
 Fusion reads `RUNS` TREC files of `DOCS` hits per query (scores strictly descending, lists overlapping
 as query variants' do) and fuses them by RRF, k = 60, keeping 100 hits a query: fanfuse `read_run` +
 `fuse_runs`; ranx `Run.from_file` + `fuse`; trectools `TrecRun` + `fusion.reciprocal_rank_fusion`.
-trectools orders equal scores by ascending docid, so it is compared with `tie_break="id"`.
+Equal fused scores come in another order in each engine; `runs_agree` allows that.
 Evaluation: the run and qrels of `bench_eval.generate`, five measures every tool defines alike.
 """
 
@@ -37,16 +37,8 @@ def write_runs(directory: Path, queries: int) -> list[str]:
 def fusers(paths: list[str]) -> dict[str, Callable[[], dict[str, list[str]]]]:
     """Each engine's read + fuse of `paths`, returning {qid: ids best first}."""
 
-    def ours(tie_break: str) -> Callable[[], dict[str, list[str]]]:
-        def fuse() -> dict[str, list[str]]:
-            fused = fanfuse.fuse_runs([fanfuse.read_run(p) for p in paths], top_k=KEEP, tie_break=tie_break)
-            qids, ids, _, _ = fused.columns()
-            out: dict[str, list[str]] = {}
-            for qid, doc in zip(qids, ids, strict=True):
-                out.setdefault(qid, []).append(doc)
-            return out
-
-        return fuse
+    def ours() -> dict[str, list[str]]:
+        return {q: list(hits)[:KEEP] for q, hits in fanfuse_scores(paths, KEEP).items()}
 
     def ranx() -> dict[str, list[str]]:
         from ranx import Run, fuse
@@ -60,12 +52,32 @@ def fusers(paths: list[str]) -> dict[str, Callable[[], dict[str, list[str]]]]:
         fused = fusion.reciprocal_rank_fusion([TrecRun(p) for p in paths], k=60, max_docs=KEEP).run_data
         return {str(q): list(group["docid"]) for q, group in fused.groupby("query", sort=False)}
 
-    return {
-        "fanfuse": ours("rank"),
-        "fanfuse (tie_break=id)": ours("id"),
-        "ranx": ranx,
-        "trectools": trectools,
-    }
+    return {"fanfuse": ours, "ranx": ranx, "trectools": trectools}
+
+
+def fanfuse_scores(paths: list[str], keep: int | None = None) -> dict[str, dict[str, float]]:
+    """fanfuse's fused run of `paths` as {qid: {id: score}} in rank order (`keep`: per query)."""
+    qids, ids, _, scores = fanfuse.fuse_runs([fanfuse.read_run(p) for p in paths], top_k=keep).columns()
+    out: dict[str, dict[str, float]] = {}
+    for qid, doc, score in zip(qids, ids, scores, strict=True):
+        out.setdefault(qid, {})[doc] = score
+    return out
+
+
+def runs_agree(paths: list[str], fused: dict[str, list[str]]) -> bool:
+    """Whether every query's ids are fanfuse's top KEEP, equal scores in any order (trectools puts
+    them by ascending docid, fanfuse's runs by descending docid, ranx as its dict has them)."""
+    scores = fanfuse_scores(paths)
+    if fused.keys() != scores.keys():
+        return False
+    for qid, ids in fused.items():
+        expected = list(scores[qid].values())[:KEEP]
+        found = [scores[qid].get(doc, -1.0) for doc in ids]
+        if len(found) != len(expected):
+            return False
+        if any(abs(a - b) > 1e-12 * b for a, b in zip(found, expected, strict=True)):
+            return False
+    return True
 
 
 def warm_ranx() -> None:

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peer_fusion
 import peer_runs
 import peer_search
+import scale_fuse
 from bench_eval import generate as eval_inputs
 from peers_plot import bar_chart
 from workloads import int64_query, str_query
@@ -101,7 +102,8 @@ def per_call(report: Report, queries: int) -> None:
         calls = {c.name: _loop(c.fuse, states[c.name]) for c in chosen}
         best = best_of(calls, report.rounds)
         rows = [(name, best[name] / queries, agree[name]) for name in calls]
-        report.close_table(before, rows, "µs per query", 1e6, "per-call-" + form.split()[0].strip("("))
+        slug = {"str ids": "str", "(id, score) pairs": "pairs", "int64 arrays": "int64"}[form]
+        report.close_table(before, rows, "µs per query", 1e6, f"per-call-{slug}")
 
 
 def batches(report: Report, queries: int) -> None:
@@ -138,18 +140,16 @@ def run_files(report: Report, queries: int) -> None:
         paths = peer_runs.write_runs(Path(tmp), queries)
         before = report.section(
             "Run files: fusion",
-            f"{peer_runs.RUNS} TREC run files of {queries:,} queries x {peer_runs.DOCS} hits, read and fused "
-            f"by RRF (k = 60, 100 kept a query), in memory; seconds, best of {report.rounds}.",
+            f"{scale_fuse.RUNS} TREC run files of {queries:,} queries x {scale_fuse.DOCS} hits, read and "
+            f"fused by RRF (k = 60, 100 kept a query), in memory; ms, best of {report.rounds}.",
         )
         peer_runs.warm_ranx()
         engines = peer_runs.fusers(paths)
         results = {name: fuse() for name, fuse in engines.items()}
         best = best_of(engines, report.rounds)
         same = {
-            "fanfuse": "—",
-            "fanfuse (tie_break=id)": "—",
-            "ranx": _yes(results["ranx"] == results["fanfuse"]),
-            "trectools": _yes(results["trectools"] == results["fanfuse (tie_break=id)"]) + " (tie_break=id)",
+            name: "—" if name == "fanfuse" else _yes(peer_runs.runs_agree(paths, results[name]))
+            for name in engines
         }
         report.close_table(before, [(n, best[n], same[n]) for n in engines], "ms", 1e3, "run-fusion")
 

@@ -266,14 +266,19 @@ def _run_sync_batch(
             )
     except Exception as exc:
         error = _reason(exc, timeout)
-        return [_outcome(branch, None, error, begin, started) for branch in call]
-    outcomes = []
-    for branch, result in zip(call, lists, strict=True):
+        ended = time.perf_counter()
+        return [_outcome(branch, None, error, begin, started, ended) for branch in call]
+    read: list[tuple[CheckedHits | None, tuple[str, bool] | None]] = []
+    for result in lists:
         try:
-            outcomes.append(_outcome(branch, read_hits(result, name, deadline), None, begin, started))
+            read.append((read_hits(result, name, deadline), None))
         except Exception as exc:
-            outcomes.append(_outcome(branch, None, _reason(exc, timeout), begin, started))
-    return outcomes
+            read.append((None, _reason(exc, timeout)))
+    ended = time.perf_counter()  # one call: every branch of it reports the same time
+    return [
+        _outcome(branch, hits, error, begin, started, ended)
+        for branch, (hits, error) in zip(call, read, strict=True)
+    ]
 
 
 def _run_sync_branch(
@@ -342,10 +347,16 @@ def _skipped(branch: Branch, started: float) -> BranchOutcome:
 
 
 def _outcome(
-    branch: Branch, hits: CheckedHits | None, error: tuple[str, bool] | None, begin: float, started: float
+    branch: Branch,
+    hits: CheckedHits | None,
+    error: tuple[str, bool] | None,
+    begin: float,
+    started: float,
+    ended: float | None = None,
 ) -> BranchOutcome:
     message, timed_out = error if error is not None else (None, False)
-    return BranchOutcome(branch, hits, _report(branch, hits, message, begin, started, timed_out=timed_out))
+    report = _report(branch, hits, message, begin, started, timed_out=timed_out, ended=ended)
+    return BranchOutcome(branch, hits, report)
 
 
 def _report(
@@ -357,6 +368,7 @@ def _report(
     *,
     timed_out: bool = False,
     skipped: bool = False,
+    ended: float | None = None,
 ) -> BranchReport:
     return BranchReport(
         variant_index=branch.variant_index,
@@ -364,7 +376,7 @@ def _report(
         retriever=branch.retriever_name,
         hits=0 if hits is None else len(hits.ids),
         started_ms=(begin - started) * 1e3,
-        latency_ms=(time.perf_counter() - begin) * 1e3,
+        latency_ms=((time.perf_counter() if ended is None else ended) - begin) * 1e3,
         error=error,
         timed_out=timed_out,
         skipped=skipped,

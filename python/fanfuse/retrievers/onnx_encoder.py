@@ -35,6 +35,11 @@ _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
 _POOLED_OUTPUT = "sentence_embedding"
 _KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _INPUT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+# Queries are embedded at most this many to a batch: the micro-batches of a service mix a search's
+# short and long variants, and one batch padded to its longest text cost more per query than
+# embedding them one by one (9.5 vs 8.3 CPU ms a query), batches of 4-8 sorted by length less
+# (4.9-5.5 ms; docs/performance.md).
+QUERY_BATCH_SIZE = 8
 #: The environment variable that sets the default intra-op thread count of every encoder.
 THREADS_VARIABLE = "FANFUSE_ENCODER_THREADS"
 
@@ -97,7 +102,7 @@ class OnnxEncoder:
         self.name = self.name or self.model_path.stem
         self._tokenizer_sha256 = file_sha256(self.tokenizer_path)
         self.dimensions = 0
-        self.dimensions = int(self._embed(["dimension probe"], "", None).shape[1])
+        self.dimensions = int(self._embed(["dimension probe"], "", None, 1).shape[1])
 
     @property
     def identity(self) -> dict[str, Any]:
@@ -129,24 +134,24 @@ class OnnxEncoder:
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One row per text, with `query_prefix` prepended."""
-        return self._embed(texts, self.query_prefix, None)
+        return self._embed(texts, self.query_prefix, None, min(self.batch_size, QUERY_BATCH_SIZE))
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> npt.NDArray[np.float32]:
         """One row per text, with `passage_prefix` prepended; `progress(done)` after each batch."""
-        return self._embed(texts, self.passage_prefix, progress)
+        return self._embed(texts, self.passage_prefix, progress, self.batch_size)
 
     def _embed(
-        self, texts: Sequence[str], prefix: str, progress: Callable[[int], None] | None
+        self, texts: Sequence[str], prefix: str, progress: Callable[[int], None] | None, batch_size: int
     ) -> npt.NDArray[np.float32]:
         _check_texts(texts)
         encodings = self._tokenizer.encode_batch([prefix + text for text in texts])
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         # Shortest first: each batch is padded to its longest text, so similar lengths waste little.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
             batch = self._run([encodings[i] for i in rows])
             if vectors.shape[1] != batch.shape[1]:  # only while probing the dimensions
                 vectors = np.empty((len(texts), batch.shape[1]), dtype=np.float32)
