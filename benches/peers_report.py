@@ -236,7 +236,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=64, help="distinct queries of the per-call tables")
-    parser.add_argument("--batch", type=int, default=1000, help="queries of the batch table")
+    parser.add_argument("--batch", type=int, default=200, help="queries of the batch table")
     parser.add_argument("--run-queries", type=int, default=1000, help="queries of the run-file fusion")
     parser.add_argument("--eval-queries", type=int, default=10_000)
     parser.add_argument("--questions", type=int, default=30, help="questions of the end-to-end search")

@@ -4,7 +4,9 @@ without Nagle's delay: test_service.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -61,3 +63,27 @@ def stdlib_json(data: Any) -> bytes:
 )
 def test_answers_are_the_json_the_standard_library_writes(data: Any) -> None:
     assert json.loads(json_bytes(data)) == json.loads(stdlib_json(data))
+
+
+def _asdict_finite(value: Any) -> Any:
+    """What `as_data` wrote before: `dataclasses.asdict`, then non-finite floats as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _asdict_finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_asdict_finite(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("method", ["rrf", "condorcet", "combsum"])
+def test_as_data_is_the_document_asdict_gave(method: str) -> None:
+    from fanfuse.cli.render import as_data
+    from fanfuse.multiquery import MultiQueryRetriever
+    from multiquery_toys import KeywordRetriever, rewrites
+
+    retriever = MultiQueryRetriever([KeywordRetriever(), KeywordRetriever(name="other")], expander=rewrites())
+    result = retriever.search("rank fusion of lists", method=method)
+    expected = _asdict_finite(dataclasses.asdict(result))
+    assert json.dumps(as_data(result), default=str) == json.dumps(expected, default=str)
+    assert json.loads(json_bytes(as_data(result))) == json.loads(stdlib_json(expected))
