@@ -33,7 +33,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from service_server import serve_command
@@ -112,16 +112,18 @@ def tree_of(ref: str, folder: Path) -> Path:
 def await_workers(process: subprocess.Popen[str], workers: int, seconds: float = 300) -> None:
     """Wait until each of `workers` processes logged its startup (each opens the index and loads the
     encoder after the socket listens: a connection made before would all go to the first one). The
-    log is read to its end in a thread, so that the access log never fills the pipe."""
+    output is read to its end in threads: a full pipe would stop the server."""
     started = threading.Semaphore(0)
 
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
+    def read(stream: IO[str] | None) -> None:
+        assert stream is not None
+        for line in stream:
             if "Application startup complete" in line:
                 started.release()
 
-    threading.Thread(target=read, daemon=True).start()
+    # uvicorn logs to stderr, its access log to stdout: both are drained.
+    for stream in (process.stderr, process.stdout):
+        threading.Thread(target=read, args=(stream,), daemon=True).start()
     for _ in range(workers):
         if not started.acquire(timeout=seconds):
             raise RuntimeError(f"fewer than {workers} server processes started in {seconds:g} s")
