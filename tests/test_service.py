@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -282,24 +283,29 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc")
 def test_workers_are_processes_on_one_port_that_answer_alike_and_stop_together(index_dir: Path) -> None:
     with TestClient(app_for_index(index_dir)) as client:
         expected = without_timings(client.post("/search", json={"query": QUERY}).json())
     with serve_command("--index", str(index_dir), "--workers", "2") as (url, process):
         answers = [httpx.post(f"{url}/search", json={"query": QUERY}, timeout=TIMEOUT) for _ in range(6)]
-        workers = children(process.pid)
-        assert len([p for p in workers if Path(f"/proc/{p}/cmdline").exists()]) >= 2
+        spawned = children(process.pid)  # the workers, and multiprocessing's resource tracker
+        workers = [p for p in spawned if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert len(workers) == 2
         assert all(without_timings(a.json()) == expected for a in answers)
     assert process.returncode in (0, -signal.SIGTERM)
-    assert not [p for p in workers if Path(f"/proc/{p}").exists() and "Z" not in _state(p)]
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "Z"
+    assert not any(running(p) for p in workers)  # stopped before the supervisor returned
+    deadline = time.monotonic() + TIMEOUT  # the tracker ends once it reads its pipe's end
+    while any(running(p) for p in spawned) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(running(p) for p in spawned)
 
 
 def test_workers_is_checked_by_name(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
