@@ -8,9 +8,11 @@ copy in a new temporary directory is a file nobody else writes. While copying, e
 file is checked against the CRC32 its footer records (what `tantivy::Index::validate_checksum` does),
 so a damaged or half-written index is refused at open, naming the file, instead of failing searches.
 
-The cost is at open: reading and writing the version's bytes once (see docs/retrievers.md); a search
-then reads the copy exactly as it would the original. The copy is removed when the retriever is
-garbage-collected or the process exits; only a process killed with SIGKILL leaves it behind.
+The copy is itself an index directory (the manifest and the current version), which other processes
+of the same server may open in place: nobody else writes it. The cost is at open: reading and writing
+the version's bytes once (see docs/retrievers.md); a search then reads the copy exactly as it would
+the original. The copy is removed when its owner is garbage-collected or the process exits; only a
+process killed with SIGKILL leaves it behind.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from fanfuse._core import FusionError
+from fanfuse.retrievers.index_versions import MANIFEST
 
 __all__ = ["private_copy"]
 
@@ -45,17 +48,22 @@ _LOCKS = re.compile(r"\.tantivy-.*\.lock")
 _MANAGED = ".managed.json"
 
 
-def private_copy(version: Path, owner: object) -> Path:
-    """A checked copy of the index files under `version`, removed with `owner`."""
+def private_copy(directory: Path, version: Path, owner: object) -> Path:
+    """A checked copy of the index in `directory` as of its current `version` (the manifest and that
+    version; the whole directory for an index of format 1, whose files are beside the manifest),
+    itself an index directory; removed with `owner`."""
     _check_complete(version)
     copy = Path(tempfile.mkdtemp(prefix="fanfuse-index-"))
     try:
+        if version != directory:
+            shutil.copyfile(directory / MANIFEST, copy / MANIFEST)
         for source in sorted(version.rglob("*")):
-            relative = source.relative_to(version)
+            relative = source.relative_to(directory)
             target = copy / relative
             if source.is_dir():
-                target.mkdir()
+                target.mkdir(parents=True, exist_ok=True)
             elif not _LOCKS.fullmatch(source.name):
+                target.parent.mkdir(parents=True, exist_ok=True)
                 _copy_checked(source, target, str(source))
     except BaseException:
         shutil.rmtree(copy, ignore_errors=True)
