@@ -66,10 +66,12 @@ def search(url: str, **fields: Any) -> httpx.Response:
     return httpx.post(f"{url}/search", json={**SEARCH, **fields}, timeout=60)
 
 
-def test_files_truncated_under_a_running_server(index: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_files_truncated_under_a_running_server(index: Path, workers: str) -> None:
     # What `cp NEW OLD` does to a live index: the file is truncated, then rewritten. The server
     # searched memory-mapped files: the next read past the new end was SIGBUS, the process gone.
-    with serve_command("--index", str(index)) as (url, process):
+    # With workers, the one copy the supervisor made is what each of them opens.
+    with serve_command("--index", str(index), "--workers", workers) as (url, process):
         before = search(url)
         assert before.status_code == 200, before.text
         for path in [
