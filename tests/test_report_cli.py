@@ -131,7 +131,7 @@ def test_output_file_is_written_whole_and_kept_on_error(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--alpha", "1"], "argument --alpha: must be a number between 0 and 1, exclusive (got '1')"),
+        (["--alpha", "1"], "argument --alpha: must be a number in (0, 1) (got '1')"),
         (["--test", "anova"], "argument --test: invalid choice: 'anova'"),
         (["--json", "--format", "csv"], "--json and --format csv disagree"),
     ],

@@ -206,7 +206,7 @@ def test_bad_arguments_name_what_is_accepted(generated: tuple[list[str], str]) -
         ({"test": "anova"}, "test must be one of t, fisher, wilcoxon, tukey"),
         ({"correction": "bh"}, "correction must be one of none, bonferroni, holm"),
         ({"baseline": 4}, "baseline must be the index of a run, an int from 0 to 3"),
-        ({"alpha": 1.5}, "alpha must be a number between 0 and 1"),
+        ({"alpha": 1.5}, "alpha must be a number in \\(0, 1\\)"),
     ]:
         with pytest.raises(fanfuse.FusionError, match=message):
             fanfuse.compare(paths, qrels, METRICS, **kwargs)  # type: ignore[arg-type]

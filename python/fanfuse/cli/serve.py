@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.cli._common import int_from
+from fanfuse.cli._common import number_option
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
 
@@ -23,9 +23,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=int_from(0, 65535), default=8000, help="port (default 8000; 0: any free one)"
-    )
+    number_option(parser, "--port", "port", "port (default 8000; 0: any free one)", default=8000)
     parser.add_argument(
         "--dense",
         action=argparse.BooleanOptionalAction,

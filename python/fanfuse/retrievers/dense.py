@@ -19,6 +19,7 @@ import numpy.typing as npt
 from fanfuse._core import FusionError
 from fanfuse._output import atomic_output
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
 
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
@@ -112,6 +113,7 @@ class DenseRetriever:
         models that mark the two differently, as E5 does: `encoder.embed_queries` and
         `encoder.embed_passages` of an `OnnxEncoder`).
         """
+        batch_size = check_int("batch_size", batch_size)
         docs = unique_documents(documents, fields)
         texts = [document_text(doc) for doc in docs]
         embed_text = embed_documents or embed
@@ -129,8 +131,7 @@ class DenseRetriever:
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         """The `k` most similar documents; `filter` matches payload keys as TantivyRetriever does."""
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise FusionError(f"k must be a positive integer, got {k!r}")
+        k = check_int("retriever_k", k)
         if not query.strip() or not self.ids:
             return []
         query_vector = unit_rows(_embed(self._embed, [query]))[0]
@@ -173,8 +174,8 @@ class TfidfSvdEmbedder:
     """
 
     def __init__(self, dimensions: int = 256, *, seed: int = 0) -> None:
-        self.dimensions = dimensions
-        self.seed = seed
+        self.dimensions = check_int("dimensions", dimensions)
+        self.seed = check_int("svd_seed", seed)
         self._parts: tuple[Any, Any] | None = None
 
     def fit(self, texts: Sequence[str]) -> TfidfSvdEmbedder:

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fanfuse._core import FusionError
+from fanfuse.limits import optional_int
 
 EMBED_EXTRA = "pip install 'fanfuse[embed]'"
 POOLINGS = ("mean", "cls")
@@ -208,8 +209,7 @@ def _check_options(
     for option, value, least in (("max_length", max_length, 2), ("batch_size", batch_size, 1)):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise FusionError(f"{option} must be an integer >= {least}, got {value!r}")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        raise FusionError(f"threads must be a positive integer or None (every CPU), got {threads!r}")
+    optional_int("index_threads", threads)  # None: every CPU
     for option, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
         if not isinstance(prefix, str):
             raise TypeError(f"{option} must be a str, got {type(prefix).__name__}")
