@@ -231,14 +231,15 @@ mod tests {
     #[test]
     fn p_values_do_not_depend_on_the_unit_of_the_scores() {
         // Metric-like scores of 30 queries; scaled, each value is rounded once more.
-        let a: Vec<f64> = (0..30).map(|i| f64::from((7 * i) % 13) / 12.0).collect();
-        let b: Vec<f64> = (0..30).map(|i| f64::from((5 * i + 3) % 11) / 10.0).collect();
-        let r = randomization_test(&a, &b, 10_000, 0).unwrap();
-        let t = paired_t_test(&a, &b).unwrap();
-        for s in [1e-12, 1e-16, 1e-200, 1e-300, 3.7, 1e300] {
-            let (x, y): (Vec<f64>, Vec<f64>) = (a.iter().map(|v| v * s).collect(), b.iter().map(|v| v * s).collect());
-            assert!((randomization_test(&x, &y, 10_000, 0).unwrap() - r).abs() < 1e-15, "s = {s}");
-            assert!((paired_t_test(&x, &y).unwrap() - t).abs() <= 1e-9 * t, "s = {s}");
+        let run: Vec<f64> = (0..30).map(|i| f64::from((7 * i) % 13) / 12.0).collect();
+        let baseline: Vec<f64> = (0..30).map(|i| f64::from((5 * i + 3) % 11) / 10.0).collect();
+        let flips = randomization_test(&run, &baseline, 10_000, 0).unwrap();
+        let student = paired_t_test(&run, &baseline).unwrap();
+        for unit in [1e-12, 1e-16, 1e-200, 1e-300, 3.7, 1e300] {
+            let scaled = |values: &[f64]| values.iter().map(|v| v * unit).collect::<Vec<f64>>();
+            let (run_s, baseline_s) = (scaled(&run), scaled(&baseline));
+            assert!((randomization_test(&run_s, &baseline_s, 10_000, 0).unwrap() - flips).abs() < 1e-15, "{unit}");
+            assert!((paired_t_test(&run_s, &baseline_s).unwrap() - student).abs() <= 1e-9 * student, "{unit}");
         }
     }
 
