@@ -150,3 +150,35 @@ def test_dask_partitions_are_at_most_the_queries(small_runs: dict[str, str]) -> 
     ):
         fanfuse.dask.fuse_runs(paths, partitions=100_000)
     assert len(fanfuse.dask.fuse_runs(paths, partitions=6).compute()) > 0
+
+
+def test_the_options_of_the_multiquery_docs_state_the_table() -> None:
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "multiquery.md").read_text()
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[3].strip()
+        for line in docs[docs.index("| option | default | accepted | meaning |") :]
+        .split("\n\n")[0]
+        .split("\n")[2:]
+    }
+    for option, key in [
+        ("`top_k`", "top_k"),
+        ("`max_variants`", "max_variants"),
+        ("`variant_weights`", "weight"),
+        ("`retriever_weights`", "weight"),
+        ("`branch_k`", "branch_k"),
+        ("`min_score`", "min_score"),
+        ("`k`", "k"),
+    ]:
+        assert LIMITS[key].accepted() in rows[option], option
+    grouped = {
+        "`reranker`, `rerank_window`, `return_k`": ["rerank_window", "return_k"],
+        "`norm`, `phi`, `sigma`, `gamma`": ["phi", "sigma", "gamma"],
+        "`max_concurrency`, `branch_timeout`, `max_workers` (instance)": [
+            "max_concurrency",
+            "branch_timeout",
+            "max_workers",
+        ],
+    }
+    for option, keys in grouped.items():
+        for key in keys:
+            assert LIMITS[key].accepted() in rows[option], (option, key)

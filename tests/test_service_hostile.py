@@ -6,6 +6,7 @@ server answers after. A hostile body costs the server no memory it keeps."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,3 +178,45 @@ def test_a_hostile_body_costs_no_memory(server: tuple[str, Any]) -> None:
         assert client.get("/healthz").status_code == 200
     grown_mb = (peak_kib(process.pid) - before) / 1024
     assert grown_mb < 60, f"the server's peak memory grew by {grown_mb:.0f} MB"
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "service.md"
+
+
+def docs_table(heading_line: str) -> dict[str, list[str]]:
+    """The Markdown table that follows the line starting with `heading_line`: first cell -> cells."""
+    lines = DOCS.read_text().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading_line))
+    rows = {}
+    for line in lines[start + 1 :]:
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_docs_state_the_ranges_of_the_table() -> None:
+    from fanfuse.service.schema import SearchRequest
+
+    fields = docs_table("The request (only `query` is required")
+    for name, field in SearchRequest.model_fields.items():
+        description = field.description or ""
+        if ": " in description and name in ("top_k", "variants", "rrf_k", "phi", "sigma", "gamma"):
+            accepted = description.rsplit(": ", 1)[1]  # the schema's words, from fanfuse.limits
+            assert fields[f"`{name}`"][-1].startswith(accepted), (name, accepted)
+    assert f"at most {REQUEST.query_chars} characters" in fields["`query`"][-1]
+    filter_cell = fields["`filter`"][-1]
+    for words in (
+        f"at most {REQUEST.filter_keys} keys",
+        f"each at most {REQUEST.filter_key_chars} characters",
+        f"at most {REQUEST.filter_value_chars} characters",
+        f"a list of 1 to {REQUEST.filter_values} of them",
+    ):
+        assert words in filter_cell, words
+    bounds = docs_table("| bound | most |")
+    assert {name: int(cells[0]) for name, cells in bounds.items() if name.startswith("`")} == {
+        f"`{name}`": value for name, value in dataclasses.asdict(REQUEST).items()
+    }
