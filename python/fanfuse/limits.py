@@ -3,11 +3,11 @@ means; and the bounds of one request to `fanfuse serve`.
 
 Each entry point derives its checks from here, so that a range is written once:
 
-- the Python API checks an argument with ``check(key, value)``: a wrong type is a ``TypeError``, a
-  value out of range (or NaN, or infinite) a ``FusionError``, each naming the argument and what it
-  accepts;
-- the command line builds each numeric flag's argparse type from its row (``fanfuse.cli._common``):
-  ``argument --top-k: must be an int >= 1 (got '0')``;
+- the Python API checks an argument with ``check_int(key, value)`` or ``check_float``: a wrong type
+  is a ``TypeError``, a value out of range (or NaN, or infinite) a ``FusionError``, each naming the
+  argument and what it accepts;
+- the command line builds each numeric flag's argparse type and help from its row
+  (``fanfuse.cli._common.number_option``): ``argument --top-k: must be an int from 1 to 10000 (got '0')``;
 - the service builds each numeric request field from its row (``fanfuse.service.schema``), and so its
   OpenAPI schema; it answers 422 naming the field.
 
@@ -128,101 +128,69 @@ _MAX_TRAINED_SIZE = 1_000_000  # the core's (rust/fusion/trained.rs)
 #: Every numeric argument, by key. The key is the argument's Python name, except where one name has
 #: two meanings (``top_k`` of a search and of a fused run).
 LIMITS: dict[str, Limit] = {
-    limit_key: limit
-    for limit_key, limit in [
-        # multi-query search (fanfuse.multiquery, `fanfuse search`, the service)
-        ("top_k", Limit("top_k", int, "hits a search returns", low=1, high=_MAX_HITS)),
-        (
-            "branch_k",
-            Limit("branch_k", int, "hits asked of each (variant, retriever) branch", low=1, high=_MAX_HITS),
-        ),
-        (
-            "rerank_window",
-            Limit("rerank_window", int, "fused hits the reranker scores", low=1, high=_MAX_HITS),
-        ),
-        ("return_k", Limit("return_k", int, "reranked hits returned", low=1, high=_MAX_HITS)),
-        (
-            "retriever_k",
-            Limit("k", int, "hits asked of one retriever (`search(query, k)`)", low=1, high=_MAX_HITS),
-        ),
-        (
-            "max_variants",
-            Limit("max_variants", int, "query variants of a search, the original included", low=1, high=5),
-        ),
-        ("min_score", Limit("min_score", float, "hits scoring below it are dropped")),
-        ("max_concurrency", Limit("max_concurrency", int, "branches of one search running at once", low=1)),
-        ("max_workers", Limit("max_workers", int, "threads per sync retriever, and for the reranker", low=1)),
-        (
-            "branch_timeout",
-            Limit(
-                "branch_timeout", float, "seconds a branch may take", low=0, low_open=True, high=_MAX_SECONDS
-            ),
-        ),
-        (
-            "feedback_docs",
-            Limit("feedback_docs", int, "top documents read for feedback terms", low=1, high=_MAX_HITS),
-        ),
-        ("feedback_terms", Limit("feedback_terms", int, "feedback terms added to the variant", low=1)),
-        ("maxsize", Limit("maxsize", int, "expansions a VariantCache keeps", low=1)),
-        ("ttl", Limit("ttl", float, "seconds a cached expansion is kept", low=0, low_open=True)),
-        (
-            "timeout",
-            Limit(
-                "timeout", float, "seconds an LLM request may take", low=0, low_open=True, high=_MAX_SECONDS
-            ),
-        ),
-        ("temperature", Limit("temperature", float, "sampling temperature of the LLM", low=0, high=2)),
-        # fusion (the core)
-        ("k", Limit("k", float, "the RRF constant", low=0, low_open=True, core=True)),
-        ("weight", Limit("weight", float, "a list's fusion weight (0: ignored)", low=0, core=True)),
-        (
-            "phi",
-            Limit("phi", float, "rbc: persistence", low=0, high=1, low_open=True, high_open=True, core=True),
-        ),
-        ("sigma", Limit("sigma", float, "logn_isr: smoothing", low=0, high=1, core=True)),
-        ("gamma", Limit("gamma", float, "combgmnz: exponent of the hit count", core=True)),
-        ("fused_top_k", Limit("top_k", int, "hits kept per query of a fused run", low=0, core=True)),
-        ("threads", Limit("threads", int, "fusion threads", low=1, high=_MAX_THREADS, core=True)),
-        (
-            "segments",
-            Limit("segments", int, "probfuse: segments per list", low=1, high=_MAX_TRAINED_SIZE, core=True),
-        ),
-        ("window", Limit("window", int, "slidefuse: half-window", low=0, high=_MAX_TRAINED_SIZE, core=True)),
-        # evaluation, comparison and tuning
-        (
-            "iterations",
-            Limit(
-                "iterations", int, "sign flips of the randomization test", low=1, high=2**32 - 1, core=True
-            ),
-        ),
-        ("seed", Limit("seed", int, "seed of a random draw", low=0, high=2**64 - 1, core=True)),
-        ("alpha", Limit("alpha", float, "significance level", low=0, high=1, low_open=True, high_open=True)),
-        ("baseline", Limit("baseline", int, "index of the baseline run, from 0 (below the runs)", low=0)),
-        ("folds", Limit("folds", int, "cross-validation folds (at most the judged queries)", low=2)),
-        (
-            "partitions",
-            Limit("partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1),
-        ),
-        # indexes and the service
-        ("index_threads", Limit("threads", int, "indexing threads", low=1, high=_MAX_THREADS)),
-        (
-            "heap_size",
-            Limit(
-                "heap_size",
-                int,
-                "bytes of Tantivy's indexing buffer, shared by the threads",
-                low=TANTIVY_ARENA[0],
-                high=TANTIVY_ARENA[1] * _MAX_THREADS,
-            ),
-        ),
-        ("batch_size", Limit("batch_size", int, "documents embedded at once", low=1)),
-        ("dimensions", Limit("dimensions", int, "dimensions of the TF-IDF + SVD vectors", low=1)),
-        (
-            "svd_seed",
-            Limit("seed", int, "seed of the SVD (NumPy's generator takes 32 bits)", low=0, high=2**32 - 1),
-        ),
-        ("port", Limit("port", int, "TCP port (0: any free one)", low=0, high=65_535)),
-    ]
+    # multi-query search (fanfuse.multiquery, `fanfuse search`, the service)
+    "top_k": Limit("top_k", int, "hits a search returns", low=1, high=_MAX_HITS),
+    "branch_k": Limit(
+        "branch_k", int, "hits asked of each (variant, retriever) branch", low=1, high=_MAX_HITS
+    ),
+    "rerank_window": Limit("rerank_window", int, "fused hits the reranker scores", low=1, high=_MAX_HITS),
+    "return_k": Limit("return_k", int, "reranked hits returned", low=1, high=_MAX_HITS),
+    "retriever_k": Limit("k", int, "hits asked of one retriever (`search(query, k)`)", low=1, high=_MAX_HITS),
+    "max_variants": Limit(
+        "max_variants", int, "query variants of a search, the original included", low=1, high=5
+    ),
+    "min_score": Limit("min_score", float, "hits scoring below it are dropped"),
+    "max_concurrency": Limit("max_concurrency", int, "branches of one search running at once", low=1),
+    "max_workers": Limit("max_workers", int, "threads per sync retriever, and for the reranker", low=1),
+    "branch_timeout": Limit(
+        "branch_timeout", float, "seconds a branch may take", low=0, low_open=True, high=_MAX_SECONDS
+    ),
+    "feedback_docs": Limit(
+        "feedback_docs", int, "top documents read for feedback terms", low=1, high=_MAX_HITS
+    ),
+    "feedback_terms": Limit("feedback_terms", int, "feedback terms added to the variant", low=1),
+    "maxsize": Limit("maxsize", int, "expansions a VariantCache keeps", low=1),
+    "ttl": Limit("ttl", float, "seconds a cached expansion is kept", low=0, low_open=True),
+    "timeout": Limit(
+        "timeout", float, "seconds an LLM request may take", low=0, low_open=True, high=_MAX_SECONDS
+    ),
+    "temperature": Limit("temperature", float, "sampling temperature of the LLM", low=0, high=2),
+    # fusion (the core)
+    "k": Limit("k", float, "the RRF constant", low=0, low_open=True, core=True),
+    "weight": Limit("weight", float, "a list's fusion weight (0: ignored)", low=0, core=True),
+    "phi": Limit("phi", float, "rbc: persistence", low=0, high=1, low_open=True, high_open=True, core=True),
+    "sigma": Limit("sigma", float, "logn_isr: smoothing", low=0, high=1, core=True),
+    "gamma": Limit("gamma", float, "combgmnz: exponent of the hit count", core=True),
+    "fused_top_k": Limit("top_k", int, "hits kept per query of a fused run", low=0, core=True),
+    "threads": Limit("threads", int, "fusion threads", low=1, high=_MAX_THREADS, core=True),
+    "segments": Limit(
+        "segments", int, "probfuse: segments per list", low=1, high=_MAX_TRAINED_SIZE, core=True
+    ),
+    "window": Limit("window", int, "slidefuse: half-window", low=0, high=_MAX_TRAINED_SIZE, core=True),
+    # evaluation, comparison and tuning
+    "iterations": Limit(
+        "iterations", int, "sign flips of the randomization test", low=1, high=2**32 - 1, core=True
+    ),
+    "seed": Limit("seed", int, "seed of a random draw", low=0, high=2**64 - 1, core=True),
+    "alpha": Limit("alpha", float, "significance level", low=0, high=1, low_open=True, high_open=True),
+    "baseline": Limit("baseline", int, "index of the baseline run, from 0 (below the runs)", low=0),
+    "folds": Limit("folds", int, "cross-validation folds (at most the judged queries)", low=2),
+    "partitions": Limit("partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1),
+    # indexes and the service
+    "index_threads": Limit("threads", int, "indexing threads", low=1, high=_MAX_THREADS),
+    "heap_size": Limit(
+        "heap_size",
+        int,
+        "bytes of Tantivy's indexing buffer, shared by the threads",
+        low=TANTIVY_ARENA[0],
+        high=TANTIVY_ARENA[1] * _MAX_THREADS,
+    ),
+    "batch_size": Limit("batch_size", int, "documents embedded at once", low=1),
+    "dimensions": Limit("dimensions", int, "dimensions of the TF-IDF + SVD vectors", low=1),
+    "svd_seed": Limit(
+        "seed", int, "seed of the SVD (NumPy's generator takes 32 bits)", low=0, high=2**32 - 1
+    ),
+    "port": Limit("port", int, "TCP port (0: any free one)", low=0, high=65_535),
 }
 
 
