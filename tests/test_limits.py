@@ -131,8 +131,10 @@ def test_a_nan_score_floor_is_refused(tmp_path: Path) -> None:
         retriever.search("owls", min_score=math.nan)
 
 
-def test_an_empty_metric_list_is_refused(small_runs: dict[str, str]) -> None:
+def test_an_empty_list_where_one_is_needed_is_refused(small_runs: dict[str, str]) -> None:
     run, qrels = fanfuse.read_run(small_runs["run0"]), fanfuse.read_qrels(small_runs["qrels"])
+    with pytest.raises(FusionError, match="give at least one run to fuse"):
+        fanfuse.fuse_runs([])  # was an empty run, where fuse_files refuses no files
     with pytest.raises(FusionError, match="metrics is empty: name at least one, such as ndcg@10"):
         fanfuse.evaluate(run, qrels, metrics=[])
     with pytest.raises(FusionError, match="metrics is empty"):
