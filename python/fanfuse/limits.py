@@ -178,6 +178,12 @@ LIMITS: dict[str, Limit] = {
     "partitions": Limit("partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1),
     # indexes and the service
     "index_threads": Limit("threads", int, "indexing threads", low=1, high=_MAX_THREADS),
+    "encoder_threads": Limit(
+        "threads", int, "an encoder's threads (onnxruntime's intra-op)", low=1, high=_MAX_THREADS
+    ),
+    "query_cache_size": Limit(
+        "query_cache_size", int, "query vectors a dense retriever keeps (0: none)", low=0
+    ),
     "heap_size": Limit(
         "heap_size",
         int,
@@ -191,6 +197,7 @@ LIMITS: dict[str, Limit] = {
         "seed", int, "seed of the SVD (NumPy's generator takes 32 bits)", low=0, high=2**32 - 1
     ),
     "port": Limit("port", int, "TCP port (0: any free one)", low=0, high=65_535),
+    "workers": Limit("workers", int, "server processes sharing the port", low=1, high=64),
 }
 
 
