@@ -38,7 +38,11 @@ VALUE = Limit("value", float, "a score")
 ROWS = {
     "top_k": {f: "fused_top_k" for f in ("rrf", "rrf_batch", "fuse", "fuse_batch", "fuse_runs", "fuse_files")}
     | {"fuse_table": "fused_top_k"},
-    "k": {f: "retriever_k" for f in ("TantivyRetriever.search", "DenseRetriever.search")},
+    "k": {
+        f"{retriever}.{method}": "retriever_k"
+        for retriever in ("TantivyRetriever", "DenseRetriever")
+        for method in ("search", "search_batch")
+    },
     "threads": {"TantivyRetriever.build": "index_threads"},
     "seed": {"TfidfSvdEmbedder.__init__": "svd_seed"},
 }
@@ -206,6 +210,11 @@ CALLS: dict[str, Callable[..., Any]] = {
         DOCUMENTS, ctx.directory / "built", **kw
     ),
     "TantivyRetriever.search": lambda ctx, **kw: ctx.index.search("owls", **kw),
+    "TantivyRetriever.search_batch": lambda ctx, **kw: ctx.index.search_batch(["owls", "mice"], **kw),
+    "DenseRetriever.__init__": lambda ctx, **kw: fanfuse.DenseRetriever(embed, ["d"], embed(["d"]), **kw),
+    "DenseRetriever.search_batch": lambda ctx, **kw: fanfuse.DenseRetriever.from_documents(
+        DOCUMENTS, embed
+    ).search_batch(["owls", "mice"], **kw),
     "DenseRetriever.from_documents": lambda ctx, **kw: fanfuse.DenseRetriever.from_documents(
         DOCUMENTS, embed, **kw
     ),
