@@ -96,7 +96,6 @@ def test_duplicates_flag_reaches_the_retriever(index_dir: Path, capsys: pytest.C
         (["--norm", "zmuv"], "--norm: method 'rrf' reads ranks only"),
         (["--tie-break", "best"], "--tie-break must be 'rank' or 'id' (got 'best')"),
         (["--duplicates", "all"], "--duplicates must be 'first', 'max' or 'sum' (got 'all')"),
-        (["--rrf-k", "0"], "--rrf-k must be a finite number > 0"),
         (["--strategy", "entity"], "--strategy sets what --expander llm asks the model for"),
         (["--instructions", "About owls."], "--instructions sets what --expander llm asks the model for"),
         (

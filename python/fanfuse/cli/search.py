@@ -12,11 +12,11 @@ from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.cli import render
-from fanfuse.cli._common import int_from
+from fanfuse.cli._common import number_option
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
 from fanfuse.multiquery import Expander, LLMExpander
-from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, MAX_VARIANTS_LIMIT, check_positive_float
+from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
 from fanfuse.multiquery.llm import STRATEGIES, check_strategy
 from fanfuse.retrievers.filters import conditions
@@ -48,12 +48,13 @@ def register(subparsers: Any) -> None:
         help="where variants come from: word rewrites (default), a chat model, or none (single query; "
         "default when FANFUSE_QUERY_EXPANSION is off)",
     )
-    parser.add_argument(
+    number_option(
+        parser,
         "--variants",
-        type=int_from(1, MAX_VARIANTS_LIMIT),
+        "max_variants",
+        f"variants per search, the original included (default FANFUSE_MAX_QUERY_VARIANTS, else "
+        f"{DEFAULT_MAX_VARIANTS})",
         metavar="N",
-        help=f"variants per search, the original included (1-{MAX_VARIANTS_LIMIT}; default "
-        f"FANFUSE_MAX_QUERY_VARIANTS, else {DEFAULT_MAX_VARIANTS})",
     )
     parser.add_argument("--llm-base-url", metavar="URL", help="OpenAI-compatible API root for --expander llm")
     parser.add_argument("--model", metavar="M", help="chat model name for --expander llm")
@@ -67,7 +68,7 @@ def register(subparsers: Any) -> None:
         metavar="TEXT",
         help='domain guidance added to the prompt of --expander llm, e.g. "Queries are about Kubernetes"',
     )
-    parser.add_argument("--top-k", type=int_from(1), default=10, help="hits to print (default 10)")
+    number_option(parser, "--top-k", "top_k", "hits to print (default 10)", default=10)
     parser.add_argument(
         "--method",
         help="fusion method, any of fanfuse.fuse's: rrf (default), isr, rbc, bordafuse, condorcet, "
@@ -76,7 +77,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--norm", help="score normalisation of score methods: min-max (their default), zmuv, sum, max, ..."
     )
-    parser.add_argument("--rrf-k", type=float, default=60.0, help="RRF constant k (default 60)")
+    number_option(parser, "--rrf-k", "k", "RRF constant k (default 60)", default=60.0)
     parser.add_argument("--tie-break", help="order of equal fused scores: rank (default) or id")
     parser.add_argument(
         "--duplicates",
@@ -152,7 +153,6 @@ def expansion_switch(expander: str | None) -> bool | None:
 
 def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
     """The fusion flags given, each checked by the core and named by its flag when refused."""
-    check_positive_float(args.rrf_k, "--rrf-k")
     options: dict[str, Any] = {"k": args.rrf_k}
     for name, flag in FUSION_FLAGS.items():
         value = getattr(args, name)

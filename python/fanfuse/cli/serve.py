@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.cli._common import int_from
+from fanfuse.cli._common import number_option
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
 
@@ -25,21 +25,20 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=int_from(0, 65535), default=8000, help="port (default 8000; 0: any free one)"
-    )
+    number_option(parser, "--port", "port", "port (default 8000; 0: any free one)", default=8000)
     parser.add_argument(
         "--dense",
         action=argparse.BooleanOptionalAction,
         help="as `fanfuse search --dense`: hybrid by default where the index stores vectors",
     )
-    parser.add_argument(
+    number_option(
+        parser,
         "--workers",
-        type=int_from(1, 64),
+        "workers",
+        "server processes sharing the port and the memory-mapped index (default 1); each one's encoder "
+        "gets an equal share of the CPUs",
         default=1,
         metavar="N",
-        help="server processes sharing the port and the memory-mapped index (default 1); each one's "
-        "encoder gets an equal share of the CPUs",
     )
     parser.add_argument(
         "--log-level",

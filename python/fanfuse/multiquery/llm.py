@@ -18,12 +18,12 @@ import asyncio
 import http.client
 import json
 import logging
-import math
 import os
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.limits import check_float
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
 from fanfuse.multiquery.llm_http import Endpoint, HTTPFailure, TooLarge, post, post_async, server_text
@@ -110,14 +110,10 @@ class LLMExpander(Expander):
         self._api_key = _api_key(api_key, env)
         self.strategy = check_strategy(strategy)
         self.instructions = instructions
-        if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
-            raise FusionError(f"temperature must be a finite number >= 0 (got {temperature!r})")
-        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
-            raise FusionError(f"timeout must be a number of seconds > 0 (got {timeout!r})")
         if fallback not in FALLBACKS:
             raise FusionError(f"fallback must be 'heuristic' or 'original' (got {fallback!r})")
-        self.temperature = float(temperature)
-        self.timeout = float(timeout)
+        self.temperature = check_float("temperature", temperature)
+        self.timeout = check_float("timeout", timeout)
         self.fallback = fallback
         self.extra_body = dict(extra_body or {})
         self._heuristic = HeuristicExpander(max_variants=5)

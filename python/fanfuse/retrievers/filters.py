@@ -10,6 +10,7 @@ A filter maps metadata keys to the values wanted:
   folding, no Unicode normalisation), numbers by value (1 equals 1.0, -0.0 equals 0; a float is the
   decimal it is written as, `repr`), and a bool equals only a bool (true is not 1).
 - what metadata holds besides those (objects, null, lists inside lists) matches nothing.
+- a key is a string that is not empty or only white space (the mistake `--filter " =x"` makes).
 
 `matches` is that predicate; the dense retriever applies it, the adapters check every hit a framework
 returns with it. Tantivy indexes `index_terms(metadata)` and looks up `Condition.tokens`, PostgreSQL
@@ -73,7 +74,7 @@ def conditions(filter: Mapping[str, Any]) -> list[Condition]:
         values = list(wanted) if isinstance(wanted, _MANY) else [wanted]
         if (
             not isinstance(key, str)
-            or not key
+            or not key.strip()
             or not values
             or not all(isinstance(v, _SCALARS) and _term(v) is not None for v in values)
         ):

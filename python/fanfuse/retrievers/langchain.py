@@ -16,6 +16,7 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
+from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions, is_fanfuse_filter, matches
@@ -107,7 +108,7 @@ class LangChainRetriever:
             id_field="Document.id",
             id_key=self.id_key,
             filter=filter if filter and is_fanfuse_filter(filter) else None,
-            k=k,
+            k=check_int("retriever_k", k),
         )
 
 

@@ -22,6 +22,7 @@ import tantivy
 from fanfuse._core import FusionError
 from fanfuse._panics import is_rust_panic
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.limits import TANTIVY_ARENA, check_int
 from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import Condition, conditions, index_terms, matches
@@ -99,6 +100,15 @@ class TantivyRetriever:
         adds to the version (stored vectors) appears with the index, or neither does.
         """
 
+        threads = check_int("index_threads", threads)
+        heap_size = check_int("heap_size", heap_size)
+        low, high = TANTIVY_ARENA
+        if not low <= heap_size // threads <= high:
+            raise FusionError(
+                f"heap_size / threads must be from {low} to {high} bytes per thread "
+                f"(got heap_size={heap_size}, threads={threads})"
+            )
+
         def write(version: Path) -> dict[str, Any]:
             seen: list[Document] = []
             docs = as_documents(documents, fields)
@@ -145,19 +155,20 @@ class TantivyRetriever:
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         """The `k` best documents for `query`, BM25 over title and text, best first.
 
-        `filter` maps a metadata key to a value (exact match) or a list of values (any of them);
-        several keys must all match. It restricts the hits without changing their scores.
+        `filter` as every backend reads it (`filters`: a value, or any of a list, equal to the
+        metadata's or one of its items; every key). It restricts the hits without changing their
+        scores.
         """
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise FusionError(f"k must be a positive integer, got {k!r}")
+        k = check_int("retriever_k", k)
         checked = conditions(filter) if filter else []
         parsed = self._parse(query)
-        if parsed is None:
+        documents = len(self)
+        if parsed is None or documents == 0:
             return []
         with self._reading():
             if checked and not self._filter_terms:
                 # An index built before filter terms: every match of the query, checked one by one.
-                found = self._searcher.search(parsed, max(len(self), 1)).hits
+                found = self._searcher.search(parsed, documents).hits
                 stored = ((score, self._searcher.doc(address)) for score, address in found)
                 kept = (_hit(score, doc) for score, doc in stored if matches(checked, _stored_metadata(doc)))
                 return list(itertools.islice(kept, k))
@@ -167,7 +178,8 @@ class TantivyRetriever:
                 parsed = tantivy.Query.boolean_query(
                     [(tantivy.Occur.Must, parsed), (tantivy.Occur.Must, restriction)]
                 )
-            found = self._searcher.search(parsed, k).hits
+            # Tantivy sizes its top-k buffer by the limit: ask for no more than the index holds.
+            found = self._searcher.search(parsed, min(k, documents)).hits
             return [_hit(score, self._searcher.doc(address)) for score, address in found]
 
     @contextlib.contextmanager

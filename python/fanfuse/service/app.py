@@ -20,15 +20,18 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from fanfuse import __version__
 from fanfuse._core import FusionError
 from fanfuse.cli.render import as_data
 from fanfuse.default_search import open_index
+from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.fusion import checked
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
 from fanfuse.service.schema import SearchRequest, SearchResponse
 
 __all__ = ["app_for_index", "create_app"]
@@ -54,8 +57,7 @@ class BadField(Exception):
 
     def response(self) -> JSONResponse:
         location = ["body"] if self.field is None else ["body", self.field]
-        error = {"type": "value_error", "loc": location, "msg": str(self)}
-        return JSONResponse({"detail": [error]}, status_code=422)
+        return refusal([{"type": "value_error", "loc": location, "msg": str(self)}])
 
 
 def app_for_index(
@@ -98,6 +100,9 @@ def create_app(
         summary="Multi-query retrieval with rank fusion over one index (`fanfuse search` as a service).",
         lifespan=lifespan,
     )
+    app.router.route_class = CheckedBodyRoute
+    app.add_exception_handler(RequestValidationError, validation_refusal)
+    app.add_middleware(BoundedBody)
 
     def chosen(dense: bool | None) -> MultiQueryRetriever:
         if dense is None or dense == hybrid:
@@ -121,7 +126,11 @@ def create_app(
         responses={
             200: {"model": SearchResponse, "description": "the fused hits (partial when degraded)"},
             400: {"description": "the body could not be read as text (not UTF-8)"},
-            422: {"description": "a field of the request is refused; `detail[].loc` names it"},
+            413: {"description": f"the body is longer than {REQUEST.body_bytes} bytes"},
+            422: {
+                "description": "a field of the request is refused (`detail[].loc` names it), or the body "
+                "is not JSON"
+            },
             503: {"description": "every branch failed; `branches` holds each one's error"},
         },
     )
