@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.cli import llm_options
 from fanfuse.cli._common import int_from
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
@@ -31,6 +32,8 @@ def register(subparsers: Any) -> None:
         action=argparse.BooleanOptionalAction,
         help="as `fanfuse search --dense`: hybrid by default where the index stores vectors",
     )
+    # The server's expander, as `fanfuse search`'s (a request may still turn expansion off).
+    llm_options.add_arguments(parser)
     parser.add_argument(
         "--log-level", default="warning", help="uvicorn's log level (default warning: no access log)"
     )
@@ -62,7 +65,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"fanfuse serve: error: {error.name} is missing: {SERVE_HINT}", file=sys.stderr)
         return 2
     try:
-        app = app_for_index(args.index, dense=args.dense)
+        expander = llm_options.make_expander(args)
+        app = app_for_index(
+            args.index,
+            dense=args.dense,
+            expansion=llm_options.expansion_switch(args.expander),
+            **({"expander": expander} if expander is not None else {}),
+        )
         listening = listening_socket(args.host, args.port)
     except (FusionError, OSError) as error:
         print(f"fanfuse serve: error: {error}", file=sys.stderr)
