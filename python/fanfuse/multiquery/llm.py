@@ -117,7 +117,16 @@ class LLMExpander(Expander):
                 raise FusionError(
                     "base_url and api_key belong to the client: pass client=... or base_url/api_key, not both"
                 )
-            self._client: ChatClient = client_adapter(client, model, env.get("FANFUSE_LLM_MODEL"), settings)
+            named = {
+                "model": model,
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "extra_body": extra_body,
+            }
+            given = [name for name, value in named.items() if value is not None]
+            self._client: ChatClient = client_adapter(
+                client, model, env.get("FANFUSE_LLM_MODEL"), settings, given
+            )
         else:
             self._client = _http_client(base_url, model, api_key, settings, env)
         self.sync_capable = not self._client.native_async

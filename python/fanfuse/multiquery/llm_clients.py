@@ -179,10 +179,11 @@ class LlamaIndexChat(_FrameworkChat):
 
 
 def client_adapter(
-    client: object, model: str | None, default_model: str | None, settings: dict[str, Any]
+    client: object, model: str | None, default_model: str | None, settings: dict[str, Any], given: list[str]
 ) -> ChatClient:
     """The adapter for a user's client. ``model``: the one given (``default_model``: from the
-    environment); ``settings``: the request fields given (temperature, max_tokens, extra_body's)."""
+    environment); ``settings``: the request fields given (temperature, max_tokens, extra_body's);
+    ``given``: the names of the arguments that set them, for an error."""
     openai = sys.modules.get("openai")
     if openai is not None and isinstance(client, (openai.OpenAI, openai.AsyncOpenAI)):
         chosen = model or default_model
@@ -198,11 +199,10 @@ def client_adapter(
         adapter = LlamaIndexChat(client)
     else:
         raise TypeError(f"client must be {CLIENT_KINDS} (got {type(client).__name__})")
-    if model is not None or settings:
-        given = ", ".join(["model", *settings] if model is not None else settings)
+    if given:
         raise FusionError(
-            f"{given}: a {type(client).__name__} is used with its own settings; set them on it, not on "
-            "LLMExpander"
+            f"{', '.join(given)}: a {type(client).__name__} is used with its own settings; set them on "
+            "it, not on LLMExpander"
         )
     return adapter
 
