@@ -161,3 +161,28 @@ def test_an_answer_with_nothing_but_invalid_utf8_falls_back_saying_so(llm_server
     expansion = expander(llm_server).expand(QUERY, max_variants=3)
     assert expansion.fallback_reason == "the model's answer is not valid UTF-8 text"
     assert all("\ufffd" not in v.text for v in expansion.variants)
+
+
+def test_the_service_serves_the_llm_expander_and_its_strategies(
+    llm_server: ScriptedChatServer, tmp_path: Any
+) -> None:
+    fastapi = pytest.importorskip("fastapi", reason="the serve extra is not installed")
+    from fanfuse.retrievers.tantivy_index import TantivyRetriever
+    from fanfuse.service import app_for_index
+    from fastapi.testclient import TestClient
+
+    assert fastapi
+    TantivyRetriever.build([{"id": "d", "text": "combsum fuses scores"}], tmp_path / "idx")
+    app = app_for_index(tmp_path / "idx", expander=expander(llm_server))
+    with TestClient(app) as http:
+        assert http.get("/healthz").json()["expander"] == "llm"
+        llm_server.answer(GOOD)
+        answer = http.post("/search", json={"query": QUERY, "strategy": "entity", "variants": 3})
+        assert answer.status_code == 200
+        assert "one named entity" in llm_server.requests[-1].body["messages"][0]["content"]
+        sources = [v["source"] for v in answer.json()["diagnostics"]["variants"]]
+        assert sources == ["original", "llm", "llm"]
+        refused = http.post("/search", json={"query": QUERY, "expander": "heuristic"})
+        assert refused.status_code == 422 and refused.json()["detail"][0]["loc"] == ["body", "expander"]
+        assert http.post("/search", json={"query": QUERY, "expander": "none"}).status_code == 200
+    assert len(llm_server.requests) == 1  # expansion off: no request

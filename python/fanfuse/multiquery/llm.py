@@ -138,7 +138,7 @@ class LLMExpander(Expander):
         self.timeout = float(timeout)
         self.fallback = fallback
         self._heuristic = HeuristicExpander(max_variants=5)
-        self._redactors: dict[tuple[str, ...], Redactor] = {}
+        self._redaction: tuple[tuple[str, ...], Redactor] = ((), Redactor(()))
 
     def __repr__(self) -> str:  # no secret, on purpose
         key = ""
@@ -246,9 +246,10 @@ class LLMExpander(Expander):
     def _redactor(self) -> Redactor:
         """The redactor of the client's secrets as they are now (a client may fetch its key late)."""
         secrets = tuple(self._client.secrets())
-        redactor = self._redactors.get(secrets)
-        if redactor is None:
-            redactor = self._redactors[secrets] = Redactor(secrets)
+        known, redactor = self._redaction  # one tuple: read and replaced whole, safe across threads
+        if secrets != known:
+            redactor = Redactor(secrets)
+            self._redaction = (secrets, redactor)
         return redactor
 
 
