@@ -129,6 +129,7 @@ def test_every_llm_flag_without_expander_llm_is_refused(
 ) -> None:
     """Each flag of `--expander llm`, read from the parser itself: alone it would do nothing."""
     values = {"strategy": "condense", "temperature": "0", "max_tokens": "5", "llm_base_url": "http://x/v1"}
+    values["llm_timeout"] = "30"
     flag = llm_options.LLM_FLAGS[dest]
     args = [command, "--index", str(tmp_path), *(["question"] if command == "search" else [])]
     assert main([*args, flag, values.get(dest, "m")]) == 2

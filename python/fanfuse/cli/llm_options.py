@@ -21,8 +21,9 @@ LLM_FLAGS = {
     "instructions": "--instructions",
     "temperature": "--temperature",
     "max_tokens": "--max-tokens",
+    "llm_timeout": "--llm-timeout",
 }
-_ARGUMENT = {"llm_base_url": "base_url"}
+_ARGUMENT = {"llm_base_url": "base_url", "llm_timeout": "timeout"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int_from(1),
         metavar="N",
         help="the longest answer of --expander llm, in tokens (default: the server's)",
+    )
+    parser.add_argument(
+        "--llm-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="the deadline of one call of --expander llm, from connecting to the last byte (default 8)",
     )
 
 
