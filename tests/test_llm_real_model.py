@@ -180,7 +180,7 @@ def test_fanfuse_search_runs_every_strategy(
 def test_fanfuse_serve_runs_every_strategy(llama_server: str, tmp_path: Path) -> None:
     TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
     flags = ["--expander", "llm", "--llm-base-url", llama_server, "--model", MODEL, "--temperature", "0"]
-    flags += ["--max-tokens", str(MAX_TOKENS)]
+    flags += ["--max-tokens", str(MAX_TOKENS), "--llm-timeout", str(TIMEOUT)]
     with (
         serve_command("--index", str(tmp_path / "idx"), *flags) as (url, _),
         httpx.Client(base_url=url, timeout=TIMEOUT * 2) as http,
