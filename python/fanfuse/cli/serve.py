@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.cli import llm_options
 from fanfuse.cli._common import number_option
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
@@ -31,6 +32,8 @@ def register(subparsers: Any) -> None:
         action=argparse.BooleanOptionalAction,
         help="as `fanfuse search --dense`: hybrid by default where the index stores vectors",
     )
+    # The server's expander, as `fanfuse search`'s (a request may still turn expansion off).
+    llm_options.add_arguments(parser)
     number_option(
         parser,
         "--workers",
@@ -73,7 +76,12 @@ def run(args: argparse.Namespace) -> int:
     if args.workers > 1:
         share_cpus(args.workers)
     try:
-        app = app_for_index(args.index, dense=args.dense)  # with workers: checks the index, then unused
+        expander = llm_options.make_expander(args)
+        overrides: dict[str, Any] = {"expansion": llm_options.expansion_switch(args.expander)}
+        if expander is not None:
+            overrides["expander"] = expander
+        # With workers: checks the index and the options, then unused.
+        app = app_for_index(args.index, dense=args.dense, **overrides)
         listening = listening_socket(args.host, args.port)
     except (FusionError, OSError) as error:
         print(f"fanfuse serve: error: {error}", file=sys.stderr)
@@ -92,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
     # Each worker process opens the index itself (the vectors are memory-mapped: their pages are
     # shared); the supervisor restarts a worker that dies and stops all of them on SIGINT/SIGTERM.
-    factory = functools.partial(app_for_index, args.index, dense=args.dense)
+    factory = functools.partial(app_for_index, args.index, dense=args.dense, **overrides)
     config = uvicorn.Config(factory, factory=True, workers=args.workers, **stack)
     Multiprocess(config, sockets=[listening]).run()
     return 0
