@@ -155,6 +155,7 @@ LIMITS: dict[str, Limit] = {
         "timeout", float, "seconds an LLM request may take", low=0, low_open=True, high=_MAX_SECONDS
     ),
     "temperature": Limit("temperature", float, "sampling temperature of the LLM", low=0, high=2),
+    "max_tokens": Limit("max_tokens", int, "the longest answer the LLM may write, in tokens", low=1),
     # fusion (the core)
     "k": Limit("k", float, "the RRF constant", low=0, low_open=True, core=True),
     "weight": Limit("weight", float, "a list's fusion weight (0: ignored)", low=0, core=True),

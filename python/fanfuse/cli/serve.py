@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.cli import llm_options
 from fanfuse.cli._common import number_option
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
@@ -31,6 +32,8 @@ def register(subparsers: Any) -> None:
         action=argparse.BooleanOptionalAction,
         help="as `fanfuse search --dense`: hybrid by default where the index stores vectors",
     )
+    # The server's expander, as `fanfuse search`'s (a request may still turn expansion off).
+    llm_options.add_arguments(parser)
     number_option(
         parser,
         "--workers",
@@ -87,10 +90,15 @@ def run(args: argparse.Namespace) -> int:
     if args.workers > 1:
         share_cpus(args.workers)
     try:
+        expander = llm_options.make_expander(args)
+        overrides: dict[str, Any] = {"expansion": llm_options.expansion_switch(args.expander)}
+        if expander is not None:
+            overrides["expander"] = expander
         # The server's own checked copy of the index (a file changed under it cannot reach it), which
         # every worker opens in place; this process owns it, and removes it when it ends.
         index = TantivyRetriever(args.index, private_copy=True)
-        app = app_for_index(index, dense=args.dense)  # with workers: checks the index, then unused
+        # With workers: checks the index and the options, then unused.
+        app = app_for_index(index, dense=args.dense, **overrides)
         listening = listening_socket(args.host, args.port)
     except (FusionError, OSError) as error:
         print(f"fanfuse serve: error: {error}", file=sys.stderr)
@@ -110,19 +118,21 @@ def run(args: argparse.Namespace) -> int:
     # Each worker process opens the copy itself (the vectors are memory-mapped: their pages are
     # shared); the supervisor restarts a worker that dies and stops all of them on SIGINT/SIGTERM.
     assert index.private_directory is not None
-    factory = functools.partial(worker_app, str(index.private_directory), args.dense, str(args.index))
+    factory = functools.partial(
+        worker_app, str(index.private_directory), args.dense, str(args.index), overrides
+    )
     config = uvicorn.Config(factory, factory=True, workers=args.workers, **stack)
     Multiprocess(config, sockets=[listening]).run()
     return 0
 
 
-def worker_app(copy: str, dense: bool | None, name: str) -> Any:
+def worker_app(copy: str, dense: bool | None, name: str, overrides: dict[str, Any]) -> Any:
     """A worker's app over the server's private copy of the index, opened in place: nobody else
     writes it."""
     from fanfuse.retrievers.tantivy_index import TantivyRetriever
     from fanfuse.service import app_for_index
 
-    return app_for_index(TantivyRetriever(copy), dense=dense, name=name)
+    return app_for_index(TantivyRetriever(copy), dense=dense, name=name, **overrides)
 
 
 def share_cpus(workers: int) -> None:

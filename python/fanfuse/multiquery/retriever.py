@@ -35,7 +35,8 @@ from fanfuse.multiquery.diagnostics import (
 from fanfuse.multiquery.expanders import Expander, HeuristicExpander, Variant
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
-from fanfuse.multiquery.llm import LLMExpander, check_strategy
+from fanfuse.multiquery.llm import LLMExpander
+from fanfuse.multiquery.llm_prompts import check_strategy
 from fanfuse.multiquery.named import named_retrievers
 from fanfuse.multiquery.plain import reads_plain_text
 from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
@@ -272,7 +273,8 @@ class MultiQueryRetriever:
                 name,
                 retriever,
                 is_async,
-                variant_weight(v_weights, i) * weight,
+                # A plain-text-only variant's branch of another retriever weighs 0: it is not run.
+                variant_weight(v_weights, i) * weight if reads_plain or not v.plain_only else 0.0,
                 threads,
                 batched,
             )

@@ -28,7 +28,7 @@ from fanfuse._core import FusionError
 from fanfuse.cli.render import as_data
 from fanfuse.default_search import open_index
 from fanfuse.limits import REQUEST
-from fanfuse.multiquery import AllBranchesFailed, MultiQueryRetriever, SearchResult
+from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.fusion import checked
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
@@ -61,17 +61,22 @@ class BadField(Exception):
 
 
 def app_for_index(
-    index: str | os.PathLike[str] | TantivyRetriever, *, dense: bool | None = None, name: str | None = None
+    index: str | os.PathLike[str] | TantivyRetriever,
+    *,
+    dense: bool | None = None,
+    name: str | None = None,
+    **overrides: Any,
 ) -> FastAPI:
     """The app over an index built by `fanfuse index`, with `fanfuse.open_index`'s defaults; `dense`
-    as `open_index`'s (None: hybrid where the index stores vectors). A request's `"dense": false`
-    searches BM25 alone. Given a directory, the server searches a private copy of the index, checked
-    at open: a file changed under it afterwards (`cp` over a live index) can neither crash it nor
-    change its answers; given an opened `TantivyRetriever`, that one. `name`: the index as /healthz
-    names it (default: its directory)."""
+    as `open_index`'s (None: hybrid where the index stores vectors), `overrides` (e.g. the `expander`,
+    `expansion`) as its keyword arguments. A request's `"dense": false` searches BM25 alone. Given a
+    directory, the server searches a private copy of the index, checked at open: a file changed under
+    it afterwards (`cp` over a live index) can neither crash it nor change its answers; given an
+    opened `TantivyRetriever`, that one. `name`: the index as /healthz names it (default: its
+    directory)."""
     bm25 = index if isinstance(index, TantivyRetriever) else TantivyRetriever(index, private_copy=True)
-    retriever = open_index(bm25, dense=dense)
-    bm25_only = open_index(bm25, dense=False) if "dense" in retriever.retriever_names else None
+    retriever = open_index(bm25, dense=dense, **overrides)
+    bm25_only = open_index(bm25, dense=False, **overrides) if "dense" in retriever.retriever_names else None
     return create_app(retriever, bm25_only=bm25_only, index=name or str(bm25.directory))
 
 
@@ -84,6 +89,7 @@ def create_app(
     """The app over `retriever` (closed when the app shuts down). `bm25_only`: the one a request with
     `"dense": false` searches, where `retriever` has a dense half."""
     hybrid = "dense" in retriever.retriever_names
+    expander = "llm" if isinstance(retriever.expander, LLMExpander) else "heuristic"
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -115,9 +121,30 @@ def create_app(
             )
         return bm25_only if bm25_only is not None else retriever
 
+    def check_expander(request: SearchRequest) -> None:
+        """A request may name the server's expander or none; strategy is the LLM expander's."""
+        if request.expander not in (None, "none", expander):
+            raise BadField(
+                "expander",
+                f"this server's expander is {expander}: ask for {expander} or none (`fanfuse serve "
+                "--expander llm ...` serves the LLM expander)",
+            )
+        if request.strategy is not None and expander != "llm":
+            raise BadField(
+                "strategy",
+                "strategy sets what the LLM expander asks for, and this server has none: start it with "
+                "`fanfuse serve --expander llm ...`, or leave strategy out",
+            )
+
     @app.get("/healthz", summary="Liveness: the server answers and which retrievers it searches")
     async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "index": index, "retrievers": retriever.retriever_names, "dense": hybrid}
+        return {
+            "status": "ok",
+            "index": index,
+            "retrievers": retriever.retriever_names,
+            "dense": hybrid,
+            "expander": expander,
+        }
 
     @app.post(
         "/search",
@@ -136,6 +163,7 @@ def create_app(
     )
     async def search(request: SearchRequest) -> Response:
         try:
+            check_expander(request)
             searcher = chosen(request.dense)
             options = search_options(request)
             try:

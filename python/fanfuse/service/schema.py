@@ -23,11 +23,18 @@ from pydantic import (
 
 from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
 from fanfuse.limits import LIMITS, REQUEST
+from fanfuse.multiquery.llm_prompts import STRATEGIES
 
 __all__ = ["SearchRequest", "SearchResponse"]
 
 # The option names the core accepts, each field's own list.
-_NAMES = {"method": METHODS, "norm": NORMS, "tie_break": TIE_BREAKS, "duplicates": DUPLICATE_POLICIES}
+_NAMES = {
+    "method": METHODS,
+    "norm": NORMS,
+    "tie_break": TIE_BREAKS,
+    "duplicates": DUPLICATE_POLICIES,
+    "strategy": tuple(STRATEGIES),
+}
 
 
 # A metadata value a filter matches (the index stores ints as 64-bit).
@@ -74,10 +81,15 @@ class SearchRequest(BaseModel):
 
     query: str = Field(min_length=1, max_length=REQUEST.query_chars, description="the question")
     top_k: int = _number("top_k", "hits returned", 10, most=REQUEST.top_k)
-    expander: Literal["heuristic", "none"] | None = Field(
+    expander: Literal["heuristic", "llm", "none"] | None = Field(
         None,
-        description="heuristic: word-rewrite variants; none: the question alone. Default: "
-        "FANFUSE_QUERY_EXPANSION of the server (on unless set off)",
+        description="the server's expander (heuristic: word-rewrite variants, the default; llm: a chat "
+        "model's, where the server was started with `--expander llm`; see GET /healthz), or none: the "
+        "question alone. Default: the server's, on unless started with `--expander none` or "
+        "FANFUSE_QUERY_EXPANSION off",
+    )
+    strategy: str | None = _one_of(
+        "strategy", "what the LLM expander asks for (a server with `--expander llm`; default its own)"
     )
     variants: int | None = _number("max_variants", "variants per search, the question included")
     method: str | None = _one_of("method", "fusion method (default rrf)")
@@ -117,7 +129,7 @@ class SearchRequest(BaseModel):
                     _unicode(item)
         return filter
 
-    @field_validator("method", "norm", "tie_break", "duplicates")
+    @field_validator("method", "norm", "tie_break", "duplicates", "strategy")
     @classmethod
     def _known_name(cls, value: str | None, info: Any) -> str | None:
         accepted = _NAMES[info.field_name]
