@@ -1,6 +1,7 @@
 """`fanfuse.open_index(DIR)`: the retriever `fanfuse search --index DIR` uses, with the same defaults
-(BM25 always, neural dense where the index stores vectors and reading plain text, the heuristic then
-the feedback expander, RRF with the original query's lists weighing 3 and the variants' 1)."""
+(BM25 always, neural dense and its vector feedback where the index stores vectors, both reading plain
+text; the history, heuristic and feedback expanders, RRF with the original query's lists weighing 3
+and the variants' 1)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,13 @@ from fanfuse import FusionError
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
 from fanfuse.default_search import open_index
-from fanfuse.multiquery import CombinedExpander, FeedbackExpander, HeuristicExpander, StaticExpander
+from fanfuse.multiquery import (
+    CombinedExpander,
+    FeedbackExpander,
+    HeuristicExpander,
+    HistoryExpander,
+    StaticExpander,
+)
 from fanfuse.retrievers.dense_index import has_dense_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import DOCUMENTS, QUERY, without_timings
@@ -69,7 +76,7 @@ def test_the_default_variants_are_content_words_then_feedback_the_original_weigh
 ) -> None:
     with open_index(bm25_dir) as retriever:
         parts = retriever.expander.expanders  # type: ignore[attr-defined]
-        assert [type(p) for p in parts] == [HeuristicExpander, FeedbackExpander]
+        assert [type(p) for p in parts] == [HistoryExpander, HeuristicExpander, FeedbackExpander]
         result = retriever.search(QUERY)
     variants = result.diagnostics.variants
     assert [(v.source, v.weight) for v in variants] == [("original", 3), ("heuristic", 1), ("feedback", 1)]
@@ -112,19 +119,22 @@ class WordHashEncoder:
         return self._embed(texts)
 
 
-def test_the_dense_retriever_gets_every_variant_as_plain_text(bm25_dir: Path) -> None:
+def test_the_dense_retrievers_get_every_variant_as_plain_text(bm25_dir: Path) -> None:
     encoder = WordHashEncoder()
     with open_index(bm25_dir, dense=True, encoder=encoder) as retriever:
         result = retriever.search(QUERY)
+    assert retriever.retriever_weights == {"bm25": 1.0, "dense": 1.0, "dense-feedback": 0.25}
     feedback = result.diagnostics.variants[2].text
     assert "^" in feedback
-    assert len(encoder.queries) == 3 and encoder.queries[0] == QUERY
+    # Each variant is embedded by the dense retriever and by its vector feedback, in their threads.
+    embedded = sorted(set(encoder.queries), key=encoder.queries.index)
+    assert sorted(encoder.queries) == sorted(embedded * 2) and len(embedded) == 3
     assert not any(mark in q for q in encoder.queries for mark in '^"')
     # The feedback variant as text: the question, then its feedback terms, with no weights.
     terms = [part.split("^")[0] for part in feedback.split()]
-    assert encoder.queries[2].startswith(QUERY + " ")
-    assert set(encoder.queries[2].split()) - set(QUERY.split()) <= set(terms)
-    assert encoder.queries[1] == variants_text(result, 1)  # content words: no syntax to drop
+    as_text = next(q for q in embedded if q.startswith(QUERY + " "))
+    assert set(as_text.split()) - set(QUERY.split()) <= set(terms)
+    assert {QUERY, variants_text(result, 1)} < set(embedded)  # content words: no syntax to drop
 
 
 def test_with_stored_vectors_the_default_is_hybrid(
@@ -132,7 +142,7 @@ def test_with_stored_vectors_the_default_is_hybrid(
 ) -> None:
     assert has_dense_index(TantivyRetriever(hybrid_dir).data_directory)
     searched = cli(hybrid_dir, capsys)
-    assert branches(searched) == {"bm25", "dense"}
+    assert branches(searched) == {"bm25", "dense", "dense-feedback"}
     assert searched == library(hybrid_dir)
     bm25_only = cli(hybrid_dir, capsys, "--no-dense")
     assert branches(bm25_only) == {"bm25"} and bm25_only == library(hybrid_dir, dense=False)
@@ -140,7 +150,7 @@ def test_with_stored_vectors_the_default_is_hybrid(
     with open_index(hybrid_dir, expansion=False) as retriever:
         result = retriever.search("creatures that burrow underground")
     assert result.ids[0] == "mole"
-    assert [(p.retriever, p.rank) for p in result.hits[0].provenance] == [("dense", 1)]
+    assert [(p.retriever, p.rank) for p in result.hits[0].provenance] == [("dense", 1), ("dense-feedback", 1)]
 
 
 def test_overrides_replace_the_defaults(bm25_dir: Path) -> None:
@@ -182,7 +192,7 @@ def test_dense_without_the_embed_extra_falls_back_to_tfidf(
     pytest.importorskip("sklearn")
     without_the_embed_extra(monkeypatch)
     searched = cli(bm25_dir, capsys, "--dense")
-    assert branches(searched) == {"bm25", "dense"}
+    assert branches(searched) == {"bm25", "dense", "dense-feedback"}
     data = TantivyRetriever(bm25_dir).data_directory
     assert (data / "dense-tfidf-svd.npz").is_file() and not has_dense_index(data)
     assert branches(cli(bm25_dir, capsys)) == {"bm25"}  # a fitted fallback is no stored vectors

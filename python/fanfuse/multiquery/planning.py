@@ -23,7 +23,7 @@ from fanfuse.multiquery.config import (
     check_variant_weights,
     check_weight,
 )
-from fanfuse.multiquery.conversation import History, check_history
+from fanfuse.multiquery.conversation import History, Turn, check_history
 from fanfuse.multiquery.fusion import FUSION_OPTIONS, FusionSettings, is_weighted
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 
@@ -41,7 +41,7 @@ class SearchOptions(TypedDict, total=False):
     max_variants: int | None
     filter: Mapping[str, Any] | None
     variants: Sequence[str] | None
-    history: Sequence[str | Mapping[str, str]] | None
+    history: Sequence[str | Mapping[str, str] | Turn] | None
     strategy: str | None
     variant_weights: Sequence[float] | None
     retriever_weights: Mapping[str, float] | None
