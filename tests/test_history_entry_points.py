@@ -124,7 +124,9 @@ def test_unreadable_histories_are_refused_naming_the_file(
     assert f"--history {latin}:2: not UTF-8" in cli_error(index_dir, capsys, "--history", str(latin))
     huge = tmp_path / "huge.jsonl"
     huge.write_text(json.dumps("x" * 20 * MAX_TURN_CHARS), encoding="utf-8")
-    assert f"--history {huge}:1: the line is longer than" in cli_error(index_dir, capsys, "--history", str(huge))
+    assert f"--history {huge}:1: the line is longer than" in cli_error(
+        index_dir, capsys, "--history", str(huge)
+    )
     too_long = "x" * (MAX_TURN_CHARS + 1)
     assert "--turn 2 has 10001 characters" in cli_error(index_dir, capsys, "--turn", "ok", "--turn", too_long)
 

@@ -180,14 +180,14 @@ def test_the_default_with_and_without_history(index: TantivyRetriever) -> None:
         alone = retriever.search(question)
         again = retriever.search(question, history=[])
         conversation = retriever.search(question, history=["tell me about the hawk"])
-    assert [v.source for v in alone.diagnostics.variants] == ["original", "heuristic", "feedback"]
+    assert [v.source for v in alone.diagnostics.variants] == ["original", "feedback", "heuristic"]
     assert (again.ids, again.diagnostics.variants) == (alone.ids, alone.diagnostics.variants)
     variants = conversation.diagnostics.variants
     assert [(v.source, v.weight) for v in variants] == [
         ("original", 3.0),
         ("history", 1.5),
         ("history", 1.5),
-        ("heuristic", 1.0),
+        ("feedback", 1.0),
     ]
     # Alone, "it" could be any hunter; in its conversation it is the hawk.
     assert alone.ids[:2] == ["barn-owl", "hawk"]

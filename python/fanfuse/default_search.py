@@ -7,9 +7,9 @@ One place decides the default, so a program gets exactly what the command gives:
   `dense-feedback`, the same vectors with the query moved toward its top documents (`DenseFeedback`).
 - expander: given the conversation (`history`), `HistoryExpander` first (the question with the topic
   words of the earlier user turns; the previous user turn and the question joined); then
-  `HeuristicExpander` and `FeedbackExpander` on the BM25 index (content words, RM3 feedback terms);
+  `FeedbackExpander` and `HeuristicExpander` on the BM25 index (RM3 feedback terms, content words);
   expansion on and up to 4 variants unless `FANFUSE_QUERY_EXPANSION` / `FANFUSE_MAX_QUERY_VARIANTS`
-  say otherwise (with history and 4 variants, the feedback one is the one left out).
+  say otherwise (with history and 4 variants, the content words are left out).
 - fusion: RRF, k = 60; the original query's lists weigh 3, the variants' 1 (`variant_weights=[3, 1]`),
   each history variant's half the original's; every retriever 1 but `dense-feedback`, 0.25.
   Measured on MT-RAG (docs/mtrag-retrieval.md).
@@ -94,10 +94,11 @@ def open_index(
 
 
 def default_expander(bm25: TantivyRetriever) -> Expander:
-    """Given the conversation, the history variants; then the content-word variant and the feedback
-    variant from `bm25`'s top documents."""
+    """Given the conversation, the history variants; then the feedback variant from `bm25`'s top
+    documents and the content-word variant (the one a budget of 4 leaves out after two history
+    variants: it adds the least, docs/mtrag-retrieval.md)."""
     return CombinedExpander(
-        [HistoryExpander(bm25), HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT), FeedbackExpander(bm25)]
+        [HistoryExpander(bm25), FeedbackExpander(bm25), HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)]
     )
 
 
