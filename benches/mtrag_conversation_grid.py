@@ -154,7 +154,7 @@ def settings(r: Readings) -> dict[str, dict[str, Setting]]:
 
     dense = {
         "hybrid, the question alone": Setting(question, prf=0.0),
-        "question, feedback, content words (the default before)": Setting(last_alone, prf=0.0),
+        "question, feedback, content words, no vector feedback": Setting(last_alone, prf=0.0),
         "+ vector feedback 0.25 (the default)": Setting(last_alone),
         "+ vector feedback 0.5": Setting(last_alone, prf=0.5),
         "+ vector feedback 1": Setting(last_alone, prf=1.0),
