@@ -12,7 +12,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build wheel lint rust-test fuzz pytest bench compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid scale reference-weights
+.PHONY: demo test build wheel lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid scale reference-weights
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -80,6 +80,11 @@ bench: build
 
 compare: build
 	$(PY) benches/compare.py
+
+# docs/benchmarks.md and its plots: fanfuse against every peer (the bench extra, which the dev extra
+# includes), in one run; the end-to-end search uses ../shared/data/mtrag when it is there.
+bench-peers: build
+	$(PY) benches/peers_report.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-wheel target

@@ -8,7 +8,7 @@ question followed by its terms), else with ``plain_text(variant)``: the same wor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from fanfuse.multiquery.words import plain_text
@@ -27,6 +27,13 @@ class PlainTextQueries:
         if not callable(getattr(retriever, "search", None)):
             raise TypeError(f"retriever must have search(query, k, filter) (got {type(retriever).__name__})")
         self.retriever = retriever
+        # Batched where the wrapped retriever is, so that its queries still go in one call.
+        batch = getattr(retriever, "search_batch", None)
+        self.search_batch: Callable[..., Sequence[Sequence[Hit]]] | None = (
+            None
+            if not callable(batch)
+            else lambda queries, k, filter=None: batch([plain_text(query) for query in queries], k, filter)
+        )
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> Sequence[Hit]:
         return self.retriever.search(plain_text(query), k, filter)

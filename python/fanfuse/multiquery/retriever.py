@@ -36,7 +36,7 @@ from fanfuse.multiquery.diagnostics import (
     VariantReport,
 )
 from fanfuse.multiquery.expanders import Expander, HeuristicExpander, Variant
-from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sync
+from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
 from fanfuse.multiquery.llm import LLMExpander, check_strategy
 from fanfuse.multiquery.named import named_retrievers
@@ -172,6 +172,7 @@ class MultiQueryRetriever:
         self.cache = cache
         threads = check_positive_int(max_workers, "max_workers")
         self._workers = {r.name: Workers(r.name, threads) for r in self._retrievers}
+        self._batched = {r.name: batches_queries(r.retriever) for r in self._retrievers}
         self._rerank_workers = Workers("reranker", threads)
 
     @property
@@ -265,6 +266,7 @@ class MultiQueryRetriever:
                 r_weights[r.name],
                 workers[r.name],
                 reads_plain_text(r.retriever),
+                self._batched[r.name],
             )
             for r in self._retrievers
         ]
@@ -277,9 +279,10 @@ class MultiQueryRetriever:
                 is_async,
                 variant_weight(v_weights, i) * weight,
                 threads,
+                batched,
             )
             for i, v in enumerate(chosen)
-            for name, retriever, is_async, weight, threads, reads_plain in retrievers
+            for name, retriever, is_async, weight, threads, reads_plain, batched in retrievers
         ]
 
     def _fuse(self, plan: Plan, outcomes: list[BranchOutcome]) -> tuple[list[FusedHit], float]:

@@ -128,6 +128,14 @@ class TantivyRetriever:
                 f"rebuild it with `fanfuse index`"
             ) from None
 
+    def search_batch(
+        self, queries: Sequence[str], k: int, filter: Mapping[str, Any] | None = None
+    ) -> list[list[Hit]]:
+        """`[search(q, k, filter) for q in queries]`. A search here takes a fraction of a millisecond,
+        less than handing it to a thread of its own costs, so `MultiQueryRetriever` gives this index
+        all its variants of a search in one call (one thread hand-off instead of one per variant)."""
+        return [self.search(query, k, filter) for query in queries]
+
     def analyze(self, text: str) -> list[tuple[str, str]]:
         """The words of `text` as the index sees them: (word in lower case, indexed term) pairs, in
         order. Writing the word in a query finds the term: the query parser stems it the same way."""
