@@ -111,11 +111,25 @@ def test_a_filter_applies_to_both_passes(parts: tuple[DenseRetriever, WordVector
 
 def test_one_embedding_per_search_and_nothing_for_nothing(parts: tuple[DenseRetriever, WordVectors]) -> None:
     dense, embed = parts
+    dense.query_cache_size = 0
     feedback = DenseFeedback(dense)
     before = embed.calls
     feedback.search("alpha", 5)
     assert embed.calls == before + 1
     assert feedback.search("   ", 5) == []  # the dense retriever finds nothing: no feedback either
+
+
+def test_a_batch_is_the_searches_one_by_one_with_one_embedding(
+    parts: tuple[DenseRetriever, WordVectors],
+) -> None:
+    dense, embed = parts
+    dense.query_cache_size = 0  # every query embedded again: the calls are counted
+    queries = ["alpha beta", "gamma", "   ", "delta epsilon zeta"]
+    before = embed.calls
+    batched = DenseFeedback(dense).search_batch(queries, 7, filter={"team": "x"})
+    assert embed.calls == before + 1
+    assert batched == [DenseFeedback(dense).search(q, 7, filter={"team": "x"}) for q in queries]
+    assert batched[2] == []
 
 
 def test_as_a_branch_of_a_multi_query_search(parts: tuple[DenseRetriever, WordVectors]) -> None:

@@ -56,7 +56,8 @@ def test_langchain_chat_history_object_and_search_kwargs() -> None:
     from langchain_core.messages import HumanMessage
 
     class ChatHistory:  # what BaseChatMessageHistory subclasses offer: the messages, oldest first
-        messages = [HumanMessage(TURNS[0].content)]
+        def __init__(self) -> None:
+            self.messages = [HumanMessage(TURNS[0].content)]
 
     multi, expander = recording()
     FanfuseRetriever(retriever=multi).invoke(QUESTION, history=ChatHistory())

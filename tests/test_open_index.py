@@ -126,9 +126,10 @@ def test_the_dense_retrievers_get_every_variant_as_plain_text(bm25_dir: Path) ->
     assert retriever.retriever_weights == {"bm25": 1.0, "dense": 1.0, "dense-feedback": 0.25}
     feedback = result.diagnostics.variants[1].text
     assert "^" in feedback
-    # Each variant is embedded by the dense retriever and by its vector feedback, in their threads.
+    # The dense retriever and its vector feedback search every variant; each text is embedded once,
+    # or twice when both ask for it at the same moment (the query-vector cache serves the later one).
     embedded = sorted(set(encoder.queries), key=encoder.queries.index)
-    assert sorted(encoder.queries) == sorted(embedded * 2) and len(embedded) == 3
+    assert len(embedded) == 3 and all(encoder.queries.count(q) in (1, 2) for q in embedded)
     assert not any(mark in q for q in encoder.queries for mark in '^"')
     # The feedback variant as text: the question, then its feedback terms, with no weights.
     terms = [part.split("^")[0] for part in feedback.split()]

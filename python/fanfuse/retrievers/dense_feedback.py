@@ -77,7 +77,23 @@ class DenseFeedback:
         self._rows: dict[str, int] | None = None
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
-        pool = list(self.dense.search(query, max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k), filter))
+        return self.search_batch([query], k, filter)[0]
+
+    def search_batch(
+        self, queries: Sequence[str], k: int, filter: Mapping[str, Any] | None = None
+    ) -> list[list[Hit]]:
+        """`[search(q, k, filter) for q in queries]`, the first searches in one call where the dense
+        retriever takes several queries at once (its queries embedded together)."""
+        candidates = max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k)
+        batch = getattr(self.dense, "search_batch", None)
+        if callable(batch):
+            pools: Sequence[Sequence[Hit]] = batch(list(queries), candidates, filter)
+        else:
+            pools = [self.dense.search(query, candidates, filter) for query in queries]
+        return [self._moved(list(pool), k) for pool in pools]
+
+    def _moved(self, pool: list[Hit], k: int) -> list[Hit]:
+        """The first search's candidates ranked by their cosine with the moved query vector."""
         if not pool:
             return []
         rows = self._row_of()
