@@ -58,9 +58,9 @@ def test_topic_words_are_the_specific_words_of_the_earlier_user_turns(index: Tan
         "and the barn owl?",  # the previous user turn: "barn" is specific
     ]
     topic, joined = expand(expander, history)[1:]
-    assert topic == Variant("what does it eat barn^1", "history", "what does it eat? barn", 0.5)
+    assert topic == Variant("what does it eat barn^1", "history", "what does it eat? barn", weight=0.5)
     assert joined == Variant(
-        "and the barn owl what does it eat", "history", "and the barn owl? what does it eat?", 0.5
+        "and the barn owl what does it eat", "history", "and the barn owl? what does it eat?", weight=0.5
     )
     # A lower bar takes the owls too; the previous turn's words weigh 1, older ones 0.5; a word of the
     # question or one already taken is not repeated.

@@ -80,6 +80,7 @@ def test_a_real_server_answers_as_open_index(index_dir: Path) -> None:
             "index": str(index_dir),
             "retrievers": ["bm25"],
             "dense": False,
+            "expander": "heuristic",
         }
         for request, options in REQUESTS:
             assert answered(http.post("/search", json=request)) == library(index_dir, request, **options)
@@ -132,7 +133,10 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
         ({"query": QUERY, "norm": "zmuv"}, "norm", "reads ranks only"),
         ({"query": QUERY, "method": "rbc", "phi": 0.0}, "phi", "greater than 0"),
         ({"query": QUERY, "rrf_k": -1}, "rrf_k", "greater than 0"),
-        ({"query": QUERY, "expander": "llm"}, "expander", "'heuristic' or 'none'"),
+        ({"query": QUERY, "expander": "llm"}, "expander", "this server's expander is heuristic"),
+        ({"query": QUERY, "expander": "model"}, "expander", "'heuristic', 'llm' or 'none'"),
+        ({"query": QUERY, "strategy": "condense"}, "strategy", "this server has none"),
+        ({"query": QUERY, "strategy": "nope"}, "strategy", "'nope' is not one of paraphrase"),
         ({"query": QUERY, "dense": True}, "dense", "fanfuse serve --dense"),
         ({"query": QUERY, "topk": 3}, "topk", "Extra inputs are not permitted"),
         ({"query": QUERY, "filter": ["lang"]}, "filter", "valid dictionary"),

@@ -43,7 +43,7 @@ def test_the_encoder_threads_variable_sets_and_is_checked(monkeypatch: pytest.Mo
     assert default_encoder()._session.get_session_options().intra_op_num_threads == 1
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv(THREADS_VARIABLE, bad)
-        with pytest.raises(FusionError, match=f"{THREADS_VARIABLE} must be a positive integer"):
+        with pytest.raises(FusionError, match=f"{THREADS_VARIABLE} must be an int from 1 to 1024"):
             default_encoder()
 
 

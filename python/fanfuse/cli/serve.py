@@ -10,7 +10,8 @@ import sys
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.cli._common import int_from
+from fanfuse.cli import llm_options
+from fanfuse.cli._common import number_option
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
 
@@ -25,21 +26,22 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=int_from(0, 65535), default=8000, help="port (default 8000; 0: any free one)"
-    )
+    number_option(parser, "--port", "port", "port (default 8000; 0: any free one)", default=8000)
     parser.add_argument(
         "--dense",
         action=argparse.BooleanOptionalAction,
         help="as `fanfuse search --dense`: hybrid by default where the index stores vectors",
     )
-    parser.add_argument(
+    # The server's expander, as `fanfuse search`'s (a request may still turn expansion off).
+    llm_options.add_arguments(parser)
+    number_option(
+        parser,
         "--workers",
-        type=int_from(1, 64),
+        "workers",
+        "server processes sharing the port and the memory-mapped index (default 1); each one's encoder "
+        "gets an equal share of the CPUs",
         default=1,
         metavar="N",
-        help="server processes sharing the port and the memory-mapped index (default 1); each one's "
-        "encoder gets an equal share of the CPUs",
     )
     parser.add_argument(
         "--log-level", default="warning", help="uvicorn's log level (default warning: no access log)"
@@ -74,7 +76,12 @@ def run(args: argparse.Namespace) -> int:
     if args.workers > 1:
         share_cpus(args.workers)
     try:
-        app = app_for_index(args.index, dense=args.dense)  # with workers: checks the index, then unused
+        expander = llm_options.make_expander(args)
+        overrides: dict[str, Any] = {"expansion": llm_options.expansion_switch(args.expander)}
+        if expander is not None:
+            overrides["expander"] = expander
+        # With workers: checks the index and the options, then unused.
+        app = app_for_index(args.index, dense=args.dense, **overrides)
         listening = listening_socket(args.host, args.port)
     except (FusionError, OSError) as error:
         print(f"fanfuse serve: error: {error}", file=sys.stderr)
@@ -93,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
     # Each worker process opens the index itself (the vectors are memory-mapped: their pages are
     # shared); the supervisor restarts a worker that dies and stops all of them on SIGINT/SIGTERM.
-    factory = functools.partial(app_for_index, args.index, dense=args.dense)
+    factory = functools.partial(app_for_index, args.index, dense=args.dense, **overrides)
     config = uvicorn.Config(factory, factory=True, workers=args.workers, **stack)
     Multiprocess(config, sockets=[listening]).run()
     return 0

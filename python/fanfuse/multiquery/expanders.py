@@ -14,7 +14,7 @@ import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fanfuse._core import FusionError
@@ -40,13 +40,16 @@ class Variant:
     ``feedback``, ``llm``, ``static``, ``callable`` or ``explicit`` (given to
     ``search(variants=...)``). ``plain`` is the same variant written for a retriever that reads text,
     not query syntax (a dense encoder), where that is more than ``text`` without its syntax; None:
-    ``text`` serves both. ``weight`` is the fusion weight its expander gives its lists, as a share of
-    the original query's (``0.5``: half as much); None: the search's ``variant_weights`` decide by
-    position."""
+    ``text`` serves both. ``plain_only``: only the retrievers that read plain text search it
+    (``hyde``'s passage, which reads as a document, not a query); for the others its branch is not
+    run (reported as skipped). ``weight`` is the fusion weight its expander gives its lists, as a
+    share of the original query's (``0.5``: half as much); None: the search's ``variant_weights``
+    decide by position."""
 
     text: str
     source: str
     plain: str | None = None
+    plain_only: bool = False
     weight: float | None = None
 
 
@@ -76,7 +79,7 @@ def assemble_variants(
         key = _dedupe_key(text)
         if key and key not in seen:
             seen.add(key)
-            variants.append(Variant(text, variant.source, variant.plain, variant.weight))
+            variants.append(replace(variant, text=text))
     return tuple(variants)
 
 

@@ -98,13 +98,14 @@ class HistoryExpander(Expander):
             return None
         words = " ".join(f"{word}^{weight:g}" for word, weight in topic)
         plain = " ".join([query, *(word for word, _ in topic)])
-        return Variant(f"{query_words(query)} {words}", "history", plain, self.weight)
+        return Variant(f"{query_words(query)} {words}", "history", plain, weight=self.weight)
 
     def joined_variant(self, query: str, earlier: Sequence[str]) -> Variant:
         """The previous user turn and the question as one text."""
         joined = f"{earlier[-1]} {query}"
         # Each turn's words on their own: a quote left open in one turn must not pair with the next's.
-        return Variant(f"{query_words(earlier[-1])} {query_words(query)}", "history", joined, self.weight)
+        words = f"{query_words(earlier[-1])} {query_words(query)}"
+        return Variant(words, "history", joined, weight=self.weight)
 
     def topic_words(self, query: str, earlier: Sequence[str]) -> list[tuple[str, float]]:
         """The topic words of the earlier user turns (oldest first) and their weights, newest turn

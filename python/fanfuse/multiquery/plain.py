@@ -4,6 +4,9 @@ The expanders write variants for a Lucene-style parser (``term^0.25``, quoted ph
 encoder would embed those marks as if they were words. ``PlainTextQueries(dense)`` is searched with
 a variant's plain form where its expander wrote one (``Variant.plain``: the feedback variant as the
 question followed by its terms), else with ``plain_text(variant)``: the same words, no syntax.
+A variant marked ``plain_only`` (``hyde``'s hypothetical answer passage) is searched by these
+retrievers alone: ``MultiQueryRetriever`` gives its branches of every other retriever weight 0, so
+they are not run (and are reported as skipped).
 """
 
 from __future__ import annotations

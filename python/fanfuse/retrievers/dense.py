@@ -19,6 +19,7 @@ import numpy.typing as npt
 from fanfuse._core import FusionError
 from fanfuse._output import atomic_output
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.query_vectors import QueryVectors, cache_size_from_env, embedded
 
@@ -108,6 +109,7 @@ class DenseRetriever:
         models that mark the two differently, as E5 does: `encoder.embed_queries` and
         `encoder.embed_passages` of an `OnnxEncoder`).
         """
+        batch_size = check_int("batch_size", batch_size)
         docs = unique_documents(documents, fields)
         texts = [document_text(doc) for doc in docs]
         embed_text = embed_documents or embed
@@ -141,8 +143,7 @@ class DenseRetriever:
     ) -> list[list[Hit]]:
         """`[search(q, k, filter) for q in queries]` with the queries embedded in one encoder call
         (what `MultiQueryRetriever` calls with a search's variants)."""
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise FusionError(f"k must be a positive integer, got {k!r}")
+        k = check_int("retriever_k", k)
         asked = [i for i, query in enumerate(queries) if query.strip()]
         results: list[list[Hit]] = [[] for _ in queries]
         if not asked or not self.ids:
@@ -194,8 +195,8 @@ class TfidfSvdEmbedder:
     """
 
     def __init__(self, dimensions: int = 256, *, seed: int = 0) -> None:
-        self.dimensions = dimensions
-        self.seed = seed
+        self.dimensions = check_int("dimensions", dimensions)
+        self.seed = check_int("svd_seed", seed)
         self._parts: tuple[Any, Any] | None = None
 
     def fit(self, texts: Sequence[str]) -> TfidfSvdEmbedder:

@@ -17,6 +17,7 @@ from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
 from fanfuse._core import FusionError
+from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import ROLES, converted_messages
 from fanfuse.retrievers.base import Hit
@@ -137,7 +138,7 @@ class HaystackRetriever:
 
     @staticmethod
     def _inputs(query: str, k: int, filter: Mapping[str, Any] | None) -> dict[str, Any]:
-        inputs: dict[str, Any] = {"query": query, "top_k": k}
+        inputs: dict[str, Any] = {"query": query, "top_k": check_int("retriever_k", k)}
         if filter:
             inputs["filters"] = haystack_filters(filter)
         return inputs

@@ -19,6 +19,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
 from fanfuse._core import FusionError
+from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
@@ -109,7 +110,7 @@ class LangChainRetriever:
     def _hits(self, documents: Sequence[LCDocument], k: int) -> list[Hit]:
         return framework_hits(
             self.name,
-            documents[:k],
+            documents[: check_int("retriever_k", k)],
             lambda d: (d.id, d.metadata.get(self.score_key), d.page_content, d.metadata),
             id_field="Document.id",
             id_key=self.id_key,

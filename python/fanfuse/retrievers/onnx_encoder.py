@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fanfuse._core import FusionError
+from fanfuse.limits import LIMITS, check_int, optional_int
 
 EMBED_EXTRA = "pip install 'fanfuse[embed]'"
 POOLINGS = ("mean", "cls")
@@ -216,8 +217,7 @@ def _check_options(
     for option, value, least in (("max_length", max_length, 2), ("batch_size", batch_size, 1)):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise FusionError(f"{option} must be an integer >= {least}, got {value!r}")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        raise FusionError(f"threads must be a positive integer or None (every CPU), got {threads!r}")
+    optional_int("encoder_threads", threads)  # None: every CPU
     for option, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
         if not isinstance(prefix, str):
             raise TypeError(f"{option} must be a str, got {type(prefix).__name__}")
@@ -333,9 +333,10 @@ def _threads_from_env() -> int | None:
     text = os.environ.get(THREADS_VARIABLE, "").strip()
     if not text:
         return None
-    if not text.isdigit() or int(text) < 1:
-        raise FusionError(f"{THREADS_VARIABLE} must be a positive integer (intra-op threads), got {text!r}")
-    return int(text)
+    accepted = LIMITS["encoder_threads"].accepted()
+    if not text.isdigit():
+        raise FusionError(f"{THREADS_VARIABLE} must be {accepted} (got {text!r})")
+    return check_int("encoder_threads", int(text), THREADS_VARIABLE)
 
 
 def usable_cpus() -> int:

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fanfuse._core import FusionError
+from fanfuse.limits import LIMITS, check_int
 
 __all__ = ["CACHE_SIZE_VARIABLE", "DEFAULT_CACHE_SIZE", "QueryVectors", "cache_size_from_env"]
 
@@ -42,16 +43,13 @@ def cache_size_from_env() -> int:
     try:
         size = int(text)
     except ValueError:
-        size = -1
-    if size < 0:
-        raise FusionError(f"{CACHE_SIZE_VARIABLE} must be an integer >= 0 (0: no cache), got {text!r}")
-    return size
+        accepted = LIMITS["query_cache_size"].accepted()
+        raise FusionError(f"{CACHE_SIZE_VARIABLE} must be {accepted} (0: no cache) (got {text!r})") from None
+    return check_cache_size(size, CACHE_SIZE_VARIABLE)
 
 
-def check_cache_size(size: object) -> int:
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise FusionError(f"query_cache_size must be an integer >= 0 (0: no cache), got {size!r}")
-    return size
+def check_cache_size(size: object, name: str = "query_cache_size") -> int:
+    return check_int("query_cache_size", size, name)
 
 
 def embedded(embed: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
