@@ -17,8 +17,9 @@ enters, so every expander reads the same thing:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fanfuse._core import FusionError
 
@@ -31,6 +32,8 @@ __all__ = [
     "History",
     "Turn",
     "check_history",
+    "check_turn",
+    "converted_messages",
     "user_turns",
 ]
 
@@ -72,7 +75,7 @@ def check_history(history: object, name: str = "history") -> History:
             f"{name} has {len(history)} turns; at most {MAX_HISTORY_TURNS} are accepted "
             f"(only the last {KEPT_TURNS} are used)"
         )
-    turns = [_turn(item, f"{name}[{i}]") for i, item in enumerate(history)]
+    turns = [check_turn(item, f"{name}[{i}]") for i, item in enumerate(history)]
     kept: list[Turn] = []
     budget = KEPT_CHARS
     for turn in reversed(turns):
@@ -85,7 +88,9 @@ def check_history(history: object, name: str = "history") -> History:
     return tuple(reversed(kept))
 
 
-def _turn(item: object, name: str) -> Turn:
+def check_turn(item: object, name: str) -> Turn:
+    """One turn (a ``str``, a ``{"role", "content"}`` message or a ``Turn``) checked; errors name it as
+    ``name`` (``history[3]``, or a file and line)."""
     if isinstance(item, Turn):
         role, content = item.role, item.content
     elif isinstance(item, str):
@@ -112,11 +117,26 @@ def _turn(item: object, name: str) -> Turn:
         )
     if role not in ROLES:  # a Turn built by hand
         raise FusionError(f"{name}.role must be one of {', '.join(ROLES)} (got {role!r})")
+    if not isinstance(content, str):
+        raise TypeError(f"{name}.content must be a str (got {type(content).__name__})")
     if len(content) > MAX_TURN_CHARS:
         raise FusionError(f"{name} has {len(content)} characters; at most {MAX_TURN_CHARS} are accepted")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as error:  # a lone surrogate: no backend can search it
+        raise FusionError(f"{name} is not valid Unicode: {error.reason} at index {error.start}") from None
     return Turn(role, content)
 
 
 def user_turns(history: History) -> list[str]:
     """The user turns' texts, oldest first."""
     return [turn.content for turn in history if turn.role == "user"]
+
+
+def converted_messages(history: Any, message_type: type, turn: Callable[[Any, int], dict[str, str]]) -> Any:
+    """A framework's conversation as ``check_history`` reads it: each ``message_type`` item as
+    ``turn(message, index)`` (a ``{"role", "content"}`` message); anything else, and a ``history`` that
+    is not a list, is left as it is for ``check_history`` to judge."""
+    if not isinstance(history, Sequence) or isinstance(history, (str, bytes)):
+        return history
+    return [turn(item, i) if isinstance(item, message_type) else item for i, item in enumerate(history)]
