@@ -16,7 +16,7 @@ import pytest
 from fanfuse.cli import build_parser, main
 from fanfuse.cli.render import as_json
 from fanfuse.default_search import open_index
-from fanfuse.multiquery.conversation import MAX_HISTORY_TURNS, MAX_TURN_CHARS
+from fanfuse.limits import CONVERSATION
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import without_timings
 
@@ -101,8 +101,11 @@ def test_the_command_reads_the_history_from_standard_input(
         (["", "7"], "--history {path}:2 must be a str (a user turn) or a"),
         (['{"role": "user"}'], '--history {path}:1 must be a message with exactly the keys "role"'),
         (['{"role": "user", "content": 3}'], '--history {path}:1["content"] must be a str (got int)'),
-        ([json.dumps("x" * (MAX_TURN_CHARS + 1))], "--history {path}:1 has 10001 characters; at most"),
-        (['"ok"'] * (MAX_HISTORY_TURNS + 1), "--history {path} has more than 1000 turns"),
+        (
+            [json.dumps("x" * (CONVERSATION.turn_chars + 1))],
+            "--history {path}:1 has 10001 characters; at most",
+        ),
+        (['"ok"'] * (CONVERSATION.turns + 1), "--history {path} has more than 1000 turns"),
         ([json.dumps("\ud800")], "--history {path}:1 is not valid Unicode"),
     ],
 )
@@ -123,11 +126,11 @@ def test_unreadable_histories_are_refused_naming_the_file(
     latin.write_bytes(b'"ok"\n"caf\xe9"\n')
     assert f"--history {latin}:2: not UTF-8" in cli_error(index_dir, capsys, "--history", str(latin))
     huge = tmp_path / "huge.jsonl"
-    huge.write_text(json.dumps("x" * 20 * MAX_TURN_CHARS), encoding="utf-8")
+    huge.write_text(json.dumps("x" * 20 * CONVERSATION.turn_chars), encoding="utf-8")
     assert f"--history {huge}:1: the line is longer than" in cli_error(
         index_dir, capsys, "--history", str(huge)
     )
-    too_long = "x" * (MAX_TURN_CHARS + 1)
+    too_long = "x" * (CONVERSATION.turn_chars + 1)
     assert "--turn 2 has 10001 characters" in cli_error(index_dir, capsys, "--turn", "ok", "--turn", too_long)
 
 
@@ -144,8 +147,8 @@ def test_the_service_takes_the_history_field(index_dir: Path) -> None:
             for body in (
                 ["ok", {"role": "bot", "content": "x"}],
                 ["ok", 7],
-                ["x" * (MAX_TURN_CHARS + 1)],
-                ["ok"] * (MAX_HISTORY_TURNS + 1),
+                ["x" * (CONVERSATION.turn_chars + 1)],
+                ["ok"] * (CONVERSATION.turns + 1),
                 "not a list",
                 [{"role": "user", "content": "x", "name": "bob"}],
             )

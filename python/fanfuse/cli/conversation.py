@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from fanfuse._core import FusionError
-from fanfuse.multiquery.conversation import MAX_HISTORY_TURNS, MAX_TURN_CHARS, Turn, check_history, check_turn
+from fanfuse.limits import CONVERSATION
+from fanfuse.multiquery.conversation import Turn, check_history, check_turn
 
 __all__ = ["add_history_flags", "history_of"]
 
-# The longest line read: a turn of MAX_TURN_CHARS characters, every one written as a 12-byte JSON
+# The longest line read: a turn of CONVERSATION.turn_chars characters, every one written as a 12-byte JSON
 # escape (a surrogate pair), with room for the keys. A longer line is refused without reading it all.
-MAX_LINE_BYTES = 12 * MAX_TURN_CHARS + 1024
+MAX_LINE_BYTES = 12 * CONVERSATION.turn_chars + 1024
 
 
 def add_history_flags(parser: argparse.ArgumentParser) -> None:
@@ -66,8 +67,10 @@ def _turns(stream: IO[bytes] | IO[str], name: str) -> Iterator[Turn]:
         if not line.strip():
             continue
         count += 1
-        if count > MAX_HISTORY_TURNS:
-            raise FusionError(f"--history {name} has more than {MAX_HISTORY_TURNS} turns (the most accepted)")
+        if count > CONVERSATION.turns:
+            raise FusionError(
+                f"--history {name} has more than {CONVERSATION.turns} turns (the most accepted)"
+            )
         where = f"--history {name}:{number}"
         try:
             value: Any = json.loads(line)
@@ -93,7 +96,7 @@ def _lines(stream: IO[bytes] | IO[str], name: str) -> Iterator[tuple[int, str]]:
         if len(raw) == MAX_LINE_BYTES and raw[-1:] not in (b"\n", "\n"):
             raise FusionError(
                 f"--history {name}:{number}: the line is longer than {MAX_LINE_BYTES} bytes; a turn has "
-                f"at most {MAX_TURN_CHARS} characters"
+                f"at most {CONVERSATION.turn_chars} characters"
             )
         if isinstance(raw, str):
             yield number, raw

@@ -6,12 +6,14 @@ enters, so every expander reads the same thing:
 
 - roles: ``user``, ``assistant``, ``system`` and ``tool``; content: a ``str``. Anything else is refused
   with the turn named (``history[3]["role"]``).
-- a conversation longer than ``MAX_HISTORY_TURNS`` turns, or a turn longer than ``MAX_TURN_CHARS``
-  characters, is refused as a mistake rather than cut silently;
-- what is kept is the most recent turns: at most ``KEPT_TURNS`` of them, and no more than ``KEPT_CHARS``
-  characters in all (a turn that would cross that budget is dropped with every older one). What a
-  question refers to ("which one is cheaper?") is almost always in the last few turns, and a bounded
-  history bounds the cost of every expander that reads it (an LLM prompt above all).
+- a conversation longer than ``CONVERSATION.turns`` turns, or a turn longer than
+  ``CONVERSATION.turn_chars`` characters, is refused as a mistake rather than cut silently
+  (``fanfuse.limits``);
+- what is kept is the most recent turns: at most ``CONVERSATION.kept_turns`` of them, and no more than
+  ``CONVERSATION.kept_chars`` characters in all (a turn that would cross that budget is dropped with
+  every older one). What a question refers to ("which one is cheaper?") is almost always in the last
+  few turns, and a bounded history bounds the cost of every expander that reads it (an LLM prompt
+  above all).
 - blank turns are dropped.
 """
 
@@ -22,12 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.limits import CONVERSATION
 
 __all__ = [
-    "KEPT_CHARS",
-    "KEPT_TURNS",
-    "MAX_HISTORY_TURNS",
-    "MAX_TURN_CHARS",
     "ROLES",
     "History",
     "Turn",
@@ -39,14 +38,6 @@ __all__ = [
 
 #: The roles a turn may have (as OpenAI's, LangChain's, LlamaIndex's and Haystack's messages name them).
 ROLES = ("user", "assistant", "system", "tool")
-#: The most turns a search accepts; more is refused.
-MAX_HISTORY_TURNS = 1000
-#: The longest turn accepted, in characters (as long as a question may be).
-MAX_TURN_CHARS = 10_000
-#: The most recent turns kept.
-KEPT_TURNS = 10
-#: The characters kept, in all, from the most recent turns.
-KEPT_CHARS = 4_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,18 +61,18 @@ def check_history(history: object, name: str = "history") -> History:
             f"{name} must be a list of turns, oldest first, each a str (a user turn) or a "
             f'{{"role": ..., "content": ...}} message (got {type(history).__name__})'
         )
-    if len(history) > MAX_HISTORY_TURNS:
+    if len(history) > CONVERSATION.turns:
         raise FusionError(
-            f"{name} has {len(history)} turns; at most {MAX_HISTORY_TURNS} are accepted "
-            f"(only the last {KEPT_TURNS} are used)"
+            f"{name} has {len(history)} turns; at most {CONVERSATION.turns} are accepted "
+            f"(only the last {CONVERSATION.kept_turns} are used)"
         )
     turns = [check_turn(item, f"{name}[{i}]") for i, item in enumerate(history)]
     kept: list[Turn] = []
-    budget = KEPT_CHARS
+    budget = CONVERSATION.kept_chars
     for turn in reversed(turns):
         if not turn.content.strip():
             continue
-        if len(kept) == KEPT_TURNS or len(turn.content) > budget:
+        if len(kept) == CONVERSATION.kept_turns or len(turn.content) > budget:
             break
         budget -= len(turn.content)
         kept.append(turn)
@@ -119,8 +110,10 @@ def check_turn(item: object, name: str) -> Turn:
         raise FusionError(f"{name}.role must be one of {', '.join(ROLES)} (got {role!r})")
     if not isinstance(content, str):
         raise TypeError(f"{name}.content must be a str (got {type(content).__name__})")
-    if len(content) > MAX_TURN_CHARS:
-        raise FusionError(f"{name} has {len(content)} characters; at most {MAX_TURN_CHARS} are accepted")
+    if len(content) > CONVERSATION.turn_chars:
+        raise FusionError(
+            f"{name} has {len(content)} characters; at most {CONVERSATION.turn_chars} are accepted"
+        )
     try:
         content.encode("utf-8")
     except UnicodeEncodeError as error:  # a lone surrogate: no backend can search it

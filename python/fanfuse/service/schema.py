@@ -22,8 +22,8 @@ from pydantic import (
 )
 
 from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
-from fanfuse.limits import LIMITS, REQUEST
-from fanfuse.multiquery.conversation import MAX_HISTORY_TURNS, MAX_TURN_CHARS, ROLES
+from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
+from fanfuse.multiquery.conversation import ROLES
 from fanfuse.multiquery.llm_prompts import STRATEGIES
 
 __all__ = ["SearchRequest", "SearchResponse"]
@@ -80,7 +80,7 @@ class Message(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     role: str = Field(description="who said it", json_schema_extra={"enum": list(ROLES)})
-    content: str = Field(max_length=MAX_TURN_CHARS, description="what was said")
+    content: str = Field(max_length=CONVERSATION.turn_chars, description="what was said")
 
     @field_validator("role")
     @classmethod
@@ -96,7 +96,7 @@ class Message(BaseModel):
 
 
 # A user turn written as a bare string.
-_UserTurn = Annotated[StrictStr, Field(max_length=MAX_TURN_CHARS)]
+_UserTurn = Annotated[StrictStr, Field(max_length=CONVERSATION.turn_chars)]
 
 
 class SearchRequest(BaseModel):
@@ -108,7 +108,7 @@ class SearchRequest(BaseModel):
     query: str = Field(min_length=1, max_length=REQUEST.query_chars, description="the question")
     history: list[_UserTurn | Message] | None = Field(
         None,
-        max_length=MAX_HISTORY_TURNS,
+        max_length=CONVERSATION.turns,
         description="the conversation before the question, oldest first: user turns as strings, or "
         "messages; the search reads the most recent ones (docs/multiquery.md, Conversations)",
     )
