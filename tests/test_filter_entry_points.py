@@ -46,7 +46,9 @@ def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def found_by_retriever(answer: dict[str, Any]) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {"bm25": set(), "dense": set()}
+    # Every retriever the search ran (the dense side's vector feedback too) must keep the same documents.
+    found: dict[str, set[str]] = {b["retriever"]: set() for b in answer["diagnostics"]["branches"]}
+    assert {"bm25", "dense"} <= set(found)
     for hit in answer["hits"]:
         for p in hit["provenance"]:
             if p["rank"] is not None:
@@ -54,9 +56,9 @@ def found_by_retriever(answer: dict[str, Any]) -> dict[str, set[str]]:
     return found
 
 
-def expected(filter: dict[str, Any]) -> dict[str, set[str]]:
+def expected(filter: dict[str, Any], answer: dict[str, Any]) -> dict[str, set[str]]:
     kept = {doc_id for doc_id, metadata in METADATA.items() if matches(filter, metadata)}
-    return {"bm25": kept, "dense": kept}
+    return {b["retriever"]: kept for b in answer["diagnostics"]["branches"]}
 
 
 def filter_flags() -> list[str]:
@@ -84,7 +86,8 @@ def test_the_command_line_filter(
     assert parse_filters(flags) == filter
     argv = ["search", "common", "--index", str(hybrid), "--expander", "none", "--json", "--top-k", "20"]
     assert main([*argv, *(f"--filter={flag}" for flag in flags)]) == 0
-    assert found_by_retriever(json.loads(capsys.readouterr().out)) == expected(filter)
+    answer = json.loads(capsys.readouterr().out)
+    assert found_by_retriever(answer) == expected(filter, answer)
 
 
 @pytest.mark.parametrize(("flags", "filter"), CASES, ids=[" ".join(f) for f, _ in CASES])
@@ -102,4 +105,4 @@ def test_the_service_filter_field(hybrid: Path, flags: list[str], filter: dict[s
             "/search", json={"query": "common", "expander": "none", "top_k": 20, "filter": filter}
         )
     assert response.status_code == 200, response.text
-    assert found_by_retriever(response.json()) == expected(filter)
+    assert found_by_retriever(response.json()) == expected(filter, response.json())
