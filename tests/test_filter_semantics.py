@@ -96,6 +96,14 @@ def dense(docs: list[Document], _: Path) -> Search:
     return lambda filter: ids(retriever.search("common", len(docs), filter))
 
 
+def dense_feedback(docs: list[Document], _: Path) -> Search:
+    from fanfuse.retrievers.dense_feedback import DenseFeedback
+
+    dense = DenseRetriever.from_documents(docs, lambda texts: np.ones((len(texts), 3), dtype=np.float32))
+    retriever = DenseFeedback(dense)
+    return lambda filter: ids(retriever.search("common", len(docs), filter))
+
+
 def langchain(docs: list[Document], _: Path) -> Search:
     from fanfuse.retrievers.langchain import LangChainRetriever, document_predicate
     from langchain_core.documents import Document as LCDocument
@@ -162,6 +170,7 @@ IN_PROCESS = {
     "tantivy": tantivy,
     "tantivy built before filter terms": tantivy_before_filter_terms,
     "dense": dense,
+    "dense vector feedback": dense_feedback,
     "langchain": langchain,
     "llamaindex": llamaindex,
     "haystack": haystack,
