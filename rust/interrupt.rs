@@ -3,6 +3,11 @@
 //! loops on that thread call [`checkpoint`], which polls at most every [`POLL_INTERVAL`] and turns a "stop" into
 //! [`FusionError::Interrupted`]. Threads the work spawns stop when the loop that feeds them does.
 //!
+//! A loop whose steps are tiny (one sign flip of a few queries) counts its work with a [`Ticker`],
+//! which calls [`checkpoint`] once per [`WORK_PER_CHECK`] units: a loop's running time is bounded by
+//! its input or its iteration count, never by a check left out, so every loop that a caller's number
+//! or file can make long takes one.
+//!
 //! A poll per thread rather than a process-wide signal handler: the host (Python) owns the signal
 //! handlers, and only its main thread can run them.
 
@@ -62,6 +67,33 @@ pub fn checkpoint() -> Result<(), FusionError> {
     }
 }
 
+/// Units of work (additions, hits, lines) between two checks of a [`Ticker`]: some tens of
+/// microseconds, so the check costs nothing measurable and a stop is still seen within the interval.
+pub const WORK_PER_CHECK: u64 = 1 << 16;
+
+/// Calls [`checkpoint`] once per [`WORK_PER_CHECK`] units of work counted with [`Ticker::tick`].
+#[derive(Debug, Default)]
+pub struct Ticker {
+    work: u64,
+}
+
+impl Ticker {
+    #[must_use]
+    pub const fn new() -> Self {
+        Self { work: 0 }
+    }
+
+    /// Counts `units` of work done; fails with [`FusionError::Interrupted`] once a stop was asked for.
+    pub fn tick(&mut self, units: usize) -> Result<(), FusionError> {
+        self.work += units.max(1) as u64;
+        if self.work < WORK_PER_CHECK {
+            return Ok(());
+        }
+        self.work = 0;
+        checkpoint()
+    }
+}
+
 /// Like [`checkpoint`], but polls now whatever the interval: for a last poll before work that cannot
 /// be taken back (replacing an output file).
 pub fn poll_now() -> Result<(), FusionError> {
@@ -110,5 +142,29 @@ mod tests {
         );
         assert_eq!(outcome, "stopped");
         assert_eq!(checkpoint(), Ok(()), "the poll is removed with the work");
+    }
+
+    #[test]
+    fn a_ticker_checks_once_per_work_quantum_and_sees_the_stop() {
+        let polled = Rc::new(std::cell::Cell::new(0_u32));
+        let count = Rc::clone(&polled);
+        let outcome = run_polling(
+            Box::new(move || {
+                count.set(count.get() + 1);
+                true
+            }),
+            || {
+                let mut ticker = Ticker::new();
+                // Work below one quantum never reaches the poll, however long it takes.
+                std::thread::sleep(POLL_INTERVAL * 2);
+                for _ in 0..(WORK_PER_CHECK / 8 - 1) {
+                    ticker.tick(8)?;
+                }
+                assert_eq!(polled.get(), 0);
+                ticker.tick(8)
+            },
+        );
+        assert_eq!(outcome, Err(FusionError::Interrupted));
+        assert_eq!(polled.get(), 1);
     }
 }

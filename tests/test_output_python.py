@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from cli_process import ended_pid
 from fanfuse import FusionError
-from fanfuse._output import atomic_output
+from fanfuse._core import OutputFile
 from fanfuse.retrievers.dense import TfidfSvdEmbedder
 from fanfuse.retrievers.dense_cache import MODEL_FILE, VECTORS_FILE, dense_for_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -93,7 +93,7 @@ def test_replaced_file_keeps_its_mode(model: TfidfSvdEmbedder, saved: bytes, tmp
 def test_a_failure_while_writing_keeps_the_previous_file(tmp_path: Path) -> None:
     path = tmp_path / "data.bin"
     path.write_bytes(PREVIOUS)
-    with pytest.raises(RuntimeError, match="disk full"), atomic_output(path) as stream:
+    with pytest.raises(RuntimeError, match="disk full"), OutputFile(path) as stream:
         stream.write(b"partial")
         raise RuntimeError("disk full")
     assert path.read_bytes() == PREVIOUS

@@ -10,8 +10,7 @@ import os
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from fanfuse._core import FusionError
-from fanfuse._output import atomic_output
+from fanfuse._core import FusionError, OutputFile
 
 if TYPE_CHECKING:
     from fanfuse.report import Report
@@ -85,7 +84,7 @@ def plot(report: Report, path: str | os.PathLike[str]) -> None:
     )
     figure.tight_layout(rect=(0, 0.04 + 0.03 * math.ceil(len(names) / 3), 1, 1))
     try:
-        with atomic_output(path) as stream:
+        with OutputFile(path) as stream:
             figure.savefig(stream, format="png", dpi=110)
     finally:
         plt.close(figure)

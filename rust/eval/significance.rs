@@ -89,12 +89,14 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> R
     // Compare sums, not means, and allow for rounding so identical systems give p = 1.
     let tolerance = 1e-12 * diffs.iter().map(|d| d.abs()).sum::<f64>().max(1.0);
     let threshold = observed - tolerance;
-    if let Some(p) = exhaustive_p_value(&diffs, iterations, threshold) {
+    if let Some(p) = exhaustive_p_value(&diffs, iterations, threshold)? {
         return Ok(p);
     }
     let mut rng = SplitMix(seed);
     let mut at_least = 0_u64;
+    let mut ticker = crate::interrupt::Ticker::new();
     for _ in 0..iterations {
+        ticker.tick(diffs.len())?;
         let mut sum = 0.0;
         let mut bits = 0_u64;
         for (i, d) in diffs.iter().enumerate() {
@@ -115,16 +117,19 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> R
 /// as `iterations` is a u32): no more work than the random flips asked for. A flip and its mirror
 /// image have sums of opposite sign and equal magnitude (negation is exact and the terms are added
 /// in the same order), so only the flips that keep the last difference's sign are summed.
-fn exhaustive_p_value(diffs: &[f64], iterations: u32, threshold: f64) -> Option<f64> {
-    let n = u32::try_from(diffs.len()).ok().filter(|&n| n <= 32 && 1_u64 << n <= u64::from(iterations))?;
+fn exhaustive_p_value(diffs: &[f64], iterations: u32, threshold: f64) -> Result<Option<f64>, FusionError> {
+    let Some(n) = u32::try_from(diffs.len()).ok().filter(|&n| n <= 32 && 1_u64 << n <= u64::from(iterations)) else {
+        return Ok(None);
+    };
     let half = 1_u64 << (n - 1);
-    let at_least = (half..2 * half)
-        .filter(|&mask| {
-            let sum: f64 = diffs.iter().enumerate().map(|(i, d)| if mask >> i & 1 == 1 { *d } else { -*d }).sum();
-            sum.abs() >= threshold
-        })
-        .count();
-    Some(at_least as f64 / half as f64)
+    let mut at_least = 0_u64;
+    let mut ticker = crate::interrupt::Ticker::new();
+    for mask in half..2 * half {
+        ticker.tick(diffs.len())?;
+        let sum: f64 = diffs.iter().enumerate().map(|(i, d)| if mask >> i & 1 == 1 { *d } else { -*d }).sum();
+        at_least += u64::from(sum.abs() >= threshold);
+    }
+    Ok(Some(at_least as f64 / half as f64))
 }
 
 /// Two-sided p-value of the paired t-test of mean(a - b) = 0, as `scipy.stats.ttest_rel` gives it.

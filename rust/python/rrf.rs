@@ -10,7 +10,7 @@ use super::args::outer_items;
 use super::fused::Fused;
 use super::ids::{ListPath, OwnedIds};
 use super::options::{check_query_weights, check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
-use super::{detached, to_py_err};
+use super::{interruptible, to_py_err};
 use crate::batch;
 use crate::error::FusionError as CoreError;
 use crate::rrf::{FusedEntry, RrfParams};
@@ -31,7 +31,7 @@ pub(super) fn rrf(
     for (i, list) in outer_items(lists, "lists", "ranked id lists")?.iter().enumerate() {
         ids.push_list(list, ListPath { root: "lists", query: None, list: i })?;
     }
-    let entries = detached(py, || ids.fuse(&ids.bounds, &params))?;
+    let entries = interruptible(py, || ids.fuse(&ids.bounds, &params))?;
     Ok(Fused::build(py, &ids, &entries))
 }
 
@@ -83,7 +83,7 @@ impl OwnedBatch {
     /// Every query fused, in order, with the GIL released by the caller.
     fn fuse(&self, params: &RrfParams, threads: Option<usize>) -> Result<Vec<Vec<FusedEntry>>, CoreError> {
         let queries: Vec<usize> = (0..self.len()).collect();
-        batch::map_queries(&queries, threads, |&q| self.ids.fuse(self.query_bounds(q), params)).into_iter().collect()
+        batch::map_queries(&queries, threads, |&q| self.ids.fuse(self.query_bounds(q), params))?.into_iter().collect()
     }
 }
 
@@ -123,7 +123,7 @@ pub(super) fn rrf_batch(
         let mut owned = OwnedBatch::new();
         for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
             owned.refill(chunk, c * batch::CHUNK, &params)?;
-            let entries = detached(py, || owned.fuse(&params, Some(1)))?;
+            let entries = interruptible(py, || owned.fuse(&params, Some(1)))?;
             fused.extend(entries.iter().map(|e| Fused::build(py, &owned.ids, e)));
         }
         return Ok(fused);
@@ -177,7 +177,7 @@ pub(super) fn _kernel_seconds(
     let mut owned = OwnedBatch::new();
     for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
         owned.refill(chunk, c * batch::CHUNK, &params)?;
-        total += detached(py, || {
+        total += interruptible(py, || {
             let mut best = f64::INFINITY;
             for _ in 0..repeat.max(1) {
                 let start = std::time::Instant::now();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 
 use super::runs::{PyQrels, PyRun};
-use super::{detached, interruptible, to_py_err, FusionError};
+use super::{interruptible, to_py_err, FusionError};
 use crate::fusion::{TrainedMethod, TrainedModel};
 use crate::runs::train::{self, TrainSizes};
 
@@ -117,7 +117,7 @@ pub(super) fn train_fusion(
     let sizes = TrainSizes { segments: size("segments", segments, 1)?, window: size("window", window, 0)? };
     let owned: Vec<Arc<crate::runs::Run>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let qrels = Arc::clone(&qrels.inner);
-    let model = detached(py, || {
+    let model = interruptible(py, || {
         let refs: Vec<&crate::runs::Run> = owned.iter().map(AsRef::as_ref).collect();
         train::train(method, &refs, &qrels, sizes)
     })?;

@@ -1,6 +1,8 @@
-//! Opening a run or qrels file and reading it line by line, gzip or plain, with line numbers for
-//! errors and a byte counter for progress bars. Lines end at `\n`, with or without a `\r` before
-//! it; a UTF-8 byte-order mark at the start of the (decompressed) file is skipped.
+//! Opening a run, qrels or corpus file and reading it line by line, gzip or plain, with line numbers
+//! for errors and a byte counter for progress bars. Lines end at `\n`, with or without a `\r` before
+//! it; a UTF-8 byte-order mark at the start of the (decompressed) file is skipped. A line holds at
+//! most [`MAX_LINE_BYTES`]: what is not a text file (`/dev/zero`, a binary, a wrong path) fails at
+//! its first line instead of filling the memory.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -50,6 +52,11 @@ pub struct LineSource {
 
 const BUFFER: usize = 1 << 20;
 
+/// The longest line a reader accepts (16 MiB), so that the memory a reader holds is bounded. The
+/// longest line of the MT-RAG runs with passage text is 16 kB; a run line of 1,000 contexts of 4 kB
+/// text each is 4 MB.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
 impl LineSource {
     pub fn open(path: &str) -> Result<Self, FusionError> {
         let mut file = File::open(path).map_err(|e| FusionError::io(path, &e))?;
@@ -93,6 +100,9 @@ impl LineSource {
             }
             self.fill()?;
         };
+        if to - from > MAX_LINE_BYTES {
+            return Err(self.too_long());
+        }
         self.line += 1;
         let mut to = to;
         while to > from && matches!(self.buffer[to - 1], b'\n' | b'\r') {
@@ -131,13 +141,30 @@ impl LineSource {
         }
     }
 
-    /// Moves the unreturned tail to the front (growing the buffer for a line longer than it) and reads more.
+    /// The error of a line longer than [`MAX_LINE_BYTES`], at the line being read.
+    fn too_long(&self) -> FusionError {
+        FusionError::input(
+            &self.path,
+            self.line + 1,
+            format!(
+                "the line is longer than {} MiB, the most a line may hold; this is not a text file of \
+                 lines (a run, qrels or corpus)?",
+                MAX_LINE_BYTES >> 20
+            ),
+        )
+    }
+
+    /// Moves the unreturned tail to the front (growing the buffer for a line longer than it, up to
+    /// one byte past the longest line accepted) and reads more.
     fn fill(&mut self) -> Result<(), FusionError> {
         self.buffer.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
+        if self.end > MAX_LINE_BYTES {
+            return Err(self.too_long());
+        }
         if self.end == self.buffer.len() {
-            self.buffer.resize(self.buffer.len() * 2, 0);
+            self.buffer.resize((self.buffer.len() * 2).min(MAX_LINE_BYTES + 1), 0);
         }
         let n = loop {
             match self.reader.read(&mut self.buffer[self.end..]) {
@@ -232,6 +259,32 @@ mod tests {
         assert_eq!(lines[49_999], "q49999 Q0 d49999 1 0.5 t");
         assert_eq!(lines[50_000], long);
         assert_eq!(lines[50_001], "last");
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_fails_at_its_number_with_bounded_memory() {
+        use std::io::Write;
+        let path = std::env::temp_dir().join(format!("fanfuse-source-{}-endless", std::process::id()));
+        let mut file = File::create(&path).unwrap();
+        file.write_all(b"q1 Q0 d1 1 1 t\n").unwrap();
+        file.write_all(&vec![b'x'; MAX_LINE_BYTES + 1]).unwrap();
+        drop(file);
+        let mut source = LineSource::open(&path.to_string_lossy()).unwrap();
+        assert_eq!(source.next_line().unwrap(), Some("q1 Q0 d1 1 1 t"));
+        let error = source.next_line().unwrap_err().to_string();
+        assert!(error.contains(":2: the line is longer than 16 MiB"), "{error}");
+        assert!(source.buffer.len() <= MAX_LINE_BYTES + 1);
+        // The same line cut to the limit (unterminated, at the end of the file) is read.
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(15 + MAX_LINE_BYTES as u64).unwrap();
+        let mut source = LineSource::open(&path.to_string_lossy()).unwrap();
+        source.next_line().unwrap();
+        assert_eq!(source.next_line().unwrap().map(str::len), Some(MAX_LINE_BYTES));
+        std::fs::remove_file(&path).unwrap();
+        #[cfg(target_os = "linux")]
+        {
+            let error = LineSource::open("/dev/zero").unwrap().next_line().unwrap_err().to_string();
+            assert!(error.starts_with("/dev/zero:1: the line is longer than"), "{error}");
+        }
     }
 
     #[test]

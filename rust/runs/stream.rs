@@ -295,7 +295,7 @@ impl ChunkWriter<'_> {
                 }
             })?;
             Ok::<_, FusionError>(buffer)
-        });
+        })?;
         for (bytes, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
             let bytes = bytes?;
             if self.empty && !bytes.is_empty() {

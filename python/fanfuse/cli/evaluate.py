@@ -7,10 +7,10 @@ import json
 import math
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError
-from fanfuse._output import atomic_output
-from fanfuse.cli._common import guarded, int_from, name_list, table
+from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError, OutputFile
+from fanfuse.cli._common import int_from, name_list, table
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
+from fanfuse.cli.paths import add_output, add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare
 from fanfuse.runs import DEFAULT_METRICS, RunScores, compare_runs, paired_tests_against_first
@@ -26,12 +26,8 @@ def register(subparsers: Any) -> None:
         "the run and the qrels. p: two-sided paired randomization test against the first run; t: two-sided "
         "paired Student t-test against the first run.",
     )
-    parser.add_argument(
-        "runs", nargs="+", metavar="RUN", help="run files: TREC 6-column, MT-RAG JSONL or Parquet"
-    )
-    parser.add_argument(
-        "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
-    )
+    add_runs(parser, help="run files: TREC 6-column, MT-RAG JSONL or Parquet")
+    add_qrels(parser)
     parser.add_argument(
         "--metrics",
         type=name_list,
@@ -72,11 +68,14 @@ def register(subparsers: Any) -> None:
     )
     report.add_argument("--alpha", type=unit_interval, help="significance level (default 0.05)")
     report.add_argument("--format", choices=FORMATS, help="output format (default table)")
-    report.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    report.add_argument(
-        "--plot", metavar="FILE.png", help="also write a PNG of the report (needs matplotlib: fanfuse[plot])"
+    add_output(report, "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_output(
+        report,
+        "--plot",
+        metavar="FILE.png",
+        help="also write a PNG of the report (needs matplotlib: fanfuse[plot])",
     )
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def unit_interval(text: str) -> float:
@@ -116,7 +115,7 @@ def write_report(args: argparse.Namespace) -> int:
     if args.plot:
         report.plot(args.plot)
     if args.output:
-        with atomic_output(args.output) as stream:
+        with OutputFile(args.output, inputs=[*args.runs, args.qrels]) as stream:
             stream.write(text.encode())
     else:
         print(text, end="")

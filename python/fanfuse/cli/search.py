@@ -13,6 +13,7 @@ from typing import Any
 from fanfuse._core import FusionError
 from fanfuse.cli import render
 from fanfuse.cli._common import int_from
+from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
 from fanfuse.multiquery import Expander, LLMExpander
@@ -40,7 +41,7 @@ def register(subparsers: Any) -> None:
         "says otherwise) and print the hits. The same search as fanfuse.open_index(DIR) in Python.",
     )
     parser.add_argument("query", help="the question")
-    parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
+    add_index(parser)
     parser.add_argument(
         "--expander",
         choices=["heuristic", "llm", "none"],
@@ -196,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"embedded {embedded[0]} documents, kept in {index.directory}", file=sys.stderr)
         with retriever:
             result = retriever.search(args.query, filter=filters or None)
-    except (FusionError, ImportError) as error:
+    except ImportError as error:
         print(f"fanfuse search: error: {error}", file=sys.stderr)
         return 2
     if args.json:

@@ -7,8 +7,8 @@ import socket
 import sys
 from typing import Any
 
-from fanfuse._core import FusionError
 from fanfuse.cli._common import int_from
+from fanfuse.cli.paths import add_index
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
 
@@ -21,7 +21,7 @@ def register(subparsers: Any) -> None:
         "options as JSON and returns the hits with provenance and diagnostics; GET /healthz; the "
         "OpenAPI schema at /openapi.json. Needs fanfuse[serve].",
     )
-    parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
+    add_index(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument(
         "--port", type=int_from(0, 65535), default=8000, help="port (default 8000; 0: any free one)"
@@ -61,12 +61,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         print(f"fanfuse serve: error: {error.name} is missing: {SERVE_HINT}", file=sys.stderr)
         return 2
-    try:
-        app = app_for_index(args.index, dense=args.dense)
-        listening = listening_socket(args.host, args.port)
-    except (FusionError, OSError) as error:
-        print(f"fanfuse serve: error: {error}", file=sys.stderr)
-        return 2
+    app = app_for_index(args.index, dense=args.dense)
+    listening = listening_socket(args.host, args.port)
     host, port = listening.getsockname()[:2]
     # One line a script (or a test) reads to learn the port, printed once the socket accepts.
     print(f"fanfuse serve: listening on http://{host}:{port}", flush=True)

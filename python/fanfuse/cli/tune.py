@@ -9,7 +9,8 @@ from dataclasses import asdict
 from typing import Any
 
 from fanfuse._core import METHODS, TRAINED_METHODS
-from fanfuse.cli._common import float_list, guarded, int_from, table
+from fanfuse.cli._common import float_list, int_from, table
+from fanfuse.cli.paths import add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.tables import read_any_qrels, read_any_run
 from fanfuse.tune import tune
@@ -56,10 +57,8 @@ def register(subparsers: Any) -> None:
         "chosen on the training folds and scored on the held-out fold (trained methods are trained on "
         "the training folds only); compared with picking the best single run the same way.",
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
-    parser.add_argument(
-        "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
-    )
+    add_runs(parser, help="run files (at least two)")
+    add_qrels(parser)
     parser.add_argument(
         "--method",
         default="rrf",
@@ -85,7 +84,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--folds", type=int_from(2), default=5, help="cross-validation folds (default 5)")
     parser.add_argument("--seed", type=int_from(0), default=0, help="seed of the fold split (default 0)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

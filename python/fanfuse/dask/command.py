@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import socket
 import sys
 from collections.abc import Iterator, Sequence
 from typing import IO
@@ -15,15 +16,15 @@ import dask.dataframe as dd
 import pandas as pd
 from dask.base import compute
 
-from fanfuse._core import FusionError
-from fanfuse._output import atomic_output
+from fanfuse._core import FusionError, OutputFile
 from fanfuse.cli.fuse import method_parameters
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows
 from fanfuse.dask.kernel import evaluate_partition, evaluation_columns
 from fanfuse.runs import RunScores, with_means
 
-# Seconds to reach a scheduler given by --scheduler before giving up with an error.
-CONNECT_TIMEOUT = 30
+# Seconds to reach a scheduler given by --scheduler (its TCP port, then its handshake) before
+# giving up with an error: a scheduler on a reachable network answers within a second.
+CONNECT_TIMEOUT = 5
 
 
 @contextlib.contextmanager
@@ -38,11 +39,24 @@ def scheduler(address: str | None) -> Iterator[None]:
     from distributed import Client
 
     try:
+        _reachable(address)
         client = Client(address, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError, ValueError) as error:
         raise FusionError(f"--scheduler {address}: cannot connect ({error})") from None
     with client:
         yield
+
+
+def _reachable(address: str) -> None:
+    """Fails at once where nothing listens at a tcp:// or tls:// address (distributed would retry a
+    refused connection until its timeout), and within CONNECT_TIMEOUT where nothing answers."""
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp", "tls"):
+        return  # another transport (ucx, inproc): distributed's own timeout applies
+    host, _, port = rest.rpartition(":")
+    if not port.isdigit():
+        return  # distributed reads the address (and words what is wrong with it)
+    socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT).close()
 
 
 def write_fused(fused: dd.DataFrame, stream: IO[bytes]) -> int:
@@ -74,7 +88,7 @@ def fuse(args: argparse.Namespace) -> int:
         "threads": args.threads,
         **method_parameters(args),
     }
-    with scheduler(args.scheduler), atomic_output(args.output) as stream:
+    with scheduler(args.scheduler), OutputFile(args.output, inputs=list(args.runs)) as stream:
         fused = fused_queries(list(args.runs), partitions=args.partitions, **options)
         queries = write_fused(fused, stream)
     where = args.scheduler or "this process's threads"
