@@ -12,6 +12,8 @@
 //! handlers, and only its main thread can run them.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::FusionError;
@@ -24,6 +26,8 @@ struct Poller {
     poll: Box<dyn Fn() -> bool>,
     next: Instant,
     stopped: bool,
+    /// Set with `stopped`, for the threads the work spawns (see [`follow`]).
+    shared: Arc<AtomicBool>,
 }
 
 thread_local! {
@@ -40,7 +44,8 @@ pub fn run_polling<T>(poll: Box<dyn Fn() -> bool>, work: impl FnOnce() -> T) -> 
             POLLER.with(|p| *p.borrow_mut() = previous);
         }
     }
-    let installed = Poller { poll, next: Instant::now() + POLL_INTERVAL, stopped: false };
+    let installed =
+        Poller { poll, next: Instant::now() + POLL_INTERVAL, stopped: false, shared: Arc::new(AtomicBool::new(false)) };
     let _restore = Restore(POLLER.with(|p| p.borrow_mut().replace(installed)));
     work()
 }
@@ -56,6 +61,7 @@ pub fn checkpoint() -> Result<(), FusionError> {
             if now >= poller.next {
                 poller.next = now + POLL_INTERVAL;
                 poller.stopped = (poller.poll)();
+                poller.shared.store(poller.stopped, Ordering::Relaxed);
             }
         }
         poller.stopped
@@ -65,6 +71,18 @@ pub fn checkpoint() -> Result<(), FusionError> {
     } else {
         Ok(())
     }
+}
+
+/// The stop of this thread's work, to hand to the threads it spawns; never set where no poll is installed.
+#[must_use]
+pub fn stop_signal() -> Arc<AtomicBool> {
+    POLLER.with(|p| p.borrow().as_ref().map_or_else(|| Arc::new(AtomicBool::new(false)), |p| Arc::clone(&p.shared)))
+}
+
+/// Runs `work` on a thread the polling thread spawned, so that its [`checkpoint`]s fail once the
+/// polling thread saw a stop ([`stop_signal`] of that thread), as its own do.
+pub fn follow<T>(stop: Arc<AtomicBool>, work: impl FnOnce() -> T) -> T {
+    run_polling(Box::new(move || stop.load(Ordering::Relaxed)), work)
 }
 
 /// Units of work (additions, hits, lines) between two checks of a [`Ticker`]: some tens of
@@ -142,6 +160,46 @@ mod tests {
         );
         assert_eq!(outcome, "stopped");
         assert_eq!(checkpoint(), Ok(()), "the poll is removed with the work");
+    }
+
+    #[test]
+    fn a_spawned_thread_that_follows_stops_with_the_polling_thread() {
+        let outcome = run_polling(Box::new(|| true), || {
+            let stop = stop_signal();
+            std::thread::scope(|scope| {
+                let follower = scope.spawn(|| {
+                    follow(stop, || -> Result<(), FusionError> {
+                        loop {
+                            checkpoint()?;
+                            std::thread::sleep(POLL_INTERVAL / 10);
+                        }
+                    })
+                });
+                std::thread::sleep(POLL_INTERVAL * 2);
+                assert_eq!(checkpoint(), Err(FusionError::Interrupted));
+                follower.join().expect("no panic")
+            })
+        });
+        assert_eq!(outcome, Err::<(), _>(FusionError::Interrupted));
+    }
+
+    /// The loops a caller's number makes long: sign flips drawn (`iterations` up to 2^32 - 1) or
+    /// counted (2^31 for 32 pairs), queries of a batch. Each stops on the first poll.
+    #[test]
+    fn the_loops_a_number_makes_long_stop() {
+        let stopped = || Box::new(|| true);
+        let (a, b) = (vec![0.25; 1000], vec![0.5; 1000]);
+        let drawn = run_polling(stopped(), || crate::eval::significance::randomization_test(&a, &b, u32::MAX, 0));
+        assert_eq!(drawn, Err(FusionError::Interrupted));
+        let (a, b) = (vec![0.25; 32], vec![0.5; 32]);
+        let counted = run_polling(stopped(), || crate::eval::significance::randomization_test(&a, &b, u32::MAX, 0));
+        assert_eq!(counted, Err(FusionError::Interrupted));
+        let queries: Vec<u64> = (0..1 << 20).collect();
+        let batch = run_polling(stopped(), || {
+            std::thread::sleep(POLL_INTERVAL);
+            crate::batch::map_queries(&queries, Some(1), |q| q + 1)
+        });
+        assert_eq!(batch, Err(FusionError::Interrupted));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use flate2::read::MultiGzDecoder;
 
 use crate::error::FusionError;
+use crate::interrupt::Ticker;
 
 /// Counts the bytes read from the file on disk (compressed bytes for `.gz`), for progress.
 struct Counting<R> {
@@ -48,6 +49,8 @@ pub struct LineSource {
     /// Bytes of the file consumed so far (shared with a progress bar).
     pub consumed: Arc<AtomicU64>,
     gzip: bool,
+    /// Bytes read, for the interrupt check (every reader of a file is a long loop).
+    ticker: Ticker,
 }
 
 const BUFFER: usize = 1 << 20;
@@ -79,6 +82,7 @@ impl LineSource {
             line: 0,
             consumed,
             gzip,
+            ticker: Ticker::new(),
         })
     }
 
@@ -103,6 +107,7 @@ impl LineSource {
         if to - from > MAX_LINE_BYTES {
             return Err(self.too_long());
         }
+        self.ticker.tick(to - from)?;
         self.line += 1;
         let mut to = to;
         while to > from && matches!(self.buffer[to - 1], b'\n' | b'\r') {
