@@ -13,16 +13,12 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import fanfuse
 import pytest
+from command_inputs import write_inputs
 from fanfuse.cli import COMMANDS, build_parser, command_parsers, main
 from fanfuse.cli.paths import INPUT, OUTPUT, OUTPUT_DIRECTORY, option_name, path_actions
 
 PREVIOUS = b"a previous output the user wants to keep\n"
-A = "".join(f"q{q} Q0 d{q}-{i} {i + 1} {10 - i} a\n" for q in range(6) for i in range(5))
-B = "".join(f"q{q} Q0 d{q}-{4 - i} {i + 1} {10 - i} b\n" for q in range(6) for i in range(5))
-QRELS = "".join(f"q{q} 0 d{q}-{q % 5} 1\n" for q in range(6))
-CORPUS = "".join(f'{{"id": "doc{i}", "text": "word{i} text"}}\n' for i in range(5))
 
 # Valid invocations, in files named by these words (created by the `files` fixture; outputs are new).
 INVOCATIONS = [
@@ -66,17 +62,7 @@ def output_positions(argv: list[str]) -> list[int]:
 
 @pytest.fixture()
 def files(tmp_path: Path) -> Path:
-    (tmp_path / "a.trec").write_text(A)
-    (tmp_path / "b.trec").write_text(B)
-    (tmp_path / "qrels.txt").write_text(QRELS)
-    (tmp_path / "corpus.jsonl").write_text(CORPUS)
-    model = fanfuse.train_fusion(
-        [fanfuse.read_run(str(tmp_path / n)) for n in ("a.trec", "b.trec")],
-        fanfuse.read_qrels(str(tmp_path / "qrels.txt")),
-        method="probfuse",
-    )
-    model.save(str(tmp_path / "model.json"))
-    return tmp_path
+    return write_inputs(tmp_path)
 
 
 def snapshot(directory: Path) -> dict[str, bytes | None]:

@@ -199,6 +199,37 @@ impl LineSource {
     }
 }
 
+/// The most a whole-file input (a saved model) may hold: 256 MiB, some ten times the JSON of a
+/// model at the largest sizes accepted, so that reading a wrong path (`/dev/zero`) fails early.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads a whole text file of at most [`MAX_FILE_BYTES`] (a file, a FIFO or a device alike).
+///
+/// # Errors
+/// `Io` when the file cannot be read, `Input` when it is longer than the limit or not UTF-8.
+pub fn read_small_file(path: &str) -> Result<String, FusionError> {
+    let file = File::open(path).map_err(|e| FusionError::io(path, &e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| FusionError::io(path, &e))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(FusionError::input(
+            path,
+            0,
+            format!(
+                "the file is longer than {} MiB, the most it may hold; is it the right file?",
+                MAX_FILE_BYTES >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        FusionError::input(
+            path,
+            0,
+            format!("invalid UTF-8 at byte {}; the file must be UTF-8 text", e.utf8_error().valid_up_to() + 1),
+        )
+    })
+}
+
 /// Reads until `buf` is full or the file ends; returns the bytes read.
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;

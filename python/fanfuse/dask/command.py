@@ -8,8 +8,9 @@ import contextlib
 import os
 import socket
 import sys
-from collections.abc import Iterator, Sequence
-from typing import IO
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TypeVar
 
 import dask.config
 import dask.dataframe as dd
@@ -22,6 +23,7 @@ from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows
 from fanfuse.dask.kernel import evaluate_partition, evaluation_columns
 from fanfuse.runs import RunScores, with_means
 
+T = TypeVar("T")
 # Seconds to reach a scheduler given by --scheduler (its TCP port, then its handshake) before
 # giving up with an error: a scheduler on a reachable network answers within a second.
 CONNECT_TIMEOUT = 5
@@ -40,11 +42,33 @@ def scheduler(address: str | None) -> Iterator[None]:
 
     try:
         _reachable(address)
-        client = Client(address, timeout=CONNECT_TIMEOUT)
+        client = _within(2 * CONNECT_TIMEOUT, lambda: Client(address, timeout=CONNECT_TIMEOUT))
     except (OSError, TimeoutError, ValueError) as error:
         raise FusionError(f"--scheduler {address}: cannot connect ({error})") from None
     with client:
         yield
+
+
+def _within(seconds: float, connect: Callable[[], T]) -> T:
+    """`connect()`, given up after `seconds`: distributed's own timeout does not cover a peer that
+    accepts the connection and never answers (its handshake then waits forever). The abandoned
+    attempt stays on a daemon thread, which ends with the process."""
+    outcome: list[T | BaseException] = []
+
+    def attempt() -> None:
+        try:
+            outcome.append(connect())
+        except BaseException as error:  # handed to the caller's thread
+            outcome.append(error)
+
+    thread = threading.Thread(target=attempt, name="fanfuse-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        raise TimeoutError(f"no answer within {seconds:g} s; is a Dask scheduler listening there?")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def _reachable(address: str) -> None:
