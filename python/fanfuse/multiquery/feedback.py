@@ -22,6 +22,7 @@ from typing import Protocol
 
 from fanfuse._core import FusionError
 from fanfuse.multiquery.config import check_positive_int
+from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.words import STOPWORDS, content_words, query_term
 from fanfuse.retrievers.base import Hit
@@ -93,7 +94,9 @@ class FeedbackExpander(Expander):
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
         self._stop_terms = frozenset(term for w in self.stopwords for _, term in index.analyze(w))
 
-    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         if max_variants < 2:
             return Expansion((Variant(query, "original"),))
         try:
@@ -110,7 +113,9 @@ class FeedbackExpander(Expander):
             tuple(Variant(v.text, v.source, plain if v.source == "feedback" else None) for v in variants)
         )
 
-    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    async def aexpand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         # The first pass is a blocking search: keep it off the event loop.
         return await asyncio.to_thread(self.expand, query, max_variants=max_variants, strategy=strategy)
 

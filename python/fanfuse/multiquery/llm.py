@@ -24,6 +24,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
 from fanfuse.multiquery.llm_http import Endpoint, HTTPFailure, TooLarge, post, post_async, server_text
 from fanfuse.multiquery.llm_parse import UnusableAnswer, completion_text, parse_variants
@@ -132,7 +133,9 @@ class LLMExpander(Expander):
         extra = json.dumps(self.extra_body, sort_keys=True, default=str)
         return ("llm", self.url, self.model, self.strategy, self.instructions, self.temperature, extra)
 
-    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         if max_variants <= 1:
             return Expansion((Variant(query, "original"),))
         body, headers = self._request(query, max_variants - 1, strategy)
@@ -142,7 +145,9 @@ class LLMExpander(Expander):
             return self._fall_back(query, max_variants, _describe(exc, self.timeout))
         return self._read(query, answer, max_variants)
 
-    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    async def aexpand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         if max_variants <= 1:
             return Expansion((Variant(query, "original"),))
         body, headers = self._request(query, max_variants - 1, strategy)

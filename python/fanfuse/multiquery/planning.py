@@ -1,7 +1,9 @@
 """The options of one search, shared by ``search`` and ``asearch``, checked into a ``Plan``.
 
-Every option left out (or None) takes the instance's setting. A per-call ``retriever_weights`` sets
-the weights of the retrievers it names and leaves the others at the instance's weights. The fusion
+Every option left out (or None) takes the instance's setting. ``history`` (the conversation before
+the query, ``conversation.py``) is the call's alone: the expander reads it. A per-call
+``retriever_weights`` sets the weights of the retrievers it names and leaves the others at the
+instance's weights. The fusion
 options (``method``, ``k``, ``norm``, ``phi``, ``sigma``, ``gamma``, ``tie_break``, ``duplicates``)
 are ``fanfuse.fuse``'s and are checked by the core.
 """
@@ -21,6 +23,7 @@ from fanfuse.multiquery.config import (
     check_variant_weights,
     check_weight,
 )
+from fanfuse.multiquery.conversation import History, check_history
 from fanfuse.multiquery.fusion import FUSION_OPTIONS, FusionSettings, is_weighted
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 
@@ -38,6 +41,7 @@ class SearchOptions(TypedDict, total=False):
     max_variants: int | None
     filter: Mapping[str, Any] | None
     variants: Sequence[str] | None
+    history: Sequence[str | Mapping[str, str]] | None
     strategy: str | None
     variant_weights: Sequence[float] | None
     retriever_weights: Mapping[str, float] | None
@@ -69,6 +73,7 @@ class Plan:
     max_variants: int | None  # as given by the call: None means "the instance's"
     filter: Mapping[str, Any] | None
     variants: Sequence[str] | None
+    history: History
     strategy: str | None
     variant_weights: list[float]
     retriever_weights: dict[str, float]
@@ -124,6 +129,7 @@ def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, 
         max_variants=max_variants,
         filter=given.get("filter"),
         variants=variants,
+        history=check_history(given.get("history")),
         strategy=given.get("strategy", retriever.strategy),
         variant_weights=variant_weights,
         retriever_weights=retriever_weights,
