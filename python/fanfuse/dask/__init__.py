@@ -39,9 +39,10 @@ from fanfuse.dask.rows import (
     frame_rows,
     table_columns,
 )
+from fanfuse.limits import check_int
 from fanfuse.tables import is_parquet
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs", "read_rows"]
+__all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs", "read_rows", "shuffle_partitions"]
 
 RunInput = str | dd.DataFrame
 
@@ -99,6 +100,23 @@ def _frame_partition(
     return frame_rows(partition, run, first + number, label)
 
 
+def shuffle_partitions(partitions: object, rows: dd.DataFrame) -> int:
+    """The partitions of the shuffle on qid: one per input block by default. A number given must not
+    exceed the queries: a partition past them would be empty, yet each costs tasks and memory of its
+    own. The queries are counted (one more read of the input) only when it exceeds the blocks."""
+    if partitions is None:
+        return int(rows.npartitions)
+    wanted = check_int("partitions", partitions)
+    if wanted > rows.npartitions:
+        queries = int(rows[rows["group"] >= 0]["qid"].nunique().compute())
+        if wanted > queries:
+            raise FusionError(
+                f"partitions must be at most the number of queries, {queries} (got {wanted}): "
+                "each partition holds whole queries"
+            )
+    return wanted
+
+
 def fused_queries(
     runs: Sequence[RunInput],
     *,
@@ -109,13 +127,10 @@ def fused_queries(
     """One row per fused query: its TREC lines as ``fanfuse fuse`` writes them and its order keys
     (``fanfuse.dask.order``). ``options`` are those of ``fanfuse.fuse_files`` for TREC output."""
     rows, blocks, kinds = read_rows(runs, block_bytes=block_bytes)
-    if partitions is not None and (
-        not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1
-    ):
-        raise FusionError(f"partitions must be an int >= 1 (got {partitions!r})")
+    partitions = shuffle_partitions(partitions, rows)
     summary = rows.map_partitions(block_summary, meta=_meta(SUMMARY_COLUMNS))
     plan = delayed(group_starts, nout=2)(summary, len(blocks), len(runs))
-    shuffled = rows.shuffle(on="qid", npartitions=partitions or rows.npartitions)
+    shuffled = rows.shuffle(on="qid", npartitions=partitions)
     return shuffled.map_partitions(
         fuse_partition,
         blocks,

@@ -19,7 +19,7 @@ from dask.base import compute
 
 from fanfuse._core import FusionError, OutputFile
 from fanfuse.cli.fuse import method_parameters
-from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows
+from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition, evaluation_columns
 from fanfuse.runs import RunScores, with_means
 
@@ -135,7 +135,7 @@ def evaluate_runs(
     per_query = []
     for run in runs:
         rows, blocks, kinds = read_rows([run], block_bytes=block_bytes)
-        shuffled = rows.shuffle(on="qid", npartitions=partitions or rows.npartitions)
+        shuffled = rows.shuffle(on="qid", npartitions=shuffle_partitions(partitions, rows))
         meta = pd.DataFrame({n: pd.Series([], dtype=t) for n, t in evaluation_columns(metrics).items()})
         per_query.append(
             shuffled.map_partitions(evaluate_partition, blocks, kinds[0], qrels, list(metrics), meta=meta)

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from fanfuse.multiquery.config import check_positive_float, check_positive_int
+from fanfuse.limits import check_int, optional_float
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expanders import Expansion
 
@@ -26,8 +26,8 @@ class VariantCache:
     def __init__(
         self, maxsize: int = 1024, ttl: float | None = 600.0, *, clock: Callable[[], float] = time.monotonic
     ):
-        self.maxsize = check_positive_int(maxsize, "maxsize")
-        self.ttl = None if ttl is None else check_positive_float(ttl, "ttl")
+        self.maxsize = check_int("maxsize", maxsize)
+        self.ttl = optional_float("ttl", ttl)
         self._clock = clock
         self._lock = threading.Lock()
         self._entries: OrderedDict[Hashable, tuple[float, Expansion]] = OrderedDict()

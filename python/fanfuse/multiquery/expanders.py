@@ -39,11 +39,14 @@ class Variant:
     """One query variant and who produced it: ``original``, ``heuristic``, ``feedback``, ``llm``,
     ``static``, ``callable`` or ``explicit`` (given to ``search(variants=...)``). ``plain`` is the
     same variant written for a retriever that reads text, not query syntax (a dense encoder), where
-    that is more than ``text`` without its syntax; None: ``text`` serves both."""
+    that is more than ``text`` without its syntax; None: ``text`` serves both. ``plain_only``: only
+    the retrievers that read plain text search it (``hyde``'s passage, which reads as a document, not
+    a query); for the others its branch is not run (reported as skipped)."""
 
     text: str
     source: str
     plain: str | None = None
+    plain_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
 from fanfuse._core import FusionError
-from fanfuse.multiquery.config import check_positive_int
+from fanfuse.limits import check_int
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.words import STOPWORDS, content_words, query_term
@@ -87,8 +87,8 @@ class FeedbackExpander(Expander):
         if not isinstance(weighted, bool):
             raise TypeError(f"weighted must be a bool (got {type(weighted).__name__})")
         self.index = index
-        self.feedback_docs = check_positive_int(feedback_docs, "feedback_docs")
-        self.feedback_terms = check_positive_int(feedback_terms, "feedback_terms")
+        self.feedback_docs = check_int("feedback_docs", feedback_docs)
+        self.feedback_terms = check_int("feedback_terms", feedback_terms)
         self.original_weight = float(original_weight)
         self.weighted = weighted
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
