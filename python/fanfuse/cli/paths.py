@@ -15,8 +15,8 @@ from fanfuse._core import check_paths
 INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
 ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
 # What an input option reads, for the tests that build one of each: a run, qrels, a JSONL corpus,
-# a saved model, an index directory.
-KINDS = ("run", "qrels", "corpus", "model", "index")
+# a saved model, an index directory, a conversation (`--history`).
+KINDS = ("run", "qrels", "corpus", "model", "index", "history")
 _ROLE = "fanfuse_path_role"
 _KIND = "fanfuse_path_kind"
 
