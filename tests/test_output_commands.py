@@ -114,6 +114,23 @@ def test_the_invocations_cover_every_path_option_of_every_command_with_an_output
     assert {argv[0] for argv in INVOCATIONS} <= set(COMMANDS)
 
 
+# Metavars that say an option names a file or directory.
+PATH_WORDS = ("FILE", "DIR", "JSON", "RUN", "QRELS", "CORPUS", "PATH")
+
+
+def test_every_option_named_as_a_path_is_declared_as_one() -> None:
+    for command, parser in command_parsers(build_parser()).items():
+        marked = {id(action) for action, _, _ in path_actions(parser)}
+        unmarked = [
+            option_name(action)
+            for action in parser._actions
+            if isinstance(action.metavar, str)
+            and any(word in action.metavar.upper() for word in PATH_WORDS)
+            and id(action) not in marked
+        ]
+        assert unmarked == [], f"{command}: declare {unmarked} with fanfuse.cli.paths (add_input/add_output)"
+
+
 @pytest.mark.parametrize("argv", INVOCATIONS, ids=lambda a: " ".join(a[:2]))
 def test_each_invocation_runs_as_given(files: Path, argv: list[str]) -> None:
     assert main(in_dir(argv, files)) == 0
