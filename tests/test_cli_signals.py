@@ -134,7 +134,7 @@ LONG_RUNNING = {
     "index": ["index", "{corpus}", "--index", "index"],
     "search": ["search", "--index", "{index}", "--dense", "word"],
     "serve": ["serve", "--index", "{index}", "--port", "0", "--no-dense"],
-    "fuse": ["fuse", "{run}", "{run}", "--method", "probfuse", "--train-runs", "{run}", "{run}",
+    "fuse": ["fuse", *["{run}"] * COPIES, "--method", "probfuse", "--train-runs", *["{run}"] * COPIES,
              "--train-qrels", "{qrels}", "-o", "out.trec"],
     "eval": ["eval", "{small}", "{other}", "--qrels", "{small_qrels}", "--iterations", "4294967295"],
     "tune": ["tune", "{run}", "{run}", "{run}", "--qrels", "{qrels}", "--method", "wsum"],
