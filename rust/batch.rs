@@ -131,6 +131,19 @@ where
 mod tests {
     use super::*;
 
+    /// A batch of many queries stops on the first poll.
+    #[test]
+    fn a_batch_stops_on_a_signal() {
+        use crate::error::FusionError;
+        use crate::interrupt::{run_polling, POLL_INTERVAL};
+        let queries: Vec<u64> = (0..1 << 20).collect();
+        let batch = run_polling(Box::new(|| true), || {
+            std::thread::sleep(POLL_INTERVAL);
+            map_queries(&queries, Some(1), |q| q + 1)
+        });
+        assert_eq!(batch, Err(FusionError::Interrupted));
+    }
+
     #[test]
     fn parallel_equals_serial_in_order() {
         let queries: Vec<u64> = (0..5_000).collect();

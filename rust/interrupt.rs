@@ -183,25 +183,6 @@ mod tests {
         assert_eq!(outcome, Err::<(), _>(FusionError::Interrupted));
     }
 
-    /// The loops a caller's number makes long: sign flips drawn (`iterations` up to 2^32 - 1) or
-    /// counted (2^31 for 32 pairs), queries of a batch. Each stops on the first poll.
-    #[test]
-    fn the_loops_a_number_makes_long_stop() {
-        let stopped = || Box::new(|| true);
-        let (a, b) = (vec![0.25; 1000], vec![0.5; 1000]);
-        let drawn = run_polling(stopped(), || crate::eval::significance::randomization_test(&a, &b, u32::MAX, 0));
-        assert_eq!(drawn, Err(FusionError::Interrupted));
-        let (a, b) = (vec![0.25; 32], vec![0.5; 32]);
-        let counted = run_polling(stopped(), || crate::eval::significance::randomization_test(&a, &b, u32::MAX, 0));
-        assert_eq!(counted, Err(FusionError::Interrupted));
-        let queries: Vec<u64> = (0..1 << 20).collect();
-        let batch = run_polling(stopped(), || {
-            std::thread::sleep(POLL_INTERVAL);
-            crate::batch::map_queries(&queries, Some(1), |q| q + 1)
-        });
-        assert_eq!(batch, Err(FusionError::Interrupted));
-    }
-
     #[test]
     fn a_ticker_checks_once_per_work_quantum_and_sees_the_stop() {
         let polled = Rc::new(std::cell::Cell::new(0_u32));

@@ -8,12 +8,9 @@ from __future__ import annotations
 import math
 import os
 from statistics import NormalDist
-from typing import TYPE_CHECKING
 
 from fanfuse._core import FusionError, OutputFile
-
-if TYPE_CHECKING:
-    from fanfuse.report import Report
+from fanfuse.report_data import ReportData
 
 CONFIDENCE = 0.95
 
@@ -28,7 +25,7 @@ def half_width(values: list[float]) -> float:
     return NormalDist().inv_cdf(0.5 + CONFIDENCE / 2) * sd / math.sqrt(n)
 
 
-def plot(report: Report, path: str | os.PathLike[str]) -> None:
+def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
     try:
         import matplotlib
 

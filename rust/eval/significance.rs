@@ -212,6 +212,20 @@ pub fn paired_t(a: &[f64], b: &[f64]) -> Result<(f64, f64), FusionError> {
 mod tests {
     use super::*;
 
+    /// The loops a caller's number makes long, sign flips drawn (`iterations` up to 2^32 - 1) or
+    /// counted (2^31 for 32 pairs), stop on the first poll.
+    #[test]
+    fn the_sign_flip_loops_stop_on_a_signal() {
+        use crate::error::FusionError;
+        use crate::interrupt::run_polling;
+        let (a, b) = (vec![0.25; 1000], vec![0.5; 1000]);
+        let drawn = run_polling(Box::new(|| true), || randomization_test(&a, &b, u32::MAX, 0));
+        assert_eq!(drawn, Err(FusionError::Interrupted));
+        let (a, b) = (vec![0.25; 32], vec![0.5; 32]);
+        let counted = run_polling(Box::new(|| true), || randomization_test(&a, &b, u32::MAX, 0));
+        assert_eq!(counted, Err(FusionError::Interrupted));
+    }
+
     #[test]
     fn paired_t_test_edge_cases() {
         let a = [0.1, 0.5, 0.3, 0.9];

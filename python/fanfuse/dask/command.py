@@ -18,9 +18,9 @@ import pandas as pd
 from dask.base import compute
 
 from fanfuse._core import FusionError, OutputFile
-from fanfuse.cli.fuse import method_parameters
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition, evaluation_columns
+from fanfuse.fusion_options import method_parameters
 from fanfuse.runs import RunScores, with_means
 
 T = TypeVar("T")
