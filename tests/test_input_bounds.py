@@ -1,9 +1,10 @@
 """No input eats the machine. Every file a command reads line by line is read with bounded lines
-(16 MiB) and fields (64 KiB), and a whole-file input (a saved model) with a bounded size. Each input
-option of every command (from the parsers) is given, in turn, a file whose first line never ends (a
-sparse file of NULs: like /dev/zero, but with an end), and is refused with exit 2 naming file:line
-and the limit. /dev/zero itself, the issue's example, is read by a process whose address space is
-capped: an unbounded reader fails by running out of it instead of taking the machine's memory."""
+(16 MiB) and fields (64 KiB), a conversation (`--history`) with lines of one turn's bound, and a
+whole-file input (a saved model) with a bounded size. Each input option of every command (from the
+parsers) is given, in turn, a file whose first line never ends (a sparse file of NULs: like
+/dev/zero, but with an end), and is refused with exit 2 naming file:line and the limit. /dev/zero
+itself, the issue's example, is read by a process whose address space is capped: an unbounded
+reader fails by running out of it instead of taking the machine's memory."""
 
 from __future__ import annotations
 
@@ -19,11 +20,14 @@ from command_inputs import write_inputs
 from fanfuse import FusionError, read_run
 from fanfuse._core import READER_LIMITS, read_lines
 from fanfuse.cli import build_parser, command_parsers, main
+from fanfuse.cli.conversation import MAX_LINE_BYTES as MAX_HISTORY_LINE
 from fanfuse.cli.paths import INPUT, option_name, path_actions
+from fanfuse.corpus import read_jsonl
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 LINE, FIELD = READER_LIMITS["line"], READER_LIMITS["field"]
 # Inputs read from a file's content (not an index directory), and valid invocations giving each.
-READ_KINDS = ("run", "qrels", "corpus", "model")
+READ_KINDS = ("run", "qrels", "corpus", "model", "history")
 INVOCATIONS = [
     ["fuse", "a.trec", "b.trec", "-o", "out.trec"],
     [
@@ -34,6 +38,7 @@ INVOCATIONS = [
     ["eval", "a.trec", "b.trec", "--qrels", "qrels.txt"],
     ["tune", "a.trec", "b.trec", "--qrels", "qrels.txt", "--folds", "2"],
     ["index", "corpus.jsonl", "--index", "index"],
+    ["search", "alpha", "--index", "index", "--no-dense", "--history", "history.jsonl"],
 ]  # fmt: skip
 
 
@@ -67,6 +72,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
         endless.truncate(LINE + 1)
     with (directory / "huge-model").open("wb") as huge:
         huge.truncate((256 << 20) + 1)
+    (directory / "history.jsonl").write_text('"How do I rotate the keys?"\n')
+    TantivyRetriever.build(read_jsonl(directory / "corpus.jsonl"), directory / "index")
     return directory
 
 
@@ -99,11 +106,12 @@ def test_an_input_without_an_end_is_refused_at_its_first_line(
     full[at] = str(endless)
     assert main(full) == 2
     err = capsys.readouterr().err
-    limit = (
-        "the file is longer than 256 MiB"
-        if kind == "model"
-        else f"{endless}:1: the line is longer than 16 MiB"
-    )
+    limits = {
+        "model": "the file is longer than 256 MiB",
+        # A conversation's line holds one turn: its bound is the turn's, far below a run's line.
+        "history": f"--history {endless}:1: the line is longer than {MAX_HISTORY_LINE} bytes",
+    }
+    limit = limits.get(kind, f"{endless}:1: the line is longer than 16 MiB")
     assert limit in err and len(err.splitlines()) == 1, err
 
 
