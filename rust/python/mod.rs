@@ -5,7 +5,8 @@
 //! the Python result. Errors from the core map to Python in one place ([`to_py_err`]).
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
-//! the fusion entry points, `fused` the result types, `rrf` / `fuse` / `runs` / `eval` the functions.
+//! the fusion entry points, `fused` the result types, `rrf` / `fuse` / `runs` / `eval` the functions,
+//! `tables` Arrow tables in, `rows` runs as Arrow rows for the distributed engines.
 
 mod args;
 mod eval;
@@ -13,6 +14,7 @@ mod fuse;
 mod fused;
 mod ids;
 mod options;
+mod rows;
 mod rrf;
 mod runs;
 mod tables;
@@ -143,6 +145,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::runs_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
+    m.add_class::<rows::PyArrowBatch>()?;
+    m.add_function(wrap_pyfunction!(rows::file_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::read_run_block, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::read_table_block, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::rows_regrouped, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::fuse_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::run_from_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::write_run_text, m)?)?;
     m.add_class::<trained::PyFusionModel>()?;
     m.add_function(wrap_pyfunction!(trained::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;

@@ -70,7 +70,7 @@ pub(super) fn runs_from_table(
         ));
     }
     let source = table_source(table, name)?;
-    let spec = TableSpec { name, run_column, runs: &labels, rank_from };
+    let spec = TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 };
     let read = interruptible(py, move || table::runs_from_table(source, &spec))?;
     Ok(read.into_iter().map(|run| PyRun { inner: Arc::new(run) }).collect())
 }
