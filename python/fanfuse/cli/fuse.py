@@ -141,10 +141,6 @@ def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
     model = trained_model(args)
     if args.engine == "dask":
-        if model is not None:
-            raise FusionError(
-                "trained fusion (--model, --train-runs) runs in one process: drop --engine dask"
-            )
         code: int = dask_commands(args).fuse(args)
         return code
     if args.output.endswith(PARQUET_SUFFIXES):

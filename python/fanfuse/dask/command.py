@@ -23,6 +23,8 @@ from fanfuse.runs import RunScores, with_means
 
 # Seconds to reach a scheduler given by --scheduler before giving up with an error.
 CONNECT_TIMEOUT = 30
+# Bytes of a run file one task reads (a gzip file is read whole); the tests make it small.
+BLOCK_BYTES = DEFAULT_BLOCK_BYTES
 
 
 @contextlib.contextmanager
@@ -78,7 +80,9 @@ def fuse(args: argparse.Namespace) -> int:
     runs = list(args.runs)
     with scheduler(args.scheduler):
         # As many ranges of the output as partitions: this process holds about one partition's worth.
-        fused = fused_partitions(runs, partitions=args.partitions, ranges=None, **options)
+        fused = fused_partitions(
+            runs, partitions=args.partitions, block_bytes=BLOCK_BYTES, ranges=None, **options
+        )
         queries = write_fused(fused, len(fused), args.output, runs)
     where = args.scheduler or "this process's threads"
     print(f"fused {queries} queries into {args.output} with Dask ({where})", file=sys.stderr)
@@ -91,7 +95,7 @@ def evaluate_runs(
     metrics: Sequence[str],
     *,
     partitions: int | None = None,
-    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    block_bytes: int | None = None,
 ) -> list[RunScores]:
     """Per-query values of every run computed in the partitions of its shuffle on qid, gathered and
     averaged in run order, as one process averages them (the same means, bit for bit)."""
@@ -99,7 +103,7 @@ def evaluate_runs(
         raise FusionError(f"{qrels}: no such file (the qrels)")
     per_run = []
     for run in runs:
-        plan = plan_runs([run], block_bytes)
+        plan = plan_runs([run], block_bytes or BLOCK_BYTES)
         count = check_partitions(partitions, len(plan.blocks))
         summaries, rows = plan.read(count, "score")
         per_run.append(
