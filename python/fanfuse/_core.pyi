@@ -34,6 +34,7 @@ __all__ = [
     "fuse_files",
     "fuse_rows",
     "fuse_runs",
+    "fuse_tables",
     "metric_depth",
     "paired_t",
     "paired_t_test",
@@ -447,6 +448,26 @@ def runs_from_table(
     with ``run_column`` one run per label of ``runs``, in that order. Errors name ``name:row``.
     Without a score column (``rank_from`` "rank" or "file"), scores are NaN: score methods refuse them.
     """
+
+def fuse_tables(
+    tables: Sequence[object],
+    /,
+    *,
+    names: Sequence[str],
+    run_column: str | None = None,
+    runs: Sequence[str] | None = None,
+    rank_from: _RankFrom | str = "score",
+    method: _Method | str | None = None,
+    norm: _Norm | str | None = None,
+    k: float = 60.0,
+    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
+    top_k: int | None = 1000,
+    threads: int | None = None,
+) -> ArrowBatch:
+    """The work of ``fanfuse.fuse_table`` in one call: each table (``names[i]`` in errors) one run, or
+    with ``run_column`` one run per label of ``runs``, read as ``runs_from_table`` reads them and
+    fused as ``fuse_files`` fuses the same rows written as files. One row per fused hit (qid, docid,
+    rank, score, order), queries in the order ``fuse_files`` writes them."""
 
 def qrels_from_table(table: object, /, *, name: str = "qrels") -> Qrels:
     """Reads judgments from an Arrow table: qid, docid and an integer ``relevance`` (or ``score``) column."""

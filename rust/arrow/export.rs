@@ -125,6 +125,13 @@ impl ExportBatch {
         self.rows
     }
 
+    /// The batch as a table to read in the core again (its buffers shared, not copied).
+    #[must_use]
+    pub fn source(self: &Arc<Self>) -> super::TableSource {
+        let (schema, array) = self.export();
+        super::TableSource::Batch(super::ffi::OwnedSchema(Box::new(schema)), super::ffi::OwnedArray(Box::new(array)))
+    }
+
     /// The batch's schema and data as C structs the consumer takes over (it calls `release` on each).
     #[must_use]
     pub fn export(self: &Arc<Self>) -> (ArrowSchema, ArrowArray) {

@@ -145,6 +145,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::runs_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::fuse_tables, m)?)?;
     m.add_class::<rows::PyArrowBatch>()?;
     m.add_function(wrap_pyfunction!(rows::file_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(rows::read_run_block, m)?)?;

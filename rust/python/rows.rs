@@ -79,8 +79,14 @@ impl PyArrowBatch {
     }
 }
 
+impl PyArrowBatch {
+    pub(super) fn new(batch: ExportBatch) -> Self {
+        Self { inner: Arc::new(batch) }
+    }
+}
+
 fn batches(read: Vec<ExportBatch>) -> Vec<PyArrowBatch> {
-    read.into_iter().map(|batch| PyArrowBatch { inner: Arc::new(batch) }).collect()
+    read.into_iter().map(PyArrowBatch::new).collect()
 }
 
 /// A block's summary as Python holds it: (run, lines, groups, first qid, last qid).
@@ -148,7 +154,8 @@ pub(super) fn read_table_block(
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column: None, runs: &[], rank_from, first_row };
-    let (summary, read) = interruptible(py, move || rows::read_table_block(source, &spec, run, partitions))?;
+    let mut read = interruptible(py, move || rows::read_table_block(source, &spec, run, partitions))?;
+    let (summary, read) = read.pop().expect("one block for a table without a run column");
     Ok((summary_tuple(summary), batches(read)))
 }
 

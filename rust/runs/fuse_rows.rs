@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::row_order::{Layout, QueryGroups};
 use super::rows::ROW_COLUMNS;
+use super::table::TableSpec;
 use super::write::{check_tag, value_error_at, write_query, OutFormat, OutHit, WriteError};
 use super::{fuse_query, ranked, Hit, Query, RankFrom, Run};
 use crate::arrow::column::{Column, Values};
@@ -321,6 +322,35 @@ fn text_rows(range: &[(u64, &str, Fused)]) -> ExportBatch {
         ("order", ExportColumn::Int64(orders)),
         ("text", ExportColumn::Text(texts)),
     ])
+}
+
+/// Fuses run tables (`fanfuse.fuse_table`) as `fanfuse fuse` fuses the same rows written as run
+/// files, through the rows of [`super::rows::read_table_block`]: each table one run, or one table
+/// of several runs (its spec's `run_column`), in the order given; errors name a table and its row.
+/// One row per fused hit, queries in the order `fanfuse fuse` writes them. Every spec's `rank_from`
+/// is `rank_from`.
+///
+/// # Panics
+/// Never: a table gives one batch per run, and the fusion one per range.
+pub fn fuse_tables(
+    tables: Vec<(TableSource, TableSpec<'_>)>,
+    rank_from: RankFrom,
+    params: &FuseParams,
+    threads: Option<usize>,
+) -> Result<ExportBatch, FusionError> {
+    let (mut blocks, mut names, mut pieces) = (Vec::new(), Vec::new(), Vec::new());
+    for (source, spec) in tables {
+        for (summary, mut batches) in super::rows::read_table_block(source, &spec, blocks.len(), 1)? {
+            blocks.push(summary);
+            names.push(spec.name.to_owned());
+            pieces.push(std::sync::Arc::new(batches.pop().expect("one partition")));
+        }
+    }
+    let layout = Layout::new(&blocks, &names)?;
+    let sources = || pieces.iter().map(ExportBatch::source).collect::<Vec<_>>();
+    let buffered = regrouped(sources(), &layout)?;
+    let fusion = RowFusion { params, rank_from, output: RowOutput::Hits, buffered, ranges: 1, threads };
+    Ok(fuse_rows(sources(), &layout, &fusion)?.pop().expect("one range"))
 }
 
 /// The query's TREC lines, with `fanfuse fuse`'s checks and messages (naming the input line).

@@ -170,10 +170,8 @@ pub fn read_file_block(
     partitions: usize,
 ) -> Result<(BlockSummary, Vec<ExportBatch>), FusionError> {
     let mut blocks = Blocks::new(run, partitions)?;
-    let mut first_line = 0;
     let result = (|| {
         let (mut reader, first) = RunReader::open_block(path, start, end)?;
-        first_line = first;
         let mut last: Option<String> = None;
         while let Some((qid, hits)) = reader.next_group()? {
             crate::interrupt::checkpoint()?;
@@ -191,7 +189,7 @@ pub fn read_file_block(
     })();
     match result {
         Ok((lines, last)) => Ok(blocks.finish(lines, last)),
-        Err(error) => Err(in_whole_file(error, path, first_line)),
+        Err(error) => Err(in_whole_file(error, path, start)),
     }
 }
 
@@ -209,12 +207,12 @@ fn push_hits(rows: &mut Rows, qid: &str, hits: &[Hit], group: u64) {
     }
 }
 
-/// An error at line N of a block that starts at byte `first` of `path`, as the error at its line
+/// An error at line N of the block that starts at byte `start` of `path`, as the error at its line
 /// in the whole file (the lines before the block are counted only when there is an error).
-fn in_whole_file(error: FusionError, path: &str, first: u64) -> FusionError {
+fn in_whole_file(error: FusionError, path: &str, start: u64) -> FusionError {
     match error {
-        FusionError::Input { path: at, line, message } if at == path && line > 0 && first > 0 => {
-            match lines_before(path, first) {
+        FusionError::Input { path: at, line, message } if at == path && line > 0 && start > 0 => {
+            match super::source::block_start(path, start).and_then(|first| lines_before(path, first)) {
                 Ok(before) => FusionError::Input { path: at, line: before + line, message },
                 Err(e) => FusionError::io(path, &e),
             }
@@ -238,33 +236,33 @@ fn lines_before(path: &str, offset: u64) -> std::io::Result<u64> {
     }
 }
 
-/// Reads a run table (one run: `spec.run_column` is not used) into rows with the table reader of
-/// `runs_from_table`: the same columns, checks and messages, rows numbered after `spec.first_row`.
-/// A group is consecutive rows of one query (how a table is replayed in its row order).
+/// Reads a run table (or a part of one) into rows with the table reader of `runs_from_table`: the
+/// same columns, checks and messages, rows numbered after `spec.first_row`. One block per run: the
+/// table's run, numbered `run`, or with `spec.run_column` one per label of `spec.runs`, numbered
+/// from `run` in that order. A row's line is its row in the table, and a group is consecutive rows
+/// of one query among the rows of its run (how a table is replayed in its row order).
 pub fn read_table_block(
     source: TableSource,
     spec: &TableSpec<'_>,
     run: usize,
     partitions: usize,
-) -> Result<(BlockSummary, Vec<ExportBatch>), FusionError> {
-    if spec.run_column.is_some() {
-        return Err(FusionError::invalid("a block of a run table holds one run: leave run_column unset"));
-    }
-    let mut blocks = Blocks::new(run, partitions)?;
-    let mut last = String::new();
+) -> Result<Vec<(BlockSummary, Vec<ExportBatch>)>, FusionError> {
+    let runs = spec.runs.len().max(1);
+    let mut blocks = (run..run + runs).map(|r| Blocks::new(r, partitions)).collect::<Result<Vec<_>, _>>()?;
+    let mut last: Vec<Option<String>> = vec![None; runs];
     let mut lines = 0;
     for_each_row(source, spec, |row| {
         lines = row.row - spec.first_row;
-        let same = lines > 1 && last == row.qid;
-        let group = blocks.group(row.qid, same);
+        let same = last[row.run].as_deref() == Some(row.qid);
+        let block = &mut blocks[row.run];
+        let group = block.group(row.qid, same);
         if !same {
-            row.qid.clone_into(&mut last);
+            last[row.run] = Some(row.qid.to_owned());
         }
-        blocks.rows().push(row.qid, row.docid, row.score, row.rank.unwrap_or(0), lines, group);
+        block.rows().push(row.qid, row.docid, row.score, row.rank.unwrap_or(0), lines, group);
         Ok(())
     })?;
-    let last = (lines > 0).then_some(last);
-    Ok(blocks.finish(lines, last))
+    Ok(blocks.into_iter().zip(last).map(|(block, last)| block.finish(lines, last)).collect())
 }
 
 #[cfg(test)]

@@ -199,6 +199,12 @@ impl LineSource {
     }
 }
 
+/// The offset in the file at `path` of the first line of the block that starts at byte `start` (see
+/// [`LineSource::open_block`]).
+pub fn block_start(path: &str, start: u64) -> std::io::Result<u64> {
+    first_line_at(&mut File::open(path)?, start)
+}
+
 /// The offset of the first line that starts at or after `start`: `start` itself if a line ends just
 /// before it, else just past the next line end (the file's size if there is none).
 fn first_line_at(file: &mut File, start: u64) -> std::io::Result<u64> {
