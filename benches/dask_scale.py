@@ -9,10 +9,12 @@ partition, after the rows moved between workers), ordering and writing.
     .venv/bin/python benches/dask_scale.py --engines process,1,2,threads,1x2 --formats trec,parquet
 
 Every Dask file is compared with the one-process file byte for byte. One JSON line per measurement
-(wall seconds, per phase too; the input in lines and MB; the 1-minute load average before and after,
-since this machine is shared), then per format the medians over the rounds and the two targets:
-2 workers / 1 worker (target >= 1.7x) and one process / 2 workers (target >= 0.25). The clusters start
-before the rounds and run a small warm-up job first: worker start-up and first imports are not timed.
+(wall seconds, per phase too; CPU seconds of this process and the workers, the work done, which a
+busy machine slows less than the wall clock; the input in lines and MB; the 1-minute load average
+before and after, since this machine is shared), then per format the medians over the rounds and the
+two targets: 2 workers / 1 worker (target >= 1.7x) and one process / 2 workers (target >= 0.25). The
+clusters start before the rounds and run a small warm-up job first: worker start-up and first imports
+are not timed.
 Inputs are those of benches/scale_fuse.py (grouped by query, same order), in a temp dir.
 """
 
@@ -129,6 +131,18 @@ def load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
+def _process_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def cpu_seconds(name: str, clients: dict[str, Any]) -> float:
+    """CPU seconds used so far by this process and, on a cluster, by its workers: the work done,
+    which a busy machine slows less than it slows the wall clock."""
+    workers = clients[name].run(_process_cpu).values() if name in clients else []
+    return time.process_time() + sum(workers)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -174,7 +188,7 @@ def main() -> None:
                             "load_before": load(),
                         }
                         output = root / f"{name}-{form}.trec"
-                        start = time.perf_counter()
+                        start, cpu = time.perf_counter(), cpu_seconds(name, clients)
                         if name == "process":
                             fanfuse.fuse_files(inputs, str(output), top_k=TOP_K)
                             phases: dict[str, float] = {}
@@ -182,6 +196,7 @@ def main() -> None:
                             with on(name, clients):
                                 phases = dask_phases(inputs, output)
                         record["seconds"] = round(time.perf_counter() - start, 3)
+                        record["cpu_seconds"] = round(cpu_seconds(name, clients) - cpu, 3)
                         record.update({k: round(v, 3) for k, v in phases.items()})
                         record["load_after"] = load()
                         record["same_file"] = output.read_bytes() == expected.read_bytes()
@@ -192,12 +207,16 @@ def main() -> None:
 
 
 def summarize(records: list[dict[str, Any]]) -> None:
-    """Medians over the rounds, and the targets' ratios from them."""
+    """Medians over the rounds (wall and CPU seconds), and the targets' ratios from them."""
     medians: dict[tuple[str, str], float] = {}
+    cpu: dict[str, float] = {}
     for key in {(r["engine"], r["format"]) for r in records}:
-        medians[key] = statistics.median(r["seconds"] for r in records if (r["engine"], r["format"]) == key)
+        mine = [r for r in records if (r["engine"], r["format"]) == key]
+        medians[key] = statistics.median(r["seconds"] for r in mine)
+        cpu[f"{key[0]} {key[1]}"] = statistics.median(r["cpu_seconds"] for r in mine)
     loads = [r[k] for r in records for k in ("load_before", "load_after")]
     summary: dict[str, Any] = {"medians": {f"{e} {f}": s for (e, f), s in sorted(medians.items())}}
+    summary["cpu_medians"] = dict(sorted(cpu.items()))
     summary["load"] = {"min": min(loads), "max": max(loads)}
     process = medians.get(("process", "trec"))
     for form in {f for _, f in medians}:

@@ -7,7 +7,6 @@ serves the cluster tests of this module; the others run on the threaded schedule
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import subprocess
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import fanfuse
 import pytest
-from dask_inputs import COMMAND_SECONDS, python_has_no, time_limit, write_runs
+from dask_inputs import COMMAND_SECONDS, FORMATS, columns_of, python_has_no, time_limit, write_runs
 from dask_inputs import fanfuse as run_command
 from fanfuse.cli import build_parser
 
@@ -98,63 +97,6 @@ def assert_same_file(
 
 
 # --- the runs in every format the readers take -------------------------------------------------
-
-
-def as_mtrag(path: str, target: Path, *, compress: bool = False) -> str:
-    """The TREC run as MT-RAG JSONL: one record per group of consecutive lines of one query (contexts
-    in line order), and a record without contexts."""
-    records: list[tuple[str, list[dict[str, object]]]] = []
-    for line in Path(path).read_text().splitlines():
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
-        context = {"document_id": fields[2], "score": float(fields[4]), "text": f"passage {fields[2]}"}
-        if records and records[-1][0] == fields[0]:
-            records[-1][1].append(context)
-        else:
-            records.append((fields[0], [context]))
-    records.insert(len(records) // 2, ("no-contexts", []))
-    text = "".join(
-        json.dumps({"task_id": q, "Collection": "c", "contexts": contexts}) + "\n" for q, contexts in records
-    )
-    return write_text(target, text, compress)
-
-
-def as_gzip(path: str, target: Path) -> str:
-    return write_text(target, Path(path).read_text(), compress=True)
-
-
-def write_text(target: Path, text: str, compress: bool) -> str:
-    if compress:
-        target.write_bytes(gzip.compress(text.encode()))
-    else:
-        target.write_text(text)
-    return str(target)
-
-
-def as_parquet(path: str, target: Path) -> str:
-    """The run's lines as a Parquet table, in line order, in several row groups."""
-    fields = [line.split() for line in Path(path).read_text().splitlines()]
-    records = [f for f in fields if f and not f[0].startswith("#")]
-    table = pyarrow.table(
-        {
-            "q_id": [f[0] for f in records],
-            "doc_id": [f[2] for f in records],
-            "rank": [int(f[3]) for f in records],
-            "score": [float(f[4]) for f in records],
-        }
-    )
-    pq.write_table(table, target, row_group_size=64)
-    return str(target)
-
-
-FORMATS = {
-    "trec": lambda p, t: p,
-    "trec.gz": lambda p, t: as_gzip(p, t.with_suffix(".gz")),
-    "mtrag": lambda p, t: as_mtrag(p, t.with_suffix(".jsonl")),
-    "mtrag.gz": lambda p, t: as_mtrag(p, t.with_suffix(".jsonl.gz"), compress=True),
-    "parquet": lambda p, t: as_parquet(p, t.with_suffix(".parquet")),
-}
 
 
 @pytest.mark.parametrize("interleaved", [False, True], ids=["grouped-in-other-orders", "interleaved"])
@@ -346,14 +288,6 @@ def test_the_python_api_gives_each_query_as_one_process_from_files_and_frames(
     for q, d, r, s in result.itertuples(index=False):
         got.setdefault(q, []).append((d, r, s))
     assert got == columns_of(str(expected))
-
-
-def columns_of(path: str) -> dict[str, list[tuple[str, int, float]]]:
-    qids, docids, ranks, scores = fanfuse.read_run(path, rank_from="file").columns()
-    out: dict[str, list[tuple[str, int, float]]] = {}
-    for q, d, r, s in zip(qids, docids, ranks, scores, strict=True):
-        out.setdefault(q, []).append((d, r, s))
-    return out
 
 
 def test_an_error_in_a_later_block_or_a_frame_names_its_line_or_partition_and_row(tmp_path: Path) -> None:

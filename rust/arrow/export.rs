@@ -15,33 +15,58 @@ pub enum ExportColumn {
     Float64(Vec<f64>),
 }
 
-/// A string column: `offsets[i]..offsets[i + 1]` of `data` is value i.
+/// A string column: `offsets[i]..offsets[i + 1]` of `data` is value i. The offsets are 32-bit
+/// (utf8) until the data outgrows them, then 64-bit (large_utf8): built in their final width, so
+/// that exporting copies nothing.
 pub struct TextColumn {
-    offsets: Vec<i64>,
+    offsets: Offsets,
     data: Vec<u8>,
+}
+
+enum Offsets {
+    Small(Vec<i32>),
+    Large(Vec<i64>),
 }
 
 impl Default for TextColumn {
     fn default() -> Self {
-        Self { offsets: vec![0], data: Vec::new() }
+        Self { offsets: Offsets::Small(vec![0]), data: Vec::new() }
     }
 }
 
 impl TextColumn {
     /// Room for `values` more values of `bytes` bytes in all.
     pub fn reserve(&mut self, values: usize, bytes: usize) {
-        self.offsets.reserve(values);
+        match &mut self.offsets {
+            Offsets::Small(offsets) => offsets.reserve(values),
+            Offsets::Large(offsets) => offsets.reserve(values),
+        }
         self.data.reserve(bytes);
     }
 
     pub fn push(&mut self, value: &str) {
         self.data.extend_from_slice(value.as_bytes());
-        self.offsets.push(length(self.data.len()));
+        let end = self.data.len();
+        match &mut self.offsets {
+            Offsets::Small(offsets) => {
+                if let Ok(end) = i32::try_from(end) {
+                    offsets.push(end);
+                } else {
+                    let mut large: Vec<i64> = offsets.iter().map(|&o| i64::from(o)).collect();
+                    large.push(length(end));
+                    self.offsets = Offsets::Large(large);
+                }
+            }
+            Offsets::Large(offsets) => offsets.push(length(end)),
+        }
     }
 
     #[must_use]
     pub fn len(&self) -> usize {
-        self.offsets.len() - 1
+        match &self.offsets {
+            Offsets::Small(offsets) => offsets.len() - 1,
+            Offsets::Large(offsets) => offsets.len() - 1,
+        }
     }
 
     #[must_use]
@@ -50,8 +75,7 @@ impl TextColumn {
     }
 }
 
-/// The buffers of one exported column, frozen: utf8 (32-bit offsets) when the data fits them, else
-/// large_utf8.
+/// The buffers of one exported column, frozen: utf8 (32-bit offsets) or large_utf8.
 enum Frozen {
     Utf8(Vec<i32>, Vec<u8>),
     LargeUtf8(Vec<i64>, Vec<u8>),
@@ -62,10 +86,8 @@ enum Frozen {
 impl Frozen {
     fn of(column: ExportColumn) -> Self {
         match column {
-            ExportColumn::Text(TextColumn { offsets, data }) => match i32::try_from(data.len()) {
-                Ok(_) => Self::Utf8(offsets.into_iter().map(|o| o as i32).collect(), data),
-                Err(_) => Self::LargeUtf8(offsets, data),
-            },
+            ExportColumn::Text(TextColumn { offsets: Offsets::Small(offsets), data }) => Self::Utf8(offsets, data),
+            ExportColumn::Text(TextColumn { offsets: Offsets::Large(offsets), data }) => Self::LargeUtf8(offsets, data),
             ExportColumn::Int64(values) => Self::Int64(values),
             ExportColumn::Float64(values) => Self::Float64(values),
         }

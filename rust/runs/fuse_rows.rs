@@ -219,54 +219,47 @@ pub fn fuse_rows(
     })?;
     let pieces = collect(pieces, layout)?;
     let columns = columns(&pieces)?;
-    let queries = gather(&columns, layout)?;
-    let mut keyed = Vec::with_capacity(queries.len());
+    // In key order from the start, so that each fused query goes straight to the end of its range's
+    // output (holding every query's output to sort it cost a second copy of the fused text).
+    let mut queries: Vec<(u64, Gathered)> = gather(&columns, layout)?
+        .into_iter()
+        .map(|query| (query.groups.key(layout, fusion.buffered, steps), query))
+        .collect();
+    queries.sort_unstable_by_key(|(key, _)| *key);
+    let mut outputs: Vec<Output> = (0..fusion.ranges).map(|_| Output::default()).collect();
     // The hit lists of a chunk, reused by the next: fresh lists for every chunk had the allocator
     // take fresh pages, which the kernel clears.
-    let mut work: Vec<(&Gathered, Vec<Vec<Hit>>)> = Vec::with_capacity(CHUNK_QUERIES);
+    let mut work: Vec<(u64, &Gathered, Vec<Vec<Hit>>)> = Vec::with_capacity(CHUNK_QUERIES);
     for chunk in queries.chunks(CHUNK_QUERIES) {
         crate::interrupt::checkpoint()?;
-        let mut emptied = work.drain(..).map(|(_, lists)| lists).collect::<Vec<_>>();
-        for query in chunk {
+        let mut emptied = work.drain(..).map(|(_, _, lists)| lists).collect::<Vec<_>>();
+        for (key, query) in chunk {
             let mut lists = emptied.pop().unwrap_or_else(|| vec![Vec::new(); layout.names.len()]);
             for (r, hits) in lists.iter_mut().enumerate() {
                 hits_into(hits, query, r, &columns, layout)?;
             }
-            work.push((query, lists));
+            work.push((*key, query, lists));
         }
-        let fused = crate::batch::map_queries(&work, fusion.threads, |(query, lists)| {
+        let fused = crate::batch::map_queries(&work, fusion.threads, |(_, query, lists)| {
             let ranked_lists = lists
                 .iter()
                 .zip(&layout.names)
                 .map(|(hits, name)| ranked(name, &query.qid, hits, fusion.rank_from))
                 .collect::<Result<Vec<_>, _>>()?;
             let entries = fuse_query::fuse_query(&query.qid, &ranked_lists, fusion.params)?;
-            let out = match fusion.output {
+            Ok::<_, FusionError>(match fusion.output {
                 RowOutput::Hits => {
                     Fused::Hits(entries.iter().map(|&(hit, score)| (hit.docid.clone(), score)).collect())
                 }
                 RowOutput::Trec { tag } => Fused::Text(trec_text(&query.qid, lists, &entries, tag, &layout.names)?),
-            };
-            Ok::<_, FusionError>((query.groups.key(layout, fusion.buffered, steps), out))
+            })
         });
-        for ((query, _), result) in work.iter().zip(fused) {
-            let (key, out) = result?;
-            keyed.push((key, query.qid.as_str(), out));
+        for ((key, query, _), fused) in work.iter().zip(fused) {
+            let range = (u128::from(*key) * fusion.ranges as u128 / u128::from(space)) as usize;
+            outputs[range.min(fusion.ranges - 1)].push(*key, &query.qid, &fused?);
         }
     }
-    keyed.sort_unstable_by_key(|entry| entry.0);
-    let mut batches = Vec::with_capacity(fusion.ranges);
-    let mut rest = &keyed[..];
-    for k in 1..=fusion.ranges {
-        let bound = (u128::from(space) * k as u128 / fusion.ranges as u128) as u64;
-        let (range, after) = rest.split_at(rest.partition_point(|entry| entry.0 < bound));
-        batches.push(match fusion.output {
-            RowOutput::Hits => hit_rows(range),
-            RowOutput::Trec { .. } => text_rows(range),
-        });
-        rest = after;
-    }
-    Ok(batches)
+    Ok(outputs.into_iter().map(|output| output.finish(fusion.output)).collect())
 }
 
 /// An order key as a column value (`fuse_rows` checked that every key fits).
@@ -280,48 +273,53 @@ enum Fused {
     Text(Vec<u8>),
 }
 
-fn hit_rows(range: &[(u64, &str, Fused)]) -> ExportBatch {
-    let (mut qids, mut docids) = (TextColumn::default(), TextColumn::default());
-    let rows = range.iter().map(|(_, _, fused)| if let Fused::Hits(hits) = fused { hits.len() } else { 0 }).sum();
-    qids.reserve(rows, range.iter().map(|(_, qid, _)| qid.len()).max().unwrap_or(0) * rows);
-    docids.reserve(rows, rows * 24);
-    let (mut ranks, mut scores, mut orders) =
-        (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
-    for (key, qid, fused) in range {
-        let Fused::Hits(hits) = fused else { continue };
-        for (i, (docid, score)) in hits.iter().enumerate() {
-            qids.push(qid);
-            docids.push(docid);
-            ranks.push(i64::try_from(i).unwrap_or(i64::MAX) + 1);
-            scores.push(*score);
-            orders.push(key_value(*key));
-        }
-    }
-    ExportBatch::new(vec![
-        ("qid", ExportColumn::Text(qids)),
-        ("docid", ExportColumn::Text(docids)),
-        ("rank", ExportColumn::Int64(ranks)),
-        ("score", ExportColumn::Float64(scores)),
-        ("order", ExportColumn::Int64(orders)),
-    ])
+/// The columns of one range of the output, filled in key order.
+#[derive(Default)]
+struct Output {
+    qids: TextColumn,
+    docids: TextColumn,
+    ranks: Vec<i64>,
+    scores: Vec<f64>,
+    texts: TextColumn,
+    orders: Vec<i64>,
 }
 
-fn text_rows(range: &[(u64, &str, Fused)]) -> ExportBatch {
-    let (mut qids, mut texts, mut orders) = (TextColumn::default(), TextColumn::default(), Vec::new());
-    let text_bytes = range.iter().map(|(_, _, fused)| if let Fused::Text(text) = fused { text.len() } else { 0 }).sum();
-    qids.reserve(range.len(), range.iter().map(|(_, qid, _)| qid.len()).sum());
-    texts.reserve(range.len(), text_bytes);
-    for (key, qid, fused) in range {
-        let Fused::Text(text) = fused else { continue };
-        qids.push(qid);
-        texts.push(std::str::from_utf8(text).expect("written from str"));
-        orders.push(key_value(*key));
+impl Output {
+    fn push(&mut self, key: u64, qid: &str, fused: &Fused) {
+        match fused {
+            Fused::Hits(hits) => {
+                for (i, (docid, score)) in hits.iter().enumerate() {
+                    self.qids.push(qid);
+                    self.docids.push(docid);
+                    self.ranks.push(i64::try_from(i).unwrap_or(i64::MAX) + 1);
+                    self.scores.push(*score);
+                    self.orders.push(key_value(key));
+                }
+            }
+            Fused::Text(text) => {
+                self.qids.push(qid);
+                self.texts.push(std::str::from_utf8(text).expect("written from str"));
+                self.orders.push(key_value(key));
+            }
+        }
     }
-    ExportBatch::new(vec![
-        ("qid", ExportColumn::Text(qids)),
-        ("order", ExportColumn::Int64(orders)),
-        ("text", ExportColumn::Text(texts)),
-    ])
+
+    fn finish(self, output: RowOutput<'_>) -> ExportBatch {
+        match output {
+            RowOutput::Hits => ExportBatch::new(vec![
+                ("qid", ExportColumn::Text(self.qids)),
+                ("docid", ExportColumn::Text(self.docids)),
+                ("rank", ExportColumn::Int64(self.ranks)),
+                ("score", ExportColumn::Float64(self.scores)),
+                ("order", ExportColumn::Int64(self.orders)),
+            ]),
+            RowOutput::Trec { .. } => ExportBatch::new(vec![
+                ("qid", ExportColumn::Text(self.qids)),
+                ("order", ExportColumn::Int64(self.orders)),
+                ("text", ExportColumn::Text(self.texts)),
+            ]),
+        }
+    }
 }
 
 /// Fuses run tables (`fanfuse.fuse_table`) as `fanfuse fuse` fuses the same rows written as run

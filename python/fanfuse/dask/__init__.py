@@ -52,7 +52,7 @@ class Plan:
     def read(self, partitions: int, rank_from: str) -> tuple[list[Delayed], list[list[Delayed]]]:
         """The read tasks: each block's summary, and each partition's rows from every block."""
         reads = [
-            delayed(read_block, nout=2, pure=True)(block, partitions, rank_from, frame)
+            delayed(read_block, nout=2)(block, partitions, rank_from, frame)
             for block, frame in zip(self.blocks, self.frames, strict=True)
         ]
         summaries = [read[0] for read in reads]
@@ -121,10 +121,10 @@ def fused_partitions(
     count = check_partitions(partitions, len(plan.blocks))
     ranges = ranges or count
     summaries, rows = plan.read(count, options.get("rank_from", "score"))
-    flags = [delayed(regrouped, pure=True)(part, summaries, plan.names) for part in rows]
-    buffered = delayed(any, pure=True)(flags)
+    flags = [delayed(regrouped)(part, summaries, plan.names) for part in rows]
+    buffered = delayed(any)(flags)
     return [
-        delayed(fuse_partition, pure=True)(part, summaries, plan.names, buffered, ranges, options)
+        delayed(fuse_partition)(part, summaries, plan.names, buffered, ranges, options)
         for part in rows
     ]
 
@@ -185,5 +185,5 @@ def fuse_runs(
     given = {"phi": phi, "sigma": sigma, "gamma": gamma}
     options.update({name: value for name, value in given.items() if value is not None})
     fused = fused_partitions(runs, partitions=partitions, block_bytes=block_bytes, **options)
-    frames = [delayed(_hits_frame, pure=True)(part) for part in fused]
+    frames = [delayed(_hits_frame)(part) for part in fused]
     return dd.from_delayed(frames, meta=_meta(), verify_meta=False)
