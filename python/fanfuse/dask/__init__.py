@@ -123,10 +123,7 @@ def fused_partitions(
     summaries, rows = plan.read(count, options.get("rank_from", "score"))
     flags = [delayed(regrouped)(part, summaries, plan.names) for part in rows]
     buffered = delayed(any)(flags)
-    return [
-        delayed(fuse_partition)(part, summaries, plan.names, buffered, ranges, options)
-        for part in rows
-    ]
+    return [delayed(fuse_partition)(part, summaries, plan.names, buffered, ranges, options) for part in rows]
 
 
 STRING = pd.StringDtype("pyarrow")
