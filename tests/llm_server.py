@@ -3,8 +3,9 @@
 The HTTP is real (``http.server`` on an ephemeral port); the model is the labelled test double: each
 request gets the next scripted reply (a chat completion with given content, or a raw status and body,
 optionally after a stall, with extra headers, or trickled out a byte at a time). Every request is
-recorded with its method, headers and JSON body. ``ECHO`` in a scripted body or reason phrase is
-replaced by the request's ``Authorization`` header, like a server that echoes what it was sent.
+recorded with its method, headers and JSON body. ``ECHO`` in a scripted body, reason phrase or header
+value is replaced by the request's ``Authorization`` header, like a server that echoes what it was
+sent; ``Reply.echo`` may respell it first (JSON-escape it, URL-encode it, cut it short...).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import ssl
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -40,6 +41,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     reason: str | None = None
     content_length: bool = True  # False: no Content-Length, the body ends when the connection closes
+    echo: Callable[[str], str] = str  # how the echoed Authorization header is spelled
 
 
 @dataclass
@@ -113,10 +115,11 @@ class ScriptedChatServer:
                     reply = Reply(404, b'{"error": "not found"}')
                 if reply.stall and server._stop.wait(reply.stall):
                     return  # server stopping: drop the connection
-                echoed = self.headers.get("Authorization", "")
+                echoed = reply.echo(self.headers.get("Authorization", ""))
                 body_out = reply.body.replace(ECHO.encode(), echoed.encode())
                 reason = None if reply.reason is None else reply.reason.replace(ECHO, echoed)
-                head = self.head(reply, reason, len(body_out))
+                headers = {name: value.replace(ECHO, echoed) for name, value in reply.headers.items()}
+                head = self.head(reply, reason, headers, len(body_out))
                 with contextlib.suppress(OSError):  # the client may have given up (timeout tests)
                     if reply.drip:
                         if reply.body_only_drip:
@@ -128,12 +131,12 @@ class ScriptedChatServer:
                         self.wfile.write(head + body_out)
                 self.close_connection = True
 
-            def head(self, reply: Reply, reason: str | None, length: int) -> bytes:
+            def head(self, reply: Reply, reason: str | None, headers: dict[str, str], length: int) -> bytes:
                 phrase = reason if reason is not None else self.responses.get(reply.status, ("",))[0]
                 lines = [f"HTTP/1.1 {reply.status} {phrase}", "Content-Type: application/json"]
                 if reply.content_length:
                     lines.append(f"Content-Length: {length}")
-                lines += [f"{name}: {value}" for name, value in reply.headers.items()]
+                lines += [f"{name}: {value}" for name, value in headers.items()]
                 lines.append("Connection: close")
                 return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 

@@ -6,15 +6,24 @@ or a server on PATH), then the server bundled in the pgserver wheel (PostgreSQL 
 dev extra: Debian 12 has no pgvector package), then any server without pgvector (the pgvector tests
 then skip). PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user
 (Debian's package creates it), else as `nobody`.
+
+That user must be able to reach the server's files and its data directory. The pgserver wheel's
+server lives in the checkout's virtual environment, which that user cannot enter when the checkout is
+in a private folder (a home directory, or one made by `mktemp -d`: mode 0700, owned by root). So as
+root, an installation the user cannot reach is first copied, once per version, to a folder of the
+system's temporary directory that it can (PostgreSQL finds its libraries and extensions relative to
+its binaries, so the copy runs as the original would), and the data directory goes there too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import uuid
@@ -30,6 +39,9 @@ USER = "fanfuse"  # the superuser initdb creates; trust authentication on loopba
 class Installation:
     bindir: Path
     origin: str  # "debian", "PATH" or "pgserver wheel"
+    # Folders beside the installation that its binaries load from (the wheel's shared libraries,
+    # found through an RPATH relative to the binaries).
+    beside: tuple[Path, ...] = ()
 
     @property
     def has_pgvector(self) -> bool:
@@ -67,9 +79,12 @@ def installations() -> list[Installation]:
         found.append(Installation(Path(on_path).resolve().parent, "PATH"))
     spec = importlib.util.find_spec("pgserver")
     if spec is not None and spec.submodule_search_locations:
-        bundled = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+        package = Path(next(iter(spec.submodule_search_locations)))
+        bundled = package / "pginstall" / "bin"
+        libraries = package.parent / "pgserver.libs"
         if (bundled / "postgres").is_file():
-            found.append(Installation(bundled, "pgserver wheel"))
+            beside = (libraries,) if libraries.is_dir() else ()
+            found.append(Installation(bundled, "pgserver wheel", beside))
     return sorted(found, key=lambda i: not i.has_pgvector)  # stable: the order above within each kind
 
 
@@ -86,6 +101,64 @@ def _run_as() -> tuple[int, int] | None:
     raise RuntimeError(
         "running as root, and there is neither a 'postgres' nor a 'nobody' user to run PostgreSQL"
     )
+
+
+def reaches(path: Path, uid: int, gid: int) -> bool:
+    """Whether the user `uid` (group `gid`) can enter every directory down to `path` and read it."""
+    path = path.resolve()
+    for place in [*reversed(path.parents), path]:
+        info = place.stat()
+        if info.st_uid == uid:
+            allowed = info.st_mode & stat.S_IXUSR
+        elif info.st_gid == gid:
+            allowed = info.st_mode & stat.S_IXGRP
+        else:
+            allowed = info.st_mode & stat.S_IXOTH
+        if not allowed:
+            return False
+    return True
+
+
+def reachable_copy(installation: Installation, uid: int, gid: int) -> Installation:
+    """`installation` itself when the user can reach it; else a copy the user can reach (made once per
+    installation and version, shared by every test process)."""
+    if reaches(installation.bindir, uid, gid):
+        return installation
+    folders = [installation.bindir.parent, *installation.beside]
+    base = Path(os.path.commonpath(folders))
+    postgres = (installation.bindir / "postgres").stat()
+    key = hashlib.sha256(f"{base}|{postgres.st_size}|{postgres.st_mtime_ns}".encode()).hexdigest()[:16]
+    copy = Path(_shared_temp(None)) / f"fanfuse-pginstall-{key}"
+    bindir = copy / installation.bindir.relative_to(base)
+    if not (bindir / "postgres").is_file():
+        staging = Path(tempfile.mkdtemp(prefix=f"{copy.name}-", dir=copy.parent))
+        for folder in folders:  # the same layout under the copy, so relative RPATHs still resolve
+            shutil.copytree(folder, staging / "install" / folder.relative_to(base), symlinks=True)
+        for place, directories, files in os.walk(staging):
+            for name in directories:
+                os.chmod(Path(place) / name, 0o755)
+            for name in files:
+                file = Path(place) / name
+                if not file.is_symlink():
+                    os.chmod(file, file.stat().st_mode | 0o444)
+        os.chmod(staging, 0o755)
+        try:
+            (staging / "install").rename(copy)  # another test process may have made it meanwhile
+        except OSError:
+            if not (bindir / "postgres").is_file():
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    beside = tuple(copy / folder.relative_to(base) for folder in installation.beside)
+    return Installation(bindir, installation.origin, beside)
+
+
+def _shared_temp(owner: tuple[int, int] | None) -> str:
+    """The temporary directory, or /tmp where `owner` cannot reach it (TMPDIR in a private folder)."""
+    place = tempfile.gettempdir()
+    if owner is None or reaches(Path(place), *owner):
+        return place
+    return "/tmp"
 
 
 def _free_port() -> int:
@@ -110,7 +183,9 @@ def start(installation: Installation, attempts: int = 3) -> tuple[Server, Path]:
     """Start a server; returns it and its directory (give it to `stop`). A port taken between
     choosing and binding it (another test worker) is retried on a new port."""
     owner = _run_as()
-    root = Path(tempfile.mkdtemp(prefix="fanfuse-pg-"))
+    if owner:
+        installation = reachable_copy(installation, *owner)
+    root = Path(tempfile.mkdtemp(prefix="fanfuse-pg-", dir=_shared_temp(owner)))
     data, log = root / "data", root / "server.log"
     if owner:
         os.chown(root, *owner)

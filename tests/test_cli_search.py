@@ -197,8 +197,8 @@ def test_search_follows_the_environment_unless_a_flag_is_given(
     ("flags", "message"),
     [
         (["--variants", "9"], "--variants: must be an int from 1 to 5"),
-        (["--top-k", "-1"], "--top-k: must be an int >= 1"),
-        (["--rrf-k", "nan"], "--rrf-k must be a finite number > 0"),
+        (["--top-k", "-1"], "--top-k: must be an int from 1 to 10000"),
+        (["--rrf-k", "nan"], "--rrf-k: must be a finite number > 0"),
     ],
 )
 def test_search_numbers_out_of_range_name_the_flag(
@@ -219,4 +219,4 @@ def test_search_with_a_bad_environment_is_a_clear_error(
 ) -> None:
     monkeypatch.setenv("FANFUSE_MAX_QUERY_VARIANTS", "9")
     assert main(["search", "--index", str(index_dir), "owls"]) == 2
-    assert "FANFUSE_MAX_QUERY_VARIANTS must be from 1 to 5" in capsys.readouterr().err
+    assert "FANFUSE_MAX_QUERY_VARIANTS must be an int from 1 to 5" in capsys.readouterr().err

@@ -96,13 +96,11 @@ def test_duplicates_flag_reaches_the_retriever(index_dir: Path, capsys: pytest.C
         (["--norm", "zmuv"], "--norm: method 'rrf' reads ranks only"),
         (["--tie-break", "best"], "--tie-break must be 'rank' or 'id' (got 'best')"),
         (["--duplicates", "all"], "--duplicates must be 'first', 'max' or 'sum' (got 'all')"),
-        (["--rrf-k", "0"], "--rrf-k must be a finite number > 0"),
         (["--strategy", "entity"], "--strategy sets what --expander llm asks the model for"),
         (["--instructions", "About owls."], "--instructions sets what --expander llm asks the model for"),
-        (
-            ["--expander", "llm", "--model", "m", "--strategy", "nope"],
-            "--strategy must be one of paraphrase, entity, stepback, decompose (got 'nope')",
-        ),
+        (["--model", "m"], "--model sets what --expander llm asks the model for"),
+        (["--expander", "llm", "--model", "m", "--temperature", "nan"], "--temperature must be a finite"),
+        (["--expander", "llm", "--llm-base-url", "ftp://x/v1", "--model", "m"], "--llm-base-url (or"),
     ],
 )
 def test_bad_values_exit_2_naming_the_flag(
@@ -123,5 +121,5 @@ def test_strategy_and_instructions_reach_the_model(
     result = cli_json(index_dir, capsys, *flags)
     assert [v["source"] for v in result["diagnostics"]["variants"]] == ["original", "llm", "llm"]
     prompt = llm_server.requests[0].body["messages"][0]["content"]
-    assert STRATEGIES["entity"].format(n=2) in prompt
+    assert STRATEGIES["entity"].ask.format(n=2) in prompt
     assert "Queries are about animals." in prompt

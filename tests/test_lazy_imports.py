@@ -27,6 +27,9 @@ EXTRAS = [
     "sklearn",
     "dask",
     "distributed",
+    # The user's own LLM clients: LLMExpander tells them apart by the packages already loaded.
+    "openai",
+    "langchain_openai",
 ]
 
 

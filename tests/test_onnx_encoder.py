@@ -189,7 +189,7 @@ def test_graphs_that_are_not_text_encoders(tmp_path: Path) -> None:
         ("pooling", "max", "pooling must be one of mean, cls"),
         ("max_length", 1, "max_length must be an integer >= 2"),
         ("batch_size", 0, "batch_size must be an integer >= 1"),
-        ("threads", 0, "threads must be a positive integer or None"),
+        ("threads", 0, "threads must be an int from 1 to 1024 \\(got 0\\)"),
     ],
 )
 def test_bad_options_are_named(tmp_path: Path, option: str, value: object, message: str) -> None:

@@ -275,7 +275,7 @@ def test_bad_arguments_are_clear_errors(pool: ConnectionPool) -> None:
         PostgresFullTextRetriever(pool, match="some")
     with pytest.raises(FusionError, match="normalization = 64"):
         PostgresFullTextRetriever(pool, normalization=64)
-    with pytest.raises(FusionError, match="k must be a positive integer, got 0"):
+    with pytest.raises(FusionError, match=r"k must be an int from 1 to 10000 \(got 0\)"):
         PostgresFullTextRetriever(pool).search("x", 0)
     with pytest.raises(FusionError, match=r"embedding function returned shape \(2,\)"):
         PgvectorRetriever(pool, lambda texts: np.zeros(2)).search("x", 3)

@@ -57,7 +57,7 @@ def test_bm25_ranks_the_matching_documents_best_first(index: TantivyRetriever) -
 
 def test_k_limits_the_hits_and_must_be_positive(index: TantivyRetriever) -> None:
     assert len(index.search("capital", 2)) == 2
-    with pytest.raises(FusionError, match="k must be a positive integer"):
+    with pytest.raises(FusionError, match="k must be an int from 1 to 10000"):
         index.search("capital", 0)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,7 @@ def test_a_real_server_answers_as_open_index(index_dir: Path) -> None:
             "index": str(index_dir),
             "retrievers": ["bm25"],
             "dense": False,
+            "expander": "heuristic",
         }
         for request, options in REQUESTS:
             assert answered(http.post("/search", json=request)) == library(index_dir, request, **options)
@@ -130,7 +132,10 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
         ({"query": QUERY, "norm": "zmuv"}, "norm", "reads ranks only"),
         ({"query": QUERY, "method": "rbc", "phi": 0.0}, "phi", "greater than 0"),
         ({"query": QUERY, "rrf_k": -1}, "rrf_k", "greater than 0"),
-        ({"query": QUERY, "expander": "llm"}, "expander", "'heuristic' or 'none'"),
+        ({"query": QUERY, "expander": "llm"}, "expander", "this server's expander is heuristic"),
+        ({"query": QUERY, "expander": "model"}, "expander", "'heuristic', 'llm' or 'none'"),
+        ({"query": QUERY, "strategy": "condense"}, "strategy", "this server has none"),
+        ({"query": QUERY, "strategy": "nope"}, "strategy", "'nope' is not one of paraphrase"),
         ({"query": QUERY, "dense": True}, "dense", "fanfuse serve --dense"),
         ({"query": QUERY, "topk": 3}, "topk", "Extra inputs are not permitted"),
         ({"query": QUERY, "filter": ["lang"]}, "filter", "valid dictionary"),
@@ -238,11 +243,15 @@ def test_the_documented_answer_has_the_fields_of_the_result() -> None:
     assert documented == [f.name for f in dataclasses.fields(diagnostics.Diagnostics)] + ["degraded"]
 
 
-def test_served_connections_send_without_delay() -> None:
-    """The served socket's connections have TCP_NODELAY, as asyncio sets it for TCP sockets: an
-    answer written in two parts (head, body) is not held back waiting for the client's ACK."""
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_served_connections_send_without_delay(loop: str) -> None:
+    """The served socket's connections have TCP_NODELAY, as asyncio and uvloop (the loop `fanfuse
+    serve` runs on where installed) set it for TCP sockets: an answer written in two parts (head,
+    body) is not held back waiting for the client's ACK."""
     import asyncio
     import socket
+
+    new_loop = pytest.importorskip("uvloop").new_event_loop if loop == "uvloop" else asyncio.new_event_loop
 
     from fanfuse.cli.serve import listening_socket
 
@@ -264,4 +273,57 @@ def test_served_connections_send_without_delay() -> None:
         finally:
             server.close()
 
-    assert asyncio.run(accepted_nodelay()) != 0
+    event_loop = new_loop()
+    try:
+        assert event_loop.run_until_complete(accepted_nodelay()) != 0
+    finally:
+        event_loop.close()
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc")
+def test_workers_are_processes_on_one_port_that_answer_alike_and_stop_together(index_dir: Path) -> None:
+    with TestClient(app_for_index(index_dir)) as client:
+        expected = without_timings(client.post("/search", json={"query": QUERY}).json())
+    with serve_command("--index", str(index_dir), "--workers", "2") as (url, process):
+        answers = [httpx.post(f"{url}/search", json={"query": QUERY}, timeout=TIMEOUT) for _ in range(6)]
+        spawned = children(process.pid)  # the workers, and multiprocessing's resource tracker
+        workers = [p for p in spawned if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert len(workers) == 2
+        assert all(without_timings(a.json()) == expected for a in answers)
+    assert process.returncode in (0, -signal.SIGTERM)
+    assert not any(running(p) for p in workers)  # stopped before the supervisor returned
+    deadline = time.monotonic() + TIMEOUT  # the tracker ends once it reads its pipe's end
+    while any(running(p) for p in spawned) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(running(p) for p in spawned)
+
+
+def test_workers_is_checked_by_name(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--index", str(index_dir), "--workers", "0"])
+    assert "--workers" in capsys.readouterr().err
+
+
+def test_a_served_answer_is_the_same_document_as_before(index_dir: Path) -> None:
+    from fanfuse.service.app import json_bytes, response_data
+
+    with TestClient(app_for_index(index_dir)) as client:
+        served = client.post("/search", json={"query": QUERY, "top_k": 3})
+    assert served.status_code == 200
+    with open_index(index_dir) as retriever:
+        data = response_data(retriever.search(QUERY, top_k=3))
+    assert without_timings(json.loads(json_bytes(data))) == without_timings(served.json())

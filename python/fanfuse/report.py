@@ -37,6 +37,7 @@ from fanfuse._core import (
     tukey_hsd,
     wilcoxon_test,
 )
+from fanfuse.limits import check_float, check_int
 from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
 
 TESTS = ("t", "fisher", "wilcoxon", "tukey")
@@ -170,12 +171,11 @@ def compare(
     _check_choice("correction", correction, CORRECTIONS)
     if not runs:
         raise FusionError("runs: give at least one run")
-    if isinstance(baseline, bool) or not isinstance(baseline, int) or not 0 <= baseline < len(runs):
+    if check_int("baseline", baseline) >= len(runs):
         raise FusionError(
             f"baseline must be the index of a run, an int from 0 to {len(runs) - 1} (got {baseline!r})"
         )
-    if not (isinstance(alpha, float | int) and 0 < alpha < 1):
-        raise FusionError(f"alpha must be a number between 0 and 1, exclusive (got {alpha!r})")
+    alpha = check_float("alpha", alpha)
     if names is not None and len(names) != len(runs):
         raise FusionError(f"names: {len(names)} names for {len(runs)} runs")
     loaded_qrels = qrels if isinstance(qrels, Qrels) else read_qrels(os.fspath(qrels))
@@ -204,7 +204,7 @@ def compare(
         )
         for (i, m, pairs, statistic, p), q in zip(raw, adjusted, strict=True)
     ]
-    return Report(list(metrics), scores, baseline, test, correction, float(alpha), comparisons)
+    return Report(list(metrics), scores, baseline, test, correction, alpha, comparisons)
 
 
 _Raw = tuple[int, str, tuple[list[float], list[float]], float, float]

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fanfuse._core import FusionError, Qrels, Run, randomization_test
+from fanfuse.limits import check_int
 from fanfuse.tune_scores import FoldScores
 from fanfuse.tune_search import chosen_search, coordinate_search, grid_search
 from fanfuse.tune_space import (
@@ -75,17 +75,6 @@ class TuneReport:
     p_value: float  # paired randomization test of the two held-out per-query series
 
 
-def _check_int(value: object, name: str, low: int, high: int | None = None) -> int:
-    """An int (NumPy integers too; not a bool) in [low, high]."""
-    accepted = f"an int >= {low}" if high is None else f"an int from {low} to {high}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be {accepted} (got {type(value).__name__})")
-    number = int(value)
-    if number < low or (high is not None and number > high):
-        raise FusionError(f"{name} must be {accepted} (got {number})")
-    return number
-
-
 def tune(
     runs: Sequence[Run],
     qrels: Qrels,
@@ -113,8 +102,8 @@ def tune(
     "coordinate" or "auto" (the grid up to `tune_search.GRID_LIMIT` configurations)."""
     if len(runs) < 2:
         raise FusionError("tune needs at least two runs to fuse")
-    folds = _check_int(folds, "folds", 2)
-    seed = _check_int(seed, "seed", 0, 2**64 - 1)
+    folds = check_int("folds", folds)
+    seed = check_int("seed", seed)
     given = {
         "ks": ks,
         "weight_levels": weight_levels,
@@ -126,9 +115,9 @@ def tune(
         "windows": windows,
     }
     # Checked whatever the method, so that a bad list fails as clearly for rrf as for the rest.
-    for keyword, positive in (("ks", True), ("weight_levels", False)):
+    for keyword, key in (("ks", "k"), ("weight_levels", "weight")):
         if given[keyword] is not None:
-            given[keyword] = check_numbers(given[keyword], keyword, positive=positive)  # type: ignore[arg-type]
+            given[keyword] = check_numbers(given[keyword], keyword, key)  # type: ignore[arg-type]
     judged = set(qrels.qids())
     queries = sorted({q for run in runs for q in run.qids() if q in judged})
     if len(queries) < folds:

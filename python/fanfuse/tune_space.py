@@ -23,6 +23,7 @@ from fanfuse._core import (
     fuse,
     train_fusion,
 )
+from fanfuse.limits import LIMITS, check_float
 
 DEFAULT_KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
 DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
@@ -42,6 +43,9 @@ class Option:
     parameter: str
     default: tuple[Any, ...] | None
 
+
+# The row of fanfuse.limits.LIMITS of each numeric parameter's levels.
+LEVEL_ROWS = {"k": "k", "weights": "weight", "phi": "phi", "sigma": "sigma", "gamma": "gamma"}
 
 OPTIONS = (
     Option("ks", "k", DEFAULT_KS),
@@ -144,12 +148,11 @@ def _checked_levels(
                 raise TypeError(f"{name}[{i}] must be an int (got {type(value).__name__})")
             _core_check(name, i, _probe_training, space.method, runs, qrels, **{option.parameter: int(value)})
         return [int(v) for v in levels]
+    levels = check_numbers(values, name, LEVEL_ROWS[option.parameter])
     if option.parameter in ("k", "weights"):
-        levels = check_numbers(values, name, positive=option.parameter == "k")
         if option.parameter == "weights" and not any(w > 0 for w in levels):
             raise FusionError(f"{name} has no level > 0 (got {levels}); fusion needs two weighted runs")
         return levels
-    levels = check_numbers(values, name, positive=None)
     for i, value in enumerate(levels):
         _core_check(name, i, _probe_fusion, space.method, **{option.parameter: value})
     return levels
@@ -172,22 +175,16 @@ def _listed(values: Iterable[Any], name: str) -> list[Any]:
     return levels
 
 
-def check_numbers(values: Iterable[Any], name: str, *, positive: bool | None) -> list[float]:
-    """A non-empty list (or array) of finite numbers, each > 0 (`positive`), >= 0 (False) or any (None)."""
-    accepted = {True: "a finite number > 0", False: "a finite number >= 0", None: "a finite number"}[positive]
+def check_numbers(values: Iterable[Any], name: str, key: str) -> list[float]:
+    """A non-empty list (or array) of numbers, each in the range of the row `key` of
+    `fanfuse.limits.LIMITS`; errors name the entry (`ks[2]`)."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        accepted = LIMITS[key].accepted()
         raise TypeError(f"{name} must be a list of numbers, each {accepted} (got {type(values).__name__})")
     checked = list(values)
     if not checked:
-        raise FusionError(f"{name} is empty: give at least one value, each {accepted}")
-    for i, value in enumerate(checked):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{name}[{i}] must be a number (got {type(value).__name__})")
-        number = float(value)
-        in_range = positive is None or (number > 0 if positive else number >= 0)
-        if not (math.isfinite(number) and in_range):
-            raise FusionError(f"{name}[{i}] must be {accepted} (got {value})")
-    return [float(v) for v in checked]
+        raise FusionError(f"{name} is empty: give at least one value, each {LIMITS[key].accepted()}")
+    return [check_float(key, value, f"{name}[{i}]") for i, value in enumerate(checked)]
 
 
 def weight_grid(n_runs: int, levels: Sequence[float]) -> list[tuple[float, ...]]:

@@ -26,10 +26,24 @@ impl SplitMix {
     }
 }
 
-/// The differences `a[i] - b[i]`, checked, and scaled by a power of two so that none exceeds 1 in
-/// magnitude. Both tests are scale-invariant and a power-of-two scaling is exact, so the p-values
-/// are those of the unscaled data, but sums and squares of large differences cannot overflow.
-pub(super) fn differences(a: &[f64], b: &[f64], test: &str, min_pairs: usize) -> Result<Vec<f64>, FusionError> {
+/// Paired differences brought to one unit, whatever the unit of the scores: every test reads these,
+/// so none depends on it (a test over `a * s` and `b * s` gives the p-value of `a` and `b`).
+pub(super) struct Differences {
+    /// `a[i] - b[i]` times the power of two that puts the largest magnitude in [0.5, 1): exact, and
+    /// no sum, square or variance of them can overflow or underflow.
+    pub values: Vec<f64>,
+    /// How far apart two values (or a value and zero) can be from rounding alone, in the same unit:
+    /// the inputs carry a relative precision of `f64::EPSILON`, so `a[i] - b[i]` is known to about
+    /// `EPSILON * (|a[i]| + |b[i]|)` (a score scaled by 1e-12 is rounded once more). Values closer
+    /// than this are taken as equal, and a value within it of zero as zero.
+    pub resolution: f64,
+}
+
+/// Slack on the inputs' rounding, for the subtraction's own and the scaling's.
+pub(super) const RESOLUTION_ULPS: f64 = 8.0;
+
+/// The differences `a[i] - b[i]`, checked, in the unit of [`Differences`].
+pub(super) fn differences(a: &[f64], b: &[f64], test: &str, min_pairs: usize) -> Result<Differences, FusionError> {
     if a.len() != b.len() {
         return Err(FusionError::invalid(format!(
             "{test}: paired samples need equal lengths (got {} and {})",
@@ -51,23 +65,47 @@ pub(super) fn differences(a: &[f64], b: &[f64], test: &str, min_pairs: usize) ->
             )));
         }
     }
-    let mut diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    if let Some(i) = diffs.iter().position(|d| !d.is_finite()) {
+    let mut values: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    if let Some(i) = values.iter().position(|d| !d.is_finite()) {
         return Err(FusionError::invalid(format!(
             "{test}: a[{i}] - b[{i}] overflows a float; scale both samples down"
         )));
     }
-    let largest = diffs.iter().fold(0.0_f64, |m, d| m.max(d.abs()));
-    if largest > 1.0 {
-        // 2^-e with 2^e >= largest: exact, and it keeps every difference within [-1, 1].
-        #[allow(clippy::cast_possible_truncation)] // the log2 of a finite f64 is at most 1024
-        let exponent = largest.log2().ceil() as i32;
-        let scale = 0.5_f64.powi(exponent);
-        for d in &mut diffs {
-            *d *= scale;
-        }
+    let magnitude = a.iter().chain(b).fold(0.0_f64, |m, x| m.max(x.abs()));
+    let exponent = to_unit(&mut values);
+    let resolution = scale_by_power_of_two(RESOLUTION_ULPS * f64::EPSILON * 2.0 * magnitude, exponent);
+    Ok(Differences { values, resolution })
+}
+
+/// Multiplies `values` by the power of two 2^e that puts the largest magnitude in [0.5, 1), and
+/// returns e (0 when all are zero). Exact: only the exponents change.
+pub(super) fn to_unit(values: &mut [f64]) -> i32 {
+    let largest = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    if largest == 0.0 {
+        return 0;
     }
-    Ok(diffs)
+    // 2^(k-1) <= largest < 2^k: k = floor(log2(largest)) + 1, corrected where log2 rounds.
+    #[allow(clippy::cast_possible_truncation)] // |log2| of a finite nonzero f64 is at most 1075
+    let mut k = largest.log2().floor() as i32 + 1;
+    if scale_by_power_of_two(largest, -k) >= 1.0 {
+        k += 1;
+    } else if scale_by_power_of_two(largest, -k) < 0.5 {
+        k -= 1;
+    }
+    for v in values.iter_mut() {
+        *v = scale_by_power_of_two(*v, -k);
+    }
+    -k
+}
+
+/// `x * 2^e`, in steps whose factors stay finite and normal (2^1074 itself is not a float).
+pub(super) fn scale_by_power_of_two(mut x: f64, mut e: i32) -> f64 {
+    while e != 0 {
+        let step = e.clamp(-1000, 1000);
+        x *= 2_f64.powi(step);
+        e -= step;
+    }
+    x
 }
 
 /// p-value of H0 "a and b come from the same system": the share of sign flips of the paired
@@ -84,10 +122,13 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> R
     if iterations == 0 {
         return Err(FusionError::invalid(format!("iterations must be {ITERATIONS_ACCEPTED} (got 0)")));
     }
-    let diffs = differences(a, b, "randomization_test", 1)?;
+    let Differences { values: diffs, resolution } = differences(a, b, "randomization_test", 1)?;
     let observed = diffs.iter().sum::<f64>().abs();
-    // Compare sums, not means, and allow for rounding so identical systems give p = 1.
-    let tolerance = 1e-12 * diffs.iter().map(|d| d.abs()).sum::<f64>().max(1.0);
+    // Compare sums, not means. A flipped sum within what rounding can move a sum (each difference's
+    // resolution, and the additions' own rounding) counts as reaching the observed one: ties stay
+    // ties in every unit, and identical systems give p = 1.
+    let n = diffs.len() as f64;
+    let tolerance = n * (resolution + 2.0 * f64::EPSILON * diffs.iter().map(|d| d.abs()).sum::<f64>());
     let threshold = observed - tolerance;
     if let Some(p) = exhaustive_p_value(&diffs, iterations, threshold) {
         return Ok(p);
@@ -144,20 +185,20 @@ pub fn paired_t_test(a: &[f64], b: &[f64]) -> Result<f64, FusionError> {
 /// # Errors
 /// As [`paired_t_test`].
 pub fn paired_t(a: &[f64], b: &[f64]) -> Result<(f64, f64), FusionError> {
-    let diffs = differences(a, b, "paired_t_test", 2)?;
+    let Differences { values: diffs, resolution } = differences(a, b, "paired_t_test", 2)?;
     let count = diffs.len() as f64;
     let mean = diffs.iter().sum::<f64>() / count;
+    // A mean within rounding of zero is zero (each difference is known to its resolution, and the
+    // sum adds an EPSILON per term in this unit), and differences equal but for rounding have no
+    // variance to test against.
+    if mean.abs() <= resolution + count * f64::EPSILON {
+        return Ok((0.0, 1.0));
+    }
+    if diffs.iter().all(|d| (d - mean).abs() <= resolution) {
+        return Ok((f64::INFINITY.copysign(mean), 0.0));
+    }
     // Two-pass variance: no cancellation when the differences are large and close together.
     let variance = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (count - 1.0);
-    // Rounding can leave a tiny mean and variance for identical inputs; treat both relative to the data.
-    let scale = diffs.iter().map(|d| d.abs()).fold(0.0, f64::max);
-    if variance <= (1e-15 * scale).powi(2) {
-        return Ok(if mean.abs() <= 1e-12 * scale.max(f64::MIN_POSITIVE) {
-            (0.0, 1.0)
-        } else {
-            (f64::INFINITY.copysign(mean), 0.0)
-        });
-    }
     let t = mean / (variance / count).sqrt();
     Ok((t, student_t_two_sided(t, count - 1.0)))
 }
@@ -185,6 +226,21 @@ mod tests {
         assert!((paired_t_test(&big(&a), &big(&b)).unwrap() - p).abs() < 1e-12);
         let r = randomization_test(&a, &b, 1000, 3).unwrap();
         assert!((randomization_test(&big(&a), &big(&b), 1000, 3).unwrap() - r).abs() < 1e-12);
+    }
+
+    #[test]
+    fn p_values_do_not_depend_on_the_unit_of_the_scores() {
+        // Metric-like scores of 30 queries; scaled, each value is rounded once more.
+        let run: Vec<f64> = (0..30).map(|i| f64::from((7 * i) % 13) / 12.0).collect();
+        let baseline: Vec<f64> = (0..30).map(|i| f64::from((5 * i + 3) % 11) / 10.0).collect();
+        let flips = randomization_test(&run, &baseline, 10_000, 0).unwrap();
+        let student = paired_t_test(&run, &baseline).unwrap();
+        for unit in [1e-12, 1e-16, 1e-200, 1e-300, 3.7, 1e300] {
+            let scaled = |values: &[f64]| values.iter().map(|v| v * unit).collect::<Vec<f64>>();
+            let (run_s, baseline_s) = (scaled(&run), scaled(&baseline));
+            assert!((randomization_test(&run_s, &baseline_s, 10_000, 0).unwrap() - flips).abs() < 1e-15, "{unit}");
+            assert!((paired_t_test(&run_s, &baseline_s).unwrap() - student).abs() <= 1e-9 * student, "{unit}");
+        }
     }
 
     #[test]

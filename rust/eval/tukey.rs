@@ -9,6 +9,7 @@
 //! (the outer one in ln s, where f is close to a bell for every ν).
 
 use super::distributions::normal_two_sided;
+use super::significance::{scale_by_power_of_two, to_unit, RESOLUTION_ULPS};
 use crate::error::FusionError;
 
 /// Gauss-Legendre nodes per panel, and panels of the inner and outer integrals.
@@ -46,23 +47,41 @@ pub fn tukey_hsd(groups: &[Vec<f64>]) -> Result<Vec<Vec<(f64, f64)>>, FusionErro
             "tukey_hsd needs more values than groups (got {total} values in {k} groups)"
         )));
     }
+    // In one unit whatever the scores' (exact: a power of two), so that neither the p-values nor
+    // the test of zero variance depend on it, and no square underflows or overflows.
+    let mut values: Vec<f64> = groups.iter().flatten().copied().collect();
+    let exponent = to_unit(&mut values);
+    let mut rest = values.as_slice();
+    let groups: Vec<&[f64]> = groups
+        .iter()
+        .map(|g| {
+            let (group, after) = rest.split_at(g.len());
+            rest = after;
+            group
+        })
+        .collect();
+    // What rounding alone can move a value by, in that unit (see significance::Differences).
+    let resolution = RESOLUTION_ULPS * f64::EPSILON * values.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
     let means: Vec<f64> = groups.iter().map(|g| g.iter().sum::<f64>() / g.len() as f64).collect();
     let squares: f64 = groups.iter().zip(&means).map(|(g, m)| g.iter().map(|x| (x - m).powi(2)).sum::<f64>()).sum();
     let df = (total - k) as f64;
     let mse = squares / df;
+    let constant = groups.iter().zip(&means).all(|(g, m)| g.iter().all(|x| (x - m).abs() <= resolution));
     let distribution = StudentizedRange::new(k, df);
     let mut out = vec![vec![(0.0, 1.0); k]; k];
     for i in 0..k {
         for j in i + 1..k {
             let difference = means[i] - means[j];
             let error = (mse / 2.0 * (1.0 / groups[i].len() as f64 + 1.0 / groups[j].len() as f64)).sqrt();
-            let p = if error > 0.0 {
+            let p = if !constant {
                 distribution.sf(difference.abs() / error)
-            } else if difference == 0.0 {
+            } else if difference.abs() <= resolution {
                 1.0
             } else {
                 0.0
             };
+            // The difference in the scores' own unit again.
+            let difference = scale_by_power_of_two(difference, -exponent);
             out[i][j] = (difference, p);
             out[j][i] = (-difference, p);
         }

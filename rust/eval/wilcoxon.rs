@@ -7,11 +7,16 @@
 //! - up to 13 pairs with zeros or ties: every sign flip of the differences counted (exact);
 //! - otherwise (14 to 50 pairs with zeros or ties): the normal approximation.
 //!
-//! One departure: when every difference is zero scipy gives p = NaN; here p = 1 (identical
-//! systems, as the t and randomization tests give).
+//! Two departures:
+//! - when every difference is zero scipy gives p = NaN; here p = 1 (identical systems, as the t and
+//!   randomization tests give);
+//! - a tie and a zero are equal but for rounding (the resolution of `significance::Differences`),
+//!   not equal to the last bit: 0.3 - 0.1 and 0.5 - 0.3 are one magnitude, which scipy ranks apart,
+//!   and the p-value does not change with the unit of the scores. On the differences rounded to
+//!   12 decimals scipy gives the same p-value (tests/test_report_statistics.py).
 
 use super::distributions::normal_two_sided;
-use super::significance::differences;
+use super::significance::{differences, Differences};
 use crate::error::FusionError;
 
 /// Above this many pairs (zeros included) the normal approximation is used, as scipy does.
@@ -24,9 +29,9 @@ const FLIPS_UP_TO: usize = 13;
 /// # Errors
 /// Unequal lengths, no pairs, or a value that is not finite.
 pub fn wilcoxon_test(a: &[f64], b: &[f64]) -> Result<(f64, f64), FusionError> {
-    let diffs = differences(a, b, "wilcoxon_test", 1)?;
-    let nonzero: Vec<f64> = diffs.iter().copied().filter(|d| *d != 0.0).collect();
-    let (ranks, tie_sizes) = average_ranks(&nonzero);
+    let Differences { values: diffs, resolution } = differences(a, b, "wilcoxon_test", 1)?;
+    let nonzero: Vec<f64> = diffs.iter().copied().filter(|d| d.abs() > resolution).collect();
+    let (ranks, tie_sizes) = average_ranks(&nonzero, resolution);
     let r_plus: f64 = nonzero.iter().zip(&ranks).filter(|(d, _)| **d > 0.0).map(|(_, r)| r).sum();
     let r_minus: f64 = nonzero.iter().zip(&ranks).filter(|(d, _)| **d < 0.0).map(|(_, r)| r).sum();
     let statistic = r_plus.min(r_minus);
@@ -48,17 +53,19 @@ pub fn wilcoxon_test(a: &[f64], b: &[f64]) -> Result<(f64, f64), FusionError> {
 }
 
 /// Ranks of |d| from 1, tied values sharing their average rank, and the size of every tie group.
-fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
+/// Magnitudes within `resolution` of the one before are tied: equal but for rounding (scipy ties
+/// exact equals only, which rounding in the scores' unit can split).
+fn average_ranks(values: &[f64], resolution: f64) -> (Vec<f64>, Vec<usize>) {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_unstable_by(|&i, &j| values[i].abs().total_cmp(&values[j].abs()));
     let mut ranks = vec![0.0; values.len()];
     let mut sizes = Vec::new();
     let mut start = 0;
     while start < order.len() {
-        let magnitude = values[order[start]].abs();
-        // Ties are exact equality, as scipy ranks them.
-        #[allow(clippy::float_cmp)]
-        let end = start + order[start..].iter().take_while(|&&i| values[i].abs() == magnitude).count();
+        let mut end = start + 1;
+        while end < order.len() && values[order[end]].abs() - values[order[end - 1]].abs() <= resolution {
+            end += 1;
+        }
         // Ranks start + 1 ..= end share their mean.
         let rank = (start + 1 + end) as f64 / 2.0;
         for &i in &order[start..end] {
@@ -121,7 +128,7 @@ mod tests {
 
     #[test]
     fn ranks_average_over_ties_of_magnitude() {
-        let (ranks, sizes) = average_ranks(&[0.5, -0.25, 0.25, 1.0]);
+        let (ranks, sizes) = average_ranks(&[0.5, -0.25, 0.25, 1.0], 0.0);
         assert_eq!(ranks, vec![3.0, 1.5, 1.5, 4.0]);
         assert_eq!(sizes, vec![2, 1, 1]);
     }

@@ -29,6 +29,11 @@ pub(super) fn evaluate<'py>(
     metrics: &Bound<'_, PyAny>,
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
     let metrics = strings(metrics, "metrics")?;
+    if metrics.is_empty() {
+        return Err(to_py_err(crate::error::FusionError::invalid(
+            "metrics is empty: name at least one, such as ndcg@10",
+        )));
+    }
     let parsed = metrics.iter().map(|m| m.parse::<Metric>()).collect::<Result<Vec<_>, _>>().map_err(to_py_err)?;
     let (run, qrels) = (Arc::clone(&run.inner), Arc::clone(&qrels.inner));
     let evaluation = py.detach(|| eval::evaluate(&run, &qrels, &parsed));

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 
-use super::args::{outer_items, strings};
+use super::args::{int_in, outer_items, strings};
 use super::options::{
     check_thread_variable, gamma_arg, k_arg, phi_arg, run_fuse_params, sigma_arg, threads_arg, top_k_arg, FusionOptions,
 };
@@ -117,23 +117,65 @@ fn row_sources(rows: &Bound<'_, PyAny>) -> PyResult<Vec<TableSource>> {
     items.iter().enumerate().map(|(i, item)| table_source(item, &format!("rows[{i}]"))).collect()
 }
 
+// The counts and offsets of these functions, each read with fanfuse's message naming it.
+fn count(value: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
+    int_in(value, name, "an int >= 1", 1..=i128::from(u32::MAX))
+}
+
+fn offset(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
+    int_in(value, name, "an int >= 0", 0..=i128::from(u64::MAX))
+}
+
+fn partitions_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    count(value, "partitions")
+}
+
+fn ranges_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    count(value, "ranges")
+}
+
+fn block_bytes_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_in(value, "block_bytes", "an int >= 1", 1..=i128::from(u64::MAX))
+}
+
+fn run_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    int_in(value, "run", "an int >= 0", 0..=i128::from(u32::MAX))
+}
+
+fn start_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    offset(value, "start")
+}
+
+fn end_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    offset(value, "end")
+}
+
+fn first_row_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    offset(value, "first_row")
+}
+
 /// The byte ranges to read a run file in. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (path, /, *, block_bytes))]
-pub(super) fn file_blocks(py: Python<'_>, path: &str, block_bytes: u64) -> PyResult<Vec<(u64, u64)>> {
+pub(super) fn file_blocks(
+    py: Python<'_>,
+    path: &str,
+    #[pyo3(from_py_with = block_bytes_arg)] block_bytes: u64,
+) -> PyResult<Vec<(u64, u64)>> {
     py.detach(|| rows::file_blocks(path, block_bytes)).map_err(to_py_err)
 }
 
 /// Reads a block of a run file into row batches. See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (path, /, *, run = 0, start = 0, end = u64::MAX, partitions = 1))]
+#[pyo3(signature = (path, /, *, run = 0, start = 0, end = u64::MAX, partitions = 1),
+    text_signature = "(path, /, *, run=0, start=0, end=..., partitions=1)")]
 pub(super) fn read_run_block(
     py: Python<'_>,
     path: &str,
-    run: usize,
-    start: u64,
-    end: u64,
-    partitions: usize,
+    #[pyo3(from_py_with = run_arg)] run: usize,
+    #[pyo3(from_py_with = start_arg)] start: u64,
+    #[pyo3(from_py_with = end_arg)] end: u64,
+    #[pyo3(from_py_with = partitions_arg)] partitions: usize,
 ) -> PyResult<(SummaryTuple, Vec<PyArrowBatch>)> {
     let (summary, read) = interruptible(py, || rows::read_file_block(path, start, end, run, partitions))?;
     Ok((summary_tuple(summary), batches(read)))
@@ -145,11 +187,11 @@ pub(super) fn read_run_block(
 pub(super) fn read_table_block(
     py: Python<'_>,
     table: &Bound<'_, PyAny>,
-    run: usize,
+    #[pyo3(from_py_with = run_arg)] run: usize,
     name: &str,
-    first_row: u64,
+    #[pyo3(from_py_with = first_row_arg)] first_row: u64,
     rank_from: &str,
-    partitions: usize,
+    #[pyo3(from_py_with = partitions_arg)] partitions: usize,
 ) -> PyResult<(SummaryTuple, Vec<PyArrowBatch>)> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let source = table_source(table, name)?;
@@ -187,7 +229,7 @@ pub(super) fn fuse_rows(
     blocks: &Bound<'_, PyAny>,
     names: &Bound<'_, PyAny>,
     buffered: bool,
-    ranges: usize,
+    #[pyo3(from_py_with = ranges_arg)] ranges: usize,
     format: Option<&str>,
     tag: &str,
     method: Option<&str>,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
+use super::args::int_in;
 use super::runs::{PyQrels, PyRun};
 use super::{detached, interruptible, to_py_err, FusionError};
 use crate::fusion::{TrainedMethod, TrainedModel};
@@ -97,19 +98,16 @@ pub(super) fn train_fusion(
     runs: Vec<PyRef<'_, PyRun>>,
     qrels: PyRef<'_, PyQrels>,
     method: &str,
-    segments: Option<i64>,
-    window: Option<i64>,
+    segments: Option<Bound<'_, PyAny>>,
+    window: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyFusionModel> {
     let method: TrainedMethod = method.parse().map_err(to_py_err)?;
-    let size = |what: &str, value: Option<i64>, low: usize| -> PyResult<Option<usize>> {
+    let size = |what: &str, value: Option<Bound<'_, PyAny>>, low: usize| -> PyResult<Option<usize>> {
         value
             .map(|v| {
-                let v = usize::try_from(v).map_err(|_| {
-                    FusionError::new_err(format!(
-                        "{what} must be an int from {low} to {} (got {v})",
-                        crate::fusion::MAX_SIZE
-                    ))
-                })?;
+                let accepted = format!("an int from {low} to {}", crate::fusion::MAX_SIZE);
+                let top = i128::try_from(crate::fusion::MAX_SIZE).unwrap_or(i128::MAX);
+                let v: usize = int_in(&v, what, &accepted, i128::try_from(low).unwrap_or(0)..=top)?;
                 train::check_size(what, v, low).map_err(to_py_err)
             })
             .transpose()

@@ -96,6 +96,9 @@ pub fn fuse_runs(
     params: &FuseParams,
     threads: Option<usize>,
 ) -> Result<crate::runs::Run, FusionError> {
+    if runs.is_empty() {
+        return Err(FusionError::invalid("give at least one run to fuse"));
+    }
     validate_run_params(params, runs.len())?;
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut queries: Vec<(&str, Vec<Vec<&Hit>>)> = Vec::new();

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
+import dataclasses
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.limits import LIMITS, Limit
 
 BAD_INPUT = 2
 
@@ -66,37 +68,83 @@ def until_signalled(command: str, run: Callable[[], int]) -> int:
     return 128 + signum  # only reached where the signal does not end the process
 
 
-def float_list(text: str) -> list[float]:
-    """argparse type of `--weights 1,0.5,2`: finite numbers only (no option takes nan or inf)."""
-    try:
-        values = [float(part) for part in text.split(",")]
-    except ValueError:
-        values = [math.nan]
-    if not all(math.isfinite(v) for v in values):
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated finite numbers such as 1,0.5,2 (got {text!r})"
-        )
-    return values
+@dataclasses.dataclass(frozen=True)
+class NumberFlag:
+    """argparse type of a numeric flag, from its row of `fanfuse.limits.LIMITS`: a value out of range
+    (NaN, infinite, or not a number) is a usage error naming the flag and what it accepts."""
 
+    limit: Limit
+    note: str = ""  # what a special value means, e.g. " (0 keeps all)"
 
-def int_from(minimum: int, maximum: int | None = None, note: str = "") -> Callable[[str], int]:
-    """argparse type of an int option in [minimum, maximum]; `note` says what a special value means."""
-    accepted = f"an int >= {minimum}" if maximum is None else f"an int from {minimum} to {maximum}"
+    @property
+    def accepted(self) -> str:
+        return self.limit.accepted() + self.note
 
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < minimum or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"must be {accepted}{note} (got {text!r})")
+    def __call__(self, text: str) -> int | float:
+        value = _number(text, self.limit)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"must be {self.accepted} (got {_shown(text)})")
         return value
 
-    return parse
+
+@dataclasses.dataclass(frozen=True)
+class NumberListFlag:
+    """argparse type of a flag taking comma-separated numbers (`--weights 1,0.5,2`), each in the range
+    of its row of LIMITS."""
+
+    limit: Limit
+
+    @property
+    def accepted(self) -> str:
+        return f"comma-separated numbers, each {self.limit.accepted()}"
+
+    def __call__(self, text: str) -> list[int | float]:
+        values = [_number(part, self.limit) for part in text.split(",")]
+        if not text.strip() or any(v is None for v in values):
+            example = "1,0.5,2" if self.limit.kind is float else "5,10,25"
+            raise argparse.ArgumentTypeError(
+                f"expected {self.accepted}, such as {example} (got {_shown(text)})"
+            )
+        return [v for v in values if v is not None]
+
+
+def _number(text: str, limit: Limit) -> int | float | None:
+    """`text` as the row's kind of number if it is one in range, else None."""
+    try:
+        value: int | float = limit.kind(text.strip())
+    except ValueError:  # not a number (or an int of more digits than Python converts)
+        return None
+    return value if limit.admits(value) else None
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def number_option(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    flag: str,
+    key: str,
+    help: str,
+    *,
+    note: str = "",
+    many: bool = False,
+    **options: Any,
+) -> None:
+    """Adds the numeric `flag` whose range is the row `key` of LIMITS: its type checks it and its help
+    ends with what it accepts. `many`: comma-separated numbers."""
+    kind = NumberListFlag(LIMITS[key]) if many else NumberFlag(LIMITS[key], note)
+    parser.add_argument(flag, type=kind, help=f"{help} [{kind.accepted}]", **options)
 
 
 def name_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    """argparse type of `--metrics ndcg@10,recall@100`: at least one name."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated names, such as ndcg@10,map (got {text!r})"
+        )
+    return names
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -17,11 +17,10 @@ from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.cli import render
-from fanfuse.cli._common import int_from
+from fanfuse.cli._common import number_option
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import EMBED_HINT, open_index
 from fanfuse.multiquery import MultiQueryRetriever, SearchResult
-from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.retrievers.default_encoder import embed_extra_installed
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.stdlib_corpus import stdlib_index
@@ -55,11 +54,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "questions", nargs="*", help="your own questions (default: seven from the Python FAQ)"
     )
-    parser.add_argument("--top-k", type=int_from(1), default=5, help="hits per question (default 5)")
-    parser.add_argument(
-        "--variants",
-        type=int_from(1, MAX_VARIANTS_LIMIT),
-        help=f"variants, the original included (1-{MAX_VARIANTS_LIMIT}; default: as `fanfuse search`)",
+    number_option(parser, "--top-k", "top_k", "hits per question (default 5)", default=5)
+    number_option(
+        parser, "--variants", "max_variants", "variants, the original included (default: as `fanfuse search`)"
     )
     parser.add_argument(
         "--dense",

@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from fanfuse._core import TRAINED_METHODS, FusionError
-from fanfuse.cli._common import int_from
+from fanfuse.cli._common import number_option
 
 ENGINES = ("process", "dask")
 
@@ -27,10 +27,12 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         help="with --engine dask: address of a Dask scheduler, e.g. tcp://10.0.0.1:8786 (default: "
         "this process's threads)",
     )
-    parser.add_argument(
+    number_option(
+        parser,
         "--partitions",
-        type=int_from(1),
-        help="with --engine dask: partitions of the shuffle on qid (default: one per 64 MB input block)",
+        "partitions",
+        "with --engine dask: partitions of the shuffle on qid (default: one per 64 MB input block; at "
+        "most one per query)",
     )
 
 

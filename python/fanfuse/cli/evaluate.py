@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from typing import Any
 
 from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError
 from fanfuse._output import atomic_output
-from fanfuse.cli._common import guarded, int_from, name_list, table
+from fanfuse.cli._common import guarded, name_list, number_option, table
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare
@@ -41,23 +40,22 @@ def register(subparsers: Any) -> None:
         f"r-precision and bpref take no @K); trec_eval's {', '.join(TREC_EVAL_METRICS)} too "
         f"(default {','.join(DEFAULT_METRICS)})",
     )
-    parser.add_argument(
+    number_option(
+        parser,
         "--iterations",
-        type=int_from(1),
+        "iterations",
+        "sign flips drawn by the randomization test (default 10000); with n queries and 2^n <= this, "
+        "all 2^n are counted and p is exact",
         default=10_000,
-        help="sign flips drawn by the randomization test (default 10000); with n queries and "
-        "2^n <= this, all 2^n are counted and p is exact",
     )
-    parser.add_argument(
-        "--seed", type=int_from(0), default=0, help="seed of the randomization test (default 0)"
-    )
+    number_option(parser, "--seed", "seed", "seed of the randomization test (default 0)", default=0)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_engine_options(parser)
     report = parser.add_argument_group(
         "comparison report", "any of these turns the output into a report against one baseline run"
     )
-    report.add_argument(
-        "--baseline", type=int_from(0), help="index of the baseline among the runs, from 0 (default 0)"
+    number_option(
+        report, "--baseline", "baseline", "index of the baseline among the runs, from 0 (default 0)"
     )
     report.add_argument(
         "--test",
@@ -70,24 +68,13 @@ def register(subparsers: Any) -> None:
         choices=CORRECTIONS,
         help="multiple-comparison correction over runs x metrics (default holm)",
     )
-    report.add_argument("--alpha", type=unit_interval, help="significance level (default 0.05)")
+    number_option(report, "--alpha", "alpha", "significance level (default 0.05)")
     report.add_argument("--format", choices=FORMATS, help="output format (default table)")
     report.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     report.add_argument(
         "--plot", metavar="FILE.png", help="also write a PNG of the report (needs matplotlib: fanfuse[plot])"
     )
     parser.set_defaults(run=guarded(run))
-
-
-def unit_interval(text: str) -> float:
-    """argparse type of --alpha: a number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, exclusive (got {text!r})")
-    return value
 
 
 REPORT_OPTIONS = ("baseline", "test", "correction", "alpha", "format", "output", "plot")

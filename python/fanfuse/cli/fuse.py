@@ -22,7 +22,7 @@ from fanfuse._core import (
     read_run,
     train_fusion,
 )
-from fanfuse.cli._common import float_list, guarded, int_from
+from fanfuse.cli._common import guarded, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.tables import is_parquet, read_any_run, read_parquet_run, write_parquet
@@ -60,8 +60,8 @@ def register(subparsers: Any) -> None:
         help="runs to train on, one per input run, in the same order",
     )
     parser.add_argument("--train-qrels", metavar="QRELS", help="qrels to train on (TREC or BEIR TSV)")
-    parser.add_argument("--segments", type=int_from(1), help="probfuse: segments per list (default 25)")
-    parser.add_argument("--window", type=int_from(0), help="slidefuse: half-window (default 5)")
+    number_option(parser, "--segments", "segments", "probfuse: segments per list (default 25)")
+    number_option(parser, "--window", "window", "slidefuse: half-window (default 5)")
     parser.add_argument(
         "--model", metavar="JSON", help="a trained model saved by --save-model (instead of training)"
     )
@@ -70,16 +70,20 @@ def register(subparsers: Any) -> None:
         "--norm",
         help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}",
     )
-    parser.add_argument("--k", type=float, default=60.0, help="RRF k (default 60)")
-    parser.add_argument("--weights", type=float_list, help="one weight per run, e.g. 1,0.5,2 (default all 1)")
-    parser.add_argument("--phi", type=float, help="rbc: persistence in (0, 1) (default 0.8)")
-    parser.add_argument("--sigma", type=float, help="logn_isr: smoothing in [0, 1] (default 0.01)")
-    parser.add_argument("--gamma", type=float, help="combgmnz: exponent of the hit count (default 1)")
-    parser.add_argument(
+    number_option(parser, "--k", "k", "RRF k (default 60)", default=60.0)
+    number_option(
+        parser, "--weights", "weight", "one weight per run, e.g. 1,0.5,2 (default all 1)", many=True
+    )
+    number_option(parser, "--phi", "phi", "rbc: persistence (default 0.8)")
+    number_option(parser, "--sigma", "sigma", "logn_isr: smoothing (default 0.01)")
+    number_option(parser, "--gamma", "gamma", "combgmnz: exponent of the hit count (default 1)")
+    number_option(
+        parser,
         "--top-k",
-        type=int_from(0, note=" (0 keeps all)"),
+        "fused_top_k",
+        "hits kept per query (default 1000)",
+        note=" (0 keeps all)",
         default=1000,
-        help="hits kept per query (default 1000; 0 = all)",
     )
     parser.add_argument(
         "--rank-from",
@@ -92,9 +96,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--format", default="trec", choices=RUN_FORMATS, help="output format (default trec)")
     parser.add_argument("--collection", help="MT-RAG 'Collection' of the output (default: the first input's)")
     parser.add_argument("--tag", default="fanfuse", help="run tag of TREC output (default fanfuse)")
-    parser.add_argument(
-        "--threads", type=int_from(1), help="fusion threads (default: FANFUSE_NUM_THREADS, else 1)"
-    )
+    number_option(parser, "--threads", "threads", "fusion threads (default: FANFUSE_NUM_THREADS, else 1)")
     add_engine_options(parser)
     parser.set_defaults(run=guarded(run))
 

@@ -11,14 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.cli import render
-from fanfuse.cli._common import int_from
+from fanfuse.cli import llm_options, render
+from fanfuse.cli._common import number_option
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
-from fanfuse.multiquery import Expander, LLMExpander
-from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, MAX_VARIANTS_LIMIT, check_positive_float
+from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
-from fanfuse.multiquery.llm import STRATEGIES, check_strategy
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 # The fusion flags and the option of `fanfuse.fuse` each sets (checked in this order: --norm is
@@ -41,32 +39,16 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("query", help="the question")
     parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
-    parser.add_argument(
-        "--expander",
-        choices=["heuristic", "llm", "none"],
-        help="where variants come from: word rewrites (default), a chat model, or none (single query; "
-        "default when FANFUSE_QUERY_EXPANSION is off)",
-    )
-    parser.add_argument(
+    llm_options.add_arguments(parser)
+    number_option(
+        parser,
         "--variants",
-        type=int_from(1, MAX_VARIANTS_LIMIT),
+        "max_variants",
+        f"variants per search, the original included (default FANFUSE_MAX_QUERY_VARIANTS, else "
+        f"{DEFAULT_MAX_VARIANTS})",
         metavar="N",
-        help=f"variants per search, the original included (1-{MAX_VARIANTS_LIMIT}; default "
-        f"FANFUSE_MAX_QUERY_VARIANTS, else {DEFAULT_MAX_VARIANTS})",
     )
-    parser.add_argument("--llm-base-url", metavar="URL", help="OpenAI-compatible API root for --expander llm")
-    parser.add_argument("--model", metavar="M", help="chat model name for --expander llm")
-    parser.add_argument(
-        "--strategy",
-        metavar="S",
-        help=f"what --expander llm asks for: {', '.join(STRATEGIES)} (default paraphrase)",
-    )
-    parser.add_argument(
-        "--instructions",
-        metavar="TEXT",
-        help='domain guidance added to the prompt of --expander llm, e.g. "Queries are about Kubernetes"',
-    )
-    parser.add_argument("--top-k", type=int_from(1), default=10, help="hits to print (default 10)")
+    number_option(parser, "--top-k", "top_k", "hits to print (default 10)", default=10)
     parser.add_argument(
         "--method",
         help="fusion method, any of fanfuse.fuse's: rrf (default), isr, rbc, bordafuse, condorcet, "
@@ -75,7 +57,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--norm", help="score normalisation of score methods: min-max (their default), zmuv, sum, max, ..."
     )
-    parser.add_argument("--rrf-k", type=float, default=60.0, help="RRF constant k (default 60)")
+    number_option(parser, "--rrf-k", "k", "RRF constant k (default 60)", default=60.0)
     parser.add_argument("--tie-break", help="order of equal fused scores: rank (default) or id")
     parser.add_argument(
         "--duplicates",
@@ -115,33 +97,8 @@ def parse_filters(items: list[str]) -> dict[str, Any]:
     return filters
 
 
-def make_expander(args: argparse.Namespace) -> Expander | None:
-    """The LLM expander for `--expander llm`; None keeps the default (or no expansion at all)."""
-    if args.expander != "llm":
-        if args.strategy is not None or args.instructions is not None:
-            flag = "--strategy" if args.strategy is not None else "--instructions"
-            raise FusionError(f"{flag} sets what --expander llm asks the model for; add --expander llm")
-        return None
-    if args.strategy is not None:
-        with flag_named("--strategy", "strategy"):
-            check_strategy(args.strategy)
-    return LLMExpander(
-        base_url=args.llm_base_url,
-        model=args.model,
-        strategy=args.strategy or "paraphrase",
-        instructions=args.instructions,
-    )
-
-
-def expansion_switch(expander: str | None) -> bool | None:
-    """``--expander none`` turns expansion off, another ``--expander`` on; without the flag the
-    environment decides (``FANFUSE_QUERY_EXPANSION``, default on)."""
-    return None if expander is None else expander != "none"
-
-
 def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
     """The fusion flags given, each checked by the core and named by its flag when refused."""
-    check_positive_float(args.rrf_k, "--rrf-k")
     options: dict[str, Any] = {"k": args.rrf_k}
     for name, flag in FUSION_FLAGS.items():
         value = getattr(args, name)
@@ -169,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         fusion = fusion_options(args)
         filters = parse_filters(args.filter)
-        expander = make_expander(args)
+        expander = llm_options.make_expander(args)
         index = TantivyRetriever(args.index)
         overrides: dict[str, Any] = {"expander": expander} if expander is not None else {}
         bar = ProgressBar("embedding the documents (once; the vectors are kept in the index)", len(index))
@@ -185,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
                 dense=args.dense,
                 progress=progress,
                 top_k=args.top_k,
-                expansion=expansion_switch(args.expander),
+                expansion=llm_options.expansion_switch(args.expander),
                 max_variants=args.variants,
                 **fusion,
                 **overrides,

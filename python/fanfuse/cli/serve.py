@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import socket
 import sys
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.cli._common import int_from
+from fanfuse.cli import llm_options
+from fanfuse.cli._common import number_option
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
 
@@ -23,13 +26,22 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=int_from(0, 65535), default=8000, help="port (default 8000; 0: any free one)"
-    )
+    number_option(parser, "--port", "port", "port (default 8000; 0: any free one)", default=8000)
     parser.add_argument(
         "--dense",
         action=argparse.BooleanOptionalAction,
         help="as `fanfuse search --dense`: hybrid by default where the index stores vectors",
+    )
+    # The server's expander, as `fanfuse search`'s (a request may still turn expansion off).
+    llm_options.add_arguments(parser)
+    number_option(
+        parser,
+        "--workers",
+        "workers",
+        "server processes sharing the port and the memory-mapped index (default 1); each one's encoder "
+        "gets an equal share of the CPUs",
+        default=1,
+        metavar="N",
     )
     parser.add_argument(
         "--log-level", default="warning", help="uvicorn's log level (default warning: no access log)"
@@ -61,8 +73,15 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         print(f"fanfuse serve: error: {error.name} is missing: {SERVE_HINT}", file=sys.stderr)
         return 2
+    if args.workers > 1:
+        share_cpus(args.workers)
     try:
-        app = app_for_index(args.index, dense=args.dense)
+        expander = llm_options.make_expander(args)
+        overrides: dict[str, Any] = {"expansion": llm_options.expansion_switch(args.expander)}
+        if expander is not None:
+            overrides["expander"] = expander
+        # With workers: checks the index and the options, then unused.
+        app = app_for_index(args.index, dense=args.dense, **overrides)
         listening = listening_socket(args.host, args.port)
     except (FusionError, OSError) as error:
         print(f"fanfuse serve: error: {error}", file=sys.stderr)
@@ -70,6 +89,26 @@ def run(args: argparse.Namespace) -> int:
     host, port = listening.getsockname()[:2]
     # One line a script (or a test) reads to learn the port, printed once the socket accepts.
     print(f"fanfuse serve: listening on http://{host}:{port}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level))
-    server.run(sockets=[listening])
+    # uvloop and httptools where installed (fanfuse[serve] installs them): the fastest of uvicorn's
+    # stacks, measured in docs/performance.md; uvicorn falls back to asyncio and h11 without them.
+    stack: dict[str, Any] = {"loop": "auto", "http": "auto", "log_level": args.log_level}
+    if args.workers == 1:
+        uvicorn.Server(uvicorn.Config(app, **stack)).run(sockets=[listening])
+        return 0
+    del app
+    from uvicorn.supervisors import Multiprocess
+
+    # Each worker process opens the index itself (the vectors are memory-mapped: their pages are
+    # shared); the supervisor restarts a worker that dies and stops all of them on SIGINT/SIGTERM.
+    factory = functools.partial(app_for_index, args.index, dense=args.dense, **overrides)
+    config = uvicorn.Config(factory, factory=True, workers=args.workers, **stack)
+    Multiprocess(config, sockets=[listening]).run()
     return 0
+
+
+def share_cpus(workers: int) -> None:
+    """Give each of `workers` processes' encoders an equal share of the CPUs (unless the environment
+    sets it already), so that their threads together do not outnumber the cores."""
+    from fanfuse.retrievers.onnx_encoder import THREADS_VARIABLE, usable_cpus
+
+    os.environ.setdefault(THREADS_VARIABLE, str(max(1, usable_cpus() // workers)))

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
 from fanfuse._core import METHODS, TRAINED_METHODS
-from fanfuse.cli._common import float_list, guarded, int_from, table
+from fanfuse.cli._common import guarded, number_option, table
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.tables import read_any_qrels, read_any_run
 from fanfuse.tune import tune
@@ -22,29 +21,21 @@ def _levels_help(default: tuple[Any, ...] | None, what: str) -> str:
     return f"{what} (default: {shown}); an error for a method without it"
 
 
-def int_list(text: str) -> list[int]:
-    """argparse type of `--windows 1,5,10`."""
-    try:
-        return [int(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated ints such as 5,10,25 (got {text!r})"
-        ) from None
-
-
 def name_list(text: str) -> list[str]:
     return text.split(",")
 
 
-WHAT: dict[str, tuple[str, Callable[[str], list[Any]]]] = {
-    "ks": ("RRF k values", float_list),
-    "weight_levels": ("per-run weight levels (at least one > 0)", float_list),
-    "phis": ("rbc persistence values, each in (0, 1)", float_list),
-    "sigmas": ("logn_isr smoothing values, each in [0, 1]", float_list),
-    "gammas": ("combgmnz exponents", float_list),
-    "norms": ("score normalisations of score methods", name_list),
-    "segment_counts": ("probfuse segment counts", int_list),
-    "windows": ("slidefuse half-windows", int_list),
+# Each searched option's flag: what it lists, and the row of fanfuse.limits.LIMITS of each level
+# (None: names).
+WHAT: dict[str, tuple[str, str | None]] = {
+    "ks": ("RRF k values", "k"),
+    "weight_levels": ("per-run weight levels (at least one > 0)", "weight"),
+    "phis": ("rbc persistence values", "phi"),
+    "sigmas": ("logn_isr smoothing values", "sigma"),
+    "gammas": ("combgmnz exponents", "gamma"),
+    "norms": ("score normalisations of score methods", None),
+    "segment_counts": ("probfuse segment counts", "segments"),
+    "windows": ("slidefuse half-windows", "window"),
 }
 
 
@@ -69,21 +60,20 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--metric", default="ndcg@10", help="metric to optimise (default ndcg@10)")
     for option in OPTIONS:
-        what, parse = WHAT[option.keyword]
-        parser.add_argument(
-            "--" + option.keyword.replace("_", "-"),
-            dest=option.keyword,
-            type=parse,
-            help=_levels_help(option.default, what),
-        )
+        what, key = WHAT[option.keyword]
+        flag, help = "--" + option.keyword.replace("_", "-"), _levels_help(option.default, what)
+        if key is None:
+            parser.add_argument(flag, dest=option.keyword, type=name_list, help=help)
+        else:
+            number_option(parser, flag, key, help, many=True, dest=option.keyword)
     parser.add_argument(
         "--search",
         default="auto",
         choices=SEARCHES,
         help=f"auto (default): the full grid up to {GRID_LIMIT} configurations, coordinate ascent beyond",
     )
-    parser.add_argument("--folds", type=int_from(2), default=5, help="cross-validation folds (default 5)")
-    parser.add_argument("--seed", type=int_from(0), default=0, help="seed of the fold split (default 0)")
+    number_option(parser, "--folds", "folds", "cross-validation folds (default 5)", default=5)
+    number_option(parser, "--seed", "seed", "seed of the fold split (default 0)", default=0)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=guarded(run))
 

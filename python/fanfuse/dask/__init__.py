@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fanfuse._core import FusionError, file_blocks
-from fanfuse.dask.kernel import Block, fuse_partition, read_block, regrouped
+from fanfuse.dask.kernel import Block, count_queries, fuse_partition, query_ids, read_block, regrouped
+from fanfuse.limits import check_int
 from fanfuse.tables import is_parquet
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs"]
+__all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs", "shuffle_partitions"]
 
 DEFAULT_BLOCK_BYTES = 64 << 20
 RunInput = str | dd.DataFrame
@@ -97,12 +98,23 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
     return plan
 
 
-def check_partitions(partitions: int | None, default: int) -> int:
+def shuffle_partitions(partitions: object, plan: Plan, rank_from: str = "score") -> int:
+    """The partitions of the shuffle on qid: one per block by default. A number given must not
+    exceed the queries: a partition past them would be empty, yet each costs tasks and memory of its
+    own (every block is split into that many batches). The queries are counted (one more read of
+    the input) only when the number exceeds the blocks."""
     if partitions is None:
-        return default
-    if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
-        raise FusionError(f"partitions must be an int >= 1 (got {partitions!r})")
-    return partitions
+        return len(plan.blocks)
+    wanted = check_int("partitions", partitions)
+    if wanted > len(plan.blocks):
+        _, rows = plan.read(1, rank_from)
+        queries = int(delayed(count_queries)([delayed(query_ids)(part) for part in rows[0]]).compute())
+        if wanted > queries:
+            raise FusionError(
+                f"partitions must be at most the number of queries, {queries} (got {wanted}): "
+                "each partition holds whole queries"
+            )
+    return wanted
 
 
 def fused_partitions(
@@ -118,9 +130,10 @@ def fused_partitions(
     own). Which one-process order the keys follow (buffered or not) is decided from every
     partition's rows first."""
     plan = plan_runs(runs, block_bytes)
-    count = check_partitions(partitions, len(plan.blocks))
+    rank_from = options.get("rank_from", "score")
+    count = shuffle_partitions(partitions, plan, rank_from)
     ranges = ranges or count
-    summaries, rows = plan.read(count, options.get("rank_from", "score"))
+    summaries, rows = plan.read(count, rank_from)
     flags = [delayed(regrouped)(part, summaries, plan.names) for part in rows]
     buffered = delayed(any)(flags)
     return [delayed(fuse_partition)(part, summaries, plan.names, buffered, ranges, options) for part in rows]

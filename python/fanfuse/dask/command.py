@@ -17,7 +17,7 @@ from dask.base import compute, persist
 from dask.delayed import Delayed, delayed
 
 from fanfuse._core import FusionError, write_run_text
-from fanfuse.dask import DEFAULT_BLOCK_BYTES, check_partitions, fused_partitions, plan_runs
+from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition
 from fanfuse.runs import RunScores, with_means
 
@@ -104,7 +104,7 @@ def evaluate_runs(
     per_run = []
     for run in runs:
         plan = plan_runs([run], block_bytes or BLOCK_BYTES)
-        count = check_partitions(partitions, len(plan.blocks))
+        count = shuffle_partitions(partitions, plan)
         summaries, rows = plan.read(count, "score")
         per_run.append(
             [

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fanfuse._core import (
@@ -68,6 +69,16 @@ def read_block(
             table, run=block.run, name=name, first_row=first_row, rank_from=rank_from, partitions=partitions
         )
     return summary, [pa.record_batch(batch) for batch in batches]
+
+
+def query_ids(rows: pa.RecordBatch) -> pa.Array:
+    """The distinct query ids of a block's rows."""
+    return pc.unique(rows.column("qid").cast(pa.large_string()))
+
+
+def count_queries(ids: Sequence[pa.Array]) -> int:
+    """How many distinct query ids the blocks hold together."""
+    return len(pc.unique(pa.chunked_array(list(ids), pa.large_string())))
 
 
 def regrouped(rows: Sequence[pa.RecordBatch], summaries: Sequence[Summary], names: Sequence[str]) -> bool:

@@ -5,6 +5,7 @@ Start with ``MultiQueryRetriever``; docs/multiquery.md walks through the options
 
 from fanfuse.multiquery.cache import VariantCache
 from fanfuse.multiquery.config import MultiQueryConfig
+from fanfuse.multiquery.conversation import Turn
 from fanfuse.multiquery.diagnostics import (
     AllBranchesFailed,
     BranchReport,
@@ -46,6 +47,7 @@ __all__ = [
     "Provenance",
     "SearchResult",
     "StaticExpander",
+    "Turn",
     "Variant",
     "VariantCache",
     "VariantReport",

@@ -1,5 +1,6 @@
 """``VariantCache``: remembers expansions (LRU with a time to live), so a repeated question does not
-pay for the LLM again. Keyed by the expander's settings, the strategy, the variant budget and the query.
+pay for the LLM again. Keyed by the expander's settings, the strategy, the variant budget, the query
+and the conversation before it.
 
 Thread-safe (one lock; every operation is O(1)). Only successful expansions are stored: a fallback
 after an LLM error is not cached, so the next call tries the model again.
@@ -12,7 +13,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from fanfuse.multiquery.config import check_positive_float, check_positive_int
+from fanfuse.limits import check_int, optional_float
+from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expanders import Expansion
 
 __all__ = ["VariantCache"]
@@ -24,8 +26,8 @@ class VariantCache:
     def __init__(
         self, maxsize: int = 1024, ttl: float | None = 600.0, *, clock: Callable[[], float] = time.monotonic
     ):
-        self.maxsize = check_positive_int(maxsize, "maxsize")
-        self.ttl = None if ttl is None else check_positive_float(ttl, "ttl")
+        self.maxsize = check_int("maxsize", maxsize)
+        self.ttl = optional_float("ttl", ttl)
         self._clock = clock
         self._lock = threading.Lock()
         self._entries: OrderedDict[Hashable, tuple[float, Expansion]] = OrderedDict()
@@ -33,8 +35,10 @@ class VariantCache:
         self.misses = 0
 
     @staticmethod
-    def key(expander_key: Hashable, strategy: str | None, max_variants: int, query: str) -> Hashable:
-        return (expander_key, strategy, max_variants, query)
+    def key(
+        expander_key: Hashable, strategy: str | None, max_variants: int, query: str, history: History = ()
+    ) -> Hashable:
+        return (expander_key, strategy, max_variants, query, history)
 
     def get(self, key: Hashable) -> Expansion | None:
         now, ttl = self._clock(), self.ttl

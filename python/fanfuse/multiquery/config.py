@@ -6,15 +6,15 @@ environment variable fails when the retriever is built, not on the first search 
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fanfuse._core import FusionError
+from fanfuse.limits import LIMITS, check_float, check_int
 
 #: The most variants one search may use (the original query included).
-MAX_VARIANTS_LIMIT = 5
+MAX_VARIANTS_LIMIT = int(LIMITS["max_variants"].high or 0)
 
 DEFAULT_EXPANSION = True
 DEFAULT_MAX_VARIANTS = 4
@@ -35,49 +35,7 @@ def parse_switch(value: str, name: str) -> bool:
 
 def check_max_variants(value: object, name: str = "max_variants") -> int:
     """1..5 variants, counting the original query."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int from 1 to {MAX_VARIANTS_LIMIT} (got {type(value).__name__})")
-    if not 1 <= value <= MAX_VARIANTS_LIMIT:
-        raise FusionError(
-            f"{name} must be from 1 to {MAX_VARIANTS_LIMIT}, the original query included (got {value})"
-        )
-    return value
-
-
-def check_positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int >= 1 (got {type(value).__name__})")
-    if value < 1:
-        raise FusionError(f"{name} must be an int >= 1 (got {value})")
-    return value
-
-
-def check_positive_float(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number > 0 (got {type(value).__name__})")
-    if not (math.isfinite(value) and value > 0):
-        raise FusionError(f"{name} must be a finite number > 0 (got {value})")
-    return float(value)
-
-
-def check_weight(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number >= 0 (got {type(value).__name__})")
-    if not (math.isfinite(value) and value >= 0):
-        raise FusionError(f"{name} must be a finite number >= 0 (got {value})")
-    return float(value)
-
-
-def check_optional_positive_int(value: object, name: str) -> int | None:
-    return None if value is None else check_positive_int(value, name)
-
-
-def check_min_score(value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"min_score must be a number or None (got {type(value).__name__})")
-    return float(value)
+    return check_int("max_variants", value, name)
 
 
 def check_variant_weights(weights: Sequence[float] | None) -> list[float]:
@@ -86,7 +44,7 @@ def check_variant_weights(weights: Sequence[float] | None) -> list[float]:
         return [1.0]
     if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) or not weights:
         raise TypeError("variant_weights must be a non-empty list of numbers (the last one repeats) or None")
-    return [check_weight(w, f"variant_weights[{i}]") for i, w in enumerate(weights)]
+    return [check_float("weight", w, f"variant_weights[{i}]") for i, w in enumerate(weights)]
 
 
 def variant_weight(weights: list[float], index: int) -> float:
@@ -129,9 +87,9 @@ class MultiQueryConfig:
                 try:
                     parsed = int(raw)
                 except ValueError:
+                    accepted = LIMITS["max_variants"].accepted()
                     raise FusionError(
-                        f"FANFUSE_MAX_QUERY_VARIANTS must be an int from 1 to {MAX_VARIANTS_LIMIT} "
-                        f"(got {raw!r})"
+                        f"FANFUSE_MAX_QUERY_VARIANTS must be {accepted} (got {raw!r})"
                     ) from None
                 max_variants = check_max_variants(parsed, "FANFUSE_MAX_QUERY_VARIANTS")
             else:

@@ -19,6 +19,7 @@ from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
+from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.words import STOPWORDS, content_words, query_term
 
 __all__ = [
@@ -38,11 +39,14 @@ class Variant:
     """One query variant and who produced it: ``original``, ``heuristic``, ``feedback``, ``llm``,
     ``static``, ``callable`` or ``explicit`` (given to ``search(variants=...)``). ``plain`` is the
     same variant written for a retriever that reads text, not query syntax (a dense encoder), where
-    that is more than ``text`` without its syntax; None: ``text`` serves both."""
+    that is more than ``text`` without its syntax; None: ``text`` serves both. ``plain_only``: only
+    the retrievers that read plain text search it (``hyde``'s passage, which reads as a document, not
+    a query); for the others its branch is not run (reported as skipped)."""
 
     text: str
     source: str
     plain: str | None = None
+    plain_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,10 @@ class Expander(ABC):
     Every subclass's ``expand`` and ``aexpand`` check ``max_variants`` (1..5) before they run: the
     check is wrapped around them when the subclass is defined, so no expander, built in or not, can
     be asked for more variants than a search may use.
+
+    ``history`` is the conversation before the query (``conversation.py``: checked and cut, oldest
+    first). An expander whose ``expand`` / ``aexpand`` takes no ``history`` parameter is still called,
+    without it: it expands the query alone.
     """
 
     #: Short name shown in diagnostics.
@@ -98,11 +106,15 @@ class Expander(ABC):
                 setattr(cls, method, _budget_checked(cls.__dict__[method]))
 
     @abstractmethod
-    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         """Variants of ``query``, at most ``max_variants`` including the original (first)."""
 
-    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
-        return self.expand(query, max_variants=max_variants, strategy=strategy)
+    async def aexpand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
+        return self.expand(query, max_variants=max_variants, strategy=strategy, history=history)
 
     def cache_key(self) -> Hashable | None:
         """The settings that determine this expander's output (part of the variant cache key), or
@@ -111,28 +123,37 @@ class Expander(ABC):
 
 
 def _budget_checked(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method`` with its ``max_variants`` keyword checked first (None: the expander's own limit)."""
+    """``method`` with its ``max_variants`` keyword checked first (None: the expander's own limit),
+    and ``history`` left out for a method written without it."""
+    reads_history = _takes_keyword(method, "history")
     if inspect.iscoroutinefunction(method):
 
         @functools.wraps(method)
         async def checked_async(self: Expander, query: str, *args: Any, **kwargs: Any) -> Any:
-            _check_budget(kwargs)
+            _check_call(kwargs, reads_history)
             return await method(self, query, *args, **kwargs)
 
         return checked_async
 
     @functools.wraps(method)
     def checked(self: Expander, query: str, *args: Any, **kwargs: Any) -> Any:
-        _check_budget(kwargs)
+        _check_call(kwargs, reads_history)
         return method(self, query, *args, **kwargs)
 
     return checked
 
 
-def _check_budget(kwargs: dict[str, Any]) -> None:
+def _takes_keyword(method: Callable[..., Any], name: str) -> bool:
+    parameters = inspect.signature(method).parameters.values()
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def _check_call(kwargs: dict[str, Any], reads_history: bool) -> None:
     budget = kwargs.get("max_variants")
     if budget is not None:
         check_max_variants(budget)
+    if not reads_history:
+        kwargs.pop("history", None)
 
 
 DEFAULT_OPERATORS = ("or", "and")
@@ -170,7 +191,12 @@ class HeuristicExpander(Expander):
         self.default_operator = default_operator
 
     def expand(
-        self, query: str, *, max_variants: int | None = None, strategy: str | None = None
+        self,
+        query: str,
+        *,
+        max_variants: int | None = None,
+        strategy: str | None = None,
+        history: History = (),
     ) -> Expansion:
         limit = self.max_variants if max_variants is None else min(max_variants, self.max_variants)
         return Expansion(assemble_variants(query, self.candidates(query), limit, "heuristic"))
@@ -213,7 +239,9 @@ class StaticExpander(Expander):
             )
         self.mapping = {q: (v,) if isinstance(v, str) else tuple(v) for q, v in mapping.items()}
 
-    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         return Expansion(assemble_variants(query, self.mapping.get(query, ()), max_variants, "static"))
 
 
@@ -234,18 +262,27 @@ class CombinedExpander(Expander):
         self.name = "+".join(e.name for e in self.expanders)
         self.sync_capable = all(e.sync_capable for e in self.expanders)
 
-    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         parts: list[Expansion | BaseException] = []
         for expander in self.expanders:
             try:
-                parts.append(expander.expand(query, max_variants=max_variants, strategy=strategy))
+                parts.append(
+                    expander.expand(query, max_variants=max_variants, strategy=strategy, history=history)
+                )
             except Exception as exc:  # one part failing must not fail the others or the search
                 parts.append(exc)
         return self._combine(query, parts, max_variants)
 
-    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    async def aexpand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         parts = await asyncio.gather(
-            *(e.aexpand(query, max_variants=max_variants, strategy=strategy) for e in self.expanders),
+            *(
+                e.aexpand(query, max_variants=max_variants, strategy=strategy, history=history)
+                for e in self.expanders
+            ),
             return_exceptions=True,
         )
         return self._combine(query, parts, max_variants)
@@ -301,7 +338,9 @@ class CallableExpander(Expander):
         self._is_async = inspect.iscoroutinefunction(fn)
         self.sync_capable = not self._is_async
 
-    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         if self._is_async:
             raise TypeError("CallableExpander wraps an async function: use aexpand (or MultiQueryRetriever)")
         try:
@@ -310,7 +349,9 @@ class CallableExpander(Expander):
             return _original_only(query, exc)
         return self._finish(query, result, max_variants)
 
-    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    async def aexpand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         try:
             if self._is_async:
                 result = await self.fn(query, max_variants)  # type: ignore[misc]

@@ -21,7 +21,8 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
 from fanfuse._core import FusionError
-from fanfuse.multiquery.config import check_positive_int
+from fanfuse.limits import check_int
+from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.words import STOPWORDS, content_words, query_term
 from fanfuse.retrievers.base import Hit
@@ -86,14 +87,16 @@ class FeedbackExpander(Expander):
         if not isinstance(weighted, bool):
             raise TypeError(f"weighted must be a bool (got {type(weighted).__name__})")
         self.index = index
-        self.feedback_docs = check_positive_int(feedback_docs, "feedback_docs")
-        self.feedback_terms = check_positive_int(feedback_terms, "feedback_terms")
+        self.feedback_docs = check_int("feedback_docs", feedback_docs)
+        self.feedback_terms = check_int("feedback_terms", feedback_terms)
         self.original_weight = float(original_weight)
         self.weighted = weighted
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
         self._stop_terms = frozenset(term for w in self.stopwords for _, term in index.analyze(w))
 
-    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         if max_variants < 2:
             return Expansion((Variant(query, "original"),))
         try:
@@ -110,7 +113,9 @@ class FeedbackExpander(Expander):
             tuple(Variant(v.text, v.source, plain if v.source == "feedback" else None) for v in variants)
         )
 
-    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
+    async def aexpand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
         # The first pass is a blocking search: keep it off the event loop.
         return await asyncio.to_thread(self.expand, query, max_variants=max_variants, strategy=strategy)
 

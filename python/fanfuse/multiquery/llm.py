@@ -1,15 +1,21 @@
-"""``LLMExpander``: query variants from any OpenAI-compatible chat-completions endpoint.
+"""``LLMExpander``: query variants from a chat model, the one place that decides how a call to it goes.
 
-OpenAI, vLLM, Ollama (``http://localhost:11434/v1``) and llama.cpp's server all speak it. One request
-per expansion (the model's latency dwarfs connection set-up), bounded by one deadline from connecting
-to the last byte of the answer, never following a redirect (``llm_http.py``). Every failure
-(connection, HTTP status, redirect, deadline, an answer too large, too deep or unreadable) falls back
-to the heuristic expander, or to the original query alone, and the ``Expansion`` says why: query
-expansion must never be the reason a search fails.
+The model is reached by ``base_url`` (any OpenAI-compatible chat-completions endpoint: OpenAI, vLLM,
+Ollama, llama.cpp's server) or by the user's own client (``openai.OpenAI`` / ``AsyncOpenAI``, a
+LangChain chat model, a LlamaIndex LLM), each an adapter in ``llm_clients.py``. Whichever it is, here:
 
-The API key is checked when the expander is built (printable ASCII, surrounding whitespace such as a
-file's trailing newline stripped) and is replaced by ``***`` in everything the server's answer can put
-in front of a user: fallback reasons, log lines, variants.
+- **one deadline** (``timeout``) bounds the call from its start to the last byte (``llm_deadline.py``);
+- **every failure** (connection, HTTP status, redirect, deadline, an exception of the client, an answer
+  too large, too deep, unreadable or empty) falls back to the heuristic expander (given the same
+  conversation), or to the original query alone, and the ``Expansion`` says why: query expansion must
+  never be the reason a search fails;
+- **every secret** the client holds (the API key, a LangChain model's ``SecretStr``...) is removed,
+  in any spelling and any fragment (``llm_redact.py``), from everything that came back or was raised,
+  before it is read, parsed, clipped, logged or shown;
+- **bytes that are not UTF-8** (and lone surrogates escaped in JSON) make no variant: such a variant is
+  dropped with a note, and an answer left with none falls back, saying so.
+
+What each strategy asks for, with or without the conversation, is in ``llm_prompts.py``.
 """
 
 from __future__ import annotations
@@ -18,60 +24,68 @@ import asyncio
 import http.client
 import json
 import logging
-import math
 import os
+import time
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.limits import check_float, optional_float, optional_int
+from fanfuse.multiquery._portal import run_sync
+from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
-from fanfuse.multiquery.llm_http import Endpoint, HTTPFailure, TooLarge, post, post_async, server_text
-from fanfuse.multiquery.llm_parse import UnusableAnswer, completion_text, parse_variants
+from fanfuse.multiquery.llm_clients import DEFAULT_TEMPERATURE, ChatClient, HTTPChat, client_adapter
+from fanfuse.multiquery.llm_deadline import await_by, call_by, call_by_async
+from fanfuse.multiquery.llm_http import Endpoint, HTTPFailure, TooLarge
+from fanfuse.multiquery.llm_parse import UnusableAnswer, parse_passage, parse_variants
+from fanfuse.multiquery.llm_prompts import STRATEGIES, check_strategy, messages
+from fanfuse.multiquery.llm_redact import Redactor, shown
 
 __all__ = ["STRATEGIES", "LLMExpander", "check_strategy"]
 
 logger = logging.getLogger("fanfuse.multiquery")
 
-#: What each strategy asks the model for; ``{n}`` is the number of variants wanted.
-STRATEGIES: dict[str, str] = {
-    "paraphrase": (
-        "Rewrite the search query in {n} different ways that keep its meaning exactly: "
-        "use synonyms, other word order and other phrasing."
-    ),
-    "entity": (
-        "Write {n} search queries that each focus on one named entity, product or key concept of the "
-        "query, in the words a document about it would use."
-    ),
-    "stepback": (
-        "Write {n} more general 'step-back' queries about the broader topic or background knowledge "
-        "the query depends on."
-    ),
-    "decompose": (
-        "Break the query into {n} simpler sub-questions that together answer it; each must make sense "
-        "on its own."
-    ),
-}
 FALLBACKS = ("heuristic", "original")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Longest fallback reason kept (the server's text in it is clipped, not the whole answer).
 _REASON_LIMIT = 300
 
 
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """One expansion's request: what was asked, and how many variants."""
+
+    query: str
+    max_variants: int
+    strategy: str
+    history: History
+    wanted: int
+    messages: list[dict[str, str]]
+
+
 class LLMExpander(Expander):
-    """Asks a chat model for ``max_variants - 1`` variants of the query, as ``{"queries": [...]}``.
+    """Asks a chat model for ``max_variants - 1`` variants of the query, as ``{"queries": [...]}``
+    (``hyde``: one passage), given the conversation before it when the search has one.
 
     Args:
         base_url: the API root, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is appended).
             Default: ``FANFUSE_LLM_BASE_URL``, else OpenAI's.
-        model: the model name. Default: ``FANFUSE_LLM_MODEL``; one of the two is required.
+        model: the model name. Default: ``FANFUSE_LLM_MODEL``; one of the two is required (with a
+            LangChain or LlamaIndex client: the client's own, so not given).
         api_key: sent as ``Authorization: Bearer``. Default: ``FANFUSE_LLM_API_KEY``, else
             ``OPENAI_API_KEY``, else none (local servers; an empty value counts as none). Surrounding
             whitespace is stripped; a key with whitespace or a control character inside is refused.
-            Never logged, never in ``repr``, replaced by ``***`` wherever the server echoes it.
-        strategy: the default strategy (``paraphrase``, ``entity``, ``stepback``, ``decompose``);
-            each call may pick another.
+            Never logged, never in ``repr``, removed wherever the server echoes it.
+        strategy: the default strategy (``llm_prompts.STRATEGIES``: paraphrase, entity, stepback,
+            decompose, condense, hyde); each call may pick another.
+        client: the user's own client instead of ``base_url``/``api_key``: an ``openai.OpenAI`` or
+            ``openai.AsyncOpenAI`` (with ``model``), a LangChain chat model or a LlamaIndex LLM (their
+            own model and settings).
         instructions: domain instructions added to the prompt (e.g. "Queries are about Kubernetes").
-        temperature, timeout: sampling temperature and the whole request's deadline in seconds.
+        temperature: sampling temperature (default 0.3). max_tokens: the longest answer, in tokens
+            (default: the server's). Neither with a LangChain or LlamaIndex client.
+        timeout: the whole call's deadline in seconds.
         fallback: what stands in on failure: ``"heuristic"`` variants, or the ``"original"`` query only.
         extra_body: extra fields merged into the request (e.g. ``{"response_format": {...}}``).
     """
@@ -85,127 +99,200 @@ class LLMExpander(Expander):
         api_key: str | None = None,
         strategy: str = "paraphrase",
         *,
+        client: object | None = None,
         instructions: str | None = None,
-        temperature: float = 0.3,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
         timeout: float = 8.0,
         fallback: str = "heuristic",
         extra_body: Mapping[str, Any] | None = None,
         environ: Mapping[str, str] | None = None,
     ):
         env = os.environ if environ is None else environ
-        base_url = base_url or env.get("FANFUSE_LLM_BASE_URL") or DEFAULT_BASE_URL
-        if not base_url.startswith(("http://", "https://")):
-            raise FusionError(
-                f"base_url (or FANFUSE_LLM_BASE_URL) must start with http:// or https:// (got {base_url!r})"
-            )
-        model = model or env.get("FANFUSE_LLM_MODEL")
-        if not model:
-            raise FusionError("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
-        self._endpoint = Endpoint.parse(
-            base_url.rstrip("/") + "/chat/completions", "base_url (or FANFUSE_LLM_BASE_URL)"
-        )
-        self.url = self._endpoint.url
-        self.model = model
-        self._api_key = _api_key(api_key, env)
         self.strategy = check_strategy(strategy)
         self.instructions = instructions
-        if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
-            raise FusionError(f"temperature must be a finite number >= 0 (got {temperature!r})")
-        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
-            raise FusionError(f"timeout must be a number of seconds > 0 (got {timeout!r})")
+        settings = _settings(temperature, max_tokens, extra_body)
+        if client is not None:
+            if base_url is not None or api_key is not None:
+                raise FusionError(
+                    "base_url and api_key belong to the client: pass client=... or base_url/api_key, not both"
+                )
+            named = {
+                "model": model,
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "extra_body": extra_body,
+            }
+            given = [name for name, value in named.items() if value is not None]
+            self._client: ChatClient = client_adapter(
+                client, model, env.get("FANFUSE_LLM_MODEL"), settings, given
+            )
+        else:
+            self._client = _http_client(base_url, model, api_key, settings, env)
+        self.sync_capable = not self._client.native_async
+        self.settings = settings
         if fallback not in FALLBACKS:
             raise FusionError(f"fallback must be 'heuristic' or 'original' (got {fallback!r})")
-        self.temperature = float(temperature)
-        self.timeout = float(timeout)
+        self.timeout = check_float("timeout", timeout)
         self.fallback = fallback
-        self.extra_body = dict(extra_body or {})
         self._heuristic = HeuristicExpander(max_variants=5)
+        self._redaction: tuple[tuple[str, ...], Redactor] = ((), Redactor(()))
 
-    def __repr__(self) -> str:  # the API key stays out on purpose
-        key = "set" if self._api_key else "none"
-        return (
-            f"LLMExpander(url={self.url!r}, model={self.model!r}, strategy={self.strategy!r}, api_key={key})"
-        )
+    def __repr__(self) -> str:  # no secret, on purpose
+        key = ""
+        if isinstance(self._client, HTTPChat):
+            key = f", api_key={'set' if self._client.api_key else 'none'}"
+        return f"LLMExpander({self._client.describe()}, strategy={self.strategy!r}{key})"
+
+    @property
+    def url(self) -> str | None:
+        return self._client.endpoint.url if isinstance(self._client, HTTPChat) else None
 
     def cache_key(self) -> Hashable:
         """Everything that shapes the answer; the key (and the timeout, the fallback) does not."""
-        extra = json.dumps(self.extra_body, sort_keys=True, default=str)
-        return ("llm", self.url, self.model, self.strategy, self.instructions, self.temperature, extra)
+        settings = json.dumps(self.settings, sort_keys=True, default=str)
+        return ("llm", self._client.cache_key(), self.strategy, self.instructions, settings)
 
-    def expand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
-        if max_variants <= 1:
-            return Expansion((Variant(query, "original"),))
-        body, headers = self._request(query, max_variants - 1, strategy)
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
+        asked = self._asked(query, max_variants, strategy, history)
+        if isinstance(asked, Expansion):
+            return asked
+        if self._client.native_async:  # an async client runs on the loop sync searches share
+            return run_sync(self._aexpand(asked))
+        deadline = time.monotonic() + self.timeout
         try:
-            answer = completion_text(post(self._endpoint, body, headers, self.timeout))
+            reply = call_by(lambda: self._client.call(asked.messages, deadline), deadline)
         except Exception as exc:
-            return self._fall_back(query, max_variants, _describe(exc, self.timeout))
-        return self._read(query, answer, max_variants)
+            return self._fall_back(asked, _describe(exc, self.timeout))
+        return self._read(asked, reply)
 
-    async def aexpand(self, query: str, *, max_variants: int, strategy: str | None = None) -> Expansion:
-        if max_variants <= 1:
-            return Expansion((Variant(query, "original"),))
-        body, headers = self._request(query, max_variants - 1, strategy)
+    async def aexpand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
+        asked = self._asked(query, max_variants, strategy, history)
+        if isinstance(asked, Expansion):
+            return asked
+        return await self._aexpand(asked)
+
+    async def _aexpand(self, asked: _Asked) -> Expansion:
+        deadline = time.monotonic() + self.timeout
+        client = self._client
         try:
-            answer = completion_text(await post_async(self._endpoint, body, headers, self.timeout))
+            if client.native_async:
+                reply = await await_by(client.acall(asked.messages, deadline), deadline)
+            else:
+                reply = await call_by_async(lambda: client.call(asked.messages, deadline), deadline)
         except Exception as exc:
-            return self._fall_back(query, max_variants, _describe(exc, self.timeout))
-        return self._read(query, answer, max_variants)
+            return self._fall_back(asked, _describe(exc, self.timeout))
+        return self._read(asked, reply)
 
-    def _request(self, query: str, n: int, strategy: str | None) -> tuple[bytes, dict[str, str]]:
+    def _asked(
+        self, query: str, max_variants: int, strategy: str | None, history: History
+    ) -> _Asked | Expansion:
+        """The request to make, or the expansion when none is needed."""
         chosen = self.strategy if strategy is None else check_strategy(strategy)
-        system = (
-            "You write search queries for a document retrieval system. "
-            + STRATEGIES[chosen].format(n=n)
-            + (f" {self.instructions.strip()}" if self.instructions else "")
-            + f' Answer with JSON only, exactly {n} strings: {{"queries": ["...", ...]}}.'
-            " Do not repeat the original query."
-        )
-        body = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": query}],
-            "temperature": self.temperature,
-            **self.extra_body,
-        }
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return json.dumps(body).encode(), headers
+        if max_variants <= 1:
+            return Expansion((Variant(query, "original"),))
+        if STRATEGIES[chosen].needs_history and not history:
+            note = f"{chosen} rewrites a question from its conversation; without history it is searched as is"
+            return Expansion((Variant(query, "original"),), note=note)
+        wanted = 1 if STRATEGIES[chosen].passage else max_variants - 1
+        asked = messages(chosen, query, history, wanted, self.instructions)
+        return _Asked(query, max_variants, chosen, history, wanted, asked)
 
-    def _read(self, query: str, answer: str, max_variants: int) -> Expansion:
+    def _read(self, asked: _Asked, reply: str) -> Expansion:
+        redact = self._redactor()
         try:
-            texts = [self._redacted(text) for text in parse_variants(answer)]
+            answer = redact(self._client.content(redact(reply)))
+            passage = STRATEGIES[asked.strategy].passage
+            texts = [parse_passage(answer)] if passage else parse_variants(answer)
         except UnusableAnswer as exc:
-            return self._fall_back(query, max_variants, str(exc))
-        variants = assemble_variants(query, texts, max_variants, "llm")
+            return self._fall_back(asked, str(exc))
+        texts = [redact(text) for text in texts]
+        readable = [text for text in texts if _is_unicode(text)]
+        notes = []
+        if len(readable) < len(texts):
+            unreadable = len(texts) - len(readable)
+            if not readable:
+                return self._fall_back(asked, "the model's answer is not valid UTF-8 text")
+            notes.append(f"dropped {unreadable} variant(s) that were not valid UTF-8 text")
+        variants = assemble_variants(asked.query, readable, asked.max_variants, "llm")
         if len(variants) == 1:
-            return self._fall_back(query, max_variants, "the model only repeated the original query")
-        wanted, got = max_variants - 1, len(variants) - 1
-        note = None
-        if got < wanted:
-            note = f"asked the model for {wanted} variants, got {got} usable"
-        elif len(texts) > wanted:
-            note = f"the model gave {len(texts)} variants, kept the first {wanted} new ones"
-        return Expansion(variants, note=note)
+            return self._fall_back(asked, "the model only repeated the original query")
+        if passage:  # a passage, not a query: for the retrievers that read plain text only
+            variants = (variants[0], *(replace(v, plain=v.text, plain_only=True) for v in variants[1:]))
+        got = len(variants) - 1
+        if got < asked.wanted:
+            notes.append(f"asked the model for {asked.wanted} variants, got {got} usable")
+        elif len(readable) > asked.wanted:
+            notes.append(f"the model gave {len(readable)} variants, kept the first {asked.wanted} new ones")
+        return Expansion(variants, note="; ".join(notes) or None)
 
-    def _fall_back(self, query: str, max_variants: int, reason: str) -> Expansion:
-        reason = server_text(self._redacted(reason), _REASON_LIMIT)
+    def _fall_back(self, asked: _Asked, reason: str) -> Expansion:
+        reason = shown(self._redactor()(reason), _REASON_LIMIT)
         logger.warning("LLM query expansion failed (%s); using the %s fallback", reason, self.fallback)
         if self.fallback == "heuristic":
-            variants = self._heuristic.expand(query, max_variants=max_variants).variants
+            variants = self._heuristic.expand(
+                asked.query, max_variants=asked.max_variants, history=asked.history
+            ).variants
         else:
-            variants = (Variant(query, "original"),)
+            variants = (Variant(asked.query, "original"),)
         return Expansion(variants, fallback_reason=reason)
 
-    def _redacted(self, text: str) -> str:
-        """``text`` with every occurrence of the API key replaced (a server may echo what it got)."""
-        return text.replace(self._api_key, "***") if self._api_key else text
+    def _redactor(self) -> Redactor:
+        """The redactor of the client's secrets as they are now (a client may fetch its key late)."""
+        secrets = tuple(self._client.secrets())
+        known, redactor = self._redaction  # one tuple: read and replaced whole, safe across threads
+        if secrets != known:
+            redactor = Redactor(secrets)
+            self._redaction = (secrets, redactor)
+        return redactor
 
 
-def check_strategy(strategy: str) -> str:
-    if strategy not in STRATEGIES:
-        raise FusionError(f"strategy must be one of {', '.join(STRATEGIES)} (got {strategy!r})")
-    return strategy
+def _http_client(
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    settings: dict[str, Any],
+    env: Mapping[str, str],
+) -> HTTPChat:
+    base_url = base_url or env.get("FANFUSE_LLM_BASE_URL") or DEFAULT_BASE_URL
+    if not base_url.startswith(("http://", "https://")):
+        raise FusionError(
+            f"base_url (or FANFUSE_LLM_BASE_URL) must start with http:// or https:// (got {base_url!r})"
+        )
+    model = model or env.get("FANFUSE_LLM_MODEL")
+    if not model:
+        raise FusionError("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
+    endpoint = Endpoint.parse(
+        base_url.rstrip("/") + "/chat/completions", "base_url (or FANFUSE_LLM_BASE_URL)"
+    )
+    return HTTPChat(endpoint, model, _api_key(api_key, env), {"temperature": DEFAULT_TEMPERATURE, **settings})
+
+
+def _settings(
+    temperature: float | None, max_tokens: int | None, extra_body: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The request fields given (checked): temperature, max_tokens, then extra_body's."""
+    given: dict[str, Any] = {}
+    if temperature is not None:
+        given["temperature"] = optional_float("temperature", temperature)
+    if max_tokens is not None:
+        given["max_tokens"] = optional_int("max_tokens", max_tokens)
+    if extra_body is not None and not isinstance(extra_body, Mapping):
+        raise TypeError(f"extra_body must be a Mapping (got {type(extra_body).__name__})")
+    return {**given, **(extra_body or {})}
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8: no lone surrogate (an undecodable byte, or a JSON escape)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _KEY_SOURCES = ("FANFUSE_LLM_API_KEY", "OPENAI_API_KEY")
@@ -249,8 +336,10 @@ def _char_kind(char: str) -> str:
 
 
 def _describe(exc: BaseException, timeout: float) -> str:
-    """A short reason for the diagnostics; the request's headers (the API key) are never in it."""
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):  # distinct classes on Python 3.10
+    """A reason for the diagnostics, whole (the caller redacts, then clips it). The request's headers
+    are never in it; a server's or client's text may be, which is why it is redacted."""
+    # A client's own timeout (openai's APITimeoutError, httpx's) is the same deadline seen from inside.
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in type(exc).__name__:
         return f"timeout: no answer within {timeout:g} s"
     if isinstance(exc, (HTTPFailure, TooLarge, UnusableAnswer)):
         return str(exc)

@@ -5,30 +5,24 @@ its answer a byte at a time holds the caller as long as it likes; and it follows
 the ``Authorization`` header to wherever ``Location`` points. Here:
 
 - one deadline covers connecting, sending, and reading the status line, the headers and the body:
-  every socket operation gets only the time that is left;
-- the exchange runs in its own daemon thread and the caller waits at most until the deadline, so
-  neither a sync caller nor ``asyncio.run`` (which joins its executor's threads when it ends) waits
-  for a peer that stopped answering, and the thread itself gives up at the same deadline;
+  every socket operation gets only the time that is left, so the exchange gives up at the deadline
+  the caller stops waiting at (``llm_deadline.py``);
 - redirects are never followed: a 3xx is a failure that names the status and the target;
 - an answer larger than ``MAX_ANSWER_BYTES`` is refused, announced or not;
 - proxies come from the environment as for ``urllib`` (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``):
   plain HTTP is sent to the proxy, HTTPS goes through a ``CONNECT`` tunnel.
 
 Name resolution is the system resolver's and is not interruptible; the caller's wait still ends at
-the deadline.
+the deadline. Nothing here shortens or cleans what the server sent: ``LLMExpander`` removes the key
+from it first (``llm_redact.py``), then clips it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextlib
 import http.client
 import io
 import socket
 import ssl
-import threading
-import time
 import urllib.request
 from base64 import b64encode
 from collections.abc import Callable, Mapping
@@ -37,12 +31,12 @@ from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from fanfuse._core import FusionError
+from fanfuse.multiquery.llm_deadline import remaining
 
-__all__ = ["MAX_ANSWER_BYTES", "Endpoint", "HTTPFailure", "TooLarge", "post", "post_async"]
+__all__ = ["MAX_ANSWER_BYTES", "Endpoint", "HTTPFailure", "TooLarge", "exchange"]
 
 #: The largest answer read; a list of five queries is well under 1 KiB.
 MAX_ANSWER_BYTES = 1 << 20
-_SERVER_TEXT_LIMIT = 200
 
 
 class HTTPFailure(Exception):
@@ -55,9 +49,9 @@ class HTTPFailure(Exception):
         self.location = location
 
     def __str__(self) -> str:
-        text = f"HTTP {self.status} {server_text(self.reason)}".rstrip()
+        text = f"HTTP {self.status} {self.reason}".rstrip()
         if 300 <= self.status < 400:
-            target = server_text(self.location) if self.location else "an unnamed location"
+            target = self.location or "an unnamed location"
             text += f": redirect to {target} not followed (redirects are never followed)"
         return text
 
@@ -126,71 +120,9 @@ def _proxy(scheme: str, host: str) -> Proxy | None:
     return Proxy(parts.hostname, _port(parts, f"{variable} has an invalid port"), authorization)
 
 
-def post(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], timeout: float) -> bytes:
-    """The answer's body, or an exception (``TimeoutError`` when the deadline passed)."""
-    deadline = time.monotonic() + timeout
-    done: concurrent.futures.Future[bytes] = concurrent.futures.Future()
-    _start(endpoint, body, headers, deadline, _settle_future(done))
-    try:
-        return done.result(timeout=max(0.0, deadline - time.monotonic()))
-    except concurrent.futures.TimeoutError:  # a class of its own on Python 3.10
-        raise TimeoutError from None
-
-
-async def post_async(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], timeout: float) -> bytes:
-    """``post`` for async callers: the event loop waits, no executor thread is involved."""
-    deadline = time.monotonic() + timeout
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[bytes] = loop.create_future()
-    _start(endpoint, body, headers, deadline, _settle_on_loop(loop, done))
-    return await asyncio.wait_for(done, max(0.0, deadline - time.monotonic()))
-
-
-Settle = Callable[[bytes | None, BaseException | None], None]
-
-
-def _start(
-    endpoint: Endpoint, body: bytes, headers: Mapping[str, str], deadline: float, settle: Settle
-) -> None:
-    def exchange() -> None:
-        try:
-            answer = _exchange(endpoint, body, headers, deadline)
-        except BaseException as exc:
-            settle(None, exc)
-        else:
-            settle(answer, None)
-
-    threading.Thread(target=exchange, name="fanfuse-llm", daemon=True).start()
-
-
-def _settle_future(future: concurrent.futures.Future[bytes]) -> Settle:
-    def settle(answer: bytes | None, error: BaseException | None) -> None:
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(answer or b"")
-
-    return settle
-
-
-def _settle_on_loop(loop: asyncio.AbstractEventLoop, future: asyncio.Future[bytes]) -> Settle:
-    def on_loop(answer: bytes | None, error: BaseException | None) -> None:
-        if future.done():  # the caller stopped waiting (deadline or cancellation)
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(answer or b"")
-
-    def settle(answer: bytes | None, error: BaseException | None) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
-            loop.call_soon_threadsafe(on_loop, answer, error)
-
-    return settle
-
-
-def _exchange(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], deadline: float) -> bytes:
-    connection = _connection(endpoint, _remaining(deadline))
+def exchange(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], deadline: float) -> bytes:
+    """POSTs ``body``; the answer's body, or an exception (``TimeoutError`` past the deadline)."""
+    connection = _connection(endpoint, remaining(deadline))
     connection.response_class = _deadline_response(deadline)  # type: ignore[assignment]
     sent_headers = dict(headers)
     target = endpoint.target
@@ -201,7 +133,7 @@ def _exchange(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], deadl
     try:
         connection.connect()
         assert connection.sock is not None
-        connection.sock.settimeout(_remaining(deadline))  # sendall: one bound for the whole body
+        connection.sock.settimeout(remaining(deadline))  # sendall: one bound for the whole body
         connection.request("POST", target, body=body, headers=sent_headers)
         response = connection.getresponse()
         if not 200 <= response.status < 300:
@@ -231,13 +163,6 @@ def _connection(endpoint: Endpoint, timeout: float) -> http.client.HTTPConnectio
     return connection
 
 
-def _remaining(deadline: float) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError
-    return left
-
-
 class _DeadlineReader(io.RawIOBase):
     """The socket's bytes, each read given only the time left before the deadline."""
 
@@ -250,7 +175,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        self._sock.settimeout(_remaining(self._deadline))
+        self._sock.settimeout(remaining(self._deadline))
         return self._raw.readinto(buffer)
 
     def close(self) -> None:
@@ -274,11 +199,3 @@ def _deadline_response(deadline: float) -> Callable[..., http.client.HTTPRespons
         return http.client.HTTPResponse(_DeadlineSocket(sock, deadline), *args, **kwargs)  # type: ignore[arg-type]
 
     return response
-
-
-def server_text(text: str | None, limit: int = _SERVER_TEXT_LIMIT) -> str:
-    """Text the server chose (a reason phrase, a header), safe to log: printable and short."""
-    if not text:
-        return ""
-    clean = "".join(c if c.isprintable() else "?" for c in text[:limit])
-    return clean + ("..." if len(text) > limit else "")

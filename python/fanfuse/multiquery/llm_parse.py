@@ -5,7 +5,8 @@ after a sentence, a bare JSON list, a list of ``{"query": ...}`` objects, or one
 numbers, bullets and quotes, often after a reasoning block (``<think>...</think>``) or a line of chatter
 ("Okay.", "Here are the queries:"). Anything that starts like JSON but does not parse is junk (usually
 a truncated answer), not a list of lines. JSON nested deeper than ``MAX_JSON_DEPTH`` is refused before
-it is parsed, so no answer can exhaust the parser's recursion.
+it is parsed, so no answer can exhaust the parser's recursion. ``hyde`` asks for one passage of prose
+instead (``parse_passage``): the same wrappers are taken off, and the lines left are the passage.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from collections.abc import Mapping
 from itertools import accumulate
 
-__all__ = ["MAX_JSON_DEPTH", "UnusableAnswer", "completion_text", "parse_variants"]
+__all__ = ["MAX_JSON_DEPTH", "UnusableAnswer", "completion_text", "parse_passage", "parse_variants"]
 
 #: Brackets nested deeper than this are refused (a chat completion is about 5 deep).
 MAX_JSON_DEPTH = 64
@@ -50,9 +51,8 @@ _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _QUERY_FIELDS = ("query", "text")
 
 
-def completion_text(body: bytes) -> str:
-    """The message content of the first choice of a chat completion."""
-    text = body.decode("utf-8", errors="replace")
+def completion_text(text: str) -> str:
+    """The message content of the first choice of a chat completion (the reply's text)."""
     _check_depth(text, "the endpoint's reply")
     try:
         reply = json.loads(text)
@@ -68,21 +68,51 @@ def completion_text(body: bytes) -> str:
 
 def parse_variants(answer: str) -> list[str]:
     """The query strings in ``answer``, in order (not yet deduplicated against the original)."""
-    text = _without_reasoning(answer).strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    if not text:
-        if _REASONING_OPEN.search(answer) or _REASONING_CLOSE.search(answer):
-            raise UnusableAnswer("the model's answer is only reasoning (a <think> block), no queries")
-        raise UnusableAnswer("the model's answer is empty")
-    _check_depth(text, "the model's answer")
+    text = _unwrapped(answer, "queries")
     embedded = _embedded_json(text)
     if embedded is not None:
         return _from_json(embedded)
     if text[0] in "{[":
         raise UnusableAnswer(f"the model's answer looks like JSON but does not parse: {_preview(text)}")
     return _from_lines(text)
+
+
+def parse_passage(answer: str) -> str:
+    """The one passage in ``answer``: its text lines (chatter and headings ending in ``:`` left out),
+    joined; or the strings of a JSON answer, joined."""
+    text = _unwrapped(answer, "passage")
+    embedded = _embedded_json(text) if text[0] in "{[" else None
+    if embedded is not None:
+        lines = _strings(embedded)
+    else:
+        lines = [line for line in map(str.strip, text.splitlines()) if line and not line.endswith(":")]
+        lines = [line for line in lines if not _is_chatter(line)]
+    passage = _clean(" ".join(lines))
+    if not passage:
+        raise UnusableAnswer(f"no passage in the model's answer: {_preview(text)}")
+    return passage
+
+
+def _unwrapped(answer: str, wanted: str) -> str:
+    """``answer`` without reasoning blocks and a code fence around it, checked for depth."""
+    text = _without_reasoning(answer).strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    if not text:
+        if _REASONING_OPEN.search(answer) or _REASONING_CLOSE.search(answer):
+            raise UnusableAnswer(f"the model's answer is only reasoning (a <think> block), no {wanted}")
+        raise UnusableAnswer("the model's answer is empty")
+    _check_depth(text, "the model's answer")
+    return text
+
+
+def _strings(value: object) -> list[str]:
+    """The strings in a JSON value, in order."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _strings(item)]
 
 
 def _without_reasoning(answer: str) -> str:

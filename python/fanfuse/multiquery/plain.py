@@ -4,11 +4,14 @@ The expanders write variants for a Lucene-style parser (``term^0.25``, quoted ph
 encoder would embed those marks as if they were words. ``PlainTextQueries(dense)`` is searched with
 a variant's plain form where its expander wrote one (``Variant.plain``: the feedback variant as the
 question followed by its terms), else with ``plain_text(variant)``: the same words, no syntax.
+A variant marked ``plain_only`` (``hyde``'s hypothetical answer passage) is searched by these
+retrievers alone: ``MultiQueryRetriever`` gives its branches of every other retriever weight 0, so
+they are not run (and are reported as skipped).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from fanfuse.multiquery.words import plain_text
@@ -27,6 +30,13 @@ class PlainTextQueries:
         if not callable(getattr(retriever, "search", None)):
             raise TypeError(f"retriever must have search(query, k, filter) (got {type(retriever).__name__})")
         self.retriever = retriever
+        # Batched where the wrapped retriever is, so that its queries still go in one call.
+        batch = getattr(retriever, "search_batch", None)
+        self.search_batch: Callable[..., Sequence[Sequence[Hit]]] | None = (
+            None
+            if not callable(batch)
+            else lambda queries, k, filter=None: batch([plain_text(query) for query in queries], k, filter)
+        )
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> Sequence[Hit]:
         return self.retriever.search(plain_text(query), k, filter)

@@ -1,7 +1,9 @@
 """The options of one search, shared by ``search`` and ``asearch``, checked into a ``Plan``.
 
-Every option left out (or None) takes the instance's setting. A per-call ``retriever_weights`` sets
-the weights of the retrievers it names and leaves the others at the instance's weights. The fusion
+Every option left out (or None) takes the instance's setting. ``history`` (the conversation before
+the query, ``conversation.py``) is the call's alone: the expander reads it. A per-call
+``retriever_weights`` sets the weights of the retrievers it names and leaves the others at the
+instance's weights. The fusion
 options (``method``, ``k``, ``norm``, ``phi``, ``sigma``, ``gamma``, ``tie_break``, ``duplicates``)
 are ``fanfuse.fuse``'s and are checked by the core.
 """
@@ -13,14 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from fanfuse._core import FusionError
-from fanfuse.multiquery.config import (
-    check_max_variants,
-    check_min_score,
-    check_optional_positive_int,
-    check_positive_int,
-    check_variant_weights,
-    check_weight,
-)
+from fanfuse.limits import check_float, check_int, optional_float, optional_int
+from fanfuse.multiquery.config import check_max_variants, check_variant_weights
+from fanfuse.multiquery.conversation import History, check_history
 from fanfuse.multiquery.fusion import FUSION_OPTIONS, FusionSettings, is_weighted
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 
@@ -38,6 +35,7 @@ class SearchOptions(TypedDict, total=False):
     max_variants: int | None
     filter: Mapping[str, Any] | None
     variants: Sequence[str] | None
+    history: Sequence[str | Mapping[str, str]] | None
     strategy: str | None
     variant_weights: Sequence[float] | None
     retriever_weights: Mapping[str, float] | None
@@ -69,6 +67,7 @@ class Plan:
     max_variants: int | None  # as given by the call: None means "the instance's"
     filter: Mapping[str, Any] | None
     variants: Sequence[str] | None
+    history: History
     strategy: str | None
     variant_weights: list[float]
     retriever_weights: dict[str, float]
@@ -97,17 +96,13 @@ def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, 
     if max_variants is not None:
         check_max_variants(max_variants)
     variants = _checked_variants(given.get("variants"))
-    top_k = check_positive_int(given["top_k"], "top_k") if "top_k" in given else retriever.top_k
-    window = (
-        check_optional_positive_int(given.get("rerank_window"), "rerank_window") or retriever.rerank_window
-    )
+    top_k = check_int("top_k", given["top_k"]) if "top_k" in given else retriever.top_k
+    window = optional_int("rerank_window", given.get("rerank_window")) or retriever.rerank_window
     branch_k = (
-        check_optional_positive_int(given.get("branch_k"), "branch_k")
-        or retriever.branch_k
-        or max(2 * top_k, window or 0)
+        optional_int("branch_k", given.get("branch_k")) or retriever.branch_k or max(2 * top_k, window or 0)
     )
     reranker = check_reranker(given["reranker"]) if "reranker" in given else retriever.reranker
-    return_k = check_optional_positive_int(given.get("return_k"), "return_k")
+    return_k = optional_int("return_k", given.get("return_k"))
     check_return_k(return_k, reranker)
     variant_weights = (
         check_variant_weights(given["variant_weights"])
@@ -124,6 +119,7 @@ def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, 
         max_variants=max_variants,
         filter=given.get("filter"),
         variants=variants,
+        history=check_history(given.get("history")),
         strategy=given.get("strategy", retriever.strategy),
         variant_weights=variant_weights,
         retriever_weights=retriever_weights,
@@ -131,7 +127,9 @@ def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, 
         reranker=reranker,
         rerank_window=window or branch_k,
         return_k=return_k or retriever.return_k or top_k,
-        min_score=check_min_score(given["min_score"]) if "min_score" in given else retriever.min_score,
+        min_score=optional_float("min_score", given["min_score"])
+        if "min_score" in given
+        else retriever.min_score,
         fusion=_fusion(retriever.fusion, given, variant_weights, retriever_weights),
     )
 
@@ -174,7 +172,7 @@ def weights_by_retriever(
                 f"retriever_weights names {name!r}, which is not a retriever; "
                 f"the retrievers are {', '.join(map(repr, out))}"
             )
-        out[name] = check_weight(weight, f"retriever_weights[{name!r}]")
+        out[name] = check_float("weight", weight, f"retriever_weights[{name!r}]")
     return out
 
 

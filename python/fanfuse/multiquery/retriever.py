@@ -14,16 +14,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from fanfuse.limits import check_float, check_int, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.cache import VariantCache
 from fanfuse.multiquery.config import (
     MAX_VARIANTS_LIMIT,
     MultiQueryConfig,
     check_max_variants,
-    check_min_score,
-    check_optional_positive_int,
-    check_positive_float,
-    check_positive_int,
     check_variant_weights,
     variant_weight,
 )
@@ -36,9 +33,10 @@ from fanfuse.multiquery.diagnostics import (
     VariantReport,
 )
 from fanfuse.multiquery.expanders import Expander, HeuristicExpander, Variant
-from fanfuse.multiquery.fanout import Branch, BranchOutcome, fan_out, fan_out_sync
+from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
-from fanfuse.multiquery.llm import LLMExpander, check_strategy
+from fanfuse.multiquery.llm import LLMExpander
+from fanfuse.multiquery.llm_prompts import check_strategy
 from fanfuse.multiquery.named import named_retrievers
 from fanfuse.multiquery.plain import reads_plain_text
 from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
@@ -137,19 +135,19 @@ class MultiQueryRetriever:
                 "wrap a function in CallableExpander"
             )
         self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
-        self.k = check_positive_float(k, "k")
-        self.top_k = check_positive_int(top_k, "top_k")
+        self.k = check_float("k", k)
+        self.top_k = check_int("top_k", top_k)
         if strategy is not None and isinstance(self.expander, LLMExpander):
             check_strategy(strategy)
         self.strategy = strategy
         self.variant_weights = check_variant_weights(variant_weights)
         self.retriever_weights = weights_by_retriever(self.retriever_names, retriever_weights)
-        self.branch_k = check_optional_positive_int(branch_k, "branch_k")
+        self.branch_k = optional_int("branch_k", branch_k)
         self.reranker = check_reranker(reranker)
-        self.rerank_window = check_optional_positive_int(rerank_window, "rerank_window")
-        self.return_k = check_optional_positive_int(return_k, "return_k")
+        self.rerank_window = optional_int("rerank_window", rerank_window)
+        self.return_k = optional_int("return_k", return_k)
         check_return_k(self.return_k, self.reranker)
-        self.min_score = check_min_score(min_score)
+        self.min_score = optional_float("min_score", min_score)
         self.fusion = checked(
             {
                 "method": method,
@@ -163,15 +161,14 @@ class MultiQueryRetriever:
             },
             weighted=is_weighted(self.variant_weights, self.retriever_weights.values()),
         )
-        self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
-        self.branch_timeout = (
-            None if branch_timeout is None else check_positive_float(branch_timeout, "branch_timeout")
-        )
+        self.max_concurrency = check_int("max_concurrency", max_concurrency)
+        self.branch_timeout = optional_float("branch_timeout", branch_timeout)
         if cache is not None and not isinstance(cache, VariantCache):
             raise TypeError(f"cache must be a VariantCache or None (got {type(cache).__name__})")
         self.cache = cache
-        threads = check_positive_int(max_workers, "max_workers")
+        threads = check_int("max_workers", max_workers)
         self._workers = {r.name: Workers(r.name, threads) for r in self._retrievers}
+        self._batched = {r.name: batches_queries(r.retriever) for r in self._retrievers}
         self._rerank_workers = Workers("reranker", threads)
 
     @property
@@ -265,6 +262,7 @@ class MultiQueryRetriever:
                 r_weights[r.name],
                 workers[r.name],
                 reads_plain_text(r.retriever),
+                self._batched[r.name],
             )
             for r in self._retrievers
         ]
@@ -275,11 +273,13 @@ class MultiQueryRetriever:
                 name,
                 retriever,
                 is_async,
-                variant_weight(v_weights, i) * weight,
+                # A plain-text-only variant's branch of another retriever weighs 0: it is not run.
+                variant_weight(v_weights, i) * weight if reads_plain or not v.plain_only else 0.0,
                 threads,
+                batched,
             )
             for i, v in enumerate(chosen)
-            for name, retriever, is_async, weight, threads, reads_plain in retrievers
+            for name, retriever, is_async, weight, threads, reads_plain, batched in retrievers
         ]
 
     def _fuse(self, plan: Plan, outcomes: list[BranchOutcome]) -> tuple[list[FusedHit], float]:

@@ -1,8 +1,8 @@
 """Which variants a search uses: given by the call, none (expansion off), or the expander's, cached.
 
 The cache key is the expander's ``cache_key()`` (its settings, its default strategy included), the
-call's strategy, the variant budget and the query; an expander whose key is None is not cached, and
-a fallback is never stored.
+call's strategy, the variant budget, the query and the conversation before it; an expander whose key
+is None is not cached, and a fallback is never stored.
 """
 
 from __future__ import annotations
@@ -42,13 +42,17 @@ class VariantSource:
     def expand_sync(self, plan: Plan) -> Chosen:
         begin = time.perf_counter()
         limit, key, cached = self._cached(plan)
-        result = cached or self.expander.expand(plan.query, max_variants=limit, strategy=plan.strategy)
+        result = cached or self.expander.expand(
+            plan.query, max_variants=limit, strategy=plan.strategy, history=plan.history
+        )
         return self._expanded(limit, key, cached, result, begin)
 
     async def expand(self, plan: Plan) -> Chosen:
         begin = time.perf_counter()
         limit, key, cached = self._cached(plan)
-        result = cached or await self.expander.aexpand(plan.query, max_variants=limit, strategy=plan.strategy)
+        result = cached or await self.expander.aexpand(
+            plan.query, max_variants=limit, strategy=plan.strategy, history=plan.history
+        )
         return self._expanded(limit, key, cached, result, begin)
 
     def _limit(self, plan: Plan) -> int:
@@ -60,7 +64,7 @@ class VariantSource:
         expander_key = None if self.cache is None else self.expander.cache_key()
         if self.cache is None or expander_key is None:
             return limit, None, None
-        key = VariantCache.key(expander_key, plan.strategy, limit, plan.query)
+        key = VariantCache.key(expander_key, plan.strategy, limit, plan.query, plan.history)
         return limit, key, self.cache.get(key)
 
     def _expanded(

@@ -19,7 +19,9 @@ import numpy.typing as npt
 from fanfuse._core import FusionError
 from fanfuse._output import atomic_output
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.query_vectors import QueryVectors, cache_size_from_env, embedded
 
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
 # Sublinear tf and English stopwords: the usual LSA setting; float32 halves memory and time.
@@ -49,16 +51,6 @@ def unique_documents(
     return docs
 
 
-def _embed(embed: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-    vectors = np.asarray(embed(texts), dtype=np.float32)
-    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-        raise FusionError(
-            f"embedding function returned shape {vectors.shape} for {len(texts)} texts; "
-            f"expected a 2-D array with one row per text"
-        )
-    return vectors
-
-
 def unit_rows(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     # A zero vector (a text with no known term) stays zero: similar to nothing, never a NaN.
@@ -77,9 +69,12 @@ class DenseRetriever:
         payloads: Sequence[Mapping[str, Any]] | None = None,
         *,
         normalized: bool = False,
+        query_cache_size: int | None = None,
     ) -> None:
         """`normalized=True`: the rows already have unit length (or are zero) and are used as they
-        are, without a copy, so a memory-mapped matrix stays mapped."""
+        are, without a copy, so a memory-mapped matrix stays mapped. `query_cache_size`: query
+        vectors kept for repeated queries (default `FANFUSE_QUERY_CACHE_SIZE`, else 4096; 0: none);
+        the queries of concurrent searches are embedded together (`query_vectors.py`)."""
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
             raise FusionError(
@@ -89,7 +84,9 @@ class DenseRetriever:
             raise FusionError(f"payloads must have one entry per id ({len(ids)}), got {len(payloads)}")
         if len(set(ids)) != len(ids):
             raise FusionError("ids must be unique")
-        self._embed = embed
+        self._queries = QueryVectors(
+            embed, cache_size_from_env() if query_cache_size is None else query_cache_size
+        )
         self.ids = list(ids)
         self._matrix = matrix if normalized else unit_rows(matrix)
         # Row by row, without a temporary the size of the matrix (which may be a 1 GB mapped file).
@@ -112,10 +109,11 @@ class DenseRetriever:
         models that mark the two differently, as E5 does: `encoder.embed_queries` and
         `encoder.embed_passages` of an `OnnxEncoder`).
         """
+        batch_size = check_int("batch_size", batch_size)
         docs = unique_documents(documents, fields)
         texts = [document_text(doc) for doc in docs]
         embed_text = embed_documents or embed
-        parts = [_embed(embed_text, texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+        parts = [embedded(embed_text, texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
         vectors = np.vstack(parts) if parts else np.zeros((0, 1), dtype=np.float32)
         return cls(embed, [doc.id for doc in docs], vectors, [payload(doc) for doc in docs])
 
@@ -127,24 +125,48 @@ class DenseRetriever:
         """The document vectors, normalized to unit length, one row per id (read-only by contract)."""
         return self._matrix
 
+    @property
+    def query_cache_size(self) -> int:
+        """Query vectors kept for repeated queries (0: none); settable."""
+        return self._queries.cache_size
+
+    @query_cache_size.setter
+    def query_cache_size(self, size: int) -> None:
+        self._queries.cache_size = size
+
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         """The `k` most similar documents; `filter` matches payload keys as TantivyRetriever does."""
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise FusionError(f"k must be a positive integer, got {k!r}")
-        if not query.strip() or not self.ids:
-            return []
-        query_vector = unit_rows(_embed(self._embed, [query]))[0]
-        if query_vector.shape[0] != self._matrix.shape[1]:
+        return self.search_batch([query], k, filter)[0]
+
+    def search_batch(
+        self, queries: Sequence[str], k: int, filter: Mapping[str, Any] | None = None
+    ) -> list[list[Hit]]:
+        """`[search(q, k, filter) for q in queries]` with the queries embedded in one encoder call
+        (what `MultiQueryRetriever` calls with a search's variants)."""
+        k = check_int("retriever_k", k)
+        asked = [i for i, query in enumerate(queries) if query.strip()]
+        results: list[list[Hit]] = [[] for _ in queries]
+        if not asked or not self.ids:
+            return results
+        query_vectors = unit_rows(self._queries([queries[i] for i in asked]))
+        if query_vectors.shape[1] != self._matrix.shape[1]:
             raise FusionError(
-                f"query vector has {query_vector.shape[0]} dimensions, the documents {self._matrix.shape[1]}"
+                f"query vector has {query_vectors.shape[1]} dimensions, the documents {self._matrix.shape[1]}"
             )
+        candidates = self._has_vector & self._filter_mask(filter) if filter else self._has_vector
+        for i, query_vector in zip(asked, query_vectors, strict=True):
+            results[i] = self._ranked(query_vector, candidates, k)
+        return results
+
+    def _ranked(
+        self, query_vector: npt.NDArray[np.float32], candidates: npt.NDArray[np.bool_], k: int
+    ) -> list[Hit]:
         if not query_vector.any():
             return []  # nothing in the query the embedding knows: no similarity is meaningful
         # einsum, not `@`: a matrix-vector product is too small to gain from BLAS threads, and once
         # those threads are awake (after an SVD fit, or from parallel branches) `@` measured 10-100x
         # slower on 2 cores while einsum's single-threaded loop stays at ~0.2 ms per 10^6 floats.
         scores = np.einsum("ij,j->i", self._matrix, query_vector)
-        candidates = self._has_vector & self._filter_mask(filter) if filter else self._has_vector
         positions = np.flatnonzero(candidates)
         if len(positions) > k:
             best = np.argpartition(-scores[positions], k - 1)[:k]
@@ -173,8 +195,8 @@ class TfidfSvdEmbedder:
     """
 
     def __init__(self, dimensions: int = 256, *, seed: int = 0) -> None:
-        self.dimensions = dimensions
-        self.seed = seed
+        self.dimensions = check_int("dimensions", dimensions)
+        self.seed = check_int("svd_seed", seed)
         self._parts: tuple[Any, Any] | None = None
 
     def fit(self, texts: Sequence[str]) -> TfidfSvdEmbedder:

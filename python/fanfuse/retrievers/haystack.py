@@ -15,6 +15,7 @@ from typing import Any
 
 from haystack import Document, component
 
+from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.interop import filter_conditions, framework_hits, fused_text_and_metadata
@@ -100,7 +101,7 @@ class HaystackRetriever:
 
     @staticmethod
     def _inputs(query: str, k: int, filter: Mapping[str, Any] | None) -> dict[str, Any]:
-        inputs: dict[str, Any] = {"query": query, "top_k": k}
+        inputs: dict[str, Any] = {"query": query, "top_k": check_int("retriever_k", k)}
         if filter:
             inputs["filters"] = haystack_filters(filter)
         return inputs

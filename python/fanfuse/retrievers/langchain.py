@@ -16,6 +16,7 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
+from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
@@ -74,7 +75,7 @@ class LangChainRetriever:
     def _hits(self, documents: Sequence[LCDocument], k: int) -> list[Hit]:
         return framework_hits(
             self.name,
-            documents[:k],
+            documents[: check_int("retriever_k", k)],
             lambda d: (d.id, d.metadata.get(self.score_key), d.page_content, d.metadata),
             id_field="Document.id",
             id_key=self.id_key,

@@ -16,6 +16,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from fanfuse._core import FusionError
+from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.interop import (
@@ -133,6 +134,7 @@ class LlamaIndexRetriever:
         return cls(build, name=name or type(index).__name__)
 
     def _retriever(self, k: int, filter: Mapping[str, Any] | None) -> BaseRetriever:
+        k = check_int("retriever_k", k)
         if self._factory is not None:
             return self._factory(k, metadata_filters(filter) if filter else None)
         if filter:

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fanfuse._core import FusionError
+from fanfuse.limits import LIMITS, check_int, optional_int
 
 EMBED_EXTRA = "pip install 'fanfuse[embed]'"
 POOLINGS = ("mean", "cls")
@@ -35,6 +36,13 @@ _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
 _POOLED_OUTPUT = "sentence_embedding"
 _KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _INPUT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+# Queries are embedded at most this many to a batch: the micro-batches of a service mix a search's
+# short and long variants, and one batch padded to its longest text cost more per query than
+# embedding them one by one (9.5 vs 8.3 CPU ms a query), batches of 4-8 sorted by length less
+# (4.9-5.5 ms; docs/performance.md).
+QUERY_BATCH_SIZE = 8
+#: The environment variable that sets the default intra-op thread count of every encoder.
+THREADS_VARIABLE = "FANFUSE_ENCODER_THREADS"
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -53,7 +61,8 @@ class OnnxEncoder:
     (default: the model's `1_Pooling/config.json`, else mean). `max_length` truncates every text to
     that many tokens (the model's own limit is usually 512; shorter is faster). Texts are sorted by
     length and embedded `batch_size` at a time, so little time goes into padding. `threads`: the
-    intra-op threads of onnxruntime (default: the CPUs this process may use). `sha256` pins the
+    intra-op threads of onnxruntime (default: `FANFUSE_ENCODER_THREADS`, else the CPUs this process
+    may use; `fanfuse serve --workers N` sets it to the CPUs / N). `sha256` pins the
     model file: a different file is refused. `name` is what the index manifest records.
     """
 
@@ -94,7 +103,7 @@ class OnnxEncoder:
         self.name = self.name or self.model_path.stem
         self._tokenizer_sha256 = file_sha256(self.tokenizer_path)
         self.dimensions = 0
-        self.dimensions = int(self._embed(["dimension probe"], "", None).shape[1])
+        self.dimensions = int(self._embed(["dimension probe"], "", None, 1).shape[1])
 
     @property
     def identity(self) -> dict[str, Any]:
@@ -126,24 +135,24 @@ class OnnxEncoder:
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One row per text, with `query_prefix` prepended."""
-        return self._embed(texts, self.query_prefix, None)
+        return self._embed(texts, self.query_prefix, None, min(self.batch_size, QUERY_BATCH_SIZE))
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> npt.NDArray[np.float32]:
         """One row per text, with `passage_prefix` prepended; `progress(done)` after each batch."""
-        return self._embed(texts, self.passage_prefix, progress)
+        return self._embed(texts, self.passage_prefix, progress, self.batch_size)
 
     def _embed(
-        self, texts: Sequence[str], prefix: str, progress: Callable[[int], None] | None
+        self, texts: Sequence[str], prefix: str, progress: Callable[[int], None] | None, batch_size: int
     ) -> npt.NDArray[np.float32]:
         _check_texts(texts)
         encodings = self._tokenizer.encode_batch([prefix + text for text in texts])
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         # Shortest first: each batch is padded to its longest text, so similar lengths waste little.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
             batch = self._run([encodings[i] for i in rows])
             if vectors.shape[1] != batch.shape[1]:  # only while probing the dimensions
                 vectors = np.empty((len(texts), batch.shape[1]), dtype=np.float32)
@@ -208,8 +217,7 @@ def _check_options(
     for option, value, least in (("max_length", max_length, 2), ("batch_size", batch_size, 1)):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise FusionError(f"{option} must be an integer >= {least}, got {value!r}")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        raise FusionError(f"threads must be a positive integer or None (every CPU), got {threads!r}")
+    optional_int("encoder_threads", threads)  # None: every CPU
     for option, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
         if not isinstance(prefix, str):
             raise TypeError(f"{option} must be a str, got {type(prefix).__name__}")
@@ -309,7 +317,7 @@ def _load_tokenizer(tokenizers: Any, path: Path, max_length: int) -> tuple[Any, 
 
 def _load_session(ort: Any, path: Path, threads: int | None) -> Any:
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or _usable_cpus()
+    options.intra_op_num_threads = threads or _threads_from_env() or usable_cpus()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: the graph optimizer's notices are not the user's concern
     # Idle threads sleep instead of spinning: on shared cores (a service's other branches, other
@@ -321,7 +329,17 @@ def _load_session(ort: Any, path: Path, threads: int | None) -> Any:
         raise FusionError(f"{path}: not a loadable ONNX model ({error})") from None
 
 
-def _usable_cpus() -> int:
+def _threads_from_env() -> int | None:
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not text:
+        return None
+    accepted = LIMITS["encoder_threads"].accepted()
+    if not text.isdigit():
+        raise FusionError(f"{THREADS_VARIABLE} must be {accepted} (got {text!r})")
+    return check_int("encoder_threads", int(text), THREADS_VARIABLE)
+
+
+def usable_cpus() -> int:
     if hasattr(os, "sched_getaffinity"):  # Linux: the CPUs this process may run on
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1

@@ -28,6 +28,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from fanfuse._core import FusionError
+from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.interop import filter_conditions
 from fanfuse.retrievers.postgres_table import (
@@ -88,12 +89,6 @@ def _check_pool(pool: object, expected: type, other: str) -> None:
         )
 
 
-def _check_k(k: object) -> int:
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise FusionError(f"k must be a positive integer, got {k!r}")
-    return k
-
-
 def _filter_sql(
     table: PostgresTable, filter: Mapping[str, Any] | None
 ) -> tuple[sql.Composable, dict[str, Any]]:
@@ -145,7 +140,7 @@ class _FullText:
             raise TypeError(f"query must be a str, got {type(query).__name__}")
         params: dict[str, Any] = {
             "language": self.table.language,
-            "k": _check_k(k),
+            "k": check_int("retriever_k", k),
             "norm": self.normalization,
         }
         parse = sql.SQL("websearch_to_tsquery(%(language)s::regconfig, {})")
@@ -268,7 +263,11 @@ class _Vector:
             table=t.table, where=where, id=t.column("id"), embedding=t.column("embedding"),
             title=t.column("title"), text=t.column("text"), metadata=t.column("metadata"),
         )  # fmt: skip
-        return statement, {"vector": vector_literal(vector), "k": _check_k(k), **filter_params}
+        return statement, {
+            "vector": vector_literal(vector),
+            "k": check_int("retriever_k", k),
+            **filter_params,
+        }
 
 
 class PgvectorRetriever(_Vector):

@@ -24,10 +24,10 @@ from psycopg_pool import ConnectionPool
 
 from fanfuse._core import FusionError
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.retrievers.dense import document_text
 
 # One check of what an embedding function returns, for every backend that embeds.
-from fanfuse.retrievers.dense import _embed as embed_texts
-from fanfuse.retrievers.dense import document_text
+from fanfuse.retrievers.query_vectors import embedded as embed_texts
 
 __all__ = ["PostgresTable", "create_table", "embed_texts", "load_documents", "vector_literal"]
 

@@ -22,25 +22,33 @@ from pydantic import (
 )
 
 from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
-from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
+from fanfuse.limits import LIMITS, REQUEST
+from fanfuse.multiquery.llm_prompts import STRATEGIES
 
-__all__ = ["MAX_TOP_K", "SearchRequest", "SearchResponse"]
-
-#: The most hits one request may ask for (each branch is asked for twice as many).
-MAX_TOP_K = 1000
+__all__ = ["SearchRequest", "SearchResponse"]
 
 # The option names the core accepts, each field's own list.
-_NAMES = {"method": METHODS, "norm": NORMS, "tie_break": TIE_BREAKS, "duplicates": DUPLICATE_POLICIES}
+_NAMES = {
+    "method": METHODS,
+    "norm": NORMS,
+    "tie_break": TIE_BREAKS,
+    "duplicates": DUPLICATE_POLICIES,
+    "strategy": tuple(STRATEGIES),
+}
 
 
 # A metadata value a filter matches (the index stores ints as 64-bit).
 _FilterScalar = (
-    StrictStr
+    Annotated[StrictStr, Field(max_length=REQUEST.filter_value_chars)]
     | StrictBool
     | Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
     | Annotated[StrictFloat, Field(allow_inf_nan=False)]
 )
-_FilterValue = _FilterScalar | Annotated[list[_FilterScalar], Field(min_length=1)]
+_FilterValue = (
+    _FilterScalar | Annotated[list[_FilterScalar], Field(min_length=1, max_length=REQUEST.filter_values)]
+)
+# A key as the retrievers take it: not only white space.
+_FilterKey = Annotated[str, Field(min_length=1, max_length=REQUEST.filter_key_chars, pattern=r"\S")]
 
 
 def _one_of(name: str, description: str) -> Any:
@@ -48,8 +56,21 @@ def _one_of(name: str, description: str) -> Any:
     return Field(None, description=description, json_schema_extra={"enum": [*_NAMES[name], None]})
 
 
-def _finite(description: str, gt: float | None = None, lt: float | None = None) -> Any:
-    return Field(None, description=description, allow_inf_nan=False, gt=gt, lt=lt)
+def _number(key: str, description: str, default: Any = None, most: int | None = None) -> Any:
+    """The field of the LIMITS row `key` (so the OpenAPI schema states its range), at most `most`
+    where one request may ask for less than the library."""
+    limit = LIMITS[key]
+    bounds: dict[str, Any] = {}
+    if limit.low is not None:
+        bounds["gt" if limit.low_open else "ge"] = limit.low
+    if most is not None:
+        bounds["le"] = most
+    elif limit.high is not None:
+        bounds["lt" if limit.high_open else "le"] = limit.high
+    if limit.kind is float:
+        bounds["allow_inf_nan"] = False
+    accepted = limit.accepted() if most is None else f"an int from {int(limit.low or 0)} to {most}"
+    return Field(default, description=f"{description}: {accepted}", **bounds)
 
 
 class SearchRequest(BaseModel):
@@ -58,26 +79,31 @@ class SearchRequest(BaseModel):
     # Strict: a JSON true is not the number 1, nor "10" the integer 10 (the schema says number).
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    query: str = Field(min_length=1, max_length=10_000, description="the question")
-    top_k: int = Field(10, ge=1, le=MAX_TOP_K, description="hits returned")
-    expander: Literal["heuristic", "none"] | None = Field(
+    query: str = Field(min_length=1, max_length=REQUEST.query_chars, description="the question")
+    top_k: int = _number("top_k", "hits returned", 10, most=REQUEST.top_k)
+    expander: Literal["heuristic", "llm", "none"] | None = Field(
         None,
-        description="heuristic: word-rewrite variants; none: the question alone. Default: "
-        "FANFUSE_QUERY_EXPANSION of the server (on unless set off)",
+        description="the server's expander (heuristic: word-rewrite variants, the default; llm: a chat "
+        "model's, where the server was started with `--expander llm`; see GET /healthz), or none: the "
+        "question alone. Default: the server's, on unless started with `--expander none` or "
+        "FANFUSE_QUERY_EXPANSION off",
     )
-    variants: int | None = Field(
-        None, ge=1, le=MAX_VARIANTS_LIMIT, description="variants per search, the question included"
+    strategy: str | None = _one_of(
+        "strategy", "what the LLM expander asks for (a server with `--expander llm`; default its own)"
     )
+    variants: int | None = _number("max_variants", "variants per search, the question included")
     method: str | None = _one_of("method", "fusion method (default rrf)")
     norm: str | None = _one_of("norm", "score normalisation of the score methods")
-    rrf_k: float = Field(60.0, gt=0, allow_inf_nan=False, description="RRF constant k")
-    phi: float | None = _finite("RBC persistence (method rbc)", gt=0, lt=1)
-    sigma: float | None = _finite("parameter of the methods that take one (see docs/fusion-methods.md)")
-    gamma: float | None = _finite("parameter of the methods that take one (see docs/fusion-methods.md)")
+    rrf_k: float = _number("k", "RRF constant k", 60.0)
+    phi: float | None = _number("phi", "RBC persistence (method rbc)")
+    sigma: float | None = _number("sigma", "smoothing of logn_isr")
+    gamma: float | None = _number("gamma", "exponent of the hit count of combgmnz")
     tie_break: str | None = _one_of("tie_break", "order of equal fused scores")
     duplicates: str | None = _one_of("duplicates", "what an id repeated in one list means")
-    filter: dict[Annotated[str, Field(min_length=1)], _FilterValue] | None = Field(
-        None, description="keep hits whose metadata key equals the value (or any value of a list)"
+    filter: dict[_FilterKey, _FilterValue] | None = Field(
+        None,
+        max_length=REQUEST.filter_keys,
+        description="keep hits whose metadata key equals the value (or any value of a list)",
     )
     dense: bool | None = Field(
         None,
@@ -102,7 +128,7 @@ class SearchRequest(BaseModel):
                     _unicode(item)
         return filter
 
-    @field_validator("method", "norm", "tie_break", "duplicates")
+    @field_validator("method", "norm", "tie_break", "duplicates", "strategy")
     @classmethod
     def _known_name(cls, value: str | None, info: Any) -> str | None:
         accepted = _NAMES[info.field_name]

@@ -1,0 +1,247 @@
+"""Every number fanfuse takes from a caller, in one table: its name, the range it accepts and what it
+means; and the bounds of one request to `fanfuse serve`.
+
+Each entry point derives its checks from here, so that a range is written once:
+
+- the Python API checks an argument with ``check_int(key, value)`` or ``check_float``: a wrong type
+  is a ``TypeError``, a value out of range (or NaN, or infinite) a ``FusionError``, each naming the
+  argument and what it accepts;
+- the command line builds each numeric flag's argparse type and help from its row
+  (``fanfuse.cli._common.number_option``): ``argument --top-k: must be an int from 1 to 10000 (got '0')``;
+- the service builds each numeric request field from its row (``fanfuse.service.schema``), and so its
+  OpenAPI schema; it answers 422 naming the field.
+
+Rows marked ``core`` are arguments the Rust core checks itself (the fusion functions, the tests of
+``fanfuse eval``): the row states what the core accepts, for the flags and fields that pass them on,
+and ``tests/test_limits.py`` holds the core to it at every bound.
+
+Nothing is allocated by a caller's number, only by what is there (hits found, queries read), so a
+count without an upper bound here (a cache's size, the threads of a pool, hits kept per fused query)
+costs no more than its input, and a huge one means "all". Hits asked of a retriever are bounded
+all the same, for backends outside fanfuse that may not be so careful. Other counts are bounded by
+what is there once the input is known (folds by the judged queries, partitions by the queries, the
+baseline by the runs) and say so when refused.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from dataclasses import dataclass
+
+from fanfuse._core import FusionError
+
+__all__ = [
+    "LIMITS",
+    "REQUEST",
+    "TANTIVY_ARENA",
+    "Limit",
+    "check_float",
+    "check_int",
+    "optional_float",
+    "optional_int",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One argument's range. ``kind`` int: a whole number (a bool is refused); float: a real number,
+    always finite. ``low``/``high`` None: unbounded on that side; ``*_open``: the bound itself is
+    refused."""
+
+    name: str
+    kind: type[int] | type[float]
+    meaning: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    core: bool = False
+
+    def accepted(self) -> str:
+        """What the argument accepts, as every message and help text says it."""
+        if self.kind is int:
+            if self.high is None:
+                return f"an int >= {int(self.low or 0)}"
+            return f"an int from {int(self.low or 0)} to {int(self.high)}"
+        if self.low is not None and self.high is not None:
+            opening, closing = "(" if self.low_open else "[", ")" if self.high_open else "]"
+            return f"a number in {opening}{self.low:g}, {self.high:g}{closing}"
+        if self.low is not None:
+            return f"a finite number {'>' if self.low_open else '>='} {self.low:g}"
+        if self.high is not None:
+            return f"a finite number {'<' if self.high_open else '<='} {self.high:g}"
+        return "a finite number"
+
+    def admits(self, value: float) -> bool:
+        """Whether the number `value` (of the right kind) is in range."""
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return self.high is None or not (value > self.high or (self.high_open and value == self.high))
+
+    def check(self, value: object, name: str | None = None) -> int | float:
+        """`value` as an int or float, or TypeError / FusionError naming `name` (default: the row's)."""
+        name = name or self.name
+        number = _as_number(value, self.kind)
+        if number is None:
+            raise TypeError(f"{name} must be {self.accepted()} (got {type(value).__name__})")
+        if not self.admits(number):
+            raise FusionError(f"{name} must be {self.accepted()} (got {_shown(number)})")
+        return number
+
+
+def _shown(number: float) -> str:
+    """The value as a message shows it: a huge int by its size, not its thousands of digits."""
+    if isinstance(number, int) and abs(number) >= 2**64:
+        return f"{'a negative' if number < 0 else 'an'} int of {abs(number).bit_length()} bits"
+    return f"{number!r}"
+
+
+def _as_number(value: object, kind: type[int] | type[float]) -> int | float | None:
+    """`value` as a Python int (kind int) or float (kind float), or None for the wrong type. NumPy's
+    numbers count; a bool does not (``top_k=True`` is a mistake, not 1)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    if not isinstance(value, numbers.Integral):
+        return None if kind is int else float(value)
+    whole = operator.index(value)
+    if kind is int:
+        return whole
+    try:
+        return float(whole)
+    except OverflowError:  # beyond the float range: infinite as a float, and refused as such
+        return math.inf if whole > 0 else -math.inf
+
+
+# The most hits one retriever is asked for: past any evaluation depth (TREC's is 1000), and a bound
+# for backends that would size a buffer by it (the framework adapters pass it on).
+_MAX_HITS = 10_000
+_MAX_SECONDS = 86_400.0  # a day
+_MAX_THREADS = 1024  # the core's (rust/batch.rs)
+# The bytes of indexing buffer Tantivy accepts per indexing thread.
+TANTIVY_ARENA = (15_000_000, 4_293_967_295)
+_MAX_TRAINED_SIZE = 1_000_000  # the core's (rust/fusion/trained.rs)
+
+#: Every numeric argument, by key. The key is the argument's Python name, except where one name has
+#: two meanings (``top_k`` of a search and of a fused run).
+LIMITS: dict[str, Limit] = {
+    # multi-query search (fanfuse.multiquery, `fanfuse search`, the service)
+    "top_k": Limit("top_k", int, "hits a search returns", low=1, high=_MAX_HITS),
+    "branch_k": Limit(
+        "branch_k", int, "hits asked of each (variant, retriever) branch", low=1, high=_MAX_HITS
+    ),
+    "rerank_window": Limit("rerank_window", int, "fused hits the reranker scores", low=1, high=_MAX_HITS),
+    "return_k": Limit("return_k", int, "reranked hits returned", low=1, high=_MAX_HITS),
+    "retriever_k": Limit("k", int, "hits asked of one retriever (`search(query, k)`)", low=1, high=_MAX_HITS),
+    "max_variants": Limit(
+        "max_variants", int, "query variants of a search, the original included", low=1, high=5
+    ),
+    "min_score": Limit("min_score", float, "hits scoring below it are dropped"),
+    "max_concurrency": Limit("max_concurrency", int, "branches of one search running at once", low=1),
+    "max_workers": Limit("max_workers", int, "threads per sync retriever, and for the reranker", low=1),
+    "branch_timeout": Limit(
+        "branch_timeout", float, "seconds a branch may take", low=0, low_open=True, high=_MAX_SECONDS
+    ),
+    "feedback_docs": Limit(
+        "feedback_docs", int, "top documents read for feedback terms", low=1, high=_MAX_HITS
+    ),
+    "feedback_terms": Limit("feedback_terms", int, "feedback terms added to the variant", low=1),
+    "maxsize": Limit("maxsize", int, "expansions a VariantCache keeps", low=1),
+    "ttl": Limit("ttl", float, "seconds a cached expansion is kept", low=0, low_open=True),
+    "timeout": Limit(
+        "timeout", float, "seconds an LLM request may take", low=0, low_open=True, high=_MAX_SECONDS
+    ),
+    "temperature": Limit("temperature", float, "sampling temperature of the LLM", low=0, high=2),
+    "max_tokens": Limit("max_tokens", int, "the longest answer the LLM may write, in tokens", low=1),
+    # fusion (the core)
+    "k": Limit("k", float, "the RRF constant", low=0, low_open=True, core=True),
+    "weight": Limit("weight", float, "a list's fusion weight (0: ignored)", low=0, core=True),
+    "phi": Limit("phi", float, "rbc: persistence", low=0, high=1, low_open=True, high_open=True, core=True),
+    "sigma": Limit("sigma", float, "logn_isr: smoothing", low=0, high=1, core=True),
+    "gamma": Limit("gamma", float, "combgmnz: exponent of the hit count", core=True),
+    "fused_top_k": Limit("top_k", int, "hits kept per query of a fused run", low=0, core=True),
+    "threads": Limit("threads", int, "fusion threads", low=1, high=_MAX_THREADS, core=True),
+    "segments": Limit(
+        "segments", int, "probfuse: segments per list", low=1, high=_MAX_TRAINED_SIZE, core=True
+    ),
+    "window": Limit("window", int, "slidefuse: half-window", low=0, high=_MAX_TRAINED_SIZE, core=True),
+    # evaluation, comparison and tuning
+    "iterations": Limit(
+        "iterations", int, "sign flips of the randomization test", low=1, high=2**32 - 1, core=True
+    ),
+    "seed": Limit("seed", int, "seed of a random draw", low=0, high=2**64 - 1, core=True),
+    "alpha": Limit("alpha", float, "significance level", low=0, high=1, low_open=True, high_open=True),
+    "baseline": Limit("baseline", int, "index of the baseline run, from 0 (below the runs)", low=0),
+    "folds": Limit("folds", int, "cross-validation folds (at most the judged queries)", low=2),
+    "partitions": Limit("partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1),
+    # indexes and the service
+    "index_threads": Limit("threads", int, "indexing threads", low=1, high=_MAX_THREADS),
+    "encoder_threads": Limit(
+        "threads", int, "an encoder's threads (onnxruntime's intra-op)", low=1, high=_MAX_THREADS
+    ),
+    "query_cache_size": Limit(
+        "query_cache_size", int, "query vectors a dense retriever keeps (0: none)", low=0
+    ),
+    "heap_size": Limit(
+        "heap_size",
+        int,
+        "bytes of Tantivy's indexing buffer, shared by the threads",
+        low=TANTIVY_ARENA[0],
+        high=TANTIVY_ARENA[1] * _MAX_THREADS,
+    ),
+    "batch_size": Limit("batch_size", int, "documents embedded at once", low=1),
+    "dimensions": Limit("dimensions", int, "dimensions of the TF-IDF + SVD vectors", low=1),
+    "svd_seed": Limit(
+        "seed", int, "seed of the SVD (NumPy's generator takes 32 bits)", low=0, high=2**32 - 1
+    ),
+    "port": Limit("port", int, "TCP port (0: any free one)", low=0, high=65_535),
+    "workers": Limit("workers", int, "server processes sharing the port", low=1, high=64),
+}
+
+
+def check_int(key: str, value: object, name: str | None = None) -> int:
+    """`value` checked against the int row `key` of LIMITS; errors name `name` (default: the row's)."""
+    return int(_row(key, int).check(value, name))
+
+
+def check_float(key: str, value: object, name: str | None = None) -> float:
+    """`value` checked against the number row `key` of LIMITS, as a float."""
+    return float(_row(key, float).check(value, name))
+
+
+def optional_int(key: str, value: object, name: str | None = None) -> int | None:
+    """As `check_int`, with None passed through (None: the default applies)."""
+    return None if value is None else check_int(key, value, name)
+
+
+def optional_float(key: str, value: object, name: str | None = None) -> float | None:
+    """As `check_float`, with None passed through."""
+    return None if value is None else check_float(key, value, name)
+
+
+def _row(key: str, kind: type) -> Limit:
+    limit = LIMITS[key]
+    if limit.kind is not kind:
+        raise AssertionError(f"LIMITS[{key!r}] holds {limit.kind.__name__}s, not {kind.__name__}s")
+    return limit
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLimits:
+    """The most one request to `fanfuse serve` may hold: what it asks for and what its body spends.
+    A body past ``body_bytes`` is answered 413 before it is parsed; the others 422, naming the field."""
+
+    body_bytes: int = 1_048_576
+    top_k: int = 1000
+    query_chars: int = 10_000
+    filter_keys: int = 64
+    filter_key_chars: int = 256
+    filter_values: int = 1000
+    filter_value_chars: int = 1000
+
+
+#: The bounds of one request to the service (docs/service.md).
+REQUEST = RequestLimits()

@@ -1,0 +1,258 @@
+"""The ways ``LLMExpander`` reaches a chat model, each an adapter with one job: send the messages, hand
+back what came back.
+
+- ``HTTPChat``: ``base_url``, any OpenAI-compatible ``/chat/completions`` endpoint, through
+  ``llm_http.py`` (one deadline, no redirects, bounded answers);
+- ``OpenAIChat``: the user's own ``openai.OpenAI`` or ``openai.AsyncOpenAI`` client (its base URL, key,
+  proxies and headers), one attempt (``max_retries=0``) bounded by the time left;
+- ``LangChainChat``: a LangChain chat model (``BaseChatModel``: ``ChatOpenAI``, ``ChatOllama``, ...);
+- ``LlamaIndexChat``: a LlamaIndex LLM (``OpenAILike``, ``Ollama``, ...).
+
+An adapter decides nothing: ``LLMExpander`` (``llm.py``) runs its ``call`` within the deadline, removes
+every secret the adapter names (``secrets()``, read after each call: a client may fetch its key
+lazily) from whatever came back or was raised, reads the answer out of the reply (``content``), and
+falls back on any failure. The optional packages are never imported here to find out what a client
+is: an object of their classes exists only once its package is imported, so ``sys.modules`` says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from fanfuse._core import FusionError
+from fanfuse.multiquery.llm_deadline import remaining
+from fanfuse.multiquery.llm_http import Endpoint, exchange
+from fanfuse.multiquery.llm_parse import UnusableAnswer, completion_text
+
+__all__ = ["CLIENT_KINDS", "DEFAULT_TEMPERATURE", "ChatClient", "HTTPChat", "Messages", "client_adapter"]
+
+Messages = list[dict[str, str]]
+#: The sampling temperature of a request the expander makes (base_url, an openai client).
+DEFAULT_TEMPERATURE = 0.3
+#: What ``LLMExpander(client=...)`` takes.
+CLIENT_KINDS = "an openai.OpenAI or openai.AsyncOpenAI client, a LangChain chat model or a LlamaIndex LLM"
+
+
+class ChatClient(ABC):
+    """One way to reach a chat model (see the module documentation)."""
+
+    #: Whether ``acall`` is the client's own coroutine (else ``call`` runs in a thread).
+    native_async = False
+
+    @abstractmethod
+    def call(self, messages: Messages, deadline: float) -> str:
+        """The reply as text (blocking); an exception on failure."""
+
+    async def acall(self, messages: Messages, deadline: float) -> str:
+        raise NotImplementedError
+
+    def content(self, reply: str) -> str:
+        """The model's answer in the reply (already redacted)."""
+        return reply
+
+    @abstractmethod
+    def secrets(self) -> list[str]:
+        """Every secret the client holds, to be removed from what it returns or raises."""
+
+    @abstractmethod
+    def cache_key(self) -> Hashable:
+        """What identifies the model the client reaches."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """For ``repr``: where the requests go, never a secret."""
+
+
+class HTTPChat(ChatClient):
+    def __init__(self, endpoint: Endpoint, model: str, api_key: str | None, settings: dict[str, Any]):
+        self.endpoint, self.model, self.api_key, self.settings = endpoint, model, api_key, settings
+
+    def call(self, messages: Messages, deadline: float) -> str:
+        body = json.dumps({"model": self.model, "messages": messages, **self.settings}).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        # Bytes that are not UTF-8 stay visible as lone surrogates, so a variant made of them is
+        # recognised and dropped (llm.py) instead of becoming a string of replacement characters.
+        return exchange(self.endpoint, body, headers, deadline).decode("utf-8", "surrogateescape")
+
+    def content(self, reply: str) -> str:
+        return completion_text(reply)
+
+    def secrets(self) -> list[str]:
+        return [self.api_key] if self.api_key else []
+
+    def cache_key(self) -> Hashable:
+        return ("http", self.endpoint.url, self.model)
+
+    def describe(self) -> str:
+        return f"url={self.endpoint.url!r}, model={self.model!r}"
+
+
+class OpenAIChat(ChatClient):
+    def __init__(self, client: Any, model: str, settings: dict[str, Any], is_async: bool):
+        self.client, self.model, self.native_async = client, model, is_async
+        extra = dict(settings)
+        self.settings = {name: extra.pop(name) for name in ("temperature", "max_tokens") if name in extra}
+        self.extra_body = extra or None
+
+    def _request(self, deadline: float) -> Any:
+        return self.client.with_options(timeout=remaining(deadline), max_retries=0).chat.completions
+
+    def call(self, messages: Messages, deadline: float) -> str:
+        completions = self._request(deadline)
+        return _choice_text(
+            completions.create(
+                model=self.model, messages=messages, extra_body=self.extra_body, **self.settings
+            )
+        )
+
+    async def acall(self, messages: Messages, deadline: float) -> str:
+        completions = self._request(deadline)
+        return _choice_text(
+            await completions.create(
+                model=self.model, messages=messages, extra_body=self.extra_body, **self.settings
+            )
+        )
+
+    def secrets(self) -> list[str]:
+        return _secrets_of(self.client)
+
+    def cache_key(self) -> Hashable:
+        return ("openai", str(self.client.base_url), self.model)
+
+    def describe(self) -> str:
+        return f"client={type(self.client).__name__}, url={str(self.client.base_url)!r}, model={self.model!r}"
+
+
+class _FrameworkChat(ChatClient):
+    """A framework's model object, used with its own settings (model, temperature, retries)."""
+
+    kind = ""
+
+    def __init__(self, model: Any):
+        self.model = model
+
+    def secrets(self) -> list[str]:
+        return _secrets_of(self.model)
+
+    def cache_key(self) -> Hashable:
+        # The object itself (its settings are its own): another object, another cache entry.
+        return (self.kind, type(self.model).__qualname__, id(self.model), _model_name(self.model))
+
+    def describe(self) -> str:
+        return f"client={type(self.model).__name__}, model={_model_name(self.model)!r}"
+
+
+class LangChainChat(_FrameworkChat):
+    kind = "langchain"
+
+    def call(self, messages: Messages, deadline: float) -> str:
+        content = self.model.invoke(messages).content
+        if isinstance(content, list):  # content blocks: the text ones, in order
+            content = "".join(
+                block if isinstance(block, str) else str(block.get("text", ""))
+                for block in content
+                if isinstance(block, str) or (isinstance(block, Mapping) and block.get("type") == "text")
+            )
+        if not isinstance(content, str):
+            raise UnusableAnswer("the chat model's message has no text content")
+        return content
+
+
+class LlamaIndexChat(_FrameworkChat):
+    kind = "llamaindex"
+
+    def call(self, messages: Messages, deadline: float) -> str:
+        from llama_index.core.base.llms.types import ChatMessage  # loaded: the LLM object is one of its
+
+        response = self.model.chat([ChatMessage(role=m["role"], content=m["content"]) for m in messages])
+        content = response.message.content
+        if not isinstance(content, str):
+            raise UnusableAnswer("the LLM's message has no text content")
+        return content
+
+
+def client_adapter(
+    client: object, model: str | None, default_model: str | None, settings: dict[str, Any], given: list[str]
+) -> ChatClient:
+    """The adapter for a user's client. ``model``: the one given (``default_model``: from the
+    environment); ``settings``: the request fields given (temperature, max_tokens, extra_body's);
+    ``given``: the names of the arguments that set them, for an error."""
+    openai = sys.modules.get("openai")
+    if openai is not None and isinstance(client, (openai.OpenAI, openai.AsyncOpenAI)):
+        chosen = model or default_model
+        if not chosen:
+            raise FusionError("an openai client needs a model: pass model=... (or set FANFUSE_LLM_MODEL)")
+        settings = {"temperature": DEFAULT_TEMPERATURE, **settings}
+        return OpenAIChat(client, chosen, settings, isinstance(client, openai.AsyncOpenAI))
+    langchain = sys.modules.get("langchain_core.language_models.chat_models")
+    llamaindex = sys.modules.get("llama_index.core.base.llms.base")
+    if langchain is not None and isinstance(client, langchain.BaseChatModel):
+        adapter: ChatClient = LangChainChat(client)
+    elif llamaindex is not None and isinstance(client, llamaindex.BaseLLM):
+        adapter = LlamaIndexChat(client)
+    else:
+        raise TypeError(f"client must be {CLIENT_KINDS} (got {type(client).__name__})")
+    if given:
+        raise FusionError(
+            f"{', '.join(given)}: a {type(client).__name__} is used with its own settings; set them on "
+            "it, not on LLMExpander"
+        )
+    return adapter
+
+
+def _choice_text(completion: Any) -> str:
+    try:
+        content = completion.choices[0].message.content
+    except (AttributeError, IndexError, TypeError):
+        raise UnusableAnswer("the endpoint's reply is not a chat completion") from None
+    if not isinstance(content, str):
+        raise UnusableAnswer("the chat completion has no text content")
+    return content
+
+
+# Attribute and header names that hold a secret: api_key, openai_api_key, access_token, X-Api-Key,
+# Authorization; not max_tokens.
+_SECRET_NAME = re.compile(r"(?:key|token|secret|password|authorization)$", re.IGNORECASE)
+_SCHEMES = re.compile(r"^(?:bearer|basic|token)\s+", re.IGNORECASE)
+
+
+def _secrets_of(obj: object, depth: int = 2) -> list[str]:
+    """The secrets an object holds: its ``SecretStr`` values, the strings of attributes and header
+    entries named like a key, token, secret, password or authorization (without ``Bearer``), and
+    those of the clients it holds (a LangChain model's openai client), ``depth`` levels down."""
+    found = []
+    attributes = dict(getattr(obj, "__dict__", {}))
+    attributes.update(getattr(obj, "__pydantic_private__", None) or {})
+    for name in ("api_key", "auth_headers", "default_headers"):  # properties of an openai client
+        if name not in attributes:
+            attributes[name] = getattr(obj, name, None)
+    for name, value in attributes.items():
+        if callable(getattr(value, "get_secret_value", None)):
+            value = value.get_secret_value()
+        if isinstance(value, str):
+            if value and _SECRET_NAME.search(name):
+                found.append(_SCHEMES.sub("", value.strip()))
+        elif isinstance(value, Mapping):
+            found += [
+                _SCHEMES.sub("", item.strip())
+                for key, item in value.items()
+                if isinstance(key, str) and isinstance(item, str) and item and _SECRET_NAME.search(key)
+            ]
+        elif depth and hasattr(value, "api_key"):
+            found += _secrets_of(value, depth - 1)
+    return [secret for secret in dict.fromkeys(found) if secret]
+
+
+def _model_name(obj: object) -> str | None:
+    for name in ("model_name", "model"):
+        value = getattr(obj, name, None)
+        if isinstance(value, str):
+            return value
+    return None

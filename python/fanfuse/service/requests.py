@@ -1,0 +1,121 @@
+"""What a request to `fanfuse serve` may spend, and how a refused one is answered.
+
+- The body: at most `REQUEST.body_bytes` (`fanfuse.limits`). A longer one is read to its end and
+  dropped, chunk by chunk, and answered 413 before any of it is parsed, so a hostile body costs the
+  server time but no memory; the request fields' own bounds (list lengths, string lengths) are in
+  the schema and answered 422.
+- Every refused field is answered 422 in one shape, `{"detail": [{"loc", "msg", "type"}]}`: what
+  the request held is not echoed back. Echoing it is what made a NaN, an infinity or a lone
+  surrogate (none of which JSON can encode) a 500, and a refused 1 MB string a 1 MB answer.
+- A body JSON cannot parse is 422 `json_invalid` too: a number of more digits than Python converts
+  and nesting deeper than its parser recurses included (the framework answers those 400). A body
+  that is not UTF-8 text stays 400.
+
+None of this depends on the JSON library that parses the body or writes the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from typing import Any
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException  # what FastAPI raises for a body it cannot parse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from fanfuse.limits import REQUEST
+
+__all__ = ["BoundedBody", "CheckedBodyRoute", "refusal", "validation_refusal"]
+
+# The most characters of a message or a location part that a refusal shows.
+_SHOWN_CHARS = 200
+
+
+class BoundedBody:
+    """ASGI middleware: reads a request's body up to `most` bytes and hands it on whole; a longer body
+    is drained without being kept and answered 413."""
+
+    def __init__(self, app: ASGIApp, most: int = REQUEST.body_bytes):
+        self.app = app
+        self.most = most
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client left: nothing to answer
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size <= self.most:
+                chunks.append(chunk)
+            more = bool(message.get("more_body"))
+        if size > self.most:
+            detail = f"the request body has {size} bytes; the most one request may send is {self.most}"
+            await JSONResponse({"detail": detail}, status_code=413)(scope, receive, send)
+            return
+        body, handed = b"".join(chunks), False
+
+        async def replay() -> Message:
+            nonlocal handed
+            if handed:
+                return await receive()
+            handed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+class CheckedBodyRoute(APIRoute):
+    """A route whose unparsable JSON body is a 422 `json_invalid`, as FastAPI answers most of them,
+    where FastAPI answers 400 for the rest (an over-long number, too deep a nesting)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except HTTPException as error:
+                cause = error.__cause__
+                if error.status_code != 400 or isinstance(cause, UnicodeDecodeError) or cause is None:
+                    raise
+                return refusal(
+                    [{"loc": ["body"], "msg": f"JSON decode error: {cause}", "type": "json_invalid"}]
+                )
+
+        return handle
+
+
+def refusal(errors: Iterable[Mapping[str, Any]]) -> JSONResponse:
+    """The 422 answer of refused fields: each error's location, message and type only, every string
+    made encodable and cut to a few hundred characters."""
+    detail = [
+        {
+            "type": _shown(str(error["type"])),
+            "loc": [part if isinstance(part, int) else _shown(str(part)) for part in error["loc"]],
+            "msg": _shown(str(error["msg"])),
+        }
+        for error in errors
+    ]
+    return JSONResponse({"detail": detail}, status_code=422)
+
+
+async def validation_refusal(_: Request, error: Exception) -> JSONResponse:
+    """FastAPI's handler of RequestValidationError: the same answer as every other refusal."""
+    assert isinstance(error, RequestValidationError)
+    return refusal(error.errors())
+
+
+def _shown(text: str) -> str:
+    """`text` as UTF-8 can carry it (a lone surrogate as its escape), cut to _SHOWN_CHARS."""
+    if len(text) > _SHOWN_CHARS:
+        text = text[:_SHOWN_CHARS] + "..."
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
