@@ -12,7 +12,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build wheel lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval scale reference-weights llm-model
+.PHONY: demo test build wheel lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid scale reference-weights llm-model
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -118,6 +118,16 @@ mtrag-table: build
 # first run and kept in .cache/mtrag-indexes), hybrid and the `fanfuse search` default; both domains and query sets.
 mtrag-retrieval: build
 	$(PY) benches/mtrag_retrieval.py
+
+# The conversation table of docs/mtrag-retrieval.md: each MT-RAG question's last turn alone, with its
+# history, and its human rewrite, on BM25, the hybrid and the default; and the settings tried for it.
+# LLM rows: make mtrag-conversation CONVERSATION_FLAGS="--llm-base-url URL --model M --strategy S".
+CONVERSATION_FLAGS ?=
+mtrag-conversation: build
+	$(PY) benches/mtrag_conversation.py $(CONVERSATION_FLAGS)
+
+mtrag-conversation-grid: build
+	$(PY) benches/mtrag_conversation_grid.py
 
 # End-to-end scale benchmark of `fanfuse fuse` (10k and 100k queries; add SIZES=...,1000000 for 1M).
 SIZES ?= 10000,100000

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
 import statistics
@@ -379,11 +380,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     started = time.perf_counter()
     rows = [row for d in args.domains for row in run_domain(args.data, d, args, settings)]
-    print(f"machine: {machine()}; {time.perf_counter() - started:.0f} s\n")
-    print(markdown(rows))
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    report(rows, markdown(rows), started, args.json)
     return 0
+
+
+def report(rows: list[dict[str, Any]], table: str, started: float, json_path: Path | None) -> None:
+    """The machine, the load while the rows were measured, the table; the rows as JSON if asked."""
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    took = time.perf_counter() - started
+    print(f"machine: {machine()}; {took:.0f} s; load average at the end (1 / 5 / 15 min): {load}\n")
+    print(table)
+    if json_path:
+        json_path.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

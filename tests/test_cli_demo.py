@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from fanfuse import stdlib_corpus
-from fanfuse.cli import main
+from fanfuse.cli import demo, main
 from fanfuse.retrievers.dense_index import has_dense_index
 from fanfuse.stdlib_corpus import stdlib_documents, stdlib_index
 from test_open_index import needs_embed, without_the_embed_extra
@@ -51,6 +51,23 @@ def test_demo_answers_single_query_bm25_and_the_default_side_by_side(
     assert f"(delete {tmp_path / stdlib_corpus.stdlib_index_name()} or pass --rebuild" in again
 
 
+def test_demo_shows_a_follow_up_question_alone_and_with_its_history(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--cache-dir", str(tmp_path), "--no-dense"]) == 0
+    out = capsys.readouterr().out
+    history, question = demo.CONVERSATION
+    part = out[out.index("A follow-up question in a conversation") :]
+    assert f"earlier turn: {history[0]}" in part and f"Q: {question}" in part
+    assert part.count("(history)") == 2
+    rows = [line for line in part.splitlines() if line[:3].strip().isdigit()]
+    alone = [line[4 : 4 + demo.COLUMN].strip() for line in rows]
+    followed = [line[7 + demo.COLUMN : 7 + 2 * demo.COLUMN].strip() for line in rows]
+    # Alone, "the same ones" finds web servers and clocks; after the question before it, random numbers.
+    assert not any(name.startswith("random") for name in alone)
+    assert any(name.startswith("random") for name in followed)
+
+
 def small_stdlib(monkeypatch: pytest.MonkeyPatch) -> None:
     """The demo over a real part of its corpus: every document of four modules (126 in 3.11)."""
     modules = {"json", "random", "shutil", "smtplib"}
@@ -69,7 +86,7 @@ def test_demo_default_is_hybrid_on_real_embeddings(
     assert "dense: all-MiniLM-L6-v2-int8 vectors of each document's title and first 48 tokens, embedded" in (
         out
     )
-    assert "default: bm25 + dense, 3 variants, RRF" in out
+    assert "default: bm25 + dense + dense-feedback, 3 variants, RRF" in out
     rows = [line for line in out.splitlines() if line.startswith("  1 ")]
     assert "smtplib" in rows[0] and "dense 0" in rows[0]  # the dense half ranked it for the question
     index, built = stdlib_index(tmp_path)

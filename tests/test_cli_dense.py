@@ -93,7 +93,7 @@ def test_search_dense_embeds_once_and_the_index_stays_hybrid(
     assert main(["search", "--index", str(tmp_path / "idx"), QUERY, "--dense"]) == 0
     assert f"embedded 5 documents, kept in {tmp_path / 'idx'}" in capsys.readouterr().err
     assert has_dense_index(TantivyRetriever(tmp_path / "idx").data_directory)
-    assert searched_retrievers(tmp_path / "idx", capsys) == {"bm25", "dense"}
+    assert searched_retrievers(tmp_path / "idx", capsys) == {"bm25", "dense", "dense-feedback"}
     assert main(["search", "--index", str(tmp_path / "idx"), QUERY, "--dense"]) == 0
     assert capsys.readouterr().err == ""  # reused, not embedded again
     assert searched_retrievers(tmp_path / "idx", capsys, "--no-dense") == {"bm25"}

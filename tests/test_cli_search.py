@@ -46,7 +46,7 @@ def test_search_prints_table_variants_and_timings(
     rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("1 ", "2 ", "3 ")]
     assert rows[0][1] == "owl" and len(rows) == 3
     assert "[0] nocturnal birds of prey  (original)" in out
-    assert "[1] nocturnal birds prey  (heuristic)" in out
+    assert "(feedback)" in out and "[2] nocturnal birds prey  (heuristic)" in out
     assert "branches in" in out and "fusion" in out
 
 
@@ -54,7 +54,7 @@ def test_search_json_has_hits_with_provenance(index_dir: Path, capsys: pytest.Ca
     assert main(["search", "--index", str(index_dir), "nocturnal at night", "--json", "--variants", "2"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert len(result["diagnostics"]["variants"]) == 2
-    assert {h["id"] for h in result["hits"]} == {"owl", "bat"}
+    assert {h["id"] for h in result["hits"][:2]} == {"owl", "bat"}
     first = result["hits"][0]
     assert first["payload"]["title"] == {"owl": "Owls", "bat": "Bats"}[first["id"]]
     assert {p["retriever"] for p in first["provenance"]} == {"bm25"}
@@ -78,7 +78,7 @@ def test_hybrid_search_adds_the_dense_retriever(index_dir: Path, capsys: pytest.
     pytest.importorskip("sklearn")
     assert main(["search", "--index", str(index_dir), "nocturnal mammals", "--dense", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert {b["retriever"] for b in result["diagnostics"]["branches"]} == {"bm25", "dense"}
+    assert {b["retriever"] for b in result["diagnostics"]["branches"]} == {"bm25", "dense", "dense-feedback"}
 
 
 def test_missing_index_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

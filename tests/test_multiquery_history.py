@@ -9,12 +9,9 @@ from typing import Any
 
 import pytest
 from fanfuse import FusionError
+from fanfuse.limits import CONVERSATION
 from fanfuse.multiquery import Expander, Expansion, MultiQueryRetriever, Variant, VariantCache
 from fanfuse.multiquery.conversation import (
-    KEPT_CHARS,
-    KEPT_TURNS,
-    MAX_HISTORY_TURNS,
-    MAX_TURN_CHARS,
     History,
     Turn,
     check_history,
@@ -43,13 +40,13 @@ def test_strings_are_user_turns_and_messages_keep_their_role() -> None:
         ([{"role": "bot", "content": "x"}], FusionError, 'history[0]["role"] must be one of user'),
         ([{"role": 1, "content": "x"}], TypeError, 'history[0]["role"] must be a str'),
         ([{"role": "user", "content": ["x"]}], TypeError, 'history[0]["content"] must be a str'),
-        (["ok", "x" * (MAX_TURN_CHARS + 1)], FusionError, "history[1] has 10001 characters"),
+        (["ok", "x" * (CONVERSATION.turn_chars + 1)], FusionError, "history[1] has 10001 characters"),
         (
-            [{"role": "user", "content": "x" * (MAX_TURN_CHARS + 1)}],
+            [{"role": "user", "content": "x" * (CONVERSATION.turn_chars + 1)}],
             FusionError,
             'history[0]["content"] has 10001 characters',
         ),
-        (["hi"] * (MAX_HISTORY_TURNS + 1), FusionError, "history has 1001 turns"),
+        (["hi"] * (CONVERSATION.turns + 1), FusionError, "history has 1001 turns"),
     ],
 )
 def test_bad_history_is_refused_naming_the_turn(history: Any, error: type[Exception], named: str) -> None:
@@ -59,12 +56,12 @@ def test_bad_history_is_refused_naming_the_turn(history: Any, error: type[Except
 
 
 def test_only_the_most_recent_turns_are_kept() -> None:
-    turns = [f"turn {i}" for i in range(KEPT_TURNS + 5)]
-    assert [t.content for t in check_history(turns)] == turns[-KEPT_TURNS:]
+    turns = [f"turn {i}" for i in range(CONVERSATION.kept_turns + 5)]
+    assert [t.content for t in check_history(turns)] == turns[-CONVERSATION.kept_turns :]
 
 
 def test_the_character_budget_keeps_the_newest_turns_that_fit() -> None:
-    big = "x" * (KEPT_CHARS // 2)
+    big = "x" * (CONVERSATION.kept_chars // 2)
     kept = check_history(["oldest", big, big, "newest"])
     # "newest" and one `big` fit; the second `big` would cross the budget, so it and all older go.
     assert [t.content for t in kept] == [big, "newest"]

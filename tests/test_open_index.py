@@ -1,6 +1,7 @@
 """`fanfuse.open_index(DIR)`: the retriever `fanfuse search --index DIR` uses, with the same defaults
-(BM25 always, neural dense where the index stores vectors and reading plain text, the heuristic then
-the feedback expander, RRF with the original query's lists weighing 3 and the variants' 1)."""
+(BM25 always, neural dense and its vector feedback where the index stores vectors, both reading plain
+text; the history, feedback and heuristic expanders, RRF with the original query's lists weighing 3
+and the variants' 1)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,13 @@ from fanfuse import FusionError
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
 from fanfuse.default_search import open_index
-from fanfuse.multiquery import CombinedExpander, FeedbackExpander, HeuristicExpander, StaticExpander
+from fanfuse.multiquery import (
+    CombinedExpander,
+    FeedbackExpander,
+    HeuristicExpander,
+    HistoryExpander,
+    StaticExpander,
+)
 from fanfuse.retrievers.dense_index import has_dense_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import DOCUMENTS, QUERY, without_timings
@@ -59,22 +66,22 @@ def test_open_index_is_what_the_command_searches(bm25_dir: Path, capsys: pytest.
     searched = cli(bm25_dir, capsys)
     assert searched == library(bm25_dir)
     assert branches(searched) == {"bm25"}
-    assert [v["source"] for v in searched["diagnostics"]["variants"]][:2] == ["original", "heuristic"]
+    assert [v["source"] for v in searched["diagnostics"]["variants"]][:2] == ["original", "feedback"]
     flags = ["--top-k", "2", "--variants", "2", "--method", "combmnz"]
     assert cli(bm25_dir, capsys, *flags) == library(bm25_dir, top_k=2, max_variants=2, method="combmnz")
 
 
-def test_the_default_variants_are_content_words_then_feedback_the_original_weighing_3(
+def test_the_default_variants_are_feedback_then_content_words_the_original_weighing_3(
     bm25_dir: Path,
 ) -> None:
     with open_index(bm25_dir) as retriever:
         parts = retriever.expander.expanders  # type: ignore[attr-defined]
-        assert [type(p) for p in parts] == [HeuristicExpander, FeedbackExpander]
+        assert [type(p) for p in parts] == [HistoryExpander, FeedbackExpander, HeuristicExpander]
         result = retriever.search(QUERY)
     variants = result.diagnostics.variants
-    assert [(v.source, v.weight) for v in variants] == [("original", 3), ("heuristic", 1), ("feedback", 1)]
-    assert variants[1].text == "hunts mice night"
-    assert "^" in variants[2].text  # RM3 weights in Tantivy's syntax
+    assert [(v.source, v.weight) for v in variants] == [("original", 3), ("feedback", 1), ("heuristic", 1)]
+    assert variants[2].text == "hunts mice night"
+    assert "^" in variants[1].text  # RM3 weights in Tantivy's syntax
     # Fused with those weights: a document only the original's list holds at rank r scores 3 / (60 + r).
     bats = next(hit for hit in result.hits if hit.id == "bat")
     assert bats.score == pytest.approx(sum(p.contribution for p in bats.provenance))
@@ -112,19 +119,23 @@ class WordHashEncoder:
         return self._embed(texts)
 
 
-def test_the_dense_retriever_gets_every_variant_as_plain_text(bm25_dir: Path) -> None:
+def test_the_dense_retrievers_get_every_variant_as_plain_text(bm25_dir: Path) -> None:
     encoder = WordHashEncoder()
     with open_index(bm25_dir, dense=True, encoder=encoder) as retriever:
         result = retriever.search(QUERY)
-    feedback = result.diagnostics.variants[2].text
+    assert retriever.retriever_weights == {"bm25": 1.0, "dense": 1.0, "dense-feedback": 0.25}
+    feedback = result.diagnostics.variants[1].text
     assert "^" in feedback
-    assert len(encoder.queries) == 3 and encoder.queries[0] == QUERY
+    # The dense retriever and its vector feedback search every variant; each text is embedded once,
+    # or twice when both ask for it at the same moment (the query-vector cache serves the later one).
+    embedded = sorted(set(encoder.queries), key=encoder.queries.index)
+    assert len(embedded) == 3 and all(encoder.queries.count(q) in (1, 2) for q in embedded)
     assert not any(mark in q for q in encoder.queries for mark in '^"')
     # The feedback variant as text: the question, then its feedback terms, with no weights.
     terms = [part.split("^")[0] for part in feedback.split()]
-    assert encoder.queries[2].startswith(QUERY + " ")
-    assert set(encoder.queries[2].split()) - set(QUERY.split()) <= set(terms)
-    assert encoder.queries[1] == variants_text(result, 1)  # content words: no syntax to drop
+    as_text = next(q for q in embedded if q.startswith(QUERY + " "))
+    assert set(as_text.split()) - set(QUERY.split()) <= set(terms)
+    assert {QUERY, variants_text(result, 2)} < set(embedded)  # content words: no syntax to drop
 
 
 def test_with_stored_vectors_the_default_is_hybrid(
@@ -132,7 +143,7 @@ def test_with_stored_vectors_the_default_is_hybrid(
 ) -> None:
     assert has_dense_index(TantivyRetriever(hybrid_dir).data_directory)
     searched = cli(hybrid_dir, capsys)
-    assert branches(searched) == {"bm25", "dense"}
+    assert branches(searched) == {"bm25", "dense", "dense-feedback"}
     assert searched == library(hybrid_dir)
     bm25_only = cli(hybrid_dir, capsys, "--no-dense")
     assert branches(bm25_only) == {"bm25"} and bm25_only == library(hybrid_dir, dense=False)
@@ -140,7 +151,7 @@ def test_with_stored_vectors_the_default_is_hybrid(
     with open_index(hybrid_dir, expansion=False) as retriever:
         result = retriever.search("creatures that burrow underground")
     assert result.ids[0] == "mole"
-    assert [(p.retriever, p.rank) for p in result.hits[0].provenance] == [("dense", 1)]
+    assert [(p.retriever, p.rank) for p in result.hits[0].provenance] == [("dense", 1), ("dense-feedback", 1)]
 
 
 def test_overrides_replace_the_defaults(bm25_dir: Path) -> None:
@@ -182,7 +193,7 @@ def test_dense_without_the_embed_extra_falls_back_to_tfidf(
     pytest.importorskip("sklearn")
     without_the_embed_extra(monkeypatch)
     searched = cli(bm25_dir, capsys, "--dense")
-    assert branches(searched) == {"bm25", "dense"}
+    assert branches(searched) == {"bm25", "dense", "dense-feedback"}
     data = TantivyRetriever(bm25_dir).data_directory
     assert (data / "dense-tfidf-svd.npz").is_file() and not has_dense_index(data)
     assert branches(cli(bm25_dir, capsys)) == {"bm25"}  # a fitted fallback is no stored vectors

@@ -84,6 +84,28 @@ def test_concurrent_callers_share_one_encoder_call_once_the_running_one_ends() -
         assert np.array_equal(rows, np.stack([vector(text), vector("shared words")]))
 
 
+def test_a_text_the_running_call_embeds_is_not_embedded_again_by_a_waiting_caller() -> None:
+    """Two searches asking for the same texts at once (a dense retriever and its vector feedback):
+    the second waits for the first's call and takes its rows from the cache."""
+    gate = threading.Event()
+    embed = CountingEmbedder(gate)
+    vectors = QueryVectors(embed)
+    results: list[npt.NDArray[np.float32]] = []
+    texts = ["what does it eat", "barn owl what does it eat"]
+    first = threading.Thread(target=lambda: results.append(vectors(texts)))
+    first.start()
+    assert embed.entered.wait(30)
+    second = threading.Thread(target=lambda: results.append(vectors([*texts, "new"])))
+    second.start()
+    while not vectors._queue:  # the second caller waits for the running call
+        threading.Event().wait(0.001)
+    gate.set()
+    for thread in (first, second):
+        thread.join(30)
+    assert embed.calls == [texts, ["new"]]
+    assert np.array_equal(results[1], np.stack([vector(t) for t in [*texts, "new"]]))
+
+
 def test_an_encoder_error_reaches_every_caller_of_that_call_and_the_next_call_works() -> None:
     embed = CountingEmbedder()
     vectors = QueryVectors(embed)

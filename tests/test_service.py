@@ -88,13 +88,14 @@ def test_a_real_server_answers_as_open_index(index_dir: Path) -> None:
 
 def test_a_hybrid_index_is_served_hybrid_and_bm25_on_request(hybrid_dir: Path) -> None:
     with TestClient(app_for_index(hybrid_dir)) as test_client:
-        assert test_client.get("/healthz").json()["retrievers"] == ["bm25", "dense"]
+        hybrid = ["bm25", "dense", "dense-feedback"]
+        assert test_client.get("/healthz").json()["retrievers"] == hybrid
         for request in ({"query": QUERY}, {"query": QUERY, "dense": True}, {"query": QUERY, "dense": False}):
             branches = {
                 b["retriever"]
                 for b in test_client.post("/search", json=request).json()["diagnostics"]["branches"]
             }
-            assert branches == ({"bm25"} if request.get("dense") is False else {"bm25", "dense"})
+            assert branches == ({"bm25"} if request.get("dense") is False else set(hybrid))
             assert answered(test_client.post("/search", json=request)) == library(hybrid_dir, request)
 
 

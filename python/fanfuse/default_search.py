@@ -3,12 +3,16 @@
 One place decides the default, so a program gets exactly what the command gives:
 
 - retrievers: what the index holds. `bm25` (the Tantivy index) always; `dense` when the index holds
-  neural vectors (`fanfuse index --dense`), searched with the encoder that made them.
-- expander: `HeuristicExpander` then `FeedbackExpander` on the BM25 index (content words, RM3
-  feedback terms); expansion on and up to 4 variants unless `FANFUSE_QUERY_EXPANSION` /
-  `FANFUSE_MAX_QUERY_VARIANTS` say otherwise.
+  neural vectors (`fanfuse index --dense`), searched with the encoder that made them, and beside it
+  `dense-feedback`, the same vectors with the query moved toward its top documents (`DenseFeedback`).
+- expander: given the conversation (`history`), `HistoryExpander` first (the question with the topic
+  words of the earlier user turns; the previous user turn and the question joined); then
+  `FeedbackExpander` and `HeuristicExpander` on the BM25 index (RM3 feedback terms, content words);
+  expansion on and up to 4 variants unless `FANFUSE_QUERY_EXPANSION` / `FANFUSE_MAX_QUERY_VARIANTS`
+  say otherwise (with history and 4 variants, the content words are left out).
 - fusion: RRF, k = 60; the original query's lists weigh 3, the variants' 1 (`variant_weights=[3, 1]`),
-  every retriever 1. Measured on MT-RAG (docs/mtrag-retrieval.md).
+  each history variant's half the original's; every retriever 1 but `dense-feedback`, 0.25.
+  Measured on MT-RAG (docs/mtrag-retrieval.md).
 - the dense retriever gets each variant as plain text (`PlainTextQueries`): the variants are written
   in Tantivy's syntax (`term^0.25`, quoted phrases), which an encoder would read as words.
 
@@ -20,7 +24,7 @@ and stored (needs `fanfuse[embed]`), else TF-IDF + SVD fitted on the documents a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fanfuse._core import FusionError
@@ -32,16 +36,26 @@ from fanfuse.multiquery import (
     MultiQueryRetriever,
 )
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
+from fanfuse.multiquery.history import HistoryExpander
 from fanfuse.multiquery.plain import PlainTextQueries
 from fanfuse.retrievers.dense import DenseRetriever
+from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.dense_index import PassageEncoder, has_dense_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
-__all__ = ["DEFAULT_VARIANT_WEIGHTS", "default_expander", "default_retrievers", "open_index"]
+__all__ = [
+    "DEFAULT_RETRIEVER_WEIGHTS",
+    "DEFAULT_VARIANT_WEIGHTS",
+    "default_expander",
+    "default_retrievers",
+    "open_index",
+]
 
 EMBED_HINT = "pip install 'fanfuse[embed]'"
 # The fusion weight of the original query's lists, then of every variant's.
 DEFAULT_VARIANT_WEIGHTS = (3.0, 1.0)
+# The retrievers' fusion weights other than 1: vector feedback adds to the dense lists, not replaces them.
+DEFAULT_RETRIEVER_WEIGHTS = {"dense-feedback": 0.25}
 
 
 def open_index(
@@ -62,20 +76,30 @@ def open_index(
             recorded with the stored vectors, else the built-in model.
         progress: called with the number of documents embedded so far, when embedding now.
         overrides: `MultiQueryRetriever`'s keyword arguments (`expander`, `top_k`, `method`,
-            `retriever_weights`...), replacing the defaults.
+            `retriever_weights`...), replacing the defaults; `retriever_weights` replaces the weights
+            of the retrievers it names.
     """
     bm25 = index if isinstance(index, TantivyRetriever) else TantivyRetriever(index)
+    retrievers = default_retrievers(bm25, dense, encoder, progress)
     settings: dict[str, Any] = {
         "expander": default_expander(bm25),
         "variant_weights": list(DEFAULT_VARIANT_WEIGHTS),
     }
     settings.update(overrides)
-    return MultiQueryRetriever(default_retrievers(bm25, dense, encoder, progress), **settings)
+    weights = {name: w for name, w in DEFAULT_RETRIEVER_WEIGHTS.items() if name in retrievers}
+    given = settings.get("retriever_weights")
+    if weights and (given is None or isinstance(given, Mapping)):  # else MultiQueryRetriever says why
+        settings["retriever_weights"] = {**weights, **(given or {})}
+    return MultiQueryRetriever(retrievers, **settings)
 
 
 def default_expander(bm25: TantivyRetriever) -> Expander:
-    """The content-word variant, then the feedback variant from `bm25`'s top documents."""
-    return CombinedExpander([HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT), FeedbackExpander(bm25)])
+    """Given the conversation, the history variants; then the feedback variant from `bm25`'s top
+    documents and the content-word variant (the one a budget of 4 leaves out after two history
+    variants: it adds the least, docs/mtrag-retrieval.md)."""
+    return CombinedExpander(
+        [HistoryExpander(bm25), FeedbackExpander(bm25), HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)]
+    )
 
 
 def default_retrievers(
@@ -84,14 +108,17 @@ def default_retrievers(
     encoder: PassageEncoder | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """`{"bm25": ..., "dense": ...}` as `open_index` chooses them (the dense one reading plain text)."""
+    """`{"bm25": ..., "dense": ..., "dense-feedback": ...}` as `open_index` chooses them (the dense
+    ones reading plain text)."""
     if dense is not None and not isinstance(dense, bool):
         raise TypeError(f"dense must be a bool or None (got {type(dense).__name__})")
     retrievers: dict[str, Any] = {"bm25": bm25}
     stored = has_dense_index(bm25.data_directory)
     if dense is False or (dense is None and not stored):
         return retrievers
-    retrievers["dense"] = PlainTextQueries(_dense(bm25, stored, encoder, progress))
+    vectors = _dense(bm25, stored, encoder, progress)
+    retrievers["dense"] = PlainTextQueries(vectors)
+    retrievers["dense-feedback"] = PlainTextQueries(DenseFeedback(vectors))
     return retrievers
 
 

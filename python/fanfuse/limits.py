@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from fanfuse._core import FusionError
 
 __all__ = [
+    "CONVERSATION",
     "LIMITS",
     "REQUEST",
     "TANTIVY_ARENA",
@@ -245,3 +246,22 @@ class RequestLimits:
 
 #: The bounds of one request to the service (docs/service.md).
 REQUEST = RequestLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationLimits:
+    """The bounds of the conversation a search is given (``fanfuse.multiquery.conversation``), from every
+    entry point alike: more turns than ``turns``, or a turn longer than ``turn_chars`` (as long as a
+    question may be), is refused as a mistake; of what is accepted, the most recent ``kept_turns`` turns
+    and no more than ``kept_chars`` characters in all are used (what a follow-up refers to is almost
+    always in the last few turns, and a bounded history bounds every expander's cost, an LLM prompt's
+    above all)."""
+
+    turns: int = 1000
+    turn_chars: int = REQUEST.query_chars
+    kept_turns: int = 10
+    kept_chars: int = 4_000
+
+
+#: The bounds of a search's conversation (docs/multiquery.md).
+CONVERSATION = ConversationLimits()

@@ -4,7 +4,8 @@ Indexes the installed Python standard library's documentation with Tantivy and e
 built-in sentence model (once; later runs reuse both from the cache), then answers questions two
 ways side by side: one BM25 query as typed, and the default of `fanfuse search` / `fanfuse.open_index`
 (BM25 + neural dense, several query variants, fused by RRF), with which variants and retrievers
-found each hit, and the timings.
+found each hit, and the timings. Last, a follow-up question of a conversation, searched by the
+default alone and with the turn before it (`search(question, history=[...])`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ QUESTIONS = [
     "How do you implement persistent objects in Python?",
     "How do I generate random numbers in Python?",
 ]
+# A follow-up to the last FAQ question, written before any answer was seen: alone, "the same ones"
+# could be anything; after the question before it, it is random numbers.
+CONVERSATION = (["How do I generate random numbers in Python?"], "How do I get the same ones every time?")
 # Passages are embedded cut to their first 48 tokens (the title and the lead of the docstring): the
 # whole corpus in about 85 CPU-seconds instead of 155 at the library's 128 (docs/retrievers.md).
 DEMO_MAX_TOKENS = 48
@@ -69,9 +73,10 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def side_by_side(single: SearchResult, default: SearchResult, right: str) -> list[str]:
-    """Two rankings in columns; `+` marks a hit of the default that the single query did not return."""
-    left = "single query, BM25"
+def side_by_side(
+    single: SearchResult, default: SearchResult, right: str, left: str = "single query, BM25"
+) -> list[str]:
+    """Two rankings in columns; `+` marks a hit on the right that the left did not return."""
     lines = [f"{'':>3} {left:<{COLUMN}}   {right:<{COLUMN}} found by"]
     single_ids = set(single.ids)
     labelled = render.several_retrievers(default)
@@ -110,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
                 f"that ranked the hit; + = not in the single query's top {args.top_k}.\n"
             )
             answer(retriever, args.questions or QUESTIONS)
+            if not args.questions:
+                converse(retriever, *CONVERSATION)
     except FusionError as error:
         print(f"fanfuse demo: error: {error}", file=sys.stderr)
         return 2
@@ -162,3 +169,17 @@ def answer(retriever: MultiQueryRetriever, questions: list[str]) -> None:
         print("\n".join(render.variant_lines(default)))
         print("\n".join(side_by_side(single, default, right)))
         print(f"time: single {single.diagnostics.total_ms:.2f} ms; default: {render.timing_line(default)}\n")
+
+
+def converse(retriever: MultiQueryRetriever, history: list[str], question: str) -> None:
+    """A follow-up question searched alone (left) and with the turns before it (right)."""
+    alone = retriever.search(question)
+    followed = retriever.search(question, history=history)
+    print("A follow-up question in a conversation, searched by the default alone (left) and with the")
+    print("turns before it (right): search(question, history=[...]), `fanfuse search --history FILE`.\n")
+    for turn in history:
+        print(f"earlier turn: {turn}")
+    print(f"Q: {question}")
+    print("\n".join(render.variant_lines(followed)))
+    print("\n".join(side_by_side(alone, followed, "with its history", left="the question alone")))
+    print(f"time: alone {alone.diagnostics.total_ms:.2f} ms; with history: {render.timing_line(followed)}\n")

@@ -13,6 +13,7 @@ from typing import Any
 from fanfuse._core import FusionError
 from fanfuse.cli import llm_options, render
 from fanfuse.cli._common import number_option
+from fanfuse.cli.conversation import add_history_flags, history_of
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
@@ -39,6 +40,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("query", help="the question")
     parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
+    add_history_flags(parser)
     llm_options.add_arguments(parser)
     number_option(
         parser,
@@ -126,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         fusion = fusion_options(args)
         filters = parse_filters(args.filter)
+        history = history_of(args)
         expander = llm_options.make_expander(args)
         index = TantivyRetriever(args.index)
         overrides: dict[str, Any] = {"expander": expander} if expander is not None else {}
@@ -152,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         if embedded[0]:
             print(f"embedded {embedded[0]} documents, kept in {index.directory}", file=sys.stderr)
         with retriever:
-            result = retriever.search(args.query, filter=filters or None)
+            result = retriever.search(args.query, filter=filters or None, history=history)
     except (FusionError, ImportError) as error:
         print(f"fanfuse search: error: {error}", file=sys.stderr)
         return 2

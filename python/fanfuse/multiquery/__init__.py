@@ -26,6 +26,7 @@ from fanfuse.multiquery.expanders import (
     Variant,
 )
 from fanfuse.multiquery.feedback import FeedbackExpander
+from fanfuse.multiquery.history import HistoryExpander
 from fanfuse.multiquery.llm import LLMExpander
 from fanfuse.multiquery.retriever import MultiQueryRetriever
 
@@ -41,6 +42,7 @@ __all__ = [
     "FeedbackExpander",
     "FusedHit",
     "HeuristicExpander",
+    "HistoryExpander",
     "LLMExpander",
     "MultiQueryConfig",
     "MultiQueryRetriever",

@@ -6,44 +6,38 @@ enters, so every expander reads the same thing:
 
 - roles: ``user``, ``assistant``, ``system`` and ``tool``; content: a ``str``. Anything else is refused
   with the turn named (``history[3]["role"]``).
-- a conversation longer than ``MAX_HISTORY_TURNS`` turns, or a turn longer than ``MAX_TURN_CHARS``
-  characters, is refused as a mistake rather than cut silently;
-- what is kept is the most recent turns: at most ``KEPT_TURNS`` of them, and no more than ``KEPT_CHARS``
-  characters in all (a turn that would cross that budget is dropped with every older one). What a
-  question refers to ("which one is cheaper?") is almost always in the last few turns, and a bounded
-  history bounds the cost of every expander that reads it (an LLM prompt above all).
+- a conversation longer than ``CONVERSATION.turns`` turns, or a turn longer than
+  ``CONVERSATION.turn_chars`` characters, is refused as a mistake rather than cut silently
+  (``fanfuse.limits``);
+- what is kept is the most recent turns: at most ``CONVERSATION.kept_turns`` of them, and no more than
+  ``CONVERSATION.kept_chars`` characters in all (a turn that would cross that budget is dropped with
+  every older one). What a question refers to ("which one is cheaper?") is almost always in the last
+  few turns, and a bounded history bounds the cost of every expander that reads it (an LLM prompt
+  above all).
 - blank turns are dropped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.limits import CONVERSATION
 
 __all__ = [
-    "KEPT_CHARS",
-    "KEPT_TURNS",
-    "MAX_HISTORY_TURNS",
-    "MAX_TURN_CHARS",
     "ROLES",
     "History",
     "Turn",
     "check_history",
+    "check_turn",
+    "converted_messages",
     "user_turns",
 ]
 
 #: The roles a turn may have (as OpenAI's, LangChain's, LlamaIndex's and Haystack's messages name them).
 ROLES = ("user", "assistant", "system", "tool")
-#: The most turns a search accepts; more is refused.
-MAX_HISTORY_TURNS = 1000
-#: The longest turn accepted, in characters (as long as a question may be).
-MAX_TURN_CHARS = 10_000
-#: The most recent turns kept.
-KEPT_TURNS = 10
-#: The characters kept, in all, from the most recent turns.
-KEPT_CHARS = 4_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,25 +61,27 @@ def check_history(history: object, name: str = "history") -> History:
             f"{name} must be a list of turns, oldest first, each a str (a user turn) or a "
             f'{{"role": ..., "content": ...}} message (got {type(history).__name__})'
         )
-    if len(history) > MAX_HISTORY_TURNS:
+    if len(history) > CONVERSATION.turns:
         raise FusionError(
-            f"{name} has {len(history)} turns; at most {MAX_HISTORY_TURNS} are accepted "
-            f"(only the last {KEPT_TURNS} are used)"
+            f"{name} has {len(history)} turns; at most {CONVERSATION.turns} are accepted "
+            f"(only the last {CONVERSATION.kept_turns} are used)"
         )
-    turns = [_turn(item, f"{name}[{i}]") for i, item in enumerate(history)]
+    turns = [check_turn(item, f"{name}[{i}]") for i, item in enumerate(history)]
     kept: list[Turn] = []
-    budget = KEPT_CHARS
+    budget = CONVERSATION.kept_chars
     for turn in reversed(turns):
         if not turn.content.strip():
             continue
-        if len(kept) == KEPT_TURNS or len(turn.content) > budget:
+        if len(kept) == CONVERSATION.kept_turns or len(turn.content) > budget:
             break
         budget -= len(turn.content)
         kept.append(turn)
     return tuple(reversed(kept))
 
 
-def _turn(item: object, name: str) -> Turn:
+def check_turn(item: object, name: str) -> Turn:
+    """One turn (a ``str``, a ``{"role", "content"}`` message or a ``Turn``) checked; errors name it as
+    ``name`` (``history[3]``, or a file and line)."""
     if isinstance(item, Turn):
         role, content = item.role, item.content
     elif isinstance(item, str):
@@ -112,11 +108,28 @@ def _turn(item: object, name: str) -> Turn:
         )
     if role not in ROLES:  # a Turn built by hand
         raise FusionError(f"{name}.role must be one of {', '.join(ROLES)} (got {role!r})")
-    if len(content) > MAX_TURN_CHARS:
-        raise FusionError(f"{name} has {len(content)} characters; at most {MAX_TURN_CHARS} are accepted")
+    if not isinstance(content, str):
+        raise TypeError(f"{name}.content must be a str (got {type(content).__name__})")
+    if len(content) > CONVERSATION.turn_chars:
+        raise FusionError(
+            f"{name} has {len(content)} characters; at most {CONVERSATION.turn_chars} are accepted"
+        )
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as error:  # a lone surrogate: no backend can search it
+        raise FusionError(f"{name} is not valid Unicode: {error.reason} at index {error.start}") from None
     return Turn(role, content)
 
 
 def user_turns(history: History) -> list[str]:
     """The user turns' texts, oldest first."""
     return [turn.content for turn in history if turn.role == "user"]
+
+
+def converted_messages(history: Any, message_type: type, turn: Callable[[Any, int], dict[str, str]]) -> Any:
+    """A framework's conversation as ``check_history`` reads it: each ``message_type`` item as
+    ``turn(message, index)`` (a ``{"role", "content"}`` message); anything else, and a ``history`` that
+    is not a list, is left as it is for ``check_history`` to judge."""
+    if not isinstance(history, Sequence) or isinstance(history, (str, bytes)):
+        return history
+    return [turn(item, i) if isinstance(item, message_type) else item for i, item in enumerate(history)]

@@ -14,7 +14,7 @@ import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fanfuse._core import FusionError
@@ -36,17 +36,21 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """One query variant and who produced it: ``original``, ``heuristic``, ``feedback``, ``llm``,
-    ``static``, ``callable`` or ``explicit`` (given to ``search(variants=...)``). ``plain`` is the
-    same variant written for a retriever that reads text, not query syntax (a dense encoder), where
-    that is more than ``text`` without its syntax; None: ``text`` serves both. ``plain_only``: only
-    the retrievers that read plain text search it (``hyde``'s passage, which reads as a document, not
-    a query); for the others its branch is not run (reported as skipped)."""
+    """One query variant and who produced it: ``original``, ``history``, ``heuristic``,
+    ``feedback``, ``llm``, ``static``, ``callable`` or ``explicit`` (given to
+    ``search(variants=...)``). ``plain`` is the same variant written for a retriever that reads text,
+    not query syntax (a dense encoder), where that is more than ``text`` without its syntax; None:
+    ``text`` serves both. ``plain_only``: only the retrievers that read plain text search it
+    (``hyde``'s passage, which reads as a document, not a query); for the others its branch is not
+    run (reported as skipped). ``weight`` is the fusion weight its expander gives its lists, as a
+    share of the original query's (``0.5``: half as much); None: the search's ``variant_weights``
+    decide by position."""
 
     text: str
     source: str
     plain: str | None = None
     plain_only: bool = False
+    weight: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,20 +64,22 @@ class Expansion:
 
 
 def assemble_variants(
-    query: str, candidates: Iterable[str], max_variants: int, source: str
+    query: str, candidates: Iterable[str | Variant], max_variants: int, source: str
 ) -> tuple[Variant, ...]:
-    """The original query first, then the candidates: blanks and case-insensitive duplicates dropped
-    (the original included), cut so that the original plus the rest is at most ``max_variants``."""
+    """The original query first, then the candidates (texts of ``source``, or whole variants):
+    blanks and case-insensitive duplicates dropped (the original included), cut so that the original
+    plus the rest is at most ``max_variants``."""
     variants = [Variant(query, "original")]
     seen = {_dedupe_key(query)}
-    for text in candidates:
+    for candidate in candidates:
         if len(variants) >= max_variants:
             break
-        text = " ".join(text.split())
+        variant = candidate if isinstance(candidate, Variant) else Variant(candidate, source)
+        text = " ".join(variant.text.split())
         key = _dedupe_key(text)
         if key and key not in seen:
             seen.add(key)
-            variants.append(Variant(text, source))
+            variants.append(replace(variant, text=text))
     return tuple(variants)
 
 
@@ -248,7 +254,9 @@ class StaticExpander(Expander):
 class CombinedExpander(Expander):
     """Several expanders' variants in one expansion: the original, then each expander's variants in
     the order given (e.g. ``[HeuristicExpander(), FeedbackExpander(index)]``), duplicates dropped and
-    cut to ``max_variants``. A part that fails (or raises) is skipped and its reason kept."""
+    cut to ``max_variants``. A part that fails (or raises) is skipped and its reason kept. ``expand``
+    asks the parts in turn and stops once the budget is full (a later part's variants would be cut);
+    ``aexpand`` asks them all at once."""
 
     name = "combined"
 
@@ -267,6 +275,8 @@ class CombinedExpander(Expander):
     ) -> Expansion:
         parts: list[Expansion | BaseException] = []
         for expander in self.expanders:
+            if parts and len(self._combine(query, parts, max_variants).variants) >= max_variants:
+                break
             try:
                 parts.append(
                     expander.expand(query, max_variants=max_variants, strategy=strategy, history=history)
@@ -293,7 +303,7 @@ class CombinedExpander(Expander):
         variants = [Variant(query, "original")]
         seen = {_dedupe_key(query)}
         reasons, notes = [], []
-        for expander, part in zip(self.expanders, parts, strict=True):
+        for expander, part in zip(self.expanders, parts, strict=False):  # parts: the ones asked
             if isinstance(part, BaseException):
                 if not isinstance(part, Exception):  # cancellation and exits go on up
                     raise part

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from fanfuse._core import FusionError
 from fanfuse.limits import check_float, check_int, optional_float, optional_int
 from fanfuse.multiquery.config import check_max_variants, check_variant_weights
-from fanfuse.multiquery.conversation import History, check_history
+from fanfuse.multiquery.conversation import History, Turn, check_history
 from fanfuse.multiquery.fusion import FUSION_OPTIONS, FusionSettings, is_weighted
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 
@@ -35,7 +35,7 @@ class SearchOptions(TypedDict, total=False):
     max_variants: int | None
     filter: Mapping[str, Any] | None
     variants: Sequence[str] | None
-    history: Sequence[str | Mapping[str, str]] | None
+    history: Sequence[str | Mapping[str, str] | Turn] | None
     strategy: str | None
     variant_weights: Sequence[float] | None
     retriever_weights: Mapping[str, float] | None

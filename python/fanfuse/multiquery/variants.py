@@ -3,6 +3,10 @@
 The cache key is the expander's ``cache_key()`` (its settings, its default strategy included), the
 call's strategy, the variant budget, the query and the conversation before it; an expander whose key
 is None is not cached, and a fallback is never stored.
+
+A variant whose expander gave it a weight (``Variant.weight``, a share of the original query's) sets
+its own list weight in the search's plan; the others keep ``variant_weights``' by position. With a
+fusion method that takes no weights, the expander's weights are left out.
 """
 
 from __future__ import annotations
@@ -11,10 +15,12 @@ import time
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+from fanfuse._core import FusionError
 from fanfuse.multiquery.cache import VariantCache
-from fanfuse.multiquery.config import MultiQueryConfig
+from fanfuse.multiquery.config import MultiQueryConfig, variant_weight
 from fanfuse.multiquery.diagnostics import ExpansionReport
 from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.fusion import is_weighted
 from fanfuse.multiquery.planning import Plan
 
 __all__ = ["VariantSource"]
@@ -45,7 +51,7 @@ class VariantSource:
         result = cached or self.expander.expand(
             plan.query, max_variants=limit, strategy=plan.strategy, history=plan.history
         )
-        return self._expanded(limit, key, cached, result, begin)
+        return self._expanded(plan, limit, key, cached, result, begin)
 
     async def expand(self, plan: Plan) -> Chosen:
         begin = time.perf_counter()
@@ -53,7 +59,7 @@ class VariantSource:
         result = cached or await self.expander.aexpand(
             plan.query, max_variants=limit, strategy=plan.strategy, history=plan.history
         )
-        return self._expanded(limit, key, cached, result, begin)
+        return self._expanded(plan, limit, key, cached, result, begin)
 
     def _limit(self, plan: Plan) -> int:
         return self.config.max_variants if plan.max_variants is None else plan.max_variants
@@ -68,7 +74,13 @@ class VariantSource:
         return limit, key, self.cache.get(key)
 
     def _expanded(
-        self, limit: int, key: Hashable | None, cached: Expansion | None, result: Expansion, begin: float
+        self,
+        plan: Plan,
+        limit: int,
+        key: Hashable | None,
+        cached: Expansion | None,
+        result: Expansion,
+        begin: float,
     ) -> Chosen:
         if key is not None and cached is None and self.cache is not None:
             self.cache.put(key, result)
@@ -79,4 +91,23 @@ class VariantSource:
             note=result.note,
             elapsed_ms=(time.perf_counter() - begin) * 1e3,
         )
-        return result.variants[:limit], report
+        chosen = result.variants[:limit]
+        _weigh(plan, chosen)
+        return chosen, report
+
+
+def _weigh(plan: Plan, chosen: tuple[Variant, ...]) -> None:
+    """The plan's variant weights with each expander-weighted variant's own: a share of the original's."""
+    if all(v.weight is None for v in chosen):
+        return
+    weights = plan.variant_weights
+    original = variant_weight(weights, 0)
+    own = [
+        variant_weight(weights, i) if v.weight is None else original * v.weight for i, v in enumerate(chosen)
+    ]
+    if not is_weighted(weights, plan.retriever_weights.values()) and is_weighted(own, ()):
+        try:  # the method was checked without weights; some methods have no weighted form
+            plan.fusion.replaced({}, weighted=True)
+        except FusionError:
+            return
+    plan.variant_weights = own

@@ -2,9 +2,8 @@
 
 ``content_words`` drops stopwords unless they are the subject, keeps code symbols and quoted spans
 whole; ``query_term`` writes a word so that Tantivy's (or Elasticsearch's) query parser reads it as
-one unit; ``plain_text`` reads such a query back as plain words, for a retriever without query
-syntax (a dense encoder). ``HeuristicExpander`` and ``FeedbackExpander`` both read questions through
-these.
+one unit, and ``query_words`` a whole text so; ``plain_text`` reads such a query back as plain words,
+for a retriever without query syntax (a dense encoder). The expanders read questions through these.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STOPWORDS", "ContentWords", "content_words", "plain_text", "query_term"]
+__all__ = ["STOPWORDS", "ContentWords", "content_words", "plain_text", "query_term", "query_words"]
 
 # Words that carry little meaning for retrieval. Short on purpose: removing too much hurts BM25.
 _STOPWORD_TEXT = """
@@ -110,6 +109,12 @@ def query_term(word: str) -> str:
     if _PLAIN.fullmatch(word) is None:  # `'` starts a quoted term in Tantivy; `::` a field name
         return f'"{word}"'
     return word.lower() if word in _OPERATORS else word
+
+
+def query_words(text: str) -> str:
+    """Every word of ``text`` (stopwords too), each written by ``query_term``: text a user typed, safe
+    to join with other query syntax (a stray quote or colon would make the whole query invalid)."""
+    return " ".join(query_term(m.group()) for m in _TOKEN.finditer(text))
 
 
 def plain_text(query: str) -> str:

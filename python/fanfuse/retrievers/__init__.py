@@ -10,12 +10,14 @@ onnxruntime is imported only when an encoder is made); `fanfuse.retrievers.langc
 from fanfuse.retrievers.base import AsyncRetriever, Hit, Retriever
 from fanfuse.retrievers.default_encoder import default_encoder
 from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder
+from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.dense_index import build_dense_index, open_dense
 from fanfuse.retrievers.onnx_encoder import OnnxEncoder
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 __all__ = [
     "AsyncRetriever",
+    "DenseFeedback",
     "DenseRetriever",
     "Hit",
     "OnnxEncoder",

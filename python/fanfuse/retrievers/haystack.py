@@ -1,7 +1,7 @@
 """Haystack in both directions (optional extra: `pip install 'fanfuse[haystack]'`).
 
 - `FanfuseRetriever`: a `MultiQueryRetriever` as a Haystack component (`run`, `run_async`), for
-  pipelines: `{"query": str} -> {"documents": [Document]}`.
+  pipelines: `{"query": str, "history": [ChatMessage]} -> {"documents": [Document]}`.
 - `HaystackRetriever` / `AsyncHaystackRetriever`: any Haystack text retriever component (one whose
   `run(query=..., top_k=..., filters=...)` returns `{"documents": [...]}`, such as
   `InMemoryBM25Retriever` or a document store's retriever) as a fanfuse retriever, through `run`
@@ -14,13 +14,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from haystack import Document, component
+from haystack.dataclasses import ChatMessage
 
+from fanfuse._core import FusionError
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
+from fanfuse.multiquery.conversation import ROLES, converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.interop import filter_conditions, framework_hits, fused_text_and_metadata
 
-__all__ = ["AsyncHaystackRetriever", "FanfuseRetriever", "HaystackRetriever", "haystack_filters"]
+__all__ = [
+    "AsyncHaystackRetriever",
+    "FanfuseRetriever",
+    "HaystackRetriever",
+    "haystack_filters",
+    "haystack_history",
+]
 
 
 def _to_document(hit: FusedHit) -> Document:
@@ -28,14 +37,28 @@ def _to_document(hit: FusedHit) -> Document:
     return Document(id=hit.id, content=text, meta=metadata, score=hit.score)
 
 
+def haystack_history(history: Any) -> Any:
+    """Haystack's conversation as fanfuse's turns: each `ChatMessage` as `{"role", "content"}` (its
+    text as content); anything else is left for the search to check."""
+    return converted_messages(history, ChatMessage, _turn)
+
+
+def _turn(message: ChatMessage, i: int) -> dict[str, str]:
+    role = str(getattr(message.role, "value", message.role))
+    if role not in ROLES:
+        raise FusionError(f"history[{i}] is a ChatMessage of role {role!r}; the roles are {', '.join(ROLES)}")
+    return {"role": role, "content": message.text or ""}
+
+
 @component
 class FanfuseRetriever:
     """Multi-query retrieval as a Haystack retriever component.
 
     Input `query` (and optionally `top_k` and `filters`, the latter passed to the branches as
-    fanfuse's `filter`); output `documents`: one `Document` per fused hit, with the hit's id, the
-    payload's `text` as content, the fused score as `score`, and the rest of the payload as `meta`
-    with `id`, `score` and `provenance`. `search_kwargs` go to every search (`expansion`, ...).
+    fanfuse's `filter`, and `history`, the conversation before the query as `ChatMessage`s, oldest
+    first); output `documents`: one `Document` per fused hit, with the hit's id, the payload's `text`
+    as content, the fused score as `score`, and the rest of the payload as `meta` with `id`, `score`
+    and `provenance`. `search_kwargs` go to every search (`expansion`, ...).
     """
 
     def __init__(self, retriever: MultiQueryRetriever, search_kwargs: Mapping[str, Any] | None = None):
@@ -44,26 +67,40 @@ class FanfuseRetriever:
         self.retriever = retriever
         self.search_kwargs = dict(search_kwargs or {})
 
-    def _kwargs(self, top_k: int | None, filters: dict[str, Any] | None) -> dict[str, Any]:
+    def _kwargs(
+        self, top_k: int | None, filters: dict[str, Any] | None, history: list[ChatMessage] | None
+    ) -> dict[str, Any]:
         kwargs = dict(self.search_kwargs)
         if top_k is not None:
             kwargs["top_k"] = top_k
         if filters is not None:
             kwargs["filter"] = filters
+        if history is not None:
+            kwargs["history"] = history
+        if kwargs.get("history") is not None:
+            kwargs["history"] = haystack_history(kwargs["history"])
         return kwargs
 
     @component.output_types(documents=list[Document])
     def run(
-        self, query: str, top_k: int | None = None, filters: dict[str, Any] | None = None
+        self,
+        query: str,
+        top_k: int | None = None,
+        filters: dict[str, Any] | None = None,
+        history: list[ChatMessage] | None = None,
     ) -> dict[str, list[Document]]:
-        result = self.retriever.search(query, **self._kwargs(top_k, filters))
+        result = self.retriever.search(query, **self._kwargs(top_k, filters, history))
         return {"documents": [_to_document(hit) for hit in result.hits]}
 
     @component.output_types(documents=list[Document])
     async def run_async(
-        self, query: str, top_k: int | None = None, filters: dict[str, Any] | None = None
+        self,
+        query: str,
+        top_k: int | None = None,
+        filters: dict[str, Any] | None = None,
+        history: list[ChatMessage] | None = None,
     ) -> dict[str, list[Document]]:
-        result = await self.retriever.asearch(query, **self._kwargs(top_k, filters))
+        result = await self.retriever.asearch(query, **self._kwargs(top_k, filters, history))
         return {"documents": [_to_document(hit) for hit in result.hits]}
 
 

@@ -1,7 +1,8 @@
 """LangChain in both directions (optional extra: `pip install 'fanfuse[langchain]'`).
 
 - `FanfuseRetriever`: a `MultiQueryRetriever` as a LangChain retriever, for chains and agents
-  (`invoke` searches, `ainvoke` awaits `asearch`).
+  (`invoke` searches, `ainvoke` awaits `asearch`); `invoke(question, history=messages)` searches the
+  question in its conversation (LangChain messages, or a chat history's `messages`).
 - `LangChainRetriever` / `AsyncLangChainRetriever`: any LangChain retriever as a fanfuse retriever
   (`invoke` in the thread pool, or `ainvoke` on the event loop), to fuse it with others.
 """
@@ -13,15 +14,21 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
+from langchain_core.messages import BaseMessage, ChatMessage
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
+from fanfuse._core import FusionError
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
+from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
-__all__ = ["AsyncLangChainRetriever", "FanfuseRetriever", "LangChainRetriever"]
+__all__ = ["AsyncLangChainRetriever", "FanfuseRetriever", "LangChainRetriever", "langchain_history"]
+
+# LangChain's message types and the roles of a conversation's turns.
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 
 
 def _to_langchain(hit: FusedHit) -> LCDocument:
@@ -29,10 +36,30 @@ def _to_langchain(hit: FusedHit) -> LCDocument:
     return LCDocument(page_content=text, id=hit.id, metadata=metadata)
 
 
+def langchain_history(history: Any) -> Any:
+    """LangChain's conversation as fanfuse's turns: each `BaseMessage` as `{"role", "content"}`
+    (`HumanMessage` a user turn, `AIMessage` an assistant turn, ...; its text blocks as content), a
+    chat history object as its `messages`; anything else is left for the search to check."""
+    return converted_messages(getattr(history, "messages", history), BaseMessage, _turn)
+
+
+def _turn(message: BaseMessage, i: int) -> dict[str, str]:
+    role = message.role if isinstance(message, ChatMessage) else _ROLES.get(message.type)
+    if role is None:
+        raise FusionError(
+            f"history[{i}] is a LangChain {type(message).__name__} (type {message.type!r}), not a turn of "
+            f"a conversation: the turns are {', '.join(_ROLES)} messages"
+        )
+    text = message.text  # a method before langchain-core 1.0, a str since
+    return {"role": role, "content": str(text) if isinstance(text, str) else text()}
+
+
 class FanfuseRetriever(BaseRetriever):
     """Multi-query retrieval behind LangChain's retriever interface (`invoke`, `ainvoke`, `batch`).
 
-    `search_kwargs` are passed to every `MultiQueryRetriever.search` (e.g. `{"filter": {...}}`).
+    `search_kwargs` are passed to every `MultiQueryRetriever.search` (e.g. `{"filter": {...}}`);
+    `invoke(question, history=...)` adds the conversation before the question: LangChain messages
+    (`HumanMessage`, `AIMessage`, ...), a chat history object, or what `search(history=...)` takes.
     The document text is the hit payload's `text`; the rest of the payload becomes metadata, with
     the hit's `id`, fused `score` and `provenance`.
     """
@@ -40,16 +67,24 @@ class FanfuseRetriever(BaseRetriever):
     retriever: MultiQueryRetriever
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
 
+    def _options(self, history: Any) -> dict[str, Any]:
+        options = dict(self.search_kwargs)
+        if history is not None:
+            options["history"] = history
+        if options.get("history") is not None:
+            options["history"] = langchain_history(options["history"])
+        return options
+
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, history: Any = None
     ) -> list[LCDocument]:
-        result: SearchResult = self.retriever.search(query, **self.search_kwargs)
+        result: SearchResult = self.retriever.search(query, **self._options(history))
         return [_to_langchain(hit) for hit in result.hits]
 
     async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, history: Any = None
     ) -> list[LCDocument]:
-        result: SearchResult = await self.retriever.asearch(query, **self.search_kwargs)
+        result: SearchResult = await self.retriever.asearch(query, **self._options(history))
         return [_to_langchain(hit) for hit in result.hits]
 
 

@@ -1,7 +1,8 @@
 """LlamaIndex in both directions (optional extra: `pip install 'fanfuse[llamaindex]'`).
 
-- `FanfuseRetriever`: a `MultiQueryRetriever` as a LlamaIndex `BaseRetriever`, for query engines
-  and agents (`retrieve` searches, `aretrieve` awaits `asearch`).
+- `FanfuseRetriever`: a `MultiQueryRetriever` as a LlamaIndex `BaseRetriever`, for query engines,
+  chat engines and agents (`retrieve` searches, `aretrieve` awaits `asearch`); given a chat memory
+  (or a list of `ChatMessage`s) it searches each question in its conversation.
 - `LlamaIndexRetriever` / `AsyncLlamaIndexRetriever`: any LlamaIndex retriever as a fanfuse retriever
   (`retrieve` in the thread pool, or `aretrieve` on the event loop), to fuse it with others.
 """
@@ -12,12 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from fanfuse._core import FusionError
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
+from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.interop import (
     FANFUSE_METADATA_KEYS,
@@ -26,9 +29,26 @@ from fanfuse.retrievers.interop import (
     fused_text_and_metadata,
 )
 
-__all__ = ["AsyncLlamaIndexRetriever", "FanfuseRetriever", "LlamaIndexRetriever", "metadata_filters"]
+__all__ = [
+    "AsyncLlamaIndexRetriever",
+    "FanfuseRetriever",
+    "LlamaIndexRetriever",
+    "llamaindex_history",
+    "metadata_filters",
+]
 
 RetrieverFactory = Callable[[int, MetadataFilters | None], BaseRetriever]
+# LlamaIndex's message roles and the roles of a conversation's turns.
+_ROLES = {
+    "user": "user",
+    "assistant": "assistant",
+    "chatbot": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "tool",
+}
 
 
 def _to_node(hit: FusedHit) -> NodeWithScore:
@@ -45,10 +65,33 @@ def _to_node(hit: FusedHit) -> NodeWithScore:
     return NodeWithScore(node=node, score=hit.score)
 
 
+def llamaindex_history(history: Any) -> Any:
+    """LlamaIndex's conversation as fanfuse's turns: a chat memory as its messages (`get_all()`), each
+    `ChatMessage` as `{"role", "content"}` (its text blocks as content); anything else is left for the
+    search to check."""
+    messages = history.get_all() if callable(getattr(history, "get_all", None)) else history
+    return converted_messages(messages, ChatMessage, _turn)
+
+
+def _turn(message: ChatMessage, i: int) -> dict[str, str]:
+    role = _ROLES.get(str(getattr(message.role, "value", message.role)))
+    if role is None:
+        raise FusionError(
+            f"history[{i}] is a ChatMessage of role {message.role!r}; the roles of a conversation's "
+            f"turns are {', '.join(_ROLES)}"
+        )
+    return {"role": role, "content": message.content or ""}
+
+
 class FanfuseRetriever(BaseRetriever):
-    """Multi-query retrieval as a LlamaIndex retriever (`retrieve`, `aretrieve`, query engines).
+    """Multi-query retrieval as a LlamaIndex retriever (`retrieve`, `aretrieve`, query and chat
+    engines).
 
     `search_kwargs` are passed to every `MultiQueryRetriever.search` (e.g. `{"filter": {...}}`).
+    `history` is the conversation each question is searched in: a chat memory (read at every
+    retrieval, e.g. the `memory` of a `ContextChatEngine`, which retrieves before it stores the new
+    question), a list of `ChatMessage`s, or what `search(history=...)` takes; it may be replaced
+    between retrievals (`retriever.history = ...`).
     Each result is a `NodeWithScore` with the fused score; its `TextNode` has the hit's id, the
     payload's `text`, and the rest of the payload as metadata with `id`, `score` and `provenance`
     (left out of what the node shows an LLM or an embedding model).
@@ -59,6 +102,7 @@ class FanfuseRetriever(BaseRetriever):
         retriever: MultiQueryRetriever,
         *,
         search_kwargs: Mapping[str, Any] | None = None,
+        history: Any = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(retriever, MultiQueryRetriever):
@@ -66,13 +110,22 @@ class FanfuseRetriever(BaseRetriever):
         super().__init__(**kwargs)
         self.retriever = retriever
         self.search_kwargs = dict(search_kwargs or {})
+        self.history = history
+
+    def _options(self) -> dict[str, Any]:
+        options = dict(self.search_kwargs)
+        if self.history is not None:
+            options["history"] = self.history
+        if options.get("history") is not None:
+            options["history"] = llamaindex_history(options["history"])
+        return options
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        result = self.retriever.search(query_bundle.query_str, **self.search_kwargs)
+        result = self.retriever.search(query_bundle.query_str, **self._options())
         return [_to_node(hit) for hit in result.hits]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        result = await self.retriever.asearch(query_bundle.query_str, **self.search_kwargs)
+        result = await self.retriever.asearch(query_bundle.query_str, **self._options())
         return [_to_node(hit) for hit in result.hits]
 
 

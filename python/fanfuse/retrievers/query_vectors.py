@@ -137,16 +137,20 @@ class QueryVectors:
         return waiting.rows
 
     def _embed_all_queued(self) -> None:
-        """One encoder call for every text queued now; then the next waiting caller leads."""
+        """One encoder call for every text queued now; then the next waiting caller leads. A text the
+        call that just ended cached (two searches asking for it at once) is not embedded again."""
         with self._lock:
             batch, self._queue = self._queue, []
+            known = {t: row for w in batch for t in w.texts if (row := self._cache.get(t)) is not None}
         try:
-            unique = list(dict.fromkeys(t for w in batch for t in w.texts))
-            vectors = embedded(self.embed, unique)
+            unique = list(dict.fromkeys(t for w in batch for t in w.texts if t not in known))
+            vectors = embedded(self.embed, unique) if unique else None
             row_of = {text: i for i, text in enumerate(unique)}
             for waiting in batch:
                 # Copies: a cached row must not keep the whole batch's matrix alive.
-                waiting.rows = vectors[[row_of[t] for t in waiting.texts]]
+                waiting.rows = np.stack(
+                    [known[t] if t in known else vectors[row_of[t]] for t in waiting.texts]  # type: ignore[index]
+                )
         except BaseException as error:
             for waiting in batch:
                 waiting.error = error

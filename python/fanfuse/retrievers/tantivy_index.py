@@ -156,6 +156,11 @@ class TantivyRetriever:
         term = dict(zip(distinct, _TERMS_ANALYZER.analyze(" ".join(distinct)), strict=True))
         return [(word, term[word]) for word in words]
 
+    def document_frequency(self, term: str) -> int:
+        """How many documents hold the indexed `term` (a term of `analyze`): the larger of its counts
+        in the title and the text field (Tantivy counts per field)."""
+        return max(int(self._searcher.doc_freq(field, term)) for field in SEARCH_FIELDS)
+
     def documents(self) -> Iterator[Document]:
         """Every stored document (for building a dense index over the same corpus)."""
         total = len(self)

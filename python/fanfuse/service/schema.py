@@ -22,7 +22,8 @@ from pydantic import (
 )
 
 from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
-from fanfuse.limits import LIMITS, REQUEST
+from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
+from fanfuse.multiquery.conversation import ROLES
 from fanfuse.multiquery.llm_prompts import STRATEGIES
 
 __all__ = ["SearchRequest", "SearchResponse"]
@@ -73,6 +74,31 @@ def _number(key: str, description: str, default: Any = None, most: int | None = 
     return Field(default, description=f"{description}: {accepted}", **bounds)
 
 
+class Message(BaseModel):
+    """One earlier turn of the conversation, as chat APIs write it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: str = Field(description="who said it", json_schema_extra={"enum": list(ROLES)})
+    content: str = Field(max_length=CONVERSATION.turn_chars, description="what was said")
+
+    @field_validator("role")
+    @classmethod
+    def _known_role(cls, role: str) -> str:
+        if role not in ROLES:
+            raise ValueError(f"{role!r} is not one of {', '.join(ROLES)}")
+        return role
+
+    @field_validator("content")
+    @classmethod
+    def _unicode_content(cls, content: str) -> str:
+        return _unicode(content)
+
+
+# A user turn written as a bare string.
+_UserTurn = Annotated[StrictStr, Field(max_length=CONVERSATION.turn_chars)]
+
+
 class SearchRequest(BaseModel):
     """One search: `fanfuse search`'s options as JSON fields (left out: the command's default)."""
 
@@ -80,6 +106,12 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1, max_length=REQUEST.query_chars, description="the question")
+    history: list[_UserTurn | Message] | None = Field(
+        None,
+        max_length=CONVERSATION.turns,
+        description="the conversation before the question, oldest first: user turns as strings, or "
+        "messages; the search reads the most recent ones (docs/multiquery.md, Conversations)",
+    )
     top_k: int = _number("top_k", "hits returned", 10, most=REQUEST.top_k)
     expander: Literal["heuristic", "llm", "none"] | None = Field(
         None,
@@ -117,6 +149,14 @@ class SearchRequest(BaseModel):
         if not query.strip():
             raise ValueError("query must contain a word, not only white space")
         return _unicode(query)
+
+    @field_validator("history")
+    @classmethod
+    def _unicode_turns(cls, history: list[str | Message] | None) -> list[str | Message] | None:
+        for turn in history or []:
+            if isinstance(turn, str):
+                _unicode(turn)
+        return history
 
     @field_validator("filter")
     @classmethod

@@ -1,0 +1,163 @@
+"""History-aware variants without a model: the question read in the conversation it comes from.
+
+A chat's last message is often elliptical ("What does it eat?"); what it refers to is in the user's
+earlier turns. ``HistoryExpander`` writes two readings of it, each its own variant:
+
+- **topic**: the question followed by the topic words of the earlier user turns, as historical query
+  expansion does: a content word of an earlier turn is a topic word when it is specific in the
+  index, its BM25 idf at least ``min_idf`` (2.5: in at most about 8% of the documents); the previous
+  user turn's weigh ``previous_weight`` (1, as much as a word of the question), older turns'
+  ``older_weight`` (0.5). BM25 reads ``word^1.0``; a dense retriever the question and the words.
+- **joined**: the previous user turn and the question together, as one text: what a dense retriever
+  embeds best (an encoder reads "tell me about barn owls what does it eat?" as one topic).
+
+Each variant's lists weigh ``weight`` (0.5) times the original question's (``Variant.weight``): two
+readings at half weight together weigh as much as the question, so a conversation that changed
+topic costs little and one that did not gains. Without earlier user turns there are no variants.
+Assistant and system turns are not read: an answer's words are the documents' own, and a long
+answer would drown the user's few.
+
+The settings were chosen on MT-RAG's clapnq conversations and tested on cloud's
+(docs/mtrag-retrieval.md). Without an ``index`` (no idf to judge words by) only the joined variant is
+written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Protocol
+
+from fanfuse._core import FusionError
+from fanfuse.multiquery.conversation import History, user_turns
+from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.words import STOPWORDS, content_words, query_words
+
+__all__ = ["HistoryExpander", "TopicIndex"]
+
+DEFAULT_MIN_IDF = 2.5
+DEFAULT_PREVIOUS_WEIGHT = 1.0
+DEFAULT_OLDER_WEIGHT = 0.5
+DEFAULT_HISTORY_WEIGHT = 0.5
+
+
+class TopicIndex(Protocol):
+    """What choosing topic words needs of an index (``TantivyRetriever`` has it): its analyzer as
+    (word, term) pairs, how many documents hold a term, and how many documents there are."""
+
+    def analyze(self, text: str) -> list[tuple[str, str]]: ...
+
+    def document_frequency(self, term: str) -> int: ...
+
+    def __len__(self) -> int: ...
+
+
+class HistoryExpander(Expander):
+    """The question's topic and joined readings given the earlier user turns (see the module)."""
+
+    name = "history"
+
+    def __init__(
+        self,
+        index: TopicIndex | None = None,
+        *,
+        min_idf: float = DEFAULT_MIN_IDF,
+        previous_weight: float = DEFAULT_PREVIOUS_WEIGHT,
+        older_weight: float = DEFAULT_OLDER_WEIGHT,
+        weight: float = DEFAULT_HISTORY_WEIGHT,
+        stopwords: Iterable[str] | None = None,
+    ):
+        if index is not None and not all(
+            callable(getattr(index, name, None)) for name in ("analyze", "document_frequency", "__len__")
+        ):
+            raise TypeError(
+                "index must have analyze(text), document_frequency(term) and len(), as TantivyRetriever "
+                f"does (got {type(index).__name__})"
+            )
+        self.index = index
+        self.min_idf = _number(min_idf, "min_idf", low=0.0)
+        self.previous_weight = _number(previous_weight, "previous_weight", low=0.0)
+        self.older_weight = _number(older_weight, "older_weight", low=0.0)
+        self.weight = _number(weight, "weight", low=0.0, strict=True)
+        self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
+
+    def expand(
+        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+    ) -> Expansion:
+        earlier = user_turns(history)
+        if not earlier or max_variants < 2:
+            return Expansion((Variant(query, "original"),))
+        candidates = [self.topic_variant(query, earlier), self.joined_variant(query, earlier)]
+        return Expansion(assemble_variants(query, [c for c in candidates if c], max_variants, "history"))
+
+    def topic_variant(self, query: str, earlier: Sequence[str]) -> Variant | None:
+        """The question and the topic words of the earlier user turns (oldest first), or None when
+        they have none."""
+        topic = self.topic_words(query, earlier)
+        if not topic:
+            return None
+        words = " ".join(f"{word}^{weight:g}" for word, weight in topic)
+        plain = " ".join([query, *(word for word, _ in topic)])
+        return Variant(f"{query_words(query)} {words}", "history", plain, weight=self.weight)
+
+    def joined_variant(self, query: str, earlier: Sequence[str]) -> Variant:
+        """The previous user turn and the question as one text."""
+        joined = f"{earlier[-1]} {query}"
+        # Each turn's words on their own: a quote left open in one turn must not pair with the next's.
+        words = f"{query_words(earlier[-1])} {query_words(query)}"
+        return Variant(words, "history", joined, weight=self.weight)
+
+    def topic_words(self, query: str, earlier: Sequence[str]) -> list[tuple[str, float]]:
+        """The topic words of the earlier user turns (oldest first) and their weights, newest turn
+        first; words the question already has, and repeats, are left out."""
+        if self.index is None:
+            return []
+        taken = {term for word in content_words(query, self.stopwords).words for _, term in self._terms(word)}
+        documents = len(self.index)
+        topic = []
+        for age, turn in enumerate(reversed(earlier)):
+            weight = self.previous_weight if age == 0 else self.older_weight
+            if weight == 0:
+                continue
+            for word in content_words(turn, self.stopwords).words:
+                for spelled, term in self._terms(word):
+                    if term in taken or len(term) < 2 or term.isdigit():
+                        continue
+                    taken.add(term)
+                    found = self.index.document_frequency(term)
+                    # A word no document has finds nothing; a common one is not a topic.
+                    if found and _idf(found, documents) >= self.min_idf:
+                        topic.append((spelled, weight))
+        return topic
+
+    def _terms(self, word: str) -> list[tuple[str, str]]:
+        assert self.index is not None
+        return self.index.analyze(word)
+
+    def cache_key(self) -> Hashable | None:
+        # The topic words depend on the index's contents: cached only for a versioned index.
+        version = None if self.index is None else getattr(self.index, "version", None)
+        if self.index is not None and not isinstance(version, str):
+            return None
+        settings = (self.min_idf, self.previous_weight, self.older_weight, self.weight)
+        return ("history", version, settings, self.stopwords)
+
+    def __repr__(self) -> str:
+        return (
+            f"HistoryExpander(min_idf={self.min_idf:g}, previous_weight={self.previous_weight:g}, "
+            f"older_weight={self.older_weight:g}, weight={self.weight:g})"
+        )
+
+
+def _idf(document_frequency: int, documents: int) -> float:
+    """BM25's idf (Lucene's and Tantivy's): ln(1 + (N - n + 0.5) / (n + 0.5))."""
+    return math.log(1.0 + (documents - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
+def _number(value: object, name: str, *, low: float, strict: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number (got {type(value).__name__})")
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        bound = f"> {low:g}" if strict else f">= {low:g}"
+        raise FusionError(f"{name} must be a finite number {bound} (got {value})")
+    return float(value)
