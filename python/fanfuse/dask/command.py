@@ -60,23 +60,11 @@ def write_fused(fused: Sequence[Delayed], ranges: int, output: str, inputs: Sequ
     return write_run_text(output, in_order(fused, ranges), inputs=list(inputs))
 
 
-def fuse(args: argparse.Namespace) -> int:
+def fuse(args: argparse.Namespace, fusion: dict[str, Any]) -> int:
+    """``fusion``: the options of the fusion itself, as the command read them (no trained model)."""
     if args.format != "trec":
         raise FusionError("--engine dask writes TREC runs only; drop --format or --engine dask")
-    given = {"phi": args.phi, "sigma": args.sigma, "gamma": args.gamma}
-    options: dict[str, Any] = {
-        "method": args.method,
-        "norm": args.norm,
-        "k": args.k,
-        "weights": args.weights,
-        "top_k": args.top_k or None,
-        "tie_break": args.tie_break,
-        "rank_from": args.rank_from,
-        "format": "trec",
-        "tag": args.tag,
-        "threads": args.threads,
-        **{name: value for name, value in given.items() if value is not None},
-    }
+    options: dict[str, Any] = {**fusion, "rank_from": args.rank_from, "format": "trec", "tag": args.tag}
     runs = list(args.runs)
     with scheduler(args.scheduler):
         # As many ranges of the output as partitions: this process holds about one partition's worth.
