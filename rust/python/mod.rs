@@ -5,10 +5,12 @@
 //! the Python result. Errors from the core map to Python in one place ([`to_py_err`]).
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
-//! the fusion entry points, `fused` the result types, `rrf` / `fuse` / `runs` / `eval` the functions,
-//! `tables` Arrow tables in, `rows` runs as Arrow rows for the distributed engines.
+//! the fusion entry points, `fused` and `arrow_batch` the result types, `trained` the trained model,
+//! `rrf` / `fuse` / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
+//! Arrow rows for the distributed engines.
 
 mod args;
+mod arrow_batch;
 mod eval;
 mod fuse;
 mod fused;
@@ -18,6 +20,7 @@ mod rows;
 mod rrf;
 mod runs;
 mod tables;
+mod train;
 mod trained;
 
 use std::sync::{Arc, Mutex};
@@ -146,7 +149,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(tables::fuse_tables, m)?)?;
-    m.add_class::<rows::PyArrowBatch>()?;
+    m.add_class::<arrow_batch::PyArrowBatch>()?;
     m.add_function(wrap_pyfunction!(rows::file_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(rows::read_run_block, m)?)?;
     m.add_function(wrap_pyfunction!(rows::read_table_block, m)?)?;
@@ -155,7 +158,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rows::run_from_rows, m)?)?;
     m.add_function(wrap_pyfunction!(rows::write_run_text, m)?)?;
     m.add_class::<trained::PyFusionModel>()?;
-    m.add_function(wrap_pyfunction!(trained::train_fusion, m)?)?;
+    m.add_function(wrap_pyfunction!(train::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(eval::metric_depth, m)?)?;
     m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
 
 use super::args::{outer_items, strings, type_name};
+use super::arrow_batch::PyArrowBatch;
 use super::options::{check_thread_variable, k_arg, run_fuse_params, threads_arg, top_k_arg, FusionOptions};
 use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
@@ -96,7 +97,7 @@ pub(super) fn fuse_tables(
     weights: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
-) -> PyResult<super::rows::PyArrowBatch> {
+) -> PyResult<PyArrowBatch> {
     let options = FusionOptions { norm, k, weights, top_k, ..FusionOptions::default() };
     let params = run_fuse_params(&options, method, None)?;
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
@@ -116,7 +117,7 @@ pub(super) fn fuse_tables(
             .collect();
         crate::runs::fuse_rows::fuse_tables(tables, rank_from, &params, threads)
     })?;
-    Ok(super::rows::PyArrowBatch::new(fused))
+    Ok(PyArrowBatch::new(fused))
 }
 
 /// Reads relevance judgments from an Arrow table. See `_core.pyi`.

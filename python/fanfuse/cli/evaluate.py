@@ -8,10 +8,11 @@ from typing import Any
 
 from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError
 from fanfuse._output import atomic_output
-from fanfuse.cli._common import guarded, name_list, number_option, table
+from fanfuse.cli._common import guarded, name_list, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare
+from fanfuse.report_format import table
 from fanfuse.runs import DEFAULT_METRICS, RunScores, compare_runs, paired_tests_against_first
 from fanfuse.tables import read_any_qrels, read_any_run
 
