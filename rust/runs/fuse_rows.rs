@@ -253,7 +253,7 @@ pub fn fuse_rows(
                 }
                 RowOutput::Trec { tag } => Fused::Text(trec_text(&query.qid, lists, &entries, tag, &layout.names)?),
             })
-        });
+        })?;
         for ((key, query, _), fused) in work.iter().zip(fused) {
             let range = (u128::from(*key) * fusion.ranges as u128 / u128::from(space)) as usize;
             outputs[range.min(fusion.ranges - 1)].push(*key, &query.qid, &fused?);

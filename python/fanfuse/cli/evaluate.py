@@ -6,10 +6,10 @@ import argparse
 import json
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError
-from fanfuse._output import atomic_output
-from fanfuse.cli._common import guarded, name_list, number_option
+from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError, OutputFile
+from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
+from fanfuse.cli.paths import add_output, add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare
 from fanfuse.report_format import table
@@ -26,12 +26,8 @@ def register(subparsers: Any) -> None:
         "the run and the qrels. p: two-sided paired randomization test against the first run; t: two-sided "
         "paired Student t-test against the first run.",
     )
-    parser.add_argument(
-        "runs", nargs="+", metavar="RUN", help="run files: TREC 6-column, MT-RAG JSONL or Parquet"
-    )
-    parser.add_argument(
-        "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
-    )
+    add_runs(parser, help="run files: TREC 6-column, MT-RAG JSONL or Parquet")
+    add_qrels(parser)
     parser.add_argument(
         "--metrics",
         type=name_list,
@@ -71,11 +67,14 @@ def register(subparsers: Any) -> None:
     )
     number_option(report, "--alpha", "alpha", "significance level (default 0.05)")
     report.add_argument("--format", choices=FORMATS, help="output format (default table)")
-    report.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    report.add_argument(
-        "--plot", metavar="FILE.png", help="also write a PNG of the report (needs matplotlib: fanfuse[plot])"
+    add_output(report, "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_output(
+        report,
+        "--plot",
+        metavar="FILE.png",
+        help="also write a PNG of the report (needs matplotlib: fanfuse[plot])",
     )
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 REPORT_OPTIONS = ("baseline", "test", "correction", "alpha", "format", "output", "plot")
@@ -104,7 +103,7 @@ def write_report(args: argparse.Namespace) -> int:
     if args.plot:
         report.plot(args.plot)
     if args.output:
-        with atomic_output(args.output) as stream:
+        with OutputFile(args.output, inputs=[*args.runs, args.qrels]) as stream:
             stream.write(text.encode())
     else:
         print(text, end="")
