@@ -84,6 +84,7 @@ wheel: $(BIN)/maturin
 # `.venv/bin/pytest` runs the same suite on the editable build.
 pytest: build wheel $(REFERENCE_WEIGHTS) $(LLM_MODEL)
 	bash scripts/ensure-postgres.sh
+	bash scripts/ensure-java.sh
 	bash scripts/test-installed.sh $(VENV) $(WHEEL_DIR) -n auto --durations=15
 
 # Coverage-guided fuzzing of the run-file readers and writers (docs/fuzzing.md): every target of fuzz/
