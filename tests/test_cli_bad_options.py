@@ -45,6 +45,11 @@ CASES = [
     ([*SEARCH, "--variants", "0"], "argument --variants: must be an int from 1 to 5 (got '0')"),
     (["demo", "--top-k", "-3"], "argument --top-k: must be an int from 1 to 10000 (got '-3')"),
     (["fuse", "{run0}"], "the following arguments are required: -o/--output"),
+    (
+        ["serve", "--index", "{index}", "--log-level", "bogus"],
+        "argument --log-level: invalid choice: 'bogus' (choose from critical, error, warning, info, debug, "
+        "trace)",
+    ),
 ]
 
 

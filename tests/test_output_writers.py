@@ -18,6 +18,10 @@ SKIPPED = ("reference",)
 # Writers of a path whose scratch directory a caller made; (file, function): why it is safe.
 ALLOWED = {
     ("dask/kernel.py", "_inputs"): "the partition's tempfile directory, made by fuse_partition",
+    (
+        "retrievers/index_copy.py",
+        "_copy_checked",
+    ): "the private copy's mkdtemp directory, made by private_copy",
 }
 # Calls that write their first argument (or the second: json.dump(obj, stream), pq.write_table).
 NUMPY_SAVERS = {"save", "savez", "savez_compressed", "savetxt"}
@@ -75,6 +79,13 @@ def _scratch_names(function: ast.AST) -> set[str]:
         maker = item.context_expr
         if isinstance(maker, ast.Call) and _called_name(maker) in SCRATCH_MAKERS:
             scratch |= _names(item.optional_vars)
+    # `mkdtemp` is no context manager: its directory is a name assigned from the call.
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(call, ast.Call) and _called_name(call) in SCRATCH_MAKERS
+            for call in ast.walk(node.value)
+        ):
+            scratch |= set().union(*(_names(t) for t in node.targets))
     changed = True
     while changed:
         changed = False

@@ -114,3 +114,31 @@ def test_langchain_document_without_id_is_a_clear_error() -> None:
     adapter = LangChainRetriever(KeywordRetriever(documents=[Document(page_content="no id here")]))
     with pytest.raises(FusionError, match=r"without an id \(Document.id or metadata\['id'\]\)"):
         adapter.search("id", 5)
+
+
+class FilterRecordingRetriever(BaseRetriever):
+    """A real LangChain retriever that takes `filter` as a search keyword, as vector stores' do, and
+    records it; it returns every document, so what the adapter keeps is what the filter decides."""
+
+    documents: list[Document]
+    filters: list[object] = Field(default_factory=list)
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, filter: object = None
+    ) -> list[Document]:
+        self.filters.append(filter)
+        return self.documents
+
+
+def test_filters_reach_the_store_and_what_comes_back_is_checked() -> None:
+    documents = [
+        Document(page_content="x", id="one", metadata={"n": 1, "tags": ["a", "b"]}),
+        Document(page_content="x", id="true", metadata={"n": True, "tags": "a"}),
+    ]
+    store = FilterRecordingRetriever(documents=documents)
+    adapter = LangChainRetriever(store)
+    assert [h.id for h in adapter.search("q", 5, {"n": 1})] == ["one"]  # the store let True == 1 through
+    assert [h.id for h in adapter.search("q", 5, {"tags": "a"})] == ["one", "true"]
+    own_syntax = {"n": {"$gte": 1}}  # the store's own: passed as it is, its meaning kept
+    assert [h.id for h in adapter.search("q", 5, own_syntax)] == ["one", "true"]
+    assert store.filters == [{"n": 1}, {"tags": "a"}, own_syntax]

@@ -125,6 +125,24 @@ def test_filters_are_bound_parameters(pool: ConnectionPool) -> None:
         retriever.search(query, 5, {"team": {"nested": 1}})
 
 
+@pytest.mark.parametrize("match", ["any", "all"])
+def test_a_nul_in_a_query_or_filter_is_no_database_error(pool: ConnectionPool, match: str) -> None:
+    # PostgreSQL text cannot hold NUL: sent as it was, the query failed with psycopg.DataError.
+    retriever = PostgresFullTextRetriever(pool, match=match)
+    words = WORDS[:2]
+    spaced = [h.id for h in retriever.search(" ".join(words), 10)]
+    assert spaced and [h.id for h in retriever.search("\x00".join(words), 10)] == spaced
+    assert [h.id for h in asyncio.run(_async_search(pool, match, "\x00".join(words)))] == spaced
+    assert retriever.search("\x00", 10) == []
+    assert retriever.search(" ".join(words), 10, {"team": ["y\x00", "x\x00"]}) == []
+    assert retriever.search(" ".join(words), 10, {"te\x00am": "y"}) == []
+
+
+async def _async_search(pool: ConnectionPool, match: str, query: str) -> list[Any]:
+    async with AsyncConnectionPool(pool.conninfo, min_size=1, max_size=1, open=False) as async_pool:
+        return await AsyncPostgresFullTextRetriever(async_pool, match=match).search(query, 10)
+
+
 def test_identifiers_are_checked_and_quoted(postgres_db: str) -> None:
     with pytest.raises(FusionError, match=r"name = 'docs; DROP TABLE x': expected a plain SQL name"):
         PostgresTable(name="docs; DROP TABLE x")

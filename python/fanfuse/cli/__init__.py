@@ -62,17 +62,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # The command is the first word that is not an option (the top level has no option with a value).
     command = next((word for word in argv if not word.startswith("-")), None)
-    parser = build_parser(command if command in COMMANDS else None)
-    args = parser.parse_args(argv)
-    from fanfuse.cli._common import run_command
-    from fanfuse.cli.paths import check_command_paths
+    from fanfuse.cli.terminal import terminal_safe_output
 
-    def checked_run() -> int:
-        check_command_paths(command_parsers(parser)[args.command], args)
-        code: int = args.run(args)
-        return code
+    with terminal_safe_output():
+        parser = build_parser(command if command in COMMANDS else None)
+        args = parser.parse_args(argv)
+        from fanfuse.cli._common import run_command
+        from fanfuse.cli.paths import check_command_paths
 
-    return run_command(args.command, checked_run)
+        def checked_run() -> int:
+            check_command_paths(command_parsers(parser)[args.command], args)
+            code: int = args.run(args)
+            return code
+
+        return run_command(args.command, checked_run)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,22 @@
-"""Text and JSON views of a multi-query `SearchResult`, shared by `fanfuse search` and `fanfuse demo`."""
+"""Text and JSON views of a multi-query `SearchResult`, shared by `fanfuse search` and `fanfuse demo`.
+
+Every text field of a view (ids, titles, variants, retriever names, errors: text from an index, a
+model or a server) goes through `terminal.visible`, so the tables show control characters instead of
+letting a terminal act on them, wherever they are printed to.
+"""
 
 from __future__ import annotations
 
 import json
 
+from fanfuse.cli.terminal import json_visible, visible
 from fanfuse.json_data import as_data
 from fanfuse.multiquery import FusedHit, SearchResult
 
 
 def clip(text: str, width: int) -> str:
-    """One line of at most `width` characters (an ellipsis marks a cut)."""
-    line = " ".join(text.split())
+    """One visible line of at most `width` characters (an ellipsis marks a cut)."""
+    line = visible(" ".join(text.split()))
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -21,7 +27,7 @@ def found_by(hit: FusedHit, by_retriever: bool = False) -> str:
     for p in hit.provenance:
         if p.rank is not None:  # a list that lacks the hit (Borda points) did not find it
             found.setdefault(p.retriever if by_retriever else "", set()).add(p.variant_index)
-    parts = [f"{name} {','.join(map(str, sorted(v)))}".strip() for name, v in sorted(found.items())]
+    parts = [f"{visible(name)} {','.join(map(str, sorted(v)))}".strip() for name, v in sorted(found.items())]
     return "  ".join(parts)
 
 
@@ -31,10 +37,12 @@ def several_retrievers(result: SearchResult) -> bool:
 
 def variant_lines(result: SearchResult) -> list[str]:
     expander = result.diagnostics.expansion
-    lines = [f"variants ({expander.expander}):"]
-    lines += [f"  [{i}] {v.text}  ({v.source})" for i, v in enumerate(result.diagnostics.variants)]
+    lines = [f"variants ({visible(expander.expander)}):"]
+    lines += [
+        f"  [{i}] {visible(v.text)}  ({visible(v.source)})" for i, v in enumerate(result.diagnostics.variants)
+    ]
     if expander.fallback_reason:
-        lines.append(f"  expansion fell back: {expander.fallback_reason}")
+        lines.append(f"  expansion fell back: {visible(expander.fallback_reason)}")
     return lines
 
 
@@ -54,16 +62,17 @@ def explain_lines(result: SearchResult) -> list[str]:
     """Per hit: every (variant, retriever) that ranked it, its rank there and its share of the score."""
     lines = ["provenance (variant, retriever, rank in its list, contribution to the score):"]
     for rank, hit in enumerate(result.hits, start=1):
-        lines.append(f"{rank:>4}. {hit.id}")
+        lines.append(f"{rank:>4}. {visible(hit.id)}")
         lines += [
-            f"        [{p.variant_index}] {p.retriever:<10} rank {p.rank or '-':>3}  {p.contribution:+.5f}"
+            f"        [{p.variant_index}] {visible(p.retriever):<10} rank {p.rank or '-':>3}  "
+            f"{p.contribution:+.5f}"
             for p in hit.provenance
         ]
     lines.append("branches (variant x retriever: hits, latency):")
     for branch in result.diagnostics.branches:
-        status = f"error: {branch.error}" if branch.error else f"{branch.hits} hits"
+        status = f"error: {visible(branch.error)}" if branch.error else f"{branch.hits} hits"
         lines.append(
-            f"  [{branch.variant_index}] {branch.retriever:<10} {status}, {branch.latency_ms:.2f} ms"
+            f"  [{branch.variant_index}] {visible(branch.retriever):<10} {status}, {branch.latency_ms:.2f} ms"
         )
     return lines
 
@@ -80,5 +89,7 @@ def timing_line(result: SearchResult) -> str:
 
 def as_json(result: SearchResult) -> str:
     """The whole result, hits with provenance and diagnostics, as one JSON document (strict JSON: a
-    NaN contribution, as Condorcet's, is null)."""
-    return json.dumps(as_data(result), indent=2, ensure_ascii=False, default=str, allow_nan=False)
+    NaN contribution, as Condorcet's, is null; characters a terminal acts on are escaped)."""
+    return json_visible(
+        json.dumps(as_data(result), indent=2, ensure_ascii=False, default=str, allow_nan=False)
+    )

@@ -19,6 +19,7 @@ from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
+from fanfuse.retrievers.filters import conditions
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 # The fusion flags and the option of `fanfuse.fuse` each sets (checked in this order: --norm is
@@ -72,7 +73,9 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="keep hits whose metadata KEY equals VALUE (JSON or a plain string); repeatable",
+        help="keep hits whose metadata KEY equals VALUE, or holds it in a list; VALUE is read as JSON "
+        'when it is JSON (true, 3, 2.5, "007", a list: any of its values), else as text. Repeated: '
+        "different keys must all match, the values of one key are alternatives (any of them)",
     )
     parser.add_argument(
         "--dense",
@@ -87,16 +90,24 @@ def register(subparsers: Any) -> None:
 
 
 def parse_filters(items: list[str]) -> dict[str, Any]:
-    """`["lang=en", "year=2020"]` -> `{"lang": "en", "year": 2020}`: JSON values, else strings."""
-    filters: dict[str, Any] = {}
+    """`["lang=en", "year=2020", "lang=de"]` -> `{"lang": ["en", "de"], "year": 2020}`: each value read
+    as JSON when it is JSON, else as the text; a repeated key adds alternatives, as a JSON list does
+    (a key cannot equal two values at once, so "all of them" would only ever find list fields)."""
+    values: dict[str, list[Any]] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise FusionError(f"--filter {item!r}: expected KEY=VALUE, e.g. --filter lang=en")
         try:
-            filters[key] = json.loads(raw)
+            value = json.loads(raw)
         except ValueError:
-            filters[key] = raw
+            value = raw
+        values.setdefault(key, []).extend(value if isinstance(value, list) else [value])
+    filters = {key: given[0] if len(given) == 1 else given for key, given in values.items()}
+    try:
+        conditions(filters)
+    except FusionError as error:
+        raise FusionError(f"--filter: {error}") from None
     return filters
 
 

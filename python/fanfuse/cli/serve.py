@@ -44,7 +44,10 @@ def register(subparsers: Any) -> None:
         metavar="N",
     )
     parser.add_argument(
-        "--log-level", default="warning", help="uvicorn's log level (default warning: no access log)"
+        "--log-level",
+        default="warning",
+        help="uvicorn's log level, one of its names (default warning: no access log; info logs each "
+        "request; debug and trace more)",
     )
     parser.set_defaults(run=run)
 
@@ -69,9 +72,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
+        from fanfuse.retrievers.tantivy_index import TantivyRetriever
         from fanfuse.service import app_for_index
     except ImportError as error:
         print(f"fanfuse serve: error: {error.name} is missing: {SERVE_HINT}", file=sys.stderr)
+        return 2
+    from uvicorn.config import LOG_LEVELS
+
+    log_level = args.log_level.lower()
+    if log_level not in LOG_LEVELS:
+        print(
+            f"fanfuse serve: error: argument --log-level: invalid choice: {args.log_level!r} "
+            f"(choose from {', '.join(LOG_LEVELS)})",
+            file=sys.stderr,
+        )
         return 2
     if args.workers > 1:
         share_cpus(args.workers)
@@ -79,27 +93,42 @@ def run(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"expansion": llm_options.expansion_switch(args.expander)}
     if expander is not None:
         overrides["expander"] = expander
+    # The server's own checked copy of the index (a file changed under it cannot reach it), which
+    # every worker opens in place; this process owns it, and removes it when it ends.
+    index = TantivyRetriever(args.index, private_copy=True)
     # With workers: checks the index and the options, then unused.
-    app = app_for_index(args.index, dense=args.dense, **overrides)
+    app = app_for_index(index, dense=args.dense, **overrides)
     listening = listening_socket(args.host, args.port)
     host, port = listening.getsockname()[:2]
     # One line a script (or a test) reads to learn the port, printed once the socket accepts.
     print(f"fanfuse serve: listening on http://{host}:{port}", flush=True)
     # uvloop and httptools where installed (fanfuse[serve] installs them): the fastest of uvicorn's
     # stacks, measured in docs/performance.md; uvicorn falls back to asyncio and h11 without them.
-    stack: dict[str, Any] = {"loop": "auto", "http": "auto", "log_level": args.log_level}
+    stack: dict[str, Any] = {"loop": "auto", "http": "auto", "log_level": log_level}
     if args.workers == 1:
         uvicorn.Server(uvicorn.Config(app, **stack)).run(sockets=[listening])
         return 0
     del app
     from uvicorn.supervisors import Multiprocess
 
-    # Each worker process opens the index itself (the vectors are memory-mapped: their pages are
+    # Each worker process opens the copy itself (the vectors are memory-mapped: their pages are
     # shared); the supervisor restarts a worker that dies and stops all of them on SIGINT/SIGTERM.
-    factory = functools.partial(app_for_index, args.index, dense=args.dense, **overrides)
+    assert index.private_directory is not None
+    factory = functools.partial(
+        worker_app, str(index.private_directory), args.dense, str(args.index), overrides
+    )
     config = uvicorn.Config(factory, factory=True, workers=args.workers, **stack)
     Multiprocess(config, sockets=[listening]).run()
     return 0
+
+
+def worker_app(copy: str, dense: bool | None, name: str, overrides: dict[str, Any]) -> Any:
+    """A worker's app over the server's private copy of the index, opened in place: nobody else
+    writes it."""
+    from fanfuse.retrievers.tantivy_index import TantivyRetriever
+    from fanfuse.service import app_for_index
+
+    return app_for_index(TantivyRetriever(copy), dense=dense, name=name, **overrides)
 
 
 def share_cpus(workers: int) -> None:

@@ -6,10 +6,11 @@ k, filter=None)`` method gets all its branches of a search in one call, one thre
 retriever then embeds the variants in one encoder call); each branch is still reported on its own.
 A semaphore bounds how many calls of one search run at once, and each branch has a deadline that covers
 the call, the wait for a thread and the reading of what the retriever returned (``hits.py``: checked
-inside the branch, in its thread when reading may block). A branch that raises, returns bad hits or
-times out becomes a report with its error instead of a list; the caller decides what to do when all of
-them fail. A branch of weight 0 is not run at all and is reported as skipped. Cancelling the awaiting
-task cancels every branch (``asyncio.gather`` propagates the cancellation to its children).
+inside the branch, in its thread when reading may block). A branch that raises (a Rust panic included:
+pyo3 raises it as a BaseException), returns bad hits or times out becomes a report with its error
+instead of a list; the caller decides what to do when all of them fail. A branch of weight 0 is not
+run at all and is reported as skipped. Cancelling the awaiting task cancels every branch
+(``asyncio.gather`` propagates the cancellation to its children).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fanfuse._panics import is_failure
 from fanfuse.multiquery.diagnostics import BranchReport
 from fanfuse.multiquery.hits import CheckedHits, consumed_in_thread, read_hits
 from fanfuse.multiquery.workers import Call, Countdown, MissedDeadline, Workers, timeout_reason, within
@@ -112,7 +114,9 @@ async def _run_call(
     try:
         batch = functools.partial(_run_sync_batch, call, k, filter, timeout, deadline, started)
         return await call[0].workers.call(batch, timeout)
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
         error = _reason(exc, timeout)
         return [_outcome(branch, None, error, begin, started) for branch in call]
     finally:
@@ -152,7 +156,9 @@ async def _run_branch(
             hits = await branch.workers.call(read, _left(deadline))
         else:
             hits = read_hits(result, branch.retriever_name, deadline)
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
         error = _reason(exc, timeout)
     finally:
         if semaphore is not None:
@@ -264,7 +270,9 @@ def _run_sync_batch(
                 f"retriever {name!r}: search_batch returned {type(lists).__name__} for {len(queries)} "
                 f"queries, expected a list of {len(queries)} lists of Hit"
             )
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
         error = _reason(exc, timeout)
         ended = time.perf_counter()
         return [_outcome(branch, None, error, begin, started, ended) for branch in call]
@@ -272,7 +280,9 @@ def _run_sync_batch(
     for result in lists:
         try:
             read.append((read_hits(result, name, deadline), None))
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_failure(exc):
+                raise
             read.append((None, _reason(exc, timeout)))
     ended = time.perf_counter()  # one call: every branch of it reports the same time
     return [
@@ -298,7 +308,9 @@ def _run_sync_branch(
         result = _call_in_thread(branch, k, filter, deadline, awaitable_ok=False)
         assert isinstance(result, CheckedHits)
         hits = result
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
         error = _reason(exc, timeout)
     return _outcome(branch, hits, error, begin, started)
 
@@ -333,7 +345,7 @@ def _left(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
-def _reason(exc: Exception, timeout: float | None) -> tuple[str, bool]:
+def _reason(exc: BaseException, timeout: float | None) -> tuple[str, bool]:
     """The branch's error and whether it missed its deadline (a retriever's own ``TimeoutError``,
     e.g. its HTTP client's, is reported as it is)."""
     if isinstance(exc, MissedDeadline) and timeout is not None:

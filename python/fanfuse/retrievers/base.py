@@ -28,7 +28,8 @@ class Hit:
 
 @runtime_checkable
 class Retriever(Protocol):
-    """A synchronous backend. `filter` is backend-specific metadata filtering, passed through untouched."""
+    """A synchronous backend. `filter` is passed through untouched; the built-in backends all read it
+    as `fanfuse.retrievers.filters` says."""
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> Sequence[Hit]: ...
 

@@ -20,6 +20,7 @@ from fanfuse._core import FusionError, OutputFile
 from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.filters import conditions, value_terms
 from fanfuse.retrievers.query_vectors import QueryVectors, cache_size_from_env, embedded
 
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
@@ -69,28 +70,39 @@ class DenseRetriever:
         *,
         normalized: bool = False,
         query_cache_size: int | None = None,
+        metadata: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         """`normalized=True`: the rows already have unit length (or are zero) and are used as they
         are, without a copy, so a memory-mapped matrix stays mapped. `query_cache_size`: query
         vectors kept for repeated queries (default `FANFUSE_QUERY_CACHE_SIZE`, else 4096; 0: none);
-        the queries of concurrent searches are embedded together (`query_vectors.py`)."""
+        the queries of concurrent searches are embedded together (`query_vectors.py`). `metadata`:
+        what filters match, one mapping per id (default: the payloads). A NaN or infinite value in
+        any row is refused: such a row would silently never be returned."""
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
             raise FusionError(
                 f"vectors must be a 2-D array with one row per id ({len(ids)}), got {matrix.shape}"
             )
-        if payloads is not None and len(payloads) != len(ids):
-            raise FusionError(f"payloads must have one entry per id ({len(ids)}), got {len(payloads)}")
+        for name, given in (("payloads", payloads), ("metadata", metadata)):
+            if given is not None and len(given) != len(ids):
+                raise FusionError(f"{name} must have one entry per id ({len(ids)}), got {len(given)}")
         if len(set(ids)) != len(ids):
             raise FusionError("ids must be unique")
         self._queries = QueryVectors(
             embed, cache_size_from_env() if query_cache_size is None else query_cache_size
         )
         self.ids = list(ids)
+        if not normalized:
+            _check_finite(matrix, self.ids)
         self._matrix = matrix if normalized else unit_rows(matrix)
         # Row by row, without a temporary the size of the matrix (which may be a 1 GB mapped file).
-        self._has_vector = np.einsum("ij,ij->i", self._matrix, self._matrix) > 0
+        squared_norms = np.einsum("ij,ij->i", self._matrix, self._matrix)
+        _check_finite(squared_norms, self.ids)
+        self._has_vector = squared_norms > 0
         self._payloads: list[Mapping[str, Any]] = list(payloads) if payloads is not None else [{}] * len(ids)
+        self._metadata = list(metadata) if metadata is not None else self._payloads
+        # Per filtered key, the rows holding each value's term (filters.value_terms), made once.
+        self._rows_by_term: dict[str, dict[str, npt.NDArray[np.intp]]] = {}
 
     @classmethod
     def from_documents(
@@ -114,7 +126,23 @@ class DenseRetriever:
         embed_text = embed_documents or embed
         parts = [embedded(embed_text, texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
         vectors = np.vstack(parts) if parts else np.zeros((0, 1), dtype=np.float32)
-        return cls(embed, [doc.id for doc in docs], vectors, [payload(doc) for doc in docs])
+        return cls.of_documents(docs, vectors, embed)
+
+    @classmethod
+    def of_documents(
+        cls,
+        documents: Sequence[Document],
+        vectors: npt.ArrayLike,
+        embed: Embedder,
+        *,
+        normalized: bool = False,
+    ) -> DenseRetriever:
+        """Over `vectors` already made, one row per document: hits carry each document's payload,
+        filters read its metadata."""
+        ids = [doc.id for doc in documents]
+        payloads = [payload(doc) for doc in documents]
+        metadata = [doc.metadata for doc in documents]
+        return cls(embed, ids, vectors, payloads, normalized=normalized, metadata=metadata)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -134,7 +162,8 @@ class DenseRetriever:
         self._queries.cache_size = size
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
-        """The `k` most similar documents; `filter` matches payload keys as TantivyRetriever does."""
+        """The `k` most similar documents; `filter` as every backend reads it (`filters`), over the
+        documents' metadata."""
         return self.search_batch([query], k, filter)[0]
 
     def search_batch(
@@ -176,14 +205,34 @@ class DenseRetriever:
 
     def _filter_mask(self, filter: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
         mask = np.ones(len(self.ids), dtype=bool)
-        for key, wanted in filter.items():
-            values = list(wanted) if isinstance(wanted, list | tuple | set | frozenset) else [wanted]
-            if not values:
-                raise FusionError(f"filter[{key!r}]: expected a value or a non-empty list of values")
-            mask &= np.fromiter(
-                (p.get(key) in values for p in self._payloads), dtype=bool, count=len(self.ids)
-            )
+        for condition in conditions(filter):
+            rows = self._rows_by_term.get(condition.key)
+            if rows is None:
+                rows = self._rows_by_term[condition.key] = self._index_key(condition.key)
+            matching = np.zeros(len(self.ids), dtype=bool)
+            for term in condition.terms:
+                matching[rows.get(term, [])] = True
+            mask &= matching
         return mask
+
+    def _index_key(self, key: str) -> dict[str, npt.NDArray[np.intp]]:
+        found: dict[str, list[int]] = {}
+        for row, metadata in enumerate(self._metadata):
+            if key in metadata:
+                for term in set(value_terms(metadata[key])):
+                    found.setdefault(term, []).append(row)
+        return {term: np.array(rows, dtype=np.intp) for term, rows in found.items()}
+
+
+def _check_finite(values: npt.NDArray[np.float32], ids: Sequence[str]) -> None:
+    finite = np.isfinite(values)
+    if not finite.all():
+        rows = np.flatnonzero(~finite.reshape(len(ids), -1).all(axis=1))
+        named = ", ".join(repr(ids[i]) for i in rows[:3]) + (", ..." if len(rows) > 3 else "")
+        raise FusionError(
+            f"{len(rows)} document vector(s) hold NaN or infinite values (ids {named}); such a "
+            f"vector is similar to nothing: embed those documents again"
+        )
 
 
 class TfidfSvdEmbedder:

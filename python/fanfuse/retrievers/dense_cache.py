@@ -18,7 +18,6 @@ from fanfuse.retrievers.dense import (
     DenseRetriever,
     TfidfSvdEmbedder,
     document_text,
-    payload,
     unique_documents,
 )
 from fanfuse.retrievers.dense_index import (
@@ -37,8 +36,7 @@ VECTORS_FILE = "dense-vectors.npz"
 def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[DenseRetriever, bool]:
     """A `DenseRetriever` over the index's documents, from the cache when present; `(dense, fitted_now)`."""
     documents = list(index.documents())
-    payloads = [payload(d) for d in documents]
-    by_id = {d.id: i for i, d in enumerate(documents)}
+    by_id = {d.id: d for d in documents}
     model_path, vectors_path = index.data_directory / MODEL_FILE, index.data_directory / VECTORS_FILE
     if model_path.is_file() and vectors_path.is_file():
         try:
@@ -46,7 +44,7 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
             with np.load(vectors_path, allow_pickle=False) as saved:
                 ids, vectors = [str(i) for i in saved["ids"]], saved["vectors"]
             if sorted(ids) == sorted(by_id) and vectors.shape[1] == embed.dimensions:
-                return DenseRetriever(embed, ids, vectors, [payloads[by_id[i]] for i in ids]), False
+                return DenseRetriever.of_documents([by_id[i] for i in ids], vectors, embed), False
         except (FusionError, OSError, ValueError, KeyError):
             pass  # unreadable or stale cache: fit again below and overwrite it
     embed = TfidfSvdEmbedder(dimensions).fit([document_text(d) for d in documents])
@@ -84,6 +82,5 @@ def neural_dense_for_index(
     try:
         write_dense_index(index.data_directory, ids, vectors, encoder)
     except OSError:
-        payloads = [payload(doc) for doc in documents]
-        return DenseRetriever(encoder.embed_queries, ids, vectors, payloads, normalized=True), True
+        return DenseRetriever.of_documents(documents, vectors, encoder.embed_queries, normalized=True), True
     return open_dense(index.data_directory, encoder, documents=documents), True

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from fanfuse._core import FusionError, StagedDirectory
 from fanfuse.corpus import Document, Fields
-from fanfuse.retrievers.dense import DenseRetriever, document_text, payload, unique_documents, unit_rows
+from fanfuse.retrievers.dense import DenseRetriever, document_text, unique_documents, unit_rows
 
 DENSE_DIR = "dense"
 MANIFEST = "dense.json"
@@ -96,6 +96,8 @@ def write_dense_index(
     encoder: PassageEncoder,
 ) -> None:
     """Store unit `vectors` (one row per id) under `index_dir/dense/`, all or nothing."""
+    if not np.isfinite(vectors).all():
+        raise FusionError("vectors hold NaN or infinite values; nothing was stored")
     directory = Path(index_dir)
     if directory.exists() and not directory.is_dir():
         raise FusionError(f"index path {str(directory)!r} is a file; pass a directory")
@@ -138,8 +140,10 @@ def open_dense(
         encoder = _encoder_from_manifest(manifest, manifest_path)
     _check_identity(manifest["encoder"], dict(encoder.identity), manifest_path)
     ids, vectors = _read_vectors(directory / DENSE_DIR, manifest, manifest_path)
-    payloads = _payloads(directory, ids, documents)
-    return DenseRetriever(encoder.embed_queries, ids, vectors, payloads, normalized=True)
+    ordered = _documents(directory, ids, documents)
+    if ordered is None:
+        return DenseRetriever(encoder.embed_queries, ids, vectors, normalized=True)
+    return DenseRetriever.of_documents(ordered, vectors, encoder.embed_queries, normalized=True)
 
 
 def _read_manifest(directory: Path, path: Path) -> dict[str, Any]:
@@ -219,9 +223,9 @@ def _read_vectors(
     return ids, vectors
 
 
-def _payloads(
+def _documents(
     directory: Path, ids: Sequence[str], documents: Iterable[Document] | None
-) -> list[Mapping[str, Any]] | None:
+) -> list[Document] | None:
     if documents is None:
         from fanfuse.retrievers.tantivy_index import MANIFEST as INDEX_MANIFEST
         from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -229,7 +233,7 @@ def _payloads(
         if not (directory / INDEX_MANIFEST).is_file():
             return None
         documents = TantivyRetriever(directory).documents()
-    by_id = {doc.id: payload(doc) for doc in documents}
+    by_id = {doc.id: doc for doc in documents}
     missing = [i for i in ids if i not in by_id]
     if missing or len(by_id) != len(ids):
         raise FusionError(

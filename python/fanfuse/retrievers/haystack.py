@@ -21,7 +21,8 @@ from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import ROLES, converted_messages
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.interop import filter_conditions, framework_hits, fused_text_and_metadata
+from fanfuse.retrievers.filters import conditions
+from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
 __all__ = [
     "AsyncHaystackRetriever",
@@ -106,24 +107,30 @@ class FanfuseRetriever:
 
 def haystack_filters(filter: Mapping[str, Any]) -> dict[str, Any]:
     """A fanfuse filter (`{"key": value}`, `{"key": [v1, v2]}`) in Haystack's filter syntax, over
-    `meta`; a filter already in Haystack's syntax (it has an `operator`) passes through unchanged."""
+    `meta`; a filter already in Haystack's syntax (it has an `operator`) passes through unchanged.
+
+    Haystack's `==` compares a list-valued field as a whole in some stores (InMemoryDocumentStore)
+    and matches its items in others (Elasticsearch, OpenSearch, Qdrant); the hits that come back are
+    checked by fanfuse's rules either way (`HaystackRetriever`)."""
     if "operator" in filter:
         return dict(filter)
-    conditions = [
-        {"field": f"meta.{key}", "operator": "==", "value": values[0]}
-        if len(values) == 1
-        else {"field": f"meta.{key}", "operator": "in", "value": values}
-        for key, values in filter_conditions(filter)
+    comparisons = [
+        {"field": f"meta.{c.key}", "operator": "==", "value": c.values[0]}
+        if len(c.values) == 1
+        else {"field": f"meta.{c.key}", "operator": "in", "value": list(c.values)}
+        for c in conditions(filter)
     ]
-    return {"operator": "AND", "conditions": conditions}
+    return {"operator": "AND", "conditions": comparisons}
 
 
 class HaystackRetriever:
     """A Haystack retriever component as a fanfuse retriever.
 
     Each search calls `run(query=query, top_k=k)`, plus `filters=` (see `haystack_filters`) when the
-    search has a filter. The hit id is `Document.id` (else `meta[id_key]`), the score
-    `Document.score` (else 1/rank), the payload the document's `meta` plus its `text`.
+    search has a filter; of the documents returned, those whose `meta` does not match the filter by
+    fanfuse's rules (`fanfuse.retrievers.filters`) are left out. The hit id is `Document.id` (else
+    `meta[id_key]`), the score `Document.score` (else 1/rank), the payload the document's `meta`
+    plus its `text`.
     """
 
     def __init__(self, retriever: Any, *, id_key: str = "id", name: str | None = None) -> None:
@@ -143,18 +150,21 @@ class HaystackRetriever:
             inputs["filters"] = haystack_filters(filter)
         return inputs
 
-    def _hits(self, output: Mapping[str, Any], k: int) -> list[Hit]:
+    def _hits(self, output: Mapping[str, Any], k: int, filter: Mapping[str, Any] | None) -> list[Hit]:
         documents: Sequence[Document] = output["documents"]
+        native = filter is not None and "operator" in filter  # Haystack's own syntax: its meaning
         return framework_hits(
             self.name,
-            documents[:k],
+            documents,
             lambda d: (d.id, d.score, d.content, d.meta),
             id_field="Document.id",
             id_key=self.id_key,
+            filter=None if native else filter,
+            k=k,
         )
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
-        return self._hits(self.retriever.run(**self._inputs(query, k, filter)), k)
+        return self._hits(self.retriever.run(**self._inputs(query, k, filter)), k, filter)
 
 
 class AsyncHaystackRetriever(HaystackRetriever):
@@ -171,4 +181,4 @@ class AsyncHaystackRetriever(HaystackRetriever):
     async def search(  # type: ignore[override]  # the async form of the same protocol
         self, query: str, k: int, filter: Mapping[str, Any] | None = None
     ) -> list[Hit]:
-        return self._hits(await self.retriever.run_async(**self._inputs(query, k, filter)), k)
+        return self._hits(await self.retriever.run_async(**self._inputs(query, k, filter)), k, filter)

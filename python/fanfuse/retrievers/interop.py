@@ -1,9 +1,10 @@
 """What every framework adapter shares, with no framework imported: fused hits as a framework's
-(text, metadata), a framework's documents as hits, and the metadata filter convention.
+(text, metadata), a framework's documents as hits, and the filter check of what a framework returns.
 
-The filter convention of the built-in backends: `{"key": value}` (exact match on metadata) and
-`{"key": [v1, v2]}` (any of them); several keys must all match. Adapters translate it into each
-framework's or database's own filter language.
+A filter means what `fanfuse.retrievers.filters` says on every backend. Adapters translate it into
+the framework's own filter language, so the framework's store does the narrowing, and then keep only
+the documents that match by fanfuse's rules: a store that compares more loosely (Python's `True ==
+1`, dates parsed from strings) never lets a document through that another backend would not.
 """
 
 from __future__ import annotations
@@ -13,21 +14,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from fanfuse._core import FusionError
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.filters import Condition, conditions, matches
 
 if TYPE_CHECKING:
     from fanfuse.multiquery import FusedHit
 
-__all__ = [
-    "FANFUSE_METADATA_KEYS",
-    "FilterScalar",
-    "filter_conditions",
-    "framework_hits",
-    "fused_text_and_metadata",
-]
+__all__ = ["FANFUSE_METADATA_KEYS", "framework_hits", "fused_text_and_metadata"]
 
 T = TypeVar("T")
-FilterScalar = str | int | float | bool
-_FILTER_SCALARS = (str, int, float, bool)
 # The keys a fused document's metadata gains: the explanation that travels with it. Frameworks that
 # render metadata into prompts (LlamaIndex) are told to leave these out.
 FANFUSE_METADATA_KEYS = ("id", "score", "rerank_score", "provenance")
@@ -65,16 +59,24 @@ def framework_hits(
     *,
     id_field: str,
     id_key: str,
+    filter: Mapping[str, Any] | None = None,
+    k: int | None = None,
 ) -> list[Hit]:
     """A framework's ranked documents as `Hit`s; `fields(document)` gives (id, score, text, metadata).
 
     The id is the document's own (`id_field`, named in the error), else `metadata[id_key]`; without
     either fusion cannot deduplicate it, so it is an error naming `source`. A document without a
-    score gets 1/rank. The payload is the metadata plus `text`.
+    score gets 1/rank (its rank in what the framework returned). The payload is the metadata plus
+    `text`. With `filter`, a document whose metadata does not match it is left out; at most `k`.
     """
-    hits = []
+    checked: list[Condition] = conditions(filter) if filter else []
+    hits: list[Hit] = []
     for rank, document in enumerate(documents, start=1):
+        if k is not None and len(hits) == k:
+            break
         doc_id, score, text, metadata = fields(document)
+        if checked and not matches(checked, metadata):
+            continue
         if doc_id is None or doc_id == "":
             doc_id = metadata.get(id_key)
         if doc_id is None or doc_id == "":
@@ -85,19 +87,3 @@ def framework_hits(
         payload = {**metadata, "text": "" if text is None else text}
         hits.append(Hit(str(doc_id), float(1.0 / rank if score is None else score), payload))
     return hits
-
-
-def filter_conditions(filter: Mapping[str, Any]) -> list[tuple[str, list[FilterScalar]]]:
-    """The filter as (metadata key, accepted values) pairs, checked; a clear error names a bad entry."""
-    if not isinstance(filter, Mapping):
-        raise TypeError(f"filter must be a dict metadata key -> value(s) (got {type(filter).__name__})")
-    conditions = []
-    for key, wanted in filter.items():
-        values = list(wanted) if isinstance(wanted, list | tuple | set | frozenset) else [wanted]
-        if not isinstance(key, str) or not values or not all(isinstance(v, _FILTER_SCALARS) for v in values):
-            raise FusionError(
-                f"filter[{key!r}] = {wanted!r}: expected a metadata key mapped to a str, int, float "
-                f"or bool, or a non-empty list of them"
-            )
-        conditions.append((key, values))
-    return conditions

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -23,9 +23,16 @@ from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.filters import conditions, is_fanfuse_filter, matches
 from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
-__all__ = ["AsyncLangChainRetriever", "FanfuseRetriever", "LangChainRetriever", "langchain_history"]
+__all__ = [
+    "AsyncLangChainRetriever",
+    "FanfuseRetriever",
+    "LangChainRetriever",
+    "document_predicate",
+    "langchain_history",
+]
 
 # LangChain's message types and the roles of a conversation's turns.
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
@@ -88,32 +95,61 @@ class FanfuseRetriever(BaseRetriever):
         return [_to_langchain(hit) for hit in result.hits]
 
 
+def document_predicate(filter: Mapping[str, Any]) -> Callable[[LCDocument], bool]:
+    """The filter as a function of a LangChain `Document` (its metadata, by fanfuse's rules): what
+    stores whose `filter` is a callable take, such as `InMemoryVectorStore`."""
+    checked = conditions(filter)
+    return lambda document: matches(checked, document.metadata)
+
+
 class LangChainRetriever:
     """A LangChain retriever (`invoke(query) -> [Document]`) as a fanfuse retriever.
 
     The hit id is `Document.id`, else `metadata[id_key]`; a document with neither cannot be fused
     (fusion deduplicates on ids) and raises. The score is `metadata[score_key]` when the retriever
-    sets one, else 1/rank. LangChain retrievers choose their own k, so the list is cut at `k`;
-    `filter`, when given, is passed as `invoke(query, filter=...)` for retrievers that accept it.
+    sets one, else 1/rank. LangChain retrievers choose their own k, so the list is cut at `k`.
+    A search's `filter` is passed as `invoke(query, filter=translate(filter))`, `translate` being
+    `filter_as` (default: the filter as it is, the `{"key": value}` dict most stores read;
+    `document_predicate` for stores that take a function); the documents returned are then checked
+    by fanfuse's rules (`fanfuse.retrievers.filters`), so a store that compares differently cannot
+    let a document through that another backend would not. A filter in a store's own syntax, which
+    fanfuse's rules do not read (`{"$and": [...]}`, `{"year": {"$gte": 2020}}`), is passed as it is
+    and means what the store says.
     """
 
-    def __init__(self, retriever: Any, *, id_key: str = "id", score_key: str = "score") -> None:
+    def __init__(
+        self,
+        retriever: Any,
+        *,
+        id_key: str = "id",
+        score_key: str = "score",
+        filter_as: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> None:
         self.retriever = retriever
         self.id_key = id_key
         self.score_key = score_key
+        self.filter_as = filter_as
         self.name = type(retriever).__name__
 
-    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
-        documents = self.retriever.invoke(query, filter=filter) if filter else self.retriever.invoke(query)
-        return self._hits(documents, k)
+    def _invoke_kwargs(self, filter: Mapping[str, Any] | None) -> dict[str, Any]:
+        if not filter:
+            return {}
+        if not is_fanfuse_filter(filter):
+            return {"filter": filter}
+        return {"filter": self.filter_as(filter) if self.filter_as is not None else filter}
 
-    def _hits(self, documents: Sequence[LCDocument], k: int) -> list[Hit]:
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        return self._hits(self.retriever.invoke(query, **self._invoke_kwargs(filter)), k, filter)
+
+    def _hits(self, documents: Sequence[LCDocument], k: int, filter: Mapping[str, Any] | None) -> list[Hit]:
         return framework_hits(
             self.name,
-            documents[: check_int("retriever_k", k)],
+            documents,
             lambda d: (d.id, d.metadata.get(self.score_key), d.page_content, d.metadata),
             id_field="Document.id",
             id_key=self.id_key,
+            filter=filter if filter and is_fanfuse_filter(filter) else None,
+            k=check_int("retriever_k", k),
         )
 
 
@@ -123,8 +159,5 @@ class AsyncLangChainRetriever(LangChainRetriever):
     async def search(  # type: ignore[override]  # the async form of the same protocol
         self, query: str, k: int, filter: Mapping[str, Any] | None = None
     ) -> list[Hit]:
-        if filter:
-            documents = await self.retriever.ainvoke(query, filter=filter)
-        else:
-            documents = await self.retriever.ainvoke(query)
-        return self._hits(documents, k)
+        documents = await self.retriever.ainvoke(query, **self._invoke_kwargs(filter))
+        return self._hits(documents, k, filter)

@@ -22,12 +22,8 @@ from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.interop import (
-    FANFUSE_METADATA_KEYS,
-    filter_conditions,
-    framework_hits,
-    fused_text_and_metadata,
-)
+from fanfuse.retrievers.filters import conditions
+from fanfuse.retrievers.interop import FANFUSE_METADATA_KEYS, framework_hits, fused_text_and_metadata
 
 __all__ = [
     "AsyncLlamaIndexRetriever",
@@ -131,17 +127,32 @@ class FanfuseRetriever(BaseRetriever):
 
 def metadata_filters(filter: Mapping[str, Any] | MetadataFilters) -> MetadataFilters:
     """A fanfuse filter (`{"key": value}`, `{"key": [v1, v2]}`) as LlamaIndex `MetadataFilters`;
-    `MetadataFilters` pass through unchanged."""
+    `MetadataFilters` pass through unchanged.
+
+    LlamaIndex's filter values are str, int or float, and a list of one type: a bool, or a list
+    mixing text and numbers, is refused. Its `==` is Python's (`1 == 1.0`), and a list-valued field
+    is compared as a whole by the simple vector store; the retrievers check what comes back by
+    fanfuse's rules."""
     if isinstance(filter, MetadataFilters):
         return filter
     filters = []
-    for key, values in filter_conditions(filter):
+    for condition in conditions(filter):
+        values = list(condition.values)
         if any(isinstance(v, bool) for v in values):
-            raise FusionError(f"filter[{key!r}]: LlamaIndex filters take str, int or float values, not bool")
+            raise FusionError(
+                f"filter[{condition.key!r}]: LlamaIndex filters take str, int or float values, not bool"
+            )
+        if len({isinstance(v, str) for v in values}) > 1:
+            raise FusionError(
+                f"filter[{condition.key!r}] = {values!r}: a LlamaIndex filter list holds text or "
+                f"numbers, not both"
+            )
+        if any(isinstance(v, float) for v in values):
+            values = [float(v) for v in values]  # its lists are of one type; 1 == 1.0 there
         if len(values) == 1:
-            filters.append(MetadataFilter(key=key, value=values[0], operator=FilterOperator.EQ))
+            filters.append(MetadataFilter(key=condition.key, value=values[0], operator=FilterOperator.EQ))
         else:
-            filters.append(MetadataFilter(key=key, value=values, operator=FilterOperator.IN))  # type: ignore[arg-type]
+            filters.append(MetadataFilter(key=condition.key, value=values, operator=FilterOperator.IN))  # type: ignore[arg-type]
     return MetadataFilters(filters=filters)  # type: ignore[arg-type]
 
 
@@ -198,17 +209,20 @@ class LlamaIndexRetriever:
         assert self._fixed is not None
         return self._fixed
 
-    def _hits(self, nodes: Sequence[NodeWithScore], k: int) -> list[Hit]:
+    def _hits(self, nodes: Sequence[NodeWithScore], k: int, filter: Mapping[str, Any] | None) -> list[Hit]:
+        native = isinstance(filter, MetadataFilters)  # LlamaIndex's own: its meaning
         return framework_hits(
             self.name,
-            nodes[:k],
+            nodes,
             lambda n: (n.node.node_id, n.score, n.node.get_content(), n.node.metadata),
             id_field="node_id",
             id_key=self.id_key,
+            filter=None if native else filter,
+            k=k,
         )
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
-        return self._hits(self._retriever(k, filter).retrieve(query), k)
+        return self._hits(self._retriever(k, filter).retrieve(query), k, filter)
 
 
 class AsyncLlamaIndexRetriever(LlamaIndexRetriever):
@@ -217,4 +231,4 @@ class AsyncLlamaIndexRetriever(LlamaIndexRetriever):
     async def search(  # type: ignore[override]  # the async form of the same protocol
         self, query: str, k: int, filter: Mapping[str, Any] | None = None
     ) -> list[Hit]:
-        return self._hits(await self._retriever(k, filter).aretrieve(query), k)
+        return self._hits(await self._retriever(k, filter).aretrieve(query), k, filter)

@@ -30,7 +30,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from fanfuse._core import FusionError
 from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.interop import filter_conditions
+from fanfuse.retrievers.filters import conditions
 from fanfuse.retrievers.postgres_table import (
     Embedder,
     PostgresTable,
@@ -92,12 +92,25 @@ def _check_pool(pool: object, expected: type, other: str) -> None:
 def _filter_sql(
     table: PostgresTable, filter: Mapping[str, Any] | None
 ) -> tuple[sql.Composable, dict[str, Any]]:
-    """` AND metadata @> ANY(...)` per filter key, with the values as bound parameters."""
+    """` AND metadata @> ANY(...)` per filter key, with the values as bound parameters.
+
+    The meaning of `filters`, in jsonb containment: `{key: v}` holds where the metadata's key is v,
+    `{key: [v]}` where it is a list with the item v; jsonb compares numbers by value and keeps
+    true apart from 1. jsonb cannot hold a NUL character, so a value with one matches nothing.
+    """
     if not filter:
         return sql.SQL(""), {}
-    clauses, params = [], {}
-    for i, (key, values) in enumerate(filter_conditions(filter)):
-        params[f"filter{i}"] = [Jsonb({key: value}) for value in values]
+    clauses: list[sql.Composable] = []
+    params: dict[str, Any] = {}
+    for i, condition in enumerate(conditions(filter)):
+        key = condition.key
+        storable = [v for v in condition.values if "\0" not in key and not (isinstance(v, str) and "\0" in v)]
+        if not storable:
+            clauses.append(sql.SQL(" AND FALSE"))
+            continue
+        params[f"filter{i}"] = [
+            Jsonb(shape) for value in storable for shape in ({key: value}, {key: [value]})
+        ]
         clauses.append(
             sql.SQL(" AND d.{} @> ANY({}::jsonb[])").format(
                 table.column("metadata"), sql.Placeholder(f"filter{i}")
@@ -138,6 +151,8 @@ class _FullText:
         """The SQL and its parameters; None when the query has nothing to search for."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a str, got {type(query).__name__}")
+        # PostgreSQL text cannot hold NUL, and no document holds one: it parts words, as in Tantivy.
+        query = query.replace("\0", " ")
         params: dict[str, Any] = {
             "language": self.table.language,
             "k": check_int("retriever_k", k),

@@ -60,6 +60,8 @@ def embedded(embed: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
             f"embedding function returned shape {vectors.shape} for {len(texts)} texts; "
             f"expected a 2-D array with one row per text"
         )
+    if not np.isfinite(vectors).all():
+        raise FusionError("the embedding function returned NaN or infinite values")
     return vectors
 
 

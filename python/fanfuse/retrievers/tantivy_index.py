@@ -9,6 +9,8 @@ of failing.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -18,17 +20,21 @@ from typing import Any
 import tantivy
 
 from fanfuse._core import FusionError
+from fanfuse._panics import is_rust_panic
 from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.limits import TANTIVY_ARENA, check_int
 from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.filters import Condition, conditions, index_terms, matches
+from fanfuse.retrievers.index_copy import private_copy
 from fanfuse.retrievers.index_versions import MANIFEST
 
 SEARCH_FIELDS = ["title", "text"]
 # Words only: what a query falls back to when it is not valid query syntax.
 _WORD = re.compile(r"\w+")
 _OPERATORS = {"AND", "OR", "NOT"}
-_FILTER_SCALARS = (str, int, float, bool)
+# The filter tokens of each document's metadata (`filters.index_terms`): a filter is term lookups.
+FILTER_FIELD = "filter_terms"
 # The analyzer of the title and text fields, and the same chain without its last step: Tantivy's
 # built-in en_stem is the simple tokenizer, tokens over 40 bytes dropped, lower case, English stemmer.
 TEXT_TOKENIZER = "en_stem"
@@ -41,20 +47,33 @@ def _schema() -> tantivy.Schema:
     # en_stem: lower case + English stemming, so "parsing" finds "parse".
     builder.add_text_field("title", stored=True, tokenizer_name=TEXT_TOKENIZER)
     builder.add_text_field("text", stored=True, tokenizer_name=TEXT_TOKENIZER)
-    # Metadata values are matched exactly (raw), like a keyword field in Elasticsearch.
+    # The metadata as stored and returned; filters read FILTER_FIELD.
     builder.add_json_field("metadata", stored=True, tokenizer_name="raw")
+    builder.add_text_field(FILTER_FIELD, stored=False, tokenizer_name="raw", index_option="basic")
     return builder.build()
 
 
 class TantivyRetriever:
     """BM25 search over a Tantivy index directory built by `build` (or `fanfuse index`)."""
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, private_copy: bool = False) -> None:
+        """Open the index built in `directory`.
+
+        `private_copy=True` searches a copy of the current version made now, each Tantivy file
+        checked against its checksum (`index_copy`): for a long-running process (`fanfuse serve`),
+        which then neither dies of a file truncated under it (SIGBUS) nor answers from a file
+        overwritten in place, and refuses a damaged index at open. `private_directory` is then the
+        copy (an index directory itself, which other processes of the same server may open in place)
+        and `data_directory` its version. An index on a read-only file system is searched from such
+        a copy in any case: Tantivy takes a lock file to open one in place.
+        """
+        self.private_directory: Path | None = None
         self.directory = Path(directory)
         self.manifest, self.data_directory, self._index, self._searcher = index_versions.open_current(
-            self.directory, lambda manifest, data: _open(self.directory, manifest, data)
+            self.directory, lambda manifest, data: self._open(manifest, data, private_copy)
         )
         self._schema = self._index.schema
+        self._filter_terms = _has_field(self._schema, FILTER_FIELD)
 
     @classmethod
     def build(
@@ -103,6 +122,27 @@ class TantivyRetriever:
         index_versions.build(directory, write)
         return cls(directory)
 
+    def _open(
+        self, manifest: dict[str, Any], data: Path, copy: bool
+    ) -> tuple[dict[str, Any], Path, tantivy.Index, tantivy.Searcher]:
+        self.private_directory = private_copy(self.directory, data, self) if copy else None
+        opened = (
+            data
+            if self.private_directory is None
+            else self.private_directory / data.relative_to(self.directory)
+        )
+        try:
+            index = tantivy.Index.open(str(opened))
+            return manifest, opened, index, index.searcher()
+        except BaseException as error:
+            if not (isinstance(error, ValueError) or is_rust_panic(error)):
+                raise
+            if not copy and "Lockfile" in str(error):  # a read-only file system
+                return self._open(manifest, data, copy=True)
+            raise FusionError(
+                f"index {str(self.directory)!r} is corrupt ({error}); rebuild it with `fanfuse index`"
+            ) from None
+
     @property
     def version(self) -> str:
         """Names the contents this retriever searches: every build of the directory is a new one
@@ -115,25 +155,43 @@ class TantivyRetriever:
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         """The `k` best documents for `query`, BM25 over title and text, best first.
 
-        `filter` maps a metadata key to a value (exact match) or a list of values (any of them);
-        several keys must all match. It restricts the hits without changing their scores.
+        `filter` as every backend reads it (`filters`: a value, or any of a list, equal to the
+        metadata's or one of its items; every key). It restricts the hits without changing their
+        scores.
         """
         k = check_int("retriever_k", k)
+        checked = conditions(filter) if filter else []
         parsed = self._parse(query)
         documents = len(self)
         if parsed is None or documents == 0:
             return []
-        if filter:
-            # Score 0 for the filter clause: filtering must not reorder the BM25 ranking.
-            restriction = tantivy.Query.const_score_query(self._filter_query(filter), 0.0)
-            parsed = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, parsed), (tantivy.Occur.Must, restriction)]
-            )
-        try:
+        with self._reading():
+            if checked and not self._filter_terms:
+                # An index built before filter terms: every match of the query, checked one by one.
+                found = self._searcher.search(parsed, documents).hits
+                stored = ((score, self._searcher.doc(address)) for score, address in found)
+                kept = (_hit(score, doc) for score, doc in stored if matches(checked, _stored_metadata(doc)))
+                return list(itertools.islice(kept, k))
+            if checked:
+                # Score 0 for the filter clause: filtering must not reorder the BM25 ranking.
+                restriction = tantivy.Query.const_score_query(self._filter_query(checked), 0.0)
+                parsed = tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, parsed), (tantivy.Occur.Must, restriction)]
+                )
             # Tantivy sizes its top-k buffer by the limit: ask for no more than the index holds.
             found = self._searcher.search(parsed, min(k, documents)).hits
-            return [self._hit(float(score), address) for score, address in found]
-        except ValueError as error:  # Tantivy reads segment files lazily: damage can surface here
+            return [_hit(score, self._searcher.doc(address)) for score, address in found]
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Tantivy reads segment files lazily: damage surfaces in a search as an error or a panic,
+        which become one FusionError (a failed branch, never a dead request)."""
+        try:
+            yield
+        except BaseException as error:
+            tantivy_error = isinstance(error, ValueError) and not isinstance(error, FusionError)
+            if not (tantivy_error or is_rust_panic(error)):
+                raise
             raise FusionError(
                 f"index {str(self.directory)!r} could not be read ({error}); it may be corrupt: "
                 f"rebuild it with `fanfuse index`"
@@ -166,13 +224,18 @@ class TantivyRetriever:
         total = len(self)
         if total == 0:
             return
-        for _, address in self._searcher.search(tantivy.Query.all_query(), total).hits:
-            stored = self._searcher.doc(address)
+        with self._reading():
+            addresses = [
+                address for _, address in self._searcher.search(tantivy.Query.all_query(), total).hits
+            ]
+        for address in addresses:
+            with self._reading():
+                stored = self._searcher.doc(address)
             yield Document(
                 str(stored.get_first("id")),
                 stored.get_first("text") or "",
                 stored.get_first("title") or "",
-                stored.get_first("metadata") or {},
+                _stored_metadata(stored),
             )
 
     def _parse(self, query: str) -> tantivy.Query | None:
@@ -191,31 +254,15 @@ class TantivyRetriever:
                 return None
             return self._index.parse_query(" ".join(words), SEARCH_FIELDS)
 
-    def _filter_query(self, filter: Mapping[str, Any]) -> tantivy.Query:
+    def _filter_query(self, checked: Sequence[Condition]) -> tantivy.Query:
         clauses = []
-        for key, wanted in filter.items():
-            values = wanted if isinstance(wanted, list | tuple | set | frozenset) else [wanted]
-            if (
-                not isinstance(key, str)
-                or not key.strip()
-                or not values
-                or not all(isinstance(v, _FILTER_SCALARS) for v in values)
-            ):
-                raise FusionError(
-                    f"filter[{key!r}] = {wanted!r}: expected a non-empty metadata key mapped to a str, int, "
-                    f"float or bool, or a non-empty list of them"
-                )
-            terms = [tantivy.Query.term_query(self._schema, f"metadata.{key}", value) for value in values]
+        for condition in checked:
+            terms = [
+                tantivy.Query.term_query(self._schema, FILTER_FIELD, token) for token in condition.tokens
+            ]
             either = tantivy.Query.boolean_query([(tantivy.Occur.Should, term) for term in terms])
             clauses.append((tantivy.Occur.Must, either))
         return tantivy.Query.boolean_query(clauses)
-
-    def _hit(self, score: float, address: tantivy.DocAddress) -> Hit:
-        stored = self._searcher.doc(address)
-        payload: dict[str, Any] = dict(stored.get_first("metadata") or {})
-        payload["title"] = stored.get_first("title") or ""
-        payload["text"] = stored.get_first("text") or ""
-        return Hit(str(stored.get_first("id")), score, payload)
 
     def __repr__(self) -> str:
         return f"TantivyRetriever({str(self.directory)!r}, documents={len(self)})"
@@ -235,16 +282,24 @@ _WORDS_ANALYZER = _text_analyzer(stem=False)
 _TERMS_ANALYZER = _text_analyzer(stem=True)
 
 
-def _open(
-    directory: Path, manifest: dict[str, Any], data: Path
-) -> tuple[dict[str, Any], Path, tantivy.Index, tantivy.Searcher]:
+def _has_field(schema: tantivy.Schema, name: str) -> bool:
     try:
-        index = tantivy.Index.open(str(data))
-        return manifest, data, index, index.searcher()
-    except ValueError as error:
-        raise FusionError(
-            f"index {str(directory)!r} is corrupt ({error}); rebuild it with `fanfuse index`"
-        ) from None
+        tantivy.Query.term_query(schema, name, "")
+    except ValueError:
+        return False
+    return True
+
+
+def _stored_metadata(stored: tantivy.Document) -> Mapping[str, Any]:
+    metadata: Mapping[str, Any] = stored.get_first("metadata") or {}
+    return metadata
+
+
+def _hit(score: float, stored: tantivy.Document) -> Hit:
+    payload: dict[str, Any] = dict(_stored_metadata(stored))
+    payload["title"] = stored.get_first("title") or ""
+    payload["text"] = stored.get_first("text") or ""
+    return Hit(str(stored.get_first("id")), float(score), payload)
 
 
 def _write_index(
@@ -289,7 +344,15 @@ def _add_all(
         fields: dict[str, Any] = {"id": document.id, "title": document.title, "text": document.text}
         if document.metadata:
             fields["metadata"] = dict(document.metadata)
-        writer.add_document(tantivy.Document(**fields))
+            if terms := index_terms(document.metadata):
+                fields[FILTER_FIELD] = terms
+        try:
+            writer.add_document(tantivy.Document(**fields))
+        except ValueError as error:
+            raise FusionError(
+                f"{document.source}: document {document.id!r} cannot be indexed ({error}); metadata "
+                f"holds JSON values, whole numbers from -2**63 to 2**64 - 1"
+            ) from None
         count += 1
         if progress is not None and count % 1000 == 0:
             progress(count)

@@ -60,14 +60,24 @@ class BadField(Exception):
         return refusal([{"type": "value_error", "loc": location, "msg": str(self)}])
 
 
-def app_for_index(index: str | os.PathLike[str], *, dense: bool | None = None, **overrides: Any) -> FastAPI:
+def app_for_index(
+    index: str | os.PathLike[str] | TantivyRetriever,
+    *,
+    dense: bool | None = None,
+    name: str | None = None,
+    **overrides: Any,
+) -> FastAPI:
     """The app over an index built by `fanfuse index`, with `fanfuse.open_index`'s defaults; `dense`
     as `open_index`'s (None: hybrid where the index stores vectors), `overrides` (e.g. the `expander`,
-    `expansion`) as its keyword arguments. A request's `"dense": false` searches BM25 alone."""
-    bm25 = TantivyRetriever(index)
+    `expansion`) as its keyword arguments. A request's `"dense": false` searches BM25 alone. Given a
+    directory, the server searches a private copy of the index, checked at open: a file changed under
+    it afterwards (`cp` over a live index) can neither crash it nor change its answers; given an
+    opened `TantivyRetriever`, that one. `name`: the index as /healthz names it (default: its
+    directory)."""
+    bm25 = index if isinstance(index, TantivyRetriever) else TantivyRetriever(index, private_copy=True)
     retriever = open_index(bm25, dense=dense, **overrides)
     bm25_only = open_index(bm25, dense=False, **overrides) if "dense" in retriever.retriever_names else None
-    return create_app(retriever, bm25_only=bm25_only, index=str(index))
+    return create_app(retriever, bm25_only=bm25_only, index=name or str(bm25.directory))
 
 
 def create_app(

@@ -135,7 +135,8 @@ class SearchRequest(BaseModel):
     filter: dict[_FilterKey, _FilterValue] | None = Field(
         None,
         max_length=REQUEST.filter_keys,
-        description="keep hits whose metadata key equals the value (or any value of a list)",
+        description="keep hits whose metadata key equals the value, or holds it in a list; a list here "
+        "means any of its values; several keys must all match (docs/retrievers.md#filters)",
     )
     dense: bool | None = Field(
         None,

@@ -1,0 +1,177 @@
+"""What a metadata filter means, on every backend: one predicate, and the terms an index stores for it.
+
+A filter maps metadata keys to the values wanted:
+
+- `{"key": value}`: the document's metadata `key` equals `value`; where the metadata holds a list
+  there, one of its items equals `value` (membership).
+- `{"key": [v1, v2]}`: any of the values; a list in a filter always means any of.
+- several keys: each must match. A document without the key does not match.
+- values are str, bool, int or finite float, compared as JSON values: strings exactly (no case
+  folding, no Unicode normalisation), numbers by value (1 equals 1.0, -0.0 equals 0; a float is the
+  decimal it is written as, `repr`), and a bool equals only a bool (true is not 1).
+- what metadata holds besides those (objects, null, lists inside lists) matches nothing.
+- a key is a string that is not empty or only white space (the mistake `--filter " =x"` makes).
+
+`matches` is that predicate; the dense retriever applies it, the adapters check every hit a framework
+returns with it. Tantivy indexes `index_terms(metadata)` and looks up `Condition.tokens`, PostgreSQL
+builds the same rules from jsonb containment (`postgres.py`); a property test checks all of them
+against `matches` on generated metadata and filters (`tests/test_filter_semantics.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from fanfuse._core import FusionError
+
+__all__ = [
+    "Condition",
+    "FilterScalar",
+    "conditions",
+    "index_terms",
+    "is_fanfuse_filter",
+    "matches",
+    "value_terms",
+]
+
+FilterScalar = str | int | float | bool
+_SCALARS = (str, int, float, bool)
+_MANY = (list, tuple, set, frozenset)
+ACCEPTED = "a str, bool, int or finite float, or a non-empty list of them"
+# Index tokens longer than this are stored as their hash: Tantivy drops tokens over 65,530 bytes.
+_LONGEST_TOKEN = 200
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One key of a filter: the metadata key and the values any of which it may hold (their first
+    spelling kept, duplicates by value dropped)."""
+
+    key: str
+    values: tuple[FilterScalar, ...]
+
+    @property
+    def terms(self) -> frozenset[str]:
+        return frozenset(term for value in self.values if (term := _term(value)) is not None)
+
+    @property
+    def tokens(self) -> list[str]:
+        """The index tokens of a document that matches: one per wanted value."""
+        return sorted(_token(self.key, term) for term in self.terms)
+
+
+def conditions(filter: Mapping[str, Any]) -> list[Condition]:
+    """The filter checked, one `Condition` per key; a bad entry is a `FusionError` naming it."""
+    if not isinstance(filter, Mapping):
+        raise TypeError(f"filter must be a dict metadata key -> value(s) (got {type(filter).__name__})")
+    checked = []
+    for key, wanted in filter.items():
+        values = list(wanted) if isinstance(wanted, _MANY) else [wanted]
+        if (
+            not isinstance(key, str)
+            or not key.strip()
+            or not values
+            or not all(isinstance(v, _SCALARS) and _term(v) is not None for v in values)
+        ):
+            raise FusionError(
+                f"filter[{key!r}] = {wanted!r}: expected a non-empty metadata key mapped to {ACCEPTED}"
+            )
+        for text in [key, *(v for v in values if isinstance(v, str))]:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise FusionError(
+                    f"filter[{key!r}]: not valid Unicode ({error.reason} at index {error.start})"
+                ) from None
+        distinct: dict[str, FilterScalar] = {}
+        for value in values:
+            distinct.setdefault(_term(value) or "", value)
+        checked.append(Condition(key, tuple(distinct.values())))
+    return checked
+
+
+def is_fanfuse_filter(filter: object) -> bool:
+    """Whether `filter` is one these rules read (else it is in some store's own syntax)."""
+    if not isinstance(filter, Mapping):
+        return False
+    try:
+        conditions(filter)
+    except FusionError:
+        return False
+    return True
+
+
+def matches(filter: Mapping[str, Any] | list[Condition], metadata: Mapping[str, Any]) -> bool:
+    """Whether a document with this metadata passes the filter (a mapping, or its `conditions`)."""
+    checked = conditions(filter) if isinstance(filter, Mapping) else filter
+    return all(
+        condition.key in metadata and not condition.terms.isdisjoint(value_terms(metadata[condition.key]))
+        for condition in checked
+    )
+
+
+def value_terms(value: Any) -> Iterator[str]:
+    """The terms a metadata value matches: its own, or each of its items' when it is a list."""
+    if isinstance(value, list | tuple):
+        items: Any = value
+    else:
+        items = (value,)
+    for item in items:
+        term = _term(item)
+        if term is not None:
+            yield term
+
+
+def index_terms(metadata: Mapping[str, Any]) -> list[str]:
+    """The tokens an index stores for a document's metadata, so that a `Condition` is a lookup of
+    `Condition.tokens`."""
+    return sorted(
+        {
+            _token(key, term)
+            for key, value in metadata.items()
+            if isinstance(key, str)
+            for term in value_terms(value)
+        }
+    )
+
+
+def _term(value: Any) -> str | None:
+    """A scalar's canonical form: equal forms for equal JSON values, None for what matches nothing."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "s" + value
+    if isinstance(value, int | float):
+        number = _number(value)
+        return None if number is None else "n" + number
+    return None
+
+
+def _number(value: int | float) -> str | None:
+    """Significant digits and exponent, trailing zeros dropped: one spelling per decimal value."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        exact = Decimal(repr(value))  # the decimal the float is written as, in JSON and in PostgreSQL
+    else:
+        exact = Decimal(value)
+    if exact == 0:
+        return "0"
+    sign, digits, exponent = exact.as_tuple()
+    significant = "".join(map(str, digits)).rstrip("0")
+    assert isinstance(exponent, int)  # finite
+    exponent += len(digits) - len(significant)
+    return f"{'-' if sign else ''}{significant}e{exponent}"
+
+
+def _token(key: str, term: str) -> str:
+    # The key's length first: no key and term can spell another pair's token.
+    token = f"{len(key)}:{key}{term}"
+    if len(token.encode("utf-8", "surrogatepass")) > _LONGEST_TOKEN:
+        return "#" + hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+    return token

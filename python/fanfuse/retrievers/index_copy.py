@@ -1,0 +1,137 @@
+"""A private, checked copy of an index version, for a process that must outlive what happens to the
+files it searches.
+
+Tantivy and the stored vectors are memory-mapped: a file truncated under a running process (`cp` over a
+live index does that) turns the next read of a page past its new end into SIGBUS, which no Python or
+Rust code can catch, and a file overwritten in place changes the answers or makes Tantivy panic. A
+copy in a new temporary directory is a file nobody else writes. While copying, every Tantivy segment
+file is checked against the CRC32 its footer records (what `tantivy::Index::validate_checksum` does),
+so a damaged or half-written index is refused at open, naming the file, instead of failing searches.
+
+The copy is itself an index directory (the manifest and the current version), which other processes
+of the same server may open in place: nobody else writes it. The cost is at open: reading and writing
+the version's bytes once (see docs/retrievers.md); a search then reads the copy exactly as it would
+the original. The copy is removed when its owner is garbage-collected or the process exits; only a
+process killed with SIGKILL leaves it behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+import tempfile
+import weakref
+import zlib
+from pathlib import Path
+from typing import BinaryIO
+
+from fanfuse._core import FusionError
+from fanfuse.retrievers.index_versions import MANIFEST
+
+__all__ = ["private_copy"]
+
+# A segment file: the segment's uuid, then the component (`.store`, `.idx`, ...; deletes: `.N.del`).
+SEGMENT_FILE = re.compile(r"[0-9a-f]{32}\.(?:\d+\.)?[a-z]+")
+# Tantivy's footer, at the end of every segment file: JSON {"version": ..., "crc": u32}, its length
+# (u32, little-endian) and a magic number (u32).
+_FOOTER_MAGIC = 1337
+_FOOTER_TAIL = struct.Struct("<II")
+_LONGEST_FOOTER = 4096
+_CHUNK = 1 << 20
+# Tantivy's lock files: made again by whoever opens the copy.
+_LOCKS = re.compile(r"\.tantivy-.*\.lock")
+# The files Tantivy wrote and still uses, by name: a missing one would fail only the search that
+# reads it.
+_MANAGED = ".managed.json"
+
+
+def private_copy(directory: Path, version: Path, owner: object) -> Path:
+    """A checked copy of the index in `directory` as of its current `version` (the manifest and that
+    version; the whole directory for an index of format 1, whose files are beside the manifest),
+    itself an index directory; removed with `owner`."""
+    _check_complete(version)
+    copy = Path(tempfile.mkdtemp(prefix="fanfuse-index-"))
+    try:
+        if version != directory:
+            shutil.copyfile(directory / MANIFEST, copy / MANIFEST)
+        for source in sorted(version.rglob("*")):
+            relative = source.relative_to(directory)
+            target = copy / relative
+            if source.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+            elif not _LOCKS.fullmatch(source.name):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _copy_checked(source, target, str(source))
+    except BaseException:
+        shutil.rmtree(copy, ignore_errors=True)
+        raise
+    weakref.finalize(owner, shutil.rmtree, copy, True)
+    return copy
+
+
+def _check_complete(version: Path) -> None:
+    if not version.is_dir():
+        raise FusionError(f"{version} does not exist; rebuild the index with `fanfuse index`")
+    listing = version / _MANAGED
+    try:
+        managed = json.loads(listing.read_text(encoding="utf-8"))
+        names = [str(name) for name in managed]
+    except (OSError, ValueError, TypeError):
+        raise FusionError(
+            f"{listing} is missing or damaged; rebuild the index with `fanfuse index`"
+        ) from None
+    missing = sorted(name for name in names if not (version / name).is_file())
+    if missing:
+        raise FusionError(
+            f"{version}: {', '.join(missing)} missing (Tantivy lists {len(names)} files in {_MANAGED}); "
+            f"rebuild the index with `fanfuse index`"
+        )
+
+
+def _copy_checked(source: Path, target: Path, name: str) -> None:
+    if not SEGMENT_FILE.fullmatch(source.name):
+        # Vectors, ids, manifests: copied by the kernel; what reads them checks their shape.
+        shutil.copyfile(source, target)
+        return
+    with open(source, "rb") as reading, open(target, "xb") as writing:
+        size = os.fstat(reading.fileno()).st_size
+        expected, body = _footer(reading, size, name)
+        crc = copied = 0
+        while chunk := reading.read(_CHUNK):
+            if copied < body:
+                crc = zlib.crc32(chunk[: body - copied], crc)
+            copied += len(chunk)
+            writing.write(chunk)
+    if copied != size:
+        raise FusionError(
+            f"{name} changed while it was read ({size} bytes, then {copied}); open the index again"
+        )
+    if crc != expected:
+        raise FusionError(
+            f"{name} is damaged: its checksum is {crc}, its footer says {expected}; rebuild the index with "
+            f"`fanfuse index`"
+        )
+
+
+def _footer(reading: BinaryIO, size: int, name: str) -> tuple[int, int]:
+    """The CRC32 a segment file's footer records, and the length of the body it covers."""
+    damaged = f"{name} is damaged (no valid Tantivy footer); rebuild the index with `fanfuse index`"
+    if size < _FOOTER_TAIL.size:
+        raise FusionError(damaged)
+    reading.seek(size - _FOOTER_TAIL.size)
+    length, magic = _FOOTER_TAIL.unpack(reading.read(_FOOTER_TAIL.size))
+    body = size - _FOOTER_TAIL.size - length
+    if magic != _FOOTER_MAGIC or not 0 < length <= _LONGEST_FOOTER or body < 0:
+        raise FusionError(damaged)
+    reading.seek(body)
+    try:
+        crc = json.loads(reading.read(length))["crc"]
+    except (ValueError, KeyError, TypeError):
+        raise FusionError(damaged) from None
+    if not isinstance(crc, int):
+        raise FusionError(damaged)
+    reading.seek(0)
+    return crc, body

@@ -1,0 +1,108 @@
+"""Every way a filter enters a search means the same: `fanfuse search --filter` (each flag of the
+command that takes one, read from its parser) and the service's `filter` field (read from its OpenAPI
+schema) give, on both halves of a hybrid index, exactly the documents `filters.matches` keeps."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fanfuse.cli import build_parser, main
+from fanfuse.cli.search import parse_filters
+from fanfuse.retrievers.filters import matches
+
+DOCUMENTS = [
+    {"id": "one", "text": "common words", "n": 1, "flag": True, "tags": ["x", "y"], "product": "cloud"},
+    {"id": "true", "text": "common words", "n": True, "flag": 1, "tags": "x", "product": "onprem"},
+    {"id": "float", "text": "common words", "n": 1.0, "flag": False, "tags": ["y"], "product": "edge"},
+    {"id": "bare", "text": "common words"},
+]
+METADATA = {d["id"]: {k: v for k, v in d.items() if k not in ("id", "text")} for d in DOCUMENTS}
+
+# (--filter flags, the same filter as JSON): the examples that once meant different things per backend.
+CASES = [
+    (["n=true"], {"n": True}),
+    (["flag=1"], {"flag": 1}),
+    (["n=1"], {"n": 1}),
+    (["tags=x"], {"tags": "x"}),
+    (['tags=["x","y"]'], {"tags": ["x", "y"]}),
+    (["product=cloud", "product=onprem"], {"product": ["cloud", "onprem"]}),
+    (["product=cloud", "n=1"], {"product": "cloud", "n": 1}),
+    (["missing=1"], {"missing": 1}),
+]
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("onnxruntime")
+    root = tmp_path_factory.mktemp("filters")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCUMENTS), encoding="utf-8")
+    assert main(["index", str(corpus), "--index", str(root / "idx"), "--dense"]) == 0
+    return root / "idx"
+
+
+def found_by_retriever(answer: dict[str, Any]) -> dict[str, set[str]]:
+    # Every retriever the search ran (the dense side's vector feedback too) must keep the same documents.
+    found: dict[str, set[str]] = {b["retriever"]: set() for b in answer["diagnostics"]["branches"]}
+    assert {"bm25", "dense"} <= set(found)
+    for hit in answer["hits"]:
+        for p in hit["provenance"]:
+            if p["rank"] is not None:
+                found[p["retriever"]].add(hit["id"])
+    return found
+
+
+def expected(filter: dict[str, Any], answer: dict[str, Any]) -> dict[str, set[str]]:
+    kept = {doc_id for doc_id, metadata in METADATA.items() if matches(filter, metadata)}
+    return {b["retriever"]: kept for b in answer["diagnostics"]["branches"]}
+
+
+def filter_flags() -> list[str]:
+    """The options of every command that take a metadata filter, from the parsers themselves."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    return [
+        f"{name} {flag}"
+        for name, command in commands.items()
+        for action in command._actions
+        for flag in action.option_strings
+        if "filter" in flag
+    ]
+
+
+def test_search_is_the_only_command_with_a_filter() -> None:
+    # A new command or flag that takes a filter must join the cases below.
+    assert filter_flags() == ["search --filter"]
+
+
+@pytest.mark.parametrize(("flags", "filter"), CASES, ids=[" ".join(f) for f, _ in CASES])
+def test_the_command_line_filter(
+    hybrid: Path, flags: list[str], filter: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert parse_filters(flags) == filter
+    argv = ["search", "common", "--index", str(hybrid), "--expander", "none", "--json", "--top-k", "20"]
+    assert main([*argv, *(f"--filter={flag}" for flag in flags)]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert found_by_retriever(answer) == expected(filter, answer)
+
+
+@pytest.mark.parametrize(("flags", "filter"), CASES, ids=[" ".join(f) for f, _ in CASES])
+def test_the_service_filter_field(hybrid: Path, flags: list[str], filter: dict[str, Any]) -> None:
+    pytest.importorskip("fastapi")
+    from fanfuse.service import app_for_index
+    from fastapi.testclient import TestClient
+
+    with TestClient(app_for_index(hybrid)) as client:
+        assert (
+            "filter"
+            in client.get("/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]
+        )
+        response = client.post(
+            "/search", json={"query": "common", "expander": "none", "top_k": 20, "filter": filter}
+        )
+    assert response.status_code == 200, response.text
+    assert found_by_retriever(response.json()) == expected(filter, response.json())
