@@ -224,7 +224,8 @@ def test_the_table_column_names_are_those_the_core_reads() -> None:
 def test_eval_on_a_cluster_prints_what_one_process_prints(tmp_path: Path, cluster: str) -> None:
     paths = write_runs(tmp_path, seed=4, interleaved=True, queries=40)
     qrels = str(tmp_path / "qrels.txt")
-    metrics = ["--metrics", "ndcg@5,map,recall@10,P_5", "--json", "--iterations", "200"]
+    metrics = ["--metrics", "ndcg@5,map,recall@10,P_5", "--json", "--baseline", "1", "--test", "fisher"]
+    metrics += ["--iterations", "200"]
     one = run_command("eval", *paths, "--qrels", qrels, *metrics)
     many = run_command("eval", *paths, "--qrels", qrels, *metrics, "--engine", "dask", "--scheduler", cluster)
     assert one[0] == 0, one[2]

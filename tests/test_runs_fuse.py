@@ -12,7 +12,7 @@ import fanfuse
 import pytest
 from fanfuse.cli import main
 from fanfuse.tune import tune
-from run_reports import eval_row, expected_eval_row, fold_weighted_means
+from run_reports import FISHER, eval_row, expected_eval_row, fold_weighted_means
 
 
 def write_trec(path: Path, run: dict[str, list[str]], tag: str = "t") -> str:
@@ -131,10 +131,10 @@ def test_cli_fuse_then_eval_json(mtrag_dir: Path, tmp_path: Path, capsys: pytest
     assert main(["fuse", *runs, "-o", str(out), "--k", "60", "--weights", "1,1"]) == 0
     qrels = str(mtrag_dir / "qrels" / "clapnq" / "dev.tsv")
     capsys.readouterr()
-    assert main(["eval", runs[1], str(out), "--qrels", qrels, "--json", "--iterations", "200"]) == 0
+    assert main(["eval", runs[1], str(out), "--qrels", qrels, "--json", *FISHER]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [r["run"] for r in report["runs"]] == [runs[1], str(out)]
-    assert report["runs"][0]["p_values"] is None and report["runs"][0]["t_test_p_values"] is None
+    assert report["baseline"] == runs[1] and {c["run"] for c in report["comparisons"]} == {str(out)}
     assert eval_row(report, 1, "ndcg@10") == expected_eval_row(
         runs[1], str(out), qrels, "ndcg@10", iterations=200
     )
@@ -218,8 +218,8 @@ def test_cli_eval_table_and_mtrag_output_from_trec(
     )
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["run", "queries", "mrr", "precision@1"]
-    assert table[2].split() == [a, "2", "0.7500", "0.5000"]
-    assert table[3].split()[:3] == [b, "2", "0.7500"] and "(p=" in table[3] and " t=" in table[3]
+    assert table[2].split() == [a, "(baseline)", "2", "0.7500", "0.5000"]
+    assert table[3].split()[:3] == [b, "2", "0.7500"] and "p=" in table[3]
 
 
 def test_fuse_command_offers_every_method_of_the_kernel(tmp_path: Path) -> None:
