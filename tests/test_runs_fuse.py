@@ -189,7 +189,8 @@ def test_frames_round_trip(tmp_path: Path) -> None:
 
 def test_arrow_round_trip() -> None:
     pa = pytest.importorskip("pyarrow")
-    from fanfuse.runs import from_frame, to_arrow
+    from fanfuse.runs import from_frame
+    from fanfuse.tables import to_arrow
 
     table = pa.table({"qid": ["q"], "docid": ["d"], "score": [0.5]})
     assert to_arrow(from_frame(table)).to_pydict() == {

@@ -1,7 +1,8 @@
 """Run files in Python: a run's evaluation (per-query values and means) and the data-frame interface.
 
 Parsing, fusing and the metrics run in Rust (``fanfuse._core``); this module only arranges results.
-pandas and pyarrow are optional (``pip install fanfuse[frames]``) and imported on first use.
+pandas and pyarrow are optional (``pip install fanfuse[frames]``) and imported on first use; a run
+goes to Arrow through ``fanfuse.tables.to_arrow`` only.
 """
 
 from __future__ import annotations
@@ -38,26 +39,11 @@ def with_means(name: str, qids: list[str], values: dict[str, list[float]]) -> Ru
 
 
 def to_pandas(run: Run) -> Any:
-    """The run as a pandas DataFrame with columns qid, docid, rank, score (needs pandas)."""
-    import pandas as pd  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    """The run as a pandas DataFrame with columns qid, docid, rank, score (needs pandas and pyarrow:
+    ``pip install fanfuse[frames]``); the frame of ``fanfuse.tables.to_arrow``, the one conversion."""
+    from fanfuse.tables import to_arrow
 
-    qids, docids, ranks, scores = run.columns()
-    return pd.DataFrame({"qid": qids, "docid": docids, "rank": ranks, "score": scores})
-
-
-def to_arrow(run: Run) -> Any:
-    """The run as a pyarrow Table with columns qid, docid, rank, score (needs pyarrow)."""
-    import pyarrow as pa  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    qids, docids, ranks, scores = run.columns()
-    return pa.table(
-        {
-            "qid": pa.array(qids, pa.string()),
-            "docid": pa.array(docids, pa.string()),
-            "rank": pa.array(ranks, pa.int64()),
-            "score": pa.array(scores, pa.float64()),
-        }
-    )
+    return to_arrow(run).to_pandas()
 
 
 def from_frame(frame: Any, *, name: str = "run", rank_from: str = "score") -> Run:
