@@ -121,7 +121,7 @@ mtrag-retrieval: build
 
 # The conversation table of docs/mtrag-retrieval.md: each MT-RAG question's last turn alone, with its
 # history, and its human rewrite, on BM25, the hybrid and the default; and the settings tried for it.
-# LLM rows: make mtrag-conversation CONVERSATION_FLAGS="--llm-base-url URL --model M --strategy S".
+# LLM rows: make mtrag-conversation CONVERSATION_FLAGS="--llm-base-url URL --llm-model M --strategy S".
 CONVERSATION_FLAGS ?=
 mtrag-conversation: build
 	$(PY) benches/mtrag_conversation.py $(CONVERSATION_FLAGS)

@@ -128,7 +128,7 @@ def test_streamed_fusion_equals_in_memory_fusion_on_real_runs(mtrag_dir: Path, t
 def test_cli_fuse_then_eval_json(mtrag_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = [str(mtrag_dir / "runs_trec" / f"bge_clapnq_{s}.trec") for s in ("lastturn", "rewrite")]
     out = tmp_path / "fused.trec"
-    assert main(["fuse", *runs, "-o", str(out), "--k", "60", "--weights", "1,1"]) == 0
+    assert main(["fuse", *runs, "-o", str(out), "--rrf-k", "60", "--weights", "1,1"]) == 0
     qrels = str(mtrag_dir / "qrels" / "clapnq" / "dev.tsv")
     capsys.readouterr()
     assert main(["eval", runs[1], str(out), "--qrels", qrels, "--json", *FISHER]) == 0
@@ -209,7 +209,7 @@ def test_cli_eval_table_and_mtrag_output_from_trec(
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d2 1\nq2 0 d3 2\n")
     out = tmp_path / "fused.jsonl"
-    assert main(["fuse", a, b, "-o", str(out), "--format", "mtrag", "--collection", "my-index"]) == 0
+    assert main(["fuse", a, b, "-o", str(out), "--run-format", "mtrag", "--collection", "my-index"]) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["Collection"] for r in records] == ["my-index", "my-index"]
     assert [c["document_id"] for c in records[1]["contexts"]] == ["d3", "d4"]

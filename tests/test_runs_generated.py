@@ -111,7 +111,7 @@ def test_cli_fuse_then_eval_reports_the_paired_tests_of_the_fused_run(
     judgments = generated_qrels(rng, runs)
     qrels = write_beir_qrels(tmp_path / "dev.tsv", judgments)
     out = tmp_path / "fused.trec"
-    assert main(["fuse", *paths, "-o", str(out), "--k", "60", "--weights", "1,1"]) == 0
+    assert main(["fuse", *paths, "-o", str(out), "--rrf-k", "60", "--weights", "1,1"]) == 0
     fused = kernel_fusion(runs, k=60.0, weights=[1.0, 1.0], top_k=1000)
     assert by_query(fanfuse.read_run(str(out), rank_from="file")) == fused
     capsys.readouterr()

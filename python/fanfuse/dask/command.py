@@ -60,12 +60,12 @@ def write_fused(fused: dd.DataFrame, stream: IO[bytes]) -> int:
 
 
 def fuse(args: argparse.Namespace) -> int:
-    if args.format != "trec":
-        raise FusionError("--engine dask writes TREC runs only; drop --format or --engine dask")
+    if args.run_format != "trec":
+        raise FusionError("--engine dask writes TREC runs only; drop --run-format or --engine dask")
     options = {
         "method": args.method,
         "norm": args.norm,
-        "k": args.k,
+        "k": args.rrf_k,
         "weights": args.weights,
         "top_k": args.top_k or None,
         "tie_break": args.tie_break,
