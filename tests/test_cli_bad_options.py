@@ -43,7 +43,10 @@ CASES = [
     ([*TUNE, "--ks", ""], "argument --ks: expected comma-separated numbers"),
     ([*TUNE, "--metric", "ndcg@x"], "metric 'ndcg@x': the cut-off after @ (or _) must be an integer >= 1"),
     ([*SEARCH, "--variants", "0"], "argument --variants: must be an int from 1 to 5 (got '0')"),
-    (["demo", "--top-k", "-3"], "argument --top-k: must be an int >= 0 (0 keeps all, up to 10000) (got '-3')"),
+    (
+        ["demo", "--top-k", "-3"],
+        "argument --top-k: must be an int >= 0 (0 keeps all, up to 10000) (got '-3')",
+    ),
     (["fuse", "{run0}"], "the following arguments are required: -o/--output"),
 ]
 

@@ -26,8 +26,8 @@ def choices(command: str, flag: str) -> list[str]:
     return list(action.choices)
 
 
-# Every format `fuse` writes (its --format choices), and Parquet (by an output name ending in .parquet).
-RUN_FORMATS = [*choices("fuse", "--format"), "parquet"]
+# Every format `fuse` writes (its --run-format choices), and Parquet (by an output name ending in .parquet).
+RUN_FORMATS = [*choices("fuse", "--run-format"), "parquet"]
 OUTPUTS = [*choices("eval", "--format"), "--json"]
 
 
@@ -46,7 +46,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         paths[form] = []
         for i, source in enumerate(sources):
             out = directory / (f"run{i}.parquet" if form == "parquet" else f"run{i}.{form}")
-            flags = [] if form == "parquet" else ["--format", form]
+            flags = [] if form == "parquet" else ["--run-format", form]
             assert main(["fuse", source, "-o", str(out), "--top-k", "0", *flags]) == 0
             paths[form].append(str(out))
     return {"paths": paths, "qrels": qrels}
