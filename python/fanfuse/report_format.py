@@ -8,13 +8,10 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from fanfuse.cli._common import table
-
-if TYPE_CHECKING:
-    from fanfuse.report import Report
+from fanfuse.report_data import ReportData
 
 CSV_FIELDS = (
     "run",
@@ -33,9 +30,9 @@ CSV_FIELDS = (
 )
 
 
-def render(report: Report, form: str) -> str:
+def render(report: ReportData, form: str) -> str:
     """`report` as `form`, one of fanfuse.report.FORMATS."""
-    renderers: dict[str, Callable[[Report], str]] = {
+    renderers: dict[str, Callable[[ReportData], str]] = {
         "table": _table,
         "markdown": _markdown,
         "latex": _latex,
@@ -47,12 +44,24 @@ def render(report: Report, form: str) -> str:
     return renderers[form](report)
 
 
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain-text table: first column left-aligned, the others right-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+        )
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
+
+
 def _finite(value: float) -> float | None:
     """JSON has no infinity or NaN (a t statistic of equal non-zero differences is infinite)."""
     return value if math.isfinite(value) else None
 
 
-def as_dict(report: Report) -> dict[str, Any]:
+def as_dict(report: ReportData) -> dict[str, Any]:
     return {
         "metrics": report.metrics,
         "baseline": report.names[report.baseline],
@@ -72,7 +81,7 @@ def as_dict(report: Report) -> dict[str, Any]:
     }
 
 
-def _mean_cell(report: Report, run: str, metric: str, mean: float, *, with_p: bool) -> str:
+def _mean_cell(report: ReportData, run: str, metric: str, mean: float, *, with_p: bool) -> str:
     found = report.comparison(run, metric)
     if found is None:
         return f"{mean:.4f}"
@@ -80,7 +89,7 @@ def _mean_cell(report: Report, run: str, metric: str, mean: float, *, with_p: bo
     return f"{cell} p={found.adjusted_p_value:.3g}" if with_p else cell
 
 
-def _rows(report: Report, cell: Callable[[str, str, float], str]) -> list[list[str]]:
+def _rows(report: ReportData, cell: Callable[[str, str, float], str]) -> list[list[str]]:
     return [
         [
             s.name + (" (baseline)" if i == report.baseline else ""),
@@ -90,7 +99,7 @@ def _rows(report: Report, cell: Callable[[str, str, float], str]) -> list[list[s
     ]
 
 
-def _wtl_rows(report: Report) -> list[list[str]]:
+def _wtl_rows(report: ReportData) -> list[list[str]]:
     rows = []
     for i, s in enumerate(report.scores):
         if i == report.baseline:
@@ -100,11 +109,11 @@ def _wtl_rows(report: Report) -> list[list[str]]:
     return rows
 
 
-def _best(report: Report, metric: str) -> float:
+def _best(report: ReportData, metric: str) -> float:
     return max(s.means[metric] for s in report.scores)
 
 
-def _table(report: Report) -> str:
+def _table(report: ReportData) -> str:
     header = ["run", "queries", *report.metrics]
     rows = [
         [row[0], str(len(s.qids)), *row[1:]]
@@ -125,7 +134,7 @@ def _markdown_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _markdown(report: Report) -> str:
+def _markdown(report: ReportData) -> str:
     def cell(run: str, metric: str, mean: float) -> str:
         text = _mean_cell(report, run, metric, mean, with_p=False)
         return f"**{text}**" if mean == _best(report, metric) else text
@@ -161,7 +170,7 @@ def _latex_escape(text: str) -> str:
     return "".join(LATEX_SPECIAL.get(char, char) for char in text)
 
 
-def _latex(report: Report) -> str:
+def _latex(report: ReportData) -> str:
     markers = {"▲": r"$^{\blacktriangle}$", "▼": r"$^{\blacktriangledown}$", "": ""}
 
     def cell(run: str, metric: str, mean: float) -> str:
@@ -190,7 +199,7 @@ def _latex(report: Report) -> str:
     return "\n".join([*lines, "% " + legend]) + "\n"
 
 
-def _csv(report: Report) -> str:
+def _csv(report: ReportData) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_FIELDS)

@@ -8,13 +8,10 @@ from __future__ import annotations
 import math
 import os
 from statistics import NormalDist
-from typing import TYPE_CHECKING
 
 from fanfuse._core import FusionError
 from fanfuse._output import atomic_output
-
-if TYPE_CHECKING:
-    from fanfuse.report import Report
+from fanfuse.report_data import ReportData
 
 CONFIDENCE = 0.95
 
@@ -29,7 +26,7 @@ def half_width(values: list[float]) -> float:
     return NormalDist().inv_cdf(0.5 + CONFIDENCE / 2) * sd / math.sqrt(n)
 
 
-def plot(report: Report, path: str | os.PathLike[str]) -> None:
+def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
     try:
         import matplotlib
 

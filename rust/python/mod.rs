@@ -5,7 +5,8 @@
 //! the Python result. Errors from the core map to Python in one place ([`to_py_err`]).
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
-//! the fusion entry points, `fused` the result types, `rrf` / `fuse` / `runs` / `eval` the functions.
+//! the fusion entry points, `fused` the result types, `trained` the trained model, `rrf` / `fuse` /
+//! `runs` / `train` / `eval` the functions.
 
 mod args;
 mod eval;
@@ -16,6 +17,7 @@ mod options;
 mod rrf;
 mod runs;
 mod tables;
+mod train;
 mod trained;
 
 use std::sync::{Arc, Mutex};
@@ -152,7 +154,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
     m.add_class::<trained::PyFusionModel>()?;
-    m.add_function(wrap_pyfunction!(trained::train_fusion, m)?)?;
+    m.add_function(wrap_pyfunction!(train::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(eval::metric_depth, m)?)?;
     m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;

@@ -1,15 +1,12 @@
-//! Trained fusion: `train_fusion` and the `FusionModel` it returns (JSON in and out).
+//! The `FusionModel` that `train_fusion` returns (`train.rs`): its fields, JSON in and out.
 
 use std::io::Write;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use super::args::int_in;
-use super::runs::{PyQrels, PyRun};
-use super::{detached, interruptible, to_py_err, FusionError};
-use crate::fusion::{TrainedMethod, TrainedModel};
-use crate::runs::train::{self, TrainSizes};
+use super::{interruptible, to_py_err, FusionError};
+use crate::fusion::TrainedModel;
 
 /// A fusion model trained on qrels; fuse with `fuse_runs(runs, model=model)`.
 #[pyclass(frozen, eq, module = "fanfuse", name = "FusionModel")]
@@ -87,37 +84,4 @@ impl PyFusionModel {
         };
         format!("FusionModel(method={:?}, runs={}{sizes})", self.method(), self.runs())
     }
-}
-
-/// Trains a fusion method on runs and qrels. See `_core.pyi`.
-#[pyfunction]
-#[pyo3(signature = (runs, qrels, /, *, method, segments = None, window = None))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
-pub(super) fn train_fusion(
-    py: Python<'_>,
-    runs: Vec<PyRef<'_, PyRun>>,
-    qrels: PyRef<'_, PyQrels>,
-    method: &str,
-    segments: Option<Bound<'_, PyAny>>,
-    window: Option<Bound<'_, PyAny>>,
-) -> PyResult<PyFusionModel> {
-    let method: TrainedMethod = method.parse().map_err(to_py_err)?;
-    let size = |what: &str, value: Option<Bound<'_, PyAny>>, low: usize| -> PyResult<Option<usize>> {
-        value
-            .map(|v| {
-                let accepted = format!("an int from {low} to {}", crate::fusion::MAX_SIZE);
-                let top = i128::try_from(crate::fusion::MAX_SIZE).unwrap_or(i128::MAX);
-                let v: usize = int_in(&v, what, &accepted, i128::try_from(low).unwrap_or(0)..=top)?;
-                train::check_size(what, v, low).map_err(to_py_err)
-            })
-            .transpose()
-    };
-    let sizes = TrainSizes { segments: size("segments", segments, 1)?, window: size("window", window, 0)? };
-    let owned: Vec<Arc<crate::runs::Run>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
-    let qrels = Arc::clone(&qrels.inner);
-    let model = detached(py, || {
-        let refs: Vec<&crate::runs::Run> = owned.iter().map(AsRef::as_ref).collect();
-        train::train(method, &refs, &qrels, sizes)
-    })?;
-    Ok(PyFusionModel { inner: Arc::new(model) })
 }

@@ -1,5 +1,5 @@
-"""Shared pieces of the commands: bad input exits 2, signals end a command cleanly, tables, a progress
-bar on stderr."""
+"""Shared pieces of the commands: bad input exits 2, signals end a command cleanly, a progress bar on
+stderr."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from fanfuse._core import FusionError
@@ -145,15 +145,3 @@ def name_list(text: str) -> list[str]:
             f"expected comma-separated names, such as ndcg@10,map (got {text!r})"
         )
     return names
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain-text table: first column left-aligned, the others right-aligned."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))
-        )
-
-    return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])

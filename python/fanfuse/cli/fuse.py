@@ -25,6 +25,7 @@ from fanfuse._core import (
 from fanfuse.cli._common import guarded, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.fusion_options import method_parameters
 from fanfuse.tables import is_parquet, read_any_run, read_parquet_run, write_parquet
 
 # ranx writes Parquet runs under both names.
@@ -193,12 +194,6 @@ def fusion_options(args: argparse.Namespace, model: FusionModel | None = None) -
         "threads": args.threads,
         **method_parameters(args),
     }
-
-
-def method_parameters(args: argparse.Namespace) -> dict[str, float]:
-    """The given --phi, --sigma and --gamma (unset ones keep the core's defaults)."""
-    given = {"phi": args.phi, "sigma": args.sigma, "gamma": args.gamma}
-    return {name: value for name, value in given.items() if value is not None}
 
 
 def run_to_parquet(args: argparse.Namespace, model: FusionModel | None = None) -> int:

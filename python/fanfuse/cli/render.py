@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
-from collections.abc import Mapping
-from typing import Any
 
+from fanfuse.json_data import as_data
 from fanfuse.multiquery import FusedHit, SearchResult
 
 
@@ -85,33 +82,3 @@ def as_json(result: SearchResult) -> str:
     """The whole result, hits with provenance and diagnostics, as one JSON document (strict JSON: a
     NaN contribution, as Condorcet's, is null)."""
     return json.dumps(as_data(result), indent=2, ensure_ascii=False, default=str, allow_nan=False)
-
-
-def as_data(report: Any) -> dict[str, Any]:
-    """A result (or one of its reports, a dataclass) as JSON data: what `as_json` writes. Field by
-    field as `dataclasses.asdict`, without its deep copy of every payload (a search's whole answer
-    took 2 ms that way, the HTTP service's largest cost per request after the search itself);
-    non-finite floats become None."""
-    data: dict[str, Any] = _plain(report)
-    return data
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, (str, int, type(None))):
-        return value
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    kind = type(value)
-    names = _FIELDS.get(kind)
-    if names is None:
-        if not dataclasses.is_dataclass(kind):
-            return value  # written by the JSON encoder's default (str)
-        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-    return {name: _plain(getattr(value, name)) for name in names}

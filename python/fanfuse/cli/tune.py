@@ -8,8 +8,9 @@ from dataclasses import asdict
 from typing import Any
 
 from fanfuse._core import METHODS, TRAINED_METHODS
-from fanfuse.cli._common import guarded, number_option, table
+from fanfuse.cli._common import guarded, number_option
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.report_format import table
 from fanfuse.tables import read_any_qrels, read_any_run
 from fanfuse.tune import tune
 from fanfuse.tune_search import GRID_LIMIT, SEARCHES

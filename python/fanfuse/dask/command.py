@@ -17,9 +17,9 @@ from dask.base import compute
 
 from fanfuse._core import FusionError
 from fanfuse._output import atomic_output
-from fanfuse.cli.fuse import method_parameters
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition, evaluation_columns
+from fanfuse.fusion_options import method_parameters
 from fanfuse.runs import RunScores, with_means
 
 # Seconds to reach a scheduler given by --scheduler before giving up with an error.

@@ -12,19 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from fanfuse._core import FusionError
 from fanfuse.limits import check_float, check_int, optional_float, optional_int
-from fanfuse.multiquery.config import check_max_variants, check_variant_weights
+from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
 from fanfuse.multiquery.fusion import FUSION_OPTIONS, FusionSettings, is_weighted
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 
-if TYPE_CHECKING:
-    from fanfuse.multiquery.retriever import MultiQueryRetriever
-
-__all__ = ["Plan", "SearchOptions", "check_return_k", "make_plan", "weights_by_retriever"]
+__all__ = ["InstanceSettings", "Plan", "SearchOptions", "check_return_k", "make_plan", "weights_by_retriever"]
 
 
 class SearchOptions(TypedDict, total=False):
@@ -57,6 +54,25 @@ class SearchOptions(TypedDict, total=False):
 _OPTION_NAMES = SearchOptions.__optional_keys__
 
 
+class InstanceSettings(Protocol):
+    """The settings of a ``MultiQueryRetriever`` that a call's left-out options take."""
+
+    config: MultiQueryConfig
+    top_k: int
+    strategy: str | None
+    variant_weights: list[float]
+    retriever_weights: dict[str, float]
+    branch_k: int | None
+    reranker: Reranker | None
+    rerank_window: int | None
+    return_k: int | None
+    min_score: float | None
+    fusion: FusionSettings
+
+    @property
+    def retriever_names(self) -> list[str]: ...
+
+
 @dataclass(slots=True)
 class Plan:
     """One search call's settings, checked, with the instance's defaults filled in."""
@@ -79,7 +95,7 @@ class Plan:
     fusion: FusionSettings
 
 
-def make_plan(retriever: MultiQueryRetriever, query: str, options: Mapping[str, Any], caller: str) -> Plan:
+def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any], caller: str) -> Plan:
     """The call's options checked, the instance's settings where they are left out or None."""
     unknown = options.keys() - _OPTION_NAMES
     if unknown:

@@ -25,8 +25,8 @@ from fastapi.responses import JSONResponse, Response
 
 from fanfuse import __version__
 from fanfuse._core import FusionError
-from fanfuse.cli.render import as_data
 from fanfuse.default_search import open_index
+from fanfuse.json_data import as_data
 from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.fusion import checked

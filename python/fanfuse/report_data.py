@@ -1,0 +1,80 @@
+"""The numbers of a comparison report, below the modules that compute, render and plot it
+(``fanfuse.report``, ``fanfuse.report_format``, ``fanfuse.report_plot``): each of them imports this one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fanfuse.runs import RunScores
+
+TEST_NAMES = {
+    "t": "two-sided paired Student t-test",
+    "fisher": "two-sided paired randomization (Fisher) test",
+    "wilcoxon": "two-sided Wilcoxon signed-rank test",
+    "tukey": "Tukey's HSD over all runs",
+}
+BETTER, WORSE = "▲", "▼"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One run against the baseline on one metric.
+
+    ``statistic`` is the test's own: t for the t-test, min(R+, R-) for Wilcoxon, the difference of
+    means (run - baseline) for the randomization test and Tukey's HSD.
+    """
+
+    run: str
+    metric: str
+    mean: float
+    baseline_mean: float
+    queries: int
+    statistic: float
+    p_value: float
+    adjusted_p_value: float
+    significant: bool
+    wins: int
+    ties: int
+    losses: int
+
+    @property
+    def marker(self) -> str:
+        if not self.significant:
+            return ""
+        return BETTER if self.mean > self.baseline_mean else WORSE
+
+
+@dataclass
+class ReportData:
+    """The numbers of a comparison report: means per run and metric, and one :class:`Comparison` per
+    non-baseline run and metric. ``fanfuse.report.Report`` adds its renderings."""
+
+    metrics: list[str]
+    scores: list[RunScores]
+    baseline: int
+    test: str
+    correction: str
+    alpha: float
+    comparisons: list[Comparison]
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.scores]
+
+    def comparison(self, run: str, metric: str) -> Comparison | None:
+        """The comparison of `run` with the baseline on `metric` (None for the baseline itself)."""
+        return next((c for c in self.comparisons if c.run == run and c.metric == metric), None)
+
+    def legend(self) -> str:
+        """What the markers mean, in one sentence."""
+        family = (len(self.scores) - 1) * len(self.metrics)
+        correction = (
+            "uncorrected"
+            if self.correction == "none"
+            else f"{self.correction.capitalize()}-corrected over {family} comparisons"
+        )
+        return (
+            f"{BETTER}/{WORSE}: significantly above/below the baseline ({self.names[self.baseline]}) by the "
+            f"{TEST_NAMES[self.test]}, {correction}, p <= {self.alpha:g}; W/T/L: queries won/tied/lost "
+            "against the baseline."
+        )

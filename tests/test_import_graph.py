@@ -1,0 +1,266 @@
+"""The layering of the code, read from its source: the library (everything under ``python/fanfuse/``
+outside ``cli/``) never imports ``fanfuse.cli``, and neither the Python modules nor the Rust modules
+import each other in a circle. Every import counts: module-level, inside a function, under
+``TYPE_CHECKING``, absolute or relative."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "python" / "fanfuse"
+RUST = ROOT / "rust"
+CLI = "fanfuse.cli"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+SOURCES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+# The compiled core counts as a module (its stub stands for it): importing it is no import of the package.
+MODULES = set(SOURCES) | {_module_name(p) for p in PACKAGE.rglob("*.pyi")}
+
+
+def _known(name: str) -> str | None:
+    """The longest prefix of the dotted `name` that is a module of the package."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in MODULES:
+            return ".".join(parts[:end])
+    return None
+
+
+def _imports(module: str) -> Iterator[tuple[int, str]]:
+    path = SOURCES[module]
+    return _imports_of(module, path.read_text(encoding="utf-8"), is_package=path.name == "__init__.py")
+
+
+def _imports_of(module: str, source: str, *, is_package: bool) -> Iterator[tuple[int, str]]:
+    """(line, module of the package) for every import `source` makes, wherever it stands:
+    ``from fanfuse import report_format`` names the submodule, ``from fanfuse.x import name`` the
+    module ``fanfuse.x``; a constant ``importlib.import_module("fanfuse...")`` counts too."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__")
+        ):
+            names = [node.args[0].value]
+        for name in names:
+            target = _known(name)
+            if target is not None and target != module:
+                yield node.lineno, target
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _describe(cycles: list[list[str]], graph: dict[str, set[str]]) -> str:
+    return "\n".join(
+        " | ".join(f"{a} -> {b}" for a in cycle for b in sorted(graph[a]) if b in cycle) for cycle in cycles
+    )
+
+
+def test_the_walk_sees_every_spelling_of_an_import() -> None:
+    source = """
+import importlib
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from fanfuse.cli._common import guarded
+def late():
+    from ..cli import render
+    from fanfuse import cli
+    import fanfuse.cli.fuse as fuse
+    from . import planning
+    from .. import report_format
+    return importlib.import_module("fanfuse.cli.search")
+"""
+    found = {target for _, target in _imports_of("fanfuse.multiquery.probe", source, is_package=False)}
+    assert found == {
+        "fanfuse.cli._common",
+        "fanfuse.cli.render",
+        "fanfuse.cli",
+        "fanfuse.cli.fuse",
+        "fanfuse.multiquery.planning",
+        "fanfuse.report_format",
+        "fanfuse.cli.search",
+    }
+
+
+def test_the_library_never_imports_the_cli() -> None:
+    library = [m for m in SOURCES if m != CLI and not m.startswith(CLI + ".")]
+    assert len(library) > 50, "the walk found the package's modules"
+    found = [
+        f"{SOURCES[m].relative_to(ROOT)}:{line} imports {target}"
+        for m in library
+        for line, target in _imports(m)
+        if target == CLI or target.startswith(CLI + ".")
+    ]
+    assert found == []
+
+
+def test_no_library_module_loads_the_cli() -> None:
+    """Every library module and public name loaded in one fresh interpreter (a module whose optional
+    extra is missing is skipped), then not one module of ``fanfuse.cli`` is in ``sys.modules``."""
+    library = sorted(m for m in SOURCES if m != CLI and not m.startswith(CLI + "."))
+    probe = f"""
+import importlib, json, sys
+import fanfuse
+for name in [*fanfuse.__all__, *fanfuse._SUBMODULES]:
+    getattr(fanfuse, name)
+skipped = []
+for module in {library!r}:
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        skipped.append(f"{{module}}: {{error}}")
+loaded = sorted(m for m in sys.modules if m == {CLI!r} or m.startswith({CLI + "."!r}))
+print(json.dumps({{"loaded": loaded, "skipped": skipped}}))
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    result = json.loads(out.splitlines()[-1])
+    assert result["loaded"] == [], result
+
+
+def test_the_python_modules_import_no_circle() -> None:
+    graph = {m: {target for _, target in _imports(m)} for m in SOURCES}
+    assert sum(map(len, graph.values())) > 200, "the walk found the package's imports"
+    cycles = _cycles(graph)
+    assert cycles == [], _describe(cycles, graph)
+
+
+# A Rust path that starts at the crate root or the module above: `crate::runs::train::{self, X}`.
+_RUST_PATH = re.compile(r"\b(?:crate|super)(?:::\w+)+")
+_USE = re.compile(r"\buse\s+([^;]+);", re.S)
+
+
+def _rust_module_files() -> dict[tuple[str, ...], Path]:
+    """Module path (from the crate root) -> its file: ``rust/runs/mod.rs`` is ``("runs",)``."""
+    files = {}
+    for path in RUST.rglob("*.rs"):
+        parts = path.relative_to(RUST).with_suffix("").parts
+        if parts[-1] in ("mod", "lib"):
+            parts = parts[:-1]
+        files[tuple(parts)] = path
+    return files
+
+
+def _expand_use(tree: str) -> Iterator[str]:
+    """The paths of one `use` tree: ``super::{a::X, b::{self, Y}}`` gives ``super::a::X``,
+    ``super::b::self`` and ``super::b::Y``."""
+    tree = "".join(tree.split())
+    start = tree.find("{")
+    if start < 0:
+        yield tree
+        return
+    prefix, body = tree[:start], tree[start + 1 : tree.rindex("}")]
+    depth, item = 0, ""
+    for char in [*body, ","]:
+        if char == "," and depth == 0:
+            if item:
+                yield from (prefix + path for path in _expand_use(item))
+            item = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        item += char
+
+
+def _rust_edges(
+    module: tuple[str, ...], path: Path, files: dict[tuple[str, ...], Path]
+) -> set[tuple[str, ...]]:
+    """The modules `module` takes names from; its own ancestors (which declare it, and whose shared
+    helpers every child uses) are not counted, as the file tree already orders them."""
+    text = re.sub(r"//[^\n]*", "", path.read_text(encoding="utf-8"))
+    paths = [p for use in _USE.findall(text) for p in _expand_use(use)]
+    paths += _RUST_PATH.findall(text)
+    targets = set()
+    for rust_path in paths:
+        head, *rest = rust_path.split("::")
+        if head == "crate":
+            base: tuple[str, ...] = ()
+        elif head == "super":
+            base = module[:-1]
+            while rest and rest[0] == "super":
+                base, rest = base[:-1], rest[1:]
+        else:
+            continue
+        target = base
+        for segment in rest:
+            if (*target, segment) not in files:
+                break
+            target = (*target, segment)
+        if target != module[: len(target)]:
+            targets.add(target)
+    return targets
+
+
+def test_a_rust_use_tree_gives_every_path() -> None:
+    tree = "super::{args::int_in, runs::{self, PyRun},\n detached}"
+    assert list(_expand_use(tree)) == [
+        "super::args::int_in",
+        "super::runs::self",
+        "super::runs::PyRun",
+        "super::detached",
+    ]
+
+
+def test_the_rust_modules_import_no_circle() -> None:
+    files = _rust_module_files()
+    graph = {"::".join(m): {"::".join(t) for t in _rust_edges(m, p, files)} for m, p in files.items()}
+    assert sum(map(len, graph.values())) > 50, "the walk found the crate's imports"
+    cycles = _cycles(graph)
+    assert cycles == [], _describe(cycles, graph)
