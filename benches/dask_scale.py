@@ -73,7 +73,7 @@ def dask_phases(inputs: list[str], output: Path, partitions: int | None) -> dict
     """The command's work in three timed steps (each persisted before the next starts)."""
     import fanfuse.dask as fd
     from distributed import wait
-    from fanfuse._output import atomic_output
+    from fanfuse._core import OutputFile
     from fanfuse.dask import kernel
     from fanfuse.dask.command import write_fused
 
@@ -97,7 +97,7 @@ def dask_phases(inputs: list[str], output: Path, partitions: int | None) -> dict
         wait(fused)
     times["fuse"] = time.perf_counter() - start
     start = time.perf_counter()
-    with atomic_output(output) as stream:
+    with OutputFile(output) as stream:
         write_fused(fused, stream)
     times["order_write"] = time.perf_counter() - start
     return times

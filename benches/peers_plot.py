@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fanfuse._output import atomic_output
+from fanfuse._core import OutputFile
 
 
 def bar_chart(path: Path, rows: list[tuple[str, float]], unit: str) -> None:
@@ -24,6 +24,6 @@ def bar_chart(path: Path, rows: list[tuple[str, float]], unit: str) -> None:
     for y, value in enumerate(values):
         axes.text(value, y, f" {value:,.1f}", va="center", fontsize=8)
     figure.tight_layout()
-    with atomic_output(path) as stream:
+    with OutputFile(path) as stream:
         figure.savefig(stream, format="png", dpi=100)
     plt.close(figure)

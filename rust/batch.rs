@@ -101,28 +101,54 @@ pub fn pool_for(threads: Option<usize>, n_queries: usize) -> Option<Arc<rayon::T
     }
 }
 
+/// Queries between two interrupt checks of [`map_queries`] (on the calling thread; see
+/// `crate::interrupt`): a few milliseconds of fusion, and enough to keep every thread of a pool busy.
+const QUERIES_PER_CHECK: usize = 1 << 14;
+
 /// Applies `work` to every query, in order, on `threads` threads (`None`: [`default_threads`]).
-pub fn map_queries<Q, R, F>(queries: &[Q], threads: Option<usize>, work: F) -> Vec<R>
+///
+/// # Errors
+/// Only [`FusionError::Interrupted`], checked between slices of [`QUERIES_PER_CHECK`] queries.
+pub fn map_queries<Q, R, F>(queries: &[Q], threads: Option<usize>, work: F) -> Result<Vec<R>, crate::FusionError>
 where
     Q: Sync,
     R: Send,
     F: Fn(&Q) -> R + Sync + Send,
 {
-    match pool_for(threads, queries.len()) {
-        Some(pool) => pool.install(|| queries.par_iter().with_min_len(CHUNK).map(&work).collect()),
-        None => queries.iter().map(work).collect(),
+    let pool = pool_for(threads, queries.len());
+    let mut results = Vec::with_capacity(queries.len());
+    for slice in queries.chunks(QUERIES_PER_CHECK) {
+        crate::interrupt::checkpoint()?;
+        match &pool {
+            Some(pool) => pool.install(|| results.par_extend(slice.par_iter().with_min_len(CHUNK).map(&work))),
+            None => results.extend(slice.iter().map(&work)),
+        }
     }
+    Ok(results)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A batch of many queries stops on the first poll.
+    #[test]
+    fn a_batch_stops_on_a_signal() {
+        use crate::error::FusionError;
+        use crate::interrupt::{run_polling, POLL_INTERVAL};
+        let queries: Vec<u64> = (0..1 << 20).collect();
+        let batch = run_polling(Box::new(|| true), || {
+            std::thread::sleep(POLL_INTERVAL);
+            map_queries(&queries, Some(1), |q| q + 1)
+        });
+        assert_eq!(batch, Err(FusionError::Interrupted));
+    }
+
     #[test]
     fn parallel_equals_serial_in_order() {
         let queries: Vec<u64> = (0..5_000).collect();
-        let serial = map_queries(&queries, Some(1), |q| q * q);
-        let parallel = map_queries(&queries, Some(2), |q| q * q);
+        let serial = map_queries(&queries, Some(1), |q| q * q).unwrap();
+        let parallel = map_queries(&queries, Some(2), |q| q * q).unwrap();
         assert_eq!(serial, parallel);
         assert_eq!(serial[4_999], 4_999 * 4_999);
     }

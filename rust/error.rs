@@ -11,6 +11,9 @@ pub enum FusionError {
     Input { path: String, line: u64, message: String },
     /// The operating system refused to read or write a file.
     Io { path: String, message: String },
+    /// The reader of an output (a pipe, stdout) went away before everything was written: the
+    /// end of the output was not wanted, so this is no failure of the writer (`cmd | head`).
+    ClosedPipe { path: String },
     /// The work was stopped from outside (a signal) before it finished; nothing was written.
     Interrupted,
 }
@@ -27,6 +30,9 @@ impl FusionError {
 
     #[must_use]
     pub fn io(path: &str, error: &std::io::Error) -> Self {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            return Self::ClosedPipe { path: path.to_owned() };
+        }
         Self::Io { path: path.to_owned(), message: error.to_string() }
     }
 }
@@ -37,6 +43,7 @@ impl fmt::Display for FusionError {
             Self::InvalidArgument(message) => f.write_str(message),
             Self::Input { path, line, message } if *line > 0 => write!(f, "{path}:{line}: {message}"),
             Self::Input { path, message, .. } | Self::Io { path, message } => write!(f, "{path}: {message}"),
+            Self::ClosedPipe { path } => write!(f, "{path}: the reader closed the pipe"),
             Self::Interrupted => f.write_str("interrupted"),
         }
     }

@@ -3,10 +3,17 @@
 //! loops on that thread call [`checkpoint`], which polls at most every [`POLL_INTERVAL`] and turns a "stop" into
 //! [`FusionError::Interrupted`]. Threads the work spawns stop when the loop that feeds them does.
 //!
+//! A loop whose steps are tiny (one sign flip of a few queries) counts its work with a [`Ticker`],
+//! which calls [`checkpoint`] once per [`WORK_PER_CHECK`] units: a loop's running time is bounded by
+//! its input or its iteration count, never by a check left out, so every loop that a caller's number
+//! or file can make long takes one.
+//!
 //! A poll per thread rather than a process-wide signal handler: the host (Python) owns the signal
 //! handlers, and only its main thread can run them.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::FusionError;
@@ -19,6 +26,8 @@ struct Poller {
     poll: Box<dyn Fn() -> bool>,
     next: Instant,
     stopped: bool,
+    /// Set with `stopped`, for the threads the work spawns (see [`follow`]).
+    shared: Arc<AtomicBool>,
 }
 
 thread_local! {
@@ -35,7 +44,8 @@ pub fn run_polling<T>(poll: Box<dyn Fn() -> bool>, work: impl FnOnce() -> T) -> 
             POLLER.with(|p| *p.borrow_mut() = previous);
         }
     }
-    let installed = Poller { poll, next: Instant::now() + POLL_INTERVAL, stopped: false };
+    let installed =
+        Poller { poll, next: Instant::now() + POLL_INTERVAL, stopped: false, shared: Arc::new(AtomicBool::new(false)) };
     let _restore = Restore(POLLER.with(|p| p.borrow_mut().replace(installed)));
     work()
 }
@@ -51,6 +61,7 @@ pub fn checkpoint() -> Result<(), FusionError> {
             if now >= poller.next {
                 poller.next = now + POLL_INTERVAL;
                 poller.stopped = (poller.poll)();
+                poller.shared.store(poller.stopped, Ordering::Relaxed);
             }
         }
         poller.stopped
@@ -59,6 +70,45 @@ pub fn checkpoint() -> Result<(), FusionError> {
         Err(FusionError::Interrupted)
     } else {
         Ok(())
+    }
+}
+
+/// The stop of this thread's work, to hand to the threads it spawns; never set where no poll is installed.
+#[must_use]
+pub fn stop_signal() -> Arc<AtomicBool> {
+    POLLER.with(|p| p.borrow().as_ref().map_or_else(|| Arc::new(AtomicBool::new(false)), |p| Arc::clone(&p.shared)))
+}
+
+/// Runs `work` on a thread the polling thread spawned, so that its [`checkpoint`]s fail once the
+/// polling thread saw a stop ([`stop_signal`] of that thread), as its own do.
+pub fn follow<T>(stop: Arc<AtomicBool>, work: impl FnOnce() -> T) -> T {
+    run_polling(Box::new(move || stop.load(Ordering::Relaxed)), work)
+}
+
+/// Units of work (additions, hits, lines) between two checks of a [`Ticker`]: some tens of
+/// microseconds, so the check costs nothing measurable and a stop is still seen within the interval.
+pub const WORK_PER_CHECK: u64 = 1 << 16;
+
+/// Calls [`checkpoint`] once per [`WORK_PER_CHECK`] units of work counted with [`Ticker::tick`].
+#[derive(Debug, Default)]
+pub struct Ticker {
+    work: u64,
+}
+
+impl Ticker {
+    #[must_use]
+    pub const fn new() -> Self {
+        Self { work: 0 }
+    }
+
+    /// Counts `units` of work done; fails with [`FusionError::Interrupted`] once a stop was asked for.
+    pub fn tick(&mut self, units: usize) -> Result<(), FusionError> {
+        self.work += units.max(1) as u64;
+        if self.work < WORK_PER_CHECK {
+            return Ok(());
+        }
+        self.work = 0;
+        checkpoint()
     }
 }
 
@@ -110,5 +160,50 @@ mod tests {
         );
         assert_eq!(outcome, "stopped");
         assert_eq!(checkpoint(), Ok(()), "the poll is removed with the work");
+    }
+
+    #[test]
+    fn a_spawned_thread_that_follows_stops_with_the_polling_thread() {
+        let outcome = run_polling(Box::new(|| true), || {
+            let stop = stop_signal();
+            std::thread::scope(|scope| {
+                let follower = scope.spawn(|| {
+                    follow(stop, || -> Result<(), FusionError> {
+                        loop {
+                            checkpoint()?;
+                            std::thread::sleep(POLL_INTERVAL / 10);
+                        }
+                    })
+                });
+                std::thread::sleep(POLL_INTERVAL * 2);
+                assert_eq!(checkpoint(), Err(FusionError::Interrupted));
+                follower.join().expect("no panic")
+            })
+        });
+        assert_eq!(outcome, Err::<(), _>(FusionError::Interrupted));
+    }
+
+    #[test]
+    fn a_ticker_checks_once_per_work_quantum_and_sees_the_stop() {
+        let polled = Rc::new(std::cell::Cell::new(0_u32));
+        let count = Rc::clone(&polled);
+        let outcome = run_polling(
+            Box::new(move || {
+                count.set(count.get() + 1);
+                true
+            }),
+            || {
+                let mut ticker = Ticker::new();
+                // Work below one quantum never reaches the poll, however long it takes.
+                std::thread::sleep(POLL_INTERVAL * 2);
+                for _ in 0..(WORK_PER_CHECK / 8 - 1) {
+                    ticker.tick(8)?;
+                }
+                assert_eq!(polled.get(), 0);
+                ticker.tick(8)
+            },
+        );
+        assert_eq!(outcome, Err(FusionError::Interrupted));
+        assert_eq!(polled.get(), 1);
     }
 }

@@ -12,6 +12,7 @@ from typing import Any
 
 import fanfuse
 import pytest
+import tantivy
 from cli_process import CLI
 from fanfuse import FusionError
 from fanfuse.limits import LIMITS, REQUEST, Limit, check_float, check_int
@@ -102,8 +103,15 @@ def test_tantivy_is_asked_for_no_more_hits_than_the_index_holds(tmp_path: Path) 
     # The most a retriever may be asked for gives every match (4 of the 5 documents).
     assert index.search("owls hunt", 10_000) == index.search("owls hunt", 5)
     assert len(index.search("owls hunt", 10_000)) == 4
-    empty = fanfuse.TantivyRetriever.build([], tmp_path / "empty")
-    assert empty.search("owls", 10_000) == []
+    # An empty corpus is refused as a mistake; an index emptied outside fanfuse still searches.
+    with pytest.raises(FusionError, match="no documents to index"):
+        fanfuse.TantivyRetriever.build([], tmp_path / "empty")
+    writer = tantivy.Index.open(str(index.data_directory)).writer(heap_size=15_000_000, num_threads=1)
+    writer.delete_all_documents()
+    writer.commit()
+    writer.wait_merging_threads()
+    emptied = fanfuse.TantivyRetriever(tmp_path / "idx")
+    assert len(emptied) == 0 and emptied.search("owls", 10_000) == []
 
 
 def test_a_huge_top_k_is_an_error_not_an_abort(tmp_path: Path) -> None:

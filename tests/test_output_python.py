@@ -5,9 +5,12 @@ no temporary, stale temporaries removed."""
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import BinaryIO
 
@@ -15,7 +18,7 @@ import numpy as np
 import pytest
 from cli_process import ended_pid
 from fanfuse import FusionError
-from fanfuse._output import atomic_output
+from fanfuse._core import OutputFile
 from fanfuse.retrievers.dense import TfidfSvdEmbedder
 from fanfuse.retrievers.dense_cache import MODEL_FILE, VECTORS_FILE, dense_for_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -93,7 +96,7 @@ def test_replaced_file_keeps_its_mode(model: TfidfSvdEmbedder, saved: bytes, tmp
 def test_a_failure_while_writing_keeps_the_previous_file(tmp_path: Path) -> None:
     path = tmp_path / "data.bin"
     path.write_bytes(PREVIOUS)
-    with pytest.raises(RuntimeError, match="disk full"), atomic_output(path) as stream:
+    with pytest.raises(RuntimeError, match="disk full"), OutputFile(path) as stream:
         stream.write(b"partial")
         raise RuntimeError("disk full")
     assert path.read_bytes() == PREVIOUS
@@ -135,3 +138,51 @@ def test_a_failing_save_of_the_dense_cache_keeps_the_previous_cache(
     assert (data / VECTORS_FILE).read_bytes() == PREVIOUS
     assert TfidfSvdEmbedder.load(data / MODEL_FILE).dimensions == 2  # saved before the failure
     assert leftovers(data) == []
+
+
+def test_an_input_is_refused_however_spelled(tmp_path: Path) -> None:
+    run = tmp_path / "run.trec"
+    run.write_bytes(PREVIOUS)
+    (tmp_path / "link").symlink_to(run)
+    os.link(run, tmp_path / "hard")
+    for alias in ("link", "hard", "run.trec"):
+        with (
+            pytest.raises(FusionError, match=r"is the input '.*run\.trec'"),
+            OutputFile(tmp_path / alias, inputs=[run]),
+        ):
+            pass
+    assert run.read_bytes() == PREVIOUS
+    assert leftovers(tmp_path) == []
+
+
+def test_an_os_error_while_writing_names_the_output_and_keeps_the_previous_file(tmp_path: Path) -> None:
+    path = tmp_path / "report.txt"
+    path.write_bytes(PREVIOUS)
+    with (
+        pytest.raises(FusionError, match=r"report\.txt: No space left on device") as raised,
+        OutputFile(path),
+    ):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert isinstance(raised.value.__cause__, OSError)
+    assert path.read_bytes() == PREVIOUS
+    assert leftovers(tmp_path) == []
+
+
+def test_a_reader_gone_from_a_fifo_is_a_broken_pipe(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    output = OutputFile(fifo)  # opened while the reader is there
+    os.close(reader)
+    with pytest.raises(BrokenPipeError), output as stream:
+        stream.write(b"x" * (1 << 20))
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_stdout_gets_what_python_printed_first(tmp_path: Path) -> None:
+    probe = (
+        "import sys\nfrom fanfuse._core import OutputFile\n"
+        "print('printed first')\nwith OutputFile('-') as out:\n    out.write(b'written second\\n')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
+    assert done.stdout == b"printed first\nwritten second\n"

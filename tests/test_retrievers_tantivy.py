@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import threading
 from pathlib import Path
 
 import pytest
 from fanfuse import FusionError
 from fanfuse.corpus import Fields, read_jsonl
-from fanfuse.retrievers import Hit, Retriever
+from fanfuse.retrievers import Hit, Retriever, index_versions
 from fanfuse.retrievers.tantivy_index import MANIFEST, TantivyRetriever
 
 DOCS = [
@@ -240,15 +239,13 @@ def test_refuses_to_replace_a_directory_that_is_not_an_index(tmp_path: Path) -> 
 def test_failed_swap_keeps_the_previous_version(
     index: TantivyRetriever, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_replace = os.replace
+    # A test double for a disk that fills up just when the manifest is replaced, once the new
+    # version is in place: the new version goes, the previous one stays current.
+    def failing_manifest(directory: Path, manifest: dict[str, object]) -> None:
+        raise FusionError(f"{directory / MANIFEST}: No space left on device")
 
-    def failing_replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-        if Path(target).name == MANIFEST:
-            raise OSError("disk full")
-        real_replace(source, target)
-
-    monkeypatch.setattr(os, "replace", failing_replace)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr(index_versions, "_write_manifest", failing_manifest)
+    with pytest.raises(FusionError, match="No space left on device"):
         TantivyRetriever.build([{"id": "new", "text": "germany"}], tmp_path / "index")
     monkeypatch.undo()
     assert ids(TantivyRetriever(tmp_path / "index").search("germany", 5)) == ["berlin"]

@@ -1,7 +1,9 @@
 """Type stub and documentation of the compiled core ``fanfuse._core`` (checked by mypy.stubtest)."""
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Literal, SupportsIndex, final
+from types import TracebackType
+from typing import BinaryIO, Literal, Self, SupportsIndex, final
 
 import numpy as np
 import numpy.typing as npt
@@ -13,6 +15,7 @@ __all__ = [
     "METRICS",
     "NORMS",
     "RANK_SOURCES",
+    "READER_LIMITS",
     "RUN_FORMATS",
     "RUN_TABLE_COLUMNS",
     "SCORE_METHODS",
@@ -23,9 +26,13 @@ __all__ = [
     "Fused",
     "FusionError",
     "FusionModel",
+    "Lines",
+    "OutputFile",
     "Qrels",
     "Run",
+    "StagedDirectory",
     "_kernel_seconds",
+    "check_paths",
     "default_threads",
     "evaluate",
     "fuse",
@@ -37,12 +44,15 @@ __all__ = [
     "paired_t_test",
     "qrels_from_table",
     "randomization_test",
+    "read_lines",
     "read_qrels",
     "read_run",
+    "retire_directory",
     "rrf",
     "rrf_batch",
     "run_buffers",
     "runs_from_table",
+    "sync_directory",
     "train_fusion",
     "tukey_hsd",
     "wilcoxon_test",
@@ -583,3 +593,82 @@ def tukey_hsd(
     degrees of freedom (computed here by quadrature). Raises FusionError for fewer than two groups,
     an empty group, no more values than groups, or a value that is not finite.
     """
+
+# The output guard of every file fanfuse writes (rust/output/, docs/run-files.md "Output paths").
+_Path = str | os.PathLike[str]
+
+@final
+class OutputFile:
+    """``with OutputFile(path, inputs=[...]) as stream:`` writes ``path`` as every output of fanfuse
+    is written: a new or regular file through a temporary renamed over it when the block ends without
+    an exception (a failure leaves the previous file and no temporary); a symbolic link followed; a
+    FIFO, a character device or stdout (``-``) streamed; a directory, a read-only file or one of
+    ``inputs`` (however spelled) refused with FusionError. An ``OSError`` while writing (a full disk)
+    becomes a FusionError naming ``path``; a closed pipe stays ``BrokenPipeError``.
+    """
+
+    def __new__(cls, path: _Path, /, *, inputs: Sequence[_Path] | None = None) -> Self: ...
+    def __enter__(self) -> BinaryIO:
+        """A binary file object over the output."""
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        _traceback: TracebackType | None,
+    ) -> bool: ...
+
+@final
+class StagedDirectory:
+    """``with StagedDirectory(target) as staged:`` fills the new locked directory ``staged.path``
+    beside ``target`` (its parents are created), which takes ``target``'s place when the block ends
+    without an exception (or at ``publish()``) and is removed otherwise; a directory already at the
+    target is retired whole, so a reader finds the old or the new one, never a mix. Leftovers of
+    killed writers are removed. An unwritable place raises FusionError naming ``target``.
+    """
+
+    def __new__(cls, target: _Path, /) -> Self: ...
+    @property
+    def path(self) -> str:
+        """The temporary directory to fill."""
+    def publish(self, target: _Path | None = None, /) -> None:
+        """Moves the directory to ``target`` (default: the target given; same parent directory)."""
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        _exc: BaseException | None,
+        _traceback: TracebackType | None,
+    ) -> bool: ...
+
+def retire_directory(path: _Path, /) -> None:
+    """Removes a directory so that a reader finds it whole or not at all (renamed away, then deleted)."""
+
+def sync_directory(path: _Path, /) -> None:
+    """Makes the renames inside a directory durable (fsync)."""
+
+def check_paths(
+    *,
+    outputs: Sequence[tuple[str, _Path]] | None = None,
+    output_directories: Sequence[tuple[str, _Path]] | None = None,
+    inputs: Sequence[tuple[str, _Path]] | None = None,
+) -> None:
+    """Raises FusionError when an output is one of the inputs or another output (the same file
+    however spelled: ``./x``, a symbolic or hard link, ``-`` for stdout; character devices such as
+    ``/dev/null`` excepted), or an output directory holds an input or another output. Each path comes
+    with the option that gave it, ``("-o", "out.trec")``, which the message names.
+    """
+
+@final
+class Lines:
+    """The numbered lines of a text file: ``(line_number, line)`` without the line end."""
+
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> tuple[int, str]: ...
+
+def read_lines(path: _Path, /) -> Lines:
+    """The lines of a plain or gzip text file, read by the run readers' rules (UTF-8, a UTF-8
+    byte-order mark at the start skipped, lines end at ``\\n``, at most ``READER_LIMITS["line"]``
+    bytes each); a bad line raises FusionError naming ``file:line``."""
+
+READER_LIMITS: dict[str, int]
+"""The longest line (``"line"``) and field or id (``"field"``) the readers accept, in bytes."""

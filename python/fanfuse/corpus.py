@@ -2,22 +2,20 @@
 
 A corpus line is a JSON object with an id and a text (field names configurable), an optional title,
 and any other fields, which become the document's metadata (filterable, returned in hit payloads).
-Plain or gzip-compressed files (recognised by their bytes) are read the same way, and as the run
-files: UTF-8, lines ending at a newline, a byte-order mark at the start skipped.
+Plain or gzip-compressed files (recognised by their bytes) are read by the core's line reader, as the
+run files are: UTF-8, lines ending at a newline, a byte-order mark at the start skipped, a line of at
+most 16 MiB.
 """
 
 from __future__ import annotations
 
-import codecs
-import gzip
 import json
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse._core import FusionError, read_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,39 +74,6 @@ def document_from_mapping(record: Mapping[str, Any], fields: Fields, source: str
 _BLANK = " \t\v\f\r\n"
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines of a plain or gzip file, read as the run-file readers of the core read them:
-    gzip recognised by its bytes, lines ending at a newline only (a carriage return inside a JSON
-    line is whitespace, not a line end), a UTF-8 byte-order mark at the start skipped."""
-    with path.open("rb") as probe:
-        packed = probe.read(2) == b"\x1f\x8b"
-    number = 0
-    with gzip.open(path, "rb") if packed else path.open("rb") as raw:
-        try:
-            for number, data in enumerate(raw, start=1):
-                yield number, _decode(path, number, data)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-            raise FusionError(
-                f"{path}:{number + 1}: the gzip stream is corrupt or truncated ({error}); "
-                "re-compress or re-download the file"
-            ) from None
-
-
-def _decode(path: Path, number: int, data: bytes) -> str:
-    if number == 1:
-        if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-            raise FusionError(
-                f"{path}:1: the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8"
-            )
-        data = data.removeprefix(codecs.BOM_UTF8)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise FusionError(
-            f"{path}:{number}: invalid UTF-8 at byte {error.start + 1} of the line; files must be UTF-8 text"
-        ) from None
-
-
 def _existing(path: str | Path) -> Path:
     path = Path(path)
     if not path.is_file():
@@ -117,10 +82,13 @@ def _existing(path: str | Path) -> Path:
 
 
 def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
-    """Stream the documents of a JSONL corpus; blank lines are skipped, errors name file:line."""
+    """Stream the documents of a JSONL corpus; blank lines are skipped, errors name file:line. A file
+    with no document is refused, as an empty run or qrels file is: it is a mistake, and indexing it
+    would replace an index with an empty one."""
     path = _existing(path)
     fields = fields or Fields()
-    for number, line in _lines(path):
+    documents = 0
+    for number, line in read_lines(path):
         if not line.strip(_BLANK):
             continue
         source = f"{path}:{number}"
@@ -130,7 +98,12 @@ def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Docum
             raise FusionError(
                 f"{source}: not valid JSON ({error.msg}); expected one object per line"
             ) from None
+        documents += 1
         yield document_from_mapping(record, fields, source)
+    if documents == 0:
+        raise FusionError(
+            f"{path}: no documents (the file is empty or holds only blank lines); a corpus needs at least one"
+        )
 
 
 def as_documents(
@@ -151,4 +124,4 @@ def as_documents(
 
 def count_lines(path: str | Path) -> int:
     """Number of non-blank lines (the progress bar's total); cheap next to indexing them."""
-    return sum(1 for _, line in _lines(_existing(path)) if line.strip(_BLANK))
+    return sum(1 for _, line in read_lines(_existing(path)) if line.strip(_BLANK))

@@ -9,8 +9,7 @@ import math
 import os
 from statistics import NormalDist
 
-from fanfuse._core import FusionError
-from fanfuse._output import atomic_output
+from fanfuse._core import FusionError, OutputFile
 from fanfuse.report_data import ReportData
 
 CONFIDENCE = 0.95
@@ -82,7 +81,7 @@ def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
     )
     figure.tight_layout(rect=(0, 0.04 + 0.03 * math.ceil(len(names) / 3), 1, 1))
     try:
-        with atomic_output(path) as stream:
+        with OutputFile(path) as stream:
             figure.savefig(stream, format="png", dpi=110)
     finally:
         plt.close(figure)

@@ -33,8 +33,17 @@ def score_run(run: Run, qrels: Qrels, metrics: Sequence[str], name: str | None =
 
 
 def with_means(name: str, qids: list[str], values: dict[str, list[float]]) -> RunScores:
-    """A run's per-query values (in run order: the order the means add them up in) and their means."""
-    means = {m: (sum(v) / len(v) if v else 0.0) for m, v in values.items()}
+    """A run's per-query values (in run order: the order the means add them up in) and their means.
+
+    Raises FusionError when no query was evaluated (no query of the run is judged): a mean over no
+    query is no number, and printing 0 would pass for a result.
+    """
+    if not qids:
+        raise FusionError(
+            f"{name}: none of its queries is in the qrels, so there is nothing to average; check that "
+            "the run and the qrels use the same query ids (and that this is the right qrels file)"
+        )
+    means = {m: sum(v) / len(v) for m, v in values.items()}
     return RunScores(name, qids, values, means)
 
 

@@ -191,11 +191,11 @@ def read_any_qrels(path: str) -> Qrels:
 
 def write_parquet(run: Run, path: str) -> None:
     """Writes a run as Parquet (qid, docid, rank, score), atomically as every output of fanfuse."""
-    from fanfuse._output import atomic_output
+    from fanfuse._core import OutputFile
 
     pq = _parquet()
     table = to_arrow(run)
-    with atomic_output(path) as stream:
+    with OutputFile(path) as stream:
         pq.write_table(table, stream)
 
 

@@ -17,6 +17,7 @@ use std::collections::HashSet;
 pub use metrics::{Judgments, Measure, Metric};
 pub use names::{names as metric_names, trec_eval_names as trec_eval_metric_names};
 
+use crate::error::FusionError;
 use crate::runs::qrels::Qrels;
 use crate::runs::{trec_eval_order, Run};
 
@@ -41,15 +42,19 @@ impl Evaluation {
 }
 
 /// Evaluates every query of `run` that has judgments, in run order.
-#[must_use]
-pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Evaluation {
+///
+/// # Errors
+/// Only [`FusionError::Interrupted`] (see `crate::interrupt`).
+pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Result<Evaluation, FusionError> {
     let mut qids = Vec::new();
     let mut values = vec![Vec::new(); metrics.len()];
     let mut seen: HashSet<&str> = HashSet::new();
     // Reused across queries: one allocation each for the whole run.
     let (mut order, mut ranked, mut all) = (Vec::new(), Vec::new(), Vec::new());
+    let mut ticker = crate::interrupt::Ticker::new();
     for query in &run.queries {
         let Some(judged) = qrels.judged.get(&query.qid) else { continue };
+        ticker.tick(query.hits.len() + judged.len())?;
         if !seen.insert(&query.qid) {
             continue;
         }
@@ -67,5 +72,5 @@ pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Evaluation {
         }
         qids.push(query.qid.clone());
     }
-    Evaluation { qids, values }
+    Ok(Evaluation { qids, values })
 }

@@ -130,12 +130,14 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> R
     let n = diffs.len() as f64;
     let tolerance = n * (resolution + 2.0 * f64::EPSILON * diffs.iter().map(|d| d.abs()).sum::<f64>());
     let threshold = observed - tolerance;
-    if let Some(p) = exhaustive_p_value(&diffs, iterations, threshold) {
+    if let Some(p) = exhaustive_p_value(&diffs, iterations, threshold)? {
         return Ok(p);
     }
     let mut rng = SplitMix(seed);
     let mut at_least = 0_u64;
+    let mut ticker = crate::interrupt::Ticker::new();
     for _ in 0..iterations {
+        ticker.tick(diffs.len())?;
         let mut sum = 0.0;
         let mut bits = 0_u64;
         for (i, d) in diffs.iter().enumerate() {
@@ -156,16 +158,19 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> R
 /// as `iterations` is a u32): no more work than the random flips asked for. A flip and its mirror
 /// image have sums of opposite sign and equal magnitude (negation is exact and the terms are added
 /// in the same order), so only the flips that keep the last difference's sign are summed.
-fn exhaustive_p_value(diffs: &[f64], iterations: u32, threshold: f64) -> Option<f64> {
-    let n = u32::try_from(diffs.len()).ok().filter(|&n| n <= 32 && 1_u64 << n <= u64::from(iterations))?;
+fn exhaustive_p_value(diffs: &[f64], iterations: u32, threshold: f64) -> Result<Option<f64>, FusionError> {
+    let Some(n) = u32::try_from(diffs.len()).ok().filter(|&n| n <= 32 && 1_u64 << n <= u64::from(iterations)) else {
+        return Ok(None);
+    };
     let half = 1_u64 << (n - 1);
-    let at_least = (half..2 * half)
-        .filter(|&mask| {
-            let sum: f64 = diffs.iter().enumerate().map(|(i, d)| if mask >> i & 1 == 1 { *d } else { -*d }).sum();
-            sum.abs() >= threshold
-        })
-        .count();
-    Some(at_least as f64 / half as f64)
+    let mut at_least = 0_u64;
+    let mut ticker = crate::interrupt::Ticker::new();
+    for mask in half..2 * half {
+        ticker.tick(diffs.len())?;
+        let sum: f64 = diffs.iter().enumerate().map(|(i, d)| if mask >> i & 1 == 1 { *d } else { -*d }).sum();
+        at_least += u64::from(sum.abs() >= threshold);
+    }
+    Ok(Some(at_least as f64 / half as f64))
 }
 
 /// Two-sided p-value of the paired t-test of mean(a - b) = 0, as `scipy.stats.ttest_rel` gives it.
@@ -206,6 +211,20 @@ pub fn paired_t(a: &[f64], b: &[f64]) -> Result<(f64, f64), FusionError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The loops a caller's number makes long, sign flips drawn (`iterations` up to 2^32 - 1) or
+    /// counted (2^31 for 32 pairs), stop on the first poll.
+    #[test]
+    fn the_sign_flip_loops_stop_on_a_signal() {
+        use crate::error::FusionError;
+        use crate::interrupt::run_polling;
+        let (a, b) = (vec![0.25; 1000], vec![0.5; 1000]);
+        let drawn = run_polling(Box::new(|| true), || randomization_test(&a, &b, u32::MAX, 0));
+        assert_eq!(drawn, Err(FusionError::Interrupted));
+        let (a, b) = (vec![0.25; 32], vec![0.5; 32]);
+        let counted = run_polling(Box::new(|| true), || randomization_test(&a, &b, u32::MAX, 0));
+        assert_eq!(counted, Err(FusionError::Interrupted));
+    }
 
     #[test]
     fn paired_t_test_edge_cases() {

@@ -71,6 +71,8 @@ pub fn tukey_hsd(groups: &[Vec<f64>]) -> Result<Vec<Vec<(f64, f64)>>, FusionErro
     let mut out = vec![vec![(0.0, 1.0); k]; k];
     for i in 0..k {
         for j in i + 1..k {
+            // One integral per pair: thousands of runs make minutes of them.
+            crate::interrupt::checkpoint()?;
             let difference = means[i] - means[j];
             let error = (mse / 2.0 * (1.0 / groups[i].len() as f64 + 1.0 / groups[j].len() as f64)).sqrt();
             let p = if !constant {

@@ -7,7 +7,7 @@ use pyo3::types::PyDict;
 
 use super::args::{int_in, numbers, outer_items, strings};
 use super::runs::{PyQrels, PyRun};
-use super::{detached, to_py_err};
+use super::{interruptible, to_py_err};
 use crate::eval::{self, Metric};
 
 pub(super) fn iterations_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
@@ -36,7 +36,7 @@ pub(super) fn evaluate<'py>(
     }
     let parsed = metrics.iter().map(|m| m.parse::<Metric>()).collect::<Result<Vec<_>, _>>().map_err(to_py_err)?;
     let (run, qrels) = (Arc::clone(&run.inner), Arc::clone(&qrels.inner));
-    let evaluation = py.detach(|| eval::evaluate(&run, &qrels, &parsed));
+    let evaluation = interruptible(py, || eval::evaluate(&run, &qrels, &parsed))?;
     let values = PyDict::new(py);
     for (name, column) in metrics.iter().zip(evaluation.values) {
         values.set_item(name, column)?;
@@ -62,7 +62,7 @@ pub(super) fn randomization_test(
     #[pyo3(from_py_with = seed_arg)] seed: u64,
 ) -> PyResult<f64> {
     let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
-    detached(py, || eval::significance::randomization_test(&a, &b, iterations, seed))
+    interruptible(py, || eval::significance::randomization_test(&a, &b, iterations, seed))
 }
 
 /// Two-sided paired Student t-test. See `_core.pyi`.
@@ -84,7 +84,7 @@ pub(super) fn paired_t(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(
 #[pyo3(signature = (a, b, /))]
 pub(super) fn wilcoxon_test(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
     let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
-    detached(py, || eval::wilcoxon::wilcoxon_test(&a, &b))
+    interruptible(py, || eval::wilcoxon::wilcoxon_test(&a, &b))
 }
 
 /// Tukey's HSD over groups: k x k (mean difference, p-value). See `_core.pyi`.
@@ -96,5 +96,5 @@ pub(super) fn tukey_hsd(py: Python<'_>, groups: &Bound<'_, PyAny>) -> PyResult<V
         .enumerate()
         .map(|(i, group)| numbers(group, &format!("groups[{i}]")))
         .collect::<PyResult<Vec<_>>>()?;
-    detached(py, || eval::tukey::tukey_hsd(&groups))
+    interruptible(py, || eval::tukey::tukey_hsd(&groups))
 }

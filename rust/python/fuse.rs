@@ -12,7 +12,7 @@ use super::options::{
     check_query_weights, check_thread_variable, gamma_arg, k_arg, phi_arg, sigma_arg, threads_arg, top_k_arg,
     FusionOptions,
 };
-use super::{detached, FusionError};
+use super::{interruptible, FusionError};
 use crate::batch;
 use crate::error::FusionError as CoreError;
 use crate::fusion;
@@ -206,7 +206,7 @@ pub(super) fn fuse(
     let keys = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()?;
     let keys_view = keys.as_ref().map(OwnedIds::view);
     let view = owned.ids.view();
-    let fusion = detached(py, || match &view {
+    let fusion = interruptible(py, || match &view {
         IdsView::Str(strs) => fuse_keyed(strs, keys_view.as_ref(), &owned, &params),
         IdsView::Int(ints) => fuse_keyed(ints, keys_view.as_ref(), &owned, &params),
     })?;
@@ -254,7 +254,7 @@ pub(super) fn fuse_batch(
     let scores = owned.scores();
     let windows: Vec<(usize, &[usize])> =
         query_lists.windows(2).enumerate().map(|(q, w)| (q, &owned.ids.bounds[w[0]..=w[1]])).collect();
-    let results = detached(py, || {
+    let results = interruptible(py, || {
         let one = |&(q, bounds): &(usize, &[usize])| {
             let fused = match &view {
                 IdsView::Str(strs) => {
@@ -267,7 +267,7 @@ pub(super) fn fuse_batch(
             // Name the query in the message: the core only knows the run's index within it.
             fused.map_err(|e| CoreError::invalid(format!("queries[{q}]: {e}")))
         };
-        batch::map_queries(&windows, threads, one).into_iter().collect::<Result<Vec<_>, _>>()
+        batch::map_queries(&windows, threads, one)?.into_iter().collect::<Result<Vec<_>, _>>()
     })?;
     results.iter().map(|fusion| fused_to_py(py, &owned.ids, &view, fusion)).collect()
 }

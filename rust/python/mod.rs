@@ -1,15 +1,17 @@
 //! The Python binding: the only code that imports pyo3 (`make lint` checks it).
 //!
 //! Every entry point follows one pattern: copy the Python inputs into owned Rust buffers while
-//! holding the GIL ([`ids::OwnedIds`]), release the GIL and run the core ([`detached`]), then build
-//! the Python result. Errors from the core map to Python in one place ([`to_py_err`]).
+//! holding the GIL ([`ids::OwnedIds`]), release the GIL and run the core ([`interruptible`]: a signal
+//! stops any loop of the core, see `crate::interrupt`), then build the Python result. Errors from
+//! the core map to Python in one place ([`to_py_err`]).
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
 //! the fusion entry points, `fused` the result types, `trained` the trained model, `rrf` / `fuse` /
-//! `runs` / `train` / `eval` the functions.
+//! `runs` / `train` / `eval` the functions, `files` the output guard and the line reader.
 
 mod args;
 mod eval;
+mod files;
 mod fuse;
 mod fused;
 mod ids;
@@ -20,9 +22,9 @@ mod tables;
 mod train;
 mod trained;
 
-use std::sync::{Arc, Mutex};
+use std::cell::RefCell;
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyBrokenPipeError, PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -41,23 +43,22 @@ fn to_py_err(error: CoreError) -> PyErr {
         CoreError::InvalidArgument(message) => FusionError::new_err(message),
         // Malformed files and unusable paths are bad input too: same family, message keeps file:line.
         error @ (CoreError::Input { .. } | CoreError::Io { .. }) => FusionError::new_err(error.to_string()),
+        // Python's own exception for it, which the command line ends quietly on (`cmd | head`).
+        error @ CoreError::ClosedPipe { .. } => PyBrokenPipeError::new_err(error.to_string()),
         // Only `interruptible` stops work, and it raises the signal handler's own exception instead.
         CoreError::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
     }
 }
 
-/// Releases the GIL around `work` (which only sees owned Rust data) and maps its error.
-fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
-where
-    T: Send,
-    F: FnOnce() -> Result<T, CoreError> + Send,
-{
-    py.detach(work).map_err(to_py_err)
+thread_local! {
+    /// The exception a signal handler (or a progress callback) raised while this thread's work polled.
+    static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
 }
 
-/// Like [`detached`] for work that can take seconds (files): it polls Python for signals from this
-/// thread (see `crate::interrupt`), so that a handler that raises (Ctrl-C's `KeyboardInterrupt`,
-/// the CLI's SIGTERM handler) stops the work, and its exception is what the call raises.
+/// Releases the GIL around `work` (which only sees owned Rust data), maps its error, and polls
+/// Python for signals from this thread while it runs (see `crate::interrupt`), so that a handler
+/// that raises (Ctrl-C's `KeyboardInterrupt`, the CLI's SIGTERM handler) stops any loop of the
+/// core, and its exception is what the call raises. The one way the binding runs the core.
 fn interruptible<T, F>(py: Python<'_>, work: F) -> PyResult<T>
 where
     T: Send,
@@ -75,19 +76,20 @@ where
     F: FnOnce() -> Result<T, CoreError> + Send,
     R: Fn(Python<'_>) -> PyResult<()> + Send + Sync + 'static,
 {
-    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
-    let slot = Arc::clone(&raised);
+    // The poll runs on this thread (the GIL is released, the thread stays), so a thread-local slot
+    // carries its exception back; the closure captures only `report` (nothing to allocate for the
+    // plain case, which every call of the core takes).
     let result = py.detach(move || {
         let poll = move || match Python::attach(|py| py.check_signals().and_then(|()| report(py))) {
             Ok(()) => false,
             Err(error) => {
-                *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);
+                RAISED.with(|slot| *slot.borrow_mut() = Some(error));
                 true
             }
         };
         crate::interrupt::run_polling(Box::new(poll), work)
     });
-    if let Some(error) = raised.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+    if let Some(error) = RAISED.with(|slot| slot.borrow_mut().take()) {
         return Err(error);
     }
     result.map_err(to_py_err)
@@ -162,5 +164,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eval::paired_t, m)?)?;
     m.add_function(wrap_pyfunction!(eval::wilcoxon_test, m)?)?;
     m.add_function(wrap_pyfunction!(eval::tukey_hsd, m)?)?;
+    m.add_class::<files::PyOutputFile>()?;
+    m.add_class::<files::PyStagedDirectory>()?;
+    m.add_class::<files::PyLines>()?;
+    m.add_function(wrap_pyfunction!(files::check_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(files::retire_directory, m)?)?;
+    m.add_function(wrap_pyfunction!(files::sync_directory, m)?)?;
+    m.add_function(wrap_pyfunction!(files::read_lines, m)?)?;
+    files::add_reader_limits(m)?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `rrf` and `rrf_batch`: Reciprocal Rank Fusion of ranked id lists, one query or many.
 
 use std::fmt;
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyRuntimeError;
@@ -10,7 +11,7 @@ use super::args::outer_items;
 use super::fused::Fused;
 use super::ids::{ListPath, OwnedIds};
 use super::options::{check_query_weights, check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
-use super::{detached, to_py_err};
+use super::{interruptible, to_py_err};
 use crate::batch;
 use crate::error::FusionError as CoreError;
 use crate::rrf::{FusedEntry, RrfParams};
@@ -31,7 +32,7 @@ pub(super) fn rrf(
     for (i, list) in outer_items(lists, "lists", "ranked id lists")?.iter().enumerate() {
         ids.push_list(list, ListPath { root: "lists", query: None, list: i })?;
     }
-    let entries = detached(py, || ids.fuse(&ids.bounds, &params))?;
+    let entries = interruptible(py, || ids.fuse(&ids.bounds, &params))?;
     Ok(Fused::build(py, &ids, &entries))
 }
 
@@ -83,7 +84,7 @@ impl OwnedBatch {
     /// Every query fused, in order, with the GIL released by the caller.
     fn fuse(&self, params: &RrfParams, threads: Option<usize>) -> Result<Vec<Vec<FusedEntry>>, CoreError> {
         let queries: Vec<usize> = (0..self.len()).collect();
-        batch::map_queries(&queries, threads, |&q| self.ids.fuse(self.query_bounds(q), params)).into_iter().collect()
+        batch::map_queries(&queries, threads, |&q| self.ids.fuse(self.query_bounds(q), params))?.into_iter().collect()
     }
 }
 
@@ -122,8 +123,10 @@ pub(super) fn rrf_batch(
         // Chunk by chunk, so that the ids copied out of Python are fused while still in cache.
         let mut owned = OwnedBatch::new();
         for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
+            // Each chunk is short: the signal is looked for between them, where Python holds the GIL.
+            py.check_signals()?;
             owned.refill(chunk, c * batch::CHUNK, &params)?;
-            let entries = detached(py, || owned.fuse(&params, Some(1)))?;
+            let entries = interruptible(py, || owned.fuse(&params, Some(1)))?;
             fused.extend(entries.iter().map(|e| Fused::build(py, &owned.ids, e)));
         }
         return Ok(fused);
@@ -135,6 +138,7 @@ pub(super) fn rrf_batch(
     let mut n_chunks = 0;
     let mut owned = OwnedBatch::new();
     for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
+        py.check_signals()?; // the copy of a huge batch takes seconds too
         owned.refill(chunk, c * batch::CHUNK, &params)?;
         let next = owned.next_chunk(); // the pool takes `owned`; `next` keeps its id kind
         let (sender, params) = (sender.clone(), Arc::clone(&params));
@@ -147,11 +151,21 @@ pub(super) fn rrf_batch(
     }
     drop(sender);
     let mut done: Vec<Option<FusedChunk>> = (0..n_chunks).map(|_| None).collect();
-    py.detach(|| {
-        for (c, owned, entries) in receiver {
-            done[c] = Some((owned, entries));
+    let slots = &mut done;
+    interruptible(py, move || {
+        let mut waiting = n_chunks;
+        while waiting > 0 {
+            match receiver.recv_timeout(crate::interrupt::POLL_INTERVAL) {
+                Ok((c, owned, entries)) => {
+                    slots[c] = Some((owned, entries));
+                    waiting -= 1;
+                }
+                Err(RecvTimeoutError::Timeout) => crate::interrupt::checkpoint()?,
+                Err(RecvTimeoutError::Disconnected) => break, // a worker failed: reported below
+            }
         }
-    });
+        Ok(())
+    })?;
     for chunk in done {
         let (owned, entries) = chunk.ok_or_else(|| PyRuntimeError::new_err("a fanfuse worker thread failed"))?;
         fused.extend(entries.map_err(to_py_err)?.iter().map(|e| Fused::build(py, &owned.ids, e)));
@@ -176,8 +190,9 @@ pub(super) fn _kernel_seconds(
     let mut total = 0.0;
     let mut owned = OwnedBatch::new();
     for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
+        py.check_signals()?; // the copy of a huge batch takes seconds too
         owned.refill(chunk, c * batch::CHUNK, &params)?;
-        total += detached(py, || {
+        total += interruptible(py, || {
             let mut best = f64::INFINITY;
             for _ in 0..repeat.max(1) {
                 let start = std::time::Instant::now();

@@ -12,7 +12,7 @@ use super::options::{
     check_thread_variable, gamma_arg, k_arg, phi_arg, run_fuse_params, sigma_arg, threads_arg, top_k_arg, FusionOptions,
 };
 use super::trained::PyFusionModel;
-use super::{detached, interruptible, interruptible_reporting, to_py_err};
+use super::{interruptible, interruptible_reporting, to_py_err};
 use crate::runs::input::RunInput;
 use crate::runs::qrels::Qrels;
 use crate::runs::stream::{self, FuseFilesOptions, FuseProgress};
@@ -160,7 +160,7 @@ pub(super) fn fuse_runs(
     let params = run_fuse_params(&options, method, model.as_deref())?;
     check_thread_variable(py, threads)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
-    let fused = detached(py, || {
+    let fused = interruptible(py, || {
         let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
         crate::runs::fuse_query::fuse_runs(&refs, &params, threads)
     })?;

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use super::args::int_in;
 use super::runs::{PyQrels, PyRun};
 use super::trained::PyFusionModel;
-use super::{detached, to_py_err};
+use super::{interruptible, to_py_err};
 use crate::fusion::TrainedMethod;
 use crate::runs::train::{self, TrainSizes};
 
@@ -37,7 +37,7 @@ pub(super) fn train_fusion(
     let sizes = TrainSizes { segments: size("segments", segments, 1)?, window: size("window", window, 0)? };
     let owned: Vec<Arc<crate::runs::Run>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let qrels = Arc::clone(&qrels.inner);
-    let model = detached(py, || {
+    let model = interruptible(py, || {
         let refs: Vec<&crate::runs::Run> = owned.iter().map(AsRef::as_ref).collect();
         train::train(method, &refs, &qrels, sizes)
     })?;

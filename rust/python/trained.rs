@@ -69,8 +69,8 @@ impl PyFusionModel {
 
     #[staticmethod]
     #[pyo3(signature = (path, /))]
-    fn load(path: &str) -> PyResult<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| FusionError::new_err(format!("{path}: {e}")))?;
+    fn load(py: Python<'_>, path: &str) -> PyResult<Self> {
+        let text = interruptible(py, || crate::runs::source::read_small_file(path))?;
         TrainedModel::from_json(&text)
             .map(|m| Self { inner: Arc::new(m) })
             .map_err(|e| FusionError::new_err(format!("{path}: {e}")))

@@ -12,6 +12,17 @@
 pub const FIELD_RULE: &str =
     "fields are separated by spaces or tabs and hold no other whitespace or control characters";
 
+/// The longest field (and MT-RAG id) the readers accept, 64 KiB: ids are held for every hit of a
+/// run, and a longer "id" is a file read with the wrong reader, not an id.
+pub const MAX_FIELD_BYTES: usize = 64 << 10;
+
+/// Why an id of `len` bytes is too long, or `None`.
+#[must_use]
+pub fn length_problem(len: usize) -> Option<String> {
+    (len > MAX_FIELD_BYTES)
+        .then(|| format!("is {len} bytes long, over the {} KiB a field may hold", MAX_FIELD_BYTES >> 10))
+}
+
 /// A field separator: space, tab, vertical tab, form feed.
 #[must_use]
 pub fn is_separator(b: u8) -> bool {
@@ -63,7 +74,7 @@ pub fn split_plain<const N: usize>(line: &str) -> Option<([(usize, usize); N], u
         while i < bytes.len() && is_printable(bytes[i]) {
             i += 1;
         }
-        if i < bytes.len() && !is_separator(bytes[i]) || count == N {
+        if i < bytes.len() && !is_separator(bytes[i]) || count == N || i - from > MAX_FIELD_BYTES {
             return None;
         }
         bounds[count] = (from, i);
@@ -114,6 +125,9 @@ pub fn problem(text: &str) -> Option<String> {
     if text.is_empty() {
         return Some("is empty".into());
     }
+    if let Some(problem) = length_problem(text.len()) {
+        return Some(problem);
+    }
     if is_plain(text) {
         return None;
     }
@@ -138,10 +152,15 @@ fn describe(c: char) -> Option<String> {
     Some(format!("contains {what} (U+{:04X}){why}", u32::from(c)))
 }
 
-/// A value quoted for a message, with invisible characters escaped (`'a\u{a0}b'`).
+/// A value quoted for a message, with invisible characters escaped (`'a\u{a0}b'`); a long one is
+/// cut after 60 characters (`'xxx…' (70000 bytes)`), so a message stays one readable line.
 #[must_use]
 pub fn shown(text: &str) -> String {
-    format!("'{}'", text.escape_debug())
+    const SHOWN: usize = 60;
+    match text.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("'{}…' ({} bytes)", text[..cut].escape_debug(), text.len()),
+        None => format!("'{}'", text.escape_debug()),
+    }
 }
 
 #[cfg(test)]
@@ -174,6 +193,12 @@ mod tests {
             assert!(problem(text).unwrap().contains(code), "{text:?}");
         }
         assert_eq!(problem("").unwrap(), "is empty");
+        let long = "d".repeat(MAX_FIELD_BYTES + 1);
+        assert!(problem(&long).unwrap().starts_with("is 65537 bytes long, over the 64 KiB"));
+        assert_eq!(problem(&long[1..]), None);
+        assert!(split_plain::<6>(&format!("q Q0 {long} 1 1 t")).is_none());
+        let error = split(&format!("q Q0 {long} 1 1 t")).unwrap_err();
+        assert!(error.starts_with(&format!("field 3 '{}…' (65537 bytes) is 65537 bytes long", &long[..60])), "{error}");
         for fine in ["q1", "é", "🙂", "a\u{200b}b", "<::>"] {
             assert_eq!(problem(fine), None, "{fine:?}");
         }

@@ -119,7 +119,7 @@ pub fn fuse_runs(
             .map(|(i, (hit, score))| Hit { score, rank: i64::try_from(i).unwrap_or(i64::MAX) + 1, ..hit.clone() })
             .collect();
         Ok::<_, FusionError>(crate::runs::Query { qid: (*qid).to_owned(), hits })
-    });
+    })?;
     let queries = fused.into_iter().collect::<Result<Vec<_>, _>>()?;
     let collection = runs.iter().find_map(|r| r.collection.clone());
     Ok(crate::runs::Run { name: "fused".into(), collection, queries, source: None })

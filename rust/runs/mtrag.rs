@@ -38,6 +38,9 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<Record, String> {
     if parsed.task_id.is_empty() {
         return Err("task_id is empty; every record needs a non-empty query id".into());
     }
+    if let Some(problem) = super::fields::length_problem(parsed.task_id.len()) {
+        return Err(format!("task_id {problem}"));
+    }
     let mut hits = Vec::with_capacity(parsed.contexts.len());
     for (position, mut context) in parsed.contexts.into_iter().enumerate() {
         let docid: String = context
@@ -46,6 +49,9 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<Record, String> {
             .ok_or_else(|| format!("contexts[{position}] has no string \"document_id\""))?;
         if docid.is_empty() {
             return Err(format!("contexts[{position}].document_id is empty; every context needs a non-empty id"));
+        }
+        if let Some(problem) = super::fields::length_problem(docid.len()) {
+            return Err(format!("contexts[{position}].document_id {problem}"));
         }
         let score: f64 = match context.shift_remove("score") {
             Some(raw) => serde_json::from_str(raw.get())
@@ -102,5 +108,10 @@ mod tests {
             .unwrap_err()
             .contains("contexts[0].document_id is empty"));
         assert!(parse_line("{\"task_id\":\"q\",\"contexts\":[]}\r{}", 1).unwrap_err().contains("carriage return"));
+        let long = "d".repeat(super::super::fields::MAX_FIELD_BYTES + 1);
+        let line = format!(r#"{{"task_id":"q","contexts":[{{"document_id":"{long}","score":1}}]}}"#);
+        assert!(parse_line(&line, 1).unwrap_err().starts_with("contexts[0].document_id is 65537 bytes long"));
+        let line = format!(r#"{{"task_id":"{long}","contexts":[]}}"#);
+        assert!(parse_line(&line, 1).unwrap_err().starts_with("task_id is 65537 bytes long"));
     }
 }

@@ -51,9 +51,6 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
     let mut line_no = 0_u64;
     while let Some(line) = source.next_line()? {
         line_no += 1;
-        if line_no % 1024 == 0 {
-            crate::interrupt::checkpoint()?;
-        }
         if fields::is_blank(line) {
             continue;
         }

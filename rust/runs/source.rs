@@ -1,6 +1,8 @@
-//! Opening a run or qrels file and reading it line by line, gzip or plain, with line numbers for
-//! errors and a byte counter for progress bars. Lines end at `\n`, with or without a `\r` before
-//! it; a UTF-8 byte-order mark at the start of the (decompressed) file is skipped.
+//! Opening a run, qrels or corpus file and reading it line by line, gzip or plain, with line numbers
+//! for errors and a byte counter for progress bars. Lines end at `\n`, with or without a `\r` before
+//! it; a UTF-8 byte-order mark at the start of the (decompressed) file is skipped. A line holds at
+//! most [`MAX_LINE_BYTES`]: what is not a text file (`/dev/zero`, a binary, a wrong path) fails at
+//! its first line instead of filling the memory.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -10,6 +12,7 @@ use std::sync::Arc;
 use flate2::read::MultiGzDecoder;
 
 use crate::error::FusionError;
+use crate::interrupt::Ticker;
 
 /// Counts the bytes read from the file on disk (compressed bytes for `.gz`), for progress.
 struct Counting<R> {
@@ -46,9 +49,16 @@ pub struct LineSource {
     /// Bytes of the file consumed so far (shared with a progress bar).
     pub consumed: Arc<AtomicU64>,
     gzip: bool,
+    /// Bytes read, for the interrupt check (every reader of a file is a long loop).
+    ticker: Ticker,
 }
 
 const BUFFER: usize = 1 << 20;
+
+/// The longest line a reader accepts (16 MiB), so that the memory a reader holds is bounded. The
+/// longest line of the MT-RAG runs with passage text is 16 kB; a run line of 1,000 contexts of 4 kB
+/// text each is 4 MB.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 impl LineSource {
     pub fn open(path: &str) -> Result<Self, FusionError> {
@@ -72,6 +82,7 @@ impl LineSource {
             line: 0,
             consumed,
             gzip,
+            ticker: Ticker::new(),
         })
     }
 
@@ -93,6 +104,10 @@ impl LineSource {
             }
             self.fill()?;
         };
+        if to - from > MAX_LINE_BYTES {
+            return Err(self.too_long());
+        }
+        self.ticker.tick(to - from)?;
         self.line += 1;
         let mut to = to;
         while to > from && matches!(self.buffer[to - 1], b'\n' | b'\r') {
@@ -131,13 +146,30 @@ impl LineSource {
         }
     }
 
-    /// Moves the unreturned tail to the front (growing the buffer for a line longer than it) and reads more.
+    /// The error of a line longer than [`MAX_LINE_BYTES`], at the line being read.
+    fn too_long(&self) -> FusionError {
+        FusionError::input(
+            &self.path,
+            self.line + 1,
+            format!(
+                "the line is longer than {} MiB, the most a line may hold; this is not a text file of \
+                 lines (a run, qrels or corpus)?",
+                MAX_LINE_BYTES >> 20
+            ),
+        )
+    }
+
+    /// Moves the unreturned tail to the front (growing the buffer for a line longer than it, up to
+    /// one byte past the longest line accepted) and reads more.
     fn fill(&mut self) -> Result<(), FusionError> {
         self.buffer.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
+        if self.end > MAX_LINE_BYTES {
+            return Err(self.too_long());
+        }
         if self.end == self.buffer.len() {
-            self.buffer.resize(self.buffer.len() * 2, 0);
+            self.buffer.resize((self.buffer.len() * 2).min(MAX_LINE_BYTES + 1), 0);
         }
         let n = loop {
             match self.reader.read(&mut self.buffer[self.end..]) {
@@ -165,6 +197,37 @@ impl LineSource {
     pub fn error(&self, message: impl Into<String>) -> FusionError {
         FusionError::input(&self.path, self.line, message)
     }
+}
+
+/// The most a whole-file input (a saved model) may hold: 256 MiB, some ten times the JSON of a
+/// model at the largest sizes accepted, so that reading a wrong path (`/dev/zero`) fails early.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads a whole text file of at most [`MAX_FILE_BYTES`] (a file, a FIFO or a device alike).
+///
+/// # Errors
+/// `Io` when the file cannot be read, `Input` when it is longer than the limit or not UTF-8.
+pub fn read_small_file(path: &str) -> Result<String, FusionError> {
+    let file = File::open(path).map_err(|e| FusionError::io(path, &e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| FusionError::io(path, &e))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(FusionError::input(
+            path,
+            0,
+            format!(
+                "the file is longer than {} MiB, the most it may hold; is it the right file?",
+                MAX_FILE_BYTES >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        FusionError::input(
+            path,
+            0,
+            format!("invalid UTF-8 at byte {}; the file must be UTF-8 text", e.utf8_error().valid_up_to() + 1),
+        )
+    })
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.
@@ -232,6 +295,32 @@ mod tests {
         assert_eq!(lines[49_999], "q49999 Q0 d49999 1 0.5 t");
         assert_eq!(lines[50_000], long);
         assert_eq!(lines[50_001], "last");
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_fails_at_its_number_with_bounded_memory() {
+        use std::io::Write;
+        let path = std::env::temp_dir().join(format!("fanfuse-source-{}-endless", std::process::id()));
+        let mut file = File::create(&path).unwrap();
+        file.write_all(b"q1 Q0 d1 1 1 t\n").unwrap();
+        file.write_all(&vec![b'x'; MAX_LINE_BYTES + 1]).unwrap();
+        drop(file);
+        let mut source = LineSource::open(&path.to_string_lossy()).unwrap();
+        assert_eq!(source.next_line().unwrap(), Some("q1 Q0 d1 1 1 t"));
+        let error = source.next_line().unwrap_err().to_string();
+        assert!(error.contains(":2: the line is longer than 16 MiB"), "{error}");
+        assert!(source.buffer.len() <= MAX_LINE_BYTES + 1);
+        // The same line cut to the limit (unterminated, at the end of the file) is read.
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(15 + MAX_LINE_BYTES as u64).unwrap();
+        let mut source = LineSource::open(&path.to_string_lossy()).unwrap();
+        source.next_line().unwrap();
+        assert_eq!(source.next_line().unwrap().map(str::len), Some(MAX_LINE_BYTES));
+        std::fs::remove_file(&path).unwrap();
+        #[cfg(target_os = "linux")]
+        {
+            let error = LineSource::open("/dev/zero").unwrap().next_line().unwrap_err().to_string();
+            assert!(error.starts_with("/dev/zero:1: the line is longer than"), "{error}");
+        }
     }
 
     #[test]

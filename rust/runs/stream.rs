@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::Arc;
 
 use crate::batch;
@@ -122,20 +122,24 @@ fn fuse_pass(
                 // Hit lists of fused queries go back to their reader for reuse (see `RunReader::recycle`).
                 let (give_back, taken_back) = channel::<Vec<Hit>>();
                 recyclers.push(give_back);
-                scope.spawn(move || loop {
-                    for hits in taken_back.try_iter() {
-                        reader.recycle(hits);
-                    }
-                    let message = match reader.next_group() {
-                        Ok(Some((qid, hits))) => Ok(Message::Group(qid, hits)),
-                        Ok(None) => Ok(Message::End(reader.lines())),
-                        Err(error) => Err(error),
-                    };
-                    let last = !matches!(message, Ok(Message::Group(..)));
-                    // A send fails only when the fusion loop has stopped (an error elsewhere): stop too.
-                    if sender.send(message).is_err() || last {
-                        break;
-                    }
+                // The reader's own checks see a stop of the merge loop (a group can be long).
+                let stop = interrupt::stop_signal();
+                scope.spawn(move || {
+                    interrupt::follow(stop, || loop {
+                        for hits in taken_back.try_iter() {
+                            reader.recycle(hits);
+                        }
+                        let message = match reader.next_group() {
+                            Ok(Some((qid, hits))) => Ok(Message::Group(qid, hits)),
+                            Ok(None) => Ok(Message::End(reader.lines())),
+                            Err(error) => Err(error),
+                        };
+                        let last = !matches!(message, Ok(Message::Group(..)));
+                        // A send fails only when the fusion loop has stopped (an error elsewhere): stop too.
+                        if sender.send(message).is_err() || last {
+                            break;
+                        }
+                    });
                 });
                 receiver
             })
@@ -169,6 +173,19 @@ fn fuse_pass(
             (Ok(Outcome::Regrouped), Ok(_)) => Ok(Outcome::Regrouped),
         }
     })
+}
+
+/// The next message of a reader, checking for an interrupt while waiting (a slow input, a long group).
+fn receive(receiver: &Receiver<Result<Message, FusionError>>) -> Result<Message, FusionError> {
+    loop {
+        match receiver.recv_timeout(interrupt::POLL_INTERVAL) {
+            Ok(message) => return message,
+            Err(RecvTimeoutError::Timeout) => interrupt::checkpoint()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                unreachable!("a reader thread sends End or an error before it stops")
+            }
+        }
+    }
 }
 
 struct Merge {
@@ -207,7 +224,7 @@ impl Merge {
                 if ended[r] {
                     continue;
                 }
-                let message = receiver.recv().expect("a reader thread sends End or an error before it stops")?;
+                let message = receive(receiver)?;
                 let (qid, hits) = match message {
                     Message::Group(qid, hits) => (qid, hits),
                     Message::End(lines) => {
@@ -295,7 +312,7 @@ impl ChunkWriter<'_> {
                 }
             })?;
             Ok::<_, FusionError>(buffer)
-        });
+        })?;
         for (bytes, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
             let bytes = bytes?;
             if self.empty && !bytes.is_empty() {

@@ -74,7 +74,7 @@ fn check_trec_ids(qid: &str, hits: &[OutHit<'_>]) -> Result<(), WriteError> {
     }
     // The usual docid is printable ASCII: one vectorised pass each, no per-character decoding.
     for (i, hit) in hits.iter().enumerate() {
-        if hit.docid.is_empty() || !fields::is_plain(hit.docid) {
+        if hit.docid.is_empty() || hit.docid.len() > fields::MAX_FIELD_BYTES || !fields::is_plain(hit.docid) {
             if let Some(problem) = fields::problem(hit.docid) {
                 let message = format!(
                     "document id {} (query {}) {problem}; {TREC_IDS}; {WRITE_MTRAG}",

@@ -52,16 +52,30 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommand parsers of `build_parser()`, by command name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # The command is the first word that is not an option (the top level has no option with a value).
     command = next((word for word in argv if not word.startswith("-")), None)
-    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
-    from fanfuse.cli._common import until_signalled
+    parser = build_parser(command if command in COMMANDS else None)
+    args = parser.parse_args(argv)
+    from fanfuse.cli._common import run_command
+    from fanfuse.cli.paths import check_command_paths
 
-    code: int = until_signalled(args.command, lambda: args.run(args))
-    return code
+    def checked_run() -> int:
+        check_command_paths(command_parsers(parser)[args.command], args)
+        code: int = args.run(args)
+        return code
+
+    return run_command(args.command, checked_run)
 
 
 if __name__ == "__main__":

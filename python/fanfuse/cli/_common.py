@@ -1,5 +1,5 @@
-"""Shared pieces of the commands: bad input exits 2, signals end a command cleanly, a progress bar on
-stderr."""
+"""Shared pieces of the commands: how a command ends (bad input exits 2, a closed pipe quietly,
+signals cleanly), number and list option types."""
 
 from __future__ import annotations
 
@@ -17,19 +17,8 @@ from fanfuse._core import FusionError
 from fanfuse.limits import LIMITS, Limit
 
 BAD_INPUT = 2
-
-
-def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Turns FusionError (malformed file, bad option) into `fanfuse: error: file:line: ...` and exit 2."""
-
-    def wrapper(args: argparse.Namespace) -> int:
-        try:
-            return run(args)
-        except FusionError as error:
-            print(f"fanfuse {args.command}: error: {error}", file=sys.stderr)
-            return BAD_INPUT
-
-    return wrapper
+# The status of a process ended by SIGPIPE, as the shell reports it.
+CLOSED_PIPE = 128 + signal.SIGPIPE
 
 
 class Terminated(BaseException):
@@ -41,15 +30,32 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated
 
 
-def until_signalled(command: str, run: Callable[[], int]) -> int:
-    """Runs a command; on SIGINT or SIGTERM, once its cleanups have run, writes one line to stderr and
-    ends the process by that same signal, so that the shell sees 130 / 143 (and a script loop stops)."""
+def run_command(command: str, run: Callable[[], int]) -> int:
+    """Runs a command, the one place every command ends:
+
+    - bad input (FusionError) and what the system refused (OSError: a read-only place, a full disk)
+      print one line `fanfuse CMD: error: ...` and exit 2;
+    - a closed output pipe (`fanfuse ... | head`) ends it quietly with 141, as SIGPIPE ends the
+      shell's tools: the reader wanted no more;
+    - on SIGINT or SIGTERM, once its cleanups have run, it writes one line to stderr and ends the
+      process by that same signal, so that the shell sees 130 / 143 (and a script loop stops).
+    """
     on_main_thread = threading.current_thread() is threading.main_thread()
     # Where SIGTERM is ignored (by whoever started us), it stays ignored.
     catch_term = on_main_thread and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if catch_term else signal.SIG_DFL
     try:
-        return run()
+        code = run()
+        # What is still buffered goes out now, where a closed pipe is caught, not at the exit.
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
+    except FusionError as error:
+        return _bad_input(command, str(error))
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename is not None else ""
+        return _bad_input(command, f"{where}{error.strerror or error}")
     except KeyboardInterrupt:
         signum = signal.SIGINT
     except Terminated:
@@ -66,6 +72,24 @@ def until_signalled(command: str, run: Callable[[], int]) -> int:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
     return 128 + signum  # only reached where the signal does not end the process
+
+
+def _bad_input(command: str, message: str) -> int:
+    print(f"fanfuse {command}: error: {message}", file=sys.stderr)
+    return BAD_INPUT
+
+
+def _closed_pipe() -> int:
+    """The end of a command whose reader closed stdout (or an output pipe): nothing more is printed,
+    and what Python still holds for stdout is dropped, so that the exit prints no traceback."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+    return CLOSED_PIPE
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fanfuse._core import FusionError
+from fanfuse.cli.paths import add_input
 from fanfuse.limits import CONVERSATION
 from fanfuse.multiquery.conversation import Turn, check_history, check_turn
 
@@ -28,8 +29,10 @@ MAX_LINE_BYTES = 12 * CONVERSATION.turn_chars + 1024
 
 
 def add_history_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    add_input(
+        parser,
         "--history",
+        kind="history",
         metavar="FILE",
         help='the conversation before the question, oldest first: JSONL, one {"role": ..., "content": ...} '
         "message or JSON string (a user turn) a line; - reads standard input",

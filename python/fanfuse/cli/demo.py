@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import platform
-import sys
 import time
 from typing import Any
 
-from fanfuse._core import FusionError
 from fanfuse.cli import render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.flags import add_search_top_k, search_top_k
+from fanfuse.cli.paths import add_output_directory
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import EMBED_HINT, open_index
 from fanfuse.multiquery import MultiQueryRetriever, SearchResult
@@ -69,7 +68,9 @@ def register(subparsers: Any) -> None:
         default=True,
         help="the neural dense half (default, with fanfuse[embed]); --no-dense: BM25 only, no embedding",
     )
-    parser.add_argument("--cache-dir", help="where to keep the index (default: the user cache dir)")
+    add_output_directory(
+        parser, "--cache-dir", metavar="DIR", help="where to keep the index (default: the user cache dir)"
+    )
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached index and vectors")
     parser.set_defaults(run=run)
 
@@ -97,9 +98,6 @@ def run(args: argparse.Namespace) -> int:
     progress = ProgressBar("indexing the standard library docs")
     try:
         index, built = stdlib_index(args.cache_dir, rebuild=args.rebuild, progress=progress)
-    except FusionError as error:
-        print(f"fanfuse demo: error: {error}", file=sys.stderr)
-        return 2
     finally:
         progress.close()
     ready = time.perf_counter() - started
@@ -108,19 +106,15 @@ def run(args: argparse.Namespace) -> int:
         f"library\nindex: {len(index)} documents, {'built' if built else 'reused from cache'} in "
         f"{ready:.2f} s ({index.directory})"
     )
-    try:
-        with _default_retriever(index, args) as retriever:
-            print(
-                "\nEach question is searched as typed with BM25 alone (left), and as `fanfuse search` "
-                "does by default (right).\nfound by = the variants (their numbers) of each retriever "
-                f"that ranked the hit; + = not in the single query's top {args.top_k}.\n"
-            )
-            answer(retriever, args.questions or QUESTIONS)
-            if not args.questions:
-                converse(retriever, *CONVERSATION)
-    except FusionError as error:
-        print(f"fanfuse demo: error: {error}", file=sys.stderr)
-        return 2
+    with _default_retriever(index, args) as retriever:
+        print(
+            "\nEach question is searched as typed with BM25 alone (left), and as `fanfuse search` "
+            "does by default (right).\nfound by = the variants (their numbers) of each retriever "
+            f"that ranked the hit; + = not in the single query's top {args.top_k}.\n"
+        )
+        answer(retriever, args.questions or QUESTIONS)
+        if not args.questions:
+            converse(retriever, *CONVERSATION)
     if not built:
         print(f"(delete {index.directory} or pass --rebuild to index and embed again)")
     print(f"demo finished in {time.perf_counter() - started:.2f} s")

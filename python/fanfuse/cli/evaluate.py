@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError
-from fanfuse._output import atomic_output
-from fanfuse.cli._common import guarded, name_list, number_option
+from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError, OutputFile
+from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
+from fanfuse.cli.paths import add_output, add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare_scores
 from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
@@ -25,12 +25,8 @@ def register(subparsers: Any) -> None:
         "the run and the qrels. Every run is compared with the baseline (the first unless --baseline says "
         "otherwise) by --test, corrected for the runs x metrics compared (docs/reports.md).",
     )
-    parser.add_argument(
-        "runs", nargs="+", metavar="RUN", help="run files: TREC 6-column, MT-RAG JSONL or Parquet"
-    )
-    parser.add_argument(
-        "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
-    )
+    add_runs(parser, help="run files: TREC 6-column, MT-RAG JSONL or Parquet")
+    add_qrels(parser)
     parser.add_argument(
         "--metrics",
         type=name_list,
@@ -73,11 +69,14 @@ def register(subparsers: Any) -> None:
     )
     number_option(parser, "--alpha", "alpha", "significance level (default 0.05)", default=0.05)
     parser.add_argument("--format", choices=FORMATS, help="output format (default table)")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument(
-        "--plot", metavar="FILE.png", help="also write a PNG of the report (needs matplotlib: fanfuse[plot])"
+    add_output(parser, "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_output(
+        parser,
+        "--plot",
+        metavar="FILE.png",
+        help="also write a PNG of the report (needs matplotlib: fanfuse[plot])",
     )
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         report.plot(args.plot)
     if args.output:
-        with atomic_output(args.output) as stream:
+        with OutputFile(args.output, inputs=[*args.runs, args.qrels]) as stream:
             stream.write(text.encode())
     else:
         print(text, end="")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from fanfuse._core import (
@@ -22,8 +21,9 @@ from fanfuse._core import (
     read_run,
     train_fusion,
 )
-from fanfuse.cli._common import guarded, number_option
+from fanfuse.cli._common import number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
+from fanfuse.cli.paths import add_input, add_output, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.fusion_options import method_parameters
 from fanfuse.tables import is_parquet, read_any_run, read_parquet_run, write_parquet
@@ -39,10 +39,9 @@ def register(subparsers: Any) -> None:
         description="Fuses the runs query by query (the union of their queries) and writes the result "
         "atomically. Memory stays flat when every input is grouped by query in the same order.",
     )
-    parser.add_argument(
-        "runs", nargs="+", metavar="RUN", help="run files: TREC 6-column, MT-RAG JSONL or Parquet"
-    )
-    parser.add_argument(
+    add_runs(parser, help="run files: TREC 6-column, MT-RAG JSONL or Parquet")
+    add_output(
+        parser,
         "-o",
         "--output",
         required=True,
@@ -54,19 +53,27 @@ def register(subparsers: Any) -> None:
         help=f"fusion method (default rrf): {', '.join(METHODS)}, and trained on qrels (with --train-runs "
         f"and --train-qrels, or --model): {', '.join(TRAINED_METHODS)} (docs/fusion-methods.md)",
     )
-    parser.add_argument(
+    add_input(
+        parser,
         "--train-runs",
+        kind="run",
         nargs="+",
         metavar="RUN",
         help="runs to train on, one per input run, in the same order",
     )
-    parser.add_argument("--train-qrels", metavar="QRELS", help="qrels to train on (TREC or BEIR TSV)")
+    add_input(
+        parser, "--train-qrels", kind="qrels", metavar="QRELS", help="qrels to train on (TREC or BEIR TSV)"
+    )
     number_option(parser, "--segments", "segments", "probfuse: segments per list (default 25)")
     number_option(parser, "--window", "window", "slidefuse: half-window (default 5)")
-    parser.add_argument(
-        "--model", metavar="JSON", help="a trained model saved by --save-model (instead of training)"
+    add_input(
+        parser,
+        "--model",
+        kind="model",
+        metavar="JSON",
+        help="a trained model saved by --save-model (instead of training)",
     )
-    parser.add_argument("--save-model", metavar="JSON", help="write the trained model here (atomically)")
+    add_output(parser, "--save-model", metavar="JSON", help="write the trained model here (atomically)")
     parser.add_argument(
         "--norm",
         help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}",
@@ -101,7 +108,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--tag", default="fanfuse", help="run tag of TREC output (default fanfuse)")
     number_option(parser, "--threads", "threads", "fusion threads (default: FANFUSE_NUM_THREADS, else 1)")
     add_engine_options(parser)
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def trained_model(args: argparse.Namespace) -> FusionModel | None:
@@ -199,10 +206,6 @@ def fusion_options(args: argparse.Namespace, model: FusionModel | None = None) -
 def run_to_parquet(args: argparse.Namespace, model: FusionModel | None = None) -> int:
     """Parquet output: the runs are read into memory, fused in one call and written by pyarrow
     (atomically); each query's rows are those of the TREC output."""
-    output = Path(args.output)
-    for path in args.runs:
-        if output.exists() and Path(path).exists() and output.samefile(path):
-            raise FusionError(f"the output {args.output} is the input {path}; write the fused run elsewhere")
     runs = [read_any_run(p, rank_from=args.rank_from) for p in args.runs]
     fused = fuse_runs(runs, **fusion_options(args, model))
     if len(fused) == 0:

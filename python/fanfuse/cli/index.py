@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse.cli.paths import add_input, add_output_directory
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.corpus import Document, Fields, count_lines, read_jsonl
 from fanfuse.default_search import EMBED_HINT
@@ -27,8 +27,14 @@ def register(subparsers: Any) -> None:
         "index directory. Fields other than id, text and title become filterable metadata. An existing "
         "index is replaced only once the new one is complete.",
     )
-    parser.add_argument("corpus", metavar="CORPUS.jsonl", help="the documents, one JSON object per line")
-    parser.add_argument("--index", required=True, metavar="DIR", help="the index directory to write")
+    add_input(
+        parser,
+        "corpus",
+        kind="corpus",
+        metavar="CORPUS.jsonl",
+        help="the documents, one JSON object per line",
+    )
+    add_output_directory(parser, "--index", required=True, metavar="DIR", help="the index directory to write")
     parser.add_argument("--id-field", default="id", help="key of the document id (default: id)")
     parser.add_argument("--text-field", default="text", help="key of the text (default: text)")
     parser.add_argument("--title-field", default="title", help="key of the optional title (default: title)")
@@ -47,23 +53,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"fanfuse index: error: --dense needs fanfuse[embed]: {EMBED_HINT}", file=sys.stderr)
         return 2
     started = time.perf_counter()
+    # Counting the lines first costs a read of the file; only worth it when a bar is shown.
+    progress = ProgressBar("indexing")
+    if progress.enabled:
+        progress.total = count_lines(args.corpus)
     try:
-        # Counting the lines first costs a read of the file; only worth it when a bar is shown.
-        progress = ProgressBar("indexing")
-        if progress.enabled:
-            progress.total = count_lines(args.corpus)
-        try:
-            index = TantivyRetriever.build(
-                read_jsonl(args.corpus, fields),
-                args.index,
-                progress=progress,
-                then=functools.partial(store_vectors, progress) if args.dense else None,
-            )
-        finally:
-            progress.close()
-    except FusionError as error:
-        print(f"fanfuse index: error: {error}", file=sys.stderr)
-        return 2
+        index = TantivyRetriever.build(
+            read_jsonl(args.corpus, fields),
+            args.index,
+            progress=progress,
+            then=functools.partial(store_vectors, progress) if args.dense else None,
+        )
+    finally:
+        progress.close()
     seconds = time.perf_counter() - started
     print(f"indexed {len(index)} documents into {args.index} in {seconds:.1f} s")
     return 0

@@ -15,6 +15,7 @@ from fanfuse.cli import llm_options, render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.conversation import add_history_flags, history_of
 from fanfuse.cli.flags import add_search_top_k, search_top_k
+from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
@@ -40,7 +41,7 @@ def register(subparsers: Any) -> None:
         "says otherwise) and print the hits. The same search as fanfuse.open_index(DIR) in Python.",
     )
     parser.add_argument("query", help="the question")
-    parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
+    add_index(parser)
     add_history_flags(parser)
     llm_options.add_arguments(parser)
     number_option(
@@ -158,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"embedded {embedded[0]} documents, kept in {index.directory}", file=sys.stderr)
         with retriever:
             result = retriever.search(args.query, filter=filters or None, history=history)
-    except (FusionError, ImportError) as error:
+    except ImportError as error:
         print(f"fanfuse search: error: {error}", file=sys.stderr)
         return 2
     if args.json:

@@ -9,9 +9,9 @@ import socket
 import sys
 from typing import Any
 
-from fanfuse._core import FusionError
 from fanfuse.cli import llm_options
 from fanfuse.cli._common import number_option
+from fanfuse.cli.paths import add_index
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
 
@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         "options as JSON and returns the hits with provenance and diagnostics; GET /healthz; the "
         "OpenAPI schema at /openapi.json. Needs fanfuse[serve].",
     )
-    parser.add_argument("--index", required=True, metavar="DIR", help="index directory (`fanfuse index`)")
+    add_index(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     number_option(parser, "--port", "port", "port (default 8000; 0: any free one)", default=8000)
     parser.add_argument(
@@ -75,17 +75,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.workers > 1:
         share_cpus(args.workers)
-    try:
-        expander = llm_options.make_expander(args)
-        overrides: dict[str, Any] = {"expansion": llm_options.expansion_switch(args.expander)}
-        if expander is not None:
-            overrides["expander"] = expander
-        # With workers: checks the index and the options, then unused.
-        app = app_for_index(args.index, dense=args.dense, **overrides)
-        listening = listening_socket(args.host, args.port)
-    except (FusionError, OSError) as error:
-        print(f"fanfuse serve: error: {error}", file=sys.stderr)
-        return 2
+    expander = llm_options.make_expander(args)
+    overrides: dict[str, Any] = {"expansion": llm_options.expansion_switch(args.expander)}
+    if expander is not None:
+        overrides["expander"] = expander
+    # With workers: checks the index and the options, then unused.
+    app = app_for_index(args.index, dense=args.dense, **overrides)
+    listening = listening_socket(args.host, args.port)
     host, port = listening.getsockname()[:2]
     # One line a script (or a test) reads to learn the port, printed once the socket accepts.
     print(f"fanfuse serve: listening on http://{host}:{port}", flush=True)

@@ -8,7 +8,8 @@ from dataclasses import asdict
 from typing import Any
 
 from fanfuse._core import METHODS, TRAINED_METHODS
-from fanfuse.cli._common import guarded, number_option
+from fanfuse.cli._common import number_option
+from fanfuse.cli.paths import add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report_format import table
 from fanfuse.tables import read_any_qrels, read_any_run
@@ -48,10 +49,8 @@ def register(subparsers: Any) -> None:
         "chosen on the training folds and scored on the held-out fold (trained methods are trained on "
         "the training folds only); compared with picking the best single run the same way.",
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
-    parser.add_argument(
-        "--qrels", required=True, help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)"
-    )
+    add_runs(parser, help="run files (at least two)")
+    add_qrels(parser)
     parser.add_argument(
         "--method",
         default="rrf",
@@ -76,7 +75,7 @@ def register(subparsers: Any) -> None:
     number_option(parser, "--folds", "folds", "cross-validation folds (default 5)", default=5)
     number_option(parser, "--seed", "seed", "seed of the fold split (default 0)", default=0)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,24 +6,27 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import socket
 import sys
-from collections.abc import Iterator, Sequence
-from typing import IO
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TypeVar
 
 import dask.config
 import dask.dataframe as dd
 import pandas as pd
 from dask.base import compute
 
-from fanfuse._core import FusionError
-from fanfuse._output import atomic_output
+from fanfuse._core import FusionError, OutputFile
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition, evaluation_columns
 from fanfuse.fusion_options import method_parameters
 from fanfuse.runs import RunScores, with_means
 
-# Seconds to reach a scheduler given by --scheduler before giving up with an error.
-CONNECT_TIMEOUT = 30
+T = TypeVar("T")
+# Seconds to reach a scheduler given by --scheduler (its TCP port, then its handshake) before
+# giving up with an error: a scheduler on a reachable network answers within a second.
+CONNECT_TIMEOUT = 5
 
 
 @contextlib.contextmanager
@@ -38,11 +41,46 @@ def scheduler(address: str | None) -> Iterator[None]:
     from distributed import Client
 
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT)
+        _reachable(address)
+        client = _within(2 * CONNECT_TIMEOUT, lambda: Client(address, timeout=CONNECT_TIMEOUT))
     except (OSError, TimeoutError, ValueError) as error:
         raise FusionError(f"--scheduler {address}: cannot connect ({error})") from None
     with client:
         yield
+
+
+def _within(seconds: float, connect: Callable[[], T]) -> T:
+    """`connect()`, given up after `seconds`: distributed's own timeout does not cover a peer that
+    accepts the connection and never answers (its handshake then waits forever). The abandoned
+    attempt stays on a daemon thread, which ends with the process."""
+    outcome: list[T | BaseException] = []
+
+    def attempt() -> None:
+        try:
+            outcome.append(connect())
+        except BaseException as error:  # handed to the caller's thread
+            outcome.append(error)
+
+    thread = threading.Thread(target=attempt, name="fanfuse-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        raise TimeoutError(f"no answer within {seconds:g} s; is a Dask scheduler listening there?")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+def _reachable(address: str) -> None:
+    """Fails at once where nothing listens at a tcp:// or tls:// address (distributed would retry a
+    refused connection until its timeout), and within CONNECT_TIMEOUT where nothing answers."""
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp", "tls"):
+        return  # another transport (ucx, inproc): distributed's own timeout applies
+    host, _, port = rest.rpartition(":")
+    if not port.isdigit():
+        return  # distributed reads the address (and words what is wrong with it)
+    socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT).close()
 
 
 def write_fused(fused: dd.DataFrame, stream: IO[bytes]) -> int:
@@ -74,7 +112,7 @@ def fuse(args: argparse.Namespace) -> int:
         "threads": args.threads,
         **method_parameters(args),
     }
-    with scheduler(args.scheduler), atomic_output(args.output) as stream:
+    with scheduler(args.scheduler), OutputFile(args.output, inputs=list(args.runs)) as stream:
         fused = fused_queries(list(args.runs), partitions=args.partitions, **options)
         queries = write_fused(fused, stream)
     where = args.scheduler or "this process's threads"

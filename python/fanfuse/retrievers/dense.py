@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import FusionError
-from fanfuse._output import atomic_output
+from fanfuse._core import FusionError, OutputFile
 from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
@@ -218,12 +217,12 @@ class TfidfSvdEmbedder:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the fitted model (vocabulary, idf, projection) to one `.npz` file, atomically (see
-        `fanfuse._output` for links, FIFOs and devices)."""
+        docs/run-files.md, "Output paths", for links, FIFOs and devices)."""
         if self._parts is None:
             raise FusionError("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
         vectorizer, projection = self._parts
         terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
-        with atomic_output(path) as stream:
+        with OutputFile(path) as stream:
             np.savez(stream, terms=np.array(terms), idf=vectorizer.idf_, projection=projection)
 
     @classmethod

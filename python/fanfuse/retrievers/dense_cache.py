@@ -13,8 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fanfuse._core import FusionError
-from fanfuse._output import atomic_output
+from fanfuse._core import FusionError, OutputFile
 from fanfuse.retrievers.dense import (
     DenseRetriever,
     TfidfSvdEmbedder,
@@ -54,7 +53,7 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
     dense = DenseRetriever.from_documents(documents, embed)
     try:
         embed.save(model_path)
-        with atomic_output(vectors_path) as stream:
+        with OutputFile(vectors_path) as stream:
             np.savez(stream, ids=np.array(dense.ids), vectors=dense.vectors)
     except (OSError, FusionError):
         pass  # a read-only index still searches; it is just fitted again next time

@@ -25,8 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import FusionError
-from fanfuse._output import staged_directory
+from fanfuse._core import FusionError, StagedDirectory
 from fanfuse.corpus import Document, Fields
 from fanfuse.retrievers.dense import DenseRetriever, document_text, payload, unique_documents, unit_rows
 
@@ -109,7 +108,8 @@ def write_dense_index(
         "settings": getattr(encoder, "settings", None),
     }
     try:
-        with staged_directory(directory / DENSE_DIR) as staging:
+        with StagedDirectory(directory / DENSE_DIR) as staged:
+            staging = Path(staged.path)
             np.save(staging / VECTORS, vectors, allow_pickle=False)
             (staging / IDS).write_text(json.dumps(list(ids), ensure_ascii=False), encoding="utf-8")
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

@@ -3,7 +3,8 @@
 Layout: the manifest `DIR/fanfuse-index.json` names the current version, a subdirectory
 `DIR/version-...` holding the index files (and the dense cache fitted on them). A rebuild writes a
 new version beside the current one in a locked temporary directory, renames it into place, replaces
-the manifest atomically (rename), then removes the versions no manifest names any more. A reader
+the manifest atomically (rename), then removes the versions no manifest names any more (each step
+through the core's output guard: `StagedDirectory`, `OutputFile`, `retire_directory`). A reader
 opens the version the manifest names and, when that version vanished while it was being opened (a
 rebuild finished meanwhile), reads the manifest again and opens the new one. The directory itself is
 never missing, renamed or empty once built.
@@ -18,20 +19,12 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fanfuse._core import FusionError
-from fanfuse._output import (
-    atomic_output,
-    swap_directory,
-    sync_directory,
-    temporary_directory,
-    temporary_path,
-)
+from fanfuse._core import FusionError, OutputFile, StagedDirectory, retire_directory, sync_directory
 
 MANIFEST = "fanfuse-index.json"
 FORMAT = 2
@@ -102,36 +95,33 @@ def build(directory: str | os.PathLike[str], write: Callable[[Path], dict[str, A
     # A symbolic link at the index path is followed: the directory it names is updated, the link stays.
     target = Path(os.path.realpath(directory))
     check_replaceable(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     previous = _manifest_or_none(target)
     if previous is not None and previous["format"] == FORMAT:
-        with temporary_directory(target, VERSION_PREFIX.rstrip("-")) as staging:
-            fields = write(staging)
-            _publish(target, staging, fields)
+        # Staged under one name for every build, so that the next build removes what a killed one left.
+        with StagedDirectory(target / VERSION_PREFIX.rstrip("-")) as staged:
+            fields = write(Path(staged.path))
+            _publish(target, staged, fields)
         return
     # A new directory (or one of format 1): build it whole beside the target, then move it in.
-    with temporary_directory(target.parent, target.name) as staging:
+    with StagedDirectory(target) as staged:
+        staging = Path(staged.path)
         version = _new_version_name()
         (staging / version).mkdir()
         fields = write(staging / version)
         _write_manifest(staging, {**fields, "format": FORMAT, "version": version})
-        if previous is None:
-            with contextlib.suppress(OSError):  # replaces a missing or empty directory
-                staging.rename(target)
-                return
-            check_replaceable(target)  # it was filled meanwhile
-        swap_directory(staging, target)
+        check_replaceable(target)  # it may have been filled meanwhile
+        staged.publish()
 
 
-def _publish(target: Path, staging: Path, fields: dict[str, Any]) -> None:
-    """Makes `staging` the current version of `target` under the builders' lock."""
+def _publish(target: Path, staged: StagedDirectory, fields: dict[str, Any]) -> None:
+    """Makes the staged version the current version of `target` under the builders' lock."""
     with _builders_lock(target):
         version = _new_version_name()
-        staging.rename(target / version)
+        staged.publish(target / version)
         try:
             _write_manifest(target, {**fields, "format": FORMAT, "version": version})
         except BaseException:
-            shutil.rmtree(target / version, ignore_errors=True)
+            retire_directory(target / version)
             raise
         sync_directory(target)
         # Every version but the new one is unreferenced now (including ones a killed builder left).
@@ -139,9 +129,7 @@ def _publish(target: Path, staging: Path, fields: dict[str, Any]) -> None:
         # not at all (then it reads the manifest again), never half deleted.
         for entry in target.iterdir():
             if entry.name != version and _is_version_name(entry.name) and entry.is_dir():
-                retired = temporary_path(target, entry.name)
-                entry.rename(retired)
-                shutil.rmtree(retired, ignore_errors=True)
+                retire_directory(entry)
 
 
 @contextlib.contextmanager
@@ -156,7 +144,7 @@ def _builders_lock(target: Path) -> Iterator[None]:
 
 
 def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
-    with atomic_output(directory / MANIFEST) as stream:
+    with OutputFile(directory / MANIFEST) as stream:
         stream.write((json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
 
 

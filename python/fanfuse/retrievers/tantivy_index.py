@@ -258,6 +258,10 @@ def _write_index(
     writer = index.writer(heap_size=heap_size, num_threads=threads)
     try:
         count = _add_all(writer, documents, progress)
+        if count == 0:
+            raise FusionError(
+                "no documents to index; an index needs at least one (an existing index is kept)"
+            )
         writer.commit()
     except BaseException:
         # Stop the writer's threads before the caller deletes the staging directory.

@@ -1,5 +1,6 @@
-//! Output files that never destroy what is already there. What the path names decides how it is
-//! written (docs/run-files.md, "Output paths"):
+//! Output files and directories that never destroy what is already there: the one guard of every
+//! file fanfuse writes, the run writers of the core and the Python layer alike (through the binding).
+//! What the path names decides how it is written (docs/run-files.md, "Output paths"):
 //!
 //! - nothing yet, or a regular file: written to a temporary file beside it and renamed over it only
 //!   when complete, so a failed or interrupted run leaves the previous file as it was. A replaced
@@ -10,24 +11,24 @@
 //! - a FIFO or a character device (`/dev/null`, a terminal): opened and written in place, streamed.
 //! - a directory, a block device or a socket: refused.
 //!
-//! Temporary files are named `.NAME.PID.N.fanfuse-tmp` and locked (`flock`) while written. Creating
-//! an output removes the leftovers of the same NAME whose process is gone (killed with SIGKILL).
+//! Directories are staged whole ([`directory`]); a command's paths are checked against each other
+//! before anything is written ([`separate`]). Temporaries are described in [`temps`].
+
+pub mod directory;
+pub mod separate;
+pub mod temps;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, ErrorKind};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::FusionError;
 use crate::interrupt;
 
-const TEMP_SUFFIX: &str = ".fanfuse-tmp";
 /// Symbolic links followed before giving up (the kernel's own limit).
 const MAX_LINKS: usize = 40;
-/// Temporary files created by this process so far: two writers of one output never share a name.
-static TEMPS: AtomicU64 = AtomicU64::new(0);
 
 /// An output being written; see the module documentation for what each kind of path means.
 pub struct OutputFile {
@@ -35,6 +36,8 @@ pub struct OutputFile {
     shown: String,
     writer: Option<BufWriter<File>>,
     replace: Option<Replace>,
+    /// Written through this process's stdout.
+    stdout: bool,
 }
 
 /// Where an atomically written output goes once complete.
@@ -51,7 +54,7 @@ impl OutputFile {
         if path == "-" {
             let stdout = std::io::stdout().as_fd_clone().map_err(|e| FusionError::io(path, &e))?;
             refuse_inputs(path, &stdout.metadata().map_err(|e| FusionError::io(path, &e))?, inputs)?;
-            return Ok(Self::streaming(path, stdout));
+            return Ok(Self::streaming(path, stdout, true));
         }
         let given = Path::new(path);
         let existing = match fs::metadata(given) {
@@ -63,7 +66,7 @@ impl OutputFile {
             refuse_inputs(path, meta, inputs)?;
             if is_stdout(meta) {
                 let stdout = std::io::stdout().as_fd_clone().map_err(|e| FusionError::io(path, &e))?;
-                return Ok(Self::streaming(path, stdout));
+                return Ok(Self::streaming(path, stdout, true));
             }
             let kind = meta.file_type();
             if kind.is_dir() {
@@ -73,6 +76,7 @@ impl OutputFile {
                 return Ok(Self::streaming(
                     path,
                     open_in_place(given, kind.is_fifo()).map_err(|e| fail(e.to_string()))?,
+                    false,
                 ));
             }
             if !kind.is_file() {
@@ -96,19 +100,17 @@ impl OutputFile {
             }
         }
         let (dir, name) = split(&target).map_err(fail)?;
-        remove_stale_temps(&dir, &name);
-        let temp =
-            dir.join(format!(".{name}.{}.{}{TEMP_SUFFIX}", std::process::id(), TEMPS.fetch_add(1, Ordering::Relaxed)));
+        temps::remove_stale(&dir, &name);
+        let temp = temps::temporary_path(&dir, &name);
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o666)
             .open(&temp)
-            .map_err(|e| FusionError::io(&temp.to_string_lossy(), &e))?;
-        let mut output = Self { shown: path.to_owned(), writer: None, replace: Some(Replace { target, temp }) };
-        // Marks the file as in use for `remove_stale_temps` of other processes; released when closed.
-        // SAFETY: the descriptor is open; flock takes no pointers.
-        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            .map_err(|e| fail(format!("cannot write in '{}' ({e}); choose a writable place", dir.display())))?;
+        let mut output =
+            Self { shown: path.to_owned(), writer: None, replace: Some(Replace { target, temp }), stdout: false };
+        temps::lock(&file);
         if let Some(meta) = &existing {
             keep_mode_and_owner(&file, meta).map_err(|e| output.io_error(&e))?;
         }
@@ -116,8 +118,25 @@ impl OutputFile {
         Ok(output)
     }
 
-    fn streaming(path: &str, file: File) -> Self {
-        Self { shown: path.to_owned(), writer: Some(BufWriter::with_capacity(1 << 20, file)), replace: None }
+    fn streaming(path: &str, file: File, stdout: bool) -> Self {
+        Self { shown: path.to_owned(), writer: Some(BufWriter::with_capacity(1 << 20, file)), replace: None, stdout }
+    }
+
+    /// Whether the output goes through this process's stdout (a caller with its own buffer of
+    /// stdout flushes it first).
+    #[must_use]
+    pub fn is_stdout(&self) -> bool {
+        self.stdout
+    }
+
+    /// The open file (the temporary, the FIFO or device, or stdout), for a caller that writes it
+    /// through a descriptor of its own instead of [`OutputFile::writer`]; the two must not be mixed.
+    ///
+    /// # Panics
+    /// Never: the writer is only taken by `commit`, which consumes `self`.
+    #[must_use]
+    pub fn file(&self) -> &File {
+        self.writer.as_ref().expect("writer is present until commit").get_ref()
     }
 
     /// # Panics
@@ -195,14 +214,13 @@ fn refuse_inputs(path: &str, meta: &fs::Metadata, inputs: &[String]) -> Result<(
     if !meta.file_type().is_file() {
         return Ok(());
     }
-    for input in inputs {
-        if fs::metadata(input).is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino())) {
-            return Err(FusionError::invalid(format!(
-                "the output '{path}' is the input '{input}' (the same file); write the output to another path"
-            )));
-        }
+    match separate::is_one_of(meta, inputs) {
+        Some(i) => Err(FusionError::invalid(format!(
+            "the output '{path}' is the input '{}' (the same file); write the output to another path",
+            inputs[i]
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Opens a FIFO or a device without creating or truncating anything. A FIFO without a reader is
@@ -290,37 +308,6 @@ fn keep_mode_and_owner(file: &File, previous: &fs::Metadata) -> std::io::Result<
         unsafe { libc::fchown(file.as_raw_fd(), previous.uid(), previous.gid()) };
     }
     Ok(())
-}
-
-/// Removes `.NAME.PID.N.fanfuse-tmp` files in `dir` left by processes that are gone: the PID is
-/// not running and nobody holds the file's lock (which also covers a PID reused by another program).
-fn remove_stale_temps(dir: &Path, name: &str) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    let prefix = format!(".{name}.");
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(rest) =
-            file_name.to_str().and_then(|n| n.strip_prefix(&prefix)).and_then(|n| n.strip_suffix(TEMP_SUFFIX))
-        else {
-            continue;
-        };
-        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<libc::pid_t>().ok()) else { continue };
-        if is_stale(&entry.path(), pid) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-}
-
-fn is_stale(path: &Path, pid: libc::pid_t) -> bool {
-    if pid <= 0 || pid.unsigned_abs() == std::process::id() {
-        return false;
-    }
-    // SAFETY: signal 0 only checks whether the process exists.
-    let gone =
-        unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-    let Ok(file) = File::open(path) else { return false };
-    // SAFETY: the descriptor is open; flock takes no pointers. The lock is released when `file` closes.
-    gone && unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0
 }
 
 #[cfg(test)]

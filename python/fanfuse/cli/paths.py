@@ -1,0 +1,99 @@
+"""The files and directories a command reads and writes, declared with its options: `add_input`,
+`add_output` and `add_output_directory` mark the argparse action, and `check_command_paths` refuses,
+before the command runs, an output that is one of its inputs or another of its outputs (however
+spelled: a symbolic or hard link, `./x`), or an output directory that holds an input (the core's
+`check_paths`). A new option declared this way cannot miss the check, and the tests enumerate the
+marked options of every parser."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from fanfuse._core import check_paths
+
+INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
+ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
+# What an input option reads, for the tests that build one of each: a run, qrels, a JSONL corpus,
+# a saved model, an index directory, a conversation (`--history`).
+KINDS = ("run", "qrels", "corpus", "model", "index", "history")
+_ROLE = "fanfuse_path_role"
+_KIND = "fanfuse_path_kind"
+
+
+def _add(container: Any, flags: tuple[str, ...], role: str, kind: str, **kwargs: Any) -> argparse.Action:
+    action: argparse.Action = container.add_argument(*flags, **kwargs)
+    setattr(action, _ROLE, role)
+    setattr(action, _KIND, kind)
+    return action
+
+
+def add_input(container: Any, *flags: str, kind: str, **kwargs: Any) -> argparse.Action:
+    """An option (or positional) naming files the command reads; `kind` is one of KINDS."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
+    return _add(container, flags, INPUT, kind, **kwargs)
+
+
+def add_output(container: Any, *flags: str, **kwargs: Any) -> argparse.Action:
+    """An option naming a file the command writes (through the core's output guard)."""
+    return _add(container, flags, OUTPUT, "file", **kwargs)
+
+
+def add_output_directory(container: Any, *flags: str, **kwargs: Any) -> argparse.Action:
+    """An option naming a directory the command replaces or fills."""
+    return _add(container, flags, OUTPUT_DIRECTORY, "directory", **kwargs)
+
+
+def add_runs(parser: argparse.ArgumentParser, help: str) -> argparse.Action:
+    """The run files a run-file command reads, positional."""
+    return add_input(parser, "runs", kind="run", nargs="+", metavar="RUN", help=help)
+
+
+def add_qrels(parser: argparse.ArgumentParser) -> argparse.Action:
+    """The qrels a run-file command evaluates with."""
+    return add_input(
+        parser,
+        "--qrels",
+        kind="qrels",
+        required=True,
+        help="TREC qrels, BEIR TSV qrels or Parquet (qid, docid, relevance)",
+    )
+
+
+def add_index(parser: argparse.ArgumentParser) -> argparse.Action:
+    """The index directory a retrieval command searches."""
+    return add_input(
+        parser,
+        "--index",
+        kind="index",
+        required=True,
+        metavar="DIR",
+        help="index directory (`fanfuse index`)",
+    )
+
+
+def path_actions(parser: argparse.ArgumentParser) -> list[tuple[argparse.Action, str, str]]:
+    """The marked actions of a command's parser: (action, role, kind)."""
+    return [
+        (action, getattr(action, _ROLE), getattr(action, _KIND))
+        for action in parser._actions
+        if hasattr(action, _ROLE)
+    ]
+
+
+def option_name(action: argparse.Action) -> str:
+    """How messages name an option: its long flag, or a positional's metavar."""
+    if action.option_strings:
+        return max(action.option_strings, key=len)
+    return str(action.metavar or action.dest.upper())
+
+
+def check_command_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Raises FusionError when the parsed paths of a command overlap (see the module documentation)."""
+    named: dict[str, list[tuple[str, str]]] = {role: [] for role in ROLES}
+    for action, role, _ in path_actions(parser):
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [] if value is None else [value]
+        named[role].extend((option_name(action), str(path)) for path in values)
+    check_paths(outputs=named[OUTPUT], output_directories=named[OUTPUT_DIRECTORY], inputs=named[INPUT])
