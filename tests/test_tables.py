@@ -236,3 +236,120 @@ def test_runs_read_from_mtrag_files_replay_as_the_files(tmp_path: Path, rank_fro
     runs = [read_run(p) for p in paths]
     fuse_files(runs, str(tmp_path / "runs.trec"), rank_from=rank_from)
     assert (tmp_path / "runs.trec").read_bytes() == (tmp_path / "files.trec").read_bytes()
+
+
+def test_fuse_table_lists_the_queries_in_the_order_fanfuse_fuse_writes_them(
+    trec_runs: list[str], tmp_path: Path
+) -> None:
+    for runs in (trec_runs[:1], trec_runs):  # grouped alike, and interleaved (fused buffered)
+        out = tmp_path / "fused.trec"
+        fuse_files(runs, str(out), top_k=5)
+        fused = fuse_table([trec_table(p) for p in runs], top_k=5)
+        qids, docids, ranks, scores = read_run(str(out), rank_from="file").columns()
+        assert fused.column("qid").to_pylist() == qids
+        assert fused.column("docid").to_pylist() == docids
+        assert fused.column("rank").to_pylist() == ranks
+        assert [s.hex() for s in fused.column("score").to_pylist()] == [s.hex() for s in scores]
+
+
+def hits_of(run: fanfuse.Run) -> list[tuple[str, str, float, int]]:
+    qids, docids, ranks, scores = run.columns()
+    return sorted(zip(qids, docids, scores, ranks, strict=True))
+
+
+@pytest.mark.parametrize("form", ["trec", "mtrag", "gzip", "parquet"])
+def test_read_run_table_reads_what_read_run_reads(trec_runs: list[str], tmp_path: Path, form: str) -> None:
+    from fanfuse.tables import read_run_table
+    from run_tables import trec_to_parquet
+
+    rng = random.Random(3)
+    if form == "mtrag":
+        (run,) = generated_runs(rng, runs=1, queries=20)
+        path = write_mtrag(tmp_path / "m.jsonl", run, rng, Contexts(), collection="c", interleaved=True)
+    elif form == "gzip":
+        path = str(tmp_path / "r.trec.gz")
+        Path(path).write_bytes(__import__("gzip").compress(Path(trec_runs[1]).read_bytes()))
+    elif form == "parquet":
+        path = trec_to_parquet(trec_runs[1], tmp_path / "r.parquet")
+    else:
+        path = trec_runs[1]
+    table = read_run_table(path)
+    assert table.column_names == ["qid", "docid", "score", "rank", "line"]
+    read = fanfuse.tables.read_any_run(path, rank_from="file")
+    qids, docids, scores = (table.column(c).to_pylist() for c in ("qid", "docid", "score"))
+    assert sorted(zip(qids, docids, scores, strict=True)) == [h[:3] for h in hits_of(read)]
+    # Sorted by line (and rank: the contexts of one record), the rows are in file order.
+    ordered = table.sort_by([("line", "ascending"), ("rank", "ascending")])
+    assert (
+        fuse_table([ordered], rank_from="file").to_pydict()
+        == fuse_table([read_as_table(read)], rank_from="file").to_pydict()
+    )
+
+
+def read_as_table(run: fanfuse.Run) -> object:
+    qids, docids, _, scores = run.columns()
+    return pa.table({"qid": qids, "docid": docids, "score": scores})
+
+
+def test_the_blocks_of_a_run_file_hold_each_line_once_with_its_place_in_the_file(tmp_path: Path) -> None:
+    from fanfuse._core import file_blocks, read_run_block
+
+    path = tmp_path / "run.trec"
+    lines = [f"q{i // 7} Q0 d{i} {i % 7 + 1} {1 / (i + 1)!r} t\n" for i in range(500)]
+    lines[0] = "\ufeff" + lines[0]  # a byte-order mark: skipped at the top of the file only
+    lines.insert(250, "# a comment\n")
+    lines.insert(100, "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    for block_bytes in (1, 37, 1000, 1 << 20):
+        rows, before, groups = [], 0, []
+        for start, end in file_blocks(str(path), block_bytes=block_bytes):
+            (_, lines_in, groups_in, _, _), batches = read_run_block(str(path), start=start, end=end)
+            batch = pa.record_batch(batches[0])
+            rows += [
+                (q, d, before + n)
+                for q, d, n in zip(
+                    *(batch.column(c).to_pylist() for c in ("qid", "docid", "line")), strict=True
+                )
+            ]
+            before += lines_in
+            groups.append(groups_in)
+        assert before == len(lines)
+        expected = [(f"q{i // 7}", f"d{i}") for i in range(500)]
+        assert [(q, d) for q, d, _ in rows] == expected, block_bytes
+        assert [n for _, _, n in rows] == [i + 1 + (i >= 100) + (i >= 250) for i in range(500)]
+
+
+def test_the_row_entry_names_what_is_wrong(tmp_path: Path) -> None:
+    from fanfuse._core import file_blocks, fuse_rows, read_run_block, write_run_text
+
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 c 1 bad t\n", encoding="utf-8")
+    with pytest.raises(FusionError, match=r"run.trec:3: "):
+        read_run_block(str(path), start=20)  # the bad line, in a block that starts at line 2
+    with pytest.raises(FusionError, match=r"partitions must be an int >= 1 \(got 0\)"):
+        read_run_block(str(path), partitions=0)
+    with pytest.raises(FusionError, match=r"block_bytes must be an int >= 1 \(got 0\)"):
+        file_blocks(str(path), block_bytes=0)
+    packed = tmp_path / "run.trec.gz"
+    packed.write_bytes(__import__("gzip").compress(b"q1 Q0 a 1 2.0 t\n"))
+    assert file_blocks(str(packed), block_bytes=1) == [(0, packed.stat().st_size)]
+    with pytest.raises(FusionError, match=r"gzip, which is read whole"):
+        read_run_block(str(packed), start=5)
+    good = tmp_path / "good.trec"
+    good.write_text("q1 Q0 a 1 2.0 t\n", encoding="utf-8")
+    summary, batches = read_run_block(str(good))
+    with pytest.raises(FusionError, match=r"2 row batches for 1 blocks"):
+        fuse_rows([batches[0], batches[0]], blocks=[summary], names=["good"])
+    with pytest.raises(FusionError, match=r"rows\[0\] has no column 'group'"):
+        fuse_rows([pa.record_batch(batches[0]).drop_columns(["group"])], blocks=[summary], names=["good"])
+    with pytest.raises(FusionError, match=r"blocks\[0\] is of run 0, but there are 0 runs"):
+        fuse_rows(batches, blocks=[summary], names=[])
+    with pytest.raises(FusionError, match=r"format='mtrag' needs the passthrough fields"):
+        fuse_rows(batches, blocks=[summary], names=["good"], format="mtrag")
+    with pytest.raises(TypeError, match=r"blocks\[0\] must be a block summary"):
+        fuse_rows(batches, blocks=[(0, 1)], names=["good"])
+    with pytest.raises(FusionError, match=r"nothing to write"):
+        write_run_text(str(tmp_path / "out.trec"), [])
+    assert not (tmp_path / "out.trec").exists()
+    # An exported batch is read again at every export; len() is its rows.
+    assert len(batches[0]) == 1 and pa.record_batch(batches[0]).equals(pa.record_batch(batches[0]))

@@ -1,5 +1,5 @@
-"""The fusion options of the run-file commands, shared by the one-process path (``fanfuse.cli.fuse``)
-and the Dask engine (``fanfuse.dask.command``)."""
+"""The fusion options of the run-file commands (``fanfuse.cli.fuse``, which hands them to the Dask
+engine too)."""
 
 from __future__ import annotations
 

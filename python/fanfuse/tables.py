@@ -22,8 +22,10 @@ from fanfuse._core import (
     Qrels,
     Run,
     evaluate,
-    fuse_runs,
+    fuse_tables,
     qrels_from_table,
+    read_run_block,
+    read_table_block,
     run_buffers,
     runs_from_table,
 )
@@ -98,20 +100,19 @@ def fuse_table(
 
     The options are those of ``fanfuse.fuse_runs`` / ``fuse_files`` (``method``, ``norm``, ``k``,
     ``weights``, ``top_k``, ``threads``; ``rank_from`` as in ``read_run``: ``score`` needs a score
-    column, ``rank`` a rank column, ``file`` takes the row order). Each query is fused exactly as
-    ``fanfuse fuse`` fuses the same runs written as TREC files: the same hits, in the same order
-    (fused score descending, ties by docid descending), with bit-identical scores; the output rank
-    counts from 1 per query. Queries come in order of first appearance (the first run's first).
+    column, ``rank`` a rank column, ``file`` takes the row order). The result is the run ``fanfuse
+    fuse`` writes for the same rows written as run files: the same queries in the same order, the
+    same hits in the same order (fused score descending, ties by docid descending), bit-identical
+    scores; the output rank counts from 1 per query.
 
-    The work is three calls into the core whatever the number of queries: reading the table(s),
-    one fusion of every query (in parallel with ``threads``), building the output buffers. Errors
-    name the table (``tables[1]``, or ``table``) and the row (``tables[1]:5: column 'score' ...``).
+    The work is one call into the core (the same as ``fanfuse fuse --engine dask`` makes for each of
+    its partitions, and Spark or Ray can make for theirs: docs/distributed.md): reading the table(s),
+    fusing every query (in parallel with ``threads``), building the output. Errors name the table
+    (``tables[1]``, or ``table``) and the row (``tables[1]:5: column 'score' ...``).
     """
-    _pyarrow()  # the result is a pyarrow Table: say what is missing before any work
+    pa = _pyarrow()  # the result is a pyarrow Table: say what is missing before any work
     if run_column is not None:
-        read = runs_from_table(
-            _arrow_input(tables), name="table", run_column=run_column, runs=runs, rank_from=rank_from
-        )
+        given, names = [_arrow_input(tables)], ["table"]
     else:
         if runs is not None:
             raise FusionError("runs= names the labels of run_column=; give run_column too")
@@ -120,12 +121,41 @@ def fuse_table(
             raise TypeError(
                 "tables must be a sequence of tables (one run each), or one table with run_column="
             )
-        read = [
-            runs_from_table(_arrow_input(t), name=f"tables[{i}]", rank_from=rank_from)[0]
-            for i, t in enumerate(tables)
-        ]
-    fused = fuse_runs(read, method=method, norm=norm, k=k, weights=weights, top_k=top_k, threads=threads)
-    return to_arrow(fused)
+        given = [_arrow_input(t) for t in tables]
+        names = [f"tables[{i}]" for i in range(len(given))]
+    fused = fuse_tables(
+        given,
+        names=names,
+        run_column=run_column,
+        runs=runs,
+        rank_from=rank_from,
+        method=method,
+        norm=norm,
+        k=k,
+        weights=weights,
+        top_k=top_k,
+        threads=threads,
+    )
+    return pa.Table.from_batches([pa.record_batch(fused)]).select(["qid", "docid", "rank", "score"])
+
+
+def read_run_table(path: str) -> Any:
+    """A run file (TREC or MT-RAG, plain or gzip; Parquet) read by the core's reader, the one of
+    ``read_run`` with its checks and messages, as a pyarrow Table of its hits: qid, docid, score
+    (NaN for a Parquet run without scores), rank (the rank column; an MT-RAG context's position; 0
+    for a Parquet run without ranks) and line (the line, or row, of the hit: with ``rank``, the file
+    order). What Spark or Ray workers read run files with before ``fuse_table`` (docs/distributed.md)."""
+    pa = _pyarrow()
+    if is_parquet(path):
+        _, batches = read_table_block(read_parquet(path), name=path, rank_from="file")
+    else:
+        _, batches = read_run_block(path)
+    import pyarrow.compute as pc  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    table = pa.Table.from_batches([pa.record_batch(b) for b in batches])
+    # A row without a docid stands for an MT-RAG record without contexts: not a hit.
+    hits = table.filter(pc.not_equal(table["docid"], ""))
+    return hits.select(["qid", "docid", "score", "rank", "line"])
 
 
 def evaluate_table(run: Any, qrels: Any, metrics: Sequence[str]) -> Any:

@@ -2,9 +2,8 @@
 //! (<https://arrow.apache.org/docs/format/CDataInterface.html>), as their producers (pyarrow,
 //! polars, pandas through pyarrow) hand them over, and owners that release them when dropped.
 //!
-//! Only the consumer side is here: fanfuse reads run tables and never exports Arrow memory (its
-//! results go back as plain buffers that the Python layer wraps). See [`super`] for why this is
-//! written by hand rather than taken from the `arrow` crates.
+//! The consumer side is here; the producer side (batches the core exports) is [`super::export`].
+//! See [`super`] for why this is written by hand rather than taken from the `arrow` crates.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 

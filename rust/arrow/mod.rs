@@ -1,15 +1,17 @@
 //! Arrow at the boundary: run tables arrive as Arrow record batches through the C data interface
 //! (the PyCapsule protocol's `__arrow_c_stream__` / `__arrow_c_array__` on the Python side) and are
-//! read in place, value by value; no Python object per row, no copy of the batch.
+//! read in place, value by value; no Python object per row, no copy of the batch. Batches the core
+//! builds (rows read from run files, fused runs) leave the same way ([`export`]), buffers uncopied.
 //!
 //! Hand-written rather than the `arrow` crates: fanfuse reads a handful of layouts (utf8,
-//! large_utf8, string_view, the integer and float types, dictionaries of those) and exports none,
-//! which is a few hundred lines here, whereas `arrow-array` with its `ffi` feature pulls `arrow-buffer`,
+//! large_utf8, string_view, the integer and float types, dictionaries of those) and exports four
+//! (utf8, large_utf8, int64, float64), which is a few hundred lines here, whereas `arrow-array` with its `ffi` feature pulls `arrow-buffer`,
 //! `arrow-data`, `arrow-schema`, `half`, `num` and `chrono` into every build, and the Python-side
 //! Arrow crates also tie the binding to an older release of the Python bindings crate (measured
 //! and listed in docs/run-files.md, "Tables and Parquet").
 
 pub mod column;
+pub mod export;
 pub mod ffi;
 
 use ffi::{ArrowArray, ArrowSchema, OwnedArray, OwnedSchema, OwnedStream};
@@ -61,21 +63,14 @@ impl TableSource {
         name: &str,
         mut visit: impl FnMut(&Batch<'_>) -> Result<(), FusionError>,
     ) -> Result<(), FusionError> {
-        let check = |schema: &ArrowSchema| {
-            if schema.format() == "+s" {
-                Ok(())
-            } else {
-                Err(FusionError::invalid(format!("{name} {NOT_A_TABLE} (its Arrow type is '{}')", schema.format())))
-            }
-        };
         match self {
             Self::Batch(schema, array) => {
-                check(&schema.0)?;
+                check_table(name, &schema.0)?;
                 visit(&Batch { schema: &schema.0, array: &array.0 })
             }
             Self::Stream(mut stream) => {
                 let schema = stream.schema()?;
-                check(&schema.0)?;
+                check_table(name, &schema.0)?;
                 while let Some(array) = stream.next_batch()? {
                     crate::interrupt::checkpoint()?;
                     visit(&Batch { schema: &schema.0, array: &array.0 })?;
@@ -83,6 +78,43 @@ impl TableSource {
                 Ok(())
             }
         }
+    }
+
+    /// Every batch, taken over at once, to be read more than once.
+    pub fn collect(self, name: &str) -> Result<Batches, FusionError> {
+        let (schema, arrays) = match self {
+            Self::Batch(schema, array) => (schema, vec![array]),
+            Self::Stream(mut stream) => {
+                let schema = stream.schema()?;
+                let mut arrays = Vec::new();
+                while let Some(array) = stream.next_batch()? {
+                    arrays.push(array);
+                }
+                (schema, arrays)
+            }
+        };
+        check_table(name, &schema.0)?;
+        Ok(Batches { schema, arrays })
+    }
+}
+
+/// The batches of a table, held.
+pub struct Batches {
+    schema: OwnedSchema,
+    arrays: Vec<OwnedArray>,
+}
+
+impl Batches {
+    pub fn iter(&self) -> impl Iterator<Item = Batch<'_>> {
+        self.arrays.iter().map(|array| Batch { schema: &self.schema.0, array: &array.0 })
+    }
+}
+
+fn check_table(name: &str, schema: &ArrowSchema) -> Result<(), FusionError> {
+    if schema.format() == "+s" {
+        Ok(())
+    } else {
+        Err(FusionError::invalid(format!("{name} {NOT_A_TABLE} (its Arrow type is '{}')", schema.format())))
     }
 }
 

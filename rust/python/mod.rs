@@ -6,16 +6,19 @@
 //! the core map to Python in one place ([`to_py_err`]).
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
-//! the fusion entry points, `fused` the result types, `trained` the trained model, `rrf` / `fuse` /
-//! `runs` / `train` / `eval` the functions, `files` the output guard and the line reader.
+//! the fusion entry points, `fused` and `arrow_batch` the result types, `trained` the trained model,
+//! `rrf` / `fuse` / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
+//! Arrow rows for the distributed engines, `files` the output guard and the line reader.
 
 mod args;
+mod arrow_batch;
 mod eval;
 mod files;
 mod fuse;
 mod fused;
 mod ids;
 mod options;
+mod rows;
 mod rrf;
 mod runs;
 mod tables;
@@ -155,6 +158,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::runs_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::fuse_tables, m)?)?;
+    m.add_class::<arrow_batch::PyArrowBatch>()?;
+    m.add_function(wrap_pyfunction!(rows::file_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::read_run_block, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::read_table_block, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::rows_regrouped, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::fuse_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::run_from_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::write_run_text, m)?)?;
     m.add_class::<trained::PyFusionModel>()?;
     m.add_function(wrap_pyfunction!(train::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;

@@ -9,7 +9,9 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
 
-use super::args::{strings, type_name};
+use super::args::{outer_items, strings, type_name};
+use super::arrow_batch::PyArrowBatch;
+use super::options::{check_thread_variable, k_arg, run_fuse_params, threads_arg, top_k_arg, FusionOptions};
 use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::arrow::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, OwnedArray, OwnedSchema, OwnedStream};
@@ -70,9 +72,52 @@ pub(super) fn runs_from_table(
         ));
     }
     let source = table_source(table, name)?;
-    let spec = TableSpec { name, run_column, runs: &labels, rank_from };
+    let spec = TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 };
     let read = interruptible(py, move || table::runs_from_table(source, &spec))?;
     Ok(read.into_iter().map(|run| PyRun { inner: Arc::new(run) }).collect())
+}
+
+/// Fuses run tables: the rows each table holds are read and fused by the core in one call. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (tables, /, *, names, run_column = None, runs = None, rank_from = "score", method = None,
+    norm = None, k = 60.0, weights = None, top_k = Some(1000), threads = None),
+    text_signature = "(tables, /, *, names, run_column=None, runs=None, rank_from='score', method=None, norm=None, \
+        k=60.0, weights=None, top_k=1000, threads=None)")]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+pub(super) fn fuse_tables(
+    py: Python<'_>,
+    tables: &Bound<'_, PyAny>,
+    names: &Bound<'_, PyAny>,
+    run_column: Option<&str>,
+    runs: Option<&Bound<'_, PyAny>>,
+    rank_from: &str,
+    method: Option<&str>,
+    norm: Option<&str>,
+    #[pyo3(from_py_with = k_arg)] k: f64,
+    weights: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+) -> PyResult<PyArrowBatch> {
+    let options = FusionOptions { norm, k, weights, top_k, ..FusionOptions::default() };
+    let params = run_fuse_params(&options, method, None)?;
+    let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
+    let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
+    let names = strings(names, "names")?;
+    let items = outer_items(tables, "tables", "Arrow tables")?;
+    if items.len() != names.len() {
+        return Err(super::FusionError::new_err(format!("{} tables and {} names", items.len(), names.len())));
+    }
+    check_thread_variable(py, threads)?;
+    let sources = items.iter().zip(&names).map(|(t, n)| table_source(t, n)).collect::<PyResult<Vec<_>>>()?;
+    let fused = interruptible(py, || {
+        let tables = sources
+            .into_iter()
+            .zip(&names)
+            .map(|(source, name)| (source, TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 }))
+            .collect();
+        crate::runs::fuse_rows::fuse_tables(tables, rank_from, &params, threads)
+    })?;
+    Ok(PyArrowBatch::new(fused))
 }
 
 /// Reads relevance judgments from an Arrow table. See `_core.pyi`.

@@ -4,10 +4,13 @@
 pub mod columns;
 pub mod fields;
 pub mod fuse_query;
+pub mod fuse_rows;
 pub mod input;
 mod mtrag;
 pub mod qrels;
 mod rank;
+pub mod row_order;
+pub mod rows;
 pub mod source;
 pub mod stream;
 pub mod table;
@@ -104,31 +107,43 @@ fn hit_list(spare: &mut Vec<Vec<Hit>>, capacity: usize) -> Vec<Hit> {
 /// Capacity of the first group's hit list (later groups take the size of the one before).
 const FIRST_GROUP_CAPACITY: usize = 128;
 
+/// The format of a run file, from its first line that is neither blank nor a comment (JSON objects
+/// start with '{'). The file is reopened afterwards, which is cheaper than buffering a gzip stream.
+fn sniff_format(path: &str) -> Result<Format, FusionError> {
+    let mut probe = LineSource::open(path)?;
+    while let Some(line) = probe.next_line()? {
+        if !is_skipped(Format::Trec, line).unwrap_or(true) {
+            let mtrag = line.bytes().find(|&b| !fields::is_separator(b)) == Some(b'{');
+            return Ok(if mtrag { Format::Mtrag } else { Format::Trec });
+        }
+    }
+    Err(FusionError::input(
+        path,
+        0,
+        "the file is empty; expected TREC run lines `qid Q0 docid rank score tag` or MT-RAG JSONL \
+         (blank lines and `#` comments do not count)",
+    ))
+}
+
 impl RunReader {
     pub fn open(path: &str) -> Result<Self, FusionError> {
-        // Sniff the format from the first line that is neither blank nor a comment (JSON objects
-        // start with '{'), then reopen so the stream starts at the top; reopening is cheaper than
-        // buffering a gzip stream.
-        let mut probe = LineSource::open(path)?;
-        let mut format = None;
-        while let Some(line) = probe.next_line()? {
-            if !is_skipped(Format::Trec, line).unwrap_or(true) {
-                let mtrag = line.bytes().find(|&b| !fields::is_separator(b)) == Some(b'{');
-                format = Some(if mtrag { Format::Mtrag } else { Format::Trec });
-                break;
-            }
-        }
-        let Some(format) = format else {
-            return Err(FusionError::input(
-                path,
-                0,
-                "the file is empty; expected TREC run lines `qid Q0 docid rank score tag` or MT-RAG JSONL \
-                 (blank lines and `#` comments do not count)",
-            ));
-        };
+        let format = sniff_format(path)?;
+        Self::over(path, LineSource::open(path)?, format)
+    }
+
+    /// Reads the lines that start in bytes `[start, end)` of the file ([`LineSource::open_block`]),
+    /// in the format of the whole file; line numbers count from the block's first line, whose offset
+    /// comes with the reader.
+    pub fn open_block(path: &str, start: u64, end: u64) -> Result<(Self, u64), FusionError> {
+        let format = sniff_format(path)?;
+        let (source, first) = LineSource::open_block(path, start, end)?;
+        Ok((Self::over(path, source, format)?, first))
+    }
+
+    fn over(path: &str, source: LineSource, format: Format) -> Result<Self, FusionError> {
         let mut reader = Self {
             path: path.to_owned(),
-            source: LineSource::open(path)?,
+            source,
             format,
             collection: None,
             next: None,

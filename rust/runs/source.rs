@@ -49,6 +49,9 @@ pub struct LineSource {
     /// Bytes of the file consumed so far (shared with a progress bar).
     pub consumed: Arc<AtomicU64>,
     gzip: bool,
+    /// The line that may start with a byte-order mark: 1 when the source starts at the top of the
+    /// file, 0 (none) for a block further on.
+    mark_line: u64,
     /// Bytes read, for the interrupt check (every reader of a file is a long loop).
     ticker: Ticker,
 }
@@ -82,8 +85,37 @@ impl LineSource {
             line: 0,
             consumed,
             gzip,
+            mark_line: 1,
             ticker: Ticker::new(),
         })
+    }
+
+    /// The lines that start in bytes `[start, end)` of a plain file (a line belongs to the block it
+    /// starts in, so consecutive blocks read every line once), numbered from 1 within the block; the
+    /// offset of the block's first line comes with it. A gzip file cannot be split: its one block
+    /// starts at 0 and holds the whole file, whatever `end` says.
+    pub fn open_block(path: &str, start: u64, end: u64) -> Result<(Self, u64), FusionError> {
+        let mut source = Self::open(path)?;
+        if source.gzip {
+            return match start {
+                0 => Ok((source, 0)),
+                _ => Err(FusionError::input(path, 0, "is gzip, which is read whole: its one block starts at byte 0")),
+            };
+        }
+        let mut file = File::open(path).map_err(|e| FusionError::io(path, &e))?;
+        let first = first_line_at(&mut file, start).map_err(|e| FusionError::io(path, &e))?;
+        file.seek(SeekFrom::Start(first)).map_err(|e| FusionError::io(path, &e))?;
+        let raw = Counting { inner: file, read: Arc::clone(&source.consumed) };
+        let remaining = end.saturating_sub(first);
+        source.reader = Box::new(UpToLineEnd { inner: raw, remaining, finishing: false, done: remaining == 0 });
+        source.mark_line = u64::from(first == 0);
+        Ok((source, first))
+    }
+
+    /// Whether the file is gzip (sniffed from its bytes).
+    #[must_use]
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
     }
 
     /// The next line without its line ending, or `None` at the end of the file.
@@ -114,7 +146,7 @@ impl LineSource {
             to -= 1;
         }
         let mut from = from;
-        if self.line == 1 {
+        if self.line == self.mark_line {
             from += self.byte_order_mark(&self.buffer[from..to])?;
         }
         let bytes = &self.buffer[from..to];
@@ -196,6 +228,68 @@ impl LineSource {
     /// Where the next error should point: this file at the current line.
     pub fn error(&self, message: impl Into<String>) -> FusionError {
         FusionError::input(&self.path, self.line, message)
+    }
+}
+
+/// The offset in the file at `path` of the first line of the block that starts at byte `start` (see
+/// [`LineSource::open_block`]).
+pub fn block_start(path: &str, start: u64) -> std::io::Result<u64> {
+    first_line_at(&mut File::open(path)?, start)
+}
+
+/// The offset of the first line that starts at or after `start`: `start` itself if a line ends just
+/// before it, else just past the next line end (the file's size if there is none).
+fn first_line_at(file: &mut File, start: u64) -> std::io::Result<u64> {
+    if start == 0 {
+        return Ok(0);
+    }
+    file.seek(SeekFrom::Start(start - 1))?;
+    let mut at = start - 1;
+    let mut chunk = vec![0; 1 << 16];
+    loop {
+        let n = read_up_to(file, &mut chunk)?;
+        if let Some(i) = memchr::memchr(b'\n', &chunk[..n]) {
+            return Ok(at + i as u64 + 1);
+        }
+        if n < chunk.len() {
+            return Ok(at + n as u64);
+        }
+        at += n as u64;
+    }
+}
+
+/// Passes the bytes of a reader on up to `remaining` bytes, then on to the end of the line under way
+/// there (through its `\n`), then nothing: the lines of a block that start before its end.
+struct UpToLineEnd<R> {
+    inner: R,
+    remaining: u64,
+    /// Past the block's end, inside its last line.
+    finishing: bool,
+    done: bool,
+}
+
+impl<R: Read> Read for UpToLineEnd<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.done || buf.is_empty() {
+            return Ok(0);
+        }
+        if !self.finishing {
+            let wanted = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+            let n = self.inner.read(&mut buf[..wanted])?;
+            self.remaining -= n as u64;
+            if n == 0 {
+                self.done = true;
+            } else if self.remaining == 0 {
+                // A block ending right after a line end is complete; else its last line runs on.
+                self.finishing = buf[n - 1] != b'\n';
+                self.done = !self.finishing;
+            }
+            return Ok(n);
+        }
+        let n = self.inner.read(buf)?;
+        let through = memchr::memchr(b'\n', &buf[..n]).map(|i| i + 1);
+        self.done = through.is_some() || n == 0;
+        Ok(through.unwrap_or(n))
     }
 }
 

@@ -33,6 +33,8 @@ pub struct TableSpec<'a> {
     /// The run labels, in fusion order (required with `run_column`).
     pub runs: &'a [String],
     pub rank_from: RankFrom,
+    /// Rows before the table's first (a part of a larger table): row numbers in errors start after it.
+    pub first_row: u64,
 }
 
 /// Which of `names` the table has: exactly one, or the error naming them and the table's columns.
@@ -153,11 +155,24 @@ fn columns<'a>(batch: &Batch<'a>, spec: &TableSpec<'a>) -> Result<Columns<'a>, F
     Ok(Columns { qid, docid, rank, score, run })
 }
 
-/// Reads the runs of `source`: one, or one per label of `spec.runs` (in that order) when
-/// `spec.run_column` is given. Queries are in order of first appearance, hits in rank order
-/// (`spec.rank_from`); a hit's `line` is its row in the table (from 1, across batches). Without a
-/// score column, scores are NaN: the rank methods fuse such a table, the score methods refuse it.
-pub fn runs_from_table(source: TableSource, spec: &TableSpec<'_>) -> Result<Vec<Run>, FusionError> {
+/// One row of a run table, checked: its run (index into `spec.runs`, 0 without a run column), ids,
+/// score (NaN without a score column), rank (`None` without a rank column) and row number (from
+/// `spec.first_row + 1`, across batches).
+pub struct TableRow<'r> {
+    pub run: usize,
+    pub qid: &'r str,
+    pub docid: &'r str,
+    pub score: f64,
+    pub rank: Option<i64>,
+    pub row: u64,
+}
+
+/// Reads the rows of `source` in order, checked as [`runs_from_table`] describes, and hands each to `visit`.
+pub fn for_each_row(
+    source: TableSource,
+    spec: &TableSpec<'_>,
+    mut visit: impl FnMut(TableRow<'_>) -> Result<(), FusionError>,
+) -> Result<(), FusionError> {
     let table = spec.name;
     if spec.run_column.is_some() && spec.runs.is_empty() {
         return Err(FusionError::invalid(format!(
@@ -169,8 +184,7 @@ pub fn runs_from_table(source: TableSource, spec: &TableSpec<'_>) -> Result<Vec<
     if labels.len() != spec.runs.len() {
         return Err(FusionError::invalid(format!("{table}: runs lists a label twice ({:?})", spec.runs)));
     }
-    let mut building: Vec<Building> = (0..spec.runs.len().max(1)).map(|_| Building::default()).collect();
-    let mut row_number = 0_u64;
+    let mut row_number = spec.first_row;
     source.for_each_batch(table, |batch| {
         let columns = columns(batch, spec)?;
         let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
@@ -210,15 +224,29 @@ pub fn runs_from_table(source: TableSource, spec: &TableSpec<'_>) -> Result<Vec<
                 }
                 None => f64::NAN,
             };
-            let target = &mut building[run];
-            let query = target.query(qid);
-            let hits = &mut target.queries[query].hits;
             let rank = match &columns.rank {
-                Some((name, column)) => column.integer(row).map_err(|m| at_row((name, m)))?,
-                None => i64::try_from(hits.len()).unwrap_or(i64::MAX) + 1,
+                Some((name, column)) => Some(column.integer(row).map_err(|m| at_row((name, m)))?),
+                None => None,
             };
-            hits.push(Hit { docid: docid.into(), score, rank, line: row_number, extra: None });
+            visit(TableRow { run, qid, docid, score, rank, row: row_number })?;
         }
+        Ok(())
+    })
+}
+
+/// Reads the runs of `source`: one, or one per label of `spec.runs` (in that order) when
+/// `spec.run_column` is given. Queries are in order of first appearance, hits in rank order
+/// (`spec.rank_from`); a hit's `line` is its row in the table (from 1, across batches). Without a
+/// score column, scores are NaN: the rank methods fuse such a table, the score methods refuse it.
+pub fn runs_from_table(source: TableSource, spec: &TableSpec<'_>) -> Result<Vec<Run>, FusionError> {
+    let table = spec.name;
+    let mut building: Vec<Building> = (0..spec.runs.len().max(1)).map(|_| Building::default()).collect();
+    for_each_row(source, spec, |row| {
+        let target = &mut building[row.run];
+        let query = target.query(row.qid);
+        let hits = &mut target.queries[query].hits;
+        let rank = row.rank.unwrap_or_else(|| i64::try_from(hits.len()).unwrap_or(i64::MAX) + 1);
+        hits.push(Hit { docid: row.docid.into(), score: row.score, rank, line: row.row, extra: None });
         Ok(())
     })?;
     let names: Vec<&str> =

@@ -129,13 +129,18 @@ pub fn nothing_written(format: OutFormat, queries: u64) -> FusionError {
 /// Where the value of a failed [`write_query`] came from, for the error: the input file and line of
 /// `hit` (of any hit of the query for its id), found among `lists[r]`, the hits read from `inputs[r]`.
 #[must_use]
-pub fn value_error_at(inputs: &[String], lists: &[Vec<Hit>], hit: Option<&Hit>, message: String) -> FusionError {
+pub fn value_error_at<L: AsRef<[Hit]>>(
+    inputs: &[String],
+    lists: &[L],
+    hit: Option<&Hit>,
+    message: String,
+) -> FusionError {
     let found = match hit {
-        Some(hit) => lists.iter().position(|list| list.iter().any(|h| std::ptr::eq(h, hit))),
-        None => lists.iter().position(|list| !list.is_empty()),
+        Some(hit) => lists.iter().position(|list| list.as_ref().iter().any(|h| std::ptr::eq(h, hit))),
+        None => lists.iter().position(|list| !list.as_ref().is_empty()),
     };
     match found {
-        Some(r) => FusionError::input(&inputs[r], hit.unwrap_or(&lists[r][0]).line, message),
+        Some(r) => FusionError::input(&inputs[r], hit.unwrap_or(&lists[r].as_ref()[0]).line, message),
         None => FusionError::invalid(message),
     }
 }

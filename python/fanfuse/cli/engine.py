@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse._core import TRAINED_METHODS, FusionError
 from fanfuse.cli._common import number_option
 
 ENGINES = ("process", "dask")
@@ -46,5 +46,8 @@ def dask_commands(args: argparse.Namespace) -> Any:
 
 
 def check_engine_options(args: argparse.Namespace) -> None:
+    """Before any work: the engine options go with the Dask engine, which fuses no trained method."""
     if args.engine != "dask" and (args.scheduler is not None or args.partitions is not None):
         raise FusionError("--scheduler and --partitions go with --engine dask")
+    if args.engine == "dask" and getattr(args, "method", None) in TRAINED_METHODS:
+        raise FusionError(f"trained fusion (--method {args.method}) runs in one process: drop --engine dask")

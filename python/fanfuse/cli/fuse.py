@@ -153,11 +153,9 @@ def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
     model = trained_model(args)
     if args.engine == "dask":
-        if model is not None:
-            raise FusionError(
-                "trained fusion (--model, --train-runs) runs in one process: drop --engine dask"
-            )
-        code: int = dask_commands(args).fuse(args)
+        # check_engine_options refused a trained method: there is no model to pass.
+        fusion = {name: value for name, value in fusion_options(args).items() if name != "model"}
+        code: int = dask_commands(args).fuse(args, fusion)
         return code
     if args.output.endswith(PARQUET_SUFFIXES):
         return run_to_parquet(args, model)

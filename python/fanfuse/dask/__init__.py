@@ -1,12 +1,14 @@
 """Fusion and evaluation of runs on Dask: for runs beyond one machine, or kept on a cluster.
 
-``fuse_runs(runs, ...)`` takes run files (TREC, plain or gzip; Parquet) or Dask DataFrames (columns
-qid, docid, score and/or rank) and returns a lazy Dask DataFrame of the fused run (qid, docid, rank,
-score). The runs are shuffled on qid, so that each query's lists meet in one partition, and each
-partition is fused by ONE call into the Rust core, the same reader, checks and fusion as
-``fanfuse fuse``: every query equals the one-process result (ids, scores bit for bit, order). The
-command ``fanfuse fuse --engine dask`` also writes the queries in the one-process order, so the file
-is the same (docs/distributed.md). Run files must be readable by the workers (a shared file system).
+``fuse_runs(runs, ...)`` takes run files (TREC or MT-RAG, plain or gzip; Parquet) or Dask DataFrames
+(columns qid, docid, score and/or rank) and returns a lazy Dask DataFrame of the fused run (qid,
+docid, rank, score). Every step is a call into the Rust core on Arrow batches
+(``fanfuse.dask.kernel``): each block of a run is read by the core's reader into rows split by
+query id; the rows meet by query (the shuffle on qid); each partition is fused by ONE core call,
+the same fusion as ``fanfuse fuse``, so every query equals the one-process result (ids, scores bit
+for bit, order) and carries the key of its place in the file one process writes. The command
+``fanfuse fuse --engine dask`` writes the queries in that order, so the file is the same
+(docs/distributed.md). Run files must be readable by the workers (a shared file system).
 
 Needs the ``dask`` extra: ``pip install 'fanfuse[dask]'``.
 """
@@ -16,99 +18,97 @@ from __future__ import annotations
 try:
     import dask.dataframe as dd
     import pandas as pd
-    import pyarrow  # noqa: F401  (the rows are Arrow strings)
-    from dask.delayed import delayed
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from dask.delayed import Delayed, delayed
 except ImportError as error:  # pragma: no cover - exercised in a process without the extra
     raise ImportError(
         f"fanfuse.dask needs the dask extra ({error.name} is missing): pip install 'fanfuse[dask]'"
     ) from error
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from fanfuse._core import FusionError
-from fanfuse.dask.kernel import FUSED_COLUMNS, RUN_COLUMNS, RunKind, fuse_partition, text_to_columns
-from fanfuse.dask.order import SUMMARY_COLUMNS, block_summary, group_starts
-from fanfuse.dask.rows import (
-    COLUMNS,
-    DEFAULT_BLOCK_BYTES,
-    NUMBER_COLUMNS,
-    Block,
-    block_rows,
-    file_blocks,
-    frame_rows,
-    table_columns,
-)
+from fanfuse._core import FusionError, file_blocks
+from fanfuse.dask.kernel import Block, count_queries, fuse_partition, query_ids, read_block, regrouped
 from fanfuse.limits import check_int
 from fanfuse.tables import is_parquet
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs", "read_rows", "shuffle_partitions"]
+__all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs", "shuffle_partitions"]
 
+DEFAULT_BLOCK_BYTES = 64 << 20
 RunInput = str | dd.DataFrame
 
 
-def _meta(columns: dict[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in columns.items()})
+@dataclass
+class Plan:
+    """The runs in blocks: what each read task reads, and each run's name in errors (its path, or
+    ``runs[i]`` for a DataFrame)."""
+
+    blocks: list[Block]
+    frames: list[Any]
+    names: list[str]
+
+    def read(self, partitions: int, rank_from: str) -> tuple[list[Delayed], list[list[Delayed]]]:
+        """The read tasks: each block's summary, and each partition's rows from every block."""
+        reads = [
+            delayed(read_block, nout=2)(block, partitions, rank_from, frame)
+            for block, frame in zip(self.blocks, self.frames, strict=True)
+        ]
+        summaries = [read[0] for read in reads]
+        rows = [[read[1][j] for read in reads] for j in range(partitions)]
+        return summaries, rows
 
 
-def read_rows(
-    runs: Sequence[RunInput], *, block_bytes: int = DEFAULT_BLOCK_BYTES
-) -> tuple[dd.DataFrame, list[Block], list[RunKind]]:
-    """The runs as one Dask DataFrame of rows (``fanfuse.dask.rows``), one partition per block of a
-    file or partition of a table; the blocks (for error messages) and what each run is."""
+def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) -> Plan:
+    """The blocks of the runs, in run order, each run's blocks in file order."""
     if isinstance(runs, (str, dd.DataFrame)) or not runs:
         raise TypeError("runs must be a non-empty list of run file paths or Dask DataFrames")
     if not isinstance(block_bytes, int) or isinstance(block_bytes, bool) or block_bytes < 1:
         raise FusionError(f"block_bytes must be an int >= 1 (got {block_bytes!r})")
-    blocks: list[Block] = []
-    kinds: list[RunKind] = []
-    parts = []
+    plan = Plan([], [], [])
     for run, given in enumerate(runs):
-        first = len(blocks)
-        if isinstance(given, str) and is_parquet(given):
-            table: dd.DataFrame | None = dd.read_parquet(given)
-            label = given
-        elif isinstance(given, dd.DataFrame):
-            table, label = given, f"runs[{run}]"
+        if isinstance(given, dd.DataFrame):
+            name = f"runs[{run}]"
+            parts = given.to_delayed()
+            plan.blocks += [Block(run, "frame", name, p) for p in range(len(parts))]
+            plan.frames += parts
+        elif isinstance(given, str) and is_parquet(given):
+            name = given
+            try:
+                metadata = pq.ParquetFile(given).metadata
+            except (OSError, pa.ArrowException) as error:
+                raise FusionError(f"{given}: not a readable Parquet file ({error})") from None
+            before = 0
+            for group in range(metadata.num_row_groups):
+                plan.blocks.append(Block(run, "parquet", given, group, before))
+                plan.frames.append(None)
+                before += metadata.row_group(group).num_rows
         elif isinstance(given, str):
-            table, label = None, given
+            name = given
+            ranges = file_blocks(given, block_bytes=block_bytes)
+            plan.blocks += [Block(run, "file", given, start, end) for start, end in ranges]
+            plan.frames += [None] * len(ranges)
         else:
             raise TypeError(
                 f"runs[{run}] must be a path (str) or a Dask DataFrame, not {type(given).__name__}"
             )
-        if table is None:
-            mine = [Block(run, b.path, b.start, b.end) for b in file_blocks([label], block_bytes)]
-            blocks += mine
-            kinds.append(None)
-            parts.append(
-                dd.from_map(
-                    block_rows, mine, range(first, len(blocks)), meta=_meta(COLUMNS), enforce_metadata=False
-                )
-            )
-        else:
-            names = table_columns(list(table.columns), label)
-            kinds.append(tuple(c for c in NUMBER_COLUMNS if c in names))
-            blocks += [Block(run, label, p, p, in_frame=True) for p in range(table.npartitions)]
-            parts.append(table.map_partitions(_frame_partition, run, first, label, meta=_meta(COLUMNS)))
-    return dd.concat(parts), blocks, kinds
+        plan.names.append(name)
+    return plan
 
 
-def _frame_partition(
-    partition: pd.DataFrame, run: int, first: int, label: str, partition_info: dict[str, Any] | None = None
-) -> pd.DataFrame:
-    number = partition_info["number"] if partition_info else 0
-    return frame_rows(partition, run, first + number, label)
-
-
-def shuffle_partitions(partitions: object, rows: dd.DataFrame) -> int:
-    """The partitions of the shuffle on qid: one per input block by default. A number given must not
+def shuffle_partitions(partitions: object, plan: Plan, rank_from: str = "score") -> int:
+    """The partitions of the shuffle on qid: one per block by default. A number given must not
     exceed the queries: a partition past them would be empty, yet each costs tasks and memory of its
-    own. The queries are counted (one more read of the input) only when it exceeds the blocks."""
+    own (every block is split into that many batches). The queries are counted (one more read of
+    the input) only when the number exceeds the blocks."""
     if partitions is None:
-        return int(rows.npartitions)
+        return len(plan.blocks)
     wanted = check_int("partitions", partitions)
-    if wanted > rows.npartitions:
-        queries = int(rows[rows["group"] >= 0]["qid"].nunique().compute())
+    if wanted > len(plan.blocks):
+        _, rows = plan.read(1, rank_from)
+        queries = int(delayed(count_queries)([delayed(query_ids)(part) for part in rows[0]]).compute())
         if wanted > queries:
             raise FusionError(
                 f"partitions must be at most the number of queries, {queries} (got {wanted}): "
@@ -117,30 +117,40 @@ def shuffle_partitions(partitions: object, rows: dd.DataFrame) -> int:
     return wanted
 
 
-def fused_queries(
+def fused_partitions(
     runs: Sequence[RunInput],
     *,
     partitions: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
+    ranges: int | None = 1,
     **options: Any,
-) -> dd.DataFrame:
-    """One row per fused query: its TREC lines as ``fanfuse fuse`` writes them and its order keys
-    (``fanfuse.dask.order``). ``options`` are those of ``fanfuse.fuse_files`` for TREC output."""
-    rows, blocks, kinds = read_rows(runs, block_bytes=block_bytes)
-    partitions = shuffle_partitions(partitions, rows)
-    summary = rows.map_partitions(block_summary, meta=_meta(SUMMARY_COLUMNS))
-    plan = delayed(group_starts, nout=2)(summary, len(blocks), len(runs))
-    shuffled = rows.shuffle(on="qid", npartitions=partitions)
-    return shuffled.map_partitions(
-        fuse_partition,
-        blocks,
-        kinds,
-        plan[0],
-        plan[1],
-        options,
-        meta=_meta(FUSED_COLUMNS),
-        enforce_metadata=False,
-    )
+) -> list[Delayed]:
+    """One task per partition of the shuffle on qid; each gives ``ranges`` (default: as many as
+    partitions) Arrow batches of fused queries (``fanfuse._core.fuse_rows``; ``options`` are its
+    own). Which one-process order the keys follow (buffered or not) is decided from every
+    partition's rows first."""
+    plan = plan_runs(runs, block_bytes)
+    rank_from = options.get("rank_from", "score")
+    count = shuffle_partitions(partitions, plan, rank_from)
+    ranges = ranges or count
+    summaries, rows = plan.read(count, rank_from)
+    flags = [delayed(regrouped)(part, summaries, plan.names) for part in rows]
+    buffered = delayed(any)(flags)
+    return [delayed(fuse_partition)(part, summaries, plan.names, buffered, ranges, options) for part in rows]
+
+
+STRING = pd.StringDtype("pyarrow")
+RUN_COLUMNS = {"qid": STRING, "docid": STRING, "rank": "int64", "score": "float64"}
+
+
+def _hits_frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:
+    """A partition's fused hits as pandas, queries in the order one process writes them."""
+    table = pa.Table.from_batches(batches).select(list(RUN_COLUMNS))
+    return table.to_pandas(types_mapper={pa.string(): STRING, pa.large_string(): STRING}.get)
+
+
+def _meta() -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in RUN_COLUMNS.items()})
 
 
 def fuse_runs(
@@ -162,17 +172,17 @@ def fuse_runs(
 ) -> dd.DataFrame:
     """Fuses runs on Dask: a lazy DataFrame with columns qid, docid, rank, score.
 
-    ``runs``: run file paths (TREC, plain or gzip, read in blocks of ``block_bytes``; Parquet, read
-    by row groups) or Dask DataFrames, tables with columns qid (or q_id), docid (or doc_id), and score
-    and/or rank (their row order is the file order of ``rank_from="file"``). ``partitions``:
-    partitions of the shuffle on qid (default: as many as input blocks). The other options are
-    those of ``fanfuse.fuse_files`` (``phi``, ``sigma``, ``gamma``: None keeps the core's default).
-    Each query is the one-process result, hits in written order; queries in a partition in order of
-    first appearance.
-    A malformed line fails the computation with a FusionError naming the file and line (or the run,
-    partition and row of a frame).
+    ``runs``: run file paths (TREC or MT-RAG, plain or gzip, read in blocks of ``block_bytes``;
+    Parquet, read by row groups) or Dask DataFrames, tables with columns qid (or q_id), docid (or
+    doc_id), and score and/or rank (their row order is the file order of ``rank_from="file"``).
+    ``partitions``: partitions of the shuffle on qid (default: as many as input blocks). The other
+    options are those of ``fanfuse.fuse_files`` (``phi``, ``sigma``, ``gamma``: None keeps the
+    core's default). Each query is the one-process result, hits in written order; the queries of a
+    partition in the order ``fanfuse fuse`` writes them.
+    A malformed line fails the computation with a FusionError naming the file and line (a frame's
+    row: ``runs[1] partition 2:5`` as read, ``runs[1]:N`` counted over the frame once fused).
     """
-    options = {
+    options: dict[str, Any] = {
         "method": method,
         "norm": norm,
         "k": k,
@@ -184,5 +194,6 @@ def fuse_runs(
     }
     given = {"phi": phi, "sigma": sigma, "gamma": gamma}
     options.update({name: value for name, value in given.items() if value is not None})
-    fused = fused_queries(runs, partitions=partitions, block_bytes=block_bytes, **options)
-    return fused.map_partitions(text_to_columns, meta=_meta(RUN_COLUMNS), enforce_metadata=False)
+    fused = fused_partitions(runs, partitions=partitions, block_bytes=block_bytes, **options)
+    frames = [delayed(_hits_frame)(part) for part in fused]
+    return dd.from_delayed(frames, meta=_meta(), verify_meta=False)

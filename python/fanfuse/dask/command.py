@@ -1,5 +1,6 @@
 """`fanfuse fuse --engine dask` and `fanfuse eval --engine dask`: the graphs of ``fanfuse.dask`` run on
-the scheduler given (or this process's threads), the file written in the one-process order."""
+the scheduler given (or this process's threads); the fused file written by the core, in the order
+one process writes it."""
 
 from __future__ import annotations
 
@@ -10,32 +11,33 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, TypeVar
+from typing import Any, TypeVar
 
 import dask.config
-import dask.dataframe as dd
-import pandas as pd
-from dask.base import compute
+import pyarrow as pa
+from dask.base import compute, persist
+from dask.delayed import Delayed, delayed
 
-from fanfuse._core import FusionError, OutputFile
-from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_queries, read_rows, shuffle_partitions
-from fanfuse.dask.kernel import evaluate_partition, evaluation_columns
-from fanfuse.fusion_options import method_parameters
+from fanfuse._core import FusionError, write_run_text
+from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
+from fanfuse.dask.kernel import evaluate_partition
 from fanfuse.runs import RunScores, with_means
 
 T = TypeVar("T")
 # Seconds to reach a scheduler given by --scheduler (its TCP port, then its handshake) before
 # giving up with an error: a scheduler on a reachable network answers within a second.
 CONNECT_TIMEOUT = 5
+# Bytes of a run file one task reads (a gzip file is read whole); the tests make it small.
+BLOCK_BYTES = DEFAULT_BLOCK_BYTES
 
 
 @contextlib.contextmanager
 def scheduler(address: str | None) -> Iterator[None]:
     """Computations inside run on the Dask scheduler at `address`, else on this process's threads:
-    on one machine they skip worker start-up and the copies between processes, and the work of a
-    partition (Arrow compute, pandas, the Rust kernel) runs without the GIL for the most part."""
+    on one machine they skip worker start-up and the copies between processes, and the core releases
+    the GIL for the work of every task."""
     if address is None:
-        with dask.config.set({"scheduler": "threads", "dataframe.shuffle.method": "tasks"}):
+        with dask.config.set({"scheduler": "threads"}):
             yield
         return
     from distributed import Client
@@ -83,38 +85,32 @@ def _reachable(address: str) -> None:
     socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT).close()
 
 
-def write_fused(fused: dd.DataFrame, stream: IO[bytes]) -> int:
-    """Writes the fused queries in the order one process writes them; returns their number."""
-    fused = fused.persist()
-    buffered = bool(fused["restart"].any().compute())
-    ordered = fused.sort_values(["seq"] if buffered else ["release", "seq"]).persist()
-    del fused
-    queries = 0
-    for part in ordered.to_delayed():
-        frame = part.compute()
-        stream.write("".join(frame["text"].tolist()).encode("utf-8"))
-        queries += len(frame)
-    return queries
+def in_order(fused: Sequence[Delayed], ranges: int) -> Iterator[pa.Table]:
+    """The fused queries in the order one process writes them: the partitions' batches of one range
+    of the order key at a time (so this process holds one range), sorted by the key."""
+    (persisted,) = persist(list(fused))
+    for k in range(ranges):
+        pieces = compute(*[part[k] for part in persisted])
+        yield pa.Table.from_batches(pieces).sort_by("order")
 
 
-def fuse(args: argparse.Namespace) -> int:
+def write_fused(fused: Sequence[Delayed], ranges: int, output: str, inputs: Sequence[str]) -> int:
+    """Writes the fused queries through the core's output file; returns their number."""
+    return write_run_text(output, in_order(fused, ranges), inputs=list(inputs))
+
+
+def fuse(args: argparse.Namespace, fusion: dict[str, Any]) -> int:
+    """``fusion``: the options of the fusion itself, as the command read them (no trained model)."""
     if args.run_format != "trec":
         raise FusionError("--engine dask writes TREC runs only; drop --run-format or --engine dask")
-    options = {
-        "method": args.method,
-        "norm": args.norm,
-        "k": args.rrf_k,
-        "weights": args.weights,
-        "top_k": args.top_k or None,
-        "tie_break": args.tie_break,
-        "rank_from": args.rank_from,
-        "tag": args.tag,
-        "threads": args.threads,
-        **method_parameters(args),
-    }
-    with scheduler(args.scheduler), OutputFile(args.output, inputs=list(args.runs)) as stream:
-        fused = fused_queries(list(args.runs), partitions=args.partitions, **options)
-        queries = write_fused(fused, stream)
+    options: dict[str, Any] = {**fusion, "rank_from": args.rank_from, "format": "trec", "tag": args.tag}
+    runs = list(args.runs)
+    with scheduler(args.scheduler):
+        # As many ranges of the output as partitions: this process holds about one partition's worth.
+        fused = fused_partitions(
+            runs, partitions=args.partitions, block_bytes=BLOCK_BYTES, ranges=None, **options
+        )
+        queries = write_fused(fused, len(fused), args.output, runs)
     where = args.scheduler or "this process's threads"
     print(f"fused {queries} queries into {args.output} with Dask ({where})", file=sys.stderr)
     return 0
@@ -126,24 +122,27 @@ def evaluate_runs(
     metrics: Sequence[str],
     *,
     partitions: int | None = None,
-    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    block_bytes: int | None = None,
 ) -> list[RunScores]:
     """Per-query values of every run computed in the partitions of its shuffle on qid, gathered and
     averaged in run order, as one process averages them (the same means, bit for bit)."""
     if not os.path.isfile(qrels):
         raise FusionError(f"{qrels}: no such file (the qrels)")
-    per_query = []
+    per_run = []
     for run in runs:
-        rows, blocks, kinds = read_rows([run], block_bytes=block_bytes)
-        shuffled = rows.shuffle(on="qid", npartitions=shuffle_partitions(partitions, rows))
-        meta = pd.DataFrame({n: pd.Series([], dtype=t) for n, t in evaluation_columns(metrics).items()})
-        per_query.append(
-            shuffled.map_partitions(evaluate_partition, blocks, kinds[0], qrels, list(metrics), meta=meta)
+        plan = plan_runs([run], block_bytes or BLOCK_BYTES)
+        count = shuffle_partitions(partitions, plan)
+        summaries, rows = plan.read(count, "score")
+        per_run.append(
+            [
+                delayed(evaluate_partition)(part, summaries, plan.names[0], qrels, list(metrics))
+                for part in rows
+            ]
         )
-    computed: Sequence[pd.DataFrame] = compute(*per_query)
+    computed = compute(*per_run)
     scored = []
-    for run, frame in zip(runs, computed, strict=True):
-        frame = frame.sort_values("first", kind="stable")
-        values = {m: frame[m].astype(float).tolist() for m in metrics}
-        scored.append(with_means(run, frame["qid"].astype(str).tolist(), values))
+    for run, parts in zip(runs, computed, strict=True):
+        records = sorted(record for part in parts for record in part)
+        values = {m: [record[2][j] for record in records] for j, m in enumerate(metrics)}
+        scored.append(with_means(run, [record[1] for record in records], values))
     return scored

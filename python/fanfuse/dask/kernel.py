@@ -1,175 +1,104 @@
-"""What runs inside one partition: the lines of every run for the partition's queries go through the
-Rust core in ONE call (`fuse_files` on the partition's lines: the same reader, checks, fusion and
-writer as `fanfuse fuse`), and per-query evaluation through `read_run` + `evaluate`."""
+"""What runs in a Dask task: each step is one call into the Rust core, on Arrow batches.
+
+- ``read_block``: one block of a run (a byte range of a TREC or MT-RAG file, a row group of a Parquet
+  file, a partition of a Dask DataFrame) read by the core's reader into row batches, one per
+  partition of the shuffle on qid (``fanfuse._core.read_run_block`` / ``read_table_block``).
+- ``fuse_partition``: the rows of every block for one partition's queries, fused by the core
+  (``fuse_rows``): every query as ``fanfuse fuse`` fuses it, keyed by its place in the file that
+  ``fanfuse fuse`` writes.
+- ``evaluate_partition``: one run's rows of a partition as a Run (``run_from_rows``), evaluated.
+"""
 
 from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from fanfuse._core import FusionError, Qrels, Run, evaluate, fuse_files, read_run, runs_from_table
-from fanfuse.dask.order import query_keys
-from fanfuse.dask.rows import STRING, Block, relocate
+from fanfuse._core import (
+    Qrels,
+    evaluate,
+    fuse_rows,
+    read_run_block,
+    read_table_block,
+    rows_regrouped,
+    run_from_rows,
+)
 from fanfuse.tables import read_any_qrels
 
-# Columns of a fused partition: one row per query, its written TREC lines, and its place in the
-# order of the output (`order.py`).
-FUSED_COLUMNS = {
-    "qid": STRING,
-    "text": STRING,
-    "release": np.dtype("int64"),
-    "seq": np.dtype("int64"),
-    "restart": np.dtype("bool"),
-}
-RUN_COLUMNS = {"qid": STRING, "docid": STRING, "rank": np.dtype("int64"), "score": np.dtype("float64")}
+# A block's summary, as the core's readers give it: (run, lines, groups, first qid, last qid).
+Summary = tuple[int, int, int, str | None, str | None]
 
 
-# What a run is in a partition: a file (None: its rows are lines) or a table with these number columns.
-RunKind = tuple[str, ...] | None
+@dataclass(frozen=True)
+class Block:
+    """One part of one run, read by one task. ``kind`` says what ``path`` and ``part`` are: ``file``,
+    bytes ``[part, end)`` of a run file; ``parquet``, row group ``part`` of a Parquet file (``end``:
+    the rows before it); ``frame``, partition ``part`` of a Dask DataFrame (its data comes with the
+    task)."""
+
+    run: int
+    kind: str
+    path: str
+    part: int
+    end: int = 0
 
 
-def _inputs(
-    directory: Path, rows: pd.DataFrame, kinds: Sequence[RunKind], blocks: Sequence[Block], rank_from: str
-) -> tuple[list[str | Run], list[str], list[pd.DataFrame]]:
-    """The partition's rows of each run, in input order, as the core's input: a file of its lines, or
-    a Run read from a table of its columns. Also each input's name in errors and its rows (line or
-    row i of the input is row i-1). A file without a record gets one placeholder query, since the
-    reader refuses an empty file."""
-    placeholder = _placeholder(rows["qid"])
-    inputs: list[str | Run] = []
-    names, ordered = [], []
-    for run, kind in enumerate(kinds):
-        mine = rows[rows["run"] == run].sort_values(["block", "row"], kind="stable")
-        name = str(directory / f"{run}.trec")
-        if kind is None:
-            text = "\n".join(mine["line"].tolist())
-            if not (mine["group"] >= 0).any():
-                text += f"\n{placeholder} Q0 placeholder 1 0 placeholder"
-            Path(name).write_text(text + "\n", encoding="utf-8")
-            inputs.append(name)
+def read_block(
+    block: Block, partitions: int, rank_from: str, frame: Any = None
+) -> tuple[Summary, list[pa.RecordBatch]]:
+    """The block's rows, one batch per partition, and its summary."""
+    if block.kind == "file":
+        summary, batches = read_run_block(
+            block.path, run=block.run, start=block.part, end=block.end, partitions=partitions
+        )
+    else:
+        if block.kind == "parquet":
+            table = pq.ParquetFile(block.path).read_row_group(block.part)
+            name, first_row = block.path, block.end
         else:
-            # NumPy numbers keep a NaN score a NaN (pandas would make it null), for the core to refuse.
-            numbers = {c: pa.array(mine[c].to_numpy()) for c in kind}
-            table = pa.table({"qid": pa.array(mine["qid"]), "docid": pa.array(mine["docid"]), **numbers})
-            try:
-                inputs.append(runs_from_table(table, name=name, rank_from=rank_from)[0])
-            except FusionError as error:
-                raise _relocated(error, [name], [mine], blocks) from None
-        names.append(name)
-        ordered.append(mine)
-    return inputs, names, ordered
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            name, first_row = f"{block.path} partition {block.part}", 0
+        summary, batches = read_table_block(
+            table, run=block.run, name=name, first_row=first_row, rank_from=rank_from, partitions=partitions
+        )
+    return summary, [pa.record_batch(batch) for batch in batches]
 
 
-def _placeholder(qids: pd.Series) -> str:
-    """A query id that no row of the partition has."""
-    taken = set(qids.unique())
-    name = "fanfuse.placeholder"
-    while name in taken:
-        name += "_"
-    return name
+def query_ids(rows: pa.RecordBatch) -> pa.Array:
+    """The distinct query ids of a block's rows."""
+    return pc.unique(rows.column("qid").cast(pa.large_string()))
 
 
-def _relocated(
-    error: FusionError, paths: list[str], ordered: list[pd.DataFrame], blocks: Sequence[Block]
-) -> FusionError:
-    """The error of the Rust reader about a partition file, naming the input file and line instead."""
-    for path, mine in zip(paths, ordered, strict=True):
-        if str(error).startswith(f"{path}:"):
+def count_queries(ids: Sequence[pa.Array]) -> int:
+    """How many distinct query ids the blocks hold together."""
+    return len(pc.unique(pa.chunked_array(list(ids), pa.large_string())))
 
-            def place(line: int, mine: pd.DataFrame = mine) -> str:
-                if line > len(mine):
-                    return "a partition's placeholder line"
-                row = mine.iloc[line - 1]
-                return blocks[int(row["block"])].describe(int(row["row"]))
 
-            name = blocks[int(mine["block"].iloc[0])].path if len(mine) else path
-            return relocate(error, path, place, name)
-    return error
+def regrouped(rows: Sequence[pa.RecordBatch], summaries: Sequence[Summary], names: Sequence[str]) -> bool:
+    """Whether one process would fuse these runs buffered, from one partition's rows."""
+    return rows_regrouped(list(rows), blocks=list(summaries), names=list(names))
 
 
 def fuse_partition(
-    rows: pd.DataFrame,
-    blocks: Sequence[Block],
-    kinds: Sequence[RunKind],
-    starts: np.ndarray,
-    totals: Sequence[int],
+    rows: Sequence[pa.RecordBatch],
+    summaries: Sequence[Summary],
+    names: Sequence[str],
+    buffered: bool,
+    ranges: int,
     options: dict[str, Any],
-) -> pd.DataFrame:
-    """Fuses the queries of one partition (rows of every run, shuffled on qid): one row per query with
-    its TREC lines as `fanfuse fuse` writes them, and its order keys."""
-    if not (rows["group"] >= 0).any():
-        _check_comments(rows, kinds, blocks)
-        return pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in FUSED_COLUMNS.items()})
-    with tempfile.TemporaryDirectory(prefix="fanfuse-dask-") as directory:
-        rank_from = options.get("rank_from", "score")
-        inputs, names, ordered = _inputs(Path(directory), rows, kinds, blocks, rank_from)
-        output = os.path.join(directory, "fused.trec")
-        try:
-            fuse_files(inputs, output, **options)
-        except FusionError as error:
-            raise _relocated(error, names, ordered, blocks) from None
-        with open(output, encoding="utf-8") as stream:
-            written = stream.read()
-    texts = _split_queries(written)
-    keys = query_keys(rows, starts, totals)
-    frame = pd.DataFrame(
-        {"qid": pd.array(list(texts), dtype=STRING), "text": pd.array(list(texts.values()), dtype=STRING)}
+) -> list[pa.RecordBatch]:
+    """One partition's queries fused: ``ranges`` batches by range of the order key (see ``fuse_rows``)."""
+    fused = fuse_rows(
+        list(rows), blocks=list(summaries), names=list(names), buffered=buffered, ranges=ranges, **options
     )
-    frame = frame.merge(keys, on="qid", how="inner")
-    return frame.astype(FUSED_COLUMNS)
-
-
-def _check_comments(rows: pd.DataFrame, kinds: Sequence[RunKind], blocks: Sequence[Block]) -> None:
-    """A partition holding only comment lines: the reader still checks them."""
-    if rows.empty:
-        return
-    with tempfile.TemporaryDirectory(prefix="fanfuse-dask-") as directory:
-        inputs, names, ordered = _inputs(Path(directory), rows, kinds, blocks, "score")
-        for given in inputs:
-            try:
-                if isinstance(given, str):
-                    read_run(given)
-            except FusionError as error:
-                raise _relocated(error, names, ordered, blocks) from None
-
-
-def _split_queries(written: str) -> dict[str, str]:
-    """The written lines of each query (consecutive in the file), keyed by query id."""
-    texts: dict[str, str] = {}
-    lines = written.splitlines(keepends=True)
-    start = 0
-    for i in range(1, len(lines) + 1):
-        if i == len(lines) or lines[i].split(" ", 1)[0] != lines[start].split(" ", 1)[0]:
-            texts[lines[start].split(" ", 1)[0]] = "".join(lines[start:i])
-            start = i
-    return texts
-
-
-def text_to_columns(partition: pd.DataFrame) -> pd.DataFrame:
-    """The fused queries of a partition as run columns (qid, docid, rank, score), queries in order of
-    first appearance, hits as written; scores read back to the very doubles that were written."""
-    if partition.empty:
-        return pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in RUN_COLUMNS.items()})
-    text = "".join(partition.sort_values("seq")["text"].tolist())
-    with tempfile.TemporaryDirectory(prefix="fanfuse-dask-") as directory:
-        path = Path(directory, "fused.trec")
-        path.write_text(text, encoding="utf-8")
-        qids, docids, ranks, scores = read_run(str(path), rank_from="file").columns()
-    frame = pd.DataFrame({"qid": qids, "docid": docids, "rank": ranks, "score": scores})
-    return frame.astype(RUN_COLUMNS)
-
-
-def evaluation_columns(metrics: Sequence[str]) -> dict[str, Any]:
-    """Columns of an evaluated partition: the query, its first line, a value per metric."""
-    return {"qid": STRING, "first": np.dtype("int64"), **{m: np.dtype("float64") for m in metrics}}
+    return [pa.record_batch(batch) for batch in fused]
 
 
 @functools.lru_cache(maxsize=4)
@@ -179,27 +108,17 @@ def _qrels(path: str, mtime_ns: int, size: int) -> Qrels:
 
 
 def evaluate_partition(
-    rows: pd.DataFrame, blocks: Sequence[Block], kind: RunKind, qrels_path: str, metrics: Sequence[str]
-) -> pd.DataFrame:
-    """Per-query values of the metrics for one run's rows of a partition, and each query's first line
-    (the order in which one process averages them)."""
-    columns = evaluation_columns(metrics)
-    if not (rows["group"] >= 0).any():
-        _check_comments(rows.assign(run=0), [kind], blocks)
-        return pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in columns.items()})
+    rows: Sequence[pa.RecordBatch],
+    summaries: Sequence[Summary],
+    name: str,
+    qrels_path: str,
+    metrics: Sequence[str],
+) -> list[tuple[int, str, list[float]]]:
+    """Per query of one run's rows of a partition: its first group in the run (the order in which
+    one process averages the queries), its id and its value of each metric."""
     stat = os.stat(qrels_path)
     qrels = _qrels(qrels_path, stat.st_mtime_ns, stat.st_size)
-    with tempfile.TemporaryDirectory(prefix="fanfuse-dask-") as directory:
-        inputs, names, ordered = _inputs(Path(directory), rows.assign(run=0), [kind], blocks, "score")
-        given = inputs[0]
-        try:
-            run = read_run(given) if isinstance(given, str) else given
-        except FusionError as error:
-            raise _relocated(error, names, ordered, blocks) from None
+    run, firsts = run_from_rows(list(rows), blocks=list(summaries), name=name)
+    first_of = dict(zip(run.qids(), firsts, strict=True))
     qids, values = evaluate(run, qrels, metrics=list(metrics))
-    records = rows[rows["group"] >= 0]
-    position = records["block"].to_numpy() << 32 | records["row"].to_numpy()
-    first = pd.Series(position, index=records["qid"].to_numpy()).groupby(level=0).min()
-    frame = pd.DataFrame({"qid": pd.array(qids, dtype=STRING), **{m: values[m] for m in metrics}})
-    frame["first"] = first.reindex(frame["qid"]).to_numpy()
-    return frame.astype(columns)[list(columns)]
+    return [(first_of[q], q, [values[m][i] for m in metrics]) for i, q in enumerate(qids)]
