@@ -91,6 +91,7 @@ wheel: wheels
 # `.venv/bin/pytest` runs the same suite on the editable build.
 pytest: build wheels $(REFERENCE_WEIGHTS) $(LLM_MODEL)
 	bash scripts/ensure-postgres.sh
+	bash scripts/ensure-java.sh
 	bash scripts/test-installed.sh $(VENV) $(WHEEL_DIR) -n auto --durations=15
 
 # The other claimed CPythons, oldest and newest: their wheels, installed into a fresh environment of
