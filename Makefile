@@ -12,7 +12,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build wheel lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid scale reference-weights llm-model
+.PHONY: demo test build wheel wheels pytest-pythons lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid scale reference-weights llm-model
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -70,22 +70,42 @@ $(LLM_MODEL): $(BIN)/maturin
 
 llm-model: $(LLM_MODEL)
 
-# The wheel a release publishes: maturin's manylinux audit fails the build on a symbol or library
-# outside the policy (`--compatibility pypi`: only tags PyPI accepts).
+# The wheels a release publishes, one per CPython the package claims (requires-python >= 3.10): maturin's
+# manylinux audit fails the build on a symbol or library outside the policy (`--compatibility pypi`:
+# only tags PyPI accepts). Each interpreter is pyenv's, else pythonX.Y on PATH.
+PYTHON_VERSIONS := 3.10 3.11 3.12 3.13
+PYENV_ROOT ?= $(HOME)/.pyenv
+python_for = $(or $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python$(1)))),python$(1))
 WHEEL_DIR := target/wheels-test
-wheel: $(BIN)/maturin
+wheels: $(BIN)/maturin
 	rm -rf $(WHEEL_DIR)
-	$(BIN)/maturin build $(BUILD_FLAGS) --compatibility pypi --auditwheel check --out $(WHEEL_DIR) --quiet
+	env -u PYO3_PYTHON $(BIN)/maturin build $(BUILD_FLAGS) --compatibility pypi --auditwheel check \
+		--out $(WHEEL_DIR) --quiet -i $(foreach v,$(PYTHON_VERSIONS),$(call python_for,$(v)))
+
+wheel: wheels
 
 # The suite runs against that wheel installed into a fresh environment (.venv-wheel) with no Rust
 # toolchain on PATH (scripts/test-installed.sh), one worker per core (pytest-xdist); the slowest tests
 # are listed so a slow one shows up in CI logs. The database tests' PostgreSQL comes from Debian's
 # packages (installed here when missing), its chat model from llama.cpp (`make llm-model`).
 # `.venv/bin/pytest` runs the same suite on the editable build.
-pytest: build wheel $(REFERENCE_WEIGHTS) $(LLM_MODEL)
+pytest: build wheels $(REFERENCE_WEIGHTS) $(LLM_MODEL)
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-java.sh
 	bash scripts/test-installed.sh $(VENV) $(WHEEL_DIR) -n auto --durations=15
+
+# The other claimed CPythons, oldest and newest: their wheels, installed into a fresh environment of
+# each (scripts/test-python.sh), run the tests of the binding, the run-file readers and writers, the
+# Arrow tables and the CLI (the whole suite runs on the development interpreter above).
+OTHER_PYTHONS := 3.10 3.13
+PYTHON_SUBSET := tests/test_installed_wheel.py tests/test_rrf_properties.py tests/test_rrf_errors.py \
+	tests/test_rrf_batch.py tests/test_api_numbers.py tests/test_bad_arguments.py tests/test_name_lists.py \
+	tests/test_runs_bad_input.py tests/test_runs_input_rules.py tests/test_runs_roundtrip.py \
+	tests/test_runs_eval.py tests/test_runs_generated.py tests/test_tables.py tests/test_cli_parquet.py \
+	tests/test_cli_bad_options.py tests/test_cli_numbers.py tests/test_cli_search.py tests/test_cli_flags.py \
+	tests/test_eval_engine.py tests/test_report_cli.py tests/test_doc_commands.py tests/test_python_versions.py
+pytest-pythons: wheels
+	$(foreach v,$(OTHER_PYTHONS),bash scripts/test-python.sh $(call python_for,$(v)) $(WHEEL_DIR) -n auto $(PYTHON_SUBSET) &&) true
 
 # Coverage-guided fuzzing of the run-file readers and writers (docs/fuzzing.md): every target of fuzz/
 # for FUZZ_SECONDS each (cargo-fuzz is installed from crates.io on first use). `make test` runs it
@@ -94,7 +114,7 @@ FUZZ_SECONDS ?= 10
 fuzz:
 	fuzz/run.sh $(FUZZ_SECONDS)
 
-test: lint rust-test fuzz pytest
+test: lint rust-test fuzz pytest-pythons pytest
 
 # Benchmarks with timing on (the test run only smoke-runs them), and the comparison table of the README.
 bench: build
@@ -109,7 +129,7 @@ bench-peers: build
 	$(PY) benches/peers_report.py
 
 clean:
-	rm -rf $(VENV) $(VENV)-wheel target
+	rm -rf $(VENV) $(VENV)-wheel .venv-py3.* target
 
 # The MT-RAG fusion table of docs/mtrag-fusion.md, from the real runs in ../shared/data/mtrag.
 mtrag-table: build
@@ -122,7 +142,7 @@ mtrag-retrieval: build
 
 # The conversation table of docs/mtrag-retrieval.md: each MT-RAG question's last turn alone, with its
 # history, and its human rewrite, on BM25, the hybrid and the default; and the settings tried for it.
-# LLM rows: make mtrag-conversation CONVERSATION_FLAGS="--llm-base-url URL --model M --strategy S".
+# LLM rows: make mtrag-conversation CONVERSATION_FLAGS="--llm-base-url URL --llm-model M --strategy S".
 CONVERSATION_FLAGS ?=
 mtrag-conversation: build
 	$(PY) benches/mtrag_conversation.py $(CONVERSATION_FLAGS)

@@ -13,7 +13,7 @@ turn so far, oldest first; all but the last line are the history a chat sends wi
 p: the two-sided paired randomization test of per-query nDCG@10 (10,000 sign flips, seed 0) against
 the row named in "against": the same retrievers and variants given the last turn alone, or, for the
 default, the hybrid's single query. "gap closed": the default with history's gain over the last turn
-alone, as a share of the rewrite's. `--llm-base-url URL --model M --strategy S` adds a row of
+alone, as a share of the rewrite's. `--llm-base-url URL --llm-model M --strategy S` adds a row of
 `LLMExpander` given the history (with the default's retrievers); `conversation_rows(...,
 extra={"name": expander})` adds one for any `Expander`.
 
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         "--no-dense", dest="dense", action="store_false", help="BM25 only (no vectors embedded or searched)"
     )
     parser.add_argument("--llm-base-url", metavar="URL", help="adds a row of LLMExpander given the history")
-    parser.add_argument("--model", metavar="M", help="the LLM row's chat model")
+    parser.add_argument("--llm-model", metavar="M", help="the LLM row's chat model")
     parser.add_argument("--strategy", metavar="S", default="paraphrase", help="the LLM row's strategy")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
@@ -244,8 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     extra: dict[str, Expander] = {}
     if args.llm_base_url:
-        llm = LLMExpander(base_url=args.llm_base_url, model=args.model, strategy=args.strategy)
-        extra[f"LLM {args.strategy} ({args.model})"] = llm
+        llm = LLMExpander(base_url=args.llm_base_url, model=args.llm_model, strategy=args.strategy)
+        extra[f"LLM {args.strategy} ({args.llm_model})"] = llm
     started = time.perf_counter()
     rows = [
         row

@@ -8,6 +8,9 @@ from typing import Any
 import fanfuse
 import pytest
 
+# The uncorrected randomization test that expected_eval_row computes.
+FISHER = ["--test", "fisher", "--correction", "none", "--iterations", "200"]
+
 
 def per_query(run_path: str, qrels_path: str, metric: str) -> dict[str, float]:
     qids, values = fanfuse.evaluate(
@@ -19,9 +22,9 @@ def per_query(run_path: str, qrels_path: str, metric: str) -> dict[str, float]:
 def expected_eval_row(
     base: str, other: str, qrels: str, metric: str, *, iterations: int, seed: int = 0
 ) -> dict[str, Any]:
-    """`other`'s row of `fanfuse eval --json` for `metric` against `base` (as `eval_row` reads it): its
-    evaluated queries, its mean, and the randomization and t-test p-values over the queries both
-    runs evaluated."""
+    """`other`'s row of `fanfuse eval --json --test fisher --correction none` for `metric` against the
+    baseline `base` (as `eval_row` reads it): its evaluated queries, its mean, and the randomization
+    test's p-value over the queries both runs evaluated."""
     base_values, values = per_query(base, qrels, metric), per_query(other, qrels, metric)
     shared = [q for q in values if q in base_values]
     a, b = [values[q] for q in shared], [base_values[q] for q in shared]
@@ -29,19 +32,14 @@ def expected_eval_row(
         "queries": len(values),
         "mean": pytest.approx(sum(values.values()) / len(values), rel=1e-12),
         "p_value": fanfuse.randomization_test(a, b, iterations=iterations, seed=seed),
-        "t_test_p_value": fanfuse.paired_t_test(a, b),
     }
 
 
 def eval_row(report: dict[str, Any], index: int, metric: str) -> dict[str, Any]:
     """The same fields read from `fanfuse eval --json` output."""
     row = report["runs"][index]
-    return {
-        "queries": row["queries"],
-        "mean": row["means"][metric],
-        "p_value": row["p_values"][metric],
-        "t_test_p_value": row["t_test_p_values"][metric],
-    }
+    (compared,) = (c for c in report["comparisons"] if c["run"] == row["run"] and c["metric"] == metric)
+    return {"queries": row["queries"], "mean": row["means"][metric], "p_value": compared["p_value"]}
 
 
 def fold_weighted_means(report: dict[str, Any]) -> tuple[float, float]:

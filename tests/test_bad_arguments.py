@@ -17,7 +17,6 @@ import fanfuse
 import numpy as np
 import pytest
 from fanfuse import FusionError
-from fanfuse.runs import compare_runs
 from fanfuse.tune import tune
 
 LISTS = [["a", "b"], ["b", "c"]]
@@ -58,7 +57,7 @@ CALLS: dict[str, Call] = {
         kw.get("qids", ["q1"]), kw.get("docids", ["d1"]), kw.get("scores", [1.0])
     ),
     "evaluate": lambda f, **kw: fanfuse.evaluate(f.runs[0], f.qrels, **kw),
-    "compare_runs": lambda f, **kw: compare_runs(f.runs, f.qrels, ["ndcg@10"], **kw),
+    "compare": lambda f, **kw: fanfuse.compare(f.runs, f.qrels, ["ndcg@10"], **kw),
     "tune": lambda f, **kw: tune(f.runs, f.qrels, **{"folds": 2, "ks": [60.0], "weight_levels": [1.0], **kw}),
 }
 
@@ -115,9 +114,9 @@ def rows() -> list[Any]:
         add(call, "phi", 1.0, FusionError)
         add(call, "sigma", 1.5, FusionError)
     for value, error in ITERATIONS_VALUES:
-        add("compare_runs", "iterations", value, error)
+        add("compare", "iterations", value, error)
     for value, error in SEED_VALUES:
-        add("compare_runs", "seed", value, error)
+        add("compare", "seed", value, error)
     for call in ["randomization_test", "paired_t_test"]:
         for side in ("a", "b"):
             for value, error, named in SAMPLE_VALUES:

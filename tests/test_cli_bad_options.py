@@ -28,7 +28,7 @@ SEARCH = ["search", "owls", "--index", "{index}"]
 CASES = [
     ([*FUSE, "--top-k", "-1"], "argument --top-k: must be an int >= 0 (0 keeps all) (got '-1')"),
     ([*FUSE, "--threads", "2000"], "argument --threads: must be an int from 1 to 1024 (got '2000')"),
-    ([*FUSE, "--k=-inf"], "argument --k: must be a finite number > 0 (got '-inf')"),
+    ([*FUSE, "--rrf-k=-inf"], "argument --rrf-k: must be a finite number > 0 (got '-inf')"),
     ([*FUSE, "--weights", "1,-1"], "argument --weights: expected comma-separated numbers, each"),
     ([*FUSE, "--weights", "1e308,1e308"], "weights sum to inf"),
     ([*FUSE, "--weights", "1"], "weights has 1 entries but there are 2 lists"),
@@ -43,7 +43,10 @@ CASES = [
     ([*TUNE, "--ks", ""], "argument --ks: expected comma-separated numbers"),
     ([*TUNE, "--metric", "ndcg@x"], "metric 'ndcg@x': the cut-off after @ (or _) must be an integer >= 1"),
     ([*SEARCH, "--variants", "0"], "argument --variants: must be an int from 1 to 5 (got '0')"),
-    (["demo", "--top-k", "-3"], "argument --top-k: must be an int from 1 to 10000 (got '-3')"),
+    (
+        ["demo", "--top-k", "-3"],
+        "argument --top-k: must be an int >= 0 (0 keeps all, up to 10000) (got '-3')",
+    ),
     (["fuse", "{run0}"], "the following arguments are required: -o/--output"),
     (
         ["serve", "--index", "{index}", "--log-level", "bogus"],

@@ -82,7 +82,8 @@ def test_parquet_output_holds_the_rows_of_the_trec_output(runs: list[str], tmp_p
     assert got == expected
     # A fused Parquet run is itself an input: fusing it alone gives the TREC file back.
     assert (
-        main(["fuse", str(tmp_path / "fused.parquet"), "-o", str(tmp_path / "again.trec"), "--k", "0.5"]) == 0
+        main(["fuse", str(tmp_path / "fused.parquet"), "-o", str(tmp_path / "again.trec"), "--rrf-k", "0.5"])
+        == 0
     )
 
 

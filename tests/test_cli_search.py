@@ -145,7 +145,10 @@ def test_llm_expander_variants_from_a_chat_server(
 ) -> None:
     llm_server.answer(json.dumps({"queries": ["owls hunting mice", "birds active at night"]}))
     args = ["search", "--index", str(index_dir), "what hunts at night", "--expander", "llm", "--json"]
-    assert main([*args, "--llm-base-url", llm_server.base_url, "--model", "scripted", "--variants", "3"]) == 0
+    assert (
+        main([*args, "--llm-base-url", llm_server.base_url, "--llm-model", "scripted", "--variants", "3"])
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     variants = [(v["text"], v["source"]) for v in result["diagnostics"]["variants"]]
     assert variants == [
@@ -197,7 +200,7 @@ def test_search_follows_the_environment_unless_a_flag_is_given(
     ("flags", "message"),
     [
         (["--variants", "9"], "--variants: must be an int from 1 to 5"),
-        (["--top-k", "-1"], "--top-k: must be an int from 1 to 10000"),
+        (["--top-k", "-1"], "--top-k: must be an int >= 0 (0 keeps all, up to 10000)"),
         (["--rrf-k", "nan"], "--rrf-k: must be a finite number > 0"),
     ],
 )

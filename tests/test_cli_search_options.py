@@ -98,9 +98,12 @@ def test_duplicates_flag_reaches_the_retriever(index_dir: Path, capsys: pytest.C
         (["--duplicates", "all"], "--duplicates must be 'first', 'max' or 'sum' (got 'all')"),
         (["--strategy", "entity"], "--strategy sets what --expander llm asks the model for"),
         (["--instructions", "About owls."], "--instructions sets what --expander llm asks the model for"),
-        (["--model", "m"], "--model sets what --expander llm asks the model for"),
-        (["--expander", "llm", "--model", "m", "--temperature", "nan"], "--temperature: must be a number in"),
-        (["--expander", "llm", "--llm-base-url", "ftp://x/v1", "--model", "m"], "--llm-base-url (or"),
+        (["--llm-model", "m"], "--llm-model sets what --expander llm asks the model for"),
+        (
+            ["--expander", "llm", "--llm-model", "m", "--temperature", "nan"],
+            "--temperature: must be a number in",
+        ),
+        (["--expander", "llm", "--llm-base-url", "ftp://x/v1", "--llm-model", "m"], "--llm-base-url (or"),
     ],
 )
 def test_bad_values_exit_2_naming_the_flag(
@@ -120,7 +123,7 @@ def test_strategy_and_instructions_reach_the_model(
     index_dir: Path, llm_server: ScriptedChatServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     llm_server.answer(json.dumps({"queries": ["owl hunting", "nocturnal predators"]}))
-    flags = ["--expander", "llm", "--llm-base-url", llm_server.base_url, "--model", "scripted"]
+    flags = ["--expander", "llm", "--llm-base-url", llm_server.base_url, "--llm-model", "scripted"]
     flags += ["--strategy", "entity", "--instructions", "Queries are about animals.", "--variants", "3"]
     result = cli_json(index_dir, capsys, *flags)
     assert [v["source"] for v in result["diagnostics"]["variants"]] == ["original", "llm", "llm"]

@@ -136,7 +136,8 @@ LONG_RUNNING = {
     "serve": ["serve", "--index", "{index}", "--port", "0", "--no-dense"],
     "fuse": ["fuse", *["{run}"] * COPIES, "--method", "probfuse", "--train-runs", *["{run}"] * COPIES,
              "--train-qrels", "{qrels}", "-o", "out.trec"],
-    "eval": ["eval", "{small}", "{other}", "--qrels", "{small_qrels}", "--iterations", "4294967295"],
+    "eval": ["eval", "{small}", "{other}", "--qrels", "{small_qrels}", "--test", "fisher",
+             "--iterations", "4294967295"],
     "tune": ["tune", "{run}", "{run}", "{run}", "--qrels", "{qrels}", "--method", "wsum"],
 }  # fmt: skip
 REPORT = ["eval", "{small}", "{other}", "--qrels", "{small_qrels}", "--baseline", "0", "--test", "fisher",

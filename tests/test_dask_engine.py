@@ -6,6 +6,7 @@ serves the cluster tests of this module; the others run on the threaded schedule
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import subprocess
@@ -114,7 +115,10 @@ def test_every_run_format_fuses_to_the_one_process_file(tmp_path: Path, form: st
 def fuse_options() -> dict[str, object]:
     parser = build_parser("fuse")
     subparsers = next(a for a in parser._actions if a.dest == "command")
-    return {a.dest: a for a in subparsers.choices["fuse"]._actions if a.dest != "help"}
+    # Not the renamed spellings (their dest is SUPPRESS): they only exit naming the new flag.
+    return {
+        a.dest: a for a in subparsers.choices["fuse"]._actions if a.dest not in ("help", argparse.SUPPRESS)
+    }
 
 
 # What each option of `fanfuse fuse` is tried with: argument lists that fuse alike in both engines,
@@ -125,7 +129,7 @@ SAME_FILE: dict[str, list[list[str]]] = {
     "output": [[]],
     "method": [["--method", m] for m in fanfuse.METHODS],
     "norm": [["--method", "combsum", "--norm", n] for n in fanfuse.NORMS],
-    "k": [["--k", "7.5"]],
+    "rrf_k": [["--rrf-k", "7.5"]],
     "weights": [["--weights", "1,0.25,2"], ["--method", "wsum", "--weights", "0,1,3"]],
     "phi": [["--method", "rbc", "--phi", "0.5"]],
     "sigma": [["--method", "logn_isr", "--sigma", "0.3"]],
@@ -133,7 +137,7 @@ SAME_FILE: dict[str, list[list[str]]] = {
     "top_k": [["--top-k", "0"], ["--top-k", "3"]],
     "rank_from": [["--rank-from", r] for r in fanfuse.RANK_SOURCES],
     "tie_break": [["--tie-break", "rank"]],
-    "format": [["--format", "trec"]],
+    "run_format": [["--run-format", "trec"]],
     "collection": [["--collection", "other"]],
     "tag": [["--tag", "mine"]],
     "threads": [["--threads", "2"]],
@@ -145,7 +149,7 @@ ENGINE: dict[str, list[tuple[str, ...]]] = {
     "scheduler": [],
 }
 REFUSED: dict[str, tuple[list[str], str]] = {
-    "format": (["--format", "mtrag"], "--engine dask writes TREC runs only"),
+    "run_format": (["--run-format", "mtrag"], "--engine dask writes TREC runs only"),
     "train_runs": (
         ["--method", "probfuse", "--train-runs", "R0", "R1", "R2", "--train-qrels", "Q"],
         "trained",
@@ -335,7 +339,17 @@ def test_eval_on_dask_prints_what_one_process_prints(tmp_path: Path, form: str) 
 def test_eval_on_a_cluster_prints_what_one_process_prints(tmp_path: Path, cluster: str) -> None:
     paths = write_runs(tmp_path, seed=4, interleaved=True, queries=40)
     qrels = str(tmp_path / "qrels.txt")
-    metrics = ["--metrics", "ndcg@5,map", "--json", "--iterations", "200"]
+    metrics = [
+        "--metrics",
+        "ndcg@5,map",
+        "--json",
+        "--baseline",
+        "1",
+        "--test",
+        "fisher",
+        "--iterations",
+        "200",
+    ]
     one = run_command("eval", *paths, "--qrels", qrels, *metrics)
     many = run_command("eval", *paths, "--qrels", qrels, *metrics, "--engine", "dask", "--scheduler", cluster)
     assert one[0] == 0, one[2]

@@ -122,7 +122,7 @@ def test_a_huge_top_k_is_an_error_not_an_abort(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert (
         result.stderr
-        == "fanfuse search: error: argument --top-k: must be an int from 1 to 10000 (got '1000000000')\n"
+        == "fanfuse search: error: --top-k must be an int from 0 to 10000, 0 keeping all (got 1000000000)\n"
     )
     with (
         fanfuse.open_index(tmp_path / "idx", dense=False) as retriever,

@@ -156,7 +156,7 @@ def test_fanfuse_search_runs_every_strategy(
     llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
-    flags = ["--expander", "llm", "--llm-base-url", llama_server, "--model", MODEL, "--temperature", "0"]
+    flags = ["--expander", "llm", "--llm-base-url", llama_server, "--llm-model", MODEL, "--temperature", "0"]
     flags += ["--max-tokens", str(MAX_TOKENS), "--llm-timeout", str(TIMEOUT), "--variants", "3", "--json"]
     for strategy, with_history in CASES:
         query = FOLLOW_UP if with_history else QUESTION
@@ -177,7 +177,7 @@ def test_fanfuse_search_runs_every_strategy(
 
 def test_fanfuse_serve_runs_every_strategy(llama_server: str, tmp_path: Path) -> None:
     TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
-    flags = ["--expander", "llm", "--llm-base-url", llama_server, "--model", MODEL, "--temperature", "0"]
+    flags = ["--expander", "llm", "--llm-base-url", llama_server, "--llm-model", MODEL, "--temperature", "0"]
     flags += ["--max-tokens", str(MAX_TOKENS), "--llm-timeout", str(TIMEOUT)]
     with (
         serve_command("--index", str(tmp_path / "idx"), *flags) as (url, _),

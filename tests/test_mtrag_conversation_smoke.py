@@ -118,7 +118,7 @@ def test_the_llm_row_is_an_option(
 ) -> None:
     script = load("mtrag_conversation")
     # Nothing listens on port 9: the LLM expander falls back to its heuristic variants, and the row is there.
-    args = ["--domains", "gen", "--no-dense", "--llm-base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    args = ["--domains", "gen", "--no-dense", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
     assert script.main(bench_args(conversations, tmp_path, *args)) == 0
     check_table(table(capsys.readouterr().out), "gen", 3, ["LLM paraphrase (m)"])
 

@@ -219,7 +219,7 @@ def test_the_key_is_not_shown_by_fanfuse_search(
         [{"id": "rrf", "text": "reciprocal rank fusion combines ranked lists"}], tmp_path / "i"
     )
     monkeypatch.setenv("FANFUSE_LLM_API_KEY", key)
-    flags = ["--expander", "llm", "--llm-base-url", echo_server.base_url, "--model", "scripted"]
+    flags = ["--expander", "llm", "--llm-base-url", echo_server.base_url, "--llm-model", "scripted"]
     for output in ([], ["--explain"], ["--json"]):
         echo_server.script.clear()
         echo_server.reply(EXAMPLES[example])

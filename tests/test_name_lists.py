@@ -108,7 +108,7 @@ def test_the_fuse_command_offers_every_name() -> None:
     options = {action.dest: action for action in subparsers.choices["fuse"]._actions}
     assert tuple(options["tie_break"].choices) == fanfuse.TIE_BREAKS
     assert tuple(options["rank_from"].choices) == fanfuse.RANK_SOURCES
-    assert tuple(options["format"].choices) == fanfuse.RUN_FORMATS
+    assert tuple(options["run_format"].choices) == fanfuse.RUN_FORMATS
     method_help, norm_help = str(options["method"].help), str(options["norm"].help)
     assert all(f" {name}," in method_help or f" {name} " in method_help for name in fanfuse.METHODS)
     assert all(f" {name}," in norm_help or norm_help.endswith(f" {name}") for name in fanfuse.NORMS)

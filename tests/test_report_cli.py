@@ -1,6 +1,6 @@
 """`fanfuse eval ... --baseline N` writes the comparison report of fanfuse.compare in every format,
-to stdout or atomically to a file, with a plot on request; without a report option eval prints what
-it always printed; plain eval and the report load neither scipy nor matplotlib."""
+to stdout or atomically to a file, with a plot on request; without --baseline the first run is the
+baseline; eval loads neither scipy nor matplotlib."""
 
 from __future__ import annotations
 
@@ -149,14 +149,14 @@ def test_bad_report_options_exit_2_with_one_line(
     assert message in err[-1]
 
 
-def test_without_report_options_eval_prints_what_it_always_printed(
+def test_without_report_options_eval_prints_the_report_against_the_first_run(
     files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run_cli(eval_args(files), capsys)
     assert code == 0
-    assert "(p=" in out and " t=" in out and "W/T/L" not in out
+    assert out == expected_report(files).to_table()
     code, out, _ = run_cli(["eval", files["run0"], "--qrels", files["qrels"], "--json"], capsys)
-    assert code == 0 and json.loads(out)["runs"][0]["p_values"] is None
+    assert code == 0 and json.loads(out)["comparisons"] == []
 
 
 def test_plot_is_a_png(files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

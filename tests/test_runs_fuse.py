@@ -12,7 +12,7 @@ import fanfuse
 import pytest
 from fanfuse.cli import main
 from fanfuse.tune import tune
-from run_reports import eval_row, expected_eval_row, fold_weighted_means
+from run_reports import FISHER, eval_row, expected_eval_row, fold_weighted_means
 
 
 def write_trec(path: Path, run: dict[str, list[str]], tag: str = "t") -> str:
@@ -128,13 +128,13 @@ def test_streamed_fusion_equals_in_memory_fusion_on_real_runs(mtrag_dir: Path, t
 def test_cli_fuse_then_eval_json(mtrag_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = [str(mtrag_dir / "runs_trec" / f"bge_clapnq_{s}.trec") for s in ("lastturn", "rewrite")]
     out = tmp_path / "fused.trec"
-    assert main(["fuse", *runs, "-o", str(out), "--k", "60", "--weights", "1,1"]) == 0
+    assert main(["fuse", *runs, "-o", str(out), "--rrf-k", "60", "--weights", "1,1"]) == 0
     qrels = str(mtrag_dir / "qrels" / "clapnq" / "dev.tsv")
     capsys.readouterr()
-    assert main(["eval", runs[1], str(out), "--qrels", qrels, "--json", "--iterations", "200"]) == 0
+    assert main(["eval", runs[1], str(out), "--qrels", qrels, "--json", *FISHER]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [r["run"] for r in report["runs"]] == [runs[1], str(out)]
-    assert report["runs"][0]["p_values"] is None and report["runs"][0]["t_test_p_values"] is None
+    assert report["baseline"] == runs[1] and {c["run"] for c in report["comparisons"]} == {str(out)}
     assert eval_row(report, 1, "ndcg@10") == expected_eval_row(
         runs[1], str(out), qrels, "ndcg@10", iterations=200
     )
@@ -189,7 +189,8 @@ def test_frames_round_trip(tmp_path: Path) -> None:
 
 def test_arrow_round_trip() -> None:
     pa = pytest.importorskip("pyarrow")
-    from fanfuse.runs import from_frame, to_arrow
+    from fanfuse.runs import from_frame
+    from fanfuse.tables import to_arrow
 
     table = pa.table({"qid": ["q"], "docid": ["d"], "score": [0.5]})
     assert to_arrow(from_frame(table)).to_pydict() == {
@@ -208,7 +209,7 @@ def test_cli_eval_table_and_mtrag_output_from_trec(
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d2 1\nq2 0 d3 2\n")
     out = tmp_path / "fused.jsonl"
-    assert main(["fuse", a, b, "-o", str(out), "--format", "mtrag", "--collection", "my-index"]) == 0
+    assert main(["fuse", a, b, "-o", str(out), "--run-format", "mtrag", "--collection", "my-index"]) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["Collection"] for r in records] == ["my-index", "my-index"]
     assert [c["document_id"] for c in records[1]["contexts"]] == ["d3", "d4"]
@@ -218,8 +219,8 @@ def test_cli_eval_table_and_mtrag_output_from_trec(
     )
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["run", "queries", "mrr", "precision@1"]
-    assert table[2].split() == [a, "2", "0.7500", "0.5000"]
-    assert table[3].split()[:3] == [b, "2", "0.7500"] and "(p=" in table[3] and " t=" in table[3]
+    assert table[2].split() == [a, "(baseline)", "2", "0.7500", "0.5000"]
+    assert table[3].split()[:3] == [b, "2", "0.7500"] and "p=" in table[3]
 
 
 def test_fuse_command_offers_every_method_of_the_kernel(tmp_path: Path) -> None:

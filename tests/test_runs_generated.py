@@ -22,7 +22,7 @@ from generated_runs import (
     write_mtrag,
     write_trec,
 )
-from run_reports import eval_row, expected_eval_row, fold_weighted_means, per_query
+from run_reports import FISHER, eval_row, expected_eval_row, fold_weighted_means, per_query
 
 Fused = dict[str, list[tuple[str, float]]]
 
@@ -111,14 +111,14 @@ def test_cli_fuse_then_eval_reports_the_paired_tests_of_the_fused_run(
     judgments = generated_qrels(rng, runs)
     qrels = write_beir_qrels(tmp_path / "dev.tsv", judgments)
     out = tmp_path / "fused.trec"
-    assert main(["fuse", *paths, "-o", str(out), "--k", "60", "--weights", "1,1"]) == 0
+    assert main(["fuse", *paths, "-o", str(out), "--rrf-k", "60", "--weights", "1,1"]) == 0
     fused = kernel_fusion(runs, k=60.0, weights=[1.0, 1.0], top_k=1000)
     assert by_query(fanfuse.read_run(str(out), rank_from="file")) == fused
     capsys.readouterr()
-    assert main(["eval", paths[1], str(out), "--qrels", qrels, "--json", "--iterations", "200"]) == 0
+    assert main(["eval", paths[1], str(out), "--qrels", qrels, "--json", *FISHER]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [r["run"] for r in report["runs"]] == [paths[1], str(out)]
-    assert report["runs"][0]["p_values"] is None and report["runs"][0]["t_test_p_values"] is None
+    assert report["baseline"] == paths[1] and {c["run"] for c in report["comparisons"]} == {str(out)}
     evaluated = per_query(str(out), qrels, "ndcg@10")
     assert set(evaluated) == set(fused) & set(judgments)
     assert len(set(evaluated) & set(per_query(paths[1], qrels, "ndcg@10"))) > 8  # 2^n > 200 flips: drawn

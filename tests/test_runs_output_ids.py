@@ -68,7 +68,7 @@ def test_mtrag_ids_a_trec_line_cannot_hold_are_refused(
         fanfuse.read_run(str(run)).write(str(out))
     assert not out.exists()
     # MT-RAG JSONL holds the same ids and reads them back unchanged.
-    assert main(["fuse", str(run), "-o", str(out), "--format", "mtrag"]) == 0
+    assert main(["fuse", str(run), "-o", str(out), "--run-format", "mtrag"]) == 0
     back = fanfuse.read_run(str(out)).columns()
     assert (back[0][-2:], back[1][-2:]) == ([task_id, task_id], [docid, "d9"])
 
@@ -112,7 +112,7 @@ def test_a_run_without_a_line_to_write_is_refused(tmp_path: Path, capsys: pytest
     with pytest.raises(fanfuse.FusionError, match="none of its 2 queries has a hit"):
         fanfuse.read_run(str(run)).write(str(out))
     assert not out.exists()
-    assert main(["fuse", str(run), "-o", str(out), "--format", "mtrag"]) == 0
+    assert main(["fuse", str(run), "-o", str(out), "--run-format", "mtrag"]) == 0
     assert fanfuse.read_run(str(out)).qids() == ["q1", "q2"]
 
 
@@ -125,7 +125,7 @@ def test_a_score_no_run_file_can_hold_is_refused(tmp_path: Path, capsys: pytest.
     out = tmp_path / "fused.trec"
     args = ["fuse", *map(str, runs), "-o", str(out), "--method", "combsum", "--norm", "none"]
     for fmt in ("trec", "mtrag"):
-        assert main([*args, "--format", fmt]) == 2
+        assert main([*args, "--run-format", fmt]) == 2
         assert re.search("inf|finite|overflow", capsys.readouterr().err)
         assert not out.exists()
 

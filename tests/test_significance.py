@@ -10,7 +10,6 @@ from pathlib import Path
 
 import fanfuse
 import pytest
-from fanfuse.runs import compare_runs
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -147,7 +146,7 @@ def test_randomization_options_are_checked(
     assert fanfuse.randomization_test([0.5, 0.25], [0.25, 0.0], iterations=1, seed=2**64 - 1) == 1.0
 
 
-def test_compare_runs_reports_t_test_on_shared_queries(tmp_path: Path) -> None:
+def test_compare_reports_t_test_on_shared_queries(tmp_path: Path) -> None:
     directory = tmp_path
     rng = random.Random(3)
     qrels = directory / "qrels"
@@ -160,22 +159,22 @@ def test_compare_runs_reports_t_test_on_shared_queries(tmp_path: Path) -> None:
                 docs = rng.sample(range(20), 10)
                 f.writelines(f"q{q} Q0 d{q}_{d} {i + 1} {10 - i} r{r}\n" for i, d in enumerate(docs))
         paths.append(str(path))
-    runs = [fanfuse.read_run(p) for p in paths]
-    base, other = compare_runs(runs, fanfuse.read_qrels(str(qrels)), ["ndcg@10", "recall@5"], iterations=100)
-    assert base.t_test_p_values is None
-    assert other.t_test_p_values is not None
+    report = fanfuse.compare(paths, str(qrels), ["ndcg@10", "recall@5"], correction="none")
+    base, other = report.scores
+    assert [c.run for c in report.comparisons] == [other.name, other.name]
     for metric in ("ndcg@10", "recall@5"):
         paired = [base.values[metric][base.qids.index(q)] for q in other.qids]
         expected = float(stats.ttest_rel(other.values[metric], paired).pvalue)
-        assert other.t_test_p_values[metric] == pytest.approx(expected, rel=1e-9)
+        found = report.comparison(other.name, metric)
+        assert found is not None and found.p_value == pytest.approx(expected, rel=1e-9)
 
 
-def test_compare_runs_refuses_runs_with_too_few_shared_queries(tmp_path: Path) -> None:
+def test_compare_refuses_runs_with_too_few_shared_queries(tmp_path: Path) -> None:
     qrels = tmp_path / "qrels"
     qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
     base, other = tmp_path / "base.trec", tmp_path / "other.trec"
     base.write_text("q1 Q0 d1 1 2.0 a\nq2 Q0 d1 1 2.0 a\n")
     other.write_text("q2 Q0 d2 1 2.0 b\n")  # one shared query: no variance to test against
     runs = [fanfuse.read_run(str(base)), fanfuse.read_run(str(other))]
-    with pytest.raises(fanfuse.FusionError, match=r"other.trec shares 1 evaluated queries with base.trec"):
-        compare_runs(runs, fanfuse.read_qrels(str(qrels)), ["ndcg@10"], iterations=50)
+    with pytest.raises(fanfuse.FusionError, match=r"other.trec shares 1 evaluated queries with the baseline"):
+        fanfuse.compare(runs, fanfuse.read_qrels(str(qrels)), ["ndcg@10"], iterations=50)

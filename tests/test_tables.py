@@ -14,7 +14,7 @@ from pathlib import Path
 import fanfuse
 import pytest
 from fanfuse import FusionError, fuse_files, read_qrels, read_run
-from fanfuse.runs import compare_runs
+from fanfuse.runs import score_run
 from fanfuse.tables import evaluate_table, fuse_table
 from generated_runs import Contexts, generated_runs, write_mtrag
 from run_tables import generated_trec_runs, trec_table
@@ -193,7 +193,7 @@ def test_evaluate_table_equals_fanfuse_eval(trec_runs: list[str], tmp_path: Path
     lines = [f"{q} 0 {d} {i % 3}" for q, d, _, _ in zip(*run.columns(), strict=True) for i in [hash(d) % 7]]
     qrels.write_text("\n".join(lines) + "\n", encoding="utf-8")
     metrics = ["ndcg@5", "map", "recall@10"]
-    (expected,) = compare_runs([run], read_qrels(str(qrels)), metrics)
+    expected = score_run(run, read_qrels(str(qrels)), metrics)
     qrels_rows = [line.split() for line in lines]
     qrels_table = pa.table(
         {

@@ -94,6 +94,40 @@ def test_the_core_lists_exactly_the_parameters_a_method_reads(method: str) -> No
     assert set(fanfuse.METHOD_PARAMETERS[method]) == reads
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_the_core_says_which_methods_read_scores(method: str) -> None:
+    """A method is in SCORE_METHODS iff it refuses lists without scores, and iff a change of the
+    scores that keeps every rank changes its fused scores."""
+    ids_only = [[doc for doc, _ in hits] for hits in PROBE]
+    cubed = [[(doc, score**3) for doc, score in hits] for hits in PROBE]
+    reads = fanfuse.fuse(PROBE, method=method).scores != fanfuse.fuse(cubed, method=method).scores
+    assert (method in fanfuse.SCORE_METHODS) == (
+        not core_accepts(lambda: fanfuse.fuse(ids_only, method=method))
+    )
+    assert (method in fanfuse.SCORE_METHODS) == reads
+
+
+@pytest.mark.parametrize("method", TRAINED_METHODS)
+def test_the_core_says_which_trained_methods_read_scores(method: str, inputs: Any) -> None:
+    runs, qrels, _ = inputs
+
+    def cubed(run: Run) -> Run:
+        qids, docids, _, scores = run.columns()
+        return Run.from_columns(qids, docids, [s**3 for s in scores], name=run.name, rank_from="score")
+
+    model = fanfuse.train_fusion(runs, qrels, method=method)
+    as_given = fanfuse.fuse_runs(runs, model=model).columns()
+    reads = as_given != fanfuse.fuse_runs([cubed(r) for r in runs], model=model).columns()
+    assert (method in fanfuse.SCORE_METHODS) == reads
+
+
+def test_multiquery_fusion_passes_scores_to_the_score_methods_only() -> None:
+    from fanfuse.multiquery.fusion import checked
+
+    for method in METHODS:
+        assert checked({"method": method}, weighted=False).scored == (method in fanfuse.SCORE_METHODS)
+
+
 @pytest.mark.parametrize("method", TRAINED_METHODS)
 def test_the_core_lists_exactly_what_training_takes(method: str, inputs: Any) -> None:
     runs, qrels, _ = inputs

@@ -18,6 +18,7 @@ __all__ = [
     "READER_LIMITS",
     "RUN_FORMATS",
     "RUN_TABLE_COLUMNS",
+    "SCORE_METHODS",
     "TIE_BREAKS",
     "TRAINED_METHODS",
     "TREC_EVAL_METRICS",
@@ -81,6 +82,9 @@ METHOD_PARAMETERS: dict[str, tuple[str, ...]]
 """For each name of ``METHODS`` and ``TRAINED_METHODS``, what a caller can set beyond the runs: ``k``,
 ``phi``, ``sigma`` or ``gamma`` (the method's own), ``weights`` (per-list weights), ``norm`` (the caller
 chooses the normalisation), ``segments`` or ``window`` (trained methods). ``tune`` searches these."""
+SCORE_METHODS: tuple[str, ...]
+"""The names of ``METHODS`` and ``TRAINED_METHODS`` that read the lists' scores (the others read ranks
+only): they need a score for every id, and the score methods of ``METHODS`` take ``norm=``."""
 NORMS: tuple[str, ...]
 """``norm=``: per-list score normalisations of the score methods."""
 TIE_BREAKS: tuple[str, ...]

@@ -32,14 +32,13 @@ from fanfuse._core import (
     Run,
     paired_t,
     randomization_test,
-    read_qrels,
-    read_run,
     tukey_hsd,
     wilcoxon_test,
 )
 from fanfuse.limits import check_float, check_int
 from fanfuse.report_data import Comparison, ReportData
 from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
+from fanfuse.tables import read_any_qrels, read_any_run
 
 TESTS = ("t", "fisher", "wilcoxon", "tukey")
 CORRECTIONS = ("none", "bonferroni", "holm")
@@ -92,26 +91,48 @@ def compare(
 ) -> Report:
     """Evaluates every run and compares each with ``runs[baseline]`` (see the module documentation).
 
-    Runs and qrels are objects or paths. ``iterations`` and ``seed`` are the randomization test's.
-    Raises FusionError for an unknown test or correction, a baseline out of range, an alpha outside
-    (0, 1), or a run sharing fewer than two evaluated queries with the baseline.
+    Runs and qrels are objects or paths of any format ``fanfuse eval`` reads (TREC, MT-RAG JSONL,
+    BEIR TSV qrels, Parquet). ``iterations`` and ``seed`` are the randomization test's. Raises
+    FusionError for an unknown test or correction, a baseline out of range, an alpha outside (0, 1),
+    or a run sharing fewer than two evaluated queries with the baseline.
     """
-    _check_choice("test", test, TESTS)
-    _check_choice("correction", correction, CORRECTIONS)
-    if not runs:
-        raise FusionError("runs: give at least one run")
-    if check_int("baseline", baseline) >= len(runs):
-        raise FusionError(
-            f"baseline must be the index of a run, an int from 0 to {len(runs) - 1} (got {baseline!r})"
-        )
-    alpha = check_float("alpha", alpha)
+    _check_options(len(runs), baseline, test, correction, alpha)
     if names is not None and len(names) != len(runs):
         raise FusionError(f"names: {len(names)} names for {len(runs)} runs")
-    loaded_qrels = qrels if isinstance(qrels, Qrels) else read_qrels(os.fspath(qrels))
-    loaded = [run if isinstance(run, Run) else read_run(os.fspath(run)) for run in runs]
+    loaded_qrels = qrels if isinstance(qrels, Qrels) else read_any_qrels(os.fspath(qrels))
+    loaded = [run if isinstance(run, Run) else read_any_run(os.fspath(run)) for run in runs]
     scores = [
         score_run(run, loaded_qrels, metrics, names[i] if names else None) for i, run in enumerate(loaded)
     ]
+    return compare_scores(
+        scores,
+        metrics,
+        baseline=baseline,
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        iterations=iterations,
+        seed=seed,
+    )
+
+
+def compare_scores(
+    scores: Sequence[RunScores],
+    metrics: Sequence[str],
+    *,
+    baseline: int = 0,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    iterations: int = 10_000,
+    seed: int = 0,
+) -> Report:
+    """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.runs.score_run`` or
+    a distributed evaluation gives them)."""
+    _check_options(len(scores), baseline, test, correction, alpha)
+    check_int("iterations", iterations)  # whichever test runs: a bad value is refused alike
+    check_int("seed", seed)
+    scores = list(scores)
     if len({s.name for s in scores}) < len(scores):
         scores = [RunScores(f"{i}:{s.name}", s.qids, s.values, s.means) for i, s in enumerate(scores)]
     raw = _raw_comparisons(scores, list(metrics), baseline, test, iterations, seed)
@@ -133,7 +154,19 @@ def compare(
         )
         for (i, m, pairs, statistic, p), q in zip(raw, adjusted, strict=True)
     ]
-    return Report(list(metrics), scores, baseline, test, correction, alpha, comparisons)
+    return Report(list(metrics), scores, baseline, test, correction, float(alpha), comparisons)
+
+
+def _check_options(runs: int, baseline: int, test: str, correction: str, alpha: float) -> None:
+    _check_choice("test", test, TESTS)
+    _check_choice("correction", correction, CORRECTIONS)
+    if not runs:
+        raise FusionError("runs: give at least one run")
+    if check_int("baseline", baseline) >= runs:
+        raise FusionError(
+            f"baseline must be the index of a run, an int from 0 to {runs - 1} (got {baseline!r})"
+        )
+    check_float("alpha", alpha)
 
 
 _Raw = tuple[int, str, tuple[list[float], list[float]], float, float]

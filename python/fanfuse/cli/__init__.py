@@ -43,9 +43,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="fanfuse", description="Multi-query retrieval and rank fusion.")
     parser.add_argument("--version", action=_PrintVersion, nargs=0, help="show the version and exit")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from fanfuse.cli.flags import add_renamed
+
     for name, module in COMMANDS.items():
         if only is None or name == only:
             importlib.import_module(module).register(subparsers)
+            add_renamed(subparsers.choices[name], name)
     return parser
 
 

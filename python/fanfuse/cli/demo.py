@@ -17,6 +17,7 @@ from typing import Any
 
 from fanfuse.cli import render
 from fanfuse.cli._common import number_option
+from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.paths import add_output_directory
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import EMBED_HINT, open_index
@@ -57,7 +58,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "questions", nargs="*", help="your own questions (default: seven from the Python FAQ)"
     )
-    number_option(parser, "--top-k", "top_k", "hits per question (default 5)", default=5)
+    add_search_top_k(parser, "hits per question", 5)
     number_option(
         parser, "--variants", "max_variants", "variants, the original included (default: as `fanfuse search`)"
     )
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _default_retriever(index: TantivyRetriever, args: argparse.Namespace) -> MultiQueryRetriever:
     """`open_index`'s retriever over the demo's index, its vectors embedded on the first run."""
-    options: dict[str, Any] = {"top_k": args.top_k, "max_variants": args.variants}
+    options: dict[str, Any] = {"top_k": search_top_k(args.top_k), "max_variants": args.variants}
     if not args.dense:
         return open_index(index, dense=False, **options)
     if not embed_extra_installed():

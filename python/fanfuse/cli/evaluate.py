@@ -1,9 +1,9 @@
-"""`fanfuse eval RUN... --qrels FILE`: every run side by side, with paired p-values against the first."""
+"""`fanfuse eval RUN... --qrels FILE`: every run side by side, compared with a baseline run
+(``fanfuse.report``, the one comparison engine)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError, OutputFile
@@ -11,9 +11,8 @@ from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.paths import add_output, add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare
-from fanfuse.report_format import table
-from fanfuse.runs import DEFAULT_METRICS, RunScores, compare_runs, paired_tests_against_first
+from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare_scores
+from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
 
@@ -23,8 +22,8 @@ def register(subparsers: Any) -> None:
         help="evaluate runs against qrels (numbers identical to pytrec_eval)",
         description="Each run is read as trec_eval reads it: by score, ties by docid descending; a fused "
         "run is evaluated on its written RRF scores the same way. Means are over the queries in both "
-        "the run and the qrels. p: two-sided paired randomization test against the first run; t: two-sided "
-        "paired Student t-test against the first run.",
+        "the run and the qrels. Every run is compared with the baseline (the first unless --baseline says "
+        "otherwise) by --test, corrected for the runs x metrics compared (docs/reports.md).",
     )
     add_runs(parser, help="run files: TREC 6-column, MT-RAG JSONL or Parquet")
     add_qrels(parser)
@@ -46,30 +45,33 @@ def register(subparsers: Any) -> None:
         default=10_000,
     )
     number_option(parser, "--seed", "seed", "seed of the randomization test (default 0)", default=0)
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--json", action="store_true", help="print JSON (the same as --format json)")
     add_engine_options(parser)
-    report = parser.add_argument_group(
-        "comparison report", "any of these turns the output into a report against one baseline run"
-    )
     number_option(
-        report, "--baseline", "baseline", "index of the baseline among the runs, from 0 (default 0)"
+        parser,
+        "--baseline",
+        "baseline",
+        "index of the run every other run is compared with, from 0 (default 0)",
+        default=0,
     )
-    report.add_argument(
+    parser.add_argument(
         "--test",
         choices=TESTS,
-        help="t: paired Student t; fisher: paired randomization (--iterations, --seed); wilcoxon: "
-        "Wilcoxon signed-rank; tukey: Tukey's HSD over all runs (default t)",
+        default="t",
+        help="t: paired Student t (default); fisher: paired randomization (--iterations, --seed); "
+        "wilcoxon: Wilcoxon signed-rank; tukey: Tukey's HSD over all runs",
     )
-    report.add_argument(
+    parser.add_argument(
         "--correction",
         choices=CORRECTIONS,
+        default="holm",
         help="multiple-comparison correction over runs x metrics (default holm)",
     )
-    number_option(report, "--alpha", "alpha", "significance level (default 0.05)")
-    report.add_argument("--format", choices=FORMATS, help="output format (default table)")
-    add_output(report, "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    number_option(parser, "--alpha", "alpha", "significance level (default 0.05)", default=0.05)
+    parser.add_argument("--format", choices=FORMATS, help="output format (default table)")
+    add_output(parser, "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     add_output(
-        report,
+        parser,
         "--plot",
         metavar="FILE.png",
         help="also write a PNG of the report (needs matplotlib: fanfuse[plot])",
@@ -77,25 +79,21 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-REPORT_OPTIONS = ("baseline", "test", "correction", "alpha", "format", "output", "plot")
-
-
-def write_report(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    check_engine_options(args)
     if args.json and args.format not in (None, "json"):
         raise FusionError(f"--json and --format {args.format} disagree; give one of them")
-    if args.baseline is not None and args.baseline >= len(args.runs):
+    if args.baseline >= len(args.runs):
         raise FusionError(
             f"--baseline must be the index of a run, from 0 to {len(args.runs) - 1} (got {args.baseline})"
         )
-    report = compare(
-        args.runs,
-        args.qrels,
+    report = compare_scores(
+        scored(args),
         args.metrics,
-        baseline=args.baseline or 0,
-        test=args.test or "t",
-        correction=args.correction or "holm",
-        alpha=args.alpha or 0.05,
-        names=args.runs,
+        baseline=args.baseline,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
         iterations=args.iterations,
         seed=args.seed,
     )
@@ -110,60 +108,20 @@ def write_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def scored_in_process(args: argparse.Namespace) -> list[RunScores]:
-    qrels = read_any_qrels(args.qrels)
-    progress = ProgressBar("reading")
-    runs = []
-    for i, path in enumerate(args.runs):
-        runs.append(read_any_run(path))
-        progress(i + 1, len(args.runs))
-    progress.close()
-    return compare_runs(
-        runs, qrels, args.metrics, names=args.runs, iterations=args.iterations, seed=args.seed
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    check_engine_options(args)
-    if any(getattr(args, option) is not None for option in REPORT_OPTIONS):
-        if args.engine == "dask":
-            raise FusionError(
-                "a comparison report (--baseline, --test, ...) runs in one process: drop --engine dask"
-            )
-        return write_report(args)
+def scored(args: argparse.Namespace) -> list[RunScores]:
+    """Every run's per-query values: in this process, or on a Dask cluster (--engine dask)."""
     if args.engine == "dask":
         commands = dask_commands(args)
         with commands.scheduler(args.scheduler):
-            per_query = commands.evaluate_runs(
+            distributed: list[RunScores] = commands.evaluate_runs(
                 args.runs, args.qrels, args.metrics, partitions=args.partitions
             )
-        scored = paired_tests_against_first(
-            per_query, args.metrics, iterations=args.iterations, seed=args.seed
-        )
-    else:
-        scored = scored_in_process(args)
-    if args.json:
-        payload = [
-            {
-                "run": s.name,
-                "queries": len(s.qids),
-                "means": s.means,
-                "p_values": s.p_values,
-                "t_test_p_values": s.t_test_p_values,
-            }
-            for s in scored
-        ]
-        print(json.dumps({"metrics": args.metrics, "runs": payload}, indent=2))
-        return 0
-    header = ["run", "queries", *args.metrics]
-    rows = []
-    for s in scored:
-        cells = []
-        for m in args.metrics:
-            cell = f"{s.means[m]:.4f}"
-            if s.p_values is not None and s.t_test_p_values is not None:
-                cell += f" (p={s.p_values[m]:.3f} t={s.t_test_p_values[m]:.3f})"
-            cells.append(cell)
-        rows.append([s.name, str(len(s.qids)), *cells])
-    print(table(header, rows))
-    return 0
+            return distributed
+    qrels = read_any_qrels(args.qrels)
+    progress = ProgressBar("reading")
+    scores = []
+    for i, path in enumerate(args.runs):
+        scores.append(score_run(read_any_run(path), qrels, args.metrics, path))
+        progress(i + 1, len(args.runs))
+    progress.close()
+    return scores

@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:
         "--norm",
         help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}",
     )
-    number_option(parser, "--k", "k", "RRF k (default 60)", default=60.0)
+    number_option(parser, "--rrf-k", "k", "RRF constant k (default 60)", default=60.0)
     number_option(
         parser, "--weights", "weight", "one weight per run, e.g. 1,0.5,2 (default all 1)", many=True
     )
@@ -101,7 +101,9 @@ def register(subparsers: Any) -> None:
         "reads a run), the rank column, or the file order",
     )
     parser.add_argument("--tie-break", default="rank", choices=TIE_BREAKS, help="order of equal fused scores")
-    parser.add_argument("--format", default="trec", choices=RUN_FORMATS, help="output format (default trec)")
+    parser.add_argument(
+        "--run-format", default="trec", choices=RUN_FORMATS, help="format of the written run (default trec)"
+    )
     parser.add_argument("--collection", help="MT-RAG 'Collection' of the output (default: the first input's)")
     parser.add_argument("--tag", default="fanfuse", help="run tag of TREC output (default fanfuse)")
     number_option(parser, "--threads", "threads", "fusion threads (default: FANFUSE_NUM_THREADS, else 1)")
@@ -169,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         args.output,
         **fusion_options(args, model),
         rank_from=args.rank_from,
-        format=args.format,
+        format=args.run_format,
         collection=args.collection,
         tag=args.tag,
         progress=progress if bar.enabled else None,
@@ -190,7 +192,7 @@ def fusion_options(args: argparse.Namespace, model: FusionModel | None = None) -
         "method": args.method,
         "model": model,
         "norm": args.norm,
-        "k": args.k,
+        "k": args.rrf_k,
         "weights": args.weights,
         "top_k": args.top_k or None,
         "tie_break": args.tie_break,

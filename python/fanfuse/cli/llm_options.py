@@ -16,14 +16,14 @@ EXPANDERS = ("heuristic", "llm", "none")
 # The LLMExpander argument each flag of `--expander llm` sets.
 LLM_FLAGS = {
     "llm_base_url": "--llm-base-url",
-    "model": "--model",
+    "llm_model": "--llm-model",
     "strategy": "--strategy",
     "instructions": "--instructions",
     "temperature": "--temperature",
     "max_tokens": "--max-tokens",
     "llm_timeout": "--llm-timeout",
 }
-_ARGUMENT = {"llm_base_url": "base_url", "llm_timeout": "timeout"}
+_ARGUMENT = {"llm_base_url": "base_url", "llm_model": "model", "llm_timeout": "timeout"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="OpenAI-compatible API root for --expander llm (default FANFUSE_LLM_BASE_URL, else "
         "OpenAI's); the key comes from FANFUSE_LLM_API_KEY or OPENAI_API_KEY",
     )
-    parser.add_argument("--model", metavar="M", help="chat model name for --expander llm")
+    parser.add_argument("--llm-model", metavar="M", help="chat model name for --expander llm")
     parser.add_argument(
         "--strategy",
         choices=list(STRATEGIES),
@@ -99,7 +99,7 @@ def expansion_switch(expander: str | None) -> bool | None:
 def _named_by_flag(message: str) -> str:
     """The library's message about an argument, about the flag that set it instead."""
     if message.startswith("LLMExpander needs a model"):
-        return "--expander llm needs a model: add --model M or set FANFUSE_LLM_MODEL"
+        return "--expander llm needs a model: add --llm-model M or set FANFUSE_LLM_MODEL"
     for name, flag in LLM_FLAGS.items():
         argument = _ARGUMENT.get(name, name)
         if message.startswith(f"{argument} "):

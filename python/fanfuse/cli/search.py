@@ -14,6 +14,7 @@ from fanfuse._core import FusionError
 from fanfuse.cli import llm_options, render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.conversation import add_history_flags, history_of
+from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
@@ -52,7 +53,7 @@ def register(subparsers: Any) -> None:
         f"{DEFAULT_MAX_VARIANTS})",
         metavar="N",
     )
-    number_option(parser, "--top-k", "top_k", "hits to print (default 10)", default=10)
+    add_search_top_k(parser, "hits to print", 10)
     parser.add_argument(
         "--method",
         help="fusion method, any of fanfuse.fuse's: rrf (default), isr, rbc, bordafuse, condorcet, "
@@ -138,6 +139,7 @@ def flag_named(flag: str, name: str) -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        top_k = search_top_k(args.top_k)
         fusion = fusion_options(args)
         filters = parse_filters(args.filter)
         history = history_of(args)
@@ -156,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
                 index,
                 dense=args.dense,
                 progress=progress,
-                top_k=args.top_k,
+                top_k=top_k,
                 expansion=llm_options.expansion_switch(args.expander),
                 max_variants=args.variants,
                 **fusion,

@@ -101,8 +101,8 @@ def write_fused(fused: Sequence[Delayed], ranges: int, output: str, inputs: Sequ
 
 def fuse(args: argparse.Namespace, fusion: dict[str, Any]) -> int:
     """``fusion``: the options of the fusion itself, as the command read them (no trained model)."""
-    if args.format != "trec":
-        raise FusionError("--engine dask writes TREC runs only; drop --format or --engine dask")
+    if args.run_format != "trec":
+        raise FusionError("--engine dask writes TREC runs only; drop --run-format or --engine dask")
     options: dict[str, Any] = {**fusion, "rank_from": args.rank_from, "format": "trec", "tag": args.tag}
     runs = list(args.runs)
     with scheduler(args.scheduler):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fanfuse._core import FusionError, fuse
+from fanfuse._core import SCORE_METHODS, FusionError, fuse
 from fanfuse.multiquery.diagnostics import FusedHit, Provenance
 from fanfuse.multiquery.fanout import Branch, BranchOutcome
 from fanfuse.multiquery.hits import CheckedHits
@@ -23,7 +23,6 @@ __all__ = ["FUSION_OPTIONS", "FusionSettings", "checked", "fuse_outcomes", "is_w
 
 # Two small lists that every valid set of options can fuse: the core checks the options on them.
 _PROBE_SCORED = [(["a", "b"], [2.0, 1.0]), (["b", "c"], [1.0, 0.5])]
-_PROBE_IDS = [["a", "b"], ["b", "c"]]
 _TEXT_OPTIONS = ("method", "norm", "tie_break", "duplicates")
 _NUMBER_OPTIONS = ("k", "phi", "sigma", "gamma")
 
@@ -81,12 +80,7 @@ def checked(values: Mapping[str, Any], *, weighted: bool) -> FusionSettings:
                 f"{error} (the lists' weights are variant_weights x retriever_weights: leave them at 1 "
                 f"with this method)"
             ) from None
-    try:
-        fuse(_PROBE_IDS, **options)
-        scored = False
-    except FusionError:  # it fuses scores: the branches' scores are passed
-        scored = True
-    settings = FusionSettings(**values, scored=scored)
+    settings = FusionSettings(**values, scored=options.get("method", "rrf") in SCORE_METHODS)
     object.__setattr__(settings, "options", options)
     return settings
 

@@ -1,0 +1,108 @@
+"""One flag name per concept, read from the parsers and the table of `fanfuse.cli.flags`: a flag of
+several commands is in the table and has the same destination, value type and choices in each; a
+destination has one flag name everywhere; an old spelling exits 2 naming the new one; the service's
+request fields are the flags' words."""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fanfuse import FusionError
+from fanfuse.cli import build_parser, main
+from fanfuse.cli.flags import MAX_HITS, RENAMED, SHARED, Renamed, search_top_k
+
+
+def commands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def options() -> list[tuple[str, str, argparse.Action]]:
+    """(command, flag, action) of every option of every command but the renamed spellings."""
+    return [
+        (name, flag, action)
+        for name, parser in commands().items()
+        for action in parser._actions
+        if not isinstance(action, Renamed)
+        for flag in action.option_strings
+    ]
+
+
+def value_kind(action: argparse.Action) -> Any:
+    """What a flag's value is: its LIMITS row for a number (the note may say what 0 means where),
+    else its type."""
+    return getattr(action.type, "limit", action.type)
+
+
+def test_a_flag_of_several_commands_is_in_the_table_and_means_the_same_in_each() -> None:
+    by_flag: dict[str, list[tuple[str, argparse.Action]]] = defaultdict(list)
+    for command, flag, action in options():
+        by_flag[flag].append((command, action))
+    shared = {flag for flag, uses in by_flag.items() if len(uses) > 1}
+    assert shared == set(SHARED), "fanfuse.cli.flags.SHARED lists exactly the flags of several commands"
+    for flag in shared:
+        uses = by_flag[flag]
+        assert len({a.dest for _, a in uses}) == 1, (flag, [(c, a.dest) for c, a in uses])
+        assert len({repr(value_kind(a)) for _, a in uses}) == 1, (flag, [(c, a.type) for c, a in uses])
+        listed = {tuple(a.choices) for _, a in uses if a.choices is not None}
+        assert len(listed) <= 1, (flag, listed)
+
+
+def test_a_destination_has_one_flag_name_in_every_command() -> None:
+    names: dict[str, set[str]] = defaultdict(set)
+    for _, flag, action in options():
+        if flag.startswith("--") and not flag.startswith("--no-"):
+            names[action.dest].add(flag)
+    assert {dest: flags for dest, flags in names.items() if len(flags) > 1} == {}
+
+
+@pytest.mark.parametrize(
+    ("command", "old", "new"),
+    [(c, old, new) for c, renamed in RENAMED.items() for old, new in renamed.items()],
+)
+def test_an_old_spelling_exits_2_naming_the_new_one(
+    command: str, old: str, new: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = commands()[command]
+    assert any(new in a.option_strings for a in parser._actions), f"{command} has no {new}"
+    assert not any(old in a.option_strings for a in parser._actions if not isinstance(a, Renamed))
+    with pytest.raises(SystemExit) as stop:
+        main([command, old, "x"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"fanfuse {command}: error: {old} is renamed to {new}; use {new}"]
+
+
+def test_the_service_fields_are_the_flags_words() -> None:
+    """Each field of a search request is the word of a flag (`rrf_k` is `--rrf-k`) with that same
+    destination, or the search's positional question."""
+    pytest.importorskip("pydantic")
+    from fanfuse.service.schema import SearchRequest
+
+    dests = {flag: action.dest for _, flag, action in options()}
+    search = commands()["search"]
+    positionals = {a.dest for a in search._actions if not a.option_strings}
+    for field in SearchRequest.model_fields:
+        if field in positionals:
+            continue
+        flag = "--" + field.replace("_", "-")
+        assert flag in dests, f"the service's field {field} is no flag's word ({flag})"
+        assert dests[flag] == field, (field, dests[flag])
+
+
+def test_docs_cli_lists_the_table() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    rows = {line for line in page.splitlines() if line.startswith("| `")}
+    assert {f"| `{flag}` | {concept} |" for flag, concept in SHARED.items()} <= rows
+    assert {f"| `{c}` | `{old}` | `{new}` |" for c, r in RENAMED.items() for old, new in r.items()} <= rows
+
+
+def test_search_top_k_0_keeps_all_a_search_returns() -> None:
+    assert search_top_k(0) == MAX_HITS and search_top_k(7) == 7
+    with pytest.raises(FusionError, match=r"--top-k must be an int from 0 to 10000"):
+        search_top_k(MAX_HITS + 1)
