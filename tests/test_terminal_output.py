@@ -67,7 +67,7 @@ def test_search_json_is_escaped_and_the_same_data(
 def test_model_variants_and_server_errors_are_shown_as_text(
     index_dir: Path, llm_server: ScriptedChatServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    flags = ["--expander", "llm", "--llm-base-url", llm_server.base_url, "--model", "scripted"]
+    flags = ["--expander", "llm", "--llm-base-url", llm_server.base_url, "--llm-model", "scripted"]
     llm_server.answer(json.dumps({"queries": [f"owls {DIRTY}"]}))
     assert main(["search", "owls", "--index", str(index_dir), *flags]) == 0
     shown(out := capsys.readouterr().out)
