@@ -37,7 +37,7 @@ from fanfuse import MultiQueryRetriever
 from fanfuse.default_search import default_retrievers, open_index
 from fanfuse.multiquery import Expander, Expansion, HistoryExpander, LLMExpander
 from fanfuse.multiquery.conversation import History, user_turns
-from fanfuse.multiquery.expanders import assemble_variants
+from fanfuse.multiquery.expand.expanders import assemble_variants
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 from mtrag_retrieval import _SPEAKER, data_missing, data_parser, per_query_values, report

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import fanfuse
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander, HistoryExpander
-from fanfuse.multiquery.words import plain_text
+from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_conversation import Conversation, read_conversations

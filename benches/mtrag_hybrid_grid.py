@@ -30,7 +30,7 @@ from pathlib import Path
 
 import fanfuse
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander
-from fanfuse.multiquery.words import plain_text
+from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers.base import Hit
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 from mtrag_retrieval import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values

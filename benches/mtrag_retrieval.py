@@ -45,8 +45,12 @@ import fanfuse
 from fanfuse import MultiQueryRetriever
 from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS, open_index
 from fanfuse.multiquery import CombinedExpander, Expander, FeedbackExpander, HeuristicExpander
-from fanfuse.multiquery.feedback import DEFAULT_FEEDBACK_DOCS, DEFAULT_FEEDBACK_TERMS, DEFAULT_ORIGINAL_WEIGHT
-from fanfuse.multiquery.plain import PlainTextQueries
+from fanfuse.multiquery.expand.feedback import (
+    DEFAULT_FEEDBACK_DOCS,
+    DEFAULT_FEEDBACK_TERMS,
+    DEFAULT_ORIGINAL_WEIGHT,
+)
+from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index

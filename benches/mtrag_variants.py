@@ -32,7 +32,7 @@ from pathlib import Path
 import fanfuse
 from fanfuse.corpus import Fields, read_jsonl
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander
-from fanfuse.multiquery.words import content_words, query_term
+from fanfuse.multiquery.expand.words import content_words, query_term
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_retrieval import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fanfuse.default_search import default_expander
-from fanfuse.multiquery.words import plain_text
+from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_cache import neural_dense_for_index
 from load_service import questions

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import fanfuse
 from fanfuse.tune import tune
-from fanfuse.tune_space import DEFAULT_KS, DEFAULT_WEIGHTS, weight_grid
+from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, weight_grid
 from tune_workload import load, tune_inputs
 
 MTRAG = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mtrag"

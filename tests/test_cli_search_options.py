@@ -11,7 +11,7 @@ import fanfuse
 import pytest
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
-from fanfuse.multiquery.llm import STRATEGIES
+from fanfuse.multiquery.expand.llm import STRATEGIES
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from llm_server import ScriptedChatServer, llm_server
 

@@ -126,7 +126,7 @@ def late():
     from fanfuse import cli
     import fanfuse.cli.fuse as fuse
     from . import planning
-    from .. import report_format
+    from .. import report
     return importlib.import_module("fanfuse.cli.search")
 """
     found = {target for _, target in _imports_of("fanfuse.multiquery.probe", source, is_package=False)}
@@ -136,7 +136,7 @@ def late():
         "fanfuse.cli",
         "fanfuse.cli.fuse",
         "fanfuse.multiquery.planning",
-        "fanfuse.report_format",
+        "fanfuse.report",
         "fanfuse.cli.search",
     }
 

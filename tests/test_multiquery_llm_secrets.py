@@ -25,7 +25,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 from fanfuse.cli import main, render
 from fanfuse.multiquery import MultiQueryRetriever, SearchResult
-from fanfuse.multiquery.llm_redact import MIN_FRAGMENT, Redactor
+from fanfuse.multiquery.expand.llm_redact import MIN_FRAGMENT, Redactor
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.app import json_bytes, response_data
 from hypothesis import HealthCheck, assume, given, settings

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fanfuse.multiquery.llm_parse import UnusableAnswer, parse_variants
+from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, parse_variants
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import fanfuse
-import fanfuse.tune_scores as tune_scores
+import fanfuse.tune.scores as tune_scores
 import pytest
 from fanfuse import METHODS, TRAINED_METHODS, FusionError, Qrels, Run
 from fanfuse.cli import main
 from fanfuse.tune import tune
-from fanfuse.tune_space import OPTIONS, method_parameters, weight_grid
+from fanfuse.tune.space import OPTIONS, method_parameters, weight_grid
 from generated_runs import generated_qrels, generated_runs, write_beir_qrels
 from run_reports import fold_weighted_means
 

@@ -36,8 +36,8 @@ from fanfuse.multiquery import (
     MultiQueryRetriever,
 )
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
-from fanfuse.multiquery.history import HistoryExpander
-from fanfuse.multiquery.plain import PlainTextQueries
+from fanfuse.multiquery.expand.history import HistoryExpander
+from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.dense_index import PassageEncoder, has_dense_index

@@ -10,7 +10,7 @@ from typing import Any
 from fanfuse._core import FusionError
 from fanfuse.cli._common import number_option
 from fanfuse.multiquery import LLMExpander
-from fanfuse.multiquery.llm_prompts import STRATEGIES
+from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 
 EXPANDERS = ("heuristic", "llm", "none")
 # The LLMExpander argument each flag of `--expander llm` sets.

@@ -11,11 +11,11 @@ from fanfuse._core import METHODS, TRAINED_METHODS
 from fanfuse.cli._common import number_option
 from fanfuse.cli.paths import add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.report_format import table
+from fanfuse.report.rendering import table
 from fanfuse.tables import read_any_qrels, read_any_run
 from fanfuse.tune import tune
-from fanfuse.tune_search import GRID_LIMIT, SEARCHES
-from fanfuse.tune_space import OPTIONS
+from fanfuse.tune.search import GRID_LIMIT, SEARCHES
+from fanfuse.tune.space import OPTIONS
 
 
 def _levels_help(default: tuple[Any, ...] | None, what: str) -> str:

@@ -3,7 +3,6 @@
 Start with ``MultiQueryRetriever``; docs/multiquery.md walks through the options and diagnostics.
 """
 
-from fanfuse.multiquery.cache import VariantCache
 from fanfuse.multiquery.config import MultiQueryConfig
 from fanfuse.multiquery.conversation import Turn
 from fanfuse.multiquery.diagnostics import (
@@ -16,7 +15,8 @@ from fanfuse.multiquery.diagnostics import (
     SearchResult,
     VariantReport,
 )
-from fanfuse.multiquery.expanders import (
+from fanfuse.multiquery.expand.cache import VariantCache
+from fanfuse.multiquery.expand.expanders import (
     CallableExpander,
     CombinedExpander,
     Expander,
@@ -25,9 +25,9 @@ from fanfuse.multiquery.expanders import (
     StaticExpander,
     Variant,
 )
-from fanfuse.multiquery.feedback import FeedbackExpander
-from fanfuse.multiquery.history import HistoryExpander
-from fanfuse.multiquery.llm import LLMExpander
+from fanfuse.multiquery.expand.feedback import FeedbackExpander
+from fanfuse.multiquery.expand.history import HistoryExpander
+from fanfuse.multiquery.expand.llm import LLMExpander
 from fanfuse.multiquery.retriever import MultiQueryRetriever
 
 __all__ = [

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from fanfuse.limits import check_float, check_int, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
-from fanfuse.multiquery.cache import VariantCache
 from fanfuse.multiquery.config import (
     MAX_VARIANTS_LIMIT,
     MultiQueryConfig,
@@ -32,13 +31,14 @@ from fanfuse.multiquery.diagnostics import (
     SearchResult,
     VariantReport,
 )
-from fanfuse.multiquery.expanders import Expander, HeuristicExpander, Variant
+from fanfuse.multiquery.expand.cache import VariantCache
+from fanfuse.multiquery.expand.expanders import Expander, HeuristicExpander, Variant
+from fanfuse.multiquery.expand.llm import LLMExpander
+from fanfuse.multiquery.expand.llm_prompts import check_strategy
+from fanfuse.multiquery.expand.named import named_retrievers
+from fanfuse.multiquery.expand.plain import reads_plain_text
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
-from fanfuse.multiquery.llm import LLMExpander
-from fanfuse.multiquery.llm_prompts import check_strategy
-from fanfuse.multiquery.named import named_retrievers
-from fanfuse.multiquery.plain import reads_plain_text
 from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
 from fanfuse.multiquery.rerank import (
     Reranked,

@@ -16,10 +16,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from fanfuse._core import FusionError
-from fanfuse.multiquery.cache import VariantCache
 from fanfuse.multiquery.config import MultiQueryConfig, variant_weight
 from fanfuse.multiquery.diagnostics import ExpansionReport
-from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.expand.cache import VariantCache
+from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.fusion import is_weighted
 from fanfuse.multiquery.planning import Plan
 

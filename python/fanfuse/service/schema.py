@@ -24,7 +24,7 @@ from pydantic import (
 from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
-from fanfuse.multiquery.llm_prompts import STRATEGIES
+from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 
 __all__ = ["SearchRequest", "SearchResponse"]
 

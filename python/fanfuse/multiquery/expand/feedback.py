@@ -23,8 +23,8 @@ from typing import Protocol
 from fanfuse._core import FusionError
 from fanfuse.limits import check_int
 from fanfuse.multiquery.conversation import History
-from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
-from fanfuse.multiquery.words import STOPWORDS, content_words, query_term
+from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
 from fanfuse.retrievers.base import Hit
 
 __all__ = ["FeedbackExpander", "FeedbackIndex"]

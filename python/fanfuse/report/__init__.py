@@ -1,6 +1,6 @@
 """Comparison reports: every run against a baseline, per metric, with a significance test, a
 multiple-comparison correction and win/tie/loss counts; rendered as a table, Markdown, LaTeX, CSV or
-JSON (``fanfuse.report_format``) and plotted (``Report.plot``, needs matplotlib: ``fanfuse[plot]``).
+JSON (``fanfuse.report.rendering``) and plotted (``Report.plot``, needs matplotlib: ``fanfuse[plot]``).
 
 The metrics and the four tests run in Rust (``fanfuse._core``), scipy is not needed: the t-test,
 the randomization test, Wilcoxon's signed-rank test and Tukey's HSD (its studentized range
@@ -25,7 +25,6 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from fanfuse import report_format, report_plot
 from fanfuse._core import (
     FusionError,
     Qrels,
@@ -36,11 +35,13 @@ from fanfuse._core import (
     wilcoxon_test,
 )
 from fanfuse.limits import check_float, check_int
-from fanfuse.report_data import Comparison, ReportData
+from fanfuse.report import plot as report_plot
+from fanfuse.report import rendering as report_format
+from fanfuse.report.data import TEST_NAMES, Comparison, ReportData
 from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
-TESTS = ("t", "fisher", "wilcoxon", "tukey")
+TESTS = tuple(TEST_NAMES)  # the tests offered, in the order the help lists them
 CORRECTIONS = ("none", "bonferroni", "holm")
 FORMATS = ("table", "markdown", "latex", "csv", "json")
 

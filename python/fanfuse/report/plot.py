@@ -10,7 +10,7 @@ import os
 from statistics import NormalDist
 
 from fanfuse._core import FusionError, OutputFile
-from fanfuse.report_data import ReportData
+from fanfuse.report.data import ReportData
 
 CONFIDENCE = 0.95
 

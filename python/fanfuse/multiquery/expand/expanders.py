@@ -20,7 +20,7 @@ from typing import Any
 from fanfuse._core import FusionError
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
 from fanfuse.multiquery.conversation import History
-from fanfuse.multiquery.words import STOPWORDS, content_words, query_term
+from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
 
 __all__ = [
     "CallableExpander",

@@ -25,9 +25,9 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.multiquery.llm_deadline import remaining
-from fanfuse.multiquery.llm_http import Endpoint, exchange
-from fanfuse.multiquery.llm_parse import UnusableAnswer, completion_text
+from fanfuse.multiquery.expand.llm_deadline import remaining
+from fanfuse.multiquery.expand.llm_http import Endpoint, exchange
+from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, completion_text
 
 __all__ = ["CLIENT_KINDS", "DEFAULT_TEMPERATURE", "ChatClient", "HTTPChat", "Messages", "client_adapter"]
 

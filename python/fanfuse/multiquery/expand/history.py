@@ -30,8 +30,8 @@ from typing import Protocol
 
 from fanfuse._core import FusionError
 from fanfuse.multiquery.conversation import History, user_turns
-from fanfuse.multiquery.expanders import Expander, Expansion, Variant, assemble_variants
-from fanfuse.multiquery.words import STOPWORDS, content_words, query_words
+from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_words
 
 __all__ = ["HistoryExpander", "TopicIndex"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable
 
 from fanfuse.limits import check_int, optional_float
 from fanfuse.multiquery.conversation import History
-from fanfuse.multiquery.expanders import Expansion
+from fanfuse.multiquery.expand.expanders import Expansion
 
 __all__ = ["VariantCache"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fanfuse._core import FusionError, Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
-from fanfuse.tune_search import Params, params_key
+from fanfuse.tune.search import Params, params_key
 
 
 class FoldScores:

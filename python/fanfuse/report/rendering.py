@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fanfuse.report_data import ReportData
+from fanfuse.report.data import ReportData
 
 CSV_FIELDS = (
     "run",

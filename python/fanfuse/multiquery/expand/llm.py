@@ -34,13 +34,19 @@ from fanfuse._core import FusionError
 from fanfuse.limits import check_float, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.conversation import History
-from fanfuse.multiquery.expanders import Expander, Expansion, HeuristicExpander, Variant, assemble_variants
-from fanfuse.multiquery.llm_clients import DEFAULT_TEMPERATURE, ChatClient, HTTPChat, client_adapter
-from fanfuse.multiquery.llm_deadline import await_by, call_by, call_by_async
-from fanfuse.multiquery.llm_http import Endpoint, HTTPFailure, TooLarge
-from fanfuse.multiquery.llm_parse import UnusableAnswer, parse_passage, parse_variants
-from fanfuse.multiquery.llm_prompts import STRATEGIES, check_strategy, messages
-from fanfuse.multiquery.llm_redact import Redactor, shown
+from fanfuse.multiquery.expand.expanders import (
+    Expander,
+    Expansion,
+    HeuristicExpander,
+    Variant,
+    assemble_variants,
+)
+from fanfuse.multiquery.expand.llm_clients import DEFAULT_TEMPERATURE, ChatClient, HTTPChat, client_adapter
+from fanfuse.multiquery.expand.llm_deadline import await_by, call_by, call_by_async
+from fanfuse.multiquery.expand.llm_http import Endpoint, HTTPFailure, TooLarge
+from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, parse_passage, parse_variants
+from fanfuse.multiquery.expand.llm_prompts import STRATEGIES, check_strategy, messages
+from fanfuse.multiquery.expand.llm_redact import Redactor, shown
 
 __all__ = ["STRATEGIES", "LLMExpander", "check_strategy"]
 

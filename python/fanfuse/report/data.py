@@ -1,5 +1,5 @@
 """The numbers of a comparison report, below the modules that compute, render and plot it
-(``fanfuse.report``, ``fanfuse.report_format``, ``fanfuse.report_plot``): each of them imports this one."""
+(``fanfuse.report``, ``fanfuse.report.rendering``, ``fanfuse.report.plot``): each of them imports this one."""
 
 from __future__ import annotations
 

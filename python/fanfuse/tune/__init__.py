@@ -2,9 +2,9 @@
 
 The judged queries are shuffled with a fixed seed and split into folds; for each fold the
 configuration with the best mean on the other folds (found by the full grid or by coordinate
-ascent, `tune_search`) is scored on the held-out fold. The same is done for "pick the best single
+ascent, `tune.search`) is scored on the held-out fold. The same is done for "pick the best single
 run", so the reported gain is held-out against held-out, never against a number seen in training.
-Fusion and metrics run in the core; `tune_scores` computes each configuration once. A method with
+Fusion and metrics run in the core; `tune.scores` computes each configuration once. A method with
 nothing to search is still cross-validated (trained methods are trained per fold) as its one
 configuration against the best single run.
 """
@@ -20,9 +20,9 @@ from typing import Any
 
 from fanfuse._core import FusionError, Qrels, Run, randomization_test
 from fanfuse.limits import check_int
-from fanfuse.tune_scores import FoldScores
-from fanfuse.tune_search import chosen_search, coordinate_search, grid_search
-from fanfuse.tune_space import (
+from fanfuse.tune.scores import FoldScores
+from fanfuse.tune.search import chosen_search, coordinate_search, grid_search
+from fanfuse.tune.space import (
     DEFAULT_KS,
     DEFAULT_WEIGHTS,
     check_numbers,
@@ -95,11 +95,11 @@ def tune(
     top_k: int | None = 1000,
     on_step: Callable[[int, int | None], None] | None = None,
 ) -> TuneReport:
-    """Cross-validated search of `method`'s parameters; see the module docstring and `tune_space`.
+    """Cross-validated search of `method`'s parameters; see the module docstring and `tune.space`.
 
     A level list left None searches the method's default levels of that parameter (norm: not
     searched); one given for a parameter the method lacks is an error. `search`: "grid",
-    "coordinate" or "auto" (the grid up to `tune_search.GRID_LIMIT` configurations)."""
+    "coordinate" or "auto" (the grid up to `tune.search.GRID_LIMIT` configurations)."""
     if len(runs) < 2:
         raise FusionError("tune needs at least two runs to fuse")
     folds = check_int("folds", folds)

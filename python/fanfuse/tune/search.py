@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.tune_space import Space, weight_key
+from fanfuse.tune.space import Space, weight_key
 
 SEARCHES = ("auto", "grid", "coordinate")
 # `auto` searches the full grid up to this many configurations (3 runs of RRF with the default

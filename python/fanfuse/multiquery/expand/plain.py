@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from fanfuse.multiquery.words import plain_text
+from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers.base import Hit, Retriever
 
 __all__ = ["PlainTextQueries", "reads_plain_text"]

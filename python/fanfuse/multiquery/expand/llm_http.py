@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from fanfuse._core import FusionError
-from fanfuse.multiquery.llm_deadline import remaining
+from fanfuse.multiquery.expand.llm_deadline import remaining
 
 __all__ = ["MAX_ANSWER_BYTES", "Endpoint", "HTTPFailure", "TooLarge", "exchange"]
 
