@@ -2,7 +2,7 @@
 index is named as such, not as a fault of the index's own files; `fanfuse search --dense` that embeds
 the documents says whether the vectors were kept in the index, and if not, why not and where they
 would have gone. The full and read-only places are real file systems (a small tmpfs, mounted by the
-test; skipped where mounting is not allowed)."""
+test; skipped where mounting is not allowed, with a labelled double of a full disk beside)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -26,6 +25,7 @@ from fanfuse.retrievers import index_copy
 from fanfuse.retrievers.dense_index import DENSE_DIR, VECTORS, has_dense_index, write_dense_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_open_index import needs_embed
+from tmpfs_mount import Mount, read_only
 
 DOCUMENTS = [{"id": f"d{i}", "text": f"owls hunt mice at night {i}"} for i in range(200)]
 # Vectors bigger than the small TMPDIR, so that copying them is what fills it.
@@ -50,34 +50,14 @@ def index_with_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-@pytest.fixture
-def mount(tmp_path: Path) -> Iterator[Callable[[str, Path], Path]]:
-    """Mounts a tmpfs of the given size at a directory; every mount is undone when the test ends."""
-    mounted: list[Path] = []
-
-    def make(size: str, place: Path) -> Path:
-        place.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(place)], check=False
-        )
-        if done.returncode != 0:
-            pytest.skip("cannot mount a tmpfs here (needs root)")
-        mounted.append(place)
-        return place
-
-    yield make
-    for place in reversed(mounted):
-        subprocess.run(["umount", "-l", str(place)], check=False)
-
-
 def no_space_message(place: Path) -> str:
     return f"the private copy of the index could not be written to TMPDIR={place} (no space left)"
 
 
 def test_serve_with_a_full_tmpdir_names_tmpdir(
-    index_with_vectors: Path, tmp_path: Path, mount: Callable[[str, Path], Path]
+    index_with_vectors: Path, tmp_path: Path, tmpfs: Mount
 ) -> None:
-    small = mount(SMALL, tmp_path / "small")
+    small = tmpfs(SMALL, tmp_path / "small")
     done = subprocess.run(
         [*CLI, "serve", "--index", str(index_with_vectors), "--port", "0", "--no-dense"],
         capture_output=True,
@@ -96,10 +76,10 @@ def test_serve_with_a_full_tmpdir_names_tmpdir(
 def test_a_private_copy_in_a_full_tmpdir_names_tmpdir(
     index_with_vectors: Path,
     tmp_path: Path,
-    mount: Callable[[str, Path], Path],
+    tmpfs: Mount,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    small = mount(SMALL, tmp_path / "small")
+    small = tmpfs(SMALL, tmp_path / "small")
     monkeypatch.setattr(tempfile, "tempdir", str(small))
     with pytest.raises(FusionError, match="^" + re.escape(no_space_message(small))):
         TantivyRetriever(index_with_vectors, private_copy=True)
@@ -135,12 +115,12 @@ def search_dense(index: Path, capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_search_dense_on_a_read_only_index_says_the_vectors_were_not_kept(
-    tmp_path: Path, mount: Callable[[str, Path], Path], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tmpfs: Mount, capsys: pytest.CaptureFixture[str]
 ) -> None:
     needs_embed()
-    place = mount("8m", tmp_path / "readonly")
+    place = tmpfs("8m", tmp_path / "readonly")
     TantivyRetriever.build(DOCUMENTS, place / "index")
-    subprocess.run(["mount", "-o", "remount,ro", str(place)], check=True)
+    read_only(place)
     for _ in range(2):  # not kept: the second run embeds them again, and says so again
         message = search_dense(place / "index", capsys)
         assert message.startswith(f"embedded {len(DOCUMENTS)} documents, not kept: {place / 'index'} ")
@@ -149,10 +129,10 @@ def test_search_dense_on_a_read_only_index_says_the_vectors_were_not_kept(
 
 
 def test_search_dense_on_a_full_disk_says_the_vectors_were_not_kept(
-    tmp_path: Path, mount: Callable[[str, Path], Path], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tmpfs: Mount, capsys: pytest.CaptureFixture[str]
 ) -> None:
     needs_embed()
-    place = mount("4m", tmp_path / "full")
+    place = tmpfs("4m", tmp_path / "full")
     index = TantivyRetriever.build(DOCUMENTS, place / "index")
     with (place / "filler").open("wb", buffering=0) as filler, pytest.raises(OSError, match="No space"):
         while True:

@@ -2,7 +2,9 @@
 remove it (and end the process by that signal, exit status 130 / 143) with one worker or several; a
 server killed by SIGKILL leaves it, and the next start removes it; a live server's copy is never
 removed, not even one that only its orphaned workers still use. Each case runs the real command with
-TMPDIR pointed at a directory of the test, which must hold nothing once every server has ended."""
+TMPDIR pointed at a directory of the test, which must hold nothing once every server has ended. The
+other maker of such a copy, `fanfuse search` on a read-only index, is stopped mid-embedding the same
+way."""
 
 from __future__ import annotations
 
@@ -20,10 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_process import CLI
+from cli_process import CLI, signal_when
 from fanfuse.retrievers import index_copy
 from fanfuse.retrievers.index_copy import COPY_PREFIX, OWNER_FILE
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from test_cli_signals import ONNXRUNTIME_SESSION, cpu_seconds_at_least
+from test_open_index import needs_embed
+from tmpfs_mount import Mount, read_only
 
 pytest.importorskip("uvicorn")
 
@@ -166,6 +171,29 @@ def test_orphaned_workers_keep_their_copy_until_they_end(index: Path, tmpdir_env
         assert copy not in copies(tmpdir_env)
         assert third.stop(signal.SIGTERM)[0] == -signal.SIGTERM
         assert copies(tmpdir_env) == []
+
+
+@pytest.mark.parametrize("signum", STOPPED, ids=lambda s: signal.Signals(s).name)
+def test_search_on_a_read_only_index_removes_its_copy_on_a_signal(
+    tmp_path: Path, tmpfs: Mount, tmpdir_env: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    """Tantivy cannot open a read-only index in place: `search` copies it, and embeds the documents
+    into the copy (`--dense`), which the signal interrupts."""
+    needs_embed()
+    place = tmpfs("32m", tmp_path / "readonly")
+    documents = ({"id": f"d{i}", "text": f"word{i % 97} text {i} " * 8} for i in range(5_000))
+    TantivyRetriever.build(documents, place / "index")
+    read_only(place)
+    monkeypatch.setenv("TMPDIR", str(tmpdir_env))
+
+    def embedding(process: subprocess.Popen[bytes]) -> bool:
+        return bool(copies(tmpdir_env)) and cpu_seconds_at_least(1.0)(process)
+
+    args = ["search", "--index", str(place / "index"), "--dense", "word3"]
+    done = signal_when(args, tmp_path, embedding, signum)
+    assert done.returncode == -signum, done.stderr
+    assert done.stderr.decode().endswith("fanfuse search: interrupted\n")
+    assert [p for p in copies(tmpdir_env) if p.name != ONNXRUNTIME_SESSION] == []
 
 
 # The sweep itself, in this process: which leftovers in the temporary directory it removes.
