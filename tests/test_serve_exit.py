@@ -15,6 +15,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import tempfile
 import urllib.request
@@ -171,6 +172,25 @@ def test_orphaned_workers_keep_their_copy_until_they_end(index: Path, tmpdir_env
         assert copy not in copies(tmpdir_env)
         assert third.stop(signal.SIGTERM)[0] == -signal.SIGTERM
         assert copies(tmpdir_env) == []
+
+
+def test_a_server_that_cannot_listen_exits_2_without_its_copy(index: Path, tmpdir_env: Path) -> None:
+    """The copy is made before the socket is bound: an error after it takes the ordinary exit."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = subprocess.run(
+            [*CLI, "serve", "--index", str(index), "--port", port, "--no-dense"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TMPDIR": str(tmpdir_env)},
+            timeout=WAIT_SECONDS,
+            check=False,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("fanfuse serve: error: ") and len(done.stderr.splitlines()) == 1
+    assert copies(tmpdir_env) == []
 
 
 @pytest.mark.parametrize("signum", STOPPED, ids=lambda s: signal.Signals(s).name)
