@@ -41,7 +41,7 @@ from fanfuse._cleanups import cleanup_with
 from fanfuse._core import FusionError
 from fanfuse.retrievers.index_versions import MANIFEST
 
-__all__ = ["COPY_PREFIX", "OWNER_FILE", "private_copy", "share_copy"]
+__all__ = ["COPY_PREFIX", "OWNER_FILE", "private_copy", "remove_stale_copies", "share_copy"]
 
 # What names a copy in the temporary directory, and the file in it that says whether its owner lives.
 COPY_PREFIX = "fanfuse-index-"
