@@ -1,8 +1,9 @@
 """Messages name what actually happened. A TMPDIR too small for `fanfuse serve`'s private copy of the
-index is named as such, not as a fault of the index's own files; `fanfuse search --dense` that embeds
-the documents says whether the vectors were kept in the index, and if not, why not and where they
-would have gone. The full and read-only places are real file systems (a small tmpfs, mounted by the
-test; skipped where mounting is not allowed, with a labelled double of a full disk beside)."""
+index is named as such, not as a fault of the index's own files; `fanfuse search --dense` (and
+`fanfuse demo`) that embeds the documents says whether the vectors were kept in the index, and if not,
+why not and where they would have gone. The full and read-only places are real file systems (a small
+tmpfs, mounted by the test; skipped where mounting is not allowed, with a labelled double of a full
+disk beside)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from fanfuse.cli import main
 from fanfuse.retrievers import index_copy
 from fanfuse.retrievers.dense_index import DENSE_DIR, VECTORS, has_dense_index, write_dense_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from test_cli_demo import small_stdlib
 from test_open_index import needs_embed
 from tmpfs_mount import Mount, read_only
 
@@ -143,3 +145,18 @@ def test_search_dense_on_a_full_disk_says_the_vectors_were_not_kept(
         f"embedded {len(DOCUMENTS)} documents, not kept: they could not be written to {target};"
     )
     assert not has_dense_index(index.data_directory)
+
+
+def test_demo_on_a_read_only_cache_says_the_vectors_were_not_kept(
+    tmp_path: Path, tmpfs: Mount, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    needs_embed()
+    small_stdlib(monkeypatch)
+    cache = tmpfs("16m", tmp_path / "cache")
+    question = "How do I send mail from a Python script?"
+    assert main(["demo", "--cache-dir", str(cache), "--no-dense", question]) == 0
+    read_only(cache)
+    capsys.readouterr()
+    assert main(["demo", "--cache-dir", str(cache), question]) == 0
+    [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("dense: ")]
+    assert ", not kept: " in line and "temporary copy" in line and "kept in" not in line
