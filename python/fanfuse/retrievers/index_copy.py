@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import struct
 import tempfile
 import zlib
@@ -140,12 +141,18 @@ def _remove_if_stale(candidate: Path) -> bool:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # a live process uses it
             return False
-        if not os.read(descriptor, 32).strip() or candidate.is_symlink():
+        if not os.read(descriptor, 32).strip() or not _ours(candidate):
             return False
         shutil.rmtree(candidate, ignore_errors=True)
         return True
     finally:
         os.close(descriptor)
+
+
+def _ours(candidate: Path) -> bool:
+    """A directory of this user's, not a link: another user's leftovers are theirs to remove."""
+    status = candidate.lstat()
+    return stat.S_ISDIR(status.st_mode) and status.st_uid == os.getuid()
 
 
 def _remove(copy: Path, owner_lock: int) -> None:
