@@ -12,6 +12,7 @@ import postgres_server as postgres_server_module
 import pytest
 from hypothesis import HealthCheck, settings
 from postgres_server import Server
+from tmpfs_mount import Mount, mounting
 
 # Example budgets: "dev" for quick local runs, "ci" for CI (CI=true), where the core properties
 # together run well over 100k examples. FANFUSE_HYPOTHESIS_PROFILE overrides both.
@@ -110,3 +111,10 @@ def pytest_report_header() -> str:
         return "postgres: none installed (the database tests skip)"
     best = found[0]
     return f"postgres: {best.bindir} ({best.origin}, {'with' if best.has_pgvector else 'without'} pgvector)"
+
+
+@pytest.fixture
+def tmpfs() -> Iterator[Mount]:
+    """`tmpfs(size, place)`: a tmpfs of `size` ("64k", "8m") mounted at `place` until the test ends;
+    the test skips where mounting is not allowed."""
+    yield from mounting()

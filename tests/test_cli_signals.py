@@ -1,9 +1,9 @@
 """Ctrl-C (SIGINT) and SIGTERM stop every command mid-run: the process ends by that signal (the
 shell's 130 / 143) with one line on stderr and no traceback, the previous output is left byte for
-byte, and no temporary file stays. SIGKILL leaves one, which the next run removes. Each command runs
-in its own process on inputs big enough (or with a number large enough) that the signal lands
-mid-run: it is sent once the process is seen working (its temporary file exists, it has the big
-input open, it has used a second of CPU, or it listens)."""
+byte, and no temporary file stays, in the output's directory or in TMPDIR. SIGKILL leaves one,
+which the next run removes. Each command runs in its own process on inputs big enough (or with a
+number large enough) that the signal lands mid-run: it is sent once the process is seen working (its
+temporary file exists, it has the big input open, it has used a second of CPU, or it listens)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 PREVIOUS = b"a previous output the user wants to keep\n"
 SIGNALS = [signal.SIGINT, signal.SIGTERM]
+# onnxruntime's one session file in TMPDIR (a time and a uuid), reused by every run: not a leftover.
+ONNXRUNTIME_SESSION = ".ses"
 # Copies of the big run given to one command: more work per process without a bigger file to write.
 COPIES = 4
 
@@ -188,12 +190,17 @@ SIGNALLED = [
     ids=[f"{a[0]}{'-report' if a is REPORT else ''}-{signal.Signals(s).name}" for a, s in SIGNALLED],
 )
 def test_every_command_stops_on_a_signal_at_work(
-    long_inputs: dict[str, str], tmp_path: Path, argv: list[str], signum: int
+    long_inputs: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], signum: int
 ) -> None:
     if argv[0] in ("search", "demo"):
         pytest.importorskip("onnxruntime")  # both embed documents with the built-in model
+    # What a command puts in the temporary directory (a server's copy of its index) goes too.
+    place = tmp_path / "tmp"
+    place.mkdir()
+    monkeypatch.setenv("TMPDIR", str(place))
     args = [word.format(**long_inputs) for word in argv]
     working = serving if argv[0] == "serve" else cpu_seconds_at_least(1.0)
     done = signal_when(args, tmp_path, working, signum)
     assert_interrupted(done, argv[0], signum)
     assert temporaries(tmp_path) == []
+    assert [p for p in place.iterdir() if p.name != ONNXRUNTIME_SESSION] == []

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from fanfuse._cleanups import run_cleanups
 from fanfuse._core import FusionError
 from fanfuse.limits import LIMITS, Limit
 
@@ -37,8 +38,9 @@ def run_command(command: str, run: Callable[[], int]) -> int:
       print one line `fanfuse CMD: error: ...` and exit 2;
     - a closed output pipe (`fanfuse ... | head`) ends it quietly with 141, as SIGPIPE ends the
       shell's tools: the reader wanted no more;
-    - on SIGINT or SIGTERM, once its cleanups have run, it writes one line to stderr and ends the
-      process by that same signal, so that the shell sees 130 / 143 (and a script loop stops).
+    - on SIGINT or SIGTERM, once its cleanups have run (the `finally` blocks, then the exit-time
+      ones of `fanfuse._cleanups`), it writes one line to stderr and ends the process by that same
+      signal, so that the shell sees 130 / 143 (and a script loop stops).
     """
     on_main_thread = threading.current_thread() is threading.main_thread()
     # Where SIGTERM is ignored (by whoever started us), it stays ignored.
@@ -69,6 +71,13 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     with contextlib.suppress(OSError, ValueError):  # what was printed is kept; a closed pipe is no error
         sys.stdout.flush()
     if on_main_thread:
+        # A second signal now ends the process at once, without a traceback from the cleanups.
+        for stopping in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(stopping) is not signal.SIG_IGN:
+                signal.signal(stopping, signal.SIG_DFL)
+        # Ending by the signal skips the interpreter's exit, and with it the exit-time cleanups: run
+        # them first (a server's copy of its index goes with them).
+        run_cleanups()
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
     return 128 + signum  # only reached where the signal does not end the process

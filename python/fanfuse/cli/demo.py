@@ -144,11 +144,14 @@ def _default_retriever(index: TantivyRetriever, args: argparse.Namespace) -> Mul
         retriever = open_index(index, dense=True, encoder=encoder, progress=progress, **options)
     finally:
         bar.close()
-    how = "embedded" if embedded[0] else "reused from cache"
-    print(
-        f"dense: {encoder.name} vectors of each document's title and first {DEMO_MAX_TOKENS} tokens, "
-        f"{how} in {time.perf_counter() - begin:.2f} s"
-    )
+    seconds = time.perf_counter() - begin
+    if embedded[0]:
+        from fanfuse.retrievers.dense_cache import where_vectors_went
+
+        how = f"embedded in {seconds:.2f} s, {where_vectors_went(index)}"
+    else:
+        how = f"reused from cache in {seconds:.2f} s"
+    print(f"dense: {encoder.name} vectors of each document's title and first {DEMO_MAX_TOKENS} tokens, {how}")
     return retriever
 
 

@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         expander = llm_options.make_expander(args)
         index = TantivyRetriever(args.index)
         overrides: dict[str, Any] = {"expander": expander} if expander is not None else {}
-        bar = ProgressBar("embedding the documents (once; the vectors are kept in the index)", len(index))
+        bar = ProgressBar("embedding the documents", len(index))
         embedded = [0]
 
         def progress(done: int) -> None:
@@ -167,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
         finally:
             bar.close()
         if embedded[0]:
-            print(f"embedded {embedded[0]} documents, kept in {index.directory}", file=sys.stderr)
+            from fanfuse.retrievers.dense_cache import where_vectors_went
+
+            print(f"embedded {embedded[0]} documents, {where_vectors_went(index)}", file=sys.stderr)
         with retriever:
             result = retriever.search(args.query, filter=filters or None, history=history)
     except ImportError as error:

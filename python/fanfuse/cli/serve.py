@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import signal
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 from fanfuse.cli import llm_options
-from fanfuse.cli._common import number_option
+from fanfuse.cli._common import Terminated, number_option
 from fanfuse.cli.paths import add_index
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
@@ -94,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if expander is not None:
         overrides["expander"] = expander
     # The server's own checked copy of the index (a file changed under it cannot reach it), which
-    # every worker opens in place; this process owns it, and removes it when it ends.
+    # every worker opens in place; this process owns it, and removes it when it ends, however it ends
+    # (a copy left by a killed server goes at the next start: `index_copy`).
     index = TantivyRetriever(args.index, private_copy=True)
     # With workers: checks the index and the options, then unused.
     app = app_for_index(index, dense=args.dense, **overrides)
@@ -109,8 +112,6 @@ def run(args: argparse.Namespace) -> int:
         uvicorn.Server(uvicorn.Config(app, **stack)).run(sockets=[listening])
         return 0
     del app
-    from uvicorn.supervisors import Multiprocess
-
     # Each worker process opens the copy itself (the vectors are memory-mapped: their pages are
     # shared); the supervisor restarts a worker that dies and stops all of them on SIGINT/SIGTERM.
     assert index.private_directory is not None
@@ -118,16 +119,47 @@ def run(args: argparse.Namespace) -> int:
         worker_app, str(index.private_directory), args.dense, str(args.index), overrides
     )
     config = uvicorn.Config(factory, factory=True, workers=args.workers, **stack)
-    Multiprocess(config, sockets=[listening]).run()
+    supervise(config, listening)
     return 0
+
+
+def supervise(config: Any, listening: socket.socket) -> None:
+    """Runs uvicorn's supervisor of `config.workers` processes until a signal stops it, then ends as
+    the one-process server does: by that signal (KeyboardInterrupt, Terminated), which the command's
+    end turns into exit status 130 / 143 after the cleanups."""
+    from uvicorn.supervisors import Multiprocess
+
+    stopped_by: list[int] = []
+
+    class Supervisor(Multiprocess):
+        # uvicorn's supervisor queues the signals it handles and returns normally once stopped.
+        def handle_int(self) -> None:
+            stopped_by.append(signal.SIGINT)
+            super().handle_int()
+
+        def handle_term(self) -> None:
+            stopped_by.append(signal.SIGTERM)
+            super().handle_term()
+
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        Supervisor(config, sockets=[listening]).run()
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+    if stopped_by:
+        raise KeyboardInterrupt if stopped_by[0] == signal.SIGINT else Terminated
 
 
 def worker_app(copy: str, dense: bool | None, name: str, overrides: dict[str, Any]) -> Any:
     """A worker's app over the server's private copy of the index, opened in place: nobody else
     writes it."""
+    from fanfuse.retrievers.index_copy import share_copy
     from fanfuse.retrievers.tantivy_index import TantivyRetriever
     from fanfuse.service import app_for_index
 
+    # The copy stays while this worker lives, even if the supervisor is killed first.
+    share_copy(Path(copy))
     return app_for_index(TantivyRetriever(copy), dense=dense, name=name, **overrides)
 
 

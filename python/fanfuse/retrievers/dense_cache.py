@@ -21,6 +21,7 @@ from fanfuse.retrievers.dense import (
     unique_documents,
 )
 from fanfuse.retrievers.dense_index import (
+    DENSE_DIR,
     PassageEncoder,
     embed_documents,
     has_dense_index,
@@ -84,3 +85,23 @@ def neural_dense_for_index(
     except OSError:
         return DenseRetriever.of_documents(documents, vectors, encoder.embed_queries, normalized=True), True
     return open_dense(index.data_directory, encoder, documents=documents), True
+
+
+def where_vectors_went(index: TantivyRetriever) -> str:
+    """Where the vectors `neural_dense_for_index` has just embedded for `index` are, as the end of a
+    message: kept in the index, or not, why not, and where they would have gone. The index may be
+    searched from a temporary copy (read-only, or `private_copy=True`): vectors written there go with
+    the copy."""
+    if index.private_directory is not None:
+        return (
+            f"not kept: {index.directory} is searched from a temporary copy (it cannot be written in "
+            f"place), which goes when this process ends, so no vectors were written to the index; "
+            f"every run embeds them again until `fanfuse index --dense` stores them where the index "
+            f"is writable"
+        )
+    if not has_dense_index(index.data_directory):
+        return (
+            f"not kept: they could not be written to {index.data_directory / DENSE_DIR}; every run "
+            f"embeds them again until `fanfuse index --dense` stores them"
+        )
+    return f"kept in {index.directory}"

@@ -11,27 +11,46 @@ so a damaged or half-written index is refused at open, naming the file, instead 
 The copy is itself an index directory (the manifest and the current version), which other processes
 of the same server may open in place: nobody else writes it. The cost is at open: reading and writing
 the version's bytes once (see docs/retrievers.md); a search then reads the copy exactly as it would
-the original. The copy is removed when its owner is garbage-collected or the process exits; only a
-process killed with SIGKILL leaves it behind.
+the original.
+
+The copy is removed when its owner is garbage-collected, the process exits, or a `fanfuse` command
+ends by SIGINT/SIGTERM (`fanfuse._cleanups`). What no process can clean up after itself (SIGKILL, a
+crash) the next copy made in the same temporary directory removes: each copy is a directory
+`fanfuse-index-*` holding `OWNER_FILE`, which names its owner's pid and on which every process using
+the copy (its owner, and the workers that open it with `share_copy`) holds a shared `flock` for as
+long as it lives. The kernel drops the lock with the last of those processes, however they end, so a
+copy whose lock can be taken exclusively is nobody's, and goes; a live server's copy never does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
 import re
 import shutil
+import stat
 import struct
 import tempfile
-import weakref
 import zlib
 from pathlib import Path
 from typing import BinaryIO
 
+from fanfuse._cleanups import cleanup_with
 from fanfuse._core import FusionError
 from fanfuse.retrievers.index_versions import MANIFEST
 
-__all__ = ["private_copy"]
+__all__ = ["COPY_PREFIX", "OWNER_FILE", "private_copy", "remove_stale_copies", "share_copy"]
+
+# What names a copy in the temporary directory, and the file in it that says whether its owner lives.
+COPY_PREFIX = "fanfuse-index-"
+OWNER_FILE = ".fanfuse-owner"
+# Errors of a full (or over-quota) file system: the copy's place, TMPDIR, is what to name.
+_NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
+# The descriptors of the owner files this process holds a lock on for the rest of its life.
+_shared: list[int] = []
 
 # A segment file: the segment's uuid, then the component (`.store`, `.idx`, ...; deletes: `.N.del`).
 SEGMENT_FILE = re.compile(r"[0-9a-f]{32}\.(?:\d+\.)?[a-z]+")
@@ -53,8 +72,14 @@ def private_copy(directory: Path, version: Path, owner: object) -> Path:
     version; the whole directory for an index of format 1, whose files are beside the manifest),
     itself an index directory; removed with `owner`."""
     _check_complete(version)
-    copy = Path(tempfile.mkdtemp(prefix="fanfuse-index-"))
+    remove_stale_copies()
     try:
+        copy = Path(tempfile.mkdtemp(prefix=COPY_PREFIX))
+    except OSError as error:
+        raise _unwritable(error) from None
+    owner_lock = -1
+    try:
+        owner_lock = _own(copy)
         if version != directory:
             shutil.copyfile(directory / MANIFEST, copy / MANIFEST)
         for source in sorted(version.rglob("*")):
@@ -65,11 +90,86 @@ def private_copy(directory: Path, version: Path, owner: object) -> Path:
             elif not _LOCKS.fullmatch(source.name):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 _copy_checked(source, target, str(source))
-    except BaseException:
-        shutil.rmtree(copy, ignore_errors=True)
+    except BaseException as error:
+        _remove(copy, owner_lock)
+        if isinstance(error, OSError) and error.errno in _NO_SPACE:
+            raise _unwritable(error) from None
         raise
-    weakref.finalize(owner, shutil.rmtree, copy, True)
+    cleanup_with(owner, _remove, copy, owner_lock)
     return copy
+
+
+def share_copy(copy: Path) -> None:
+    """Marks this process as a user of `copy` (made by another process's `private_copy`) for the rest
+    of its life: the copy is then not removed as stale while this process lives."""
+    descriptor = os.open(copy / OWNER_FILE, os.O_RDONLY)
+    fcntl.flock(descriptor, fcntl.LOCK_SH)
+    _shared.append(descriptor)
+
+
+def remove_stale_copies() -> list[Path]:
+    """Removes the copies in the temporary directory that no live process uses; returns them."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for candidate in Path(tempfile.gettempdir()).iterdir():
+            if candidate.name.startswith(COPY_PREFIX) and _remove_if_stale(candidate):
+                removed.append(candidate)
+    return removed
+
+
+def _own(copy: Path) -> int:
+    """Creates the copy's owner file and holds it, the shared lock first and then the pid: a sweep that
+    finds the file still empty leaves the copy alone."""
+    descriptor = os.open(copy / OWNER_FILE, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH)
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def _remove_if_stale(candidate: Path) -> bool:
+    """Removes `candidate` if it is a copy whose owner file names a pid and nobody holds its lock."""
+    try:
+        descriptor = os.open(candidate / OWNER_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # not a copy, another user's, or one being made (not named or not locked yet)
+        return False
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a live process uses it
+            return False
+        if not os.read(descriptor, 32).strip() or not _ours(candidate):
+            return False
+        shutil.rmtree(candidate, ignore_errors=True)
+        return True
+    finally:
+        os.close(descriptor)
+
+
+def _ours(candidate: Path) -> bool:
+    """A directory of this user's, not a link: another user's leftovers are theirs to remove."""
+    status = candidate.lstat()
+    return stat.S_ISDIR(status.st_mode) and status.st_uid == os.getuid()
+
+
+def _remove(copy: Path, owner_lock: int) -> None:
+    """Removes the copy, then lets go of its lock (a sweep meanwhile finds it locked)."""
+    shutil.rmtree(copy, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.close(owner_lock)
+
+
+def _unwritable(error: OSError) -> FusionError:
+    """The copy could not be written: it is TMPDIR's fault, whichever file was being copied."""
+    place = tempfile.gettempdir()
+    reason = "no space left" if error.errno in _NO_SPACE else (error.strerror or str(error))
+    return FusionError(
+        f"the private copy of the index could not be written to TMPDIR={place} ({reason}); free "
+        f"space there or point TMPDIR at a directory with room for the index"
+    )
 
 
 def _check_complete(version: Path) -> None:
