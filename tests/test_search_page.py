@@ -1,0 +1,369 @@
+"""The search page of `fanfuse serve` (GET /), in headless Chromium against a real `fanfuse serve`
+process: a search, a conversation, a failing branch, compare, documents holding markup, the
+Content Security Policy (no console errors), a phone's width; a screenshot of each is kept under
+test-artifacts/search-page/. What the page shows is checked against the server's own JSON answer
+to the same request. The static checks of the page's files need no browser."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+import httpx
+from fanfuse.multiquery import MultiQueryRetriever
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service import create_app
+from fanfuse.service.page import CONTENT_SECURITY_POLICY
+from fanfuse.service.schema import SearchRequest
+from multiquery_toys import FailingRetriever
+from search_page_browser import chromium, console_errors, screenshot, wait_ready, wait_searched
+from service_server import serve_command, serving
+
+TIMEOUT = 60.0
+QUERY = "which animal hunts at night"
+DOCUMENTS = [
+    {
+        "id": "owl",
+        "title": "Owls",
+        "text": "Owls hunt mice at night in the forest.",
+        "metadata": {"kind": "bird"},
+    },
+    {
+        "id": "hawk",
+        "title": "Hawks",
+        "text": "Hawks hunt mice by day over open fields.",
+        "metadata": {"kind": "bird"},
+    },
+    {
+        "id": "bat",
+        "title": "Bats",
+        "text": "Bats fly at night and hunt insects.",
+        "metadata": {"kind": "mammal"},
+    },
+    {
+        "id": "fox",
+        "title": "Foxes",
+        "text": "Foxes hunt at dusk and at night; an animal of the edges.",
+        "metadata": {"kind": "mammal"},
+    },
+    {
+        "id": "mole",
+        "title": "Moles",
+        "text": "Moles dig tunnels and eat worms.",
+        "metadata": {"kind": "mammal"},
+    },
+    {
+        "id": "cat",
+        "title": "Cats",
+        "text": "A cat is an animal that hunts mice in barns at night.",
+        "metadata": {"kind": "mammal"},
+    },
+]
+# Documents whose text, title, id and payload are markup that would run if the page parsed it as
+# HTML: each sets window.pwned or the document's title.
+XSS_QUERY = "poisoned night"
+XSS_DOCUMENTS = [
+    {
+        "id": "script-doc",
+        "title": "<script>document.title='pwned'</script>",
+        "text": "poisoned night <script>window.pwned = 'text script'</script>",
+        "metadata": {"note": "<img src=x onerror=\"window.pwned='payload img'\">"},
+    },
+    {
+        "id": "<img src=x onerror=\"window.pwned='id img'\">",
+        "title": "<b onmouseover=\"window.pwned='title'\">poisoned</b>",
+        "text": "poisoned night <img src=x onerror=\"window.pwned='text img'\">"
+        "<svg onload=\"window.pwned='svg'\">",
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("search-page") / "idx"
+    TantivyRetriever.build(DOCUMENTS + XSS_DOCUMENTS, directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def server(index_dir: Path) -> Iterator[str]:
+    with serve_command("--index", str(index_dir)) as (url, _):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as driver:
+        yield driver
+
+
+@pytest.fixture()
+def page(browser: Any) -> Iterator[Any]:
+    """The browser, its console read before the test and checked after it: no error (a CSP
+    violation, a script error, a failed request) in any test that does not expect one."""
+    browser.set_window_size(1280, 1000)
+    console_errors(browser)
+    yield browser
+    assert console_errors(browser) == []
+
+
+def answer(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = httpx.post(f"{url}/search", json=body, timeout=TIMEOUT)
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
+    return data
+
+
+def shown(driver: Any, css: str) -> list[str]:
+    return [node.text for node in driver.find_elements("css selector", css)]
+
+
+def shown_ids(section: Any) -> list[str]:
+    return [node.text for node in section.find_elements("css selector", ".hit .id")]
+
+
+def test_a_search_shows_variants_the_fused_list_and_branches(page: Any, server: str) -> None:
+    page.get(f"{server}/?{urlencode({'q': QUERY})}")
+    wait_searched(page)
+    data = answer(server, {"query": QUERY})
+    diagnostics = data["diagnostics"]
+    rows = page.find_elements("css selector", "table.variants tbody tr")
+    assert [row.text.split("\n") for row in rows] == [
+        [f"{i} {v['text']} {v['source']} {v['weight']:.2f}"] for i, v in enumerate(diagnostics["variants"])
+    ]
+    section = page.find_element("css selector", ".answer")
+    assert shown_ids(section) == [hit["id"] for hit in data["hits"]]
+    hits = page.find_elements("css selector", ".hit")
+    for element, hit in zip(hits, data["hits"], strict=True):
+        assert hit["payload"]["text"] in element.find_element("css selector", ".doc").text
+        others = [key for key in hit["payload"] if key not in ("title", "text")]
+        assert shown_list(element, ".payload dt") == others
+        # One bar piece per (variant, retriever) that added to the score, and each named below it.
+        pieces = element.find_elements("css selector", ".bar span")
+        assert len(pieces) == sum(1 for p in hit["provenance"] if (p["contribution"] or 0) > 0)
+        listed = [line.rsplit(" +", 1) for line in shown_list(element, ".found li")]
+        assert [label for label, _ in listed] == [
+            f"[{p['variant_index']}] {p['retriever']} rank {p['rank']}" for p in hit["provenance"]
+        ]
+        for (_, share), p in zip(listed, hit["provenance"], strict=True):
+            assert float(share) == pytest.approx(p["contribution"], abs=5.1e-6)  # shown to 5 decimals
+    branches = shown(page, ".branch .what")
+    assert len(branches) == len(diagnostics["branches"])
+    for text, branch in zip(branches, diagnostics["branches"], strict=True):
+        assert text.startswith(f"{branch['hits']} hits, ") and text.endswith(" ms")
+    assert not page.find_elements("css selector", ".degraded")
+    screenshot(page, "search")
+
+
+def shown_list(element: Any, css: str) -> list[str]:
+    return [" ".join(node.text.split()) for node in element.find_elements("css selector", css)]
+
+
+def test_the_form_builds_a_conversation_and_its_link_reproduces_it(page: Any, server: str) -> None:
+    """Typed and submitted with the keyboard alone; the URL it leaves opens the same search."""
+    from selenium.webdriver.common.keys import Keys
+
+    page.get(f"{server}/")
+    wait_ready(page)
+    add = page.find_element("id", "add-turn")
+    add.send_keys(Keys.ENTER)
+    page.switch_to.active_element.send_keys("tell me about owls")
+    add.send_keys(Keys.ENTER)
+    page.switch_to.active_element.send_keys("a turn that is removed")
+    page.find_elements("css selector", ".turn .remove")[1].send_keys(Keys.ENTER)
+    query = page.find_element("id", "query")
+    query.send_keys(QUERY, Keys.ENTER)
+    wait_searched(page)
+    history = [{"role": "user", "content": "tell me about owls"}]
+    data = answer(server, {"query": QUERY, "history": history})
+    assert "history" in {v["source"] for v in data["diagnostics"]["variants"]}
+    sources = [row.text.split()[-2] for row in page.find_elements("css selector", "table.variants tbody tr")]
+    assert sources == [v["source"] for v in data["diagnostics"]["variants"]]
+    assert shown_ids(page.find_element("css selector", ".answer")) == [hit["id"] for hit in data["hits"]]
+    assert "1 earlier turn" in page.find_element("css selector", ".answer h2").text
+    screenshot(page, "conversation")
+    link = page.current_url
+    assert "turn=user%3Atell+me+about+owls" in link
+    page.get(link)
+    wait_searched(page)
+    assert shown_ids(page.find_element("css selector", ".answer")) == [hit["id"] for hit in data["hits"]]
+    assert [t.get_attribute("value") for t in page.find_elements("css selector", ".turn textarea")] == [
+        "tell me about owls"
+    ]
+
+
+def test_compare_marks_each_hits_move(page: Any, server: str) -> None:
+    settings = {"q": QUERY, "turn": "user:tell me about owls", "method": "rrf", "compare": "1"}
+    settings |= {"b.method": "combmnz", "b.history": "none"}
+    page.get(f"{server}/?{urlencode(settings)}")
+    wait_searched(page)
+    a = answer(server, {"query": QUERY, "history": [{"role": "user", "content": "tell me about owls"}]})
+    b = answer(server, {"query": QUERY, "method": "combmnz"})
+    sides = page.find_elements("css selector", ".answer")
+    assert len(sides) == 2
+    ranks = [{hit["id"]: rank for rank, hit in enumerate(side["hits"], 1)} for side in (a, b)]
+    for i, (section, data) in enumerate(zip(sides, (a, b), strict=True)):
+        assert shown_ids(section) == [hit["id"] for hit in data["hits"]]
+        other, name = ranks[1 - i], "BA"[i]
+        moves = shown_list(section, ".hit .move")
+        expected = []
+        for rank, hit in enumerate(data["hits"], 1):
+            there = other.get(hit["id"])
+            if there is None:
+                expected.append(f"not in {name}")
+            elif there == rank:
+                expected.append(f"= {name}")
+            else:
+                expected.append(f"{'▲' if there > rank else '▼'}{abs(there - rank)} (#{there} in {name})")
+        assert moves == expected
+    assert "method=combmnz" in sides[1].find_element("css selector", "h2").text
+    screenshot(page, "compare")
+
+
+def test_a_failing_branch_is_shown_and_the_answer_degraded(browser: Any, index_dir: Path) -> None:
+    """A second retriever whose index server is unreachable (a test double: the local index cannot
+    fail that way), served by the real app in a uvicorn server."""
+    retriever = MultiQueryRetriever([TantivyRetriever(index_dir), FailingRetriever()], max_variants=2)
+    with serving(create_app(retriever, index="two retrievers")) as url:
+        console_errors(browser)
+        browser.get(f"{url}/?{urlencode({'q': QUERY})}")
+        wait_searched(browser)
+        data = answer(url, {"query": QUERY})
+        banner = browser.find_element("css selector", ".degraded").text
+        assert banner.startswith("degraded") and "2 of 4 branches failed" in banner
+        failed = shown(browser, ".branch.failed .what")
+        assert len(failed) == 2
+        assert all("error: ConnectionError: index server unreachable" in text for text in failed)
+        assert shown_ids(browser.find_element("css selector", ".answer")) == [
+            hit["id"] for hit in data["hits"]
+        ]
+        screenshot(browser, "failing-branch")
+        assert console_errors(browser) == []
+
+
+def test_documents_holding_markup_run_nothing_and_read_as_text(page: Any, server: str) -> None:
+    page.get(f"{server}/?{urlencode({'q': XSS_QUERY})}")
+    wait_searched(page)
+    section = page.find_element("css selector", ".answer")
+    text = section.text
+    for document in XSS_DOCUMENTS:
+        for value in (document["id"], document["title"], document["text"]):
+            assert value in text, value
+    assert "window.pwned='payload img'" in text
+    # Nothing ran, and none of the markup became an element.
+    assert page.execute_script("return window.pwned === undefined")
+    assert page.title == "fanfuse search"
+    assert not section.find_elements("css selector", "script, img, svg, b")
+    for hit in section.find_elements("css selector", ".hit .title"):  # the title's onmouseover
+        page.execute_script("arguments[0].dispatchEvent(new MouseEvent('mouseover', {bubbles: true}))", hit)
+    assert page.execute_script("return window.pwned === undefined")
+    screenshot(page, "markup-documents")
+
+
+def test_the_page_is_served_under_its_content_security_policy(server: str) -> None:
+    with httpx.Client(base_url=server, timeout=TIMEOUT) as http:
+        html = http.get("/")
+        assert html.headers["content-type"].startswith("text/html")
+        for path in ["/", *re.findall(r'(?:src|href)="(page/[^"]+)"', html.text)]:
+            response = http.get(path)
+            assert response.status_code == 200, path
+            assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+            assert response.headers["x-content-type-options"] == "nosniff"
+        # Swagger UI and ReDoc would load their scripts from a CDN: not served.
+        assert http.get("/docs").status_code == 404 and http.get("/redoc").status_code == 404
+
+
+def test_the_policy_blocks_inline_script(page: Any, server: str) -> None:
+    """The CSP is in force: a script element written into the page (as a rendering bug might) does
+    not run, and the browser reports the violation."""
+    page.get(f"{server}/")
+    wait_ready(page)
+    page.execute_script(
+        "const s = document.createElement('script'); s.textContent = 'window.pwned = 1';"
+        "document.body.append(s);"
+    )
+    assert page.execute_script("return window.pwned === undefined")
+    errors = console_errors(page)
+    assert errors and all("Content Security Policy" in entry["message"] for entry in errors)
+
+
+def test_every_request_field_has_a_control_with_the_servers_default(page: Any, server: str) -> None:
+    schema = httpx.get(f"{server}/openapi.json", timeout=TIMEOUT).json()
+    fields = schema["components"]["schemas"]["SearchRequest"]["properties"]
+    options = {f["name"]: f for f in httpx.get(f"{server}/options", timeout=TIMEOUT).json()["fields"]}
+    assert (
+        set(options)
+        == set(fields) - {"query", "history"}
+        == set(SearchRequest.model_fields)
+        - {
+            "query",
+            "history",
+        }
+    )
+    assert options["method"]["default"] == "rrf" and options["variants"]["default"] == 4
+    page.get(f"{server}/")
+    wait_ready(page)
+    for name, field in options.items():
+        control = page.find_element("id", f"a-{name}")
+        hint = (
+            control.find_element("css selector", "option").get_attribute("textContent")
+            if control.tag_name == "select"
+            else control.get_attribute("placeholder")
+        )
+        default = field["default"]
+        if isinstance(default, bool | str):
+            assert hint == f"default {str(default).lower()}", (name, hint)
+        elif default is not None:
+            assert float(hint.removeprefix("default ")) == default, (name, hint)
+        else:
+            assert hint in ("default", '{"key": "value"}'), (name, hint)
+
+
+def test_a_refused_option_names_its_field(browser: Any, server: str) -> None:
+    console_errors(browser)
+    browser.get(f"{server}/?{urlencode({'q': QUERY, 'top_k': '0'})}")
+    wait_searched(browser)
+    refusal = browser.find_element("css selector", ".answer ul.error").text
+    assert refusal.startswith("top_k: ")
+    # The only console error is the browser's note of the 422 answer.
+    assert [entry["source"] for entry in console_errors(browser)] == ["network"]
+
+
+def test_at_a_phones_width_nothing_overflows(page: Any, server: str) -> None:
+    settings = {"q": QUERY, "turn": "user:tell me about owls", "compare": "1", "b.history": "none"}
+    page.set_window_size(390, 844)
+    page.get(f"{server}/?{urlencode(settings)}")
+    wait_searched(page)
+    assert page.execute_script(
+        "return document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
+    screenshot(page, "phone")
+
+
+PAGE_FILES = sorted(
+    (path.name, path.read_text(encoding="utf-8"))
+    for path in resources.files("fanfuse.service").joinpath("page").iterdir()  # type: ignore[attr-defined]
+    if path.name.endswith((".html", ".js", ".css", ".svg"))
+)
+
+
+@pytest.mark.parametrize(("name", "text"), PAGE_FILES, ids=[name for name, _ in PAGE_FILES])
+def test_the_page_files_parse_no_markup_and_name_no_other_origin(name: str, text: str) -> None:
+    """Every file of the page: no API that parses a string as HTML or code, no inline script or
+    style, no address of another origin (the SVG's XML namespace is a name, not a request)."""
+    for banned in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function("):
+        assert banned not in text, (name, banned)
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", text), name
+    assert not re.search(r"\sstyle=|<style", text), name
+    assert not re.search(r"\bon[a-z]+=", text), name
+    addresses = set(re.findall(r"https?://[\w.-]+|(?:src|href)=\"//", text)) - {"http://www.w3.org"}
+    assert not addresses, (name, addresses)
