@@ -233,8 +233,5 @@ def json_bytes(data: Any) -> bytes:
 def response_data(result: SearchResult) -> dict[str, Any]:
     """`fanfuse search --json`'s document, with `diagnostics.degraded`."""
     data = as_data(result)
-    diagnostics = result.diagnostics
-    data["diagnostics"]["degraded"] = bool(
-        diagnostics.failed_branches or diagnostics.rerank_error or diagnostics.expansion.fallback_reason
-    )
+    data["diagnostics"]["degraded"] = result.diagnostics.degraded
     return data
