@@ -202,12 +202,15 @@ def test_the_form_builds_a_conversation_and_its_link_reproduces_it(page: Any, se
 
 
 def test_compare_marks_each_hits_move(page: Any, server: str) -> None:
-    settings = {"q": QUERY, "turn": "user:tell me about owls", "method": "rrf", "compare": "1"}
+    """With the conversation and RRF (A) against without it and CombMNZ (B)."""
+    question, turn = "do they hunt by day", "tell me about owls and hawks"
+    settings = {"q": question, "turn": f"user:{turn}", "method": "rrf", "compare": "1"}
     settings |= {"b.method": "combmnz", "b.history": "none"}
     page.get(f"{server}/?{urlencode(settings)}")
     wait_searched(page)
-    a = answer(server, {"query": QUERY, "history": [{"role": "user", "content": "tell me about owls"}]})
-    b = answer(server, {"query": QUERY, "method": "combmnz"})
+    a = answer(server, {"query": question, "history": [{"role": "user", "content": turn}], "method": "rrf"})
+    b = answer(server, {"query": question, "method": "combmnz"})
+    assert [hit["id"] for hit in a["hits"]] != [hit["id"] for hit in b["hits"]]  # something moved
     sides = page.find_elements("css selector", ".answer")
     assert len(sides) == 2
     ranks = [{hit["id"]: rank for rank, hit in enumerate(side["hits"], 1)} for side in (a, b)]
