@@ -254,10 +254,14 @@ def test_a_failing_branch_is_shown_and_the_answer_degraded(browser: Any, index_d
 
 
 def test_documents_holding_markup_run_nothing_and_read_as_text(page: Any, server: str) -> None:
-    page.get(f"{server}/?{urlencode({'q': XSS_QUERY})}")
+    """Markup in the documents, in the question (so in the variants) and in a turn."""
+    question = f"{XSS_QUERY} <img src=x onerror=\"window.pwned='query'\">"
+    turn = "user:<script>window.pwned = 'turn'</script> owls"
+    page.get(f"{server}/?{urlencode({'q': question, 'turn': turn})}")
     wait_searched(page)
     section = page.find_element("css selector", ".answer")
     text = section.text
+    assert shown(page, "table.variants tbody tr td.text")[0] == question
     for document in XSS_DOCUMENTS:
         for value in (document["id"], document["title"], document["text"]):
             assert value in text, value
@@ -270,6 +274,22 @@ def test_documents_holding_markup_run_nothing_and_read_as_text(page: Any, server
         page.execute_script("arguments[0].dispatchEvent(new MouseEvent('mouseover', {bubbles: true}))", hit)
     assert page.execute_script("return window.pwned === undefined")
     screenshot(page, "markup-documents")
+
+
+def test_every_branch_failing_shows_each_error(browser: Any) -> None:
+    """The 503 answer: each branch's error on the timeline (a retriever whose index server is
+    unreachable, a test double)."""
+    with serving(create_app(MultiQueryRetriever([FailingRetriever()], max_variants=2))) as url:
+        console_errors(browser)
+        browser.get(f"{url}/?{urlencode({'q': 'what is rank fusion'})}")
+        wait_searched(browser)
+        assert browser.find_element("css selector", ".answer .error").text.startswith(
+            "503: all 2 branches failed"
+        )
+        failed = shown(browser, ".branch.failed .what")
+        assert len(failed) == 2 and all("ConnectionError: index server unreachable" in t for t in failed)
+        # The only console error is the browser's note of the 503 answer.
+        assert [entry["source"] for entry in console_errors(browser)] == ["network"]
 
 
 def test_the_page_is_served_under_its_content_security_policy(server: str) -> None:
