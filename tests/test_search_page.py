@@ -6,6 +6,7 @@ to the same request. The static checks of the page's files need no browser."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from importlib import resources
@@ -35,37 +36,37 @@ DOCUMENTS = [
         "id": "owl",
         "title": "Owls",
         "text": "Owls hunt mice at night in the forest.",
-        "metadata": {"kind": "bird"},
+        "kind": "bird",
     },
     {
         "id": "hawk",
         "title": "Hawks",
         "text": "Hawks hunt mice by day over open fields.",
-        "metadata": {"kind": "bird"},
+        "kind": "bird",
     },
     {
         "id": "bat",
         "title": "Bats",
         "text": "Bats fly at night and hunt insects.",
-        "metadata": {"kind": "mammal"},
+        "kind": "mammal",
     },
     {
         "id": "fox",
         "title": "Foxes",
         "text": "Foxes hunt at dusk and at night; an animal of the edges.",
-        "metadata": {"kind": "mammal"},
+        "kind": "mammal",
     },
     {
         "id": "mole",
         "title": "Moles",
         "text": "Moles dig tunnels and eat worms.",
-        "metadata": {"kind": "mammal"},
+        "kind": "mammal",
     },
     {
         "id": "cat",
         "title": "Cats",
         "text": "A cat is an animal that hunts mice in barns at night.",
-        "metadata": {"kind": "mammal"},
+        "kind": "mammal",
     },
 ]
 # Documents whose text, title, id and payload are markup that would run if the page parsed it as
@@ -76,7 +77,7 @@ XSS_DOCUMENTS = [
         "id": "script-doc",
         "title": "<script>document.title='pwned'</script>",
         "text": "poisoned night <script>window.pwned = 'text script'</script>",
-        "metadata": {"note": "<img src=x onerror=\"window.pwned='payload img'\">"},
+        "note": "<img src=x onerror=\"window.pwned='payload img'\">",
     },
     {
         "id": "<img src=x onerror=\"window.pwned='id img'\">",
@@ -359,6 +360,21 @@ def test_a_refused_option_names_its_field(browser: Any, server: str) -> None:
     assert refusal.startswith("top_k: ")
     # The only console error is the browser's note of the 422 answer.
     assert [entry["source"] for entry in console_errors(browser)] == ["network"]
+
+
+def test_a_filter_is_sent_as_json_and_bad_json_is_named(page: Any, server: str) -> None:
+    settings = {"q": QUERY, "filter": json.dumps({"kind": "bird"})}
+    page.get(f"{server}/?{urlencode(settings)}")
+    wait_searched(page)
+    data = answer(server, {"query": QUERY, "filter": {"kind": "bird"}})
+    assert shown_ids(page.find_element("css selector", ".answer")) == [hit["id"] for hit in data["hits"]]
+    assert {hit["payload"]["kind"] for hit in data["hits"]} == {"bird"}
+    page.find_element("css selector", "#settings-a summary").click()
+    filter_box = page.find_element("id", "a-filter")
+    filter_box.clear()
+    filter_box.send_keys("kind=bird")
+    page.find_element("css selector", "button[type=submit]").click()
+    assert page.find_element("id", "status").text.startswith("filter: not JSON (")
 
 
 def test_at_a_phones_width_nothing_overflows(page: Any, server: str) -> None:
