@@ -142,6 +142,9 @@
         input(side, field.name).value = params.get(side === "a" ? field.name : `b.${field.name}`) || "";
       }
     }
+    // Options a link sets are shown open, so that what the search used is in view.
+    $("settings-a").open = fields.some((field) => params.has(field.name));
+    $("settings-b").open = fields.some((field) => params.has(`b.${field.name}`));
     $("compare").checked = params.get("compare") === "1";
     $("b-no-history").checked = params.get("b.history") === "none";
     showCompare();
