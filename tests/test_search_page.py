@@ -230,6 +230,8 @@ def test_compare_marks_each_hits_move(page: Any, server: str) -> None:
                 expected.append(f"{'▲' if there > rank else '▼'}{abs(there - rank)} (#{there} in {name})")
         assert moves == expected
     assert "method=combmnz" in sides[1].find_element("css selector", "h2").text
+    for summary in page.find_elements("css selector", "#settings-a summary, #settings-b summary"):
+        summary.click()  # the link opened the options it set; folded, the answers are in view
     screenshot(page, "compare")
 
 

@@ -34,24 +34,24 @@
     const id = `${side}-${field.name}`;
     const known = field.default !== null && field.default !== undefined;
     const fallback = known ? `default ${shown(field.default)}` : "default";
-    let input;
+    let box;
     if (field.enum || field.type === "boolean") {
       const values = field.enum || [true, false];
-      input = el("select", { id }, el("option", { value: "" }, fallback),
+      box = el("select", { id }, el("option", { value: "" }, fallback),
         values.map((value) => el("option", { value: String(value) }, String(value))));
     } else if (field.type === "integer" || field.type === "number") {
-      input = el("input", { id, type: "number", inputMode: "decimal", placeholder: fallback });
-      input.step = field.type === "integer" ? "1" : "any";
-      if ("minimum" in field) input.min = field.minimum;
-      if ("maximum" in field) input.max = field.maximum;
+      box = el("input", { id, type: "number", inputMode: "decimal", placeholder: fallback });
+      box.step = field.type === "integer" ? "1" : "any";
+      if ("minimum" in field) box.min = field.minimum;
+      if ("maximum" in field) box.max = field.maximum;
     } else {
       const hint = field.type === "object" ? '{"key": "value"}' : fallback;
-      input = el("input", { id, type: "text", placeholder: hint, spellcheck: false });
+      box = el("input", { id, type: "text", placeholder: hint, spellcheck: false });
     }
-    input.dataset.field = field.name;
+    box.dataset.field = field.name;
     return el("div", { class: "option" },
       el("label", { htmlFor: id }, field.name),
-      input,
+      box,
       el("small", { class: "muted" }, field.description));
   }
 
@@ -91,11 +91,11 @@
   function addTurn(role, content, focus) {
     const list = $("turns");
     const item = el("li", { class: "turn" });
-    const number = list.children.length + 1;
-    const who = el("select", { "aria-label": `turn ${number}: who said it` },
+    const position = list.children.length + 1;
+    const who = el("select", { "aria-label": `turn ${position}: who said it` },
       roles.map((name) => el("option", { value: name, selected: name === role }, name)));
-    const text = el("textarea", { rows: 2, value: content || "", "aria-label": `turn ${number}: what was said` });
-    const remove = el("button", { type: "button", class: "remove", "aria-label": `remove turn ${number}` }, "Remove");
+    const text = el("textarea", { rows: 2, value: content || "", "aria-label": `turn ${position}: what was said` });
+    const remove = el("button", { type: "button", class: "remove", "aria-label": `remove turn ${position}` }, "Remove");
     remove.addEventListener("click", () => {
       const next = item.nextElementSibling || item.previousElementSibling;
       item.remove();
