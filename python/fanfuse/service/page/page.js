@@ -10,6 +10,7 @@
   const SHADES = 3; // .r0 ... .r2: one shade per retriever
   let fields = []; // the request fields, as GET /options lists them
   let roles = ["user"];
+  let started = 0; // searches started, so that only the latest one's answer is shown
 
   // An element with properties set and children appended; a string child becomes a text node.
   function el(tag, props, ...children) {
@@ -199,7 +200,9 @@
       return;
     }
     status("searching…");
+    const ticket = ++started;
     const answers = await Promise.all(bodies.map(post));
+    if (ticket !== started) return; // a later search was started meanwhile: its answer is shown
     const ranks = answers.map((answer) => (answer.status === 200 ? new Map(answer.data.hits.map((hit, i) => [hit.id, i + 1])) : null));
     const views = answers.map((answer, i) => {
       const other = sides.length === 2 ? { ranks: ranks[1 - i], name: sides[1 - i].toUpperCase() } : null;
