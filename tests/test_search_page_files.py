@@ -29,6 +29,11 @@ def test_the_page_is_served_under_its_content_security_policy() -> None:
             assert response.status_code == 200, path
             assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
             assert response.headers["x-content-type-options"] == "nosniff"
+            # A query string changes nothing (no route takes a parameter from it).
+            again = http.get(path, params={"name": "bogus"})
+            assert again.status_code == 200 and again.content == response.content, path
+        for path in ["/page/nope.js", "/page/index.html", "/page/..%2Fpage.py", "/page/"]:
+            assert http.get(path).status_code == 404, path
         # Swagger UI and ReDoc would load their scripts from a CDN: not served.
         assert http.get("/docs").status_code == 404 and http.get("/redoc").status_code == 404
 

@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.service.schema import SearchRequest
@@ -66,11 +66,11 @@ def page_router(
     async def page() -> Response:
         return served("index.html")
 
-    for name in _FILES:
-        if name != "index.html":
-            router.add_api_route(
-                f"/page/{name}", lambda name=name: served(name), methods=["GET"], include_in_schema=False
-            )
+    @router.get("/page/{name}", include_in_schema=False)
+    async def page_file(name: str) -> Response:
+        if name not in files or name == "index.html":
+            return JSONResponse({"detail": "Not Found"}, status_code=404)
+        return served(name)
 
     @router.get("/options", summary="The request fields of POST /search, with this server's defaults")
     async def request_options() -> dict[str, Any]:
