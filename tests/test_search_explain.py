@@ -67,9 +67,17 @@ def test_explain_shows_the_pages_sections_as_the_json_has_them(
 
 
 def test_explain_leads_with_degraded_and_shows_each_failed_branch() -> None:
-    with MultiQueryRetriever([KeywordRetriever(), FailingRetriever()], max_variants=2) as retriever:
+    retrievers = [KeywordRetriever(), FailingRetriever()]
+    with MultiQueryRetriever(
+        retrievers, max_variants=2, reranker=lambda q, hits: [1.5] * len(hits)
+    ) as retriever:
         result = retriever.search("rank fusion of lists")
     lines = explain_lines(result)
+    assert result.hits
+    assert [line for line in lines if line.startswith("  #")] == [
+        f"  #{rank:<3} {hit.id}  {hit.payload.get('title', '')}  rerank 1.5000  {hit.score:.5f}"
+        for rank, hit in enumerate(result.hits, 1)
+    ]
     assert lines[0] == "degraded: 2 of 4 branches failed; the list fuses the others"
     failed = [line for line in lines if "error: ConnectionError: index server unreachable, " in line]
     assert [line.split("|")[0].strip() for line in failed] == ["[0] failing", "[1] failing"]

@@ -7,7 +7,7 @@ to the same request. The checks that need no browser: tests/test_search_page_fil
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -232,10 +232,17 @@ def test_compare_marks_each_hits_move(page: Any, server: str) -> None:
     screenshot(page, "compare")
 
 
+def reversed_order(query: str, hits: Sequence[Any]) -> list[float]:
+    """A reranker that puts the fused list's last hit first."""
+    return [float(i) for i in range(len(hits))]
+
+
 def test_a_failing_branch_is_shown_and_the_answer_degraded(browser: Any, index_dir: Path) -> None:
     """A second retriever whose index server is unreachable (a test double: the local index cannot
-    fail that way), served by the real app in a uvicorn server."""
-    retriever = MultiQueryRetriever([TantivyRetriever(index_dir), FailingRetriever()], max_variants=2)
+    fail that way), served by the real app in a uvicorn server; the hits reranked."""
+    retriever = MultiQueryRetriever(
+        [TantivyRetriever(index_dir), FailingRetriever()], max_variants=2, reranker=reversed_order
+    )
     with serving(create_app(retriever, index="two retrievers")) as url:
         console_errors(browser)
         browser.get(f"{url}/?{urlencode({'q': QUERY})}")
@@ -249,6 +256,8 @@ def test_a_failing_branch_is_shown_and_the_answer_degraded(browser: Any, index_d
         assert shown_ids(browser.find_element("css selector", ".answer")) == [
             hit["id"] for hit in data["hits"]
         ]
+        reranked = [f"rerank {hit['rerank_score']:.4f}" for hit in data["hits"]]
+        assert shown(browser, ".hit .head .muted") == reranked
         screenshot(browser, "failing-branch")
         assert console_errors(browser) == []
 

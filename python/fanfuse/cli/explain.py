@@ -77,7 +77,8 @@ def fused_lines(result: SearchResult) -> list[str]:
     most = max((share(hit) for hit in result.hits), default=0.0) or 1.0
     for rank, hit in enumerate(result.hits, start=1):
         title = visible(str(hit.payload.get("title", "")))
-        lines.append(f"  #{rank:<3} {visible(hit.id)}  {title}  {hit.score:.5f}".rstrip())
+        rerank = f"  rerank {hit.rerank_score:.4f}" if hit.rerank_score is not None else ""
+        lines.append(f"  #{rank:<3} {visible(hit.id)}  {title}{rerank}  {hit.score:.5f}")
         if "text" in hit.payload:
             lines.append(f"       {clip(str(hit.payload['text']), TEXT_WIDTH)}")
         for key, value in hit.payload.items():

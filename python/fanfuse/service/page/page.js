@@ -306,6 +306,7 @@
           el("span", { class: "rank" }, `#${rank}`),
           el("span", { class: "title" }, shown(hit.payload.title ?? "")),
           moveView(hit.id, rank, other),
+          typeof hit.rerank_score === "number" ? el("span", { class: "muted" }, `rerank ${number(hit.rerank_score, 4)}`) : null,
           el("span", { class: "score" }, number(hit.score, 5))),
         el("div", { class: "id muted" }, hit.id),
         hit.payload.text !== undefined ? el("p", { class: "doc" }, shown(hit.payload.text)) : null,
