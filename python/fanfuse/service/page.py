@@ -1,7 +1,7 @@
 """The search page of `fanfuse serve` (`GET /`) and the options it is built from (`GET /options`).
 
-The page is three static files in the package (`page/`): HTML, CSS and JavaScript, with no build
-step and nothing fetched from another origin. It asks the server for `/healthz`, `/options` and
+The page is static files in the package (`page/`): HTML, CSS and two JavaScript modules, with no
+build step and nothing fetched from another origin. It asks the server for `/healthz`, `/options` and
 `POST /search`, and writes every text it shows as text (`textContent`), never as markup. Each file
 is answered with a Content Security Policy that allows only this server's own scripts and styles,
 so neither a document's text nor a variant can run code in the page, even if a rendering bug let
@@ -40,6 +40,7 @@ _FILES = {
     "index.html": "text/html; charset=utf-8",
     "page.css": "text/css; charset=utf-8",
     "page.js": "text/javascript; charset=utf-8",
+    "answer.js": "text/javascript; charset=utf-8",
     "icon.svg": "image/svg+xml",
 }
 # Request fields the page shows in its own way (the question box, the conversation turns).
