@@ -262,6 +262,26 @@ def test_a_failing_branch_is_shown_and_the_answer_degraded(browser: Any, index_d
         assert console_errors(browser) == []
 
 
+def test_a_hybrid_index_splits_each_score_by_variant_and_retriever(page: Any, hybrid_dir: Path) -> None:
+    """BM25 and the dense retrievers: every (variant, retriever) piece of every bar, each retriever
+    in its own shade of the variant's colour."""
+    with serve_command("--index", str(hybrid_dir)) as (url, _):
+        page.get(f"{url}/?{urlencode({'q': 'what hunts mice at night'})}")
+        wait_searched(page)
+        data = answer(url, {"query": "what hunts mice at night"})
+        retrievers = sorted({b["retriever"] for b in data["diagnostics"]["branches"]})
+        assert len(retrievers) > 1 and "dense" in retrievers
+        for element, hit in zip(page.find_elements("css selector", ".hit"), data["hits"], strict=True):
+            pieces = element.find_elements("css selector", ".bar span")
+            given = [p for p in hit["provenance"] if (p["contribution"] or 0) > 0]
+            assert [piece.get_attribute("title").split(":")[0] for piece in pieces] == [
+                f"[{p['variant_index']}] {p['retriever']} #{p['rank']}" for p in given
+            ]
+            shades = {piece.get_attribute("class").split()[1] for piece in pieces}
+            assert len(shades) == len({p["retriever"] for p in given})
+        screenshot(page, "hybrid")
+
+
 def test_documents_holding_markup_run_nothing_and_read_as_text(page: Any, server: str) -> None:
     """Markup in the documents, in the question (so in the variants) and in a turn."""
     question = f"{XSS_QUERY} <img src=x onerror=\"window.pwned='query'\">"
