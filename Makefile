@@ -86,12 +86,14 @@ wheel: wheels
 
 # The suite runs against that wheel installed into a fresh environment (.venv-wheel) with no Rust
 # toolchain on PATH (scripts/test-installed.sh), one worker per core (pytest-xdist); the slowest tests
-# are listed so a slow one shows up in CI logs. The database tests' PostgreSQL comes from Debian's
-# packages (installed here when missing), its chat model from llama.cpp (`make llm-model`).
+# are listed so a slow one shows up in CI logs. The database tests' PostgreSQL and the browser tests'
+# Chromium come from Debian's packages (installed here when missing), the chat model from llama.cpp
+# (`make llm-model`).
 # `.venv/bin/pytest` runs the same suite on the editable build.
 pytest: build wheels $(REFERENCE_WEIGHTS) $(LLM_MODEL)
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-java.sh
+	bash scripts/ensure-chromium.sh
 	bash scripts/test-installed.sh $(VENV) $(WHEEL_DIR) -n auto --durations=15
 
 # The other claimed CPythons, oldest and newest: their wheels, installed into a fresh environment of

@@ -70,7 +70,7 @@ def test_expander_none_is_a_single_query(index_dir: Path, capsys: pytest.Capture
 def test_filter_and_explain(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "--index", str(index_dir), "nocturnal", "--filter", "zone=a", "--explain"]) == 0
     out = capsys.readouterr().out
-    assert "provenance" in out and "bm25       rank   1" in out
+    assert "fused list (" in out and "a [0] bm25 rank 1 +" in out
     assert "hawk" not in out and "mole" not in out
 
 

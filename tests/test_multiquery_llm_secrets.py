@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
-from fanfuse.cli import main, render
+from fanfuse.cli import explain, main, render
 from fanfuse.multiquery import MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.expand.llm_redact import MIN_FRAGMENT, Redactor
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -128,7 +128,7 @@ def surfaces(result: SearchResult, shown_repr: str, log: str) -> dict[str, str]:
         "repr": repr(result) + repr(result.diagnostics) + shown_repr,
         "summary": result.diagnostics.summary(),
         "table": "\n".join(
-            render.variant_lines(result) + render.hit_table(result) + render.explain_lines(result)
+            render.variant_lines(result) + render.hit_table(result) + explain.explain_lines(result)
         ),
         "json": render.as_json(result),
         "service": json_bytes(response_data(result)).decode(),

@@ -115,7 +115,7 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
     assert request["required"] == ["query"]
     assert "rrf" in request["properties"]["method"]["enum"]
     assert None in request["properties"]["tie_break"]["enum"]  # left out, as null, is accepted
-    assert set(schema["paths"]) == {"/search", "/healthz"}
+    assert set(schema["paths"]) == {"/search", "/healthz", "/options"}
     assert "SearchResponse" in schema["components"]["schemas"]
 
 

@@ -57,7 +57,7 @@ def test_the_api_keeps_to_its_schema(api_schema: Any) -> None:
     # Each operation's own strategy under plain Hypothesis (schemathesis's pytest fixture loader
     # does not run under this pytest).
     operations = [result.ok() for result in api_schema.get_all_operations()]
-    assert sorted(op.path for op in operations) == ["/healthz", "/search"]
+    assert sorted(op.path for op in operations) == ["/healthz", "/options", "/search"]
 
     @given(case=strategies.one_of([op.as_strategy() for op in operations]))
     @settings(

@@ -58,25 +58,6 @@ def hit_table(result: SearchResult, title_width: int = 48) -> list[str]:
     return lines
 
 
-def explain_lines(result: SearchResult) -> list[str]:
-    """Per hit: every (variant, retriever) that ranked it, its rank there and its share of the score."""
-    lines = ["provenance (variant, retriever, rank in its list, contribution to the score):"]
-    for rank, hit in enumerate(result.hits, start=1):
-        lines.append(f"{rank:>4}. {visible(hit.id)}")
-        lines += [
-            f"        [{p.variant_index}] {visible(p.retriever):<10} rank {p.rank or '-':>3}  "
-            f"{p.contribution:+.5f}"
-            for p in hit.provenance
-        ]
-    lines.append("branches (variant x retriever: hits, latency):")
-    for branch in result.diagnostics.branches:
-        status = f"error: {visible(branch.error)}" if branch.error else f"{branch.hits} hits"
-        lines.append(
-            f"  [{branch.variant_index}] {visible(branch.retriever):<10} {status}, {branch.latency_ms:.2f} ms"
-        )
-    return lines
-
-
 def timing_line(result: SearchResult) -> str:
     d = result.diagnostics
     slowest = max((b.latency_ms for b in d.branches), default=0.0)

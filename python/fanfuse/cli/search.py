@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fanfuse._core import FusionError
-from fanfuse.cli import llm_options, render
+from fanfuse.cli import explain, llm_options, render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.conversation import add_history_flags, history_of
 from fanfuse.cli.flags import add_search_top_k, search_top_k
@@ -85,7 +85,11 @@ def register(subparsers: Any) -> None:
         "--dense`); --dense without them embeds the documents now and keeps the vectors (fanfuse[embed]), "
         "else fits TF-IDF+SVD (fanfuse[dense]); --no-dense: BM25 only",
     )
-    parser.add_argument("--explain", action="store_true", help="show provenance and every branch")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each hit's provenance and every branch, as the search page of `fanfuse serve` does",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(run=run)
 
@@ -178,9 +182,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(render.as_json(result))
         return 0
-    lines = [*render.variant_lines(result), "", *render.hit_table(result)]
-    if args.explain:
-        lines += ["", *render.explain_lines(result)]
+    if args.explain:  # the sections of the search page of `fanfuse serve`
+        lines = explain.explain_lines(result)
+    else:
+        lines = [*render.variant_lines(result), "", *render.hit_table(result)]
     lines += ["", "time: " + render.timing_line(result)]
     print("\n".join(lines))
     return 0

@@ -21,10 +21,10 @@ SERVE_HINT = "pip install 'fanfuse[serve]'"
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="serve multi-query search of an index over HTTP (POST /search, GET /healthz)",
+        help="serve multi-query search of an index over HTTP (a search page at /, POST /search)",
         description="Serve `fanfuse search --index DIR` over HTTP: POST /search takes the search "
-        "options as JSON and returns the hits with provenance and diagnostics; GET /healthz; the "
-        "OpenAPI schema at /openapi.json. Needs fanfuse[serve].",
+        "options as JSON and returns the hits with provenance and diagnostics; GET / is a search page "
+        "that shows them; GET /healthz; the OpenAPI schema at /openapi.json. Needs fanfuse[serve].",
     )
     add_index(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

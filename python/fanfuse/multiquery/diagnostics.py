@@ -141,6 +141,11 @@ class Diagnostics:
     def failed_branches(self) -> list[BranchReport]:
         return [b for b in self.branches if b.error is not None]
 
+    @property
+    def degraded(self) -> bool:
+        """The result is partial: a branch failed, the reranker failed, or expansion fell back."""
+        return bool(self.failed_branches or self.rerank_error or self.expansion.fallback_reason)
+
     def summary(self) -> str:
         """One line, as logged at INFO for every search."""
         failed = len(self.failed_branches)

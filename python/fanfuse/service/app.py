@@ -1,4 +1,5 @@
-"""The ASGI app of `fanfuse serve`: `POST /search`, `GET /healthz` and the OpenAPI schema.
+"""The ASGI app of `fanfuse serve`: `POST /search`, `GET /healthz`, the OpenAPI schema and the
+search page (`GET /`, `fanfuse.service.page`).
 
 FastAPI: the request is a pydantic model, so a bad field is refused with 422 naming it, and the same
 model is the OpenAPI schema the API is fuzzed from. Searches are `MultiQueryRetriever.asearch` on the
@@ -31,6 +32,7 @@ from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.fusion import checked
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service.page import page_router
 from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
 from fanfuse.service.schema import SearchRequest, SearchResponse
 
@@ -105,6 +107,10 @@ def create_app(
         version=__version__,
         summary="Multi-query retrieval with rank fusion over one index (`fanfuse search` as a service).",
         lifespan=lifespan,
+        # Swagger UI and ReDoc load their scripts from a CDN: off, so that nothing the server
+        # answers depends on another origin. The search page (GET /) and /openapi.json stay.
+        docs_url=None,
+        redoc_url=None,
     )
     app.router.route_class = CheckedBodyRoute
     app.add_exception_handler(RequestValidationError, validation_refusal)
@@ -135,6 +141,8 @@ def create_app(
                 "strategy sets what the LLM expander asks for, and this server has none: start it with "
                 "`fanfuse serve --expander llm ...`, or leave strategy out",
             )
+
+    app.include_router(page_router(retriever, expander=expander, hybrid=hybrid, renamed=_RENAMED))
 
     @app.get("/healthz", summary="Liveness: the server answers and which retrievers it searches")
     async def healthz() -> dict[str, Any]:
@@ -225,8 +233,5 @@ def json_bytes(data: Any) -> bytes:
 def response_data(result: SearchResult) -> dict[str, Any]:
     """`fanfuse search --json`'s document, with `diagnostics.degraded`."""
     data = as_data(result)
-    diagnostics = result.diagnostics
-    data["diagnostics"]["degraded"] = bool(
-        diagnostics.failed_branches or diagnostics.rerank_error or diagnostics.expansion.fallback_reason
-    )
+    data["diagnostics"]["degraded"] = result.diagnostics.degraded
     return data

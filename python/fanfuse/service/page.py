@@ -1,0 +1,125 @@
+"""The search page of `fanfuse serve` (`GET /`) and the options it is built from (`GET /options`).
+
+The page is static files in the package (`page/`): HTML, CSS and two JavaScript modules, with no
+build step and nothing fetched from another origin. It asks the server for `/healthz`, `/options` and
+`POST /search`, and writes every text it shows as text (`textContent`), never as markup. Each file
+is answered with a Content Security Policy that allows only this server's own scripts and styles,
+so neither a document's text nor a variant can run code in the page, even if a rendering bug let
+one through as markup.
+
+`/options` lists the request fields from `SearchRequest`'s own JSON schema (the page has no list
+of options of its own) with the defaults of this server's retriever.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import resources
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, Response
+
+from fanfuse.multiquery import MultiQueryRetriever
+from fanfuse.service.schema import SearchRequest
+
+__all__ = ["CONTENT_SECURITY_POLICY", "page_router"]
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; "
+    "base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+# The page's files: the name each is served under, and its media type.
+_FILES = {
+    "index.html": "text/html; charset=utf-8",
+    "page.css": "text/css; charset=utf-8",
+    "page.js": "text/javascript; charset=utf-8",
+    "answer.js": "text/javascript; charset=utf-8",
+    "icon.svg": "image/svg+xml",
+}
+# Request fields the page shows in its own way (the question box, the conversation turns).
+_OWN_CONTROLS = ("query", "history")
+
+
+def page_router(
+    retriever: MultiQueryRetriever, *, expander: str, hybrid: bool, renamed: dict[str, str]
+) -> APIRouter:
+    """The routes of the page over `retriever` (whose settings are the defaults it shows), where
+    the server's expander is `expander`, its index `hybrid` or not, and `renamed` maps a request
+    field to the retriever's name for it."""
+    files = {name: (resources.files(__package__) / "page" / name).read_bytes() for name in _FILES}
+    options = {
+        "fields": request_fields(server_defaults(retriever, expander, hybrid, renamed)),
+        "roles": SearchRequest.model_json_schema()["$defs"]["Message"]["properties"]["role"]["enum"],
+    }
+    router = APIRouter()
+
+    def served(name: str) -> Response:
+        return Response(files[name], media_type=_FILES[name], headers=_HEADERS)
+
+    @router.get("/", include_in_schema=False)
+    async def page() -> Response:
+        return served("index.html")
+
+    @router.get("/page/{name}", include_in_schema=False)
+    async def page_file(name: str) -> Response:
+        if name not in files or name == "index.html":
+            return JSONResponse({"detail": "Not Found"}, status_code=404)
+        return served(name)
+
+    @router.get("/options", summary="The request fields of POST /search, with this server's defaults")
+    async def request_options() -> dict[str, Any]:
+        return options
+
+    return router
+
+
+def server_defaults(
+    retriever: MultiQueryRetriever, expander: str, hybrid: bool, renamed: dict[str, str]
+) -> dict[str, Any]:
+    """What a request that leaves a field out gets from this server, by field name."""
+    settings: dict[str, Any] = {
+        **dataclasses.asdict(retriever.fusion),
+        "top_k": retriever.top_k,
+        "max_variants": retriever.config.max_variants,
+        "strategy": retriever.strategy,
+    }
+    defaults = {
+        field: settings[renamed.get(field, field)]
+        for field in SearchRequest.model_fields
+        if renamed.get(field, field) in settings
+    }
+    defaults["expander"] = expander if retriever.config.expansion else "none"
+    defaults["dense"] = hybrid
+    return defaults
+
+
+def request_fields(defaults: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each request field as the page builds its control: name, JSON type, accepted names or range,
+    description and this server's default (null where the request schema has none to show)."""
+    schema = SearchRequest.model_json_schema()
+    fields = []
+    for name, spec in schema["properties"].items():
+        if name in _OWN_CONTROLS:
+            continue
+        kinds = [s for s in spec.get("anyOf", [spec]) if s.get("type") != "null"]
+        kind = kinds[0] if kinds else {}
+        field: dict[str, Any] = {
+            "name": name,
+            "type": kind.get("type", "string"),
+            "description": spec.get("description", ""),
+            "default": defaults.get(name, spec.get("default")),
+        }
+        if enum := spec.get("enum", kind.get("enum")):
+            field["enum"] = [value for value in enum if value is not None]
+        for bound in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            if bound in kind:
+                field[bound] = kind[bound]
+        fields.append(field)
+    return fields
