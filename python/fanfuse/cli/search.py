@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse._core import METHODS, NORMS, TIE_BREAKS, FusionError
 from fanfuse.cli import llm_options, render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.conversation import add_history_flags, history_of
@@ -56,14 +56,16 @@ def register(subparsers: Any) -> None:
     add_search_top_k(parser, "hits to print", 10)
     parser.add_argument(
         "--method",
-        help="fusion method, any of fanfuse.fuse's: rrf (default), isr, rbc, bordafuse, condorcet, "
-        "combsum, combmnz, wsum, dbsf, relative_score, ... (score methods fuse the retrievers' scores)",
+        help=f"fusion method (default rrf; score methods fuse the retrievers' scores; those without a "
+        f"weighted form fuse every list with weight 1): {', '.join(METHODS)}",
     )
     parser.add_argument(
-        "--norm", help="score normalisation of score methods: min-max (their default), zmuv, sum, max, ..."
+        "--norm", help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}"
     )
     number_option(parser, "--rrf-k", "k", "RRF constant k (default 60)", default=60.0)
-    parser.add_argument("--tie-break", help="order of equal fused scores: rank (default) or id")
+    parser.add_argument(
+        "--tie-break", help=f"order of equal fused scores: {' (default) or '.join(TIE_BREAKS)}"
+    )
     parser.add_argument(
         "--duplicates",
         help="an id repeated in one list counts once at its first rank (first, default), by its best "
