@@ -1,7 +1,8 @@
 """The conversation a command searches in: `--history FILE` (JSONL) and repeated `--turn TEXT`.
 
 `--history FILE` holds one earlier turn a line, oldest first: a message `{"role": ..., "content":
-...}` or a JSON string (a user turn); blank lines are skipped; `-` reads standard input. `--turn TEXT`
+...}` or a JSON string (a user turn); blank lines are skipped, a byte order mark opening the file
+too; `-` reads standard input. `--turn TEXT`
 adds a user turn, after the file's. Each turn is checked where it is read, so an error names the file
 and line (or the `--turn`), and the whole is checked and cut as every search's history is
 (`fanfuse.multiquery.conversation`).
@@ -55,6 +56,8 @@ def history_of(args: argparse.Namespace) -> list[Turn]:
 
 def _read(path: str) -> Iterator[Turn]:
     if path == "-":
+        if sys.stdin is None or sys.stdin.closed:  # None: the process started with descriptor 0 closed
+            raise FusionError("--history -: standard input is closed; give a file, or pipe the turns in")
         yield from _turns(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>")
         return
     try:
@@ -77,6 +80,10 @@ def _turns(stream: IO[bytes] | IO[str], name: str) -> Iterator[Turn]:
         where = f"--history {name}:{number}"
         try:
             value: Any = json.loads(line)
+        except RecursionError:
+            raise FusionError(
+                f"{where}: nested too deeply to read; each line is a message or a JSON string"
+            ) from None
         except ValueError as error:
             raise FusionError(
                 f'{where}: not JSON ({error}); each line is a {{"role": ..., "content": ...}} message or a '
@@ -101,10 +108,9 @@ def _lines(stream: IO[bytes] | IO[str], name: str) -> Iterator[tuple[int, str]]:
                 f"--history {name}:{number}: the line is longer than {MAX_LINE_BYTES} bytes; a turn has "
                 f"at most {CONVERSATION.turn_chars} characters"
             )
-        if isinstance(raw, str):
-            yield number, raw
-            continue
         try:
-            yield number, raw.decode("utf-8")
+            text = raw if isinstance(raw, str) else raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise FusionError(f"--history {name}:{number}: not UTF-8 ({error.reason})") from None
+        # A byte order mark opens the file, not its first turn (as every input file of the commands).
+        yield number, text.removeprefix("\ufeff") if number == 1 else text
