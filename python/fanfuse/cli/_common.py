@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse._panics import is_rust_panic
 from fanfuse.limits import LIMITS, Limit
 
 BAD_INPUT = 2
@@ -41,7 +42,8 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     - bad input (FusionError) and what the system refused (OSError: a read-only place, a full disk)
       print one line `fanfuse CMD: error: ...` and exit 2;
     - so does any other exception (input nested too deeply, memory exhausted, a failure no check
-      foresaw): one line naming its type and message, exit 2; `FANFUSE_DEBUG=1` adds the traceback;
+      foresaw, a Rust panic): one line naming its type and message, exit 2; `FANFUSE_DEBUG=1` adds
+      the traceback;
     - a closed output pipe (`fanfuse ... | head`) ends it quietly with 141, as SIGPIPE ends the
       shell's tools: the reader wanted no more;
     - on SIGINT or SIGTERM, once its cleanups have run, it writes one line to stderr and ends the
@@ -67,14 +69,16 @@ def run_command(command: str, run: Callable[[], int]) -> int:
         return _bad_input(command, "the input is nested too deeply to read")
     except MemoryError:
         return _bad_input(command, "out of memory: the input is too large for this machine")
-    except Exception as error:  # a failure no check foresaw: one line still, the traceback on request
-        if os.environ.get(DEBUG, "").strip() not in ("", "0"):
-            traceback.print_exc()
-        return _bad_input(command, f"{_one_line(error)} (set {DEBUG}=1 for the traceback)")
+    except Exception as error:
+        return _unforeseen(command, error)
     except KeyboardInterrupt:
         signum = signal.SIGINT
     except Terminated:
         signum = signal.SIGTERM
+    except BaseException as error:  # a Rust panic is a failure too; SystemExit goes on up
+        if not is_rust_panic(error):
+            raise
+        return _unforeseen(command, error)
     finally:
         if catch_term:  # a handler installed outside Python reads back as None: the default then
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
@@ -89,7 +93,14 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     return 128 + signum  # only reached where the signal does not end the process
 
 
-def _one_line(error: Exception) -> str:
+def _unforeseen(command: str, error: BaseException) -> int:
+    """A failure no check foresaw: one line still, and the traceback where FANFUSE_DEBUG asks for it."""
+    if os.environ.get(DEBUG, "").strip() not in ("", "0"):
+        traceback.print_exception(error)
+    return _bad_input(command, f"{_one_line(error)} (set {DEBUG}=1 for the traceback)")
+
+
+def _one_line(error: BaseException) -> str:
     """The exception as one line of at most _SHOWN_CHARS characters: its type and its message."""
     message = " ".join(str(error).split())
     if len(message) > _SHOWN_CHARS:

@@ -11,18 +11,21 @@ and line (or the `--turn`), and the whole is checked and cut as every search's h
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from fanfuse._core import FusionError
 from fanfuse.cli.paths import add_input
+from fanfuse.json_data import json_line
 from fanfuse.limits import CONVERSATION
 from fanfuse.multiquery.conversation import Turn, check_history, check_turn
 
 __all__ = ["add_history_flags", "history_of"]
+
+# What a line of --history holds, as an error about one says.
+_LINE = 'one {"role": ..., "content": ...} message or JSON string per line, e.g. "How do I rotate the keys?"'
 
 # The longest line read: a turn of CONVERSATION.turn_chars characters, every one written as a 12-byte JSON
 # escape (a surrogate pair), with room for the keys. A longer line is refused without reading it all.
@@ -78,17 +81,11 @@ def _turns(stream: IO[bytes] | IO[str], name: str) -> Iterator[Turn]:
                 f"--history {name} has more than {CONVERSATION.turns} turns (the most accepted)"
             )
         where = f"--history {name}:{number}"
-        try:
-            value: Any = json.loads(line)
-        except RecursionError:
-            raise FusionError(
-                f"{where}: nested too deeply to read; each line is a message or a JSON string"
-            ) from None
-        except ValueError as error:
-            raise FusionError(
-                f'{where}: not JSON ({error}); each line is a {{"role": ..., "content": ...}} message or a '
-                'JSON string, e.g. "How do I rotate the keys?"'
-            ) from None
+        value = json_line(
+            line,
+            where,
+            '{"role": ..., "content": ...} message or JSON string per line, e.g. "How do I rotate the keys?"',
+        )
         try:
             yield check_turn(value, where)
         except TypeError as error:  # a command reports every bad input the same way
