@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -20,7 +19,7 @@ from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
-from fanfuse.retrievers.filters import conditions
+from fanfuse.retrievers.filters import filter_from_flags
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 # The fusion flags and the option of `fanfuse.fuse` each sets (checked in this order: --norm is
@@ -92,28 +91,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def parse_filters(items: list[str]) -> dict[str, Any]:
-    """`["lang=en", "year=2020", "lang=de"]` -> `{"lang": ["en", "de"], "year": 2020}`: each value read
-    as JSON when it is JSON, else as the text; a repeated key adds alternatives, as a JSON list does
-    (a key cannot equal two values at once, so "all of them" would only ever find list fields)."""
-    values: dict[str, list[Any]] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise FusionError(f"--filter {item!r}: expected KEY=VALUE, e.g. --filter lang=en")
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw
-        values.setdefault(key, []).extend(value if isinstance(value, list) else [value])
-    filters = {key: given[0] if len(given) == 1 else given for key, given in values.items()}
-    try:
-        conditions(filters)
-    except FusionError as error:
-        raise FusionError(f"--filter: {error}") from None
-    return filters
-
-
 def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
     """The fusion flags given, each checked by the core and named by its flag when refused."""
     options: dict[str, Any] = {"k": args.rrf_k}
@@ -143,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         top_k = search_top_k(args.top_k)
         fusion = fusion_options(args)
-        filters = parse_filters(args.filter)
+        filters = filter_from_flags(args.filter)
         history = history_of(args)
         expander = llm_options.make_expander(args)
         index = TantivyRetriever(args.index)

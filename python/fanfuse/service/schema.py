@@ -21,10 +21,11 @@ from pydantic import (
     field_validator,
 )
 
-from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
+from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS, FusionError
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
+from fanfuse.retrievers.filters import conditions
 
 __all__ = ["SearchRequest", "SearchResponse"]
 
@@ -38,11 +39,13 @@ _NAMES = {
 }
 
 
-# A metadata value a filter matches (the index stores ints as 64-bit).
+# A metadata value a filter matches: its type, for the schema; what it means and whether it is
+# accepted is `filters.conditions`' judgement, as for the command and a Python call. An int is any
+# int (2**64 - 1 too, matched by value): bounding it here made a larger one a float, matching nothing.
 _FilterScalar = (
     Annotated[StrictStr, Field(max_length=REQUEST.filter_value_chars)]
     | StrictBool
-    | Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+    | StrictInt
     | Annotated[StrictFloat, Field(allow_inf_nan=False)]
 )
 _FilterValue = (
@@ -161,12 +164,12 @@ class SearchRequest(BaseModel):
 
     @field_validator("filter")
     @classmethod
-    def _unicode_filter(cls, filter: dict[str, Any] | None) -> dict[str, Any] | None:
-        for key, value in (filter or {}).items():
-            _unicode(key)
-            for item in value if isinstance(value, list) else [value]:
-                if isinstance(item, str):
-                    _unicode(item)
+    def _checked_filter(cls, filter: dict[str, Any] | None) -> dict[str, Any] | None:
+        if filter is not None:
+            try:
+                conditions(filter)
+            except FusionError as error:
+                raise ValueError(str(error)) from None
         return filter
 
     @field_validator("method", "norm", "tie_break", "duplicates", "strategy")
