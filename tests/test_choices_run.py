@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import importlib.util
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,9 @@ def test_a_method_without_weights_fuses_with_unit_weights_and_refuses_given_ones
             retriever.search(QUERY, method=method, variant_weights=[2.0, 1.0])
     with pytest.raises(FusionError, match="variant_weights x retriever_weights"):
         open_index(files / "idx", method=method, variant_weights=[2.0, 1.0])
+
+
+def test_docs_name_the_methods_without_a_weighted_form() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "multiquery.md").read_text(encoding="utf-8")
+    listed = page.split("have no per-list weights:", 1)[1].split("(", 1)[0]
+    assert re.findall(r"`(\w+)`", listed) == UNWEIGHTED
