@@ -98,6 +98,17 @@ def test_a_filter_means_the_same_through_every_entry_point(filter: dict[str, Any
 def test_the_examples(filter: dict[str, Any], accepted: bool) -> None:
     results = {by_python(filter) != REFUSED, by_flags(filter) != REFUSED, by_service(filter) != REFUSED}
     assert results == {accepted}, filter
+    if accepted:
+        return
+    # Refused with the same words: the command's names its flag, the service's is its one error.
+    with pytest.raises(FusionError) as python:
+        conditions(filter)
+    with pytest.raises(FusionError) as flags:
+        filter_from_flags([f"{key}={json.dumps(value)}" for key, value in filter.items()])
+    assert str(flags.value) == f"--filter: {python.value}"
+    with pytest.raises(ValidationError) as service:
+        SearchRequest.model_validate_json(json.dumps({"query": "q", "filter": filter}))
+    assert [e["msg"] for e in service.value.errors()] == [f"Value error, {python.value}"]
 
 
 ROLES = st.sampled_from(["user", "assistant", "system", "tool", "bot", "", "User"])

@@ -18,6 +18,8 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    TypeAdapter,
+    WithJsonSchema,
     field_validator,
 )
 
@@ -53,6 +55,12 @@ _FilterValue = (
 )
 # A key as the retrievers take it: not only white space.
 _FilterKey = Annotated[str, Field(min_length=1, max_length=REQUEST.filter_key_chars, pattern=r"\S")]
+# The OpenAPI schema of `filter` states those types; the field itself is read as JSON and judged by
+# `_checked_filter`, so a refused filter is one error saying what `fanfuse search --filter` and a
+# Python call say, not one per member of the type union.
+_FILTER_SCHEMA = TypeAdapter(
+    Annotated[dict[_FilterKey, _FilterValue], Field(max_length=REQUEST.filter_keys)]
+).json_schema()
 
 
 def _one_of(name: str, description: str) -> Any:
@@ -135,9 +143,8 @@ class SearchRequest(BaseModel):
     gamma: float | None = _number("gamma", "exponent of the hit count of combgmnz")
     tie_break: str | None = _one_of("tie_break", "order of equal fused scores")
     duplicates: str | None = _one_of("duplicates", "what an id repeated in one list means")
-    filter: dict[_FilterKey, _FilterValue] | None = Field(
+    filter: Annotated[dict[str, Any], WithJsonSchema(_FILTER_SCHEMA)] | None = Field(
         None,
-        max_length=REQUEST.filter_keys,
         description="keep hits whose metadata key equals the value, or holds it in a list; a list here "
         "means any of its values; several keys must all match (docs/retrievers.md#filters)",
     )
@@ -165,11 +172,13 @@ class SearchRequest(BaseModel):
     @field_validator("filter")
     @classmethod
     def _checked_filter(cls, filter: dict[str, Any] | None) -> dict[str, Any] | None:
-        if filter is not None:
-            try:
-                conditions(filter)
-            except FusionError as error:
-                raise ValueError(str(error)) from None
+        if filter is None:
+            return None
+        _within_request_bounds(filter)
+        try:
+            conditions(filter)
+        except FusionError as error:
+            raise ValueError(str(error)) from None
         return filter
 
     @field_validator("method", "norm", "tie_break", "duplicates", "strategy")
@@ -179,6 +188,22 @@ class SearchRequest(BaseModel):
         if value is not None and value not in accepted:
             raise ValueError(f"{value!r} is not one of {', '.join(accepted)}")
         return value
+
+
+def _within_request_bounds(filter: dict[str, Any]) -> None:
+    """What one request's filter may hold (`REQUEST`): sizes, which a Python call does not bound."""
+    if len(filter) > REQUEST.filter_keys:
+        raise ValueError(f"a filter has at most {REQUEST.filter_keys} keys (got {len(filter)})")
+    for key, value in filter.items():
+        name = repr(key if len(key) <= 40 else key[:40] + "...")
+        if len(key) > REQUEST.filter_key_chars:
+            raise ValueError(f"filter key {name} is longer than {REQUEST.filter_key_chars} characters")
+        values = value if isinstance(value, list) else [value]
+        if len(values) > REQUEST.filter_values:
+            raise ValueError(f"filter[{name}] lists more than {REQUEST.filter_values} values")
+        if any(isinstance(v, str) and len(v) > REQUEST.filter_value_chars for v in values):
+            most = REQUEST.filter_value_chars
+            raise ValueError(f"filter[{name}] has a value longer than {most} characters")
 
 
 def _unicode(text: str) -> str:
