@@ -65,10 +65,10 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     except OSError as error:
         where = f"{error.filename}: " if error.filename is not None else ""
         return _bad_input(command, f"{where}{error.strerror or error}")
-    except RecursionError:
-        return _bad_input(command, "the input is nested too deeply to read")
-    except MemoryError:
-        return _bad_input(command, "out of memory: the input is too large for this machine")
+    except RecursionError as error:
+        return _unforeseen(command, error, "the input is nested too deeply to read")
+    except MemoryError as error:
+        return _unforeseen(command, error, "out of memory: the input is too large for this machine")
     except Exception as error:
         return _unforeseen(command, error)
     except KeyboardInterrupt:
@@ -93,11 +93,12 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     return 128 + signum  # only reached where the signal does not end the process
 
 
-def _unforeseen(command: str, error: BaseException) -> int:
-    """A failure no check foresaw: one line still, and the traceback where FANFUSE_DEBUG asks for it."""
+def _unforeseen(command: str, error: BaseException, message: str | None = None) -> int:
+    """A failure no check foresaw: one line still (`message`, else the exception's own), and the
+    traceback where FANFUSE_DEBUG asks for it."""
     if os.environ.get(DEBUG, "").strip() not in ("", "0"):
         traceback.print_exception(error)
-    return _bad_input(command, f"{_one_line(error)} (set {DEBUG}=1 for the traceback)")
+    return _bad_input(command, message or f"{_one_line(error)} (set {DEBUG}=1 for the traceback)")
 
 
 def _one_line(error: BaseException) -> str:
