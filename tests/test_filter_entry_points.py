@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 from fanfuse.cli import build_parser, main
-from fanfuse.cli.search import parse_filters
-from fanfuse.retrievers.filters import matches
+from fanfuse.retrievers.filters import filter_from_flags, matches
 
 DOCUMENTS = [
     {"id": "one", "text": "common words", "n": 1, "flag": True, "tags": ["x", "y"], "product": "cloud"},
@@ -83,7 +82,7 @@ def test_search_is_the_only_command_with_a_filter() -> None:
 def test_the_command_line_filter(
     hybrid: Path, flags: list[str], filter: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert parse_filters(flags) == filter
+    assert filter_from_flags(flags) == filter
     argv = ["search", "common", "--index", str(hybrid), "--expander", "none", "--json", "--top-k", "20"]
     assert main([*argv, *(f"--filter={flag}" for flag in flags)]) == 0
     answer = json.loads(capsys.readouterr().out)

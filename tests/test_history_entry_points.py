@@ -96,7 +96,7 @@ def test_the_command_reads_the_history_from_standard_input(
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        (['"fine"', "{not json"], "--history {path}:2: not JSON"),
+        (['"fine"', "{not json"], "--history {path}:2: not valid JSON"),
         (['{"role": "bot", "content": "x"}'], '--history {path}:1["role"] must be one of user, assistant'),
         (["", "7"], "--history {path}:2 must be a str (a user turn) or a"),
         (['{"role": "user"}'], '--history {path}:1 must be a message with exactly the keys "role"'),

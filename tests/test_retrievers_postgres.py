@@ -23,6 +23,7 @@ import psycopg
 from fanfuse import FusionError, MultiQueryRetriever, fuse
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.postgres import (
+    MAX_QUERY_TERMS,
     AsyncPgvectorRetriever,
     AsyncPostgresFullTextRetriever,
     PgvectorRetriever,
@@ -299,3 +300,24 @@ def test_bad_arguments_are_clear_errors(pool: ConnectionPool) -> None:
         PgvectorRetriever(pool, lambda texts: np.zeros(2)).search("x", 3)
     with pytest.raises(psycopg.errors.UndefinedTable):
         PostgresFullTextRetriever(pool, PostgresTable(name="missing")).search("x", 3)
+
+
+@pytest.mark.parametrize("match", ["any", "all"])
+def test_a_query_of_thousands_of_words_is_searched_by_its_first_distinct_terms(
+    pool: ConnectionPool, match: str
+) -> None:
+    """A 5,000-word query (35 KB) exceeded the server's stack depth (psycopg's StatementTooComplex):
+    the query sent holds at most MAX_QUERY_TERMS distinct terms, the first ones, in both modes and
+    negated terms included."""
+    retriever = PostgresFullTextRetriever(pool, match=match)
+    words = [f"filler{i}" for i in range(5_000)]
+    head = WORDS[:2]
+    long_query = " ".join([*head, *words, *(f"-{w}" for w in words)])
+    assert len(long_query) > 35_000
+    expected = [(h.id, h.score) for h in retriever.search(" ".join(head), 10)]
+    if match == "all":  # every word is required: the filler words leave nothing
+        expected = []
+    assert [(h.id, h.score) for h in retriever.search(long_query, 10)] == expected
+    assert [(h.id, h.score) for h in asyncio.run(_async_search(pool, match, long_query))] == expected
+    statement = retriever.statement(long_query, 10, None)
+    assert statement is not None and len(statement[1]) <= MAX_QUERY_TERMS + 3  # + language, k, norm

@@ -9,13 +9,13 @@ most 16 MiB.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fanfuse._core import FusionError, read_lines
+from fanfuse.json_data import json_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +92,7 @@ def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Docum
         if not line.strip(_BLANK):
             continue
         source = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise FusionError(
-                f"{source}: not valid JSON ({error.msg}); expected one object per line"
-            ) from None
+        record = json_line(line, source, "one object per line")
         documents += 1
         yield document_from_mapping(record, fields, source)
     if documents == 0:

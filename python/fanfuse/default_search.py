@@ -11,7 +11,8 @@ One place decides the default, so a program gets exactly what the command gives:
   expansion on and up to 4 variants unless `FANFUSE_QUERY_EXPANSION` / `FANFUSE_MAX_QUERY_VARIANTS`
   say otherwise (with history and 4 variants, the content words are left out).
 - fusion: RRF, k = 60; the original query's lists weigh 3, the variants' 1 (`variant_weights=[3, 1]`),
-  each history variant's half the original's; every retriever 1 but `dense-feedback`, 0.25.
+  each history variant's half the original's; every retriever 1 but `dense-feedback`, 0.25. With a
+  `method` that has no weighted form (isr, combmax...), every list weighs 1.
   Measured on MT-RAG (docs/mtrag-retrieval.md).
 - the dense retriever gets each variant as plain text (`PlainTextQueries`): the variants are written
   in Tantivy's syntax (`term^0.25`, quoted phrases), which an encoder would read as words.
@@ -38,6 +39,7 @@ from fanfuse.multiquery import (
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.multiquery.expand.history import HistoryExpander
 from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.fusion import takes_weights
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.dense_index import PassageEncoder, has_dense_index
@@ -81,12 +83,14 @@ def open_index(
     """
     bm25 = index if isinstance(index, TantivyRetriever) else TantivyRetriever(index)
     retrievers = default_retrievers(bm25, dense, encoder, progress)
-    settings: dict[str, Any] = {
-        "expander": default_expander(bm25),
-        "variant_weights": list(DEFAULT_VARIANT_WEIGHTS),
-    }
+    # The default weights are for the weighted methods: with one that has none (isr, combmax...),
+    # every list weighs 1; weights the caller gives are refused with such a method, as everywhere.
+    weighted = takes_weights(overrides.get("method", "rrf"))
+    settings: dict[str, Any] = {"expander": default_expander(bm25)}
+    if weighted:
+        settings["variant_weights"] = list(DEFAULT_VARIANT_WEIGHTS)
     settings.update(overrides)
-    weights = {name: w for name, w in DEFAULT_RETRIEVER_WEIGHTS.items() if name in retrievers}
+    weights = {name: w for name, w in DEFAULT_RETRIEVER_WEIGHTS.items() if name in retrievers and weighted}
     given = settings.get("retriever_weights")
     if weights and (given is None or isinstance(given, Mapping)):  # else MultiQueryRetriever says why
         settings["retriever_weights"] = {**weights, **(given or {})}

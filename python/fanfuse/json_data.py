@@ -1,12 +1,28 @@
-"""A search result (or any of its reports, dataclasses) as JSON data: what ``fanfuse search --json``
-prints and what the HTTP service answers."""
+"""JSON in and out: one line of a JSONL input read (``json_line``: the corpus and a conversation's
+lines), and a search result (or any of its reports, dataclasses) as JSON data: what ``fanfuse
+search --json`` prints and what the HTTP service answers."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from fanfuse._core import FusionError
+
+
+def json_line(text: str, where: str, expected: str) -> Any:
+    """One line of a JSONL input as its value; a line that is not JSON, or nested too deeply for
+    Python's parser to read, is a FusionError naming `where` (file:line) and what a line holds."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        problem = "nested too deeply to read"
+    except ValueError as error:  # JSONDecodeError, and an integer of more digits than Python converts
+        problem = f"not valid JSON ({getattr(error, 'msg', error)})"
+    raise FusionError(f"{where}: {problem}; expected {expected}")
 
 
 def as_data(report: Any) -> dict[str, Any]:

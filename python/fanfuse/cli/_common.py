@@ -10,14 +10,20 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from typing import Any
 
 from fanfuse._cleanups import run_cleanups
 from fanfuse._core import FusionError
+from fanfuse._panics import is_rust_panic
 from fanfuse.limits import LIMITS, Limit
 
 BAD_INPUT = 2
+# The environment variable that adds the traceback to the one line of an unforeseen failure.
+DEBUG = "FANFUSE_DEBUG"
+# The most characters of an unforeseen failure's message that its line shows.
+_SHOWN_CHARS = 500
 # The status of a process ended by SIGPIPE, as the shell reports it.
 CLOSED_PIPE = 128 + signal.SIGPIPE
 
@@ -36,6 +42,9 @@ def run_command(command: str, run: Callable[[], int]) -> int:
 
     - bad input (FusionError) and what the system refused (OSError: a read-only place, a full disk)
       print one line `fanfuse CMD: error: ...` and exit 2;
+    - so does any other exception (input nested too deeply, memory exhausted, a failure no check
+      foresaw, a Rust panic): one line naming its type and message, exit 2; `FANFUSE_DEBUG=1` adds
+      the traceback;
     - a closed output pipe (`fanfuse ... | head`) ends it quietly with 141, as SIGPIPE ends the
       shell's tools: the reader wanted no more;
     - on SIGINT or SIGTERM, once its cleanups have run (the `finally` blocks, then the exit-time
@@ -58,10 +67,20 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     except OSError as error:
         where = f"{error.filename}: " if error.filename is not None else ""
         return _bad_input(command, f"{where}{error.strerror or error}")
+    except RecursionError as error:
+        return _unforeseen(command, error, "the input is nested too deeply to read")
+    except MemoryError as error:
+        return _unforeseen(command, error, "out of memory: the input is too large for this machine")
+    except Exception as error:
+        return _unforeseen(command, error)
     except KeyboardInterrupt:
         signum = signal.SIGINT
     except Terminated:
         signum = signal.SIGTERM
+    except BaseException as error:  # a Rust panic is a failure too; SystemExit goes on up
+        if not is_rust_panic(error):
+            raise
+        return _unforeseen(command, error)
     finally:
         if catch_term:  # a handler installed outside Python reads back as None: the default then
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
@@ -81,6 +100,22 @@ def run_command(command: str, run: Callable[[], int]) -> int:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
     return 128 + signum  # only reached where the signal does not end the process
+
+
+def _unforeseen(command: str, error: BaseException, message: str | None = None) -> int:
+    """A failure no check foresaw: one line still (`message`, else the exception's own), and the
+    traceback where FANFUSE_DEBUG asks for it."""
+    if os.environ.get(DEBUG, "").strip() not in ("", "0"):
+        traceback.print_exception(error)
+    return _bad_input(command, message or f"{_one_line(error)} (set {DEBUG}=1 for the traceback)")
+
+
+def _one_line(error: BaseException) -> str:
+    """The exception as one line of at most _SHOWN_CHARS characters: its type and its message."""
+    message = " ".join(str(error).split())
+    if len(message) > _SHOWN_CHARS:
+        message = message[:_SHOWN_CHARS] + "..."
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def _bad_input(command: str, message: str) -> int:

@@ -1,7 +1,8 @@
 """The conversation a command searches in: `--history FILE` (JSONL) and repeated `--turn TEXT`.
 
 `--history FILE` holds one earlier turn a line, oldest first: a message `{"role": ..., "content":
-...}` or a JSON string (a user turn); blank lines are skipped; `-` reads standard input. `--turn TEXT`
+...}` or a JSON string (a user turn); blank lines are skipped, a byte order mark opening the file
+too; `-` reads standard input. `--turn TEXT`
 adds a user turn, after the file's. Each turn is checked where it is read, so an error names the file
 and line (or the `--turn`), and the whole is checked and cut as every search's history is
 (`fanfuse.multiquery.conversation`).
@@ -10,18 +11,21 @@ and line (or the `--turn`), and the whole is checked and cut as every search's h
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from fanfuse._core import FusionError
 from fanfuse.cli.paths import add_input
+from fanfuse.json_data import json_line
 from fanfuse.limits import CONVERSATION
 from fanfuse.multiquery.conversation import Turn, check_history, check_turn
 
 __all__ = ["add_history_flags", "history_of"]
+
+# What a line of --history holds, as an error about one says.
+_LINE = 'one {"role": ..., "content": ...} message or JSON string per line, e.g. "How do I rotate the keys?"'
 
 # The longest line read: a turn of CONVERSATION.turn_chars characters, every one written as a 12-byte JSON
 # escape (a surrogate pair), with room for the keys. A longer line is refused without reading it all.
@@ -55,6 +59,8 @@ def history_of(args: argparse.Namespace) -> list[Turn]:
 
 def _read(path: str) -> Iterator[Turn]:
     if path == "-":
+        if sys.stdin is None or sys.stdin.closed:  # None: the process started with descriptor 0 closed
+            raise FusionError("--history -: standard input is closed; give a file, or pipe the turns in")
         yield from _turns(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>")
         return
     try:
@@ -75,13 +81,11 @@ def _turns(stream: IO[bytes] | IO[str], name: str) -> Iterator[Turn]:
                 f"--history {name} has more than {CONVERSATION.turns} turns (the most accepted)"
             )
         where = f"--history {name}:{number}"
-        try:
-            value: Any = json.loads(line)
-        except ValueError as error:
-            raise FusionError(
-                f'{where}: not JSON ({error}); each line is a {{"role": ..., "content": ...}} message or a '
-                'JSON string, e.g. "How do I rotate the keys?"'
-            ) from None
+        value = json_line(
+            line,
+            where,
+            '{"role": ..., "content": ...} message or JSON string per line, e.g. "How do I rotate the keys?"',
+        )
         try:
             yield check_turn(value, where)
         except TypeError as error:  # a command reports every bad input the same way
@@ -101,10 +105,9 @@ def _lines(stream: IO[bytes] | IO[str], name: str) -> Iterator[tuple[int, str]]:
                 f"--history {name}:{number}: the line is longer than {MAX_LINE_BYTES} bytes; a turn has "
                 f"at most {CONVERSATION.turn_chars} characters"
             )
-        if isinstance(raw, str):
-            yield number, raw
-            continue
         try:
-            yield number, raw.decode("utf-8")
+            text = raw if isinstance(raw, str) else raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise FusionError(f"--history {name}:{number}: not UTF-8 ({error.reason})") from None
+        # A byte order mark opens the file, not its first turn (as every input file of the commands).
+        yield number, text.removeprefix("\ufeff") if number == 1 else text

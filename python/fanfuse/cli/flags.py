@@ -43,7 +43,6 @@ SHARED: dict[str, str] = {
     "--seed": "the seed of what is drawn at random",
     "--strategy": "what --expander llm asks for",
     "--temperature": "sampling temperature of --expander llm",
-    "--tie-break": "the order of equal fused scores",
     "--top-k": "hits kept per query (0 keeps all)",
     "--variants": "query variants per search, the question included",
 }

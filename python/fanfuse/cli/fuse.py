@@ -11,7 +11,6 @@ from fanfuse._core import (
     NORMS,
     RANK_SOURCES,
     RUN_FORMATS,
-    TIE_BREAKS,
     TRAINED_METHODS,
     FusionError,
     FusionModel,
@@ -100,7 +99,6 @@ def register(subparsers: Any) -> None:
         help="rank of an input hit: score (default; descending, ties by docid descending, as trec_eval "
         "reads a run), the rank column, or the file order",
     )
-    parser.add_argument("--tie-break", default="rank", choices=TIE_BREAKS, help="order of equal fused scores")
     parser.add_argument(
         "--run-format", default="trec", choices=RUN_FORMATS, help="format of the written run (default trec)"
     )
@@ -195,7 +193,6 @@ def fusion_options(args: argparse.Namespace, model: FusionModel | None = None) -
         "k": args.rrf_k,
         "weights": args.weights,
         "top_k": args.top_k or None,
-        "tie_break": args.tie_break,
         "threads": args.threads,
         **method_parameters(args),
     }

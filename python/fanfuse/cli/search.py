@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse._core import METHODS, NORMS, TIE_BREAKS, FusionError
 from fanfuse.cli import explain, llm_options, render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.conversation import add_history_flags, history_of
@@ -20,7 +19,7 @@ from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
-from fanfuse.retrievers.filters import conditions
+from fanfuse.retrievers.filters import filter_from_flags
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 # The fusion flags and the option of `fanfuse.fuse` each sets (checked in this order: --norm is
@@ -56,14 +55,16 @@ def register(subparsers: Any) -> None:
     add_search_top_k(parser, "hits to print", 10)
     parser.add_argument(
         "--method",
-        help="fusion method, any of fanfuse.fuse's: rrf (default), isr, rbc, bordafuse, condorcet, "
-        "combsum, combmnz, wsum, dbsf, relative_score, ... (score methods fuse the retrievers' scores)",
+        help=f"fusion method (default rrf; score methods fuse the retrievers' scores; those without a "
+        f"weighted form fuse every list with weight 1): {', '.join(METHODS)}",
     )
     parser.add_argument(
-        "--norm", help="score normalisation of score methods: min-max (their default), zmuv, sum, max, ..."
+        "--norm", help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}"
     )
     number_option(parser, "--rrf-k", "k", "RRF constant k (default 60)", default=60.0)
-    parser.add_argument("--tie-break", help="order of equal fused scores: rank (default) or id")
+    parser.add_argument(
+        "--tie-break", help=f"order of equal fused scores: {' (default) or '.join(TIE_BREAKS)}"
+    )
     parser.add_argument(
         "--duplicates",
         help="an id repeated in one list counts once at its first rank (first, default), by its best "
@@ -92,28 +93,6 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(run=run)
-
-
-def parse_filters(items: list[str]) -> dict[str, Any]:
-    """`["lang=en", "year=2020", "lang=de"]` -> `{"lang": ["en", "de"], "year": 2020}`: each value read
-    as JSON when it is JSON, else as the text; a repeated key adds alternatives, as a JSON list does
-    (a key cannot equal two values at once, so "all of them" would only ever find list fields)."""
-    values: dict[str, list[Any]] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise FusionError(f"--filter {item!r}: expected KEY=VALUE, e.g. --filter lang=en")
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw
-        values.setdefault(key, []).extend(value if isinstance(value, list) else [value])
-    filters = {key: given[0] if len(given) == 1 else given for key, given in values.items()}
-    try:
-        conditions(filters)
-    except FusionError as error:
-        raise FusionError(f"--filter: {error}") from None
-    return filters
 
 
 def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -145,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         top_k = search_top_k(args.top_k)
         fusion = fusion_options(args)
-        filters = parse_filters(args.filter)
+        filters = filter_from_flags(args.filter)
         history = history_of(args)
         expander = llm_options.make_expander(args)
         index = TantivyRetriever(args.index)

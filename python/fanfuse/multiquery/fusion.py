@@ -19,7 +19,7 @@ from fanfuse.multiquery.diagnostics import FusedHit, Provenance
 from fanfuse.multiquery.fanout import Branch, BranchOutcome
 from fanfuse.multiquery.hits import CheckedHits
 
-__all__ = ["FUSION_OPTIONS", "FusionSettings", "checked", "fuse_outcomes", "is_weighted"]
+__all__ = ["FUSION_OPTIONS", "FusionSettings", "checked", "fuse_outcomes", "is_weighted", "takes_weights"]
 
 # Two small lists that every valid set of options can fuse: the core checks the options on them.
 _PROBE_SCORED = [(["a", "b"], [2.0, 1.0]), (["b", "c"], [1.0, 0.5])]
@@ -44,6 +44,7 @@ class FusionSettings:
     tie_break: str = "rank"
     duplicates: str = "first"
     scored: bool = False  # whether the method reads scores, so the branches' scores are passed
+    takes_weights: bool = True  # whether the method has a weighted form (isr, combmax... have none)
     options: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def replaced(self, changes: Mapping[str, Any], *, weighted: bool) -> FusionSettings:
@@ -54,9 +55,9 @@ class FusionSettings:
         return checked(values, weighted=weighted)
 
 
-#: The options a caller sets: the fields but the two derived from them.
+#: The options a caller sets: the fields but those derived from them.
 FUSION_OPTIONS = tuple(
-    f.name for f in dataclasses.fields(FusionSettings) if f.name not in ("scored", "options")
+    f.name for f in dataclasses.fields(FusionSettings) if f.name not in ("scored", "takes_weights", "options")
 )
 
 
@@ -72,17 +73,29 @@ def checked(values: Mapping[str, Any], *, weighted: bool) -> FusionSettings:
             raise TypeError(f"{name} must be a number (got {type(value).__name__})")
     options = {name: value for name, value in values.items() if value is not None}
     fuse(_PROBE_SCORED, **options)
-    if weighted:
-        try:
-            fuse(_PROBE_SCORED, weights=[1.0, 2.0], **options)
-        except FusionError as error:
+    try:
+        fuse(_PROBE_SCORED, weights=[1.0, 2.0], **options)
+        takes_weights = True
+    except FusionError as error:
+        if weighted:
             raise FusionError(
                 f"{error} (the lists' weights are variant_weights x retriever_weights: leave them at 1 "
                 f"with this method)"
             ) from None
-    settings = FusionSettings(**values, scored=options.get("method", "rrf") in SCORE_METHODS)
+        takes_weights = False
+    settings = FusionSettings(
+        **values, scored=options.get("method", "rrf") in SCORE_METHODS, takes_weights=takes_weights
+    )
     object.__setattr__(settings, "options", options)
     return settings
+
+
+def takes_weights(method: str) -> bool:
+    """Whether fusion ``method`` has a weighted form (False too for a name the core does not know)."""
+    try:
+        return checked({"method": method}, weighted=False).takes_weights
+    except (FusionError, TypeError):
+        return False
 
 
 def is_weighted(variant_weights: Iterable[float], retriever_weights: Iterable[float]) -> bool:

@@ -3,14 +3,15 @@
 Every option left out (or None) takes the instance's setting. ``history`` (the conversation before
 the query, ``conversation.py``) is the call's alone: the expander reads it. A per-call
 ``retriever_weights`` sets the weights of the retrievers it names and leaves the others at the
-instance's weights. The fusion
-options (``method``, ``k``, ``norm``, ``phi``, ``sigma``, ``gamma``, ``tie_break``, ``duplicates``)
-are ``fanfuse.fuse``'s and are checked by the core.
+instance's weights. The fusion options (``method``, ``k``, ``norm``, ``phi``, ``sigma``, ``gamma``,
+``tie_break``, ``duplicates``) are ``fanfuse.fuse``'s and are checked by the core. A method without a
+weighted form (``isr``, ``combmax``...) fuses every list with weight 1 unless the call itself gives
+weights other than 1, which it refuses (docs/multiquery.md, "Weights").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
@@ -128,6 +129,12 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     retriever_weights = weights_by_retriever(
         retriever.retriever_names, given.get("retriever_weights"), retriever.retriever_weights
     )
+    fusion = _fusion(retriever.fusion, given, variant_weights, retriever_weights)
+    if not fusion.takes_weights:
+        # The call's method has no weighted form and the call gave no weights: the instance's weights
+        # are for its own method, so every list weighs 1 (a weight 0 still leaves a list out).
+        variant_weights = _unit(variant_weights)
+        retriever_weights = dict(zip(retriever_weights, _unit(retriever_weights.values()), strict=True))
     return Plan(
         query=query,
         top_k=top_k,
@@ -146,7 +153,7 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
         min_score=optional_float("min_score", given["min_score"])
         if "min_score" in given
         else retriever.min_score,
-        fusion=_fusion(retriever.fusion, given, variant_weights, retriever_weights),
+        fusion=fusion,
     )
 
 
@@ -156,12 +163,19 @@ def _fusion(
     variant_weights: Sequence[float],
     retriever_weights: Mapping[str, float],
 ) -> FusionSettings:
-    """The instance's fusion settings, or the call's changes to them checked by the core (also when
-    only the weights change: some methods refuse weights other than 1)."""
+    """The instance's fusion settings, or the call's changes to them checked by the core. Weights the
+    call gives are checked with the method (some methods refuse weights other than 1); the
+    instance's weights are not: a method without a weighted form fuses with unit weights instead."""
     changes = {name: given[name] for name in FUSION_OPTIONS if name in given}
     if not changes and "variant_weights" not in given and "retriever_weights" not in given:
         return base
-    return base.replaced(changes, weighted=is_weighted(variant_weights, retriever_weights.values()))
+    own_variant = variant_weights if "variant_weights" in given else ()
+    own_retriever = [retriever_weights[name] for name in given.get("retriever_weights", ())]
+    return base.replaced(changes, weighted=is_weighted(own_variant, own_retriever))
+
+
+def _unit(weights: Iterable[float]) -> list[float]:
+    return [0.0 if w == 0.0 else 1.0 for w in weights]
 
 
 def check_return_k(return_k: int | None, reranker: Reranker | None) -> None:

@@ -15,12 +15,10 @@ import time
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from fanfuse._core import FusionError
 from fanfuse.multiquery.config import MultiQueryConfig, variant_weight
 from fanfuse.multiquery.diagnostics import ExpansionReport
 from fanfuse.multiquery.expand.cache import VariantCache
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
-from fanfuse.multiquery.fusion import is_weighted
 from fanfuse.multiquery.planning import Plan
 
 __all__ = ["VariantSource"]
@@ -98,16 +96,10 @@ class VariantSource:
 
 def _weigh(plan: Plan, chosen: tuple[Variant, ...]) -> None:
     """The plan's variant weights with each expander-weighted variant's own: a share of the original's."""
-    if all(v.weight is None for v in chosen):
-        return
+    if all(v.weight is None for v in chosen) or not plan.fusion.takes_weights:
+        return  # nothing to weigh, or a method without a weighted form: every list weighs 1
     weights = plan.variant_weights
     original = variant_weight(weights, 0)
-    own = [
+    plan.variant_weights = [
         variant_weight(weights, i) if v.weight is None else original * v.weight for i, v in enumerate(chosen)
     ]
-    if not is_weighted(weights, plan.retriever_weights.values()) and is_weighted(own, ()):
-        try:  # the method was checked without weights; some methods have no weighted form
-            plan.fusion.replaced({}, weighted=True)
-        except FusionError:
-            return
-    plan.variant_weights = own

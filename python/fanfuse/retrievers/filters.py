@@ -12,6 +12,10 @@ A filter maps metadata keys to the values wanted:
 - what metadata holds besides those (objects, null, lists inside lists) matches nothing.
 - a key is a string that is not empty or only white space (the mistake `--filter " =x"` makes).
 
+`conditions` is the one check of a filter, whichever way it came: a `filter=` argument in Python,
+the service's `filter` field (its schema states the types; this decides) and `fanfuse search
+--filter KEY=VALUE` (`filter_from_flags` reads the text, then this checks it).
+
 `matches` is that predicate; the dense retriever applies it, the adapters check every hit a framework
 returns with it. Tantivy indexes `index_terms(metadata)` and looks up `Condition.tokens`, PostgreSQL
 builds the same rules from jsonb containment (`postgres.py`); a property test checks all of them
@@ -21,8 +25,9 @@ against `matches` on generated metadata and filters (`tests/test_filter_semantic
 from __future__ import annotations
 
 import hashlib
+import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -33,6 +38,7 @@ __all__ = [
     "Condition",
     "FilterScalar",
     "conditions",
+    "filter_from_flags",
     "index_terms",
     "is_fanfuse_filter",
     "matches",
@@ -93,6 +99,42 @@ def conditions(filter: Mapping[str, Any]) -> list[Condition]:
             distinct.setdefault(_term(value) or "", value)
         checked.append(Condition(key, tuple(distinct.values())))
     return checked
+
+
+def filter_from_flags(items: Iterable[str], flag: str = "--filter") -> dict[str, Any]:
+    """`["lang=en", "year=2020", "lang=de"]` -> `{"lang": ["en", "de"], "year": 2020}`, checked by
+    `conditions`. VALUE is read as JSON when it is JSON, else as the text; a JSON list is alternatives
+    (its items as they are: a list inside it is refused, as in every other filter), and a repeated
+    key adds alternatives (a key cannot equal two values at once, so "all of them" would only ever
+    find list fields). Errors name `flag` and the item."""
+    values: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise FusionError(f"{flag} {_shown(item)}: expected KEY=VALUE, e.g. {flag} lang=en")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw  # not JSON: the text itself
+        except (ValueError, RecursionError):  # JSON, but an int of too many digits, or nested too deep
+            raise FusionError(
+                f"{flag} {_shown(item)}: VALUE is JSON that cannot be read (too many digits or nested "
+                f"too deeply); expected {ACCEPTED}"
+            ) from None
+        values.setdefault(key, []).extend(value if isinstance(value, list) else [value])
+    filter = {
+        key: given[0] if len(given) == 1 and not isinstance(given[0], list) else given
+        for key, given in values.items()
+    }
+    try:
+        conditions(filter)
+    except FusionError as error:
+        raise FusionError(f"{flag}: {error}") from None
+    return filter
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:60] + "...")
 
 
 def is_fanfuse_filter(filter: object) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -51,6 +52,10 @@ __all__ = [
 ]
 
 MATCH_MODES = ("any", "all")
+# The most query pieces (words, phrases) one statement sends: each is a parsed expression of the
+# statement, and thousands of them exceed the server's stack depth (StatementTooComplex). A longer
+# query is searched by its first distinct pieces, the positive ones before the negated ones.
+MAX_QUERY_TERMS = 256
 # A quoted phrase or one whitespace-separated word, each optionally negated with a leading "-".
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
 _JOINERS = {"OR", "AND"}
@@ -162,20 +167,20 @@ class _FullText:
         if self.match == "all":
             if not query.strip():
                 return None
-            params["query"] = query
+            # Its first pieces as written (the web-search syntax read by the server, not here).
+            first = itertools.islice(_TOKEN.finditer(query), MAX_QUERY_TERMS)
+            params["query"] = " ".join(match.group(0) for match in first)
             tsquery: sql.Composable = parse.format(sql.Placeholder("query"))
         else:
-            positive, negative = query_pieces(query)
+            pieces = query_pieces(query)
+            positive = list(dict.fromkeys(pieces[0]))[:MAX_QUERY_TERMS]
+            negative = list(dict.fromkeys(pieces[1]))[: MAX_QUERY_TERMS - len(positive)]
             if not positive:
                 return None
-            terms = []
-            for i, piece in enumerate(positive):
-                params[f"p{i}"] = piece
-                terms.append(parse.format(sql.Placeholder(f"p{i}")))
-            tsquery = sql.SQL("({})").format(sql.SQL(" || ").join(terms))
-            for i, piece in enumerate(negative):
-                params[f"n{i}"] = piece
-                tsquery = sql.SQL("{} && !!{}").format(tsquery, parse.format(sql.Placeholder(f"n{i}")))
+            tsquery = sql.SQL("({})").format(sql.SQL(" || ").join(self._parsed("p", positive, params)))
+            if negative:  # none of them: one flat expression, not one nesting per piece
+                excluded = sql.SQL(" || ").join(self._parsed("n", negative, params))
+                tsquery = sql.SQL("{} && !!({})").format(tsquery, excluded)
         where, filter_params = _filter_sql(self.table, filter)
         t = self.table
         statement = sql.SQL(
@@ -188,6 +193,13 @@ class _FullText:
             title=t.column("title"), text=t.column("text"), metadata=t.column("metadata"),
         )  # fmt: skip
         return statement, {**params, **filter_params}
+
+    def _parsed(self, prefix: str, pieces: list[str], params: dict[str, Any]) -> list[sql.Composable]:
+        """Each piece as a bound parameter parsed by `websearch_to_tsquery`."""
+        parse = sql.SQL("websearch_to_tsquery(%(language)s::regconfig, {})")
+        for i, piece in enumerate(pieces):
+            params[f"{prefix}{i}"] = piece
+        return [parse.format(sql.Placeholder(f"{prefix}{i}")) for i in range(len(pieces))]
 
 
 class PostgresFullTextRetriever(_FullText):

@@ -18,13 +18,16 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    TypeAdapter,
+    WithJsonSchema,
     field_validator,
 )
 
-from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
+from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS, FusionError
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
+from fanfuse.retrievers.filters import conditions
 
 __all__ = ["SearchRequest", "SearchResponse"]
 
@@ -38,11 +41,13 @@ _NAMES = {
 }
 
 
-# A metadata value a filter matches (the index stores ints as 64-bit).
+# A metadata value a filter matches: its type, for the schema; what it means and whether it is
+# accepted is `filters.conditions`' judgement, as for the command and a Python call. An int is any
+# int (2**64 - 1 too, matched by value): bounding it here made a larger one a float, matching nothing.
 _FilterScalar = (
     Annotated[StrictStr, Field(max_length=REQUEST.filter_value_chars)]
     | StrictBool
-    | Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+    | StrictInt
     | Annotated[StrictFloat, Field(allow_inf_nan=False)]
 )
 _FilterValue = (
@@ -50,6 +55,12 @@ _FilterValue = (
 )
 # A key as the retrievers take it: not only white space.
 _FilterKey = Annotated[str, Field(min_length=1, max_length=REQUEST.filter_key_chars, pattern=r"\S")]
+# The OpenAPI schema of `filter` states those types; the field itself is read as JSON and judged by
+# `_checked_filter`, so a refused filter is one error saying what `fanfuse search --filter` and a
+# Python call say, not one per member of the type union.
+_FILTER_SCHEMA = TypeAdapter(
+    Annotated[dict[_FilterKey, _FilterValue], Field(max_length=REQUEST.filter_keys)]
+).json_schema()
 
 
 def _one_of(name: str, description: str) -> Any:
@@ -132,9 +143,8 @@ class SearchRequest(BaseModel):
     gamma: float | None = _number("gamma", "exponent of the hit count of combgmnz")
     tie_break: str | None = _one_of("tie_break", "order of equal fused scores")
     duplicates: str | None = _one_of("duplicates", "what an id repeated in one list means")
-    filter: dict[_FilterKey, _FilterValue] | None = Field(
+    filter: Annotated[dict[str, Any], WithJsonSchema(_FILTER_SCHEMA)] | None = Field(
         None,
-        max_length=REQUEST.filter_keys,
         description="keep hits whose metadata key equals the value, or holds it in a list; a list here "
         "means any of its values; several keys must all match (docs/retrievers.md#filters)",
     )
@@ -161,12 +171,14 @@ class SearchRequest(BaseModel):
 
     @field_validator("filter")
     @classmethod
-    def _unicode_filter(cls, filter: dict[str, Any] | None) -> dict[str, Any] | None:
-        for key, value in (filter or {}).items():
-            _unicode(key)
-            for item in value if isinstance(value, list) else [value]:
-                if isinstance(item, str):
-                    _unicode(item)
+    def _checked_filter(cls, filter: dict[str, Any] | None) -> dict[str, Any] | None:
+        if filter is None:
+            return None
+        _within_request_bounds(filter)
+        try:
+            conditions(filter)
+        except FusionError as error:
+            raise ValueError(str(error)) from None
         return filter
 
     @field_validator("method", "norm", "tie_break", "duplicates", "strategy")
@@ -176,6 +188,22 @@ class SearchRequest(BaseModel):
         if value is not None and value not in accepted:
             raise ValueError(f"{value!r} is not one of {', '.join(accepted)}")
         return value
+
+
+def _within_request_bounds(filter: dict[str, Any]) -> None:
+    """What one request's filter may hold (`REQUEST`): sizes, which a Python call does not bound."""
+    if len(filter) > REQUEST.filter_keys:
+        raise ValueError(f"a filter has at most {REQUEST.filter_keys} keys (got {len(filter)})")
+    for key, value in filter.items():
+        name = repr(key if len(key) <= 40 else key[:40] + "...")
+        if len(key) > REQUEST.filter_key_chars:
+            raise ValueError(f"filter key {name} is longer than {REQUEST.filter_key_chars} characters")
+        values = value if isinstance(value, list) else [value]
+        if len(values) > REQUEST.filter_values:
+            raise ValueError(f"filter[{name}] lists more than {REQUEST.filter_values} values")
+        if any(isinstance(v, str) and len(v) > REQUEST.filter_value_chars for v in values):
+            most = REQUEST.filter_value_chars
+            raise ValueError(f"filter[{name}] has a value longer than {most} characters")
 
 
 def _unicode(text: str) -> str:
