@@ -51,7 +51,7 @@ from fanfuse.multiquery.expand.llm_clients import DEFAULT_TEMPERATURE, ChatClien
 from fanfuse.multiquery.expand.llm_deadline import await_by, awaited, call_by, call_by_async, outcome
 from fanfuse.multiquery.expand.llm_http import MAX_ANSWER_BYTES, Endpoint, HTTPFailure, TooLarge
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, parse_passage, parse_variants
-from fanfuse.multiquery.expand.llm_prompts import STRATEGIES, check_strategy, messages
+from fanfuse.multiquery.expand.llm_prompts import PROMPT_ROLES, STRATEGIES, check_strategy, messages
 from fanfuse.multiquery.expand.llm_redact import MIN_FRAGMENT, Redactor, shown
 
 __all__ = ["STRATEGIES", "LLMExpander", "check_strategy"]
@@ -103,6 +103,7 @@ class LLMExpander(Expander):
     """
 
     name = "llm"
+    history_roles = PROMPT_ROLES
 
     def __init__(
         self,
