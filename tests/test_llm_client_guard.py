@@ -265,3 +265,27 @@ def test_the_cap_is_the_one_base_url_reads_up_to(kind: str) -> None:
     for text, reason in ((largest, None), (largest + " ", "the answer is larger than 1 MiB")):
         expansion = expander(kind, "answering", timeout=60.0, text=text).expand(QUERY, max_variants=3)
         assert expansion.fallback_reason == reason
+
+
+class RaisingWith(Behaviour):
+    def __init__(self, message: str):
+        super().__init__("raising")
+        self.message = message
+
+    def answer(self) -> str:
+        raise RuntimeError(self.message)
+
+
+@pytest.mark.parametrize("kind", ["langchain", "llamaindex"])
+def test_an_errors_text_is_read_up_to_the_cap_and_no_piece_of_the_key_is_shown(kind: str) -> None:
+    # The key over and over past the cap, cut there 5 characters into a copy: too short a piece for
+    # the redactor to recognise, so the reason must not end with it.
+    head = "RuntimeError: " + "y" * 27
+    message = head[len("RuntimeError: ") :] + KEY * (MAX_ANSWER_BYTES // len(KEY) + 2)
+    assert (MAX_ANSWER_BYTES - len(head)) % len(KEY) == 5
+    llm = LLMExpander(client=CLIENTS[kind](RaisingWith(message)), timeout=TIMEOUT)
+    begin = time.monotonic()
+    reason = llm.expand(QUERY, max_variants=3).fallback_reason or ""
+    assert time.monotonic() - begin < 3 * TIMEOUT
+    assert reason.startswith(head + "*") and reason.endswith("..."), reason
+    assert KEY[:5] not in reason, reason
