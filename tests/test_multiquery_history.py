@@ -12,9 +12,11 @@ from fanfuse import FusionError
 from fanfuse.limits import CONVERSATION
 from fanfuse.multiquery import Expander, Expansion, MultiQueryRetriever, Variant, VariantCache
 from fanfuse.multiquery.conversation import (
+    ROLES,
     History,
     Turn,
     check_history,
+    recent,
     user_turns,
 )
 from multiquery_toys import KeywordRetriever
@@ -55,14 +57,16 @@ def test_bad_history_is_refused_naming_the_turn(history: Any, error: type[Except
     assert named in str(raised.value)
 
 
-def test_only_the_most_recent_turns_are_kept() -> None:
+def test_only_the_most_recent_turns_are_given() -> None:
     turns = [f"turn {i}" for i in range(CONVERSATION.kept_turns + 5)]
-    assert [t.content for t in check_history(turns)] == turns[-CONVERSATION.kept_turns :]
+    assert len(check_history(turns)) == len(turns)  # checked, not cut: the cut is each expander's
+    kept, dropped = recent(check_history(turns), ROLES)
+    assert [t.content for t in kept] == turns[-CONVERSATION.kept_turns :] and dropped == 5
 
 
 def test_the_character_budget_keeps_the_newest_turns_that_fit() -> None:
     big = "x" * (CONVERSATION.kept_chars // 2)
-    kept = check_history(["oldest", big, big, "newest"])
+    kept, _ = recent(check_history(["oldest", big, big, "newest"]), ROLES)
     # "newest" and one `big` fit; the second `big` would cross the budget, so it and all older go.
     assert [t.content for t in kept] == [big, "newest"]
 

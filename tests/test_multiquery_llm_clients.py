@@ -111,7 +111,9 @@ def test_a_framework_model_keeps_its_own_settings(llm_server: ScriptedChatServer
 
 
 def test_a_client_is_one_of_the_kinds_and_not_with_base_url(llm_server: ScriptedChatServer) -> None:
-    with pytest.raises(TypeError, match=r"client must be an openai\.OpenAI or openai\.AsyncOpenAI client"):
+    with pytest.raises(
+        TypeError, match=r"client must be an openai\.OpenAI client, an openai\.AsyncOpenAI client"
+    ):
         LLMExpander(client=object())
     client = client_for("openai", llm_server.base_url, KEY)
     with pytest.raises(FusionError, match="base_url and api_key belong to the client"):

@@ -51,7 +51,7 @@ def add_history_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def history_of(args: argparse.Namespace) -> list[Turn]:
-    """The turns of `--history` and `--turn`, checked and cut to what a search keeps."""
+    """The turns of `--history` and `--turn`, checked (a search gives its expander the recent ones)."""
     turns = list(_read(args.history)) if args.history is not None else []
     turns += [check_turn(text, f"--turn {i + 1}") for i, text in enumerate(args.turn)]
     return list(check_history(turns, "--history and --turn" if args.turn else "--history"))

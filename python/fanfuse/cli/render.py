@@ -43,6 +43,8 @@ def variant_lines(result: SearchResult) -> list[str]:
     ]
     if expander.fallback_reason:
         lines.append(f"  expansion fell back: {visible(expander.fallback_reason)}")
+    if expander.dropped_turns:
+        lines.append(f"  the conversation's {expander.dropped_turns} oldest turn(s) left out (its budget)")
     return lines
 
 

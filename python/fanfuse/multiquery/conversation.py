@@ -9,17 +9,23 @@ enters, so every expander reads the same thing:
 - a conversation longer than ``CONVERSATION.turns`` turns, or a turn longer than
   ``CONVERSATION.turn_chars`` characters, is refused as a mistake rather than cut silently
   (``fanfuse.limits``);
-- what is kept is the most recent turns: at most ``CONVERSATION.kept_turns`` of them, and no more than
-  ``CONVERSATION.kept_chars`` characters in all (a turn that would cross that budget is dropped with
-  every older one). What a question refers to ("which one is cheaper?") is almost always in the last
-  few turns, and a bounded history bounds the cost of every expander that reads it (an LLM prompt
-  above all).
 - blank turns are dropped.
+
+What an expander is given is ``recent``'s cut, made for the roles of the turns it reads
+(``Expander.history_roles``: the history expander reads the user's turns only, an LLM's prompt the
+user's and the assistant's): the most recent of those turns, at most ``CONVERSATION.kept_turns`` of
+them and no more than ``CONVERSATION.kept_chars`` characters in all (a turn that would cross that
+budget is dropped with every older one of those roles). A turn of a role the expander does not read
+costs nothing, so a long answer of the assistant cannot push the user's earlier turns out of a
+history expander's budget; and how many turns the budget dropped is in the search's diagnostics
+(``ExpansionReport.dropped_turns``). What a question refers to ("which one is cheaper?") is almost
+always in the last few turns, and a bounded history bounds the cost of every expander that reads it
+(an LLM prompt above all).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +39,7 @@ __all__ = [
     "check_history",
     "check_turn",
     "converted_messages",
+    "recent",
     "user_turns",
 ]
 
@@ -52,8 +59,8 @@ History = tuple[Turn, ...]
 
 
 def check_history(history: object, name: str = "history") -> History:
-    """``history`` (None, or a list of str / ``{"role", "content"}`` messages, oldest first) checked and
-    cut to the turns kept (see the module documentation)."""
+    """``history`` (None, or a list of str / ``{"role", "content"}`` messages, oldest first) checked,
+    blank turns left out (see the module documentation; ``recent`` cuts it for an expander)."""
     if history is None:
         return ()
     if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Sequence):
@@ -67,16 +74,22 @@ def check_history(history: object, name: str = "history") -> History:
             f"(only the last {CONVERSATION.kept_turns} are used)"
         )
     turns = [check_turn(item, f"{name}[{i}]") for i, item in enumerate(history)]
+    return tuple(turn for turn in turns if turn.content.strip())
+
+
+def recent(history: History, roles: Collection[str]) -> tuple[History, int]:
+    """The turns of ``history`` an expander reading ``roles`` is given (the most recent of those roles,
+    within the budget: see the module documentation), and how many older turns of those roles the
+    budget dropped."""
+    read = [turn for turn in history if turn.role in roles]
     kept: list[Turn] = []
     budget = CONVERSATION.kept_chars
-    for turn in reversed(turns):
-        if not turn.content.strip():
-            continue
+    for turn in reversed(read):
         if len(kept) == CONVERSATION.kept_turns or len(turn.content) > budget:
             break
         budget -= len(turn.content)
         kept.append(turn)
-    return tuple(reversed(kept))
+    return tuple(reversed(kept)), len(read) - len(kept)
 
 
 def check_turn(item: object, name: str) -> Turn:

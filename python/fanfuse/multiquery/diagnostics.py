@@ -97,13 +97,16 @@ class VariantReport:
 @dataclass(slots=True)
 class ExpansionReport:
     """How the variants were obtained. ``expander`` is ``none`` when expansion was off and
-    ``explicit`` when the call passed ``variants``; ``fallback_reason`` says why a fallback stood in."""
+    ``explicit`` when the call passed ``variants``; ``fallback_reason`` says why a fallback stood in;
+    ``dropped_turns``: how many of the conversation's earlier turns of the roles the expander reads
+    were left out to keep it within its budget (the oldest ones: ``fanfuse.limits.CONVERSATION``)."""
 
     expander: str
     cached: bool = False
     fallback_reason: str | None = None
     note: str | None = None
     elapsed_ms: float = 0.0
+    dropped_turns: int = 0
 
 
 @dataclass(slots=True)
@@ -161,6 +164,8 @@ class Diagnostics:
         ]
         if self.expansion.fallback_reason:
             parts.append(f"expansion fell back: {self.expansion.fallback_reason}")
+        if self.expansion.dropped_turns:
+            parts.append(f"{self.expansion.dropped_turns} older turn(s) of the conversation left out")
         return ", ".join(parts)
 
 

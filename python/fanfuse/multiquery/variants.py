@@ -1,8 +1,9 @@
 """Which variants a search uses: given by the call, none (expansion off), or the expander's, cached.
 
 The cache key is the expander's ``cache_key()`` (its settings, its default strategy included), the
-call's strategy, the variant budget, the query and the conversation before it; an expander whose key
-is None is not cached, and a fallback is never stored.
+call's strategy, the variant budget, the query and the conversation the expander is given (the recent
+turns of the roles it reads, ``conversation.recent``: how many the budget dropped is reported); an
+expander whose key is None is not cached, and a fallback is never stored.
 
 A variant whose expander gave it a weight (``Variant.weight``, a share of the original query's) sets
 its own list weight in the search's plan; the others keep ``variant_weights``' by position. With a
@@ -16,6 +17,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from fanfuse.multiquery.config import MultiQueryConfig, variant_weight
+from fanfuse.multiquery.conversation import History, recent
 from fanfuse.multiquery.diagnostics import ExpansionReport
 from fanfuse.multiquery.expand.cache import VariantCache
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
@@ -45,30 +47,32 @@ class VariantSource:
 
     def expand_sync(self, plan: Plan) -> Chosen:
         begin = time.perf_counter()
-        limit, key, cached = self._cached(plan)
+        history, dropped = recent(plan.history, self.expander.history_roles)
+        limit, key, cached = self._cached(plan, history)
         result = cached or self.expander.expand(
-            plan.query, max_variants=limit, strategy=plan.strategy, history=plan.history
+            plan.query, max_variants=limit, strategy=plan.strategy, history=history
         )
-        return self._expanded(plan, limit, key, cached, result, begin)
+        return self._expanded(plan, limit, key, cached, result, begin, dropped)
 
     async def expand(self, plan: Plan) -> Chosen:
         begin = time.perf_counter()
-        limit, key, cached = self._cached(plan)
+        history, dropped = recent(plan.history, self.expander.history_roles)
+        limit, key, cached = self._cached(plan, history)
         result = cached or await self.expander.aexpand(
-            plan.query, max_variants=limit, strategy=plan.strategy, history=plan.history
+            plan.query, max_variants=limit, strategy=plan.strategy, history=history
         )
-        return self._expanded(plan, limit, key, cached, result, begin)
+        return self._expanded(plan, limit, key, cached, result, begin, dropped)
 
     def _limit(self, plan: Plan) -> int:
         return self.config.max_variants if plan.max_variants is None else plan.max_variants
 
-    def _cached(self, plan: Plan) -> tuple[int, Hashable | None, Expansion | None]:
+    def _cached(self, plan: Plan, history: History) -> tuple[int, Hashable | None, Expansion | None]:
         """The variant budget, the cache key (None: not cached) and the cached expansion if any."""
         limit = self._limit(plan)
         expander_key = None if self.cache is None else self.expander.cache_key()
         if self.cache is None or expander_key is None:
             return limit, None, None
-        key = VariantCache.key(expander_key, plan.strategy, limit, plan.query, plan.history)
+        key = VariantCache.key(expander_key, plan.strategy, limit, plan.query, history)
         return limit, key, self.cache.get(key)
 
     def _expanded(
@@ -79,6 +83,7 @@ class VariantSource:
         cached: Expansion | None,
         result: Expansion,
         begin: float,
+        dropped_turns: int,
     ) -> Chosen:
         if key is not None and cached is None and self.cache is not None:
             self.cache.put(key, result)
@@ -88,6 +93,7 @@ class VariantSource:
             fallback_reason=result.fallback_reason,
             note=result.note,
             elapsed_ms=(time.perf_counter() - begin) * 1e3,
+            dropped_turns=dropped_turns,
         )
         chosen = result.variants[:limit]
         _weigh(plan, chosen)

@@ -243,6 +243,9 @@ class Expansion(BaseModel):
     fallback_reason: str | None
     note: str | None
     elapsed_ms: float
+    dropped_turns: int = Field(
+        description="older turns of `history` left out to keep the conversation within its budget"
+    )
 
 
 class BranchReport(BaseModel):

@@ -19,7 +19,7 @@ from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
-from fanfuse.multiquery.conversation import History
+from fanfuse.multiquery.conversation import ROLES, History
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
 
 __all__ = [
@@ -95,18 +95,27 @@ class Expander(ABC):
     check is wrapped around them when the subclass is defined, so no expander, built in or not, can
     be asked for more variants than a search may use.
 
-    ``history`` is the conversation before the query (``conversation.py``: checked and cut, oldest
-    first). An expander whose ``expand`` / ``aexpand`` takes no ``history`` parameter is still called,
-    without it: it expands the query alone.
+    ``history`` is the conversation before the query (``conversation.py``: checked, oldest first), the
+    most recent turns of the roles in ``history_roles`` within the conversation's budget. An expander
+    whose ``expand`` / ``aexpand`` takes no ``history`` parameter is still called, without it: it
+    expands the query alone.
     """
 
     #: Short name shown in diagnostics.
     name: str = "expander"
+    #: The roles of the conversation's turns the expander reads: only those are given to it, and only
+    #: those count against the conversation's budget. Every role unless a subclass says otherwise;
+    #: none for one whose methods take no ``history``.
+    history_roles: tuple[str, ...] = ROLES
     #: Whether ``expand`` works (a sync search without an event loop calls it in the caller's thread).
     sync_capable: bool = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        written = [cls.__dict__[m] for m in ("expand", "aexpand") if m in cls.__dict__]
+        reads = any(_takes_keyword(method, "history") for method in written)
+        if "history_roles" not in cls.__dict__ and written and not reads:
+            cls.history_roles = ()
         for method in ("expand", "aexpand"):
             if method in cls.__dict__:
                 setattr(cls, method, _budget_checked(cls.__dict__[method]))
@@ -179,6 +188,7 @@ class HeuristicExpander(Expander):
     """
 
     name = "heuristic"
+    history_roles = ()
 
     def __init__(
         self,
@@ -237,6 +247,7 @@ class StaticExpander(Expander):
     turn). A query not in the mapping gets only itself."""
 
     name = "static"
+    history_roles = ()
 
     def __init__(self, mapping: Mapping[str, str | Sequence[str]]):
         if not isinstance(mapping, Mapping):
@@ -268,6 +279,8 @@ class CombinedExpander(Expander):
                 raise TypeError(f"expanders[{i}] must be an Expander (got {type(expander).__name__})")
         self.expanders = tuple(expanders)
         self.name = "+".join(e.name for e in self.expanders)
+        # Each part is given the turns any part reads, within one budget.
+        self.history_roles = tuple(r for r in ROLES if any(r in e.history_roles for e in self.expanders))
         self.sync_capable = all(e.sync_capable for e in self.expanders)
 
     def expand(
@@ -340,6 +353,7 @@ class CallableExpander(Expander):
     """
 
     name = "callable"
+    history_roles = ()
 
     def __init__(self, fn: ExpandFunction):
         if not callable(fn):

@@ -59,6 +59,7 @@ class FeedbackExpander(Expander):
     """
 
     name = "feedback"
+    history_roles = ()
 
     def __init__(
         self,

@@ -56,6 +56,7 @@ class HistoryExpander(Expander):
     """The question's topic and joined readings given the earlier user turns (see the module)."""
 
     name = "history"
+    history_roles = ("user",)
 
     def __init__(
         self,

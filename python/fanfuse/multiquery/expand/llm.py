@@ -4,11 +4,16 @@ The model is reached by ``base_url`` (any OpenAI-compatible chat-completions end
 Ollama, llama.cpp's server) or by the user's own client (``openai.OpenAI`` / ``AsyncOpenAI``, a
 LangChain chat model, a LlamaIndex LLM), each an adapter in ``llm_clients.py``. Whichever it is, here:
 
-- **one deadline** (``timeout``) bounds the call from its start to the last byte (``llm_deadline.py``);
-- **every failure** (connection, HTTP status, redirect, deadline, an exception of the client, an answer
-  too large, too deep, unreadable or empty) falls back to the heuristic expander (given the same
-  conversation), or to the original query alone, and the ``Expansion`` says why: query expansion must
-  never be the reason a search fails;
+- **one deadline** (``timeout``) bounds the call from its start to the last byte (``llm_deadline.py``)
+  and the reading of what came back: the answer's size checked, its secrets removed and its variants
+  parsed in the call's own thread, never on the caller's thread or event loop after the deadline;
+- **what a client returns is bounded**: an answer over ``MAX_ANSWER_BYTES`` (1 MiB, as ``base_url``'s
+  reader refuses) is refused before it is read, and no more than that of an error's text is read;
+- **every failure** (connection, HTTP status, redirect, deadline, an exception of the client, a Rust
+  panic in it, an answer too large, too deep, unreadable or empty) falls back to the heuristic
+  expander (given the same conversation), or to the original query alone, and the ``Expansion`` says
+  why: query expansion must never be the reason a search fails. Only a signal, an exit or a
+  cancellation goes on up (``fanfuse._panics.is_failure``);
 - **every secret** the client holds (the API key, a LangChain model's ``SecretStr``...) is removed,
   in any spelling and any fragment (``llm_redact.py``), from everything that came back or was raised,
   before it is read, parsed, clipped, logged or shown;
@@ -31,6 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse._panics import is_failure
 from fanfuse.limits import check_float, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.conversation import History
@@ -42,11 +48,11 @@ from fanfuse.multiquery.expand.expanders import (
     assemble_variants,
 )
 from fanfuse.multiquery.expand.llm_clients import DEFAULT_TEMPERATURE, ChatClient, HTTPChat, client_adapter
-from fanfuse.multiquery.expand.llm_deadline import await_by, call_by, call_by_async
-from fanfuse.multiquery.expand.llm_http import Endpoint, HTTPFailure, TooLarge
+from fanfuse.multiquery.expand.llm_deadline import await_by, awaited, call_by, call_by_async, outcome
+from fanfuse.multiquery.expand.llm_http import MAX_ANSWER_BYTES, Endpoint, HTTPFailure, TooLarge
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, parse_passage, parse_variants
-from fanfuse.multiquery.expand.llm_prompts import STRATEGIES, check_strategy, messages
-from fanfuse.multiquery.expand.llm_redact import Redactor, shown
+from fanfuse.multiquery.expand.llm_prompts import PROMPT_ROLES, STRATEGIES, check_strategy, messages
+from fanfuse.multiquery.expand.llm_redact import MIN_FRAGMENT, Redactor, shown
 
 __all__ = ["STRATEGIES", "LLMExpander", "check_strategy"]
 
@@ -97,6 +103,7 @@ class LLMExpander(Expander):
     """
 
     name = "llm"
+    history_roles = PROMPT_ROLES
 
     def __init__(
         self,
@@ -168,11 +175,13 @@ class LLMExpander(Expander):
         if self._client.native_async:  # an async client runs on the loop sync searches share
             return run_sync(self._aexpand(asked))
         deadline = time.monotonic() + self.timeout
+        call = self._client.call
         try:
-            reply = call_by(lambda: self._client.call(asked.messages, deadline), deadline)
-        except Exception as exc:
-            return self._fall_back(asked, _describe(exc, self.timeout))
-        return self._read(asked, reply)
+            return call_by(
+                lambda: self._settle(asked, outcome(lambda: call(asked.messages, deadline))), deadline
+            )
+        except TimeoutError:
+            return self._fall_back(asked, _timed_out(self.timeout))
 
     async def aexpand(
         self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
@@ -186,13 +195,14 @@ class LLMExpander(Expander):
         deadline = time.monotonic() + self.timeout
         client = self._client
         try:
-            if client.native_async:
-                reply = await await_by(client.acall(asked.messages, deadline), deadline)
-            else:
-                reply = await call_by_async(lambda: client.call(asked.messages, deadline), deadline)
-        except Exception as exc:
-            return self._fall_back(asked, _describe(exc, self.timeout))
-        return self._read(asked, reply)
+            if client.native_async:  # the client's coroutine on this loop; what it returns, in a thread
+                got = await awaited(await_by(client.acall(asked.messages, deadline), deadline))
+                return await call_by_async(lambda: self._settle(asked, got), deadline)
+            return await call_by_async(
+                lambda: self._settle(asked, outcome(lambda: client.call(asked.messages, deadline))), deadline
+            )
+        except TimeoutError:
+            return self._fall_back(asked, _timed_out(self.timeout))
 
     def _asked(
         self, query: str, max_variants: int, strategy: str | None, history: History
@@ -207,6 +217,21 @@ class LLMExpander(Expander):
         wanted = 1 if STRATEGIES[chosen].passage else max_variants - 1
         asked = messages(chosen, query, history, wanted, self.instructions)
         return _Asked(query, max_variants, chosen, history, wanted, asked)
+
+    def _settle(self, asked: _Asked, got: str | BaseException) -> Expansion:
+        """The expansion from what the client returned or raised. Runs in the call's own thread, inside
+        the deadline: reading an answer (redacting, parsing) costs time, an event loop's above all."""
+        try:
+            if isinstance(got, BaseException):
+                return self._fall_back(asked, _describe(got, self.timeout))
+            # Counted in UTF-8 bytes as base_url's reader counts them (a lone surrogate as one).
+            if len(got) > MAX_ANSWER_BYTES or len(got.encode("utf-8", "replace")) > MAX_ANSWER_BYTES:
+                return self._fall_back(asked, str(TooLarge()))
+            return self._read(asked, got)
+        except BaseException as exc:  # a bug in reading it (or no memory) is this model's failure too
+            if not is_failure(exc):
+                raise
+            return self._fall_back(asked, _describe(exc, self.timeout))
 
     def _read(self, asked: _Asked, reply: str) -> Expansion:
         redact = self._redactor()
@@ -237,7 +262,7 @@ class LLMExpander(Expander):
         return Expansion(variants, note="; ".join(notes) or None)
 
     def _fall_back(self, asked: _Asked, reason: str) -> Expansion:
-        reason = shown(self._redactor()(reason), _REASON_LIMIT)
+        reason = self._shown(reason)
         logger.warning("LLM query expansion failed (%s); using the %s fallback", reason, self.fallback)
         if self.fallback == "heuristic":
             variants = self._heuristic.expand(
@@ -246,6 +271,15 @@ class LLMExpander(Expander):
         else:
             variants = (Variant(asked.query, "original"),)
         return Expansion(variants, fallback_reason=reason)
+
+    def _shown(self, reason: str) -> str:
+        """``reason`` redacted and clipped; of a longer one, only the first ``MAX_ANSWER_BYTES``
+        characters are read."""
+        redact = self._redactor()
+        if len(reason) <= MAX_ANSWER_BYTES:
+            return shown(redact(reason), _REASON_LIMIT)
+        # A secret cut at the end leaves a piece too short to recognise: the last characters go too.
+        return shown(redact(reason[:MAX_ANSWER_BYTES])[: 1 - MIN_FRAGMENT] + "...", _REASON_LIMIT)
 
     def _redactor(self) -> Redactor:
         """The redactor of the client's secrets as they are now (a client may fetch its key late)."""
@@ -341,12 +375,16 @@ def _char_kind(char: str) -> str:
     return "a non-ASCII character"
 
 
+def _timed_out(timeout: float) -> str:
+    return f"timeout: no answer within {timeout:g} s"
+
+
 def _describe(exc: BaseException, timeout: float) -> str:
     """A reason for the diagnostics, whole (the caller redacts, then clips it). The request's headers
     are never in it; a server's or client's text may be, which is why it is redacted."""
     # A client's own timeout (openai's APITimeoutError, httpx's) is the same deadline seen from inside.
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in type(exc).__name__:
-        return f"timeout: no answer within {timeout:g} s"
+        return _timed_out(timeout)
     if isinstance(exc, (HTTPFailure, TooLarge, UnusableAnswer)):
         return str(exc)
     if isinstance(exc, OSError):

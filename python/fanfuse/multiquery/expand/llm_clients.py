@@ -22,6 +22,7 @@ import re
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from fanfuse._core import FusionError
@@ -29,13 +30,51 @@ from fanfuse.multiquery.expand.llm_deadline import remaining
 from fanfuse.multiquery.expand.llm_http import Endpoint, exchange
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, completion_text
 
-__all__ = ["CLIENT_KINDS", "DEFAULT_TEMPERATURE", "ChatClient", "HTTPChat", "Messages", "client_adapter"]
+__all__ = [
+    "CLIENT_KINDS",
+    "DEFAULT_TEMPERATURE",
+    "ChatClient",
+    "ClientKind",
+    "HTTPChat",
+    "Messages",
+    "client_adapter",
+    "client_kind",
+]
 
 Messages = list[dict[str, str]]
 #: The sampling temperature of a request the expander makes (base_url, an openai client).
 DEFAULT_TEMPERATURE = 0.3
-#: What ``LLMExpander(client=...)`` takes.
-CLIENT_KINDS = "an openai.OpenAI or openai.AsyncOpenAI client, a LangChain chat model or a LlamaIndex LLM"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientKind:
+    """One kind of user's client ``LLMExpander(client=...)`` takes: an instance of ``module.cls``."""
+
+    name: str
+    module: str
+    cls: str
+    described: str
+
+    def holds(self, client: object) -> bool:
+        loaded = sys.modules.get(self.module)
+        kind = getattr(loaded, self.cls, None) if loaded is not None else None
+        return isinstance(kind, type) and isinstance(client, kind)
+
+
+#: Every kind of user's client ``LLMExpander(client=...)`` takes, the first that holds a client first.
+CLIENT_KINDS = (
+    ClientKind("openai", "openai", "OpenAI", "an openai.OpenAI client"),
+    ClientKind("async-openai", "openai", "AsyncOpenAI", "an openai.AsyncOpenAI client"),
+    ClientKind(
+        "langchain", "langchain_core.language_models.chat_models", "BaseChatModel", "a LangChain chat model"
+    ),
+    ClientKind("llamaindex", "llama_index.core.base.llms.base", "BaseLLM", "a LlamaIndex LLM"),
+)
+
+
+def client_kind(client: object) -> ClientKind | None:
+    """The kind of ``client``, or None when it is none of ``CLIENT_KINDS``."""
+    return next((kind for kind in CLIENT_KINDS if kind.holds(client)), None)
 
 
 class ChatClient(ABC):
@@ -178,27 +217,31 @@ class LlamaIndexChat(_FrameworkChat):
         return content
 
 
+_FRAMEWORK_ADAPTERS: dict[str, type[_FrameworkChat]] = {
+    "langchain": LangChainChat,
+    "llamaindex": LlamaIndexChat,
+}
+
+
 def client_adapter(
     client: object, model: str | None, default_model: str | None, settings: dict[str, Any], given: list[str]
 ) -> ChatClient:
     """The adapter for a user's client. ``model``: the one given (``default_model``: from the
     environment); ``settings``: the request fields given (temperature, max_tokens, extra_body's);
     ``given``: the names of the arguments that set them, for an error."""
-    openai = sys.modules.get("openai")
-    if openai is not None and isinstance(client, (openai.OpenAI, openai.AsyncOpenAI)):
+    kind = client_kind(client)
+    if kind is None:
+        accepted = [k.described for k in CLIENT_KINDS]
+        raise TypeError(
+            f"client must be {', '.join(accepted[:-1])} or {accepted[-1]} (got {type(client).__name__})"
+        )
+    if kind.name in ("openai", "async-openai"):
         chosen = model or default_model
         if not chosen:
             raise FusionError("an openai client needs a model: pass model=... (or set FANFUSE_LLM_MODEL)")
         settings = {"temperature": DEFAULT_TEMPERATURE, **settings}
-        return OpenAIChat(client, chosen, settings, isinstance(client, openai.AsyncOpenAI))
-    langchain = sys.modules.get("langchain_core.language_models.chat_models")
-    llamaindex = sys.modules.get("llama_index.core.base.llms.base")
-    if langchain is not None and isinstance(client, langchain.BaseChatModel):
-        adapter: ChatClient = LangChainChat(client)
-    elif llamaindex is not None and isinstance(client, llamaindex.BaseLLM):
-        adapter = LlamaIndexChat(client)
-    else:
-        raise TypeError(f"client must be {CLIENT_KINDS} (got {type(client).__name__})")
+        return OpenAIChat(client, chosen, settings, kind.name == "async-openai")
+    adapter = _FRAMEWORK_ADAPTERS[kind.name](client)
     if given:
         raise FusionError(
             f"{', '.join(given)}: a {type(client).__name__} is used with its own settings; set them on "

@@ -5,7 +5,9 @@ LlamaIndex model) runs in a daemon thread of its own and the caller waits at mos
 neither a sync caller nor ``asyncio.run`` (which joins its default executor's threads when it ends,
 so no executor is used) waits for a peer that stopped answering. A coroutine (``openai.AsyncOpenAI``)
 is awaited until the deadline and cancelled there. Either way the deadline passing is a
-``TimeoutError``.
+``TimeoutError``. ``outcome`` / ``awaited`` turn a call's failure (an exception, a Rust panic) into a
+value, so it can be handed on and described where the rest of the work runs; a signal, an exit or a
+cancellation goes on up.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-__all__ = ["await_by", "call_by", "call_by_async", "remaining"]
+from fanfuse._panics import is_failure
+
+__all__ = ["await_by", "awaited", "call_by", "call_by_async", "outcome", "remaining"]
 
 T = TypeVar("T")
 
@@ -79,6 +83,27 @@ async def _bounded(awaitable: Awaitable[T], deadline: float) -> T:
         return await asyncio.wait_for(awaitable, max(0.0, deadline - time.monotonic()))
     except asyncio.TimeoutError:  # a class of its own on Python 3.10
         raise TimeoutError from None
+
+
+def outcome(call: Callable[[], str]) -> str | BaseException:
+    """What ``call`` returned, or the failure it raised (a signal, an exit, a cancellation goes on up)."""
+    try:
+        return call()
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
+        return exc
+
+
+async def awaited(reply: Awaitable[str]) -> str | BaseException:
+    """``outcome`` for an awaitable."""
+    try:
+        result: str = await reply
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
+        return exc
+    return result
 
 
 def _start(call: Callable[[], T], settle: Callable[[T | None, BaseException | None], None]) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fanfuse._core import FusionError
 from fanfuse.multiquery.conversation import History
 
-__all__ = ["STRATEGIES", "Strategy", "check_strategy", "messages"]
+__all__ = ["PROMPT_ROLES", "STRATEGIES", "Strategy", "check_strategy", "messages"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +64,8 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 _ROLE_NAMES = {"user": "User", "assistant": "Assistant"}
+#: The roles of the conversation's turns written into the prompt.
+PROMPT_ROLES = tuple(_ROLE_NAMES)
 
 
 def check_strategy(strategy: str) -> str:
