@@ -30,7 +30,8 @@ COPIES = 4
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A 10k-query run of 100 hits (26 MB), qrels for it, and a corpus of 100k documents."""
+    """A 10k-query run of 100 hits (26 MB), qrels for it, and a corpus of 400k documents (about 3 s
+    of CPU to index: past the long-running check of one second)."""
     directory = tmp_path_factory.mktemp("big")
     rng = random.Random(1)
     run, qrels, corpus = directory / "big.trec", directory / "qrels.txt", directory / "corpus.jsonl"
@@ -41,7 +42,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             )
     qrels.write_text("".join(f"q{q} 0 d{q}x0 1\n" for q in range(10_000)))
     corpus.write_text(
-        "".join(json.dumps({"id": f"x{i}", "text": f"w{i % 97} " * 20}) + "\n" for i in range(100_000))
+        "".join(json.dumps({"id": f"x{i}", "text": f"w{i % 97} " * 20}) + "\n" for i in range(400_000))
     )
     return {"run": run, "qrels": qrels, "corpus": corpus}
 
