@@ -180,6 +180,13 @@ HEADER = (
 )
 
 
+def against(domain: str, name: str, values: list[float], other: list[float], other_name: str) -> str:
+    """A row of `values` tested against `other` (paired, per question) instead of the last turn."""
+    p = fanfuse.randomization_test(values, other, iterations=ITERATIONS)
+    delta = statistics.fmean(values) - statistics.fmean(other)
+    return f"| {domain} | {name}, against {other_name} | | | {delta:+.4f} | {p:.4f} | | |"
+
+
 def chosen_on(scores: dict[str, dict[Key, list[float]]]) -> dict[str, Key]:
     """Each domain's best setting by mean nDCG@10 (ties: the larger share, then the smaller bound)."""
     mean = statistics.fmean
@@ -234,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for setting, held_out, values in rows:
             print(report_row(test, setting, held_out, values, last[test.name], rewrite[test.name]))
+        ungated = scores[test.name][(DEFAULT_MAX_OWN_WORDS, 1.0)]
+        print(against(test.name, "the default", scores[test.name][default], ungated, "every follow-up alike"))
     if args.tried:
         print(
             "\nThe other evidence (p against the last turn alone; for agreement held out, also"
@@ -245,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                 values = d.with_history(ungated, share)
                 print(
                     report_row(
-                        d, f"{name}, else {TRIED_SHARE:g}", "no", values, last[d.name], rewrite[d.name]
+                        d, f"{name}: share {TRIED_SHARE:g}", "no", values, last[d.name], rewrite[d.name]
                     )
                 )
         # Agreement as a family of its own, chosen on one domain and scored on the other.
@@ -263,11 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             values, words = agreed[d.name][(n, s)], scores[d.name][chosen[other[d.name]]]
             setting = f"agreement chosen on {other[d.name]}: independent if >= {n} of 10 shared: share {s:g}"
             print(report_row(d, setting, "yes", values, last[d.name], rewrite[d.name]))
-            p = fanfuse.randomization_test(values, words, iterations=ITERATIONS)
-            print(
-                f"| {d.name} | the same, against the own-words rule held out | yes | "
-                f"| {mean(values) - mean(words):+.4f} | {p:.4f} | | |"
-            )
+            print(against(d.name, "the same", values, words, "the own-words rule held out"))
     library = (DEFAULT_MAX_OWN_WORDS, DEFAULT_INDEPENDENT_WEIGHT)
     print(f"\nthe default chosen: {label(default)}; the library's: {label(library)}")
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
