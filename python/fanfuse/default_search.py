@@ -80,7 +80,7 @@ def open_index(
         progress: called with the number of documents embedded so far, when embedding now.
         rerank: "mmr": the fused window reordered by maximal marginal relevance over the stored
             vectors (`fanfuse.multiquery.mmr`; needs the dense half), `mmr_lambda` its relevance weight
-            (default 0.7; 1 keeps the fused order). None: no reranker.
+            (default 0.9; 1 keeps the fused order). None: no reranker.
         overrides: `MultiQueryRetriever`'s keyword arguments (`expander`, `top_k`, `method`,
             `retriever_weights`...), replacing the defaults; `retriever_weights` replaces the weights
             of the retrievers it names.
