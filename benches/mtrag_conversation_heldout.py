@@ -166,11 +166,11 @@ def report_row(
     gain, ceiling = mean(values) - mean(last), mean(rewrite) - mean(last)
     p = "" if values is last else f"{fanfuse.randomization_test(values, last, iterations=ITERATIONS):.4f}"
     standalone = [i for i, c in enumerate(d.conversations.values()) if c.rewrite == c.last]
-    delta = mean([values[i] - last[i] for i in standalone])
+    delta = f"{mean([values[i] - last[i] for i in standalone]):+.4f}" if standalone else ""
     closed = f"{gain / ceiling:.0%}" if ceiling > 0 and values is not last else ""
     return (
         f"| {d.name} | {setting} | {held_out} | {mean(values):.4f} | {gain:+.4f} | {p} | {closed} "
-        f"| {delta:+.4f} |"
+        f"| {delta} |"
     )
 
 
