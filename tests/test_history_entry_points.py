@@ -197,6 +197,48 @@ def test_every_entry_point_reads_each_question_by_its_words(
             assert independent and set(independent) == {0.75}, name
 
 
+def test_every_framework_adapter_reads_each_question_by_its_words(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The adapters hand the conversation to the default's `HistoryExpander`, which reads each question
+    (its variants' weights recorded as it writes them)."""
+    from fanfuse.multiquery import HistoryExpander
+
+    written: list[set[float]] = []
+    expand = HistoryExpander.expand
+
+    def recording(self: HistoryExpander, query: str, **options: Any) -> Any:
+        expansion = expand(self, query, **options)
+        written.append({v.weight for v in expansion.variants if v.source == "history"})
+        return expansion
+
+    monkeypatch.setattr(HistoryExpander, "expand", recording)
+    own_topic = "which hawks hunt rabbits by day"
+    searches: dict[str, Any] = {}
+    multi = open_index(index_dir)
+    if importlib.util.find_spec("langchain_core") is not None:
+        from fanfuse.retrievers.langchain import FanfuseRetriever as LangChain
+
+        searches["langchain"] = lambda q: LangChain(retriever=multi).invoke(q, history=HISTORY)
+    if importlib.util.find_spec("llama_index") is not None:
+        from fanfuse.retrievers.llamaindex import FanfuseRetriever as LlamaIndex
+
+        searches["llamaindex"] = lambda q: LlamaIndex(multi, history=HISTORY).retrieve(q)
+    if importlib.util.find_spec("haystack") is not None:
+        from fanfuse.retrievers.haystack import FanfuseRetriever as Haystack
+
+        searches["haystack"] = lambda q: Haystack(multi).run(q, history=HISTORY)
+    if not searches:
+        multi.close()
+        pytest.skip("no framework installed")
+    with multi:
+        for name, search in searches.items():
+            written.clear()
+            search(QUESTION)
+            search(own_topic)
+            assert written == [{0.5}, {0.25}], name
+
+
 def test_every_entry_point_that_searches_a_question_takes_the_history() -> None:
     """A guard: a new command with a question, or a new adapter, must take the conversation too."""
     parser = build_parser()
