@@ -169,8 +169,7 @@ def report_row(
     delta = f"{mean([values[i] - last[i] for i in standalone]):+.4f}" if standalone else ""
     closed = f"{gain / ceiling:.0%}" if ceiling > 0 and values is not last else ""
     return (
-        f"| {d.name} | {setting} | {held_out} | {mean(values):.4f} | {gain:+.4f} | {p} | {closed} "
-        f"| {delta} |"
+        f"| {d.name} | {setting} | {held_out} | {mean(values):.4f} | {gain:+.4f} | {p} | {closed} | {delta} |"
     )
 
 
