@@ -118,13 +118,9 @@ def label(key: Key) -> str:
     return f"full weight with a referring word or <= {own} own content words, else {share:g}"
 
 
-def fixed_evidence(d: Domain) -> dict[str, Callable[[Conversation], float]]:
-    """Specificity and cosine, each a rule with its threshold fixed: a question it reads as
-    independent gets `TRIED_SHARE`."""
-    from fanfuse.retrievers.default_encoder import default_encoder
-
-    encoder, documents = default_encoder(), len(d.bm25)
-    referring = HistoryExpander(max_own_words=0)  # depends: a referring word, or no content word
+def newest_word(d: Domain) -> Callable[[Conversation], float]:
+    """The largest BM25 idf of a word of the question that no earlier turn has (0: none)."""
+    documents = len(d.bm25)
 
     def idf(term: str) -> float:
         found = d.bm25.document_frequency(term)
@@ -133,9 +129,23 @@ def fixed_evidence(d: Domain) -> dict[str, Callable[[Conversation], float]]:
     def terms(text: str) -> set[str]:
         return {term for word in content_words(text).words for _, term in d.bm25.analyze(word)}
 
-    def new_specific(c: Conversation) -> float:
+    def largest(c: Conversation) -> float:
         earlier = set().union(*map(terms, c.history))
-        return TRIED_SHARE if any(idf(t) >= 6 for t in terms(c.last) - earlier) else 1.0
+        return max((idf(t) for t in terms(c.last) - earlier), default=0.0)
+
+    return largest
+
+
+def fixed_evidence(d: Domain) -> dict[str, Callable[[Conversation], float]]:
+    """Specificity and cosine, each a rule with its threshold fixed: a question it reads as
+    independent gets `TRIED_SHARE`."""
+    from fanfuse.retrievers.default_encoder import default_encoder
+
+    encoder, newest = default_encoder(), newest_word(d)
+    referring = HistoryExpander(max_own_words=0)  # depends: a referring word, or no content word
+
+    def new_specific(c: Conversation) -> float:
+        return TRIED_SHARE if newest(c) >= 6 else 1.0
 
     def cosine(c: Conversation) -> float:
         last, previous = encoder.embed_queries([c.last, c.history[-1]])
@@ -146,6 +156,17 @@ def fixed_evidence(d: Domain) -> dict[str, Callable[[Conversation], float]]:
         "independent if a word has idf >= 6 and no earlier turn has it": new_specific,
         "independent if cosine to the previous turn < 0.3 and no referring word": cosine,
     }
+
+
+def words_unless_new(d: Domain, own: int, specific: float) -> Callable[[Conversation], float]:
+    """The own-words rule, except that a question with a word of idf >= `specific` that no earlier
+    turn has is independent even with a referring word ("How can I get my FICO score then?")."""
+    words, newest = HistoryExpander(max_own_words=own), newest_word(d)
+
+    def read(c: Conversation) -> float:
+        return 1.0 if words.depends(c.last) and newest(c) < specific else TRIED_SHARE
+
+    return read
 
 
 def agreement(d: Domain, shared: int, share: float) -> Callable[[Conversation], float]:
@@ -270,6 +291,27 @@ def main(argv: list[str] | None = None) -> int:
             n, s = picked[other[d.name]]
             values, words = agreed[d.name][(n, s)], scores[d.name][chosen[other[d.name]]]
             setting = f"agreement chosen on {other[d.name]}: independent if >= {n} of 10 shared: share {s:g}"
+            print(report_row(d, setting, "yes", values, last[d.name], rewrite[d.name]))
+            print(against(d.name, "the same", values, words, "the own-words rule held out"))
+        # The own-words rule overruled by a new specific word: one more knob, chosen the same way.
+        overruled = {
+            d.name: {
+                (k, t): d.with_history(
+                    HistoryExpander(d.bm25, independent_weight=1.0), words_unless_new(d, k, t)
+                )
+                for k in OWN_WORDS[:2]
+                for t in (5.0, 6.0, 7.0)
+            }
+            for d in domains
+        }
+        picked = chosen_on(overruled)
+        for d in domains:
+            k, t = picked[other[d.name]]
+            values, words = overruled[d.name][(k, t)], scores[d.name][chosen[other[d.name]]]
+            setting = (
+                f"own words chosen on {other[d.name]}, <= {k}, overruled by a new word of idf >= {t:g}: "
+                f"share {TRIED_SHARE:g}"
+            )
             print(report_row(d, setting, "yes", values, last[d.name], rewrite[d.name]))
             print(against(d.name, "the same", values, words, "the own-words rule held out"))
     library = (DEFAULT_MAX_OWN_WORDS, DEFAULT_INDEPENDENT_WEIGHT)
