@@ -12,7 +12,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build wheel wheels pytest-pythons lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid scale reference-weights llm-model
+.PHONY: demo test build wheel wheels pytest-pythons lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid mtrag-conversation-heldout mtrag-history-cost mtrag-mmr scale reference-weights llm-model
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -151,6 +151,18 @@ mtrag-conversation: build
 
 mtrag-conversation-grid: build
 	$(PY) benches/mtrag_conversation_grid.py
+
+# Leave one domain out: every setting of the per-question reading of the history chosen on clapnq and
+# scored on cloud, then the other way round; --tried adds the evidence that did not carry.
+mtrag-conversation-heldout: build
+	$(PY) benches/mtrag_conversation_heldout.py --tried
+
+# What the history costs a search (paired, interleaved), and the MMR rerank with and without.
+mtrag-history-cost: build
+	$(PY) benches/mtrag_history_cost.py
+
+mtrag-mmr: build
+	$(PY) benches/mtrag_mmr.py
 
 # End-to-end scale benchmark of `fanfuse fuse` (10k and 100k queries; add SIZES=...,1000000 for 1M).
 SIZES ?= 10000,100000

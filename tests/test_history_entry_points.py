@@ -7,6 +7,8 @@ test_history_adapters.py; a guard below keeps this list complete."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib.util
 import inspect
 import json
 from pathlib import Path
@@ -38,17 +40,17 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-def library(index_dir: Path, history: Any = None) -> Any:
+def library(index_dir: Path, history: Any = None, question: str = QUESTION) -> Any:
     with open_index(index_dir) as retriever:
-        result = retriever.search(QUESTION, history=history)
-        asearched = asyncio.run(retriever.asearch(QUESTION, history=history))
+        result = retriever.search(question, history=history)
+        asearched = asyncio.run(retriever.asearch(question, history=history))
     data = without_timings(json.loads(as_json(result)))
     assert without_timings(json.loads(as_json(asearched))) == data
     return data
 
 
-def cli(index_dir: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> Any:
-    assert main(["search", "--index", str(index_dir), QUESTION, "--json", *flags]) == 0
+def cli(index_dir: Path, capsys: pytest.CaptureFixture[str], *flags: str, question: str = QUESTION) -> Any:
+    assert main(["search", "--index", str(index_dir), question, "--json", *flags]) == 0
     return without_timings(json.loads(capsys.readouterr().out))
 
 
@@ -163,6 +165,78 @@ def test_the_service_takes_the_history_field(index_dir: Path) -> None:
         locations = [error["loc"] for error in response.json()["detail"]]
         assert all(location[:2] == ["body", "history"] for location in locations), locations
     assert [loc[2] for loc in (r.json()["detail"][0]["loc"] for r in bad[:2])] == [1, 1]
+
+
+def history_weights(data: Any) -> list[float]:
+    return [v["weight"] for v in data["diagnostics"]["variants"] if v["source"] == "history"]
+
+
+def test_every_entry_point_reads_each_question_by_its_words(
+    index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A question that depends on its history ("it") gets the history readings at full weight (half
+    the question's 3 each), one on its own topic at the independent share (half that), whichever way
+    it comes in."""
+    own_topic = "which hawks hunt rabbits by day"
+    searches = {
+        "library": lambda q: library(index_dir, HISTORY, q),
+        "command": lambda q: cli(index_dir, capsys, "--turn", HISTORY[0], question=q),
+    }
+    with contextlib.ExitStack() as stack:
+        if importlib.util.find_spec("fastapi") is not None:
+            from fanfuse.service import app_for_index
+            from fastapi.testclient import TestClient
+
+            client = stack.enter_context(TestClient(app_for_index(index_dir)))
+            searches["service"] = lambda q: without_timings(
+                client.post("/search", json={"query": q, "history": HISTORY}).json()
+            )
+        for name, search in searches.items():
+            dependent, independent = history_weights(search(QUESTION)), history_weights(search(own_topic))
+            assert dependent and set(dependent) == {1.5}, name
+            assert independent and set(independent) == {0.75}, name
+
+
+def test_every_framework_adapter_reads_each_question_by_its_words(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The adapters hand the conversation to the default's `HistoryExpander`, which reads each question
+    (its variants' weights recorded as it writes them)."""
+    from fanfuse.multiquery import HistoryExpander
+
+    written: list[set[float]] = []
+    expand = HistoryExpander.expand
+
+    def recording(self: HistoryExpander, query: str, **options: Any) -> Any:
+        expansion = expand(self, query, **options)
+        written.append({v.weight for v in expansion.variants if v.source == "history"})
+        return expansion
+
+    monkeypatch.setattr(HistoryExpander, "expand", recording)
+    own_topic = "which hawks hunt rabbits by day"
+    searches: dict[str, Any] = {}
+    multi = open_index(index_dir)
+    if importlib.util.find_spec("langchain_core") is not None:
+        from fanfuse.retrievers.langchain import FanfuseRetriever as LangChain
+
+        searches["langchain"] = lambda q: LangChain(retriever=multi).invoke(q, history=HISTORY)
+    if importlib.util.find_spec("llama_index") is not None:
+        from fanfuse.retrievers.llamaindex import FanfuseRetriever as LlamaIndex
+
+        searches["llamaindex"] = lambda q: LlamaIndex(multi, history=HISTORY).retrieve(q)
+    if importlib.util.find_spec("haystack") is not None:
+        from fanfuse.retrievers.haystack import FanfuseRetriever as Haystack
+
+        searches["haystack"] = lambda q: Haystack(multi).run(q, history=HISTORY)
+    if not searches:
+        multi.close()
+        pytest.skip("no framework installed")
+    with multi:
+        for name, search in searches.items():
+            written.clear()
+            search(QUESTION)
+            search(own_topic)
+            assert written == [{0.5}, {0.25}], name
 
 
 def test_every_entry_point_that_searches_a_question_takes_the_history() -> None:

@@ -194,10 +194,68 @@ def test_the_default_with_and_without_history(index: TantivyRetriever) -> None:
     assert conversation.ids[:2] == ["hawk", "barn-owl"]
 
 
+@pytest.mark.parametrize(
+    ("question", "depends"),
+    [
+        ("what does it eat?", True),  # a referring word
+        ("Then, how fast?", True),  # a referring word, any case and punctuation
+        ("and the pellets?", True),  # one content word of its own
+        ("why?", True),  # none
+        ("which owls hunt mice at night", False),  # its own topic
+        ("how do hawks hunt", False),
+    ],
+)
+def test_a_question_depends_on_its_history_by_its_words(
+    index: TantivyRetriever, question: str, depends: bool
+) -> None:
+    expander = HistoryExpander(index)
+    assert expander.depends(question) is depends
+    assert HistoryExpander(index, max_own_words=9).depends(question)  # a high bound: every one depends
+    share = 1.0 if depends else expander.independent_weight
+    weights = [v.weight for v in expand(expander, ["tell me about the barn owl"], query=question)[1:]]
+    assert weights and all(w == pytest.approx(0.5 * share) for w in weights)
+
+
+def test_a_question_on_its_own_topic_gets_the_independent_share(index: TantivyRetriever) -> None:
+    history, question = ["tell me about the barn owl"], "which hawks hunt rabbits by day"
+    assert [v.weight for v in expand(HistoryExpander(index), history, query=question)[1:]] == [0.25, 0.25]
+    quarter = HistoryExpander(index, independent_weight=0.5, weight=0.5 * 0.5)
+    assert [v.weight for v in expand(quarter, history, query=question)[1:]] == [0.125, 0.125]
+    # At 0 it gets no history variant: the search is the question's alone; a dependent one still does.
+    none = HistoryExpander(index, independent_weight=0)
+    assert expand(none, history, query=question) == (Variant(question, "original"),)
+    assert [v.weight for v in expand(none, history)[1:]] == [0.5, 0.5]
+    with open_index(index) as retriever:
+        alone = retriever.search(question)
+        read = retriever.search(question, history=history)
+    assert [(v.source, v.weight) for v in read.diagnostics.variants][:3] == [
+        ("original", 3.0),
+        ("history", 0.75),
+        ("history", 0.75),
+    ]
+    assert [v.source for v in alone.diagnostics.variants] == ["original", "feedback", "heuristic"]
+
+
+def test_bad_per_question_settings_are_refused_by_name() -> None:
+    with pytest.raises(
+        FusionError, match=r"independent_weight must be a finite number >= 0 and <= 1 \(got 1.5\)"
+    ):
+        HistoryExpander(independent_weight=1.5)
+    with pytest.raises(FusionError, match="independent_weight must be a finite number"):
+        HistoryExpander(independent_weight=-0.1)
+    with pytest.raises(FusionError, match=r"max_own_words must be an int >= 0 \(got -1\)"):
+        HistoryExpander(max_own_words=-1)
+    for bad in (True, 1.5, "2"):
+        with pytest.raises(TypeError, match="max_own_words must be an int"):
+            HistoryExpander(max_own_words=bad)  # type: ignore[arg-type]
+
+
 def test_the_cache_key_follows_the_index_version(index: TantivyRetriever, tmp_path: Path) -> None:
     key = HistoryExpander(index).cache_key()
     assert key is not None and index.version in key  # type: ignore[operator]
     assert HistoryExpander(index, min_idf=3.0).cache_key() != key
+    assert HistoryExpander(index, max_own_words=3).cache_key() != key
+    assert HistoryExpander(index, independent_weight=1.0).cache_key() != key
     rebuilt = TantivyRetriever.build(DOCUMENTS[:4], tmp_path / "other")
     assert HistoryExpander(rebuilt).cache_key() != key
     assert HistoryExpander().cache_key() is not None  # no index: the settings alone decide

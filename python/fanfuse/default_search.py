@@ -40,6 +40,7 @@ from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.multiquery.expand.history import HistoryExpander
 from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.multiquery.fusion import takes_weights
+from fanfuse.multiquery.mmr import named_reranker
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.dense_index import PassageEncoder, has_dense_index
@@ -66,6 +67,8 @@ def open_index(
     dense: bool | None = None,
     encoder: PassageEncoder | None = None,
     progress: Callable[[int], None] | None = None,
+    rerank: str | None = None,
+    mmr_lambda: float | None = None,
     **overrides: Any,
 ) -> MultiQueryRetriever:
     """The default multi-query retriever over an index built by `fanfuse index` (or
@@ -77,6 +80,9 @@ def open_index(
         encoder: embeds the queries (and the documents, when embedding now); default: the encoder
             recorded with the stored vectors, else the built-in model.
         progress: called with the number of documents embedded so far, when embedding now.
+        rerank: "mmr": the fused window reordered by maximal marginal relevance over the stored
+            vectors (`fanfuse.multiquery.mmr`; needs the dense half), `mmr_lambda` its relevance weight
+            (default 0.9; 1 keeps the fused order). None: no reranker.
         overrides: `MultiQueryRetriever`'s keyword arguments (`expander`, `top_k`, `method`,
             `retriever_weights`...), replacing the defaults; `retriever_weights` replaces the weights
             of the retrievers it names.
@@ -89,6 +95,11 @@ def open_index(
     settings: dict[str, Any] = {"expander": default_expander(bm25)}
     if weighted:
         settings["variant_weights"] = list(DEFAULT_VARIANT_WEIGHTS)
+    reranker = named_reranker(rerank, retrievers, mmr_lambda)
+    if reranker is not None:
+        if overrides.get("reranker") is not None:
+            raise FusionError("rerank names a built-in reranker and reranker gives one: give one of them")
+        settings["reranker"] = reranker
     settings.update(overrides)
     weights = {name: w for name, w in DEFAULT_RETRIEVER_WEIGHTS.items() if name in retrievers and weighted}
     given = settings.get("retriever_weights")

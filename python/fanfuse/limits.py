@@ -136,6 +136,7 @@ LIMITS: dict[str, Limit] = {
     ),
     "rerank_window": Limit("rerank_window", int, "fused hits the reranker scores", low=1, high=_MAX_HITS),
     "return_k": Limit("return_k", int, "reranked hits returned", low=1, high=_MAX_HITS),
+    "mmr_lambda": Limit("mmr_lambda", float, "MMR: relevance's weight against novelty", low=0, high=1),
     "retriever_k": Limit("k", int, "hits asked of one retriever (`search(query, k)`)", low=1, high=_MAX_HITS),
     "max_variants": Limit(
         "max_variants", int, "query variants of a search, the original included", low=1, high=5

@@ -19,9 +19,12 @@ from fanfuse.cli.progress import ProgressBar
 from fanfuse.default_search import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
+from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
 from fanfuse.retrievers.filters import filter_from_flags
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
+# The reranker's flags, by the option of `open_index` each sets.
+RERANK_FLAGS = {"rerank": "--rerank", "mmr_lambda": "--mmr-lambda"}
 # The fusion flags and the option of `fanfuse.fuse` each sets (checked in this order: --norm is
 # judged with the --method given).
 FUSION_FLAGS = {
@@ -87,6 +90,19 @@ def register(subparsers: Any) -> None:
         "else fits TF-IDF+SVD (fanfuse[dense]); --no-dense: BM25 only",
     )
     parser.add_argument(
+        "--rerank",
+        choices=RERANKS,
+        help="reorder the fused hits: mmr, maximal marginal relevance over the index's stored vectors "
+        "(fewer near-duplicates in the top hits; needs the dense half)",
+    )
+    number_option(
+        parser,
+        "--mmr-lambda",
+        "mmr_lambda",
+        f"with --rerank mmr: relevance's weight against novelty (default {DEFAULT_MMR_LAMBDA:g}; 1 keeps "
+        "the fused order)",
+    )
+    parser.add_argument(
         "--explain",
         action="store_true",
         help="show each hit's provenance and every branch, as the search page of `fanfuse serve` does",
@@ -106,6 +122,22 @@ def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
         with flag_named(flag, name):
             checked(options, weighted=False)
     return options
+
+
+def reranker_flags_named(function: Any) -> Any:
+    """`function` whose FusionError about a reranker option names its flag instead."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except FusionError as error:
+            message = str(error)
+            for name, flag in RERANK_FLAGS.items():
+                if message.startswith(f"{name} "):
+                    raise FusionError(flag + message[len(name) :]) from None
+            raise
+
+    return call
 
 
 @contextlib.contextmanager
@@ -137,13 +169,15 @@ def run(args: argparse.Namespace) -> int:
             bar(done)
 
         try:
-            retriever = open_index(
+            retriever = reranker_flags_named(open_index)(
                 index,
                 dense=args.dense,
                 progress=progress,
                 top_k=top_k,
                 expansion=llm_options.expansion_switch(args.expander),
                 max_variants=args.variants,
+                rerank=args.rerank,
+                mmr_lambda=args.mmr_lambda,
                 **fusion,
                 **overrides,
             )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fanfuse.limits import check_float, check_int, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
@@ -174,6 +174,11 @@ class MultiQueryRetriever:
     @property
     def retriever_names(self) -> list[str]:
         return [r.name for r in self._retrievers]
+
+    @property
+    def retrievers(self) -> dict[str, Any]:
+        """The retrievers searched, by name, as given."""
+        return {r.name: r.retriever for r in self._retrievers}
 
     def close(self) -> None:
         """Stop the threads (threads still running a timed-out call finish on their own)."""

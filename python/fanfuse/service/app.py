@@ -31,6 +31,7 @@ from fanfuse.json_data import as_data
 from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.fusion import checked
+from fanfuse.multiquery.mmr import named_reranker
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.page import page_router
 from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
@@ -175,6 +176,12 @@ def create_app(
             searcher = chosen(request.dense)
             options = search_options(request)
             try:
+                reranker = named_reranker(request.rerank, searcher.retrievers, request.mmr_lambda)
+            except FusionError as error:
+                raise BadField("mmr_lambda" if request.rerank is None else "rerank", str(error)) from None
+            if reranker is not None:
+                options["reranker"] = reranker
+            try:
                 result = await searcher.asearch(request.query, **options)
             except AllBranchesFailed as failed:
                 branches = [as_data(branch) for branch in failed.branches]
@@ -190,7 +197,9 @@ def create_app(
 
 def search_options(request: SearchRequest) -> dict[str, Any]:
     """The request's options as `MultiQueryRetriever.search` keywords (left out: the retriever's)."""
-    given = request.model_dump(exclude={"query", "dense", "expander"}, exclude_none=True)
+    given = request.model_dump(
+        exclude={"query", "dense", "expander", "rerank", "mmr_lambda"}, exclude_none=True
+    )
     options = {_RENAMED.get(name, name): value for name, value in given.items()}
     if request.expander is not None:
         options["expansion"] = request.expander != "none"

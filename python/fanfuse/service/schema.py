@@ -27,6 +27,7 @@ from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS, Fusion
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
+from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
 from fanfuse.retrievers.filters import conditions
 
 __all__ = ["SearchRequest", "SearchResponse"]
@@ -38,6 +39,7 @@ _NAMES = {
     "tie_break": TIE_BREAKS,
     "duplicates": DUPLICATE_POLICIES,
     "strategy": tuple(STRATEGIES),
+    "rerank": RERANKS,
 }
 
 
@@ -153,6 +155,14 @@ class SearchRequest(BaseModel):
         description="hybrid BM25 + dense (default: as the server's index, see GET /healthz); false: "
         "BM25 only",
     )
+    rerank: str | None = _one_of(
+        "rerank",
+        "reorder the fused hits: mmr, maximal marginal relevance over the index's stored vectors (needs "
+        "the dense half); default none",
+    )
+    mmr_lambda: float | None = _number(
+        "mmr_lambda", f"with rerank mmr, relevance's weight against novelty (default {DEFAULT_MMR_LAMBDA:g})"
+    )
 
     @field_validator("query")
     @classmethod
@@ -181,7 +191,7 @@ class SearchRequest(BaseModel):
             raise ValueError(str(error)) from None
         return filter
 
-    @field_validator("method", "norm", "tie_break", "duplicates", "strategy")
+    @field_validator("method", "norm", "tie_break", "duplicates", "strategy", "rerank")
     @classmethod
     def _known_name(cls, value: str | None, info: Any) -> str | None:
         accepted = _NAMES[info.field_name]

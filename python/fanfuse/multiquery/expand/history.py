@@ -12,19 +12,32 @@ earlier turns. ``HistoryExpander`` writes two readings of it, each its own varia
   embeds best (an encoder reads "tell me about barn owls what does it eat?" as one topic).
 
 Each variant's lists weigh ``weight`` (0.5) times the original question's (``Variant.weight``): two
-readings at half weight together weigh as much as the question, so a conversation that changed
-topic costs little and one that did not gains. Without earlier user turns there are no variants.
+readings at half weight together weigh as much as the question. How much of that weight a question
+gets is read per question, from the question alone, when it arrives:
+
+- a question that **depends** on its history, one with a referring word ("it", "that", "then",
+  ``REFERRING_WORDS``) or at most ``max_own_words`` (1) content word of its own ("and the price?"),
+  gets the readings at full weight;
+- any other question carries its own topic ("How do I cancel a Kubernetes cluster subscription?"):
+  its readings weigh ``independent_weight`` (0.5) of the full weight; at 0 it gets none, and such a
+  follow-up then costs nothing. The rule is read from words only, so a short question on a new topic
+  ("What are ETFs?": one content word) still counts as depending on its history.
+
+Without earlier user turns there are no variants.
 Assistant and system turns are not read: an answer's words are the documents' own, and a long
 answer would drown the user's few.
 
-The settings were chosen on MT-RAG's clapnq conversations and tested on cloud's
-(docs/mtrag-retrieval.md). Without an ``index`` (no idf to judge words by) only the joined variant is
-written.
+The settings were chosen on each of MT-RAG's clapnq and cloud conversations and scored on the
+other (docs/mtrag-retrieval.md, "Held out"); the cosine of the question's vector to the earlier
+turns', the specificity of its words in the index and the agreement of first-pass lists were
+measured there too and did not carry to the held-out domain. Without an ``index`` (no idf to judge
+words by) only the joined variant is written.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
@@ -33,12 +46,23 @@ from fanfuse.multiquery.conversation import History, user_turns
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_words
 
-__all__ = ["HistoryExpander", "TopicIndex"]
+__all__ = ["REFERRING_WORDS", "HistoryExpander", "TopicIndex"]
 
 DEFAULT_MIN_IDF = 2.5
 DEFAULT_PREVIOUS_WEIGHT = 1.0
 DEFAULT_OLDER_WEIGHT = 0.5
 DEFAULT_HISTORY_WEIGHT = 0.5
+# The per-question reading: a question with at most this many content words of its own depends on
+# its history, and a question that does not depend on it gets this share of the full weight.
+DEFAULT_MAX_OWN_WORDS = 1
+DEFAULT_INDEPENDENT_WEIGHT = 0.5
+
+#: Words that point back into the conversation: pronouns, demonstratives, "then", "same", "else".
+_REFERRING_TEXT = """
+    it its itself that this those these they them their theirs then there he she his her him
+    one ones same also else other another such"""
+REFERRING_WORDS = frozenset(_REFERRING_TEXT.split())
+_WORD = re.compile(r"\w+")
 
 
 class TopicIndex(Protocol):
@@ -66,6 +90,8 @@ class HistoryExpander(Expander):
         previous_weight: float = DEFAULT_PREVIOUS_WEIGHT,
         older_weight: float = DEFAULT_OLDER_WEIGHT,
         weight: float = DEFAULT_HISTORY_WEIGHT,
+        max_own_words: int = DEFAULT_MAX_OWN_WORDS,
+        independent_weight: float = DEFAULT_INDEPENDENT_WEIGHT,
         stopwords: Iterable[str] | None = None,
     ):
         if index is not None and not all(
@@ -80,33 +106,56 @@ class HistoryExpander(Expander):
         self.previous_weight = _number(previous_weight, "previous_weight", low=0.0)
         self.older_weight = _number(older_weight, "older_weight", low=0.0)
         self.weight = _number(weight, "weight", low=0.0, strict=True)
+        if isinstance(max_own_words, bool) or not isinstance(max_own_words, int):
+            raise TypeError(f"max_own_words must be an int (got {type(max_own_words).__name__})")
+        if max_own_words < 0:
+            raise FusionError(f"max_own_words must be an int >= 0 (got {max_own_words})")
+        self.max_own_words = max_own_words
+        self.independent_weight = _number(independent_weight, "independent_weight", low=0.0, high=1.0)
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
 
     def expand(
         self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
     ) -> Expansion:
         earlier = user_turns(history)
-        if not earlier or max_variants < 2:
+        share = self.share(query)
+        if not earlier or max_variants < 2 or share == 0:
             return Expansion((Variant(query, "original"),))
-        candidates = [self.topic_variant(query, earlier), self.joined_variant(query, earlier)]
+        weight = self.weight * share
+        candidates = [self.topic_variant(query, earlier, weight), self.joined_variant(query, earlier, weight)]
         return Expansion(assemble_variants(query, [c for c in candidates if c], max_variants, "history"))
 
-    def topic_variant(self, query: str, earlier: Sequence[str]) -> Variant | None:
+    def depends(self, query: str) -> bool:
+        """Whether the question reads as part of its conversation: it has a referring word, or at
+        most ``max_own_words`` content words of its own."""
+        if not REFERRING_WORDS.isdisjoint(word.casefold() for word in _WORD.findall(query)):
+            return True
+        return len(content_words(query, self.stopwords).words) <= self.max_own_words
+
+    def share(self, query: str) -> float:
+        """The share of the full weight the history readings get for this question."""
+        return 1.0 if self.depends(query) else self.independent_weight
+
+    def topic_variant(
+        self, query: str, earlier: Sequence[str], weight: float | None = None
+    ) -> Variant | None:
         """The question and the topic words of the earlier user turns (oldest first), or None when
-        they have none."""
+        they have none; its lists weigh ``weight`` (default: the expander's)."""
         topic = self.topic_words(query, earlier)
         if not topic:
             return None
-        words = " ".join(f"{word}^{weight:g}" for word, weight in topic)
+        words = " ".join(f"{word}^{term_weight:g}" for word, term_weight in topic)
         plain = " ".join([query, *(word for word, _ in topic)])
-        return Variant(f"{query_words(query)} {words}", "history", plain, weight=self.weight)
+        weight = self.weight if weight is None else weight
+        return Variant(f"{query_words(query)} {words}", "history", plain, weight=weight)
 
-    def joined_variant(self, query: str, earlier: Sequence[str]) -> Variant:
-        """The previous user turn and the question as one text."""
+    def joined_variant(self, query: str, earlier: Sequence[str], weight: float | None = None) -> Variant:
+        """The previous user turn and the question as one text; its lists weigh ``weight`` (default:
+        the expander's)."""
         joined = f"{earlier[-1]} {query}"
         # Each turn's words on their own: a quote left open in one turn must not pair with the next's.
         words = f"{query_words(earlier[-1])} {query_words(query)}"
-        return Variant(words, "history", joined, weight=self.weight)
+        return Variant(words, "history", joined, weight=self.weight if weight is None else weight)
 
     def topic_words(self, query: str, earlier: Sequence[str]) -> list[tuple[str, float]]:
         """The topic words of the earlier user turns (oldest first) and their weights, newest turn
@@ -140,13 +189,21 @@ class HistoryExpander(Expander):
         version = None if self.index is None else getattr(self.index, "version", None)
         if self.index is not None and not isinstance(version, str):
             return None
-        settings = (self.min_idf, self.previous_weight, self.older_weight, self.weight)
+        settings = (
+            self.min_idf,
+            self.previous_weight,
+            self.older_weight,
+            self.weight,
+            self.max_own_words,
+            self.independent_weight,
+        )
         return ("history", version, settings, self.stopwords)
 
     def __repr__(self) -> str:
         return (
             f"HistoryExpander(min_idf={self.min_idf:g}, previous_weight={self.previous_weight:g}, "
-            f"older_weight={self.older_weight:g}, weight={self.weight:g})"
+            f"older_weight={self.older_weight:g}, weight={self.weight:g}, "
+            f"max_own_words={self.max_own_words}, independent_weight={self.independent_weight:g})"
         )
 
 
@@ -155,10 +212,11 @@ def _idf(document_frequency: int, documents: int) -> float:
     return math.log(1.0 + (documents - document_frequency + 0.5) / (document_frequency + 0.5))
 
 
-def _number(value: object, name: str, *, low: float, strict: bool = False) -> float:
+def _number(value: object, name: str, *, low: float, strict: bool = False, high: float = math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} must be a number (got {type(value).__name__})")
-    if not math.isfinite(value) or value < low or (strict and value == low):
+    if not math.isfinite(value) or value < low or (strict and value == low) or value > high:
         bound = f"> {low:g}" if strict else f">= {low:g}"
-        raise FusionError(f"{name} must be a finite number {bound} (got {value})")
+        within = f" and <= {high:g}" if math.isfinite(high) else ""
+        raise FusionError(f"{name} must be a finite number {bound}{within} (got {value})")
     return float(value)

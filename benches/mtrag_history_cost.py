@@ -1,0 +1,82 @@
+"""What the history costs a search: the default (`fanfuse.open_index`) searching each MT-RAG question
+with history twice, given the last turn alone and given it with its history, the two interleaved (their
+order alternating question by question) so that both see the same load; the ratio of the summed times
+and the median of the per-question ratios. The query-vector cache is off (`FANFUSE_QUERY_CACHE_SIZE=0`,
+set here): with it, the second search of a question would reuse the first's vectors.
+
+    .venv/bin/python benches/mtrag_history_cost.py             # make mtrag-history-cost
+    .venv/bin/python benches/mtrag_history_cost.py --limit 20  # a quick run
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["FANFUSE_QUERY_CACHE_SIZE"] = "0"  # before any retriever reads it
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import fanfuse
+from fanfuse.default_search import open_index
+from mtrag_conversation import read_conversations
+from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
+from mtrag_retrieval import data_missing, data_parser, report
+
+WARM_UP = 5
+
+
+def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None) -> dict[str, object]:
+    bm25 = pool_index(data, domain, index_dir)
+    neural_dense(bm25)
+    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
+    conversations = [c for c in read_conversations(data, domain, set(qrels.qids())).values() if c.history]
+    conversations = conversations[:limit]
+    seconds: dict[str, list[float]] = {"alone": [], "history": []}
+    with open_index(bm25, top_k=10) as retriever:
+        for c in conversations[:WARM_UP]:  # sessions, threads
+            retriever.search(c.last)
+            retriever.search(c.last, history=list(c.history))
+        for i, c in enumerate(conversations):
+            given = [("alone", None), ("history", list(c.history))]
+            for name, history in given if i % 2 else given[::-1]:
+                begin = time.perf_counter()
+                retriever.search(c.last, history=history)
+                seconds[name].append(time.perf_counter() - begin)
+    alone, history = seconds["alone"], seconds["history"]
+    return {
+        "domain": domain,
+        "n": len(conversations),
+        "alone_ms": 1e3 * statistics.fmean(alone),
+        "history_ms": 1e3 * statistics.fmean(history),
+        "ratio": sum(history) / sum(alone),
+        "median_ratio": statistics.median(h / a for a, h in zip(alone, history, strict=True)),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = data_parser(__doc__)
+    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
+    args = parser.parse_args(argv)
+    if data_missing(args.data):
+        return 2
+    started = time.perf_counter()
+    rows = [run_domain(args.data, domain, args.index_dir, args.limit) for domain in args.domains]
+    table = [
+        "| domain | questions with history | ms/search, last turn alone | with its history "
+        "| ratio of the sums | median ratio |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(
+            f"| {r['domain']} | {r['n']} | {r['alone_ms']:.1f} | {r['history_ms']:.1f} | {r['ratio']:.2f} "
+            f"| {r['median_ratio']:.2f} |"
+            for r in rows
+        ),
+    ]
+    report(rows, "\n".join(table), started, None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
