@@ -169,6 +169,10 @@ class MultiQueryRetriever:
         threads = check_int("max_workers", max_workers)
         self._workers = {r.name: Workers(r.name, threads) for r in self._retrievers}
         self._batched = {r.name: batches_queries(r.retriever) for r in self._retrievers}
+        # What each retriever reads, looked up once: (plain text?, the variant sources it skips).
+        self._reads = {
+            r.name: (reads_plain_text(r.retriever), skipped_sources(r.retriever)) for r in self._retrievers
+        }
         self._rerank_workers = Workers("reranker", threads)
 
     @property
@@ -257,8 +261,8 @@ class MultiQueryRetriever:
         weighted = is_weighted(v_weights, r_weights.values())
         branches = []
         for r in self._retrievers:
-            reads_plain = reads_plain_text(r.retriever)
-            weights = _list_weights(chosen, by_variant, reads_plain, skipped_sources(r.retriever), weighted)
+            reads_plain, skipped = self._reads[r.name]
+            weights = _list_weights(chosen, by_variant, reads_plain, skipped, weighted)
             name, retriever, is_async = r.name, r.retriever, r.is_async
             weight, threads, batched = r_weights[name], workers[name], self._batched[name]
             branches += [
