@@ -61,7 +61,8 @@ def table(rows: list[tuple[str, float, str]], unit: str, scale: float) -> list[s
     base = rows[0][1]
     out = [f"| contender | {unit} | x fanfuse | same ranking |", "|---|---:|---:|---|"]
     for name, seconds, agree in rows:
-        out.append(f"| {name} | {seconds * scale:,.1f} | {seconds / base:,.1f} | {agree} |")
+        ratio = seconds / base
+        out.append(f"| {name} | {seconds * scale:,.1f} | {ratio:,.{1 if ratio >= 1 else 2}f} | {agree} |")
     return out
 
 
