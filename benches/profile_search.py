@@ -7,11 +7,14 @@ query (A/B in one process), and the table gives the process CPU time per search 
 encoder's, the retrievers', the caller's), its median wall time, and the ratio default / single.
 
     .venv/bin/python benches/profile_search.py                      # the ratio, 200 queries
-    py-spy record --native --rate 250 -o /tmp/default.txt --format raw -- \
-        .venv/bin/python benches/profile_search.py --only default   # where the CPU goes (py-spy)
+    FANFUSE_ENCODER_THREADS=1 .venv/bin/python benches/profile_search.py --only default \
+        --profile /tmp/default.json                                # where the CPU goes (yappi)
 
-`--only MODE` runs one mode (for a profiler); `--index DIR` searches an index built by `fanfuse index
---dense` instead of the cached MT-RAG pool (benches/mtrag_indexes.py).
+`--only MODE` runs one mode; `--profile PATH` profiles its searches with yappi (`pip install yappi`)
+on the CPU clock of every thread and writes the stats there for `benches/profile_table.py`. One
+encoder thread keeps the model's work on the Python thread that calls it, where the profiler sees
+it. `--index DIR` searches an index built by `fanfuse index --dense` instead of the cached MT-RAG
+pool (benches/mtrag_indexes.py).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from mtrag_indexes import neural_dense, pool_index
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag"
 MODES: dict[str, dict[str, Any]] = {"default": {}, "single": {"max_variants": 1}}
+CPU_KEY = "process CPU time of the searches"
 _SPEAKER = re.compile(r"\|user\|:\s*")
 
 
@@ -47,7 +51,10 @@ def main() -> None:
     parser.add_argument("--query-set", default="rewrite", choices=("lastturn", "rewrite"))
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--only", choices=tuple(MODES))
+    parser.add_argument("--profile", type=Path, help="with --only: yappi's stats of the searches, here")
     args = parser.parse_args()
+    if args.profile is not None and args.only is None:
+        parser.error("--profile profiles one mode: give --only too")
     if args.index is None:
         neural_dense(pool_index(args.data, "clapnq"))  # embeds the pool once, on the first run
         index: Any = pool_index(args.data, "clapnq")
@@ -58,6 +65,11 @@ def main() -> None:
     searchers = {mode: fanfuse.open_index(index) for mode in modes}
     for mode in modes:  # warm-up: the model, the index pages, the threads
         searchers[mode].search("what is the warm up question", **MODES[mode])
+    if args.profile is not None:
+        import yappi
+
+        yappi.set_clock_type("cpu")
+        yappi.start(profile_threads=True)
     cpu: dict[str, list[float]] = {m: [] for m in modes}
     wall: dict[str, list[float]] = {m: [] for m in modes}
     for text in texts:
@@ -66,6 +78,16 @@ def main() -> None:
             searchers[mode].search(text, **MODES[mode])
             cpu[mode].append((time.process_time() - c0) * 1e3)
             wall[mode].append((time.perf_counter() - w0) * 1e3)
+    if args.profile is not None:
+        yappi.stop()
+        # Seconds of CPU inside each function, callees included, by "file:Class.function".
+        inside: dict[str, float] = {}
+        for stat in yappi.get_func_stats():
+            key = f"{Path(stat.module).name}:{stat.name}"
+            inside[key] = inside.get(key, 0.0) + stat.ttot
+        # The searches' process CPU time (every thread), beside which the functions' times are read.
+        inside[CPU_KEY] = sum(cpu[args.only]) / 1e3
+        args.profile.write_text(json.dumps(inside), encoding="utf-8")
     print(
         f"{len(texts)} ClapNQ {args.query_set} questions, {platform.python_implementation()} "
         f"{platform.python_version()}, fanfuse {fanfuse.__version__}"

@@ -1,99 +1,76 @@
-"""Where a search's CPU goes, from py-spy's raw samples of `benches/profile_search.py --only MODE`.
+"""Where a search's CPU goes: the yappi stats of `benches/profile_search.py --only MODE --profile`
+as a table of milliseconds of CPU per search, one column per file.
 
-    FANFUSE_ENCODER_THREADS=1 py-spy record --native --rate 200 --format raw -o /tmp/default.txt -- \
-        .venv/bin/python benches/profile_search.py --only default
-    .venv/bin/python benches/profile_table.py --rate 200 --searches 201 /tmp/default.txt /tmp/single.txt
+    for mode in default single; do FANFUSE_ENCODER_THREADS=1 .venv/bin/python \
+        benches/profile_search.py --only $mode --profile /tmp/$mode.json; done
+    .venv/bin/python benches/profile_table.py --searches 201 /tmp/default.json /tmp/single.json
 
-One encoder thread keeps the model's work on the Python thread that calls it, where py-spy sees it
-(onnxruntime's own threads are not Python threads). py-spy records busy samples only, so a share of
-the samples is a share of CPU. Samples outside `MultiQueryRetriever.search` and its worker threads
-(imports, opening the index, loading the model) are left out. A sample counts for the first
-category, in the order below, whose markers are all in its stack. With `--rate` (py-spy's samples a
-second) and `--searches` (how many searches the run made, the warm-up included) the table is in
-milliseconds of CPU per search.
+Each row is the CPU time (every thread, yappi's CPU clock) spent inside the functions it names,
+callees included; the rows name functions that do not call each other, and "the rest" is the
+searches' process CPU time (measured by profile_search.py, under the profiler) less the rows:
+planning the branches, handing them to the threads and waking them, the reports. A profiler slows
+Python code more than native code, so the Python rows are inflated against the encoder's.
+`TantivyRetriever.search` is the RM3 first pass, and the BM25 branch of a search of one variant.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections import Counter
+import json
 from pathlib import Path
 
-# (category, markers all in the stack): the most specific first; a category may have several rows.
-CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("encoder: the model (onnxruntime)", ("OnnxEncoder._run",)),
-    ("encoder: tokenizing, pooling", ("onnx_encoder.py",)),
-    ("RM3 feedback: first-pass BM25 search", ("expand/feedback.py", "TantivyRetriever.search")),
-    ("RM3 feedback: terms of the documents", ("expand/feedback.py",)),
-    ("history variants", ("history.py",)),
-    ("content-word variant", ("expanders.py",)),
-    ("content-word variant", ("words.py",)),
-    ("dense feedback (re-ranking the pool)", ("retrievers/dense_feedback.py",)),
-    ("dense search (scores, top k, hits)", ("retrievers/dense.py",)),
-    ("BM25 searches (Tantivy)", ("tantivy_index.py",)),
-    ("fusion", ("fusion.py",)),
-    ("thread hand-offs and waiting", ("workers.py",)),
-    ("thread hand-offs and waiting", ("fanout.py",)),
-    ("thread hand-offs and waiting", ("threading.py",)),
-    ("thread hand-offs and waiting", ("_portal.py",)),
-    ("plan (option checks)", ("planning.py",)),
-    ("the answer (hits, diagnostics)", ("retriever.py",)),
+# (row, (file suffix, function name) of each function it sums).
+ROWS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("encoder: the model (onnxruntime)", (("onnx_encoder.py", "OnnxEncoder._run"),)),
+    ("encoder: tokenizing, pooling, checks", (("query_vectors.py", "embedded"),)),
+    ("dense search (scores, top k, hits)", (("dense.py", "DenseRetriever._ranked"),)),
+    ("dense feedback (re-ranking the pool)", (("dense_feedback.py", "DenseFeedback._moved"),)),
+    ("BM25 search of one query (RM3's first pass)", (("tantivy_index.py", "TantivyRetriever.search"),)),
+    ("RM3 feedback: terms of the documents", (("feedback.py", "FeedbackExpander._relevance_model"),)),
+    ("RM3 feedback: the variant written", (("feedback.py", "FeedbackExpander._written"),)),
+    ("BM25 searches of the variants", (("tantivy_index.py", "TantivyRetriever.search_batch"),)),
+    ("content-word variant", (("expanders.py", "HeuristicExpander.expand"),)),
+    ("history variants", (("history.py", "HistoryExpander.expand"),)),
+    ("plan (option checks)", (("planning.py", "make_plan"),)),
+    ("fusion", (("retriever.py", "MultiQueryRetriever._fuse"),)),
+    ("the answer (hits, diagnostics)", (("retriever.py", "MultiQueryRetriever._result"),)),
 )
-SEARCH_MARKERS = ("MultiQueryRetriever.search", "Workers._work")
-# A thread blocked on a lock or a condition: py-spy --native may sample it as busy; it uses no CPU.
-BLOCKED_MARKERS = ("PyThread_acquire_lock_timed", "pthread_cond_timedwait", "pthread_cond_wait")
+TOTAL = "process CPU time of the searches"  # profile_search.CPU_KEY
+# Rows whose functions run inside another row's: subtracted from it.
+INSIDE = {
+    "encoder: tokenizing, pooling, checks": "encoder: the model (onnxruntime)",
+    "RM3 feedback: the variant written": "RM3 feedback: terms of the documents",
+}
 
 
-def category(stack: str) -> str | None:
-    if not any(marker in stack for marker in SEARCH_MARKERS):
-        return None
-    if any(marker in stack for marker in BLOCKED_MARKERS):
-        return None
-    for name, markers in CATEGORIES:
-        if all(marker in stack for marker in markers):
-            return name
-    return "other"
+def cumulative(stats: dict[str, float], functions: tuple[tuple[str, str], ...]) -> float:
+    """Seconds inside the functions (callees included)."""
+    return sum(stats.get(f"{file}:{name}", 0.0) for file, name in functions)
 
 
-def shares(path: Path) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        stack, _, count = line.rpartition(" ")
-        name = category(stack)
-        if name is not None:
-            counts[name] += int(count)
-    return counts
+def column(path: Path) -> dict[str, float]:
+    stats = json.loads(path.read_text(encoding="utf-8"))
+    rows = {name: cumulative(stats, functions) for name, functions in ROWS}
+    for outer, inner in INSIDE.items():
+        rows[outer] -= rows[inner]
+    total = stats[TOTAL]
+    rows["the rest: hand-offs, wake-ups, reports"] = total - sum(rows.values())
+    rows["total (process CPU time, profiled)"] = total
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("samples", nargs="+", type=Path, help="py-spy's raw output, one file a column")
-    parser.add_argument("--rate", type=float, help="py-spy's --rate")
-    parser.add_argument("--searches", type=int, help="searches in each run")
+    parser.add_argument("stats", nargs="+", type=Path, help="profile_search.py --profile files")
+    parser.add_argument("--searches", type=int, required=True, help="searches in each run")
     args = parser.parse_args()
-    tables = {path.stem: shares(path) for path in args.samples}
-    per_search = args.rate is not None and args.searches is not None
-    unit = "CPU ms / search" if per_search else "% of samples"
-
-    def cell(counts: Counter[str], name: str) -> str:
-        if per_search:
-            return f"{1e3 * counts[name] / args.rate / args.searches:.2f}"
-        return f"{100 * counts[name] / max(sum(counts.values()), 1):.1f}"
-
-    names = [*dict.fromkeys(name for name, _ in CATEGORIES), "other"]
-    print("| where | " + " | ".join(f"{t} ({unit})" for t in tables) + " |")
-    print("|---|" + "---:|" * len(tables))
-    for name in sorted(names, key=lambda n: -sum(c[n] / max(sum(c.values()), 1) for c in tables.values())):
-        print(f"| {name} | " + " | ".join(cell(c, name) for c in tables.values()) + " |")
-    total = "total" if per_search else "samples in searches"
-    print(
-        f"| {total} | "
-        + " | ".join(
-            f"{1e3 * sum(c.values()) / args.rate / args.searches:.2f}" if per_search else str(sum(c.values()))
-            for c in tables.values()
-        )
-        + " |"
-    )
+    columns = {path.stem: column(path) for path in args.stats}
+    names = list(next(iter(columns.values())))
+    print("| where | " + " | ".join(f"{name} (CPU ms / search)" for name in columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for name in names:
+        cells = " | ".join(f"{1e3 * c[name] / args.searches:.2f}" for c in columns.values())
+        print(f"| {name} | {cells} |")
 
 
 if __name__ == "__main__":
