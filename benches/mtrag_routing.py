@@ -80,8 +80,10 @@ def answer(
     return run, cpu
 
 
-def run_domain(data: Path, domain: str, limit: int | None, iterations: int) -> list[dict[str, Any]]:
-    bm25 = pool_index(data, domain, CACHE_DIR)
+def run_domain(
+    data: Path, domain: str, limit: int | None, iterations: int, index_dir: Path = CACHE_DIR
+) -> list[dict[str, Any]]:
+    bm25 = pool_index(data, domain, index_dir)
     neural_dense(bm25)
     qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
     conversations = read_conversations(data, domain, set(qrels.qids()))
@@ -128,6 +130,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__)
+    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
     parser.add_argument("--iterations", type=int, default=10_000, help="sign flips of the randomization test")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
@@ -135,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     rows = [
-        row for domain in args.domains for row in run_domain(args.data, domain, args.limit, args.iterations)
+        row
+        for domain in args.domains
+        for row in run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
     ]
     report(rows, markdown(rows), started, args.json)
     return 0
