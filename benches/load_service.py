@@ -9,8 +9,10 @@ Starts `fanfuse serve` on 127.0.0.1, then for BM25 alone (`"dense": false`) and 
 dense), with the default variants (no `variants` field) and with one, and each concurrency (wrk
 connections), drives `POST /search` for `--seconds` with the queries in turn, and prints a Markdown
 table: requests answered, requests/s, p50 and p99 latency of the answered ones, the answers that
-were not 200, and the 1-minute load average when the run began. Each (mode, variants) pair is
-warmed for one second first (the dense encoder, the index pages).
+were not 200, and the 1-minute load average when the run began; then, for each server, retrievers
+and clients, the default search's requests/s and p99 as a multiple of the question alone's (the
+default-to-single ratio). Each (mode, variants) pair is warmed for one second first (the dense
+encoder, the index pages).
 
 `--ref REF` also serves the code of git REF (its `python/` tree, with this build's compiled core)
 and runs each row on it right before this tree's: "before" and "after" measured back to back, in
@@ -207,6 +209,24 @@ def main() -> None:
             f"| {code} | {mode} | {variants} | {connections} | {r['answered']} | {timing} | {r['not_ok']} "
             f"| {load:.1f} |"
         )
+    ratios = default_to_single(rows)
+    if ratios:
+        print()
+        print("| code | retrievers | clients | default / 1 variant, requests/s | default / 1 variant, p99 |")
+        print("|---|---|---:|---:|---:|")
+        for (code, mode, connections), (rps, p99) in ratios.items():
+            print(f"| {code} | {mode} | {connections} | {rps:.2f}x | {p99:.2f}x |")
+
+
+def default_to_single(rows: list[tuple[str, str, str, int, float, dict[str, Any]]]) -> dict[Any, Any]:
+    """For each server, retrievers and clients measured both ways: the default search's requests/s
+    and p99 as a multiple of the question alone's (`"variants": 1`)."""
+    measured = {(code, mode, variants, c): r for code, mode, variants, c, _, r in rows if r["answered"]}
+    return {
+        (code, mode, c): (r["rps"] / single["rps"], r["p99"] / single["p99"])
+        for (code, mode, variants, c), r in measured.items()
+        if variants == "default" and (single := measured.get((code, mode, "1", c))) is not None
+    }
 
 
 if __name__ == "__main__":

@@ -75,11 +75,17 @@ def _ranx_prepare(runs: list[list[tuple[str, float]]]) -> Any:
     return [Run({"q": dict(run)}, name=f"run{i}") for i, run in enumerate(runs)]
 
 
-def _ranx(runs: Any) -> list[Any]:
+def _ranx(runs: Any, norm: str | None = "min-max") -> list[Any]:
+    """ranx's RRF; `norm` its normalisation of the scores first (min-max unless told: RRF reads
+    only the ranks, so `norm=None` is the like-for-like call, both are timed)."""
     from ranx import fuse
 
-    fused = fuse(runs, method="rrf", params={"k": 60}).to_dict()["q"]
+    fused = fuse(runs, norm=norm, method="rrf", params={"k": 60}).to_dict()["q"]
     return sorted(fused, key=fused.__getitem__, reverse=True)[:TOP_K]
+
+
+def _ranx_unnormalised(runs: Any) -> list[Any]:
+    return _ranx(runs, norm=None)
 
 
 def _langchain_prepare(runs: list[list[tuple[str, float]]]) -> Any:
@@ -152,6 +158,8 @@ def contenders() -> list[Contender]:
         Contender("fanfuse", "(id, score) pairs", scored, _fanfuse_pairs),
         Contender("rankops", "(id, score) pairs", scored, _rankops, k=59.0),
         Contender("ranx fuse", "(id, score) pairs", lambda q: _ranx_prepare(scored(q)), _ranx),
+        Contender("ranx fuse, norm=None", "(id, score) pairs", lambda q: _ranx_prepare(scored(q)),
+                  _ranx_unnormalised),
         Contender("LangChain EnsembleRetriever", "(id, score) pairs", lambda q: _langchain_prepare(scored(q)),
                   _langchain),
         Contender("LlamaIndex QueryFusionRetriever", "(id, score) pairs",

@@ -280,3 +280,40 @@ def test_the_cache_key_holds_every_setting_that_changes_the_variant(index: Tanti
     assert None not in keys and len(keys) == 6
     assert FeedbackExpander(index).cache_key() == FeedbackExpander(index).cache_key()
     assert FeedbackExpander(SearchAndAnalyzeOnly(index)).cache_key() is None
+
+
+class CountingAnalyzer(SearchAndAnalyzeOnly):
+    """The index through feedback's two methods, recording every text analyzed; `changed` rewrites
+    the text a search returns for the ids it names (a document edited between two searches)."""
+
+    def __init__(self, index: TantivyRetriever) -> None:
+        super().__init__(index)
+        self.analyzed: list[str] = []
+        self.changed: dict[str, str] = {}
+
+    def search(self, query: str, k: int) -> Sequence[Hit]:
+        hits = self.index.search(query, k)
+        return [
+            Hit(h.id, h.score, {**h.payload, "text": self.changed[h.id]}) if h.id in self.changed else h
+            for h in hits
+        ]
+
+    def analyze(self, text: str) -> list[tuple[str, str]]:
+        self.analyzed.append(text)
+        return self.index.analyze(text)
+
+
+def test_each_documents_terms_are_read_once_and_again_when_its_text_changes(index: TantivyRetriever) -> None:
+    counting = CountingAnalyzer(index)
+    expander = FeedbackExpander(counting, feedback_docs=3)
+    first = feedback_variant(expander)
+    documents = [t for t in counting.analyzed if "\n" in t]  # title and text: a document read
+    assert len(documents) == 3
+    counting.analyzed.clear()
+    assert feedback_variant(expander) == first
+    assert not [t for t in counting.analyzed if "\n" in t]  # its counts were kept
+    top = index.search(QUESTION, 1)[0].id
+    counting.changed[top] = "Granite and basalt: what a volcano leaves behind."
+    changed = feedback_variant(expander)
+    assert [t for t in counting.analyzed if "\n" in t] == [f"\n{counting.changed[top]}"]
+    assert changed == feedback_variant(FeedbackExpander(counting, feedback_docs=3)) != first

@@ -14,7 +14,14 @@ One place decides the default, so a program gets exactly what the command gives:
   each history variant's half the original's; every retriever 1 but `dense-feedback`, 0.25. With a
   `method` that has no weighted form (isr, combmax...), every list weighs 1.
   Measured on MT-RAG (docs/mtrag-retrieval.md).
-- the dense retriever gets each variant as plain text (`PlainTextQueries`): the variants are written
+- routing: BM25 searches every variant; the dense retrievers search the question and the variants
+  written as sentences (the conversation's, a model's, the caller's), not the word-level ones
+  (`DENSE_SKIPPED_SOURCES`: the content words and the RM3 terms), whose weight goes to the dense
+  question's list instead. A word list embedded by a sentence encoder is mostly the question's own
+  vector again: the word-level variants gain on BM25 and nothing measurable on the dense side, and
+  each would cost an encoder input (docs/mtrag-retrieval.md). `dense-feedback` reads the same texts
+  as `dense`, so a search's query vectors are embedded once, in one encoder call.
+- the dense retrievers get each variant as plain text (`PlainTextQueries`): the variants are written
   in Tantivy's syntax (`term^0.25`, quoted phrases), which an encoder would read as words.
 
 `dense=True` asks for the dense half even where no vectors are stored: the neural one embedded now
@@ -49,6 +56,7 @@ from fanfuse.retrievers.tantivy_index import TantivyRetriever
 __all__ = [
     "DEFAULT_RETRIEVER_WEIGHTS",
     "DEFAULT_VARIANT_WEIGHTS",
+    "DENSE_SKIPPED_SOURCES",
     "default_expander",
     "default_retrievers",
     "open_index",
@@ -59,6 +67,8 @@ EMBED_HINT = "pip install 'fanfuse[embed]'"
 DEFAULT_VARIANT_WEIGHTS = (3.0, 1.0)
 # The retrievers' fusion weights other than 1: vector feedback adds to the dense lists, not replaces them.
 DEFAULT_RETRIEVER_WEIGHTS = {"dense-feedback": 0.25}
+# The variant sources the dense retrievers do not search (`Variant.source`): word lists, for BM25.
+DENSE_SKIPPED_SOURCES = ("heuristic", "feedback")
 
 
 def open_index(
@@ -124,7 +134,7 @@ def default_retrievers(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """`{"bm25": ..., "dense": ..., "dense-feedback": ...}` as `open_index` chooses them (the dense
-    ones reading plain text)."""
+    ones reading plain text, the word-level variants left to BM25)."""
     if dense is not None and not isinstance(dense, bool):
         raise TypeError(f"dense must be a bool or None (got {type(dense).__name__})")
     retrievers: dict[str, Any] = {"bm25": bm25}
@@ -132,8 +142,10 @@ def default_retrievers(
     if dense is False or (dense is None and not stored):
         return retrievers
     vectors = _dense(bm25, stored, encoder, progress)
-    retrievers["dense"] = PlainTextQueries(vectors)
-    retrievers["dense-feedback"] = PlainTextQueries(DenseFeedback(vectors))
+    retrievers["dense"] = PlainTextQueries(vectors, skipped_sources=DENSE_SKIPPED_SOURCES)
+    retrievers["dense-feedback"] = PlainTextQueries(
+        DenseFeedback(vectors), skipped_sources=DENSE_SKIPPED_SOURCES
+    )
     return retrievers
 
 

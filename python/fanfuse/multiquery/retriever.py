@@ -36,7 +36,7 @@ from fanfuse.multiquery.expand.expanders import Expander, HeuristicExpander, Var
 from fanfuse.multiquery.expand.llm import LLMExpander
 from fanfuse.multiquery.expand.llm_prompts import check_strategy
 from fanfuse.multiquery.expand.named import named_retrievers
-from fanfuse.multiquery.expand.plain import reads_plain_text
+from fanfuse.multiquery.expand.plain import reads_plain_text, skipped_sources
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
 from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
@@ -169,6 +169,10 @@ class MultiQueryRetriever:
         threads = check_int("max_workers", max_workers)
         self._workers = {r.name: Workers(r.name, threads) for r in self._retrievers}
         self._batched = {r.name: batches_queries(r.retriever) for r in self._retrievers}
+        # What each retriever reads, looked up once: (plain text?, the variant sources it skips).
+        self._reads = {
+            r.name: (reads_plain_text(r.retriever), skipped_sources(r.retriever)) for r in self._retrievers
+        }
         self._rerank_workers = Workers("reranker", threads)
 
     @property
@@ -258,34 +262,30 @@ class MultiQueryRetriever:
 
     def _branches(self, plan: Plan, chosen: Sequence[Variant]) -> list[Branch]:
         v_weights, r_weights, workers = plan.variant_weights, plan.retriever_weights, self._workers
-        # Built for every search: positional arguments, each retriever's parts looked up once.
-        retrievers = [
-            (
-                r.name,
-                r.retriever,
-                r.is_async,
-                r_weights[r.name],
-                workers[r.name],
-                reads_plain_text(r.retriever),
-                self._batched[r.name],
-            )
-            for r in self._retrievers
-        ]
-        return [
-            Branch(
-                i,
-                v.plain if v.plain is not None and reads_plain else v.text,
-                name,
-                retriever,
-                is_async,
-                # A plain-text-only variant's branch of another retriever weighs 0: it is not run.
-                variant_weight(v_weights, i) * weight if reads_plain or not v.plain_only else 0.0,
-                threads,
-                batched,
-            )
-            for i, v in enumerate(chosen)
-            for name, retriever, is_async, weight, threads, reads_plain, batched in retrievers
-        ]
+        by_variant = [variant_weight(v_weights, i) for i in range(len(chosen))]
+        weighted = is_weighted(v_weights, r_weights.values())
+        branches = []
+        for r in self._retrievers:
+            reads_plain, skipped = self._reads[r.name]
+            weights = _list_weights(chosen, by_variant, reads_plain, skipped, weighted)
+            name, retriever, is_async = r.name, r.retriever, r.is_async
+            weight, threads, batched = r_weights[name], workers[name], self._batched[name]
+            branches += [
+                Branch(
+                    i,
+                    v.plain if v.plain is not None and reads_plain else v.text,
+                    name,
+                    retriever,
+                    is_async,
+                    weights[i] * weight,
+                    threads,
+                    batched,
+                )
+                for i, v in enumerate(chosen)
+            ]
+        # Variant by variant, as the fan-out and the diagnostics list them.
+        count = len(chosen)
+        return [branches[j * count + i] for i in range(count) for j in range(len(self._retrievers))]
 
     def _fuse(self, plan: Plan, outcomes: list[BranchOutcome]) -> tuple[list[FusedHit], float]:
         ran = [o for o in outcomes if not o.report.skipped]
@@ -337,3 +337,30 @@ class MultiQueryRetriever:
             f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, "
             f"method={self.fusion.method!r}, k={self.k:g})"
         )
+
+
+def _list_weights(
+    chosen: Sequence[Variant],
+    by_variant: list[float],
+    reads_plain: bool,
+    skipped: frozenset[str],
+    weighted: bool,
+) -> list[float]:
+    """One retriever's weight for each variant's list, before its retriever weight.
+
+    A plain-text-only variant's list on a retriever that reads query syntax weighs 0, as does a
+    variant whose source the retriever skips: neither is searched. A skipped variant's weight goes
+    to the question's list of that retriever (when the search weighs its lists at all): what such a
+    retriever would find for a word list is mostly what it finds for the question, so its share of
+    the fusion stays what it would be were it searched."""
+    weights = list(by_variant)
+    for i, v in enumerate(chosen):
+        if i == 0:
+            continue
+        if v.plain_only and not reads_plain:
+            weights[i] = 0.0
+        elif v.source in skipped:
+            if weighted:
+                weights[0] += weights[i]
+            weights[i] = 0.0
+    return weights

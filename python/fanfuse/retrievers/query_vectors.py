@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -89,6 +89,9 @@ class QueryVectors:
         self._lock = threading.Lock()
         self._queue: list[_Waiting] = []
         self._busy = False
+        # The rows of the call that just ended, for the callers that queued while it ran: with the
+        # cache off, two branches of one search asking for the same text at once still embed it once.
+        self._just_embedded: dict[str, npt.NDArray[np.float32]] = {}
 
     @property
     def cache_size(self) -> int:
@@ -110,15 +113,7 @@ class QueryVectors:
                     rows[text] = row
         missing = list(dict.fromkeys(t for t in texts if t not in rows))
         if missing:
-            fresh = self._embed_queued(missing)
-            rows.update(zip(missing, fresh, strict=True))
-            if self._cache_size:
-                with self._lock:
-                    for text, row in zip(missing, fresh, strict=True):
-                        self._cache[text] = row
-                        self._cache.move_to_end(text)
-                    while len(self._cache) > self._cache_size:
-                        self._cache.popitem(last=False)
+            rows.update(zip(missing, self._embed_queued(missing), strict=True))
         if not rows:
             return embedded(self.embed, [])
         return np.stack([rows[text] for text in texts])
@@ -140,27 +135,49 @@ class QueryVectors:
 
     def _embed_all_queued(self) -> None:
         """One encoder call for every text queued now; then the next waiting caller leads. A text the
-        call that just ended cached (two searches asking for it at once) is not embedded again."""
+        call that just ended embedded (two searches, or two branches of one, asking for it at once)
+        is not embedded again. The new rows are cached before anyone is handed theirs, so a text
+        asked for after one caller has its rows is never embedded twice while the cache keeps it."""
         with self._lock:
             batch, self._queue = self._queue, []
-            known = {t: row for w in batch for t in w.texts if (row := self._cache.get(t)) is not None}
+            known: dict[str, npt.NDArray[np.float32]] = {}
+            for text in (t for w in batch for t in w.texts):
+                row = self._cache.get(text)
+                if row is None:
+                    row = self._just_embedded.get(text)
+                if row is not None:
+                    known[text] = row
+        fresh: dict[str, npt.NDArray[np.float32]] = {}
         try:
             unique = list(dict.fromkeys(t for w in batch for t in w.texts if t not in known))
-            vectors = embedded(self.embed, unique) if unique else None
-            row_of = {text: i for i, text in enumerate(unique)}
-            for waiting in batch:
+            if unique:
                 # Copies: a cached row must not keep the whole batch's matrix alive.
-                waiting.rows = np.stack(
-                    [known[t] if t in known else vectors[row_of[t]] for t in waiting.texts]  # type: ignore[index]
-                )
+                matrix = embedded(self.embed, unique)
+                fresh = {text: matrix[i].copy() for i, text in enumerate(unique)}
+            rows = {**known, **fresh}
+            for waiting in batch:
+                waiting.rows = np.stack([rows[t] for t in waiting.texts])
         except BaseException as error:
             for waiting in batch:
                 waiting.error = error
         finally:
             with self._lock:
+                self._remember(fresh)
                 if self._queue:
+                    self._just_embedded = fresh
                     self._queue[0].ready.set()
                 else:
+                    self._just_embedded = {}
                     self._busy = False
             for waiting in batch:
                 waiting.ready.set()
+
+    def _remember(self, fresh: Mapping[str, npt.NDArray[np.float32]]) -> None:
+        """Cache the rows just embedded (the lock held), the least recently used out."""
+        if not self._cache_size:
+            return
+        for text, row in fresh.items():
+            self._cache[text] = row
+            self._cache.move_to_end(text)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)

@@ -9,14 +9,18 @@ The ``feedback_terms`` most probable terms (stopwords, one-letter terms and numb
 ``1 - original_weight``; the question's content words share ``original_weight``. Terms are the index's
 own (its analyzer stems them), written as a word the query parser stems back to the same term.
 The defaults (10 documents, 20 terms, original weight 0.8) were chosen on MT-RAG
-(docs/mtrag-retrieval.md). The work is per token of the documents read, half of it in Tantivy's
-analyzer: a few milliseconds, several times one search, which Rust would not change in order.
+(docs/mtrag-retrieval.md). Each document's term counts are computed once (Tantivy's analyzer over its
+title and text) and kept for the next search that finds it (`DOCUMENT_TERMS_KEPT` documents, the
+least recently used out): a search then weighs counts instead of re-reading its documents' text. The
+counts are keyed by the document's id and a hash of its title and text, so a document whose text
+changes is analyzed again.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter, defaultdict
+import threading
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
@@ -34,6 +38,11 @@ DEFAULT_FEEDBACK_TERMS = 20
 DEFAULT_ORIGINAL_WEIGHT = 0.8
 # Weights are written with four decimals; a smaller one would read as 0.
 _SMALLEST_WEIGHT = 1e-4
+#: Documents whose term counts a FeedbackExpander keeps (a few kB each).
+DOCUMENT_TERMS_KEPT = 4096
+
+# A document's (word, term) pairs with their counts, in first-seen order, and its length in terms.
+_Counts = tuple[tuple[tuple[str, str], ...], tuple[int, ...], int]
 
 
 class FeedbackIndex(Protocol):
@@ -94,6 +103,8 @@ class FeedbackExpander(Expander):
         self.weighted = weighted
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
         self._stop_terms = frozenset(term for w in self.stopwords for _, term in index.analyze(w))
+        self._counts: OrderedDict[tuple[str, int], _Counts] = OrderedDict()
+        self._counts_lock = threading.Lock()
 
     def expand(
         self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
@@ -168,12 +179,32 @@ class FeedbackExpander(Expander):
         spelled: dict[str, str] = {}
         for hit, weight in zip(hits, weights, strict=True):
             payload = hit.payload or {}
-            pairs = self.index.analyze(f"{payload.get('title') or ''}\n{payload.get('text') or ''}")
-            share = weight / len(pairs) if pairs else 0.0
-            for (word, term), count in Counter(pairs).items():  # counted in C, in first-seen order
+            pairs, counts, length = self._document_counts(
+                hit.id, f"{payload.get('title') or ''}\n{payload.get('text') or ''}"
+            )
+            share = weight / length if length else 0.0
+            for (word, term), count in zip(pairs, counts, strict=True):
                 relevance[term] += share * count
                 spelled.setdefault(term, word)
         return relevance, spelled
+
+    def _document_counts(self, doc_id: str, text: str) -> _Counts:
+        """The document's (word, term) pairs counted (first-seen order) and its length in terms:
+        kept from an earlier search, else analyzed now."""
+        key = (doc_id, hash(text))
+        with self._counts_lock:
+            kept = self._counts.get(key)
+            if kept is not None:
+                self._counts.move_to_end(key)
+                return kept
+        pairs = self.index.analyze(text)
+        counted = Counter(pairs)  # counted in C, in first-seen order
+        found: _Counts = (tuple(counted), tuple(counted.values()), len(pairs))
+        with self._counts_lock:
+            self._counts[key] = found
+            while len(self._counts) > DOCUMENT_TERMS_KEPT:
+                self._counts.popitem(last=False)
+        return found
 
     def _expansion_terms(self, relevance: dict[str, float]) -> dict[str, float]:
         usable = [
