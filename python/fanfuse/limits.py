@@ -125,6 +125,9 @@ _MAX_THREADS = 1024  # the core's (rust/batch.rs)
 # The bytes of indexing buffer Tantivy accepts per indexing thread.
 TANTIVY_ARENA = (15_000_000, 4_293_967_295)
 _MAX_TRAINED_SIZE = 1_000_000  # the core's (rust/fusion/trained.rs)
+# The most partitions a block of a run is split into: the core's (rust/runs/rows.rs). Each costs a
+# slot in every block's batches and tasks of its own, so past the queries none is useful.
+_MAX_PARTITIONS = 100_000
 
 #: Every numeric argument, by key. The key is the argument's Python name, except where one name has
 #: two meanings (``top_k`` of a search and of a fused run).
@@ -177,7 +180,9 @@ LIMITS: dict[str, Limit] = {
     "alpha": Limit("alpha", float, "significance level", low=0, high=1, low_open=True, high_open=True),
     "baseline": Limit("baseline", int, "index of the baseline run, from 0 (below the runs)", low=0),
     "folds": Limit("folds", int, "cross-validation folds (at most the judged queries)", low=2),
-    "partitions": Limit("partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1),
+    "partitions": Limit(
+        "partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1, high=_MAX_PARTITIONS
+    ),
     # indexes and the service
     "index_threads": Limit("threads", int, "indexing threads", low=1, high=_MAX_THREADS),
     "encoder_threads": Limit(
