@@ -124,19 +124,22 @@ def fused_partitions(
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     ranges: int | None = 1,
     **options: Any,
-) -> list[Delayed]:
-    """One task per partition of the shuffle on qid; each gives ``ranges`` (default: as many as
-    partitions) Arrow batches of fused queries (``fanfuse._core.fuse_rows``; ``options`` are its
-    own). Which one-process order the keys follow (buffered or not) is decided from every
-    partition's rows first."""
+) -> tuple[list[Delayed], int]:
+    """One task per partition of the shuffle on qid, and how many Arrow batches of fused queries each
+    gives (``ranges``; ``fanfuse._core.fuse_rows``, whose options ``options`` are). ``ranges`` None:
+    one per input block, at most one per partition, so that a range of the output holds about a
+    block's worth whatever the partitions (the batches are ranges x partitions: as many ranges as
+    partitions would make the cost grow with the square of the partitions). Which one-process
+    order the keys follow (buffered or not) is decided from every partition's rows first."""
     plan = plan_runs(runs, block_bytes)
     rank_from = options.get("rank_from", "score")
     count = shuffle_partitions(partitions, plan, rank_from)
-    ranges = ranges or count
+    ranges = ranges or min(count, len(plan.blocks))
     summaries, rows = plan.read(count, rank_from)
     flags = [delayed(regrouped)(part, summaries, plan.names) for part in rows]
     buffered = delayed(any)(flags)
-    return [delayed(fuse_partition)(part, summaries, plan.names, buffered, ranges, options) for part in rows]
+    fused = [delayed(fuse_partition)(part, summaries, plan.names, buffered, ranges, options) for part in rows]
+    return fused, ranges
 
 
 STRING = pd.StringDtype("pyarrow")
@@ -194,6 +197,6 @@ def fuse_runs(
     }
     given = {"phi": phi, "sigma": sigma, "gamma": gamma}
     options.update({name: value for name, value in given.items() if value is not None})
-    fused = fused_partitions(runs, partitions=partitions, block_bytes=block_bytes, **options)
+    fused, _ = fused_partitions(runs, partitions=partitions, block_bytes=block_bytes, **options)
     frames = [delayed(_hits_frame)(part) for part in fused]
     return dd.from_delayed(frames, meta=_meta(), verify_meta=False)

@@ -106,11 +106,11 @@ def fuse(args: argparse.Namespace, fusion: dict[str, Any]) -> int:
     options: dict[str, Any] = {**fusion, "rank_from": args.rank_from, "format": "trec", "tag": args.tag}
     runs = list(args.runs)
     with scheduler(args.scheduler):
-        # As many ranges of the output as partitions: this process holds about one partition's worth.
-        fused = fused_partitions(
+        # Ranges of the output by input block: this process holds about one block's worth at a time.
+        fused, ranges = fused_partitions(
             runs, partitions=args.partitions, block_bytes=BLOCK_BYTES, ranges=None, **options
         )
-        queries = write_fused(fused, len(fused), args.output, runs)
+        queries = write_fused(fused, ranges, args.output, runs)
     where = args.scheduler or "this process's threads"
     print(f"fused {queries} queries into {args.output} with Dask ({where})", file=sys.stderr)
     return 0
