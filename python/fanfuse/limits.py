@@ -40,6 +40,7 @@ __all__ = [
     "Limit",
     "check_float",
     "check_int",
+    "derived_int",
     "optional_float",
     "optional_int",
 ]
@@ -216,6 +217,18 @@ def check_int(key: str, value: object, name: str | None = None) -> int:
 def check_float(key: str, value: object, name: str | None = None) -> float:
     """`value` checked against the number row `key` of LIMITS, as a float."""
     return float(_row(key, float).check(value, name))
+
+
+def derived_int(key: str, value: int) -> int:
+    """A count fanfuse derives from a caller's numbers (the hits asked of each branch: twice top_k;
+    a retriever's candidates: a multiple of k), brought within the range of row `key`, the row of
+    what it feeds. A caller's number is checked against its own row; what is computed from it must
+    not be refused after that, so it is clamped, never checked: ``top_k=10000`` asks each branch
+    for 10,000 hits, not 20,000."""
+    limit = _row(key, int)
+    low = int(limit.low) if limit.low is not None else value
+    high = int(limit.high) if limit.high is not None else value
+    return max(low, min(value, high))
 
 
 def optional_int(key: str, value: object, name: str | None = None) -> int | None:
