@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 import dask.config
 import pyarrow as pa
-from dask.base import compute, persist
-from dask.delayed import Delayed, delayed
+from dask.base import compute, persist, tokenize
+from dask.delayed import Delayed
+from dask.highlevelgraph import HighLevelGraph
 
 from fanfuse._core import FusionError, write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
@@ -88,10 +89,22 @@ def _reachable(address: str) -> None:
 def in_order(fused: Sequence[Delayed], ranges: int) -> Iterator[pa.Table]:
     """The fused queries in the order one process writes them: the partitions' batches of one range
     of the order key at a time (so this process holds one range), sorted by the key."""
-    (persisted,) = persist(list(fused))
-    for k in range(ranges):
-        pieces = compute(*[part[k] for part in persisted])
+    # One task a range gathers it from every partition, in the graph of the partitions (each fused
+    # once): a task a partition and range, or a graph merged a partition at a time, cost far more
+    # per partition than its batch.
+    name = f"fanfuse-ranges-{tokenize([part.key for part in fused], ranges)}"
+    layer: dict[Any, Any] = {(name, k): (_range_of, [part.key for part in fused], k) for k in range(ranges)}
+    partitions: list[Any] = list(fused)
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=partitions)
+    (persisted,) = persist([Delayed((name, k), graph, layer=name) for k in range(ranges)])
+    for part in persisted:
+        (pieces,) = compute(part)
         yield pa.Table.from_batches(pieces).sort_by("order")
+
+
+def _range_of(partitions: Sequence[Sequence[pa.RecordBatch]], k: int) -> list[pa.RecordBatch]:
+    """The batches of range `k` of the order key, one from each partition."""
+    return [batches[k] for batches in partitions]
 
 
 def write_fused(fused: Sequence[Delayed], ranges: int, output: str, inputs: Sequence[str]) -> int:
@@ -132,13 +145,19 @@ def evaluate_runs(
     for run in runs:
         plan = plan_runs([run], block_bytes or BLOCK_BYTES)
         count = shuffle_partitions(partitions, plan)
-        summaries, rows = plan.read(count, "score")
-        per_run.append(
-            [
-                delayed(evaluate_partition)(part, summaries, plan.names[0], qrels, list(metrics))
-                for part in rows
-            ]
-        )
+        tasks = plan.tasks(count, "score")
+        name = f"fanfuse-evaluate-{tokenize(tasks.name, qrels, list(metrics))}"
+        for j, part in enumerate(tasks.rows):
+            tasks.graph[(name, j)] = (
+                evaluate_partition,
+                part,
+                tasks.summaries,
+                plan.names[0],
+                qrels,
+                list(metrics),
+            )
+        tasks.graph[name] = (list, [(name, j) for j in range(count)])
+        per_run.append(tasks.delayed(name))
     computed = compute(*per_run)
     scored = []
     for run, parts in zip(runs, computed, strict=True):
