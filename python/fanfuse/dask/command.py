@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import socket
 import sys
@@ -48,8 +49,35 @@ def scheduler(address: str | None) -> Iterator[None]:
         client = _within(2 * CONNECT_TIMEOUT, lambda: Client(address, timeout=CONNECT_TIMEOUT))
     except (OSError, TimeoutError, ValueError) as error:
         raise FusionError(f"--scheduler {address}: cannot connect ({error})") from None
-    with client:
+    with _quiet("distributed"):
+        try:
+            yield
+        except Exception as error:
+            if client.status == "running":
+                raise  # the job's own error (a bad line, the output), with the scheduler still there
+            raise FusionError(
+                f"--scheduler {address}: lost the connection to the scheduler mid-job "
+                f"(it stopped, or the network failed); nothing was written ({type(error).__name__})"
+            ) from None
+        finally:
+            client.close(timeout=CONNECT_TIMEOUT)
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Silences logger `name` and those under it inside: distributed logs a lost scheduler with
+    tracebacks from its own thread (some of its loggers have levels and handlers of their own),
+    where the command reports it in one line."""
+    names = [name, *(n for n in logging.root.manager.loggerDict if n.startswith(f"{name}."))]
+    loggers = [logging.getLogger(n) for n in names]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL + 1)
+    try:
         yield
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
 
 
 def _within(seconds: float, connect: Callable[[], T]) -> T:
