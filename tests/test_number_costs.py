@@ -276,3 +276,36 @@ def test_the_dask_graph_grows_linearly_with_the_partitions(tmp_path: Path) -> No
         sizes[partitions] = len(dict(delayed(list)(fused).__dask_graph__()))
     # Reading 3 blocks, their batches by partition, and a few tasks a partition: linear in both.
     assert sizes[120] - sizes[30] <= (120 - 30) * (3 + 4), sizes
+
+
+def command_parser(command: str) -> Any:
+    from fanfuse.cli import build_parser, command_parsers
+
+    return command_parsers(build_parser(command))[command]
+
+
+@pytest.mark.parametrize(("command", "flag", "kind"), NUMERIC, ids=[f"{c} {f}" for c, f, _ in NUMERIC])
+def test_an_error_about_a_number_passed_on_names_its_flag(command: str, flag: str, kind: Any) -> None:
+    from fanfuse.cli._common import flags_by_name, named_by_flags
+
+    parser = command_parser(command)
+    name = kind.limit.name
+    shared = name not in flags_by_name(parser)
+    with pytest.raises(fanfuse.FusionError) as raised, named_by_flags(parser):
+        raise fanfuse.FusionError(f"{name} must be at most what is there, 3 (got 4)")
+    if shared:  # two flags of the command take values of that name: the message cannot choose
+        assert str(raised.value).startswith(f"{name} must be")
+    else:
+        assert str(raised.value) == f"{flag} must be at most what is there, 3 (got 4)"
+
+
+@pytest.mark.parametrize("command", ["fuse", "eval"])
+def test_too_many_partitions_names_the_flag(command: str, paths: dict[str, str]) -> None:
+    pytest.importorskip("dask")
+    most = str(int(LIMITS["partitions"].high or 0))
+    argv = command_line(command, "--partitions", most, paths)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(argv) == 2
+    expected = f"fanfuse {command}: error: --partitions must be at most the number"
+    assert err.getvalue().startswith(expected), err.getvalue()
