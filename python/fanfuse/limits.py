@@ -18,7 +18,9 @@ and ``tests/test_limits.py`` holds the core to it at every bound.
 Nothing is allocated by a caller's number, only by what is there (hits found, queries read), so a
 count without an upper bound here (a cache's size, the threads of a pool, hits kept per fused query)
 costs no more than its input, and a huge one means "all". Hits asked of a retriever are bounded
-all the same, for backends outside fanfuse that may not be so careful. Other counts are bounded by
+all the same, for backends outside fanfuse that may not be so careful; a count fanfuse derives from
+a caller's number (the hits asked of each branch: twice top_k) is clamped to the row of what it
+feeds (``derived_int``), so that a number accepted is never refused half-way. Other counts are bounded by
 what is there once the input is known (folds by the judged queries, partitions by the queries, the
 baseline by the runs) and say so when refused.
 """

@@ -137,9 +137,9 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
 
 def shuffle_partitions(partitions: object, plan: Plan, rank_from: str = "score") -> int:
     """The partitions of the shuffle on qid: one per block by default. A number given must not
-    exceed the queries: a partition past them would be empty, yet each costs tasks and memory of its
-    own (every block is split into that many batches). The queries are counted (one more read of
-    the input) only when the number exceeds the blocks."""
+    exceed the queries: a partition past them would be empty, yet each costs tasks of its own (a
+    slot in every block's batches, a regrouping check, a fusion call). The queries are counted (one
+    more read of the input) only when the number exceeds the blocks."""
     if partitions is None:
         return len(plan.blocks)
     wanted = check_int("partitions", partitions)
