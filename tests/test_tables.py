@@ -326,7 +326,7 @@ def test_the_row_entry_names_what_is_wrong(tmp_path: Path) -> None:
     path.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 c 1 bad t\n", encoding="utf-8")
     with pytest.raises(FusionError, match=r"run.trec:3: "):
         read_run_block(str(path), start=20)  # the bad line, in a block that starts at line 2
-    with pytest.raises(FusionError, match=r"partitions must be an int >= 1 \(got 0\)"):
+    with pytest.raises(FusionError, match=r"partitions must be an int from 1 to 100000 \(got 0\)"):
         read_run_block(str(path), partitions=0)
     with pytest.raises(FusionError, match=r"block_bytes must be an int >= 1 \(got 0\)"):
         file_blocks(str(path), block_bytes=0)

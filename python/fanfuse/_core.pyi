@@ -515,8 +515,10 @@ def read_run_block(
     messages, naming the line in the whole file. Returns the block's summary (``run``, its lines,
     its groups of consecutive lines of one query, its first and last query id) and ``partitions``
     row batches: rows of query q go to batch ``hash(q) % partitions``, the same in every process.
-    A row is one hit: qid, docid, score, rank, line and group (both counted in the block); an MT-RAG
-    record without contexts is one row with an empty docid."""
+    ``partitions`` is at most 100,000; the partitions that receive no rows share one empty batch
+    object, so that memory follows the rows, not the partitions. A row is one hit: qid, docid,
+    score, rank, line and group (both counted in the block); an MT-RAG record without contexts is
+    one row with an empty docid."""
 
 def read_table_block(
     table: object,

@@ -18,7 +18,9 @@ and ``tests/test_limits.py`` holds the core to it at every bound.
 Nothing is allocated by a caller's number, only by what is there (hits found, queries read), so a
 count without an upper bound here (a cache's size, the threads of a pool, hits kept per fused query)
 costs no more than its input, and a huge one means "all". Hits asked of a retriever are bounded
-all the same, for backends outside fanfuse that may not be so careful. Other counts are bounded by
+all the same, for backends outside fanfuse that may not be so careful; a count fanfuse derives from
+a caller's number (the hits asked of each branch: twice top_k) is clamped to the row of what it
+feeds (``derived_int``), so that a number accepted is never refused half-way. Other counts are bounded by
 what is there once the input is known (folds by the judged queries, partitions by the queries, the
 baseline by the runs) and say so when refused.
 """
@@ -40,6 +42,7 @@ __all__ = [
     "Limit",
     "check_float",
     "check_int",
+    "derived_int",
     "optional_float",
     "optional_int",
 ]
@@ -125,6 +128,9 @@ _MAX_THREADS = 1024  # the core's (rust/batch.rs)
 # The bytes of indexing buffer Tantivy accepts per indexing thread.
 TANTIVY_ARENA = (15_000_000, 4_293_967_295)
 _MAX_TRAINED_SIZE = 1_000_000  # the core's (rust/fusion/trained.rs)
+# The most partitions a block of a run is split into: the core's (rust/runs/rows.rs). Each costs a
+# slot in every block's batches and tasks of its own, so past the queries none is useful.
+_MAX_PARTITIONS = 100_000
 
 #: Every numeric argument, by key. The key is the argument's Python name, except where one name has
 #: two meanings (``top_k`` of a search and of a fused run).
@@ -178,7 +184,9 @@ LIMITS: dict[str, Limit] = {
     "alpha": Limit("alpha", float, "significance level", low=0, high=1, low_open=True, high_open=True),
     "baseline": Limit("baseline", int, "index of the baseline run, from 0 (below the runs)", low=0),
     "folds": Limit("folds", int, "cross-validation folds (at most the judged queries)", low=2),
-    "partitions": Limit("partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1),
+    "partitions": Limit(
+        "partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1, high=_MAX_PARTITIONS
+    ),
     # indexes and the service
     "index_threads": Limit("threads", int, "indexing threads", low=1, high=_MAX_THREADS),
     "encoder_threads": Limit(
@@ -212,6 +220,18 @@ def check_int(key: str, value: object, name: str | None = None) -> int:
 def check_float(key: str, value: object, name: str | None = None) -> float:
     """`value` checked against the number row `key` of LIMITS, as a float."""
     return float(_row(key, float).check(value, name))
+
+
+def derived_int(key: str, value: int) -> int:
+    """A count fanfuse derives from a caller's numbers (the hits asked of each branch: twice top_k;
+    a retriever's candidates: a multiple of k), brought within the range of row `key`, the row of
+    what it feeds. A caller's number is checked against its own row; what is computed from it must
+    not be refused after that, so it is clamped, never checked: ``top_k=10000`` asks each branch
+    for 10,000 hits, not 20,000."""
+    limit = _row(key, int)
+    low = int(limit.low) if limit.low is not None else value
+    high = int(limit.high) if limit.high is not None else value
+    return max(low, min(value, high))
 
 
 def optional_int(key: str, value: object, name: str | None = None) -> int | None:

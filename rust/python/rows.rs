@@ -33,6 +33,23 @@ fn batches(read: Vec<ExportBatch>) -> Vec<PyArrowBatch> {
     read.into_iter().map(PyArrowBatch::new).collect()
 }
 
+/// A block's batches, one per partition: every partition that received no rows shares one empty
+/// batch object, so that many partitions cost a slot each, not a batch each.
+fn partition_batches(py: Python<'_>, read: Vec<Option<ExportBatch>>) -> PyResult<Vec<Py<PyArrowBatch>>> {
+    let mut empty: Option<Py<PyArrowBatch>> = None;
+    read.into_iter()
+        .map(|batch| {
+            if let Some(batch) = batch {
+                return Py::new(py, PyArrowBatch::new(batch));
+            }
+            if empty.is_none() {
+                empty = Some(Py::new(py, PyArrowBatch::new(rows::empty_rows()))?);
+            }
+            Ok(empty.as_ref().map(|shared| shared.clone_ref(py)).expect("made above"))
+        })
+        .collect()
+}
+
 /// A block's summary as Python holds it: (run, lines, groups, first qid, last qid).
 type SummaryTuple = (usize, u64, u64, Option<String>, Option<String>);
 
@@ -71,7 +88,8 @@ fn offset(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
 }
 
 fn partitions_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    count(value, "partitions")
+    let most = rows::MAX_PARTITIONS;
+    int_in(value, "partitions", &format!("an int from 1 to {most}"), 1..=i128::try_from(most).unwrap_or(i128::MAX))
 }
 
 fn ranges_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
@@ -120,9 +138,9 @@ pub(super) fn read_run_block(
     #[pyo3(from_py_with = start_arg)] start: u64,
     #[pyo3(from_py_with = end_arg)] end: u64,
     #[pyo3(from_py_with = partitions_arg)] partitions: usize,
-) -> PyResult<(SummaryTuple, Vec<PyArrowBatch>)> {
+) -> PyResult<(SummaryTuple, Vec<Py<PyArrowBatch>>)> {
     let (summary, read) = interruptible(py, || rows::read_file_block(path, start, end, run, partitions))?;
-    Ok((summary_tuple(summary), batches(read)))
+    Ok((summary_tuple(summary), partition_batches(py, read)?))
 }
 
 /// Reads a run table (or a part of one) into row batches. See `_core.pyi`.
@@ -136,13 +154,13 @@ pub(super) fn read_table_block(
     #[pyo3(from_py_with = first_row_arg)] first_row: u64,
     rank_from: &str,
     #[pyo3(from_py_with = partitions_arg)] partitions: usize,
-) -> PyResult<(SummaryTuple, Vec<PyArrowBatch>)> {
+) -> PyResult<(SummaryTuple, Vec<Py<PyArrowBatch>>)> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column: None, runs: &[], rank_from, first_row };
     let mut read = interruptible(py, move || rows::read_table_block(source, &spec, run, partitions))?;
     let (summary, read) = read.pop().expect("one block for a table without a run column");
-    Ok((summary_tuple(summary), batches(read)))
+    Ok((summary_tuple(summary), partition_batches(py, read)?))
 }
 
 /// Whether one process would fuse these runs buffered. See `_core.pyi`.

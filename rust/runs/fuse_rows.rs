@@ -341,7 +341,9 @@ pub fn fuse_tables(
         for (summary, mut batches) in super::rows::read_table_block(source, &spec, blocks.len(), 1)? {
             blocks.push(summary);
             names.push(spec.name.to_owned());
-            pieces.push(std::sync::Arc::new(batches.pop().expect("one partition")));
+            pieces.push(std::sync::Arc::new(
+                batches.pop().expect("one partition").unwrap_or_else(super::rows::empty_rows),
+            ));
         }
     }
     let layout = Layout::new(&blocks, &names)?;

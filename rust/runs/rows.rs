@@ -16,6 +16,7 @@ use super::{Hit, RunReader};
 use crate::arrow::export::{ExportBatch, ExportColumn, TextColumn};
 use crate::arrow::TableSource;
 use crate::error::FusionError;
+use std::collections::HashMap;
 
 /// The columns of a row batch, in order.
 pub const ROW_COLUMNS: [&str; 6] = ["qid", "docid", "score", "rank", "line", "group"];
@@ -87,10 +88,21 @@ pub fn partition_of(qid: &str, partitions: usize) -> usize {
     (hash % partitions as u64) as usize
 }
 
-/// A block's rows as they are read: groups numbered in order, each sent to its query's batch.
+/// The most partitions a block is split into: past any useful shuffle (a partition holds whole
+/// queries), and a bound on the one slot per partition that a block's batches take.
+pub const MAX_PARTITIONS: usize = 100_000;
+
+/// A block's summary and its batches, one per partition (None: the partition received no rows).
+pub type BlockRows = (BlockSummary, Vec<Option<ExportBatch>>);
+
+/// A block's rows as they are read: groups numbered in order, each sent to its query's batch. Only
+/// the partitions that receive rows hold a batch, so a block costs its rows, whatever the partitions.
 struct Blocks {
     run: usize,
-    pieces: Vec<Rows>,
+    partitions: usize,
+    pieces: HashMap<usize, Rows>,
+    /// Rows a batch makes room for when it is started, and the bytes of their ids (see `expect`).
+    expected: (usize, usize, usize),
     groups: u64,
     first: Option<String>,
     last: Option<String>,
@@ -100,11 +112,13 @@ struct Blocks {
 
 impl Blocks {
     fn new(run: usize, partitions: usize) -> Result<Self, FusionError> {
-        if partitions == 0 {
-            return Err(FusionError::invalid("partitions must be at least 1"));
+        if partitions == 0 || partitions > MAX_PARTITIONS {
+            return Err(FusionError::invalid(format!(
+                "partitions must be an int from 1 to {MAX_PARTITIONS} (got {partitions})"
+            )));
         }
-        let pieces = (0..partitions).map(|_| Rows::default()).collect();
-        Ok(Self { run, pieces, groups: 0, first: None, last: None, piece: 0 })
+        let pieces = HashMap::new();
+        Ok(Self { run, partitions, pieces, expected: (0, 0, 0), groups: 0, first: None, last: None, piece: 0 })
     }
 
     /// Starts a group of query `qid`, unless `qid` continues the group under way (`same`); the
@@ -112,7 +126,7 @@ impl Blocks {
     fn group(&mut self, qid: &str, same: bool) -> u64 {
         if !same {
             self.groups += 1;
-            self.piece = partition_of(qid, self.pieces.len());
+            self.piece = partition_of(qid, self.partitions);
             if self.first.is_none() {
                 self.first = Some(qid.to_owned());
             }
@@ -121,24 +135,39 @@ impl Blocks {
     }
 
     fn rows(&mut self) -> &mut Rows {
-        &mut self.pieces[self.piece]
+        let (share, qid, docid) = self.expected;
+        self.pieces.entry(self.piece).or_insert_with(|| {
+            let mut rows = Rows::default();
+            rows.reserve(share, qid, docid);
+            rows
+        })
     }
 
-    /// Room in every batch for its share of about `rows` rows like `hits` of query `qid` (a query's
-    /// rows all go to one batch, so the shares vary: a quarter more than even, with a floor).
+    /// Room in each batch, once it is started, for its share of about `rows` rows like `hits` of
+    /// query `qid` (a query's rows all go to one batch, so the shares vary: a quarter more than even,
+    /// with a small floor that does not grow with the partitions).
     fn expect(&mut self, rows: usize, qid: &str, hits: &[Hit]) {
         let docid = hits.iter().map(|h| h.docid.len()).sum::<usize>() / hits.len().max(1) + 1;
-        let share = rows / self.pieces.len() * 5 / 4 + 1024;
-        for piece in &mut self.pieces {
-            piece.reserve(share, qid.len(), docid);
-        }
+        let share = (rows / self.partitions * 5 / 4 + 16).min(rows.max(1));
+        self.expected = (share, qid.len(), docid);
     }
 
-    fn finish(mut self, lines: u64, last: Option<String>) -> (BlockSummary, Vec<ExportBatch>) {
+    /// The summary and one batch per partition, None where no rows came.
+    fn finish(mut self, lines: u64, last: Option<String>) -> BlockRows {
         self.last = last;
         let summary = BlockSummary { run: self.run, lines, groups: self.groups, first: self.first, last: self.last };
-        (summary, self.pieces.into_iter().map(Rows::finish).collect())
+        let mut batches: Vec<Option<ExportBatch>> = (0..self.partitions).map(|_| None).collect();
+        for (partition, rows) in self.pieces {
+            batches[partition] = Some(rows.finish());
+        }
+        (summary, batches)
     }
+}
+
+/// The batch of a partition that received no rows: the row columns, empty.
+#[must_use]
+pub fn empty_rows() -> ExportBatch {
+    Rows::default().finish()
 }
 
 /// The byte ranges `[start, end)` of about `block_bytes` each that cover run file `path`, for
@@ -161,14 +190,14 @@ pub fn file_blocks(path: &str, block_bytes: u64) -> Result<Vec<(u64, u64)>, Fusi
 /// Reads the lines of run file `path` that start in bytes `[start, end)` (the whole file for gzip;
 /// see [`super::source::LineSource::open_block`]) with the reader of `read_run`: the same formats,
 /// checks and messages, which name the line in the whole file. The rows go to `partitions` batches
-/// by query id ([`partition_of`]).
+/// by query id ([`partition_of`]); a partition that receives none has no batch (None).
 pub fn read_file_block(
     path: &str,
     start: u64,
     end: u64,
     run: usize,
     partitions: usize,
-) -> Result<(BlockSummary, Vec<ExportBatch>), FusionError> {
+) -> Result<BlockRows, FusionError> {
     let mut blocks = Blocks::new(run, partitions)?;
     let result = (|| {
         let (mut reader, first) = RunReader::open_block(path, start, end)?;
@@ -246,7 +275,7 @@ pub fn read_table_block(
     spec: &TableSpec<'_>,
     run: usize,
     partitions: usize,
-) -> Result<Vec<(BlockSummary, Vec<ExportBatch>)>, FusionError> {
+) -> Result<Vec<BlockRows>, FusionError> {
     let runs = spec.runs.len().max(1);
     let mut blocks = (run..run + runs).map(|r| Blocks::new(r, partitions)).collect::<Result<Vec<_>, _>>()?;
     let mut last: Vec<Option<String>> = vec![None; runs];
@@ -277,5 +306,24 @@ mod tests {
         // Fixed values: a change of the hash would split a query between machines of two versions.
         assert_eq!(partition_of("", 1000), (0xcbf2_9ce4_8422_2325_u64 % 1000) as usize);
         assert_eq!(partition_of("a", 1 << 40), (0xaf63_dc4c_8601_ec8c_u64 % (1 << 40)) as usize);
+    }
+
+    #[test]
+    fn only_the_partitions_that_receive_rows_hold_a_batch() {
+        let path = std::env::temp_dir().join(format!("fanfuse-rows-{}.trec", std::process::id()));
+        std::fs::write(&path, "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 c 1 1.0 t\n").unwrap();
+        let path = path.to_str().unwrap();
+        let (summary, batches) = read_file_block(path, 0, u64::MAX, 0, MAX_PARTITIONS).unwrap();
+        assert_eq!((summary.lines, summary.groups, batches.len()), (3, 2, MAX_PARTITIONS));
+        let held: Vec<usize> = (0..MAX_PARTITIONS).filter(|&p| batches[p].is_some()).collect();
+        let mut expected = vec![partition_of("q1", MAX_PARTITIONS), partition_of("q2", MAX_PARTITIONS)];
+        expected.sort_unstable();
+        expected.dedup();
+        assert_eq!(held, expected);
+        for refused in [0, MAX_PARTITIONS + 1] {
+            let error = read_file_block(path, 0, u64::MAX, 0, refused).err().expect("refused").to_string();
+            assert!(error.contains(&format!("partitions must be an int from 1 to {MAX_PARTITIONS}")), "{error}");
+        }
+        std::fs::remove_file(path).unwrap();
     }
 }

@@ -70,12 +70,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     with terminal_safe_output():
         parser = build_parser(command if command in COMMANDS else None)
         args = parser.parse_args(argv)
-        from fanfuse.cli._common import run_command
+        from fanfuse.cli._common import named_by_flags, run_command
         from fanfuse.cli.paths import check_command_paths
 
         def checked_run() -> int:
-            check_command_paths(command_parsers(parser)[args.command], args)
-            code: int = args.run(args)
+            command_parser = command_parsers(parser)[args.command]
+            check_command_paths(command_parser, args)
+            with named_by_flags(command_parser):
+                code: int = args.run(args)
             return code
 
         return run_command(args.command, checked_run)

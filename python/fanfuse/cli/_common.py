@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fanfuse._cleanups import run_cleanups
@@ -26,6 +26,32 @@ DEBUG = "FANFUSE_DEBUG"
 _SHOWN_CHARS = 500
 # The status of a process ended by SIGPIPE, as the shell reports it.
 CLOSED_PIPE = 128 + signal.SIGPIPE
+
+
+def flags_by_name(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """The numeric flags of a command by the name the library and the core give their value in
+    errors (the name of its row of LIMITS: ``partitions`` for ``--partitions``, ``k`` for
+    ``--rrf-k``); a name that two flags of the command share is left out."""
+    found: dict[str, list[str]] = {}
+    for action in parser._actions:
+        if isinstance(action.type, NumberFlag | NumberListFlag) and action.option_strings:
+            found.setdefault(action.type.limit.name, []).append(action.option_strings[-1])
+    return {name: flags[0] for name, flags in found.items() if len(flags) == 1}
+
+
+@contextlib.contextmanager
+def named_by_flags(parser: argparse.ArgumentParser) -> Iterator[None]:
+    """Errors of the library or the core about a number the command passed on (``partitions must
+    be at most the number of queries``) re-raised naming the flag the user gave it with."""
+    try:
+        yield
+    except FusionError as error:
+        message = str(error)
+        name, said = message.partition(" must be ")[::2]
+        flag = flags_by_name(parser).get(name) if said else None
+        if flag is None:
+            raise
+        raise FusionError(f"{flag} must be {said}") from None
 
 
 class Terminated(BaseException):

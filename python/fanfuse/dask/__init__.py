@@ -20,7 +20,9 @@ try:
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from dask.base import tokenize
     from dask.delayed import Delayed, delayed
+    from dask.highlevelgraph import HighLevelGraph
 except ImportError as error:  # pragma: no cover - exercised in a process without the extra
     raise ImportError(
         f"fanfuse.dask needs the dask extra ({error.name} is missing): pip install 'fanfuse[dask]'"
@@ -28,6 +30,7 @@ except ImportError as error:  # pragma: no cover - exercised in a process withou
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import getitem
 from typing import Any
 
 from fanfuse._core import FusionError, file_blocks
@@ -50,15 +53,49 @@ class Plan:
     frames: list[Any]
     names: list[str]
 
+    def tasks(self, partitions: int, rank_from: str) -> Tasks:
+        """The read tasks, as a graph: each block's summary, and each partition's rows from every
+        block (the shuffle: blocks x partitions entries)."""
+        name = f"fanfuse-read-{tokenize(self.blocks, self.frames, partitions, rank_from)}"
+        tasks = Tasks(name, {}, [], [[] for _ in range(partitions)])
+        for i, (block, frame) in enumerate(zip(self.blocks, self.frames, strict=True)):
+            frame_key = None
+            if frame is not None:
+                tasks.graph.update(frame.__dask_graph__())
+                frame_key = frame.key
+            tasks.graph[(name, i)] = (read_block, block, partitions, rank_from, frame_key)
+            tasks.graph[(f"{name}-summary", i)] = (getitem, (name, i), 0)
+            tasks.summaries.append((f"{name}-summary", i))
+            for j in range(partitions):
+                tasks.graph[(f"{name}-rows", i, j)] = (getitem, (getitem, (name, i), 1), j)
+                tasks.rows[j].append((f"{name}-rows", i, j))
+        return tasks
+
     def read(self, partitions: int, rank_from: str) -> tuple[list[Delayed], list[list[Delayed]]]:
-        """The read tasks: each block's summary, and each partition's rows from every block."""
-        reads = [
-            delayed(read_block, nout=2)(block, partitions, rank_from, frame)
-            for block, frame in zip(self.blocks, self.frames, strict=True)
+        """The read tasks as Delayed objects: each block's summary, and each partition's rows from
+        every block."""
+        tasks = self.tasks(partitions, rank_from)
+        return [tasks.delayed(key) for key in tasks.summaries], [
+            [tasks.delayed(key) for key in part] for part in tasks.rows
         ]
-        summaries = [read[0] for read in reads]
-        rows = [[read[1][j] for read in reads] for j in range(partitions)]
-        return summaries, rows
+
+
+@dataclass
+class Tasks:
+    """A job's tasks as one graph, a dict built entry by entry: each task costs one entry. (Built
+    call by call with dask.delayed, each call merges and optimizes the graphs of its arguments, and
+    the tasks that wait for a task depending on every partition (whether the runs go buffered) made
+    the building grow with the square of the partitions.)"""
+
+    name: str
+    graph: dict[Any, Any]
+    summaries: list[Any]
+    rows: list[list[Any]]
+
+    def delayed(self, key: Any) -> Delayed:
+        """The result of task `key`, as a Delayed over the whole graph."""
+        graph = HighLevelGraph.from_collections(self.name, self.graph, dependencies=())
+        return Delayed(key, graph, layer=self.name)
 
 
 def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) -> Plan:
@@ -100,15 +137,17 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
 
 def shuffle_partitions(partitions: object, plan: Plan, rank_from: str = "score") -> int:
     """The partitions of the shuffle on qid: one per block by default. A number given must not
-    exceed the queries: a partition past them would be empty, yet each costs tasks and memory of its
-    own (every block is split into that many batches). The queries are counted (one more read of
-    the input) only when the number exceeds the blocks."""
+    exceed the queries: a partition past them would be empty, yet each costs tasks of its own (a
+    slot in every block's batches, a regrouping check, a fusion call). The queries are counted (one
+    more read of the input) only when the number exceeds the blocks."""
     if partitions is None:
         return len(plan.blocks)
     wanted = check_int("partitions", partitions)
     if wanted > len(plan.blocks):
-        _, rows = plan.read(1, rank_from)
-        queries = int(delayed(count_queries)([delayed(query_ids)(part) for part in rows[0]]).compute())
+        tasks = plan.tasks(1, rank_from)
+        counted = f"{tasks.name}-queries"
+        tasks.graph[counted] = (count_queries, [(query_ids, key) for key in tasks.rows[0]])
+        queries = int(tasks.delayed(counted).compute())
         if wanted > queries:
             raise FusionError(
                 f"partitions must be at most the number of queries, {queries} (got {wanted}): "
@@ -124,19 +163,35 @@ def fused_partitions(
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     ranges: int | None = 1,
     **options: Any,
-) -> list[Delayed]:
-    """One task per partition of the shuffle on qid; each gives ``ranges`` (default: as many as
-    partitions) Arrow batches of fused queries (``fanfuse._core.fuse_rows``; ``options`` are its
-    own). Which one-process order the keys follow (buffered or not) is decided from every
-    partition's rows first."""
+) -> tuple[list[Delayed], int]:
+    """One task per partition of the shuffle on qid, and how many Arrow batches of fused queries each
+    gives (``ranges``; ``fanfuse._core.fuse_rows``, whose options ``options`` are). ``ranges`` None:
+    one per input block, at most one per partition, so that a range of the output holds about a
+    block's worth whatever the partitions (the batches are ranges x partitions: as many ranges as
+    partitions would make the cost grow with the square of the partitions). Which one-process
+    order the keys follow (buffered or not) is decided from every partition's rows first."""
     plan = plan_runs(runs, block_bytes)
     rank_from = options.get("rank_from", "score")
     count = shuffle_partitions(partitions, plan, rank_from)
-    ranges = ranges or count
-    summaries, rows = plan.read(count, rank_from)
-    flags = [delayed(regrouped)(part, summaries, plan.names) for part in rows]
-    buffered = delayed(any)(flags)
-    return [delayed(fuse_partition)(part, summaries, plan.names, buffered, ranges, options) for part in rows]
+    ranges = ranges or min(count, len(plan.blocks))
+    tasks = plan.tasks(count, rank_from)
+    name = f"fanfuse-fuse-{tokenize(tasks.name, plan.names, ranges, options)}"
+    graph, flags = tasks.graph, []
+    for j, part in enumerate(tasks.rows):
+        flags.append((f"{name}-regrouped", j))
+        graph[flags[-1]] = (regrouped, part, tasks.summaries, plan.names)
+    graph[f"{name}-buffered"] = (any, flags)
+    for j, part in enumerate(tasks.rows):
+        graph[(name, j)] = (
+            fuse_partition,
+            part,
+            tasks.summaries,
+            plan.names,
+            f"{name}-buffered",
+            ranges,
+            options,
+        )
+    return [tasks.delayed((name, j)) for j in range(count)], ranges
 
 
 STRING = pd.StringDtype("pyarrow")
@@ -194,6 +249,6 @@ def fuse_runs(
     }
     given = {"phi": phi, "sigma": sigma, "gamma": gamma}
     options.update({name: value for name, value in given.items() if value is not None})
-    fused = fused_partitions(runs, partitions=partitions, block_bytes=block_bytes, **options)
+    fused, _ = fused_partitions(runs, partitions=partitions, block_bytes=block_bytes, **options)
     frames = [delayed(_hits_frame)(part) for part in fused]
     return dd.from_delayed(frames, meta=_meta(), verify_meta=False)

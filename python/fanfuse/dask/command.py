@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import socket
 import sys
@@ -15,8 +16,9 @@ from typing import Any, TypeVar
 
 import dask.config
 import pyarrow as pa
-from dask.base import compute, persist
-from dask.delayed import Delayed, delayed
+from dask.base import compute, persist, tokenize
+from dask.delayed import Delayed
+from dask.highlevelgraph import HighLevelGraph
 
 from fanfuse._core import FusionError, write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
@@ -47,8 +49,35 @@ def scheduler(address: str | None) -> Iterator[None]:
         client = _within(2 * CONNECT_TIMEOUT, lambda: Client(address, timeout=CONNECT_TIMEOUT))
     except (OSError, TimeoutError, ValueError) as error:
         raise FusionError(f"--scheduler {address}: cannot connect ({error})") from None
-    with client:
+    with _quiet("distributed"):
+        try:
+            yield
+        except Exception as error:
+            if client.status == "running":
+                raise  # the job's own error (a bad line, the output), with the scheduler still there
+            raise FusionError(
+                f"--scheduler {address}: lost the connection to the scheduler mid-job "
+                f"(it stopped, or the network failed); nothing was written ({type(error).__name__})"
+            ) from None
+        finally:
+            client.close(timeout=CONNECT_TIMEOUT)
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Silences logger `name` and those under it inside: distributed logs a lost scheduler with
+    tracebacks from its own thread (some of its loggers have levels and handlers of their own),
+    where the command reports it in one line."""
+    names = [name, *(n for n in logging.root.manager.loggerDict if n.startswith(f"{name}."))]
+    loggers = [logging.getLogger(n) for n in names]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL + 1)
+    try:
         yield
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
 
 
 def _within(seconds: float, connect: Callable[[], T]) -> T:
@@ -88,10 +117,22 @@ def _reachable(address: str) -> None:
 def in_order(fused: Sequence[Delayed], ranges: int) -> Iterator[pa.Table]:
     """The fused queries in the order one process writes them: the partitions' batches of one range
     of the order key at a time (so this process holds one range), sorted by the key."""
-    (persisted,) = persist(list(fused))
-    for k in range(ranges):
-        pieces = compute(*[part[k] for part in persisted])
+    # One task a range gathers it from every partition, in the graph of the partitions (each fused
+    # once): a task a partition and range, or a graph merged a partition at a time, cost far more
+    # per partition than its batch.
+    name = f"fanfuse-ranges-{tokenize([part.key for part in fused], ranges)}"
+    layer: dict[Any, Any] = {(name, k): (_range_of, [part.key for part in fused], k) for k in range(ranges)}
+    partitions: list[Any] = list(fused)
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=partitions)
+    (persisted,) = persist([Delayed((name, k), graph, layer=name) for k in range(ranges)])
+    for part in persisted:
+        (pieces,) = compute(part)
         yield pa.Table.from_batches(pieces).sort_by("order")
+
+
+def _range_of(partitions: Sequence[Sequence[pa.RecordBatch]], k: int) -> list[pa.RecordBatch]:
+    """The batches of range `k` of the order key, one from each partition."""
+    return [batches[k] for batches in partitions]
 
 
 def write_fused(fused: Sequence[Delayed], ranges: int, output: str, inputs: Sequence[str]) -> int:
@@ -106,11 +147,11 @@ def fuse(args: argparse.Namespace, fusion: dict[str, Any]) -> int:
     options: dict[str, Any] = {**fusion, "rank_from": args.rank_from, "format": "trec", "tag": args.tag}
     runs = list(args.runs)
     with scheduler(args.scheduler):
-        # As many ranges of the output as partitions: this process holds about one partition's worth.
-        fused = fused_partitions(
+        # Ranges of the output by input block: this process holds about one block's worth at a time.
+        fused, ranges = fused_partitions(
             runs, partitions=args.partitions, block_bytes=BLOCK_BYTES, ranges=None, **options
         )
-        queries = write_fused(fused, len(fused), args.output, runs)
+        queries = write_fused(fused, ranges, args.output, runs)
     where = args.scheduler or "this process's threads"
     print(f"fused {queries} queries into {args.output} with Dask ({where})", file=sys.stderr)
     return 0
@@ -132,13 +173,19 @@ def evaluate_runs(
     for run in runs:
         plan = plan_runs([run], block_bytes or BLOCK_BYTES)
         count = shuffle_partitions(partitions, plan)
-        summaries, rows = plan.read(count, "score")
-        per_run.append(
-            [
-                delayed(evaluate_partition)(part, summaries, plan.names[0], qrels, list(metrics))
-                for part in rows
-            ]
-        )
+        tasks = plan.tasks(count, "score")
+        name = f"fanfuse-evaluate-{tokenize(tasks.name, qrels, list(metrics))}"
+        for j, part in enumerate(tasks.rows):
+            tasks.graph[(name, j)] = (
+                evaluate_partition,
+                part,
+                tasks.summaries,
+                plan.names[0],
+                qrels,
+                list(metrics),
+            )
+        tasks.graph[name] = (list, [(name, j) for j in range(count)])
+        per_run.append(tasks.delayed(name))
     computed = compute(*per_run)
     scored = []
     for run, parts in zip(runs, computed, strict=True):

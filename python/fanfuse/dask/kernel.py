@@ -68,7 +68,19 @@ def read_block(
         summary, batches = read_table_block(
             table, run=block.run, name=name, first_row=first_row, rank_from=rank_from, partitions=partitions
         )
-    return summary, [pa.record_batch(batch) for batch in batches]
+    return summary, _record_batches(batches)
+
+
+def _record_batches(batches: Sequence[Any]) -> list[pa.RecordBatch]:
+    """The core's batches as pyarrow's. The partitions that received no rows share one empty batch
+    object, converted once: a block costs its rows, not a batch per partition."""
+    converted: dict[int, pa.RecordBatch] = {}
+    out = []
+    for batch in batches:
+        if id(batch) not in converted:
+            converted[id(batch)] = pa.record_batch(batch)
+        out.append(converted[id(batch)])
+    return out
 
 
 def query_ids(rows: pa.RecordBatch) -> pa.Array:

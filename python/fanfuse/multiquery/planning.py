@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
 from fanfuse._core import FusionError
-from fanfuse.limits import check_float, check_int, optional_float, optional_int
+from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
 from fanfuse.multiquery.fusion import FUSION_OPTIONS, FusionSettings, is_weighted
@@ -116,7 +116,9 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     top_k = check_int("top_k", given["top_k"]) if "top_k" in given else retriever.top_k
     window = optional_int("rerank_window", given.get("rerank_window")) or retriever.rerank_window
     branch_k = (
-        optional_int("branch_k", given.get("branch_k")) or retriever.branch_k or max(2 * top_k, window or 0)
+        optional_int("branch_k", given.get("branch_k"))
+        or retriever.branch_k
+        or derived_int("branch_k", max(2 * top_k, window or 0))
     )
     reranker = check_reranker(given["reranker"]) if "reranker" in given else retriever.reranker
     return_k = optional_int("return_k", given.get("return_k"))

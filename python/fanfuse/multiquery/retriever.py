@@ -82,7 +82,8 @@ class MultiQueryRetriever:
             (``[2.0, 1.0]``: the original counts double). Default: all 1.
         retriever_weights: name -> weight (default 1). A list's weight = variant weight x retriever
             weight; a list of weight 0 is not searched.
-        branch_k: hits asked of each branch (default 2 x top_k, or the rerank window if larger).
+        branch_k: hits asked of each branch (default 2 x top_k, or the rerank window if larger; at
+            most 10,000).
         reranker: ``reranker(query, hits) -> scores`` over the first ``rerank_window`` fused hits
             (default branch_k); the first ``return_k`` (default top_k; only with a reranker) come back.
         min_score: drop hits scoring below it (the rerank score when reranked, else the fused score).

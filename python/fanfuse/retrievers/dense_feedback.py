@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fanfuse._core import FusionError
+from fanfuse.limits import derived_int
 from fanfuse.retrievers.base import Hit
 
 __all__ = ["DenseFeedback", "VectorIndex"]
@@ -84,7 +85,7 @@ class DenseFeedback:
     ) -> list[list[Hit]]:
         """`[search(q, k, filter) for q in queries]`, the first searches in one call where the dense
         retriever takes several queries at once (its queries embedded together)."""
-        candidates = max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k)
+        candidates = derived_int("retriever_k", max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k))
         batch = getattr(self.dense, "search_batch", None)
         if callable(batch):
             pools: Sequence[Sequence[Hit]] = batch(list(queries), candidates, filter)
