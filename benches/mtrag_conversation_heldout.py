@@ -91,7 +91,8 @@ class Domain:
             history = list(written.variants[1:]) if factor > 0 else []
             original = DEFAULT_VARIANT_WEIGHTS[0]
             own = self.readings.base(c.last)[: BUDGET - len(history)]
-            return [*own, *((v.text, v.plain or v.text, original * v.weight * factor) for v in history)]
+            weight = original * factor
+            return [*own, *((v.text, v.plain or v.text, weight * v.weight, v.source) for v in history)]
 
         return self.ndcg(readings)
 

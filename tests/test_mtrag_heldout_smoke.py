@@ -5,6 +5,7 @@ first: the commands in docs/mtrag-retrieval.md run them there.)"""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -51,7 +52,9 @@ def test_the_history_cost_and_the_mmr_tables_on_generated_data(
     two_domains: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--data", str(two_domains), "--domains", "gen", "--index-dir", str(tmp_path / "i")]
+    environment = dict(os.environ)
     assert load("mtrag_history_cost").main(args) == 0
+    assert dict(os.environ) == environment  # its cache setting does not reach the searches after it
     (cost,) = table(capsys.readouterr().out)
     assert cost[0] == "gen" and int(cost[1]) == 3 and float(cost[4]) > 0
     assert load("mtrag_mmr").main([*args, "--iterations", "100"]) == 0
