@@ -170,10 +170,13 @@ def settings(r: Readings) -> dict[str, dict[str, Setting]]:
     return {"history": history, "history, no vector feedback": without_prf, "bm25": bm25, "dense": dense}
 
 
-def fused(lists: Lists, readings: list[Reading], s: Setting) -> list[str]:
+def fused(
+    lists: Lists, readings: list[Reading], s: Setting, extra: tuple[list[str], float] | None = None
+) -> list[str]:
     """The default's weighted RRF of the readings' lists, routed as `fanfuse.open_index` routes them:
     BM25 searches every reading, the dense side the question and the readings whose source it does
-    not skip (`DENSE_SKIPPED_SOURCES`); a skipped reading's weight goes to the dense question's list."""
+    not skip (`DENSE_SKIPPED_SOURCES`); a skipped reading's weight goes to the dense question's list.
+    `extra`: one more list and its weight, fused with them."""
     skipped = sum(weight for _, _, weight, source in readings[1:] if source in DENSE_SKIPPED_SOURCES)
     runs, weights = [], []
     for i, (bm25_text, dense_text, weight, source) in enumerate(readings):
@@ -185,6 +188,9 @@ def fused(lists: Lists, readings: list[Reading], s: Setting) -> list[str]:
             if factor:
                 runs.append(lists.of(retriever, dense_text))
                 weights.append((weight + (skipped if i == 0 else 0.0)) * factor)
+    if extra is not None:
+        runs.append(extra[0])
+        weights.append(extra[1])
     return list(fanfuse.rrf(runs, weights=weights, top_k=10).ids)
 
 
