@@ -5,7 +5,9 @@ Every list a setting fuses is computed once per query (top 20, as a branch of th
 (Tantivy), the neural dense retriever and its vector feedback (`DenseFeedback`) over the texts of the
 product's own variants (`HistoryExpander`'s topic and joined readings, `FeedbackExpander`,
 `HeuristicExpander`); each setting is then a weighted RRF (k = 60, `fanfuse.rrf`) of some of them.
-The original question's lists weigh 3, the content-word and feedback variants' 1. Three groups:
+The original question's lists weigh 3, the content-word and feedback variants' 1; those two go to
+BM25 alone, their weight on the dense question's lists, as `fanfuse.open_index` routes them
+(`DENSE_SKIPPED_SOURCES`). Three groups:
 
   history   given the earlier user turns, against the default of the last turn alone
   bm25      the same with BM25 alone (`fanfuse search --no-dense`)
