@@ -5,7 +5,9 @@ Every list a setting fuses is computed once per query (top 20, as a branch of th
 (Tantivy), the neural dense retriever and its vector feedback (`DenseFeedback`) over the texts of the
 product's own variants (`HistoryExpander`'s topic and joined readings, `FeedbackExpander`,
 `HeuristicExpander`); each setting is then a weighted RRF (k = 60, `fanfuse.rrf`) of some of them.
-The original question's lists weigh 3, the content-word and feedback variants' 1. Three groups:
+The original question's lists weigh 3, the content-word and feedback variants' 1; those two go to
+BM25 alone, their weight on the dense question's lists, as `fanfuse.open_index` routes them
+(`DENSE_SKIPPED_SOURCES`). Three groups:
 
   history   given the earlier user turns, against the default of the last turn alone
   bm25      the same with BM25 alone (`fanfuse search --no-dense`)
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import fanfuse
+from fanfuse.default_search import DENSE_SKIPPED_SOURCES
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander, HistoryExpander
 from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers import DenseFeedback
@@ -35,8 +38,8 @@ from mtrag_retrieval import data_missing, data_parser, machine, per_query_values
 
 BRANCH_K = 20
 ITERATIONS = 5_000
-# A reading of the question: (its BM25 text, its dense text, its list weight).
-Reading = tuple[str, str, float]
+# A reading of the question: (its BM25 text, its dense text, its list weight, its `Variant.source`).
+Reading = tuple[str, str, float, str]
 
 
 @dataclass
@@ -83,28 +86,29 @@ class Readings:
         if text not in self.memo:
             found: list[tuple[str, Reading]] = []
             for variant in self.feedback.expand(text, max_variants=2).variants[1:]:
-                found.append(("F", (variant.text, variant.plain or variant.text, 1.0)))
+                found.append(("F", (variant.text, variant.plain or variant.text, 1.0, variant.source)))
             for words in self.heuristic.candidates(text)[:1]:
-                found.append(("H", (words, words, 1.0)))
+                found.append(("H", (words, words, 1.0, "heuristic")))
             self.memo[text] = found
-        return [(text, text, 3.0), *(reading for kind, reading in self.memo[text] if kind in keep)]
+        own = [reading for kind, reading in self.memo[text] if kind in keep]
+        return [(text, text, 3.0, "original"), *own]
 
     def topic(self, c: Conversation, weight: float) -> list[Reading]:
         variant = self.history.topic_variant(c.last, c.history) if c.history else None
-        return [(variant.text, variant.plain or variant.text, weight)] if variant else []
+        return [(variant.text, variant.plain or variant.text, weight, variant.source)] if variant else []
 
     def joined(self, c: Conversation, weight: float, turns: int = 1) -> list[Reading]:
         if not c.history:
             return []
         text = " ".join([*c.history[-turns:], c.last])
-        return [(text, text, weight)]
+        return [(text, text, weight, "history")]
 
     def history_feedback(self, c: Conversation) -> list[Reading]:
         """RM3 feedback of a first pass on the previous turn and the question together."""
         if not c.history:
             return []
         variants = self.feedback.expand(f"{c.history[-1]} {c.last}", max_variants=2).variants[1:]
-        return [(v.text, v.plain or v.text, 1.0) for v in variants]
+        return [(v.text, v.plain or v.text, 1.0, v.source) for v in variants]
 
 
 Readings_ = Callable[[Conversation, str], list[Reading]]
@@ -150,7 +154,7 @@ def settings(r: Readings) -> dict[str, dict[str, Setting]]:
     bm25["+ topic alone, 0.75"] = Setting(hist("HF", lambda c: r.topic(c, 0.75)), bm25_only=True)
 
     def question(c: Conversation, text: str) -> list[Reading]:
-        return [(text, text, 1.0)]
+        return [(text, text, 1.0, "original")]
 
     dense = {
         "hybrid, the question alone": Setting(question, prf=0.0),
@@ -168,16 +172,27 @@ def settings(r: Readings) -> dict[str, dict[str, Setting]]:
     return {"history": history, "history, no vector feedback": without_prf, "bm25": bm25, "dense": dense}
 
 
-def fused(lists: Lists, readings: list[Reading], s: Setting) -> list[str]:
+def fused(
+    lists: Lists, readings: list[Reading], s: Setting, extra: tuple[list[str], float] | None = None
+) -> list[str]:
+    """The default's weighted RRF of the readings' lists, routed as `fanfuse.open_index` routes them:
+    BM25 searches every reading, the dense side the question and the readings whose source it does
+    not skip (`DENSE_SKIPPED_SOURCES`); a skipped reading's weight goes to the dense question's list.
+    `extra`: one more list and its weight, fused with them."""
+    skipped = sum(weight for _, _, weight, source in readings[1:] if source in DENSE_SKIPPED_SOURCES)
     runs, weights = [], []
-    for bm25_text, dense_text, weight in readings:
+    for i, (bm25_text, dense_text, weight, source) in enumerate(readings):
         runs.append(lists.of("bm25", bm25_text))
         weights.append(weight)
-        if not s.bm25_only:
-            for retriever, factor in (("dense", s.dense), ("prf", s.prf)):
-                if factor:
-                    runs.append(lists.of(retriever, dense_text))
-                    weights.append(weight * factor)
+        if s.bm25_only or (i > 0 and source in DENSE_SKIPPED_SOURCES):
+            continue
+        for retriever, factor in (("dense", s.dense), ("prf", s.prf)):
+            if factor:
+                runs.append(lists.of(retriever, dense_text))
+                weights.append((weight + (skipped if i == 0 else 0.0)) * factor)
+    if extra is not None:
+        runs.append(extra[0])
+        weights.append(extra[1])
     return list(fanfuse.rrf(runs, weights=weights, top_k=10).ids)
 
 

@@ -86,14 +86,21 @@ class Domain:
         budget (RM3 feedback, then content words)."""
 
         def readings(c: Conversation) -> list[Reading]:
-            written = expander.expand(c.last, max_variants=BUDGET, history=check_history(list(c.history)))
-            factor = share(c) if share is not None and c.history else 1.0
-            history = list(written.variants[1:]) if factor > 0 else []
-            original = DEFAULT_VARIANT_WEIGHTS[0]
-            own = self.readings.base(c.last)[: BUDGET - len(history)]
-            return [*own, *((v.text, v.plain or v.text, original * v.weight * factor) for v in history)]
+            return self.history_readings(expander, c, share(c) if share is not None and c.history else 1.0)
 
         return self.ndcg(readings)
+
+    def history_readings(
+        self, expander: HistoryExpander, c: Conversation, factor: float = 1.0
+    ) -> list[Reading]:
+        """The question's readings given its history, as the default search makes them: the
+        question, its own variants to the budget, the variants `expander` writes (their weights
+        times `factor`)."""
+        written = expander.expand(c.last, max_variants=BUDGET, history=check_history(list(c.history)))
+        history = list(written.variants[1:]) if factor > 0 else []
+        own = self.readings.base(c.last)[: BUDGET - len(history)]
+        weight = DEFAULT_VARIANT_WEIGHTS[0] * factor
+        return [*own, *((v.text, v.plain or v.text, weight * (v.weight or 0.0), v.source) for v in history)]
 
 
 def open_domain(data: Path, name: str, index_dir: Path, limit: int | None) -> Domain:

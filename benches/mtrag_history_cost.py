@@ -6,17 +6,18 @@ set here): with it, the second search of a question would reuse the first's vect
 
     .venv/bin/python benches/mtrag_history_cost.py             # make mtrag-history-cost
     .venv/bin/python benches/mtrag_history_cost.py --limit 20  # a quick run
+    .venv/bin/python benches/mtrag_history_cost.py --dense-skipped heuristic,feedback,history-topic
+        # another routing (benches/mtrag_routing.py)
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-
-os.environ["FANFUSE_QUERY_CACHE_SIZE"] = "0"  # before any retriever reads it
-
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import fanfuse
@@ -24,6 +25,7 @@ from fanfuse.default_search import open_index
 from mtrag_conversation import read_conversations
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 from mtrag_retrieval import data_missing, data_parser, report
+from mtrag_routing import add_routing_flag, route
 
 WARM_UP = 5
 
@@ -56,14 +58,30 @@ def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None) -> d
     }
 
 
+@contextlib.contextmanager
+def query_cache_off() -> Iterator[None]:
+    """The query-vector cache off for the retrievers made inside; the environment as it was after."""
+    name, before = "FANFUSE_QUERY_CACHE_SIZE", os.environ.get("FANFUSE_QUERY_CACHE_SIZE")
+    os.environ[name] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__)
     parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
+    add_routing_flag(parser)
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
     started = time.perf_counter()
-    rows = [run_domain(args.data, domain, args.index_dir, args.limit) for domain in args.domains]
+    with query_cache_off(), route(args.dense_skipped):
+        rows = [run_domain(args.data, domain, args.index_dir, args.limit) for domain in args.domains]
     table = [
         "| domain | questions with history | ms/search, last turn alone | with its history "
         "| ratio of the sums | median ratio |",

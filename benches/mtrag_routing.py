@@ -12,22 +12,27 @@ thread), measured query by query. p: the two-sided paired randomization test of 
 
     .venv/bin/python benches/mtrag_routing.py             # the table (docs/mtrag-retrieval.md)
     .venv/bin/python benches/mtrag_routing.py --limit 5   # a quick smoke run
+    .venv/bin/python benches/mtrag_routing.py --dense-skipped heuristic,feedback,history-topic
+        # the default with another routing: the sources named go to BM25 alone
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import fanfuse
-from fanfuse import MultiQueryRetriever
+from fanfuse import MultiQueryRetriever, default_search
 from fanfuse.default_search import (
     DEFAULT_RETRIEVER_WEIGHTS,
     DEFAULT_VARIANT_WEIGHTS,
+    DENSE_SKIPPED_SOURCES,
     default_expander,
     default_retrievers,
     open_index,
@@ -128,20 +133,43 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def add_routing_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dense-skipped",
+        type=lambda text: tuple(s for s in text.split(",") if s),
+        help="comma-separated variant sources the default's dense side leaves to BM25 "
+        f"(default: {','.join(DENSE_SKIPPED_SOURCES)}, the library's)",
+    )
+
+
+@contextlib.contextmanager
+def route(skipped: tuple[str, ...] | None) -> Iterator[None]:
+    """The default built inside leaves `skipped` to BM25 (None: the library's routing)."""
+    before = default_search.DENSE_SKIPPED_SOURCES
+    if skipped is not None:
+        default_search.DENSE_SKIPPED_SOURCES = skipped
+    try:
+        yield
+    finally:
+        default_search.DENSE_SKIPPED_SOURCES = before
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__)
     parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
     parser.add_argument("--iterations", type=int, default=10_000, help="sign flips of the randomization test")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    add_routing_flag(parser)
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
     started = time.perf_counter()
-    rows = [
-        row
-        for domain in args.domains
-        for row in run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
-    ]
+    with route(args.dense_skipped):
+        rows = [
+            row
+            for domain in args.domains
+            for row in run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
+        ]
     report(rows, markdown(rows), started, args.json)
     return 0
 

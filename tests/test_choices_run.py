@@ -43,6 +43,8 @@ WITH: dict[tuple[str, str | None], list[str]] = {
     ("--strategy", None): [LLM],
     ("--expander", "llm"): [LLM],
     ("--norm", None): ["--method", "combsum"],
+    # The rerank reads the vectors a hybrid index stores.
+    ("--rerank", "mmr"): ["--index", "dense-idx"],
 }
 LLM_ANSWER = json.dumps({"queries": ["owl hunting", "nocturnal predators"]})
 
@@ -88,6 +90,8 @@ def needs(option: str, value: str) -> list[str]:
 def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = write_inputs(tmp_path_factory.mktemp("choices"))
     TantivyRetriever.build(DOCUMENTS, directory / "idx")
+    # The same documents with their vectors stored (neural with the embed extra, else TF-IDF + SVD).
+    open_index(TantivyRetriever.build(DOCUMENTS, directory / "dense-idx"), dense=True).close()
     return directory
 
 
@@ -151,6 +155,7 @@ class Services:
 
     heuristic: str
     llm: str
+    dense: str
     chat: ScriptedChatServer
 
 
@@ -168,8 +173,9 @@ def services(files: Path) -> Iterator[Services]:
         with (
             serving(app_for_index(files / "idx")) as plain,
             serving(app_for_index(files / "idx", expander=expander)) as llm,
+            serving(app_for_index(files / "dense-idx")) as dense,
         ):
-            yield Services(plain, llm, chat)
+            yield Services(plain, llm, dense, chat)
     finally:
         chat.stop()
 
@@ -205,7 +211,9 @@ def test_every_enum_value_of_the_service_runs_there_and_as_the_search_flag(
     uses_llm = body.get("expander") == "llm"
     for _ in range(8):
         chat.answer(LLM_ANSWER)
-    url = services.llm if uses_llm else services.heuristic
+    # The service searches the index it was started with: the one the choice needs, by server.
+    index = body.pop("index", "idx")
+    url = services.dense if index == "dense-idx" else services.llm if uses_llm else services.heuristic
     with httpx.Client(base_url=url, timeout=60) as http:
         response = http.post("/search", json=body)
     assert response.status_code == 200, response.text
@@ -213,7 +221,7 @@ def test_every_enum_value_of_the_service_runs_there_and_as_the_search_flag(
     assert diagnostics["degraded"] is False, diagnostics
 
     # The same request as `fanfuse search` flags (the field's word), the history as a file.
-    argv = ["search", body.pop("query"), "--index", str(files / "idx"), "--json"]
+    argv = ["search", body.pop("query"), "--index", str(files / index), "--json"]
     if "history" in body:
         history = files / f"history-{value}.jsonl"
         history.write_text("".join(json.dumps(turn) + "\n" for turn in body.pop("history")))

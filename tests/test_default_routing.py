@@ -5,7 +5,7 @@ list; the dense side's texts embedded in one encoder call a search."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from fanfuse.default_search import (
     default_retrievers,
     open_index,
 )
-from fanfuse.multiquery import StaticExpander
+from fanfuse.multiquery import HistoryExpander, StaticExpander
 from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.multiquery.planning import SearchOptions
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -30,13 +30,17 @@ from test_open_index import WordHashEncoder, needs_embed
 
 HISTORY = ["tell me about barn owls", "where do they nest"]
 DENSE_SIDE = ("dense", "dense-feedback")
-# Every source of a variant a search can have, and the calls that make one of each.
-SEARCHES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "history": ({}, {"history": HISTORY}),
-    "feedback": ({}, {}),
-    "heuristic": ({}, {}),
-    "explicit": ({}, {"variants": ["which animal hunts small rodents after dark"]}),
-    "static": ({"expander": StaticExpander({QUERY: "the nocturnal hunter of mice"})}, {}),
+# Every source of a variant a search can have, and the calls that make one of each: the
+# retriever's settings (given the index) and the search's options.
+Settings = Callable[[TantivyRetriever], dict[str, Any]]
+SEARCHES: dict[str, tuple[Settings, dict[str, Any]]] = {
+    "history": (lambda bm25: {}, {"history": HISTORY}),
+    # Five documents give no word the idf a topic word needs by default.
+    "history-topic": (lambda bm25: {"expander": HistoryExpander(bm25, min_idf=0.0)}, {"history": HISTORY}),
+    "feedback": (lambda bm25: {}, {}),
+    "heuristic": (lambda bm25: {}, {}),
+    "explicit": (lambda bm25: {}, {"variants": ["which animal hunts small rodents after dark"]}),
+    "static": (lambda bm25: {"expander": StaticExpander({QUERY: "the nocturnal hunter of mice"})}, {}),
 }
 
 
@@ -79,7 +83,7 @@ def list_weights(result: Any) -> dict[tuple[str, int], float]:
 @pytest.mark.parametrize("source", list(SEARCHES))
 def test_each_variant_source_goes_to_the_retrievers_the_docs_say(bm25: TantivyRetriever, source: str) -> None:
     settings, options = SEARCHES[source]
-    with open_index(bm25, dense=True, encoder=WordHashEncoder(), **settings) as retriever:
+    with open_index(bm25, dense=True, encoder=WordHashEncoder(), **settings(bm25)) as retriever:
         result = retriever.search(QUERY, **options)
     routed = searched_by(result)
     assert source in routed, f"no {source} variant in this search: the case does not test it"

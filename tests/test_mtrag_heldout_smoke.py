@@ -5,6 +5,7 @@ first: the commands in docs/mtrag-retrieval.md run them there.)"""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -51,7 +52,9 @@ def test_the_history_cost_and_the_mmr_tables_on_generated_data(
     two_domains: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--data", str(two_domains), "--domains", "gen", "--index-dir", str(tmp_path / "i")]
+    environment = dict(os.environ)
     assert load("mtrag_history_cost").main(args) == 0
+    assert dict(os.environ) == environment  # its cache setting does not reach the searches after it
     (cost,) = table(capsys.readouterr().out)
     assert cost[0] == "gen" and int(cost[1]) == 3 and float(cost[4]) > 0
     assert load("mtrag_mmr").main([*args, "--iterations", "100"]) == 0
@@ -62,3 +65,21 @@ def test_the_history_cost_and_the_mmr_tables_on_generated_data(
         for rerank in ("none", "mmr, lambda 0.9", "mmr, lambda 0.7", "mmr, lambda 0.5")
     ]
     assert all(0 <= float(r[4]) <= 1 and 0 <= float(r[5]) <= 1 for r in rows)
+
+
+def test_the_held_out_fusion_ranks_as_the_default_search(two_domains: Path, tmp_path: Path) -> None:
+    """The held-out bench fuses precomputed lists instead of searching: each question's top 10 must be
+    the default search's, given the last turn alone and given its history, routing included."""
+    from fanfuse.default_search import open_index
+    from fanfuse.multiquery import HistoryExpander
+
+    script, grid = load("mtrag_conversation_heldout"), load("mtrag_conversation_grid")
+    domain = script.open_domain(two_domains, "gen", tmp_path / "i", None)
+    setting = grid.Setting(lambda c, text: [])
+    expander = HistoryExpander(domain.bm25)
+    with open_index(domain.bm25, top_k=10) as default:
+        for c in domain.conversations.values():
+            alone = grid.fused(domain.lists, domain.readings.base(c.last), setting)
+            assert alone == default.search(c.last).ids, c.last
+            given = grid.fused(domain.lists, domain.history_readings(expander, c), setting)
+            assert given == default.search(c.last, history=list(c.history)).ids, c.last

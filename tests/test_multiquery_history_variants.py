@@ -58,7 +58,7 @@ def test_topic_words_are_the_specific_words_of_the_earlier_user_turns(index: Tan
         "and the barn owl?",  # the previous user turn: "barn" is specific
     ]
     topic, joined = expand(expander, history)[1:]
-    assert topic == Variant("what does it eat barn^1", "history", "what does it eat? barn", weight=0.5)
+    assert topic == Variant("what does it eat barn^1", "history-topic", "what does it eat? barn", weight=0.5)
     assert joined == Variant(
         "and the barn owl what does it eat", "history", "and the barn owl? what does it eat?", weight=0.5
     )
@@ -169,7 +169,7 @@ def test_the_combined_expander_stops_asking_once_the_budget_is_full(index: Tanti
 
     combined = CombinedExpander([HistoryExpander(index), HeuristicExpander(), Counting()])
     full = expand(combined, ["the barn owl"], query="what do the owls eat", budget=4)
-    assert [v.source for v in full] == ["original", "history", "history", "heuristic"] and asked == []
+    assert [v.source for v in full] == ["original", "history-topic", "history", "heuristic"] and asked == []
     assert [v.source for v in expand(combined, [], query="what do the owls eat", budget=4)][-1] == "counting"
     assert asked == ["what do the owls eat"]
 
@@ -185,7 +185,7 @@ def test_the_default_with_and_without_history(index: TantivyRetriever) -> None:
     variants = conversation.diagnostics.variants
     assert [(v.source, v.weight) for v in variants] == [
         ("original", 3.0),
-        ("history", 1.5),
+        ("history-topic", 1.5),
         ("history", 1.5),
         ("feedback", 1.0),
     ]
@@ -230,7 +230,7 @@ def test_a_question_on_its_own_topic_gets_the_independent_share(index: TantivyRe
         read = retriever.search(question, history=history)
     assert [(v.source, v.weight) for v in read.diagnostics.variants][:3] == [
         ("original", 3.0),
-        ("history", 0.75),
+        ("history-topic", 0.75),
         ("history", 0.75),
     ]
     assert [v.source for v in alone.diagnostics.variants] == ["original", "feedback", "heuristic"]

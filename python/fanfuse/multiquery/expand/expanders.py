@@ -36,7 +36,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """One query variant and who produced it: ``original``, ``history``, ``heuristic``,
+    """One query variant and who produced it: ``original``, ``history``, ``history-topic``, ``heuristic``,
     ``feedback``, ``llm``, ``static``, ``callable`` or ``explicit`` (given to
     ``search(variants=...)``). ``plain`` is the same variant written for a retriever that reads text,
     not query syntax (a dense encoder), where that is more than ``text`` without its syntax; None:

@@ -8,8 +8,11 @@ earlier turns. ``HistoryExpander`` writes two readings of it, each its own varia
   index, its BM25 idf at least ``min_idf`` (2.5: in at most about 8% of the documents); the previous
   user turn's weigh ``previous_weight`` (1, as much as a word of the question), older turns'
   ``older_weight`` (0.5). BM25 reads ``word^1.0``; a dense retriever the question and the words.
+  Its source is ``history-topic`` (``TOPIC_SOURCE``), so a router can tell it from the joined
+  reading; the default search sends both to BM25 and the dense side (docs/mtrag-retrieval.md).
 - **joined**: the previous user turn and the question together, as one text: what a dense retriever
-  embeds best (an encoder reads "tell me about barn owls what does it eat?" as one topic).
+  embeds best (an encoder reads "tell me about barn owls what does it eat?" as one topic). Its
+  source is ``history``.
 
 Each variant's lists weigh ``weight`` (0.5) times the original question's (``Variant.weight``): two
 readings at half weight together weigh as much as the question. How much of that weight a question
@@ -46,7 +49,7 @@ from fanfuse.multiquery.conversation import History, user_turns
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_words
 
-__all__ = ["REFERRING_WORDS", "HistoryExpander", "TopicIndex"]
+__all__ = ["REFERRING_WORDS", "TOPIC_SOURCE", "HistoryExpander", "TopicIndex"]
 
 DEFAULT_MIN_IDF = 2.5
 DEFAULT_PREVIOUS_WEIGHT = 1.0
@@ -56,6 +59,8 @@ DEFAULT_HISTORY_WEIGHT = 0.5
 # its history, and a question that does not depend on it gets this share of the full weight.
 DEFAULT_MAX_OWN_WORDS = 1
 DEFAULT_INDEPENDENT_WEIGHT = 0.5
+#: The source of the topic-word reading (``Variant.source``); the joined reading's is ``history``.
+TOPIC_SOURCE = "history-topic"
 
 #: Words that point back into the conversation: pronouns, demonstratives, "then", "same", "else".
 _REFERRING_TEXT = """
@@ -147,7 +152,7 @@ class HistoryExpander(Expander):
         words = " ".join(f"{word}^{term_weight:g}" for word, term_weight in topic)
         plain = " ".join([query, *(word for word, _ in topic)])
         weight = self.weight if weight is None else weight
-        return Variant(f"{query_words(query)} {words}", "history", plain, weight=weight)
+        return Variant(f"{query_words(query)} {words}", TOPIC_SOURCE, plain, weight=weight)
 
     def joined_variant(self, query: str, earlier: Sequence[str], weight: float | None = None) -> Variant:
         """The previous user turn and the question as one text; its lists weigh ``weight`` (default:
