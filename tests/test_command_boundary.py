@@ -51,6 +51,10 @@ def deep(depth: int) -> Callable[[], int]:
 
 FAILURES: dict[str, tuple[Callable[[], int], str]] = {
     "bad input": (raising(FusionError("--x: must be 1")), "--x: must be 1"),
+    "a line break quoted from a file": (
+        raising(FusionError("f: fusion model: unknown field '\r\n'; the fields are format")),
+        "unknown field '\\x0d\\x0a'; the fields are format",
+    ),
     "refused by the system": (raising(PermissionError(13, "Permission denied", "f")), "f: Permission denied"),
     "recursion": (deep(0), "the input is nested too deeply to read"),
     "memory": (raising(MemoryError()), "out of memory"),

@@ -17,6 +17,7 @@ from typing import Any
 from fanfuse._cleanups import run_cleanups
 from fanfuse._core import FusionError
 from fanfuse._panics import is_rust_panic
+from fanfuse.cli.terminal import visible
 from fanfuse.limits import LIMITS, Limit
 
 BAD_INPUT = 2
@@ -145,7 +146,8 @@ def _one_line(error: BaseException) -> str:
 
 
 def _bad_input(command: str, message: str) -> int:
-    print(f"fanfuse {command}: error: {message}", file=sys.stderr)
+    # One line whatever the message quotes: a name read from a file can hold a line break.
+    print(f"fanfuse {command}: error: {visible(message)}", file=sys.stderr)
     return BAD_INPUT
 
 
