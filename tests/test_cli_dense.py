@@ -108,3 +108,19 @@ def test_an_unimportable_onnxruntime_reads_as_no_embed_extra(monkeypatch: pytest
     with pytest.raises(ImportError):
         __import__("onnxruntime")
     assert sys.modules["onnxruntime"] is None
+
+
+def test_the_timing_line_counts_the_branches_the_routing_skips(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dense side does not search the word-list variants: the text says how many of the branches
+    it counts were skipped, as the JSON's branches do."""
+    needs_embed()
+    TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
+    assert main(["search", "--index", str(tmp_path / "idx"), QUERY, "--dense", "--json"]) == 0
+    branches = json.loads(capsys.readouterr().out)["diagnostics"]["branches"]
+    skipped = sum(b["skipped"] for b in branches)
+    assert skipped > 0
+    assert main(["search", "--index", str(tmp_path / "idx"), QUERY]) == 0
+    out = capsys.readouterr().out
+    assert f"= {len(branches)} branches ({skipped} skipped: weight 0) in " in out

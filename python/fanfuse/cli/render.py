@@ -63,9 +63,12 @@ def hit_table(result: SearchResult, title_width: int = 48) -> list[str]:
 def timing_line(result: SearchResult) -> str:
     d = result.diagnostics
     slowest = max((b.latency_ms for b in d.branches), default=0.0)
+    # A branch of weight 0 (a word list the dense side does not search) is counted, not searched.
+    skipped = sum(b.skipped for b in d.branches)
     return (
         f"{len(d.variants)} variants x {len({b.retriever for b in d.branches})} retrievers "
-        f"= {len(d.branches)} branches in {d.total_ms:.2f} ms "
+        f"= {len(d.branches)} branches{f' ({skipped} skipped: weight 0)' if skipped else ''} "
+        f"in {d.total_ms:.2f} ms "
         f"(expand {d.expansion.elapsed_ms:.2f}, slowest branch {slowest:.2f}, fusion {d.fusion_ms:.3f})"
     )
 
