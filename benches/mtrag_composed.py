@@ -4,10 +4,12 @@ real MT-RAG data: nDCG@10 given the history, paired p, and what a search with hi
 The default embeds the question and both readings of the conversation (`history-topic`, `history`)
 in one encoder call. Here the dense side embeds no history text: a history variant's vector is
 composed, normalize(q + a * normalize(mean of the earlier user turns' vectors)), q the question's unit
-vector. BM25 keeps its text variants unchanged. Two routings of the composed vector:
+vector. BM25 keeps its text variants unchanged. Four routings of the composed vector:
 
-  both      both history variants' dense lists are searched with the composed vector
-  joined    the joined reading's dense list is; the topic words go to BM25 alone
+  both         both history variants' dense lists are searched with the composed vector
+  joined       the joined reading's dense list is; the topic words go to BM25 alone
+  keep-joined  the topic reading's is; the joined text is embedded as in the default
+  keep-topic   the joined reading's is; the topic text is embedded as in the default
 
 An earlier user turn was the question of an earlier request, so a chat service has its vector in
 the query-vector cache. The cost is measured both ways, with the cache off (`FANFUSE_QUERY_CACHE_SIZE=0`):
@@ -51,7 +53,7 @@ from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 from mtrag_retrieval import data_missing, data_parser, per_query_values, report
 
 ALPHAS = (0.5, 1.0)
-ROUTINGS = ("both", "joined")
+ROUTINGS = ("both", "joined", "keep-joined", "keep-topic")
 WARM_UP = 5
 
 
@@ -64,9 +66,11 @@ class ComposedQueries:
     text of the search (a history reading) gets the composed vector. The conversation is set before
     each search (`ask`); the bench searches one question at a time."""
 
-    def __init__(self, inner: Any, alpha: float) -> None:
+    def __init__(self, inner: Any, alpha: float, routing: str) -> None:
         self.inner = inner
         self.alpha = alpha
+        self.routing = routing
+        self.embedded_as_text = 0  # the history texts embedded as they are (a check on `kept`)
         self.question = ""
         self.turns: tuple[str, ...] = ()
         self.cached: dict[str, npt.NDArray[np.float32]] | None = None
@@ -74,25 +78,32 @@ class ComposedQueries:
     def ask(self, question: str, turns: Sequence[str]) -> None:
         self.question, self.turns = question, tuple(turns)
 
+    def kept(self, text: str) -> bool:
+        """Whether this history text is embedded as it is (the routing keeps one reading's text)."""
+        joined = bool(self.turns) and text == f"{self.turns[-1]} {self.question}"
+        return (self.routing == "keep-joined" and joined) or (self.routing == "keep-topic" and not joined)
+
     def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if all(t == self.question for t in texts) or not self.turns:
             return np.asarray(self.inner(texts), dtype=np.float32)
+        own = [self.question, *(t for t in texts if t != self.question and self.kept(t))]
+        self.embedded_as_text += len(own) - 1
         if self.cached is not None:
-            q = self.inner([self.question])[0]
+            rows = self.inner(own)
             turn_rows = np.stack([self.cached[t] for t in self.turns])
-        else:  # one encoder call: the question and the earlier turns
-            rows = self.inner([self.question, *self.turns])
-            q, turn_rows = rows[0], rows[1:]
-        q = unit(q)
+        else:  # one encoder call: the question, the texts kept, the earlier turns
+            every = self.inner([*own, *self.turns])
+            rows, turn_rows = every[: len(own)], every[len(own) :]
+        vectors = {text: unit(row) for text, row in zip(own, rows, strict=True)}
         topic = unit(np.mean([unit(r) for r in turn_rows], axis=0))
-        composed = unit(q + self.alpha * topic)
-        return np.stack([q if t == self.question else composed for t in texts]).astype(np.float32)
+        composed = unit(vectors[self.question] + self.alpha * topic)
+        return np.stack([vectors.get(t, composed) for t in texts]).astype(np.float32)
 
 
 def composed_retriever(bm25: TantivyRetriever, alpha: float, routing: str) -> tuple[MultiQueryRetriever, Any]:
     base = default_retrievers(bm25)
     dense = copy.copy(base["dense"].retriever)
-    queries = ComposedQueries(dense._queries, alpha)
+    queries = ComposedQueries(dense._queries, alpha, routing)
     dense._queries = queries
     skipped = DENSE_SKIPPED_SOURCES + ((TOPIC_SOURCE,) if routing == "joined" else ())
     retrievers = {
@@ -134,6 +145,9 @@ def quality(
             with retriever:
                 run = {q: search(retriever, queries, conversations[q]) for q in qids}
             values = per_query_values(run, qrels, qids)["ndcg@10"]
+            # Every question with earlier turns has a joined reading (not always topic words).
+            if routing == "keep-joined" and not queries.embedded_as_text:
+                raise RuntimeError(f"{routing}: no joined text was embedded as it is")
             rows.append(
                 {
                     "domain": domain,
