@@ -12,7 +12,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build wheel wheels pytest-pythons lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid mtrag-conversation-heldout mtrag-history-cost mtrag-mmr scale reference-weights llm-model
+.PHONY: demo test build wheel wheels pytest-pythons lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid mtrag-conversation-heldout mtrag-history-cost mtrag-composed mtrag-mmr scale reference-weights llm-model
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -160,6 +160,10 @@ mtrag-conversation-heldout: build
 # What the history costs a search (paired, interleaved), and the MMR rerank with and without.
 mtrag-history-cost: build
 	$(PY) benches/mtrag_history_cost.py
+
+# The history's dense vectors composed from the question's and the earlier turns' (not kept).
+mtrag-composed: build
+	$(PY) benches/mtrag_composed.py
 
 mtrag-mmr: build
 	$(PY) benches/mtrag_mmr.py
