@@ -59,7 +59,8 @@ def test_demo_shows_a_follow_up_question_alone_and_with_its_history(
     history, question = demo.CONVERSATION
     part = out[out.index("A follow-up question in a conversation") :]
     assert f"earlier turn: {history[0]}" in part and f"Q: {question}" in part
-    assert part.count("(history)") == 2
+    # Both readings of the conversation: the earlier turns' topic words, and the turns joined.
+    assert part.count("(history-topic)") == 1 and part.count("(history)") == 1
     rows = [line for line in part.splitlines() if line[:3].strip().isdigit()]
     alone = [line[4 : 4 + demo.COLUMN].strip() for line in rows]
     followed = [line[7 + demo.COLUMN : 7 + 2 * demo.COLUMN].strip() for line in rows]
