@@ -6,7 +6,7 @@
         ../shared/data/mtrag/queries/clapnq/clapnq_rewrite.jsonl [--workers 2] [--ref main]
 
 Starts `fanfuse serve` on 127.0.0.1, then for BM25 alone (`"dense": false`) and hybrid (BM25 +
-dense), with the default variants (no `variants` field) and with one, and each concurrency (wrk
+dense), with the default variants (no `max_variants` field) and with one, and each concurrency (wrk
 connections), drives `POST /search` for `--seconds` with the queries in turn, and prints a Markdown
 table: requests answered, requests/s, p50 and p99 latency of the answered ones, the answers that
 were not 200, and the 1-minute load average when the run began; then, for each server, retrievers
@@ -161,7 +161,8 @@ def main() -> None:
     parser.add_argument("--ref", help="also measure the code of this git ref, each row right before")
     parser.add_argument("--query-cache", type=int, help="FANFUSE_QUERY_CACHE_SIZE of the servers")
     parser.add_argument("--modes", default=",".join(MODES), help="of " + ", ".join(MODES))
-    parser.add_argument("--variants", default=",".join(map(str, VARIANTS)), help="`default` and/or counts")
+    counts = ",".join(map(str, VARIANTS))
+    parser.add_argument("--max-variants", default=counts, help="`default` and/or counts")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("load_service.py: wrk is not installed (Debian: apt-get install -y wrk)")
@@ -178,8 +179,8 @@ def main() -> None:
             trees.insert(0, (args.ref, tree_of(args.ref, Path(tmp))))
         for mode in args.modes.split(","):
             dense = MODES[mode]
-            for variants in args.variants.split(","):
-                fields = {} if variants == "default" else {"variants": int(variants)}
+            for variants in args.max_variants.split(","):
+                fields = {} if variants == "default" else {"max_variants": int(variants)}
                 bodies = [json.dumps({"query": q, **fields, "dense": dense}) for q in texts]
                 script = Path(tmp) / f"{mode}-{variants}.lua"
                 script.write_text(lua_script(bodies), encoding="utf-8")
@@ -220,7 +221,7 @@ def main() -> None:
 
 def default_to_single(rows: list[tuple[str, str, str, int, float, dict[str, Any]]]) -> dict[Any, Any]:
     """For each server, retrievers and clients measured both ways: the default search's requests/s
-    and p99 as a multiple of the question alone's (`"variants": 1`)."""
+    and p99 as a multiple of the question alone's (`"max_variants": 1`)."""
     measured = {(code, mode, variants, c): r for code, mode, variants, c, _, r in rows if r["answered"]}
     return {
         (code, mode, c): (r["rps"] / single["rps"], r["p99"] / single["p99"])

@@ -107,7 +107,7 @@ def run_domain(data: Path, domain: str, args: argparse.Namespace) -> list[dict[s
                     searchers,
                     expander=llm,
                     top_k=10,
-                    max_variants=args.variants,
+                    max_variants=args.max_variants,
                     variant_weights=list(DEFAULT_VARIANT_WEIGHTS),
                     cache=cache,
                 ),
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-base-url", required=True, metavar="URL")
     parser.add_argument("--model", required=True)
     parser.add_argument("--strategy", default="condense")
-    parser.add_argument("--variants", type=int, default=2, help="the question and N-1 model variants")
+    parser.add_argument("--max-variants", type=int, default=2, help="the question and N-1 model variants")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)

@@ -42,7 +42,7 @@ CASES = [
     ([*TUNE, "--weight-levels", "0"], "weight_levels has no level > 0"),
     ([*TUNE, "--ks", ""], "argument --ks: expected comma-separated numbers"),
     ([*TUNE, "--metric", "ndcg@x"], "metric 'ndcg@x': the cut-off after @ (or _) must be an integer >= 1"),
-    ([*SEARCH, "--variants", "0"], "argument --variants: must be an int from 1 to 5 (got '0')"),
+    ([*SEARCH, "--max-variants", "0"], "argument --max-variants: must be an int from 1 to 5 (got '0')"),
     (
         ["demo", "--top-k", "-3"],
         "argument --top-k: must be an int >= 0 (0 keeps all, up to 10000) (got '-3')",

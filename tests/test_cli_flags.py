@@ -95,6 +95,21 @@ def test_the_service_fields_are_the_flags_words() -> None:
         assert dests[flag] == field, (field, dests[flag])
 
 
+def test_a_renamed_flag_of_search_is_a_renamed_field_of_the_service() -> None:
+    """The service refuses the old word of each renamed `fanfuse search` flag whose new word is a
+    request field, naming the new field; and it refuses no word that is still a field."""
+    pytest.importorskip("pydantic")
+    from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
+
+    def word(flag: str) -> str:
+        return flag.removeprefix("--").replace("-", "_")
+
+    fields = set(SearchRequest.model_fields)
+    expected = {word(old): word(new) for old, new in RENAMED["search"].items() if word(new) in fields}
+    assert expected == RENAMED_FIELDS
+    assert not set(RENAMED_FIELDS) & fields
+
+
 def test_docs_cli_lists_the_table() -> None:
     page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
     rows = {line for line in page.splitlines() if line.startswith("| `")}

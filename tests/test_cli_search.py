@@ -51,7 +51,7 @@ def test_search_prints_table_variants_and_timings(
 
 
 def test_search_json_has_hits_with_provenance(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["search", "--index", str(index_dir), "nocturnal at night", "--json", "--variants", "2"]) == 0
+    assert main(["search", "--index", str(index_dir), "nocturnal at night", "--json", "--max-variants", "2"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert len(result["diagnostics"]["variants"]) == 2
     assert {h["id"] for h in result["hits"][:2]} == {"owl", "bat"}
@@ -146,7 +146,7 @@ def test_llm_expander_variants_from_a_chat_server(
     llm_server.answer(json.dumps({"queries": ["owls hunting mice", "birds active at night"]}))
     args = ["search", "--index", str(index_dir), "what hunts at night", "--expander", "llm", "--json"]
     assert (
-        main([*args, "--llm-base-url", llm_server.base_url, "--llm-model", "scripted", "--variants", "3"])
+        main([*args, "--llm-base-url", llm_server.base_url, "--llm-model", "scripted", "--max-variants", "3"])
         == 0
     )
     result = json.loads(capsys.readouterr().out)
@@ -179,7 +179,7 @@ def searched_variants(index_dir: Path, capsys: pytest.CaptureFixture[str], *flag
         ({"FANFUSE_QUERY_EXPANSION": "off"}, [], 1),
         ({"FANFUSE_QUERY_EXPANSION": "off"}, ["--expander", "heuristic"], 3),  # the flag wins
         ({"FANFUSE_MAX_QUERY_VARIANTS": "2"}, [], 2),
-        ({"FANFUSE_MAX_QUERY_VARIANTS": "2"}, ["--variants", "3"], 3),  # the flag wins
+        ({"FANFUSE_MAX_QUERY_VARIANTS": "2"}, ["--max-variants", "3"], 3),  # the flag wins
         ({"FANFUSE_QUERY_EXPANSION": "on"}, ["--expander", "none"], 1),
     ],
 )
@@ -199,7 +199,7 @@ def test_search_follows_the_environment_unless_a_flag_is_given(
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--variants", "9"], "--variants: must be an int from 1 to 5"),
+        (["--max-variants", "9"], "--max-variants: must be an int from 1 to 5"),
         (["--top-k", "-1"], "--top-k: must be an int >= 0 (0 keeps all, up to 10000)"),
         (["--rrf-k", "nan"], "--rrf-k: must be a finite number > 0"),
     ],

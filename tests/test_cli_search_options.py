@@ -124,7 +124,7 @@ def test_strategy_and_instructions_reach_the_model(
 ) -> None:
     llm_server.answer(json.dumps({"queries": ["owl hunting", "nocturnal predators"]}))
     flags = ["--expander", "llm", "--llm-base-url", llm_server.base_url, "--llm-model", "scripted"]
-    flags += ["--strategy", "entity", "--instructions", "Queries are about animals.", "--variants", "3"]
+    flags += ["--strategy", "entity", "--instructions", "Queries are about animals.", "--max-variants", "3"]
     result = cli_json(index_dir, capsys, *flags)
     assert [v["source"] for v in result["diagnostics"]["variants"]] == ["original", "llm", "llm"]
     prompt = llm_server.requests[0].body["messages"][0]["content"]

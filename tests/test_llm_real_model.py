@@ -157,7 +157,7 @@ def test_fanfuse_search_runs_every_strategy(
 ) -> None:
     TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
     flags = ["--expander", "llm", "--llm-base-url", llama_server, "--llm-model", MODEL, "--temperature", "0"]
-    flags += ["--max-tokens", str(MAX_TOKENS), "--llm-timeout", str(TIMEOUT), "--variants", "3", "--json"]
+    flags += ["--max-tokens", str(MAX_TOKENS), "--llm-timeout", str(TIMEOUT), "--max-variants", "3", "--json"]
     for strategy, with_history in CASES:
         query = FOLLOW_UP if with_history else QUESTION
         turns = [f"--turn={HISTORY[0]}"] if with_history else []
@@ -186,7 +186,7 @@ def test_fanfuse_serve_runs_every_strategy(llama_server: str, tmp_path: Path) ->
         assert http.get("/healthz").json()["expander"] == "llm"
         for strategy, with_history in CASES:
             request: dict[str, Any] = {"query": FOLLOW_UP if with_history else QUESTION, "strategy": strategy}
-            request["variants"] = 3
+            request["max_variants"] = 3
             if with_history:
                 request["history"] = HISTORY
             answer = http.post("/search", json=request)

@@ -178,7 +178,7 @@ def test_the_service_serves_the_llm_expander_and_its_strategies(
     with TestClient(app) as http:
         assert http.get("/healthz").json()["expander"] == "llm"
         llm_server.answer(GOOD)
-        answer = http.post("/search", json={"query": QUERY, "strategy": "entity", "variants": 3})
+        answer = http.post("/search", json={"query": QUERY, "strategy": "entity", "max_variants": 3})
         assert answer.status_code == 200
         assert "one named entity" in llm_server.requests[-1].body["messages"][0]["content"]
         sources = [v["source"] for v in answer.json()["diagnostics"]["variants"]]

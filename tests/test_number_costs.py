@@ -219,7 +219,7 @@ def test_every_numeric_field_of_the_service_runs_at_its_bounds(tmp_path: Path) -
     with serve_command("--index", str(directory)) as (url, process):
         schema = httpx.get(f"{url}/openapi.json").json()
         fields = list(numeric_fields(schema))
-        assert {field for field, _ in fields} >= {"top_k", "variants", "rrf_k", "phi", "sigma", "gamma"}
+        assert {field for field, _ in fields} >= {"top_k", "max_variants", "rrf_k", "phi", "sigma", "gamma"}
         with httpx.Client(base_url=url, timeout=120) as client:
             for field, node in fields:
                 for bound in [node[key] for key in ("minimum", "maximum") if key in node]:

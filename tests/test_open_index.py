@@ -67,7 +67,7 @@ def test_open_index_is_what_the_command_searches(bm25_dir: Path, capsys: pytest.
     assert searched == library(bm25_dir)
     assert branches(searched) == {"bm25"}
     assert [v["source"] for v in searched["diagnostics"]["variants"]][:2] == ["original", "feedback"]
-    flags = ["--top-k", "2", "--variants", "2", "--method", "combmnz"]
+    flags = ["--top-k", "2", "--max-variants", "2", "--method", "combmnz"]
     assert cli(bm25_dir, capsys, *flags) == library(bm25_dir, top_k=2, max_variants=2, method="combmnz")
 
 

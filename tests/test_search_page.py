@@ -348,7 +348,7 @@ def test_every_request_field_has_a_control_with_the_servers_default(page: Any, s
             "history",
         }
     )
-    assert options["method"]["default"] == "rrf" and options["variants"]["default"] == 4
+    assert options["method"]["default"] == "rrf" and options["max_variants"]["default"] == 4
     page.get(f"{server}/")
     wait_ready(page)
     for name, field in options.items():

@@ -23,6 +23,7 @@ from fanfuse.default_search import open_index
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service import app_for_index, create_app
+from fanfuse.service.schema import RENAMED_FIELDS
 from fastapi.testclient import TestClient
 from multiquery_toys import FailingRetriever, Gate, KeywordRetriever
 from service_server import serve_command, serving
@@ -60,7 +61,7 @@ def answered(response: httpx.Response) -> Any:
 REQUESTS = [
     ({"query": QUERY}, {}),
     (
-        {"query": QUERY, "top_k": 2, "variants": 2, "method": "combmnz"},
+        {"query": QUERY, "top_k": 2, "max_variants": 2, "method": "combmnz"},
         {"top_k": 2, "max_variants": 2, "method": "combmnz"},
     ),
     ({"query": QUERY, "expander": "none", "rrf_k": 10}, {"expansion": False, "k": 10.0}),
@@ -100,7 +101,7 @@ def test_a_hybrid_index_is_served_hybrid_and_bm25_on_request(hybrid_dir: Path) -
 
 
 def test_the_answer_has_provenance_and_branch_diagnostics(client: TestClient) -> None:
-    data = client.post("/search", json={"query": QUERY, "variants": 3}).json()
+    data = client.post("/search", json={"query": QUERY, "max_variants": 3}).json()
     branches = data["diagnostics"]["branches"]
     assert [(b["variant_index"], b["retriever"]) for b in branches] == [(0, "bm25"), (1, "bm25"), (2, "bm25")]
     assert all(b["error"] is None and b["latency_ms"] >= 0 for b in branches)
@@ -128,7 +129,7 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
         ({"query": QUERY, "top_k": "ten"}, "top_k", "valid integer"),
         ({"query": QUERY, "top_k": "10"}, "top_k", "valid integer"),
         ({"query": QUERY, "method": "isr", "sigma": False}, "sigma", "valid number"),
-        ({"query": QUERY, "variants": 99}, "variants", "less than or equal to"),
+        ({"query": QUERY, "max_variants": 99}, "max_variants", "less than or equal to"),
         ({"query": QUERY, "method": "nope"}, "method", "'nope' is not one of rrf, isr"),
         ({"query": QUERY, "norm": "zmuv"}, "norm", "reads ranks only"),
         ({"query": QUERY, "method": "rbc", "phi": 0.0}, "phi", "greater than 0"),
@@ -148,6 +149,18 @@ def test_a_bad_field_is_refused_by_name(client: TestClient, body: Any, field: st
     errors = response.json()["detail"]
     assert errors[0]["loc"] == ["body", field], errors
     assert message in errors[0]["msg"], errors
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(RENAMED_FIELDS.items()))
+def test_a_field_under_its_old_name_is_refused_naming_the_new_one(
+    client: TestClient, old: str, new: str
+) -> None:
+    fields = client.get("/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]
+    assert new in fields and old not in fields
+    response = client.post("/search", json={"query": QUERY, old: 1})
+    assert response.status_code == 422
+    message = f"{old} is renamed to {new}; use {new}"
+    assert response.json()["detail"] == [{"type": "extra_forbidden", "loc": ["body", old], "msg": message}]
 
 
 def test_a_body_that_is_not_json_is_refused(client: TestClient) -> None:

@@ -121,7 +121,7 @@ def assert_refused_naming(answer: dict[str, Any], field: str, body: str) -> None
 def test_every_field_with_every_hostile_value(server: tuple[str, Any]) -> None:
     url, process = server
     fields = request_fields(url)
-    assert set(fields) >= {"query", "top_k", "variants", "rrf_k", "phi", "sigma", "gamma", "filter"}
+    assert set(fields) >= {"query", "top_k", "max_variants", "rrf_k", "phi", "sigma", "gamma", "filter"}
     answered: dict[int, int] = {}
     with httpx.Client(base_url=url, timeout=60) as client:
         for field, node in fields.items():
@@ -204,7 +204,7 @@ def test_the_docs_state_the_ranges_of_the_table() -> None:
     fields = docs_table("The request (only `query` is required")
     for name, field in SearchRequest.model_fields.items():
         description = field.description or ""
-        if ": " in description and name in ("top_k", "variants", "rrf_k", "phi", "sigma", "gamma"):
+        if ": " in description and name in ("top_k", "max_variants", "rrf_k", "phi", "sigma", "gamma"):
             accepted = description.rsplit(": ", 1)[1]  # the schema's words, from fanfuse.limits
             assert fields[f"`{name}`"][-1].startswith(accepted), (name, accepted)
     assert f"at most {REQUEST.query_chars} characters" in fields["`query`"][-1]

@@ -60,7 +60,10 @@ def register(subparsers: Any) -> None:
     )
     add_search_top_k(parser, "hits per question", 5)
     number_option(
-        parser, "--variants", "max_variants", "variants, the original included (default: as `fanfuse search`)"
+        parser,
+        "--max-variants",
+        "max_variants",
+        "the most query variants per search, the original included (default: as `fanfuse search`)",
     )
     parser.add_argument(
         "--dense",
@@ -123,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _default_retriever(index: TantivyRetriever, args: argparse.Namespace) -> MultiQueryRetriever:
     """`open_index`'s retriever over the demo's index, its vectors embedded on the first run."""
-    options: dict[str, Any] = {"top_k": search_top_k(args.top_k), "max_variants": args.variants}
+    options: dict[str, Any] = {"top_k": search_top_k(args.top_k), "max_variants": args.max_variants}
     if not args.dense:
         return open_index(index, dense=False, **options)
     if not embed_extra_installed():

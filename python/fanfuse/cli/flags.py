@@ -44,17 +44,19 @@ SHARED: dict[str, str] = {
     "--strategy": "what --expander llm asks for",
     "--temperature": "sampling temperature of --expander llm",
     "--top-k": "hits kept per query (0 keeps all)",
-    "--variants": "query variants per search, the question included",
+    "--max-variants": "the most query variants per search, the question included",
 }
 
 # Old spellings, per command: each now exits 2 naming the new flag. A renamed flag keeps no second
 # meaning: a script still passing it learns the new name at once, where an alias that kept working
 # would keep the old, ambiguous word alive (`--format` was a run format in fuse and a report format
-# in eval; `--model` a trained model in fuse and a chat model in search).
+# in eval; `--model` a trained model in fuse and a chat model in search; `variants` is a list of
+# query variants in Python, so their most per search is `--max-variants`).
 RENAMED: dict[str, dict[str, str]] = {
     "fuse": {"--k": "--rrf-k", "--format": "--run-format"},
-    "search": {"--model": "--llm-model"},
+    "search": {"--model": "--llm-model", "--variants": "--max-variants"},
     "serve": {"--model": "--llm-model"},
+    "demo": {"--variants": "--max-variants"},
 }
 
 

@@ -49,10 +49,10 @@ def register(subparsers: Any) -> None:
     llm_options.add_arguments(parser)
     number_option(
         parser,
-        "--variants",
+        "--max-variants",
         "max_variants",
-        f"variants per search, the original included (default FANFUSE_MAX_QUERY_VARIANTS, else "
-        f"{DEFAULT_MAX_VARIANTS})",
+        "the most query variants per search, the original included (default "
+        f"FANFUSE_MAX_QUERY_VARIANTS, else {DEFAULT_MAX_VARIANTS})",
         metavar="N",
     )
     add_search_top_k(parser, "hits to print", 10)
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
                 progress=progress,
                 top_k=top_k,
                 expansion=llm_options.expansion_switch(args.expander),
-                max_variants=args.variants,
+                max_variants=args.max_variants,
                 rerank=args.rerank,
                 mmr_lambda=args.mmr_lambda,
                 **fusion,

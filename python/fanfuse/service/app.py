@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover - fanfuse[serve] installs it
     _orjson = None  # type: ignore[assignment]
 
 # Request fields handed to `search` under another name.
-_RENAMED = {"rrf_k": "k", "variants": "max_variants"}
+_RENAMED = {"rrf_k": "k"}
 _FIELDS_BY_OPTION = {option: field for field, option in _RENAMED.items()}
 # The fusion fields, in the order the core judges them (norm is judged with the method given).
 _FUSION_FIELDS = ("method", "norm", "rrf_k", "phi", "sigma", "gamma", "tie_break", "duplicates")

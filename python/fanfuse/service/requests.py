@@ -7,6 +7,8 @@
 - Every refused field is answered 422 in one shape, `{"detail": [{"loc", "msg", "type"}]}`: what
   the request held is not echoed back. Echoing it is what made a NaN, an infinity or a lone
   surrogate (none of which JSON can encode) a 500, and a refused 1 MB string a 1 MB answer.
+- A field under its old name (`schema.RENAMED_FIELDS`) is refused as an unknown field whose message
+  names the new one, as the command refuses an old flag.
 - A body JSON cannot parse is 422 `json_invalid` too: a number of more digits than Python converts
   and nesting deeper than its parser recurses included (the framework answers those 400). A body
   that is not UTF-8 text stays 400.
@@ -27,6 +29,7 @@ from starlette.exceptions import HTTPException  # what FastAPI raises for a body
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fanfuse.limits import REQUEST
+from fanfuse.service.schema import RENAMED_FIELDS
 
 __all__ = ["BoundedBody", "CheckedBodyRoute", "refusal", "validation_refusal"]
 
@@ -111,7 +114,20 @@ def refusal(errors: Iterable[Mapping[str, Any]]) -> JSONResponse:
 async def validation_refusal(_: Request, error: Exception) -> JSONResponse:
     """FastAPI's handler of RequestValidationError: the same answer as every other refusal."""
     assert isinstance(error, RequestValidationError)
-    return refusal(error.errors())
+    return refusal(_renamed_named(error.errors()))
+
+
+def _renamed_named(errors: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """`errors` with each old spelling of a field (`RENAMED_FIELDS`, refused as an unknown field)
+    saying its new name."""
+    named: list[Mapping[str, Any]] = []
+    for error in errors:
+        loc = list(error["loc"])
+        new = RENAMED_FIELDS.get(loc[1]) if len(loc) == 2 and loc[0] == "body" else None
+        if error["type"] == "extra_forbidden" and new is not None:
+            error = {**error, "msg": f"{loc[1]} is renamed to {new}; use {new}"}
+        named.append(error)
+    return named
 
 
 def _shown(text: str) -> str:

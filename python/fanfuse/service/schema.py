@@ -30,7 +30,12 @@ from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
 from fanfuse.retrievers.filters import conditions
 
-__all__ = ["SearchRequest", "SearchResponse"]
+__all__ = ["RENAMED_FIELDS", "SearchRequest", "SearchResponse"]
+
+# Old spellings of request fields: a request still sending one is refused (422) naming the new field,
+# as `fanfuse search` refuses the old flag (`fanfuse.cli.flags.RENAMED`). `variants` is a list of
+# query variants in Python, so their most per search is `max_variants`.
+RENAMED_FIELDS: dict[str, str] = {"variants": "max_variants"}
 
 # The option names the core accepts, each field's own list.
 _NAMES = {
@@ -136,7 +141,9 @@ class SearchRequest(BaseModel):
     strategy: str | None = _one_of(
         "strategy", "what the LLM expander asks for (a server with `--expander llm`; default its own)"
     )
-    variants: int | None = _number("max_variants", "variants per search, the question included")
+    max_variants: int | None = _number(
+        "max_variants", "the most query variants per search, the question included"
+    )
     method: str | None = _one_of("method", "fusion method (default rrf)")
     norm: str | None = _one_of("norm", "score normalisation of the score methods")
     rrf_k: float = _number("k", "RRF constant k", 60.0)
