@@ -10,7 +10,6 @@ diagnostics: the search's one-line summary, logged at INFO, says it)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 from fanfuse import multiquery
 from fanfuse.cli import build_parser, main
 from fanfuse.limits import CONVERSATION
-from fanfuse.multiquery import Expander, ExpansionReport, HistoryExpander, MultiQueryRetriever, Turn
+from fanfuse.multiquery import Expander, HistoryExpander, MultiQueryRetriever, Turn
 from fanfuse.multiquery.conversation import ROLES, History, check_history, recent
 from fanfuse.multiquery.expand.llm_prompts import PROMPT_ROLES
 from multiquery_toys import KeywordRetriever
@@ -67,13 +66,6 @@ def test_every_expander_says_which_turns_it_reads() -> None:
             raise NotImplementedError
 
     assert QueryOnly.history_roles == ()
-
-
-def test_the_report_and_the_service_schema_have_the_same_fields() -> None:
-    pytest.importorskip("fastapi")
-    from fanfuse.service.schema import Expansion
-
-    assert list(Expansion.model_fields) == [f.name for f in dataclasses.fields(ExpansionReport)]
 
 
 def sources(data: Any) -> list[str]:
@@ -130,7 +122,7 @@ def test_the_service_says_what_it_dropped(index_dir: Path) -> None:
             expected = library(index_dir, turns)["diagnostics"]["expansion"]
             assert expansion["dropped_turns"] == expected["dropped_turns"]
         schema = client.get("/openapi.json").json()["components"]["schemas"]
-        assert "dropped_turns" in schema["Expansion"]["properties"]
+        assert "dropped_turns" in schema["ExpansionReport"]["properties"]
 
 
 class RecordingHistoryExpander(HistoryExpander):

@@ -27,6 +27,9 @@ EXTRAS = [
     "sklearn",
     "dask",
     "distributed",
+    # The service's (`fanfuse[serve]`): its schema is built from the result types, not the reverse.
+    "fastapi",
+    "pydantic",
     # The user's own LLM clients: LLMExpander tells them apart by the packages already loaded.
     "openai",
     "langchain_openai",
@@ -72,6 +75,7 @@ def test_the_retrievers_load_onnxruntime_only_when_an_encoder_is_made() -> None:
 
 def test_the_retrieval_stack_loads_no_optional_extra() -> None:
     code = "import fanfuse; from fanfuse.retrievers import *; from fanfuse.multiquery import *"
+    code += "; import fanfuse.multiquery.result_json, fanfuse.cli.render"  # the JSON of a result
     assert loaded_after(code, EXTRAS) == dict.fromkeys(EXTRAS, False)
     # The probe sees an extra when its adapter is imported.
     assert loaded_after("import fanfuse.retrievers.postgres", EXTRAS)["psycopg"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fanfuse._core import FusionError, read_lines
-from fanfuse.json_data import json_line
+from fanfuse.jsonl import json_line
 
 
 @dataclass(frozen=True, slots=True)

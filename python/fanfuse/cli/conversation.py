@@ -18,7 +18,7 @@ from typing import IO
 
 from fanfuse._core import FusionError
 from fanfuse.cli.paths import add_input
-from fanfuse.json_data import json_line
+from fanfuse.jsonl import json_line
 from fanfuse.limits import CONVERSATION
 from fanfuse.multiquery.conversation import Turn, check_history, check_turn
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from fanfuse.cli.terminal import json_visible, visible
-from fanfuse.json_data import as_data
 from fanfuse.multiquery import FusedHit, SearchResult
+from fanfuse.multiquery.result_json import as_data
 
 
 def clip(text: str, width: int) -> str:

@@ -6,6 +6,9 @@ five times as much to create (about 1.8 us against 0.36 us here). Treat them as 
 A search's hits carry ~50 ``Provenance`` records that many callers never read, so a fused hit is
 created with ``payload`` and ``provenance`` unset and both are read from the fusion's explanation
 the first time either is (any read: the attribute, ``==``, ``repr``, ``dataclasses.asdict``).
+
+Each field says what it holds in its ``metadata["description"]``: the one text that the JSON of a
+result (``fanfuse.multiquery.result_json``) and the HTTP service's OpenAPI schema show for it.
 """
 
 from __future__ import annotations
@@ -28,18 +31,32 @@ __all__ = [
 ]
 
 
+def _about(description: str) -> dict[str, str]:
+    """The metadata of a field: what it holds, as its JSON and the OpenAPI schema show it."""
+    return {"description": description}
+
+
 @dataclass(slots=True)
 class Provenance:
-    """One branch that gave a hit part of its score: the query variant, the retriever, the hit's
-    1-based rank in that branch's list (its first position, as fusion counts it; None where the list
-    lacks the hit and the method still gives it points, as Borda does), and the term it added to the
-    fused score (NaN for Condorcet, whose score is a position)."""
+    """One branch (query variant x retriever) that gave a hit part of its score."""
 
-    variant: str
-    retriever: str
-    rank: int | None
-    contribution: float
-    variant_index: int = 0
+    variant: str = field(metadata=_about("the query variant the branch searched"))
+    retriever: str = field(metadata=_about("the retriever that searched it"))
+    rank: int | None = field(
+        metadata=_about(
+            "the hit's 1-based rank in the branch's list (its first position, as fusion counts it); "
+            "null where the list lacks the hit and the method still gives it points, as Borda does"
+        )
+    )
+    contribution: float = field(
+        metadata=_about(
+            "the term the branch added to the fused score; NaN (null in JSON) for Condorcet, whose "
+            "score is a position"
+        )
+    )
+    variant_index: int = field(
+        default=0, metadata=_about("the variant's position in `diagnostics.variants` (0: the question)")
+    )
 
 
 class _ExplainedOnDemand:
@@ -62,15 +79,20 @@ class _ExplainedOnDemand:
 
 @dataclass(slots=True)
 class FusedHit(_ExplainedOnDemand):
-    """A fused result. ``score`` is the fused score (of the fusion method, RRF by default);
-    ``rerank_score`` is set when a reranker ran.
-    ``payload`` comes from the retriever that ranked the hit best. ``provenance`` is in branch order."""
+    """A hit of the fused list, with where its score came from."""
 
-    id: str
-    score: float
-    payload: Mapping[str, Any] = field(default_factory=dict)
-    provenance: list[Provenance] = field(default_factory=list)
-    rerank_score: float | None = None
+    id: str = field(metadata=_about("the document's id"))
+    score: float = field(metadata=_about("the fused score (of the fusion method, RRF by default)"))
+    payload: Mapping[str, Any] = field(
+        default_factory=dict, metadata=_about("the document's fields, from the retriever that ranked it best")
+    )
+    provenance: list[Provenance] = field(
+        default_factory=list,
+        metadata=_about("each branch that gave the hit part of its score, in branch order"),
+    )
+    rerank_score: float | None = field(
+        default=None, metadata=_about("the reranker's score; null when no reranker ran")
+    )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Copies and pickles hold the fields, read, not the search's pending explanation.
@@ -87,43 +109,60 @@ class FusedHit(_ExplainedOnDemand):
 
 @dataclass(slots=True)
 class VariantReport:
-    """A variant that was searched, where it came from and its fusion weight."""
+    """A query variant that was searched."""
 
-    text: str
-    source: str
-    weight: float
+    text: str = field(metadata=_about("the variant as searched"))
+    source: str = field(
+        metadata=_about(
+            "where it came from: original (the question), history, heuristic, feedback, llm, static, "
+            "callable or explicit"
+        )
+    )
+    weight: float = field(metadata=_about("its lists' weight in fusion"))
 
 
 @dataclass(slots=True)
 class ExpansionReport:
-    """How the variants were obtained. ``expander`` is ``none`` when expansion was off and
-    ``explicit`` when the call passed ``variants``; ``fallback_reason`` says why a fallback stood in;
-    ``dropped_turns``: how many of the conversation's earlier turns of the roles the expander reads
-    were left out to keep it within its budget (the oldest ones: ``fanfuse.limits.CONVERSATION``)."""
+    """How the query variants were obtained."""
 
-    expander: str
-    cached: bool = False
-    fallback_reason: str | None = None
-    note: str | None = None
-    elapsed_ms: float = 0.0
-    dropped_turns: int = 0
+    expander: str = field(
+        metadata=_about(
+            "the expander that wrote them: none when expansion was off, explicit when the call gave "
+            "the variants"
+        )
+    )
+    cached: bool = field(default=False, metadata=_about("they came from the expansion cache"))
+    fallback_reason: str | None = field(
+        default=None, metadata=_about("why a simpler expansion stood in for the expander's; null: none did")
+    )
+    note: str | None = field(
+        default=None, metadata=_about("anything else the expander noted (e.g. too few variants)")
+    )
+    elapsed_ms: float = field(default=0.0, metadata=_about("how long the expansion took, in ms"))
+    dropped_turns: int = field(
+        default=0,
+        metadata=_about(
+            "how many of the conversation's earlier turns of the roles the expander reads were left "
+            "out to keep it within its budget (the oldest ones: `fanfuse.limits.CONVERSATION`)"
+        ),
+    )
 
 
 @dataclass(slots=True)
 class BranchReport:
-    """One (variant x retriever) search: how many hits it returned, when it started (ms after the
-    search began), how long it took, and its error if it failed (a failed branch is left out of fusion).
-    ``skipped``: its weight was 0, so it was not searched at all."""
+    """One (variant x retriever) search."""
 
-    variant_index: int
-    variant: str
-    retriever: str
-    hits: int
-    started_ms: float
-    latency_ms: float
-    error: str | None = None
-    timed_out: bool = False
-    skipped: bool = False
+    variant_index: int = field(metadata=_about("the variant's position in `diagnostics.variants`"))
+    variant: str = field(metadata=_about("the query variant searched"))
+    retriever: str = field(metadata=_about("the retriever that searched it"))
+    hits: int = field(metadata=_about("how many hits it returned"))
+    started_ms: float = field(metadata=_about("when it started, in ms after the search began"))
+    latency_ms: float = field(metadata=_about("how long it took, in ms"))
+    error: str | None = field(
+        default=None, metadata=_about("why it failed (its list was left out of fusion); null: it did not")
+    )
+    timed_out: bool = field(default=False, metadata=_about("it failed by running past its deadline"))
+    skipped: bool = field(default=False, metadata=_about("its weight was 0, so it was not searched"))
 
     @property
     def ok(self) -> bool:
@@ -132,13 +171,17 @@ class BranchReport:
 
 @dataclass(slots=True)
 class Diagnostics:
-    variants: list[VariantReport]
-    expansion: ExpansionReport
-    branches: list[BranchReport]
-    fusion_ms: float
-    rerank_ms: float
-    total_ms: float
-    rerank_error: str | None = None
+    """How a search went: its variants, its branches and where the time went."""
+
+    variants: list[VariantReport] = field(metadata=_about("the query variants searched, the question first"))
+    expansion: ExpansionReport = field(metadata=_about("how the variants were obtained"))
+    branches: list[BranchReport] = field(metadata=_about("each (variant x retriever) search"))
+    fusion_ms: float = field(metadata=_about("how long fusion took, in ms"))
+    rerank_ms: float = field(metadata=_about("how long the reranker took, in ms"))
+    total_ms: float = field(metadata=_about("how long the whole search took, in ms"))
+    rerank_error: str | None = field(
+        default=None, metadata=_about("why the reranker failed (the fused order stands); null: it did not")
+    )
 
     @property
     def failed_branches(self) -> list[BranchReport]:
@@ -146,7 +189,7 @@ class Diagnostics:
 
     @property
     def degraded(self) -> bool:
-        """The result is partial: a branch failed, the reranker failed, or expansion fell back."""
+        """The result is partial: a branch failed, the reranker failed, or the expansion fell back."""
         return bool(self.failed_branches or self.rerank_error or self.expansion.fallback_reason)
 
     def summary(self) -> str:
@@ -171,9 +214,11 @@ class Diagnostics:
 
 @dataclass(slots=True)
 class SearchResult:
-    query: str
-    hits: list[FusedHit]
-    diagnostics: Diagnostics
+    """What a multi-query search returns: the fused hits and how the search went."""
+
+    query: str = field(metadata=_about("the question"))
+    hits: list[FusedHit] = field(metadata=_about("the fused hits, best first"))
+    diagnostics: Diagnostics = field(metadata=_about("how the search went"))
 
     @property
     def ids(self) -> list[str]:

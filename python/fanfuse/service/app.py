@@ -7,7 +7,7 @@ server's event loop: the retrievers run in their own threads (sync) or as tasks 
 never blocks the loop, and fusion releases the GIL.
 
 A search answers exactly as `fanfuse search --index` (`fanfuse.open_index`): the same options by the
-same names, the same JSON (`fanfuse search --json`) plus `diagnostics.degraded`. A failing branch is
+same names, the same JSON (`fanfuse search --json`). A failing branch is
 reported in the diagnostics and the others are fused (200); only when every branch fails is the
 answer 503, with each branch's error.
 """
@@ -27,15 +27,15 @@ from fastapi.responses import JSONResponse, Response
 from fanfuse import __version__
 from fanfuse._core import FusionError
 from fanfuse.default_search import open_index
-from fanfuse.json_data import as_data
 from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.fusion import checked
 from fanfuse.multiquery.mmr import named_reranker
+from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.page import page_router
 from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
-from fanfuse.service.schema import SearchRequest, SearchResponse
+from fanfuse.service.schema import SearchRequest, response_model
 
 __all__ = ["app_for_index", "create_app"]
 
@@ -160,7 +160,10 @@ def create_app(
         summary="Multi-query search: hits with provenance, and how each branch went",
         response_model=None,  # the answer is built as JSON directly; its shape is documented below
         responses={
-            200: {"model": SearchResponse, "description": "the fused hits (partial when degraded)"},
+            200: {
+                "model": response_model(SearchResult),
+                "description": "the fused hits (partial when degraded)",
+            },
             400: {"description": "the body could not be read as text (not UTF-8)"},
             413: {"description": f"the body is longer than {REQUEST.body_bytes} bytes"},
             422: {
@@ -190,7 +193,7 @@ def create_app(
                 raise BadField(refused_field(options, error), str(error)) from None
         except BadField as bad:
             return bad.response()
-        return Response(json_bytes(response_data(result)), media_type="application/json")
+        return Response(json_bytes(as_data(result)), media_type="application/json")
 
     return app
 
@@ -237,10 +240,3 @@ def json_bytes(data: Any) -> bytes:
             pass
     text = json.dumps(data, ensure_ascii=False, default=str, allow_nan=False, separators=(",", ":"))
     return text.encode("utf-8")
-
-
-def response_data(result: SearchResult) -> dict[str, Any]:
-    """`fanfuse search --json`'s document, with `diagnostics.degraded`."""
-    data = as_data(result)
-    data["diagnostics"]["degraded"] = result.diagnostics.degraded
-    return data

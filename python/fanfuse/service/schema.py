@@ -1,6 +1,6 @@
 """The JSON of `fanfuse serve`: the request of `POST /search` (the options of `fanfuse search`, by the
-same names) and the documented shape of its answer (the JSON of `fanfuse search --json`, plus
-`diagnostics.degraded`).
+same names) and the shape of its answer (the JSON of `fanfuse search --json`), built from the
+library's result types (`response_model`), so the OpenAPI schema names them as the library does.
 
 The names each option accepts come from the core's own tables, so the OpenAPI schema lists them and a
 name the core does not know is refused before any search runs.
@@ -8,6 +8,13 @@ name the core does not know is refused before any search runs.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+import operator
+import types
+import typing
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -20,6 +27,7 @@ from pydantic import (
     StrictStr,
     TypeAdapter,
     WithJsonSchema,
+    create_model,
     field_validator,
 )
 
@@ -28,9 +36,10 @@ from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
+from fanfuse.multiquery.result_json import json_fields
 from fanfuse.retrievers.filters import conditions
 
-__all__ = ["RENAMED_FIELDS", "SearchRequest", "SearchResponse"]
+__all__ = ["RENAMED_FIELDS", "SearchRequest", "response_model"]
 
 # Old spellings of request fields: a request still sending one is refused (422) naming the new field,
 # as `fanfuse search` refuses the old flag (`fanfuse.cli.flags.RENAMED`). `variants` is a list of
@@ -232,63 +241,33 @@ def _unicode(text: str) -> str:
     return text
 
 
-class Provenance(BaseModel):
-    variant: str
-    retriever: str
-    rank: int | None = Field(description="1-based rank in that branch's list; null: not in it")
-    contribution: float | None = Field(description="its share of the fused score (null: Condorcet)")
-    variant_index: int
-
-
-class Hit(BaseModel):
-    id: str
-    score: float | None
-    payload: dict[str, Any]
-    provenance: list[Provenance]
-    rerank_score: float | None
-
-
-class Variant(BaseModel):
-    text: str
-    source: str
-    weight: float
-
-
-class Expansion(BaseModel):
-    expander: str
-    cached: bool
-    fallback_reason: str | None
-    note: str | None
-    elapsed_ms: float
-    dropped_turns: int = Field(
-        description="older turns of `history` left out to keep the conversation within its budget"
+@functools.cache
+def response_model(kind: type) -> type[BaseModel]:
+    """The model of the JSON of the result type `kind` (`fanfuse.multiquery.result_json`): the same
+    name, members, order and descriptions, for the OpenAPI schema of the answer."""
+    members: dict[str, Any] = {
+        member.name: (_json_type(member.kind), Field(description=member.description or None))
+        for member in json_fields(kind)
+    }
+    return create_model(
+        kind.__name__,
+        __doc__=inspect.getdoc(kind),
+        __config__=ConfigDict(extra="forbid"),
+        **members,
     )
 
 
-class BranchReport(BaseModel):
-    variant_index: int
-    variant: str
-    retriever: str
-    hits: int
-    started_ms: float
-    latency_ms: float
-    error: str | None = Field(description="why the branch failed; its list was left out of fusion")
-    timed_out: bool
-    skipped: bool
-
-
-class Diagnostics(BaseModel):
-    variants: list[Variant]
-    expansion: Expansion
-    branches: list[BranchReport]
-    fusion_ms: float
-    rerank_ms: float
-    total_ms: float
-    rerank_error: str | None
-    degraded: bool = Field(description="some branch failed (or expansion fell back): partial result")
-
-
-class SearchResponse(BaseModel):
-    query: str
-    hits: list[Hit]
-    diagnostics: Diagnostics
+def _json_type(kind: Any) -> Any:
+    """The type that the JSON of a value of the Python type `kind` has."""
+    if kind is float:
+        return float | None  # a float that is not finite is written as null
+    if dataclasses.is_dataclass(kind):
+        return response_model(kind)  # type: ignore[arg-type]
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (types.UnionType, typing.Union):
+        return functools.reduce(operator.or_, (_json_type(arg) for arg in args))
+    if origin is list:
+        return list[_json_type(args[0])]  # type: ignore[misc]
+    if origin in (dict, Mapping):
+        return dict[str, Any]
+    return kind
