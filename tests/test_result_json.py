@@ -123,3 +123,20 @@ def test_the_command_the_library_and_the_service_write_each_member_with_the_sche
         assert document["hits"] and all(hit["provenance"] for hit in document["hits"])
     errors = [branch["error"] for document in documents for branch in document["diagnostics"]["branches"]]
     assert any(isinstance(error, str) for error in errors) and None in errors
+
+
+def test_the_answer_when_every_branch_failed_has_the_documented_shape(
+    served: tuple[dict[str, Any], list[Any]],
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from fanfuse.service import create_app
+    from fastapi.testclient import TestClient
+
+    openapi = served[0]
+    documented = openapi["paths"]["/search"]["post"]["responses"]["503"]["content"]["application/json"]
+    with TestClient(create_app(MultiQueryRetriever([FailingRetriever()]))) as client:
+        answer = client.post("/search", json={"query": QUERY})
+    assert answer.status_code == 503
+    schema = {**documented["schema"], "components": openapi["components"]}
+    assert answer.json()["branches"]
+    jsonschema.validate(answer.json(), schema, cls=jsonschema.Draft202012Validator)

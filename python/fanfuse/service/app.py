@@ -35,7 +35,7 @@ from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.page import page_router
 from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
-from fanfuse.service.schema import SearchRequest, response_model
+from fanfuse.service.schema import SearchRequest, failed_search_model, response_model
 
 __all__ = ["app_for_index", "create_app"]
 
@@ -170,7 +170,10 @@ def create_app(
                 "description": "a field of the request is refused (`detail[].loc` names it), or the body "
                 "is not JSON"
             },
-            503: {"description": "every branch failed; `branches` holds each one's error"},
+            503: {
+                "model": failed_search_model(),
+                "description": "every branch failed; `branches` holds each one's error",
+            },
         },
     )
     async def search(request: SearchRequest) -> Response:

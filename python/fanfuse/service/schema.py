@@ -34,12 +34,13 @@ from pydantic import (
 from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS, FusionError
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
+from fanfuse.multiquery.diagnostics import BranchReport
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
 from fanfuse.multiquery.result_json import json_fields
 from fanfuse.retrievers.filters import conditions
 
-__all__ = ["RENAMED_FIELDS", "SearchRequest", "response_model"]
+__all__ = ["RENAMED_FIELDS", "SearchRequest", "failed_search_model", "response_model"]
 
 # Old spellings of request fields: a request still sending one is refused (422) naming the new field,
 # as `fanfuse search` refuses the old flag (`fanfuse.cli.flags.RENAMED`). `variants` is a list of
@@ -254,6 +255,18 @@ def response_model(kind: type) -> type[BaseModel]:
         __doc__=inspect.getdoc(kind),
         __config__=ConfigDict(extra="forbid"),
         **members,
+    )
+
+
+def failed_search_model() -> type[BaseModel]:
+    """The model of the answer 503: every branch failed, each with its report."""
+    branches: Any = list[response_model(BranchReport)]  # type: ignore[misc]
+    return create_model(
+        "AllBranchesFailed",
+        __doc__="Every (variant x retriever) branch of the search failed.",
+        __config__=ConfigDict(extra="forbid"),
+        detail=(str, Field(description="how many branches failed, and the first errors")),
+        branches=(branches, Field(description="each branch, with its error")),
     )
 
 
