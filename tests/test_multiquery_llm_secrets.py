@@ -26,8 +26,9 @@ import pytest
 from fanfuse.cli import explain, main, render
 from fanfuse.multiquery import MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.expand.llm_redact import MIN_FRAGMENT, Redactor
+from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from fanfuse.service.app import json_bytes, response_data
+from fanfuse.service.app import json_bytes
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from llm_clients import KINDS, expander_for
@@ -131,7 +132,7 @@ def surfaces(result: SearchResult, shown_repr: str, log: str) -> dict[str, str]:
             render.variant_lines(result) + render.hit_table(result) + explain.explain_lines(result)
         ),
         "json": render.as_json(result),
-        "service": json_bytes(response_data(result)).decode(),
+        "service": json_bytes(as_data(result)).decode(),
     }
 
 
