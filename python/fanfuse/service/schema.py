@@ -265,7 +265,7 @@ def failed_search_model() -> type[BaseModel]:
         "AllBranchesFailed",
         __doc__="Every (variant x retriever) branch of the search failed.",
         __config__=ConfigDict(extra="forbid"),
-        detail=(str, Field(description="how many branches failed, and the first errors")),
+        detail=(str, Field(description="how many branches failed, and each one's error")),
         branches=(branches, Field(description="each branch, with its error")),
     )
 
@@ -283,4 +283,6 @@ def _json_type(kind: Any) -> Any:
         return list[_json_type(args[0])]  # type: ignore[misc]
     if origin in (dict, Mapping):
         return dict[str, Any]
-    return kind
+    if kind in (str, int, bool, type(None)):
+        return kind
+    raise TypeError(f"a result type holds {kind!r}, which has no JSON type here")
