@@ -3,7 +3,7 @@
 The candidates are the settings of `HistoryExpander`'s per-question reading: `max_own_words` (a
 question with at most that many content words of its own, or a referring word, depends on its
 history and gets the history readings at full weight) and `independent_weight` (the share any other
-question gets; 1 reads every follow-up alike, as before the per-question reading). The one chosen on
+question gets; 1 reads every follow-up alike, with no per-question reading). The one chosen on
 a domain is the best mean nDCG@10 there (ties: the larger share, the fewer knobs); it is then scored
 on the other domain, which chose nothing: "held out: yes". The default is the setting whose smaller
 gain of the two domains is the largest (it looked at both: "held out: no").

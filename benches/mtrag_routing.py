@@ -1,6 +1,6 @@
-"""Which variants the dense side searches: every variant (as before) against the question and the
-sentence-like variants only (`fanfuse.open_index` now: `DENSE_SKIPPED_SOURCES` for BM25 alone), on
-real MT-RAG data; nDCG@10, paired p, and the CPU a search costs.
+"""Which variants the dense side searches: every variant against the question and the sentence-like
+variants only (what `fanfuse.open_index` does: `DENSE_SKIPPED_SOURCES` for BM25 alone), on real
+MT-RAG data; nDCG@10, paired p, and the CPU a search costs.
 
 For each domain and each way of asking (the last turn alone, the last turn with its history, the
 human rewrite) three retrievers answer every judged query: the default's retrievers with the
@@ -47,7 +47,7 @@ SINGLE, EVERY, DEFAULT = "question alone", "every variant to dense", "default"
 
 
 def every_variant_to_dense(bm25: TantivyRetriever) -> MultiQueryRetriever:
-    """The default as it was: the dense retrievers search every variant's plain text."""
+    """The default with no routing: the dense retrievers search every variant's plain text."""
     retrievers = {
         name: PlainTextQueries(r.retriever) if isinstance(r, PlainTextQueries) else r
         for name, r in default_retrievers(bm25).items()
