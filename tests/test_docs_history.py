@@ -45,6 +45,9 @@ HISTORY = re.compile(
             r"\bnow (?!is\b|has\b)[a-z]+s\b",
             r"\bas before\b",
             r"\bthis replaces\b",
+            r"\b(?:this|which) (?:halved|doubled)\b",
+            r"\b(?:was|were) the (?:kernel's )?(?:most|largest)\b",
+            r"\bthis replaced\b",
             r"\b(?:later|earlier) commits?\b",
             r"\|\s*(?:before|after)\b[^|]*\|",
             r"(?-i:(?:^|\. )(?:Before|After): )",
@@ -120,10 +123,18 @@ def scanned() -> list[tuple[str, int, str]]:
 
 
 def history_lines() -> list[str]:
+    """Each line that holds a history phrase, read with the line after it when that one follows it
+    (a phrase wrapped over two lines of a paragraph or a comment is caught at its first line)."""
+    lines = scanned()
     found = []
-    for where, number, text in scanned():
-        hit = HISTORY.search(text) or COMMIT.search(text)
-        if hit and not any(where == path and piece in text for path, piece in ALLOWED):
+    for at, (where, number, text) in enumerate(lines):
+        window = text
+        if at + 1 < len(lines) and lines[at + 1][:2] == (where, number + 1):
+            window += " " + lines[at + 1][2].lstrip("#/! \t")
+        hit = HISTORY.search(window) or COMMIT.search(window)
+        if hit is None or hit.start() >= len(text):
+            continue
+        if not any(where == path and piece in text for path, piece in ALLOWED):
             found.append(f"{where}:{number}: {hit.group(0).strip()!r} in {text.strip()[:120]!r}")
     return found
 
