@@ -25,7 +25,6 @@ domains.
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import sys
 import time
@@ -44,10 +43,8 @@ from fanfuse.multiquery.expand.history import (
 from fanfuse.multiquery.expand.words import content_words
 from fanfuse.retrievers import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_conversation import Conversation, read_conversations
+from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, per_query_values, run_line
 from mtrag_conversation_grid import Lists, Reading, Readings, Setting, fused
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, machine, per_query_values
 
 ITERATIONS = 10_000
 BUDGET = 4  # the default's variants per search
@@ -104,12 +101,11 @@ class Domain:
 
 
 def open_domain(data: Path, name: str, index_dir: Path, limit: int | None) -> Domain:
-    bm25 = pool_index(data, name, index_dir)
-    dense = neural_dense(bm25)[0]
-    qrels = fanfuse.read_qrels(str(data / "qrels" / name / "dev.tsv"))
-    conversations = read_conversations(data, name, set(qrels.qids()))
-    kept = {q: conversations[q] for q in list(conversations)[:limit]}
-    return Domain(name, bm25, Lists(bm25, dense, DenseFeedback(dense)), Readings(bm25), qrels, kept)
+    judged = judged_domain(data, name, index_dir, limit)
+    bm25, dense = judged.bm25, judged.dense
+    assert dense is not None
+    lists = Lists(bm25, dense, DenseFeedback(dense))
+    return Domain(name, bm25, lists, Readings(bm25), judged.qrels, judged.conversations)
 
 
 def candidates(bm25: TantivyRetriever) -> dict[Key, HistoryExpander]:
@@ -224,8 +220,7 @@ def chosen_on(scores: dict[str, dict[Key, list[float]]]) -> dict[str, Key]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)
+    parser = data_parser(__doc__, index_dir=True)
     parser.add_argument("--tried", action="store_true", help="also the evidence that did not carry")
     args = parser.parse_args(argv)
     if data_missing(args.data):
@@ -328,10 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             print(report_row(d, setting, "yes", values, last[d.name], rewrite[d.name]))
             print(against(d.name, "the same", values, words, "the own-words rule held out"))
     print(f"\nthe default: {label(default)}; the largest smaller gain: {label(widest)}")
-    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(
-        f"machine: {machine()}; {time.perf_counter() - started:.0f} s; load average (1 / 5 / 15 min): {load}"
-    )
+    print(run_line(started))
     return 0
 
 
