@@ -202,6 +202,18 @@ def data_missing(data: Path) -> bool:
     return True
 
 
+def report_domains(
+    args: argparse.Namespace,
+    rows_of: Callable[[str], list[dict[str, Any]]],
+    markdown: Callable[[list[dict[str, Any]]], str],
+) -> int:
+    """Each of `args.domains`' rows measured in turn, then reported; the exit status."""
+    started = time.perf_counter()
+    rows = [row for domain in args.domains for row in rows_of(domain)]
+    report(rows, markdown(rows), started, args.json)
+    return 0
+
+
 def report(rows: list[dict[str, Any]], table: str, started: float, json_path: Path | None) -> None:
     """The machine, the load while the rows were measured, the table; the rows as JSON if asked."""
     print(run_line(started) + "\n")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +46,7 @@ from mtrag_bench import (
     data_parser,
     judged_domain,
     per_query_values,
-    report,
+    report_domains,
 )
 
 
@@ -205,16 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.llm_base_url:
         llm = LLMExpander(base_url=args.llm_base_url, model=args.llm_model, strategy=args.strategy)
         extra[f"LLM {args.strategy} ({args.llm_model})"] = llm
-    started = time.perf_counter()
-    rows = [
-        row
-        for domain in args.domains
-        for row in run_domain(
+    return report_domains(
+        args,
+        lambda domain: run_domain(
             args.data, domain, args.index_dir, args.limit, args.iterations, extra, args.dense
-        )
-    ]
-    report(rows, markdown(rows), started, args.json)
-    return 0
+        ),
+        markdown,
+    )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from fanfuse import MultiQueryRetriever
 from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS
 from fanfuse.multiquery import LLMExpander, VariantCache
 from fanfuse.multiquery.expand.plain import PlainTextQueries
-from mtrag_bench import data_missing, data_parser, load_queries, per_query_values, report
+from mtrag_bench import data_missing, data_parser, load_queries, per_query_values, report_domains
 from mtrag_indexes import neural_dense, pool_index
 
 # Each user turn of a `questions` record starts a line with this tag.
@@ -165,10 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
-    started = time.perf_counter()
-    rows = [row for domain in args.domains for row in run_domain(args.data, domain, args)]
-    report(rows, markdown(rows), started, args.json)
-    return 0
+    return report_domains(args, lambda domain: run_domain(args.data, domain, args), markdown)
 
 
 if __name__ == "__main__":

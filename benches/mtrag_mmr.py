@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import fanfuse
@@ -25,7 +24,7 @@ from mtrag_bench import (
     data_parser,
     judged_domain,
     per_query_values,
-    report,
+    report_domains,
 )
 
 LAMBDAS = (None, 0.9, 0.7, 0.5)  # None: no rerank
@@ -84,14 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
-    started = time.perf_counter()
-    rows = [
-        row
-        for domain in args.domains
-        for row in run_domain(args.data, domain, args.index_dir, args.limit, args.iterations)
-    ]
-    report(rows, markdown(rows), started, args.json)
-    return 0
+
+    def rows_of(domain: str) -> list[dict]:
+        return run_domain(args.data, domain, args.index_dir, args.limit, args.iterations)
+
+    return report_domains(args, rows_of, markdown)
 
 
 if __name__ == "__main__":

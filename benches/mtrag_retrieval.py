@@ -49,7 +49,7 @@ from fanfuse.multiquery.expand.feedback import (
 from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_bench import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values, report
+from mtrag_bench import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values, report_domains
 from mtrag_indexes import neural_dense, pool_index
 
 # The fusion weight of the original query's lists (the variants' weigh 1), as `fanfuse search` has it.
@@ -304,10 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         args.dense_weight,
         args.dense_variants,
     )
-    started = time.perf_counter()
-    rows = [row for d in args.domains for row in run_domain(args.data, d, args, settings)]
-    report(rows, markdown(rows), started, args.json)
-    return 0
+    return report_domains(args, lambda domain: run_domain(args.data, domain, args, settings), markdown)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import statistics
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,7 @@ from mtrag_bench import (
     data_parser,
     judged_domain,
     per_query_values,
-    report,
+    report_domains,
 )
 from mtrag_indexes import CACHE_DIR
 
@@ -149,15 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
-    started = time.perf_counter()
+
+    def rows_of(domain: str) -> list[dict[str, Any]]:
+        return run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
+
     with route(args.dense_skipped):
-        rows = [
-            row
-            for domain in args.domains
-            for row in run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
-        ]
-    report(rows, markdown(rows), started, args.json)
-    return 0
+        return report_domains(args, rows_of, markdown)
 
 
 if __name__ == "__main__":
