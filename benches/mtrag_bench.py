@@ -195,6 +195,17 @@ def data_parser(
     return parser
 
 
+def parse_leave_one_out(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | None:
+    """The arguments of a bench that scores on one domain what it chose on the other (so: exactly two
+    domains); None, said on stderr, where the data is missing."""
+    args = parser.parse_args(argv)
+    if data_missing(args.data):
+        return None
+    if len(args.domains) != 2:
+        parser.error("--domains: leaving one domain out needs exactly two")
+    return args
+
+
 def data_missing(data: Path) -> bool:
     if data.is_dir():
         return False

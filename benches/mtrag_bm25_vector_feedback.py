@@ -25,7 +25,14 @@ import numpy as np
 from fanfuse.multiquery import HistoryExpander
 from fanfuse.multiquery.conversation import check_history
 from fanfuse.retrievers.dense import unit_rows
-from mtrag_bench import Conversation, compared_cells, data_missing, data_parser, per_query_values, run_line
+from mtrag_bench import (
+    Conversation,
+    compared_cells,
+    data_parser,
+    parse_leave_one_out,
+    per_query_values,
+    run_line,
+)
 from mtrag_conversation_grid import Reading, Setting, fused
 from mtrag_conversation_heldout import BUDGET, Domain, open_domain
 
@@ -84,8 +91,8 @@ def scores(d: Domain, moved: MovedQuestion, given: str, key: Key | None) -> list
 
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__, index_dir=True)
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
+    args = parse_leave_one_out(parser, argv)
+    if args is None:
         return 2
     started, mean = time.perf_counter(), statistics.fmean
     domains = [open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains]

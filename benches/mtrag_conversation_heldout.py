@@ -43,7 +43,14 @@ from fanfuse.multiquery.expand.history import (
 from fanfuse.multiquery.expand.words import content_words
 from fanfuse.retrievers import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, per_query_values, run_line
+from mtrag_bench import (
+    Conversation,
+    data_parser,
+    judged_domain,
+    parse_leave_one_out,
+    per_query_values,
+    run_line,
+)
 from mtrag_conversation_grid import Lists, Reading, Readings, Setting, fused
 
 ITERATIONS = 10_000
@@ -222,11 +229,9 @@ def chosen_on(scores: dict[str, dict[Key, list[float]]]) -> dict[str, Key]:
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__, index_dir=True)
     parser.add_argument("--tried", action="store_true", help="also the evidence that did not carry")
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
+    args = parse_leave_one_out(parser, argv)
+    if args is None:
         return 2
-    if len(args.domains) != 2:
-        parser.error("--domains: leaving one domain out needs exactly two")
     started, mean = time.perf_counter(), statistics.fmean
     domains = [open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains]
     other = {d.name: next(o.name for o in domains if o is not d) for d in domains}

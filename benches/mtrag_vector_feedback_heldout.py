@@ -18,7 +18,7 @@ import time
 
 from fanfuse.default_search import DEFAULT_RETRIEVER_WEIGHTS
 from fanfuse.multiquery import HistoryExpander
-from mtrag_bench import compared_cells, data_missing, data_parser, per_query_values, run_line
+from mtrag_bench import compared_cells, data_parser, parse_leave_one_out, per_query_values, run_line
 from mtrag_conversation_grid import Setting, fused
 from mtrag_conversation_heldout import Domain, open_domain
 
@@ -45,11 +45,9 @@ def scores(d: Domain, weight: float) -> dict[str, list[float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__, index_dir=True)
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
+    args = parse_leave_one_out(parser, argv)
+    if args is None:
         return 2
-    if len(args.domains) != 2:
-        parser.error("--domains: leaving one domain out needs exactly two")
     started, mean = time.perf_counter(), statistics.fmean
     library = DEFAULT_RETRIEVER_WEIGHTS["dense-feedback"]
     domains = [open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains]
