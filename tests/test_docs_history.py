@@ -3,7 +3,8 @@
 History lives in git log; a measurement compares named alternatives measured in the same run.
 
 Scanned: README.md and docs/*.md outside fenced code blocks; the comments and docstrings of every
-Python file (python/, benches/, tests/) and the comments of every Rust file (rust/, fuzz/)."""
+Python file (python/, benches/, tests/), the comments of every Rust file (rust/, fuzz/), of the
+Makefile and of the shell scripts."""
 
 from __future__ import annotations
 
@@ -108,6 +109,12 @@ def rust_lines(path: Path) -> list[tuple[int, str]]:
     return out
 
 
+def hash_comment_lines(path: Path) -> list[tuple[int, str]]:
+    """The `#` comment lines of a shell script or the Makefile."""
+    lines = enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+    return [(number, line) for number, line in lines if line.lstrip().startswith("#")]
+
+
 def scanned() -> list[tuple[str, int, str]]:
     lines = []
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
@@ -119,13 +126,14 @@ def scanned() -> list[tuple[str, int, str]]:
     for folder in ("rust", "fuzz"):
         for path in sorted((ROOT / folder).rglob("*.rs")):
             lines += [(str(path.relative_to(ROOT)), n, text) for n, text in rust_lines(path)]
+    for path in [ROOT / "Makefile", *sorted(ROOT.glob("scripts/*.sh")), *sorted(ROOT.glob("fuzz/*.sh"))]:
+        lines += [(str(path.relative_to(ROOT)), n, text) for n, text in hash_comment_lines(path)]
     return lines
 
 
-def history_lines() -> list[str]:
+def history_lines(lines: list[tuple[str, int, str]]) -> list[str]:
     """Each line that holds a history phrase, read with the line after it when that one follows it
     (a phrase wrapped over two lines of a paragraph or a comment is caught at its first line)."""
-    lines = scanned()
     found = []
     for at, (where, number, text) in enumerate(lines):
         window = text
@@ -140,7 +148,7 @@ def history_lines() -> list[str]:
 
 
 def test_docs_and_comments_describe_the_code_as_it_is() -> None:
-    found = history_lines()
+    found = history_lines(scanned())
     assert not found, "history in the docs or comments (git log holds it):\n" + "\n".join(found)
 
 
@@ -171,3 +179,10 @@ def test_the_scan_catches_a_history_line(text: str) -> None:
 )
 def test_the_scan_passes_a_plain_description(text: str) -> None:
     assert not (HISTORY.search(text) or COMMIT.search(text))
+
+
+def test_a_phrase_wrapped_over_two_lines_is_found_at_its_first() -> None:
+    lines = [("a.rs", 7, "/ Slices of one buffer. This"), ("a.rs", 8, "/ replaced `read_until`.")]
+    assert history_lines(lines) == ["a.rs:7: 'This replaced' in '/ Slices of one buffer. This'"]
+    apart = [("a.rs", 7, "/ Slices of one buffer. This"), ("a.rs", 9, "/ replaced `read_until`.")]
+    assert history_lines(apart) == []
