@@ -15,29 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from scale_fuse import generate
+
 RUNS, QUERIES, HITS = 2, 5000, 2
 ENTRY = "import sys; from fanfuse.cli import main; sys.exit(main())"
-
-
-def generate(directory: Path, seed: int = 0) -> list[str]:
-    rng = random.Random(seed)
-    paths = []
-    for r in range(RUNS):
-        path = directory / f"run{r}.trec"
-        with path.open("w") as f:
-            for q in range(QUERIES):
-                docs = rng.sample(range(300), HITS)
-                lines = (f"q{q} Q0 doc{q}_{d} {i + 1} {100.0 - i * 0.5} run{r}\n" for i, d in enumerate(docs))
-                f.writelines(lines)
-        paths.append(str(path))
-    return paths
 
 
 def measure(runs: list[str], output: str, partitions: int, timeout: float) -> dict[str, object]:
@@ -67,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        runs = generate(Path(tmp))
+        runs = generate(Path(tmp), QUERIES, runs=RUNS, hits=HITS)
         size = sum(os.path.getsize(p) for p in runs)
         print(json.dumps({"runs": RUNS, "queries": QUERIES, "input_kb": round(size / 1024)}), flush=True)
         for n in (int(part) for part in args.partitions.split(",")):

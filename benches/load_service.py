@@ -3,7 +3,7 @@
     .venv/bin/fanfuse index ../shared/data/mtrag/passages/clapnq_pool.jsonl.gz --index /tmp/clapnq \
         --id-field document_id --dense
     .venv/bin/python benches/load_service.py --index /tmp/clapnq --queries \
-        ../shared/data/mtrag/queries/clapnq/clapnq_rewrite.jsonl [--workers 2] [--ref main]
+        ../shared/data/mtrag/queries/clapnq/clapnq_rewrite.jsonl [--workers 2] [--ref REF]
 
 Starts `fanfuse serve` on 127.0.0.1, then for BM25 alone (`"dense": false`) and hybrid (BM25 +
 dense), with the default variants (no `max_variants` field) and with one, and each concurrency (wrk
@@ -15,8 +15,8 @@ default-to-single ratio). Each (mode, variants) pair is warmed for one second fi
 encoder, the index pages).
 
 `--ref REF` also serves the code of git REF (its `python/` tree, with this build's compiled core)
-and runs each row on it right before this tree's: "before" and "after" measured back to back, in
-one session. `--workers N` starts this tree's server with N processes. `--query-cache N` sets
+and runs each row on it right before this tree's: the two measured back to back, in one session.
+`--workers N` starts this tree's server with N processes. `--query-cache N` sets
 `FANFUSE_QUERY_CACHE_SIZE` for the servers (0: every query embedded, as for unseen queries).
 Bounded: 4 runs of `--seconds` plus warm-up per concurrency and server.
 """

@@ -20,18 +20,21 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-import fanfuse
 import numpy as np
 from fanfuse.multiquery import HistoryExpander
 from fanfuse.multiquery.conversation import check_history
 from fanfuse.retrievers.dense import unit_rows
-from mtrag_conversation import Conversation
+from mtrag_bench import (
+    Conversation,
+    compared_cells,
+    data_parser,
+    parse_leave_one_out,
+    per_query_values,
+    run_line,
+)
 from mtrag_conversation_grid import Reading, Setting, fused
 from mtrag_conversation_heldout import BUDGET, Domain, open_domain
-from mtrag_indexes import CACHE_DIR
-from mtrag_retrieval import data_missing, data_parser, machine, per_query_values
 
 BETAS = (0.25, 0.5, 1.0)
 DOCS = (3, 5, 10)
@@ -87,10 +90,9 @@ def scores(d: Domain, moved: MovedQuestion, given: str, key: Key | None) -> list
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
+    parser = data_parser(__doc__, index_dir=True)
+    args = parse_leave_one_out(parser, argv)
+    if args is None:
         return 2
     started, mean = time.perf_counter(), statistics.fmean
     domains = [open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains]
@@ -112,12 +114,11 @@ def main(argv: list[str] | None = None) -> int:
         best = max(keys, key=lambda k: mean(table[(other.name, "last turn")][k]))
         for given in ("last turn", "+ history"):
             base, new = table[(d.name, given)][None], table[(d.name, given)][best]
-            p = fanfuse.randomization_test(new, base, iterations=10_000)
             print(
                 f"| {d.name} | {other.name} | {best[0]:g}, {best[1]}, {best[2]:g} | {given} "
-                f"| {mean(base):.4f} | {mean(new):.4f} | {mean(new) - mean(base):+.4f} | {p:.4f} |"
+                f"| {compared_cells(base, new)} |"
             )
-    print(f"\nmachine: {machine()}; {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    print("\n" + run_line(started), file=sys.stderr)
     return 0
 
 

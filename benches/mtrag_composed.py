@@ -47,10 +47,8 @@ from fanfuse.multiquery.expand.history import TOPIC_SOURCE
 from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_conversation import Conversation, read_conversations
+from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, per_query_values, report
 from mtrag_history_cost import query_cache_off
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, per_query_values, report
 
 ALPHAS = (0.5, 1.0)
 ROUTINGS = ("both", "joined", "keep-joined", "keep-topic")
@@ -130,11 +128,9 @@ def search(retriever: MultiQueryRetriever, queries: Any, c: Conversation) -> lis
 def quality(
     data: Path, domain: str, limit: int | None, iterations: int, index_dir: Path
 ) -> list[dict[str, Any]]:
-    bm25 = pool_index(data, domain, index_dir)
-    neural_dense(bm25)
-    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
-    conversations = read_conversations(data, domain, set(qrels.qids()))
-    qids = list(conversations)[:limit]
+    judged = judged_domain(data, domain, index_dir, limit)
+    bm25, qrels, conversations = judged.bm25, judged.qrels, judged.conversations
+    qids = list(conversations)
     with open_index(bm25, top_k=10) as default:
         run = {q: search(default, None, conversations[q]) for q in qids}
     base = per_query_values(run, qrels, qids)["ndcg@10"]
@@ -167,11 +163,9 @@ def quality(
 def cost(
     data: Path, domain: str, limit: int | None, index_dir: Path, alpha: float, routing: str
 ) -> dict[str, Any]:
-    bm25 = pool_index(data, domain, index_dir)
-    neural_dense(bm25)
-    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
-    conversations = [c for c in read_conversations(data, domain, set(qrels.qids())).values() if c.history]
-    conversations = conversations[:limit]
+    judged = judged_domain(data, domain, index_dir)
+    bm25 = judged.bm25
+    conversations = [c for c in judged.conversations.values() if c.history][:limit]
     names = ("alone", "default", "turns embedded", "turns cached")
     seconds: dict[str, list[float]] = {n: [] for n in names}
     with query_cache_off():
@@ -208,9 +202,7 @@ def cost(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
-    parser.add_argument("--iterations", type=int, default=10_000, help="sign flips of the randomization test")
+    parser = data_parser(__doc__, index_dir=True, iterations=True)
     parser.add_argument("--cost-only", action="store_true", help="measure the cost alone")
     parser.add_argument("--quality-only", action="store_true", help="measure nDCG@10 alone")
     parser.add_argument("--alpha", type=float, default=0.5, help="the composed vector's a for the cost run")

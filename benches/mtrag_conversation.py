@@ -23,10 +23,8 @@ extra={"name": expander})` adds one for any `Expander`.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,17 +37,17 @@ from fanfuse.multiquery import Expander, Expansion, HistoryExpander, LLMExpander
 from fanfuse.multiquery.conversation import History, user_turns
 from fanfuse.multiquery.expand.expanders import assemble_variants
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import _SPEAKER, data_missing, data_parser, per_query_values, report
-
-LAST, HISTORY, REWRITE = "last turn", "+ history", "rewrite"
-
-
-@dataclass(frozen=True)
-class Conversation:
-    history: tuple[str, ...]
-    last: str
-    rewrite: str
+from mtrag_bench import (
+    HISTORY,
+    LAST,
+    REWRITE,
+    answer,
+    data_missing,
+    data_parser,
+    judged_domain,
+    per_query_values,
+    report_domains,
+)
 
 
 @dataclass(frozen=True)
@@ -80,22 +78,6 @@ class OneReading(Expander):
             reading = self.history.topic_variant if self.which == "topic" else self.history.joined_variant
             variant = reading(query, earlier)
         return Expansion(assemble_variants(query, [variant] if variant else [], max_variants, "history"))
-
-
-def read_conversations(data: Path, domain: str, judged: set[str]) -> dict[str, Conversation]:
-    def lines(name: str) -> dict[str, str]:
-        path = data / "queries" / domain / f"{domain}_{name}.jsonl"
-        with path.open(encoding="utf-8") as rows:
-            return {r["_id"]: r["text"] for r in map(json.loads, rows)}
-
-    questions, rewrites = lines("questions"), lines("rewrite")
-    out = {}
-    for qid, text in questions.items():
-        if qid not in judged:
-            continue
-        turns = [_SPEAKER.sub("", t).strip() for t in text.split("\n") if t.strip()]
-        out[qid] = Conversation(tuple(turns[:-1]), turns[-1], _SPEAKER.sub("", rewrites[qid]).strip())
-    return out
 
 
 def conversation_rows(
@@ -136,23 +118,6 @@ def conversation_rows(
     ]
 
 
-def answer(
-    retriever: MultiQueryRetriever, conversations: Mapping[str, Conversation], given: str
-) -> tuple[dict[str, list[str]], list[float]]:
-    def search(c: Conversation) -> list[str]:
-        if given == REWRITE:
-            return retriever.search(c.rewrite).ids
-        return retriever.search(c.last, history=list(c.history) if given == HISTORY else None).ids
-
-    search(next(iter(conversations.values())))  # warm-up: sessions, caches, threads
-    run, latencies = {}, []
-    for qid, conversation in conversations.items():
-        begin = time.perf_counter()
-        run[qid] = search(conversation)
-        latencies.append((time.perf_counter() - begin) * 1e3)
-    return run, latencies
-
-
 def run_domain(
     data: Path,
     domain: str,
@@ -162,13 +127,9 @@ def run_domain(
     extra: Mapping[str, Expander],
     dense: bool = True,
 ) -> list[dict[str, Any]]:
-    bm25 = pool_index(data, domain, index_dir)
-    if dense:
-        neural_dense(bm25)  # embedded and stored once: the default is then hybrid
-    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
-    conversations = read_conversations(data, domain, set(qrels.qids()))
-    qids = list(conversations)[:limit]
-    conversations = {q: conversations[q] for q in qids}
+    judged = judged_domain(data, domain, index_dir, limit, dense=dense)  # vectors: the default is hybrid
+    bm25, qrels, conversations = judged.bm25, judged.qrels, judged.conversations
+    qids = list(conversations)
     scored: dict[tuple[str, str, str], list[float]] = {}
     out = []
     for row in conversation_rows(bm25, extra, dense):
@@ -229,16 +190,13 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
-    parser.add_argument("--iterations", type=int, default=10_000, help="sign flips of the randomization test")
+    parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
     parser.add_argument(
         "--no-dense", dest="dense", action="store_false", help="BM25 only (no vectors embedded or searched)"
     )
     parser.add_argument("--llm-base-url", metavar="URL", help="adds a row of LLMExpander given the history")
     parser.add_argument("--llm-model", metavar="M", help="the LLM row's chat model")
     parser.add_argument("--strategy", metavar="S", default="paraphrase", help="the LLM row's strategy")
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
@@ -246,16 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.llm_base_url:
         llm = LLMExpander(base_url=args.llm_base_url, model=args.llm_model, strategy=args.strategy)
         extra[f"LLM {args.strategy} ({args.llm_model})"] = llm
-    started = time.perf_counter()
-    rows = [
-        row
-        for domain in args.domains
-        for row in run_domain(
+    return report_domains(
+        args,
+        lambda domain: run_domain(
             args.data, domain, args.index_dir, args.limit, args.iterations, extra, args.dense
-        )
-    ]
-    report(rows, markdown(rows), started, args.json)
-    return 0
+        ),
+        markdown,
+    )
 
 
 if __name__ == "__main__":

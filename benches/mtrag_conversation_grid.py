@@ -18,7 +18,6 @@ BM25 alone, their weight on the dense question's lists, as `fanfuse.open_index` 
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
@@ -32,9 +31,7 @@ from fanfuse.multiquery import FeedbackExpander, HeuristicExpander, HistoryExpan
 from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_conversation import Conversation, read_conversations
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, machine, per_query_values
+from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, per_query_values, run_line
 
 BRANCH_K = 20
 ITERATIONS = 5_000
@@ -197,12 +194,11 @@ def fused(
 
 
 def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None) -> None:
-    bm25 = pool_index(data, domain, index_dir)
-    dense = neural_dense(bm25)[0]
+    judged = judged_domain(data, domain, index_dir, limit)
+    bm25, dense, qrels, conversations = judged.bm25, judged.dense, judged.qrels, judged.conversations
+    assert dense is not None
     lists = Lists(bm25, dense, DenseFeedback(dense))
-    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
-    conversations = read_conversations(data, domain, set(qrels.qids()))
-    qids = list(conversations)[:limit]
+    qids = list(conversations)
     readings = Readings(bm25)
 
     def scores(s: Setting, given: str) -> list[float]:
@@ -233,17 +229,14 @@ def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None) -> N
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)
+    parser = data_parser(__doc__, index_dir=True)
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
     started = time.perf_counter()
     for domain in args.domains:
         run_domain(args.data, domain, args.index_dir, args.limit)
-    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    took = time.perf_counter() - started
-    print(f"\nmachine: {machine()}; {took:.0f} s; load average (1 / 5 / 15 min): {load}")
+    print("\n" + run_line(started))
     return 0
 
 

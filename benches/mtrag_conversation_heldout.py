@@ -3,7 +3,7 @@
 The candidates are the settings of `HistoryExpander`'s per-question reading: `max_own_words` (a
 question with at most that many content words of its own, or a referring word, depends on its
 history and gets the history readings at full weight) and `independent_weight` (the share any other
-question gets; 1 reads every follow-up alike, as before the per-question reading). The one chosen on
+question gets; 1 reads every follow-up alike, with no per-question reading). The one chosen on
 a domain is the best mean nDCG@10 there (ties: the larger share, the fewer knobs); it is then scored
 on the other domain, which chose nothing: "held out: yes". The default is the setting whose smaller
 gain of the two domains is the largest (it looked at both: "held out: no").
@@ -25,7 +25,6 @@ domains.
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import sys
 import time
@@ -44,10 +43,15 @@ from fanfuse.multiquery.expand.history import (
 from fanfuse.multiquery.expand.words import content_words
 from fanfuse.retrievers import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_conversation import Conversation, read_conversations
+from mtrag_bench import (
+    Conversation,
+    data_parser,
+    judged_domain,
+    parse_leave_one_out,
+    per_query_values,
+    run_line,
+)
 from mtrag_conversation_grid import Lists, Reading, Readings, Setting, fused
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, machine, per_query_values
 
 ITERATIONS = 10_000
 BUDGET = 4  # the default's variants per search
@@ -104,12 +108,11 @@ class Domain:
 
 
 def open_domain(data: Path, name: str, index_dir: Path, limit: int | None) -> Domain:
-    bm25 = pool_index(data, name, index_dir)
-    dense = neural_dense(bm25)[0]
-    qrels = fanfuse.read_qrels(str(data / "qrels" / name / "dev.tsv"))
-    conversations = read_conversations(data, name, set(qrels.qids()))
-    kept = {q: conversations[q] for q in list(conversations)[:limit]}
-    return Domain(name, bm25, Lists(bm25, dense, DenseFeedback(dense)), Readings(bm25), qrels, kept)
+    judged = judged_domain(data, name, index_dir, limit)
+    bm25, dense = judged.bm25, judged.dense
+    assert dense is not None
+    lists = Lists(bm25, dense, DenseFeedback(dense))
+    return Domain(name, bm25, lists, Readings(bm25), judged.qrels, judged.conversations)
 
 
 def candidates(bm25: TantivyRetriever) -> dict[Key, HistoryExpander]:
@@ -224,14 +227,11 @@ def chosen_on(scores: dict[str, dict[Key, list[float]]]) -> dict[str, Key]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)
+    parser = data_parser(__doc__, index_dir=True)
     parser.add_argument("--tried", action="store_true", help="also the evidence that did not carry")
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
+    args = parse_leave_one_out(parser, argv)
+    if args is None:
         return 2
-    if len(args.domains) != 2:
-        parser.error("--domains: leaving one domain out needs exactly two")
     started, mean = time.perf_counter(), statistics.fmean
     domains = [open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains]
     other = {d.name: next(o.name for o in domains if o is not d) for d in domains}
@@ -328,10 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             print(report_row(d, setting, "yes", values, last[d.name], rewrite[d.name]))
             print(against(d.name, "the same", values, words, "the own-words rule held out"))
     print(f"\nthe default: {label(default)}; the largest smaller gain: {label(widest)}")
-    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(
-        f"machine: {machine()}; {time.perf_counter() - started:.0f} s; load average (1 / 5 / 15 min): {load}"
-    )
+    print(run_line(started))
     return 0
 
 

@@ -12,7 +12,6 @@ with the load average.
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
@@ -20,9 +19,7 @@ from collections.abc import Callable
 
 import fanfuse
 from fanfuse.default_search import open_index
-from mtrag_conversation import Conversation, read_conversations
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, machine
+from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, run_line
 
 Case = Callable[[fanfuse.MultiQueryRetriever, Conversation], object]
 
@@ -50,17 +47,16 @@ def forget_query_vectors(retriever: fanfuse.MultiQueryRetriever) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
+    parser = data_parser(__doc__, index_dir=True)
     parser.set_defaults(limit=100, domains=["clapnq"])
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
+    started = time.perf_counter()
     print("| domain | search | n | median ms | mean ms | median / default's |\n|---|---|---:|---:|---:|---:|")
     for domain in args.domains:
-        bm25 = pool_index(args.data, domain, CACHE_DIR)
-        neural_dense(bm25)
-        qrels = fanfuse.read_qrels(str(args.data / "qrels" / domain / "dev.tsv"))
-        conversations = list(read_conversations(args.data, domain, set(qrels.qids())).values())[: args.limit]
+        judged = judged_domain(args.data, domain, args.index_dir, args.limit)
+        bm25, conversations = judged.bm25, list(judged.conversations.values())
         cases = cost_cases()
         times: dict[str, list[float]] = {name: [] for name in cases}
         with open_index(bm25, top_k=10) as retriever:
@@ -78,8 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {domain} | {name} | {len(values)} | {median:.1f} | {statistics.fmean(values):.1f} "
                 f"| {median / base:.2f} |"
             )
-    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nmachine: {machine()}; load average at the end (1 / 5 / 15 min): {load}")
+    print("\n" + run_line(started))
     return 0
 
 

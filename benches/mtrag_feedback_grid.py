@@ -28,14 +28,8 @@ from fanfuse.corpus import Fields, read_jsonl
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_retrieval import (
-    ORIGINAL_LIST_WEIGHT,
-    QUERY_SETS,
-    data_missing,
-    data_parser,
-    load_queries,
-    per_query_values,
-)
+from mtrag_bench import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values
+from mtrag_retrieval import ORIGINAL_LIST_WEIGHT
 
 FEEDBACK = list(itertools.product((5, 10, 20), (10, 20, 40), (0.8, 0.9)))
 LIST_WEIGHTS = (1.0, 1.5, 2.0, 3.0)

@@ -20,22 +20,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import fanfuse
 from fanfuse.default_search import open_index
-from mtrag_conversation import read_conversations
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, report
+from mtrag_bench import data_missing, data_parser, judged_domain, report
 from mtrag_routing import add_routing_flag, route
 
 WARM_UP = 5
 
 
 def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None) -> dict[str, object]:
-    bm25 = pool_index(data, domain, index_dir)
-    neural_dense(bm25)
-    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
-    conversations = [c for c in read_conversations(data, domain, set(qrels.qids())).values() if c.history]
-    conversations = conversations[:limit]
+    judged = judged_domain(data, domain, index_dir)
+    bm25 = judged.bm25
+    conversations = [c for c in judged.conversations.values() if c.history][:limit]
     seconds: dict[str, list[float]] = {"alone": [], "history": []}
     with open_index(bm25, top_k=10) as retriever:
         for c in conversations[:WARM_UP]:  # sessions, threads
@@ -73,8 +68,7 @@ def query_cache_off() -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
+    parser = data_parser(__doc__, index_dir=True)
     add_routing_flag(parser)
     args = parser.parse_args(argv)
     if data_missing(args.data):

@@ -26,14 +26,13 @@ import itertools
 import statistics
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import fanfuse
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander
 from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers.base import Hit
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values
+from mtrag_bench import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values
+from mtrag_indexes import neural_dense, pool_index
 
 BRANCH_K = 20
 LIST_WEIGHTS = (1.0, 2.0, 3.0)
@@ -62,8 +61,7 @@ def fused(lists: dict[str, list[str]], setting: Setting) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)
+    parser = data_parser(__doc__, index_dir=True)
     parser.add_argument(
         "--first-pass",
         choices=["bm25", "hybrid"],

@@ -40,8 +40,8 @@ from fanfuse import MultiQueryRetriever
 from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS
 from fanfuse.multiquery import LLMExpander, VariantCache
 from fanfuse.multiquery.expand.plain import PlainTextQueries
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, load_queries, machine, per_query_values
+from mtrag_bench import data_missing, data_parser, load_queries, per_query_values, report_domains
+from mtrag_indexes import neural_dense, pool_index
 
 # Each user turn of a `questions` record starts a line with this tag.
 _TURN = re.compile(r"(?:^|\n)\|user\|:\s*")
@@ -155,26 +155,17 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
+    parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
     parser.add_argument("--llm-base-url", required=True, metavar="URL")
     parser.add_argument("--model", required=True)
     parser.add_argument("--strategy", default="condense")
     parser.add_argument("--max-variants", type=int, default=2, help="the question and N-1 model variants")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--timeout", type=float, default=60.0)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)
-    parser.add_argument("--iterations", type=int, default=10_000)
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
-    started = time.perf_counter()
-    rows = [row for domain in args.domains for row in run_domain(args.data, domain, args)]
-    print(f"machine: {machine()}; {time.perf_counter() - started:.0f} s\n")
-    print(markdown(rows))
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    return 0
+    return report_domains(args, lambda domain: run_domain(args.data, domain, args), markdown)
 
 
 if __name__ == "__main__":

@@ -12,25 +12,28 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import fanfuse
 from fanfuse.default_search import open_index
-from mtrag_conversation import HISTORY, REWRITE, answer, read_conversations
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, per_query_values, report
+from mtrag_bench import (
+    HISTORY,
+    REWRITE,
+    answer,
+    data_missing,
+    data_parser,
+    judged_domain,
+    per_query_values,
+    report_domains,
+)
 
 LAMBDAS = (None, 0.9, 0.7, 0.5)  # None: no rerank
 
 
 def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None, iterations: int) -> list[dict]:
-    bm25 = pool_index(data, domain, index_dir)
-    neural_dense(bm25)
-    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
-    conversations = read_conversations(data, domain, set(qrels.qids()))
-    qids = list(conversations)[:limit]
-    conversations = {q: conversations[q] for q in qids}
+    judged = judged_domain(data, domain, index_dir, limit)
+    bm25, qrels, conversations = judged.bm25, judged.qrels, judged.conversations
+    qids = list(conversations)
     rows = []
     for given in (HISTORY, REWRITE):
         plain: list[float] = []
@@ -76,21 +79,15 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
-    parser.add_argument("--iterations", type=int, default=10_000, help="sign flips of the randomization test")
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
-    started = time.perf_counter()
-    rows = [
-        row
-        for domain in args.domains
-        for row in run_domain(args.data, domain, args.index_dir, args.limit, args.iterations)
-    ]
-    report(rows, markdown(rows), started, args.json)
-    return 0
+
+    def rows_of(domain: str) -> list[dict]:
+        return run_domain(args.data, domain, args.index_dir, args.limit, args.iterations)
+
+    return report_domains(args, rows_of, markdown)
 
 
 if __name__ == "__main__":

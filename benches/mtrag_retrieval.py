@@ -29,10 +29,6 @@ query per row first, on the same process and machine.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import re
 import statistics
 import sys
 import time
@@ -53,13 +49,9 @@ from fanfuse.multiquery.expand.feedback import (
 from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
+from mtrag_bench import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values, report_domains
+from mtrag_indexes import neural_dense, pool_index
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag"
-QUERY_SETS = ("lastturn", "rewrite")
-METRICS = ("ndcg@10", "recall@10")
-# The queries carry a speaker tag ("|user|: how ..."); it is markup, not part of the question.
-_SPEAKER = re.compile(r"\|user\|:\s*")
 # The fusion weight of the original query's lists (the variants' weigh 1), as `fanfuse search` has it.
 ORIGINAL_LIST_WEIGHT = DEFAULT_VARIANT_WEIGHTS[0]
 DEFAULT_ROW = "default (fanfuse search)"
@@ -134,36 +126,6 @@ class Row:
     variants: str
     make: Callable[[], MultiQueryRetriever]
     twin: tuple[str, str]
-
-
-def load_queries(path: Path) -> dict[str, str]:
-    queries = {}
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            record = json.loads(line)
-            queries[record["_id"]] = _SPEAKER.sub("", record["text"]).strip()
-    return queries
-
-
-def per_query_values(
-    run: dict[str, list[str]], qrels: fanfuse.Qrels, qids: list[str]
-) -> dict[str, list[float]]:
-    """Each metric for each of `qids` in order; a query without hits scores 0."""
-    columns: tuple[list[str], list[str], list[float]] = ([], [], [])
-    for qid, ids in run.items():
-        for rank, doc in enumerate(ids):
-            columns[0].append(qid)
-            columns[1].append(doc)
-            columns[2].append(float(len(ids) - rank))  # rank-derived: keeps fanfuse's order, ties included
-    values = {m: [0.0] * len(qids) for m in METRICS}
-    if not columns[0]:
-        return values
-    evaluated, scores = fanfuse.evaluate(fanfuse.Run.from_columns(*columns), qrels, metrics=list(METRICS))
-    position = {qid: i for i, qid in enumerate(qids)}
-    for j, qid in enumerate(evaluated):
-        for metric in METRICS:
-            values[metric][position[qid]] = scores[metric][j]
-    return values
 
 
 def answer(
@@ -306,49 +268,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        names = [
-            ln.split(":", 1)[1].strip()
-            for ln in cpuinfo.read_text().splitlines()
-            if ln.startswith("model name")
-        ]
-        cpu = f"{len(names)} x {names[0]}" if names else cpu
-    import tantivy
-
-    return f"{cpu}; Python {platform.python_version()}; tantivy-py {tantivy.__version__}"
-
-
-def data_parser(description: str | None) -> argparse.ArgumentParser:
-    """The options every MT-RAG script takes: where the data is, which domains, how many queries."""
-    parser = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help="the MT-RAG folder (shared/data/mtrag)"
-    )
-    parser.add_argument("--domains", nargs="+", default=["clapnq", "cloud"])
-    parser.add_argument("--limit", type=int, help="only the first N queries of each query set")
-    return parser
-
-
-def data_missing(data: Path) -> bool:
-    if data.is_dir():
-        return False
-    print(f"MT-RAG data not found at {data} (pass --data)", file=sys.stderr)
-    return True
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
+    parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
     parser.add_argument("--query-sets", nargs="+", choices=QUERY_SETS, default=list(QUERY_SETS))
     parser.add_argument(
         "--dense", choices=["none", *DENSE_ENCODERS], default="minilm", help="the dense rows' retriever"
-    )
-    parser.add_argument(
-        "--index-dir", type=Path, default=CACHE_DIR, help="where the indexes and vectors are kept"
     )
     parser.add_argument(
         "--dense-weight", type=float, default=1.0, help="fusion weight of the dense lists (BM25: 1)"
@@ -368,8 +292,6 @@ def main(argv: list[str] | None = None) -> int:
         default=ORIGINAL_LIST_WEIGHT,
         help="fusion weight of the original query's lists in multi-query rows (variants: 1)",
     )
-    parser.add_argument("--iterations", type=int, default=10_000, help="sign flips of the randomization test")
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
@@ -382,20 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         args.dense_weight,
         args.dense_variants,
     )
-    started = time.perf_counter()
-    rows = [row for d in args.domains for row in run_domain(args.data, d, args, settings)]
-    report(rows, markdown(rows), started, args.json)
-    return 0
-
-
-def report(rows: list[dict[str, Any]], table: str, started: float, json_path: Path | None) -> None:
-    """The machine, the load while the rows were measured, the table; the rows as JSON if asked."""
-    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    took = time.perf_counter() - started
-    print(f"machine: {machine()}; {took:.0f} s; load average at the end (1 / 5 / 15 min): {load}\n")
-    print(table)
-    if json_path:
-        json_path.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return report_domains(args, lambda domain: run_domain(args.data, domain, args, settings), markdown)
 
 
 if __name__ == "__main__":

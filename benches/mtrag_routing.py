@@ -1,6 +1,6 @@
-"""Which variants the dense side searches: every variant (as before) against the question and the
-sentence-like variants only (`fanfuse.open_index` now: `DENSE_SKIPPED_SOURCES` for BM25 alone), on
-real MT-RAG data; nDCG@10, paired p, and the CPU a search costs.
+"""Which variants the dense side searches: every variant against the question and the sentence-like
+variants only (what `fanfuse.open_index` does: `DENSE_SKIPPED_SOURCES` for BM25 alone), on real
+MT-RAG data; nDCG@10, paired p, and the CPU a search costs.
 
 For each domain and each way of asking (the last turn alone, the last turn with its history, the
 human rewrite) three retrievers answer every judged query: the default's retrievers with the
@@ -22,8 +22,7 @@ import argparse
 import contextlib
 import statistics
 import sys
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +38,24 @@ from fanfuse.default_search import (
 )
 from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_conversation import HISTORY, LAST, REWRITE, Conversation, read_conversations
-from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
-from mtrag_retrieval import data_missing, data_parser, per_query_values, report
+from mtrag_bench import (
+    HISTORY,
+    LAST,
+    REWRITE,
+    answer,
+    data_missing,
+    data_parser,
+    judged_domain,
+    per_query_values,
+    report_domains,
+)
+from mtrag_indexes import CACHE_DIR
 
 SINGLE, EVERY, DEFAULT = "question alone", "every variant to dense", "default"
 
 
 def every_variant_to_dense(bm25: TantivyRetriever) -> MultiQueryRetriever:
-    """The default as it was: the dense retrievers search every variant's plain text."""
+    """The default with no routing: the dense retrievers search every variant's plain text."""
     retrievers = {
         name: PlainTextQueries(r.retriever) if isinstance(r, PlainTextQueries) else r
         for name, r in default_retrievers(bm25).items()
@@ -68,32 +76,12 @@ MAKERS: dict[str, Callable[[TantivyRetriever], MultiQueryRetriever]] = {
 }
 
 
-def answer(
-    retriever: MultiQueryRetriever, conversations: Mapping[str, Conversation], given: str
-) -> tuple[dict[str, list[str]], list[float]]:
-    def search(c: Conversation) -> list[str]:
-        if given == REWRITE:
-            return retriever.search(c.rewrite).ids
-        return retriever.search(c.last, history=list(c.history) if given == HISTORY else None).ids
-
-    retriever.search("a warm up question about nothing in particular")  # sessions, threads
-    run, cpu = {}, []
-    for qid, conversation in conversations.items():
-        begin = time.process_time()
-        run[qid] = search(conversation)
-        cpu.append((time.process_time() - begin) * 1e3)
-    return run, cpu
-
-
 def run_domain(
     data: Path, domain: str, limit: int | None, iterations: int, index_dir: Path = CACHE_DIR
 ) -> list[dict[str, Any]]:
-    bm25 = pool_index(data, domain, index_dir)
-    neural_dense(bm25)
-    qrels = fanfuse.read_qrels(str(data / "qrels" / domain / "dev.tsv"))
-    conversations = read_conversations(data, domain, set(qrels.qids()))
-    qids = list(conversations)[:limit]
-    conversations = {q: conversations[q] for q in qids}
+    judged = judged_domain(data, domain, index_dir, limit)
+    bm25, qrels, conversations = judged.bm25, judged.qrels, judged.conversations
+    qids = list(conversations)
     rows = []
     for given in (LAST, HISTORY, REWRITE):
         ndcg: dict[str, list[float]] = {}
@@ -155,23 +143,17 @@ def route(skipped: tuple[str, ...] | None) -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR, help="where the indexes are kept")
-    parser.add_argument("--iterations", type=int, default=10_000, help="sign flips of the randomization test")
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
     add_routing_flag(parser)
     args = parser.parse_args(argv)
     if data_missing(args.data):
         return 2
-    started = time.perf_counter()
+
+    def rows_of(domain: str) -> list[dict[str, Any]]:
+        return run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
+
     with route(args.dense_skipped):
-        rows = [
-            row
-            for domain in args.domains
-            for row in run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
-        ]
-    report(rows, markdown(rows), started, args.json)
-    return 0
+        return report_domains(args, rows_of, markdown)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from fanfuse.corpus import Fields, read_jsonl
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander
 from fanfuse.multiquery.expand.words import content_words, query_term
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_retrieval import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values
+from mtrag_bench import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values
 
 BRANCH_K = 20  # what MultiQueryRetriever asks of each branch for a top 10
 

@@ -15,15 +15,12 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from pathlib import Path
 
-import fanfuse
 from fanfuse.default_search import DEFAULT_RETRIEVER_WEIGHTS
 from fanfuse.multiquery import HistoryExpander
+from mtrag_bench import compared_cells, data_parser, parse_leave_one_out, per_query_values, run_line
 from mtrag_conversation_grid import Setting, fused
 from mtrag_conversation_heldout import Domain, open_domain
-from mtrag_indexes import CACHE_DIR
-from mtrag_retrieval import data_missing, data_parser, machine, per_query_values
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0)
 SETS = ("last turn", "+ history", "rewrite")
@@ -47,13 +44,10 @@ def scores(d: Domain, weight: float) -> dict[str, list[float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__)
-    parser.add_argument("--index-dir", type=Path, default=CACHE_DIR)
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
+    parser = data_parser(__doc__, index_dir=True)
+    args = parse_leave_one_out(parser, argv)
+    if args is None:
         return 2
-    if len(args.domains) != 2:
-        parser.error("--domains: leaving one domain out needs exactly two")
     started, mean = time.perf_counter(), statistics.fmean
     library = DEFAULT_RETRIEVER_WEIGHTS["dense-feedback"]
     domains = [open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains]
@@ -73,12 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         best = max(table[other.name], key=lambda w: mean([x for s in SETS for x in table[other.name][w][s]]))
         for s in SETS:
             base, new = table[d.name][library][s], table[d.name][best][s]
-            p = fanfuse.randomization_test(new, base, iterations=10_000) if best != library else 1.0
-            print(
-                f"| {d.name} | {best:g} | {s} | {mean(base):.4f} | {mean(new):.4f} "
-                f"| {mean(new) - mean(base):+.4f} | {p:.4f} |"
-            )
-    print(f"\nmachine: {machine()}; {time.perf_counter() - started:.0f} s", file=sys.stderr)
+            print(f"| {d.name} | {best:g} | {s} | {compared_cells(base, new)} |")
+    print("\n" + run_line(started), file=sys.stderr)
     return 0
 
 

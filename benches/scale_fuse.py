@@ -89,15 +89,18 @@ fused.save(sys.argv[-1], kind="trec")
 """
 
 
-def generate(directory: Path, queries: int, seed: int = 0) -> list[str]:
-    """3 runs over a shared pool so that lists overlap (as query variants do); scores strictly descending."""
+def generate(
+    directory: Path, queries: int, seed: int = 0, *, runs: int = RUNS, hits: int = DOCS
+) -> list[str]:
+    """`runs` runs of `hits` docs per query drawn from a per-query pool of 300, so that lists overlap
+    (as query variants do); scores strictly descending."""
     rng = random.Random(seed)
     paths = []
-    for r in range(RUNS):
+    for r in range(runs):
         path = directory / f"run{r}.trec"
         with path.open("w") as f:
             for q in range(queries):
-                docs = rng.sample(range(300), DOCS)
+                docs = rng.sample(range(300), hits)
                 f.writelines(
                     f"q{q} Q0 doc{q}_{d} {i + 1} {100.0 - i * 0.5} run{r}\n" for i, d in enumerate(docs)
                 )

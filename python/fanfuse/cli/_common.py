@@ -117,7 +117,7 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     with contextlib.suppress(OSError, ValueError):  # what was printed is kept; a closed pipe is no error
         sys.stdout.flush()
     if on_main_thread:
-        # A second signal now ends the process at once, without a traceback from the cleanups.
+        # From here a second signal ends the process at once, without a traceback from the cleanups.
         for stopping in (signal.SIGINT, signal.SIGTERM):
             if signal.getsignal(stopping) is not signal.SIG_IGN:
                 signal.signal(stopping, signal.SIG_DFL)

@@ -47,7 +47,7 @@ SHARED: dict[str, str] = {
     "--max-variants": "the most query variants per search, the question included",
 }
 
-# Old spellings, per command: each now exits 2 naming the new flag. A renamed flag keeps no second
+# Old spellings, per command: each exits 2 naming the new flag. A renamed flag keeps no second
 # meaning: a script still passing it learns the new name at once, where an alias that kept working
 # would keep the old, ambiguous word alive (`--format` was a run format in fuse and a report format
 # in eval; `--model` a trained model in fuse and a chat model in search; `variants` is a list of
