@@ -17,7 +17,7 @@ pytest.importorskip("haystack")
 import haystack
 from fanfuse import FusionError, MultiQueryRetriever, fuse
 from fanfuse.retrievers import Hit
-from fanfuse.retrievers.haystack import (
+from fanfuse.integrations.haystack import (
     AsyncHaystackRetriever,
     FanfuseRetriever,
     HaystackRetriever,

@@ -14,7 +14,7 @@ pytest.importorskip("llama_index.core")
 
 from fanfuse import FusionError, MultiQueryRetriever, fuse
 from fanfuse.retrievers import Hit
-from fanfuse.retrievers.llamaindex import (
+from fanfuse.integrations.llamaindex import (
     AsyncLlamaIndexRetriever,
     FanfuseRetriever,
     LlamaIndexRetriever,

@@ -17,12 +17,12 @@ from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
 from fanfuse._core import FusionError
+from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import ROLES, converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions
-from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
 __all__ = [
     "AsyncHaystackRetriever",

@@ -18,12 +18,12 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from fanfuse._core import FusionError
+from fanfuse.integrations.conversion import FANFUSE_METADATA_KEYS, framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions
-from fanfuse.retrievers.interop import FANFUSE_METADATA_KEYS, framework_hits, fused_text_and_metadata
 
 __all__ = [
     "AsyncLlamaIndexRetriever",

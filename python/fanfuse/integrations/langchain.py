@@ -19,12 +19,12 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
 from fanfuse._core import FusionError
+from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions, is_fanfuse_filter, matches
-from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
 __all__ = [
     "AsyncLangChainRetriever",
