@@ -35,7 +35,7 @@ import fanfuse
 import numpy as np
 import numpy.typing as npt
 from fanfuse import MultiQueryRetriever
-from fanfuse.default_search import (
+from fanfuse.index_retriever import (
     DEFAULT_RETRIEVER_WEIGHTS,
     DEFAULT_VARIANT_WEIGHTS,
     DENSE_SKIPPED_SOURCES,

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 
 import fanfuse
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from mtrag_conversation import Conversation, read_conversations
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 from mtrag_retrieval import data_missing, data_parser, machine

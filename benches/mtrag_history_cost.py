@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import fanfuse
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from mtrag_conversation import read_conversations
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 from mtrag_retrieval import data_missing, data_parser, report

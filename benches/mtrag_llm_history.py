@@ -37,7 +37,7 @@ from typing import Any
 
 import fanfuse
 from fanfuse import MultiQueryRetriever
-from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS
+from fanfuse.index_retriever import DEFAULT_VARIANT_WEIGHTS
 from fanfuse.multiquery import LLMExpander, VariantCache
 from fanfuse.multiquery.expand.plain import PlainTextQueries
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index

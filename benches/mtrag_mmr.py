@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import fanfuse
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from mtrag_conversation import HISTORY, REWRITE, answer, read_conversations
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 from mtrag_retrieval import data_missing, data_parser, per_query_values, report

@@ -43,7 +43,7 @@ from typing import Any
 
 import fanfuse
 from fanfuse import MultiQueryRetriever
-from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS, open_index
+from fanfuse.index_retriever import DEFAULT_VARIANT_WEIGHTS, open_index
 from fanfuse.multiquery import CombinedExpander, Expander, FeedbackExpander, HeuristicExpander
 from fanfuse.multiquery.expand.feedback import (
     DEFAULT_FEEDBACK_DOCS,

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import fanfuse
-from fanfuse.default_search import DEFAULT_RETRIEVER_WEIGHTS
+from fanfuse.index_retriever import DEFAULT_RETRIEVER_WEIGHTS
 from fanfuse.multiquery import HistoryExpander
 from mtrag_conversation_grid import Setting, fused
 from mtrag_conversation_heldout import Domain, open_domain

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from fanfuse import FusionError, MultiQueryRetriever
-from fanfuse.default_search import (
+from fanfuse.index_retriever import (
     DEFAULT_RETRIEVER_WEIGHTS,
     DEFAULT_VARIANT_WEIGHTS,
     DENSE_SKIPPED_SOURCES,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fanfuse.cli import build_parser, main
 from fanfuse.cli.render import as_json
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.limits import CONVERSATION
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import without_timings

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from fanfuse import FusionError
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery import (
     CombinedExpander,
     Expander,

@@ -19,7 +19,7 @@ import pytest
 from fanfuse import FusionError
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery import (
     CombinedExpander,
     FeedbackExpander,
@@ -201,8 +201,8 @@ def test_dense_with_neither_extra_names_both(bm25_dir: Path, monkeypatch: pytest
 
 
 def test_open_index_is_exported_lazily() -> None:
-    probe = "import fanfuse, sys; a = 'fanfuse.default_search' in sys.modules; fanfuse.open_index; "
-    probe += "print(a, 'fanfuse.default_search' in sys.modules)"
+    probe = "import fanfuse, sys; a = 'fanfuse.index_retriever' in sys.modules; fanfuse.open_index; "
+    probe += "print(a, 'fanfuse.index_retriever' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
     assert fanfuse.open_index is open_index

@@ -17,7 +17,7 @@ import pytest
 from fanfuse import FusionError
 from fanfuse.cli import build_parser, main
 from fanfuse.cli.render import as_json
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.diagnostics import FusedHit
 from fanfuse.multiquery.mmr import RERANKS, MaximalMarginalRelevance
 from fanfuse.retrievers.dense import DenseRetriever

@@ -50,7 +50,7 @@ from fanfuse._core import (
 )
 
 if TYPE_CHECKING:
-    from fanfuse.default_search import open_index
+    from fanfuse.index_retriever import open_index
     from fanfuse.multiquery import (
         AllBranchesFailed,
         CallableExpander,
@@ -88,7 +88,7 @@ _LAZY = {
         "fanfuse.multiquery",
     ),
     **dict.fromkeys(["DenseRetriever", "Hit", "TantivyRetriever", "TfidfSvdEmbedder"], "fanfuse.retrievers"),
-    "open_index": "fanfuse.default_search",
+    "open_index": "fanfuse.index_retriever",
     **dict.fromkeys(["fuse_table", "evaluate_table"], "fanfuse.tables"),
     **dict.fromkeys(["Report", "compare"], "fanfuse.report"),
 }

@@ -16,7 +16,7 @@ from fanfuse.cli.conversation import add_history_flags, history_of
 from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
 from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS

@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, Response
 
 from fanfuse import __version__
 from fanfuse._core import FusionError
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.json_data import as_data
 from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
