@@ -44,7 +44,7 @@ from fanfuse.index_retriever import (
     open_index,
 )
 from fanfuse.multiquery.expand.history import TOPIC_SOURCE
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_conversation import Conversation, read_conversations

@@ -50,7 +50,7 @@ from fanfuse.multiquery.expand.feedback import (
     DEFAULT_FEEDBACK_TERMS,
     DEFAULT_ORIGINAL_WEIGHT,
 )
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index

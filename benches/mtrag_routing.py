@@ -37,7 +37,7 @@ from fanfuse.index_retriever import (
     default_retrievers,
     open_index,
 )
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_conversation import HISTORY, LAST, REWRITE, Conversation, read_conversations
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index

@@ -22,7 +22,7 @@ from fanfuse.index_retriever import (
     open_index,
 )
 from fanfuse.multiquery import HistoryExpander, StaticExpander
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.multiquery.planning import SearchOptions
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import DOCUMENTS, QUERY

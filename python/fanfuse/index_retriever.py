@@ -47,9 +47,9 @@ from fanfuse.multiquery import (
 )
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.multiquery.expand.history import HistoryExpander
-from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.multiquery.fusion import takes_weights
 from fanfuse.multiquery.mmr import named_reranker
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.dense_index import PassageEncoder, has_dense_index
