@@ -213,7 +213,7 @@ def test_numbers_may_be_ints_or_numpy_scalars() -> None:
 
 def test_a_frame_with_a_score_that_is_not_a_number_names_it() -> None:
     pd = pytest.importorskip("pandas")
-    from fanfuse.runs import from_frame
+    from fanfuse.tables import from_frame
 
     frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [1.0, "x"]})
     with pytest.raises(TypeError, match=r"scores\[1\] must be a number \(got str\)"):

@@ -14,7 +14,7 @@ from pathlib import Path
 import fanfuse
 import pytest
 from fanfuse import FusionError, fuse_files, read_qrels, read_run
-from fanfuse.runs import score_run
+from fanfuse.run_scores import score_run
 from fanfuse.tables import evaluate_table, fuse_table
 from generated_runs import Contexts, generated_runs, write_mtrag
 from run_tables import generated_trec_runs, trec_table

@@ -38,7 +38,7 @@ from fanfuse.limits import check_float, check_int
 from fanfuse.report import plot as report_plot
 from fanfuse.report import rendering as report_format
 from fanfuse.report.data import TEST_NAMES, Comparison, ReportData
-from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
+from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
 TESTS = tuple(TEST_NAMES)  # the tests offered, in the order the help lists them
@@ -128,7 +128,7 @@ def compare_scores(
     iterations: int = 10_000,
     seed: int = 0,
 ) -> Report:
-    """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.runs.score_run`` or
+    """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.run_scores.score_run`` or
     a distributed evaluation gives them)."""
     _check_options(len(scores), baseline, test, correction, alpha)
     check_int("iterations", iterations)  # whichever test runs: a bad value is refused alike
