@@ -48,6 +48,9 @@ from fanfuse._core import (
     tukey_hsd,
     wilcoxon_test,
 )
+from fanfuse._renamed import RENAMED, install, message
+
+install()
 
 if TYPE_CHECKING:
     from fanfuse.index_retriever import open_index
@@ -102,6 +105,8 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module(f"fanfuse.{name}")
     elif name == "__version__":
         value = _installed_version()
+    elif f"{__name__}.{name}" in RENAMED:
+        raise AttributeError(message(f"{__name__}.{name}"))
     else:
         raise AttributeError(f"module 'fanfuse' has no attribute {name!r}")
     globals()[name] = value  # later look-ups find it directly
