@@ -16,7 +16,7 @@ from typing import Any
 import fanfuse
 import numpy as np
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 from fanfuse.tune import tune
 
 LISTS = [["a", "b"], ["b", "c"]]
@@ -140,9 +140,9 @@ def rows() -> list[Any]:
         "metric 'ndcg@0': the cut-off after @ (or _) must be an integer >= 1",
     )
     for value, error in [
-        (0, FusionError),
-        (1, FusionError),
-        (-1, FusionError),
+        (0, OutOfRange),
+        (1, OutOfRange),
+        (-1, OutOfRange),
         (True, TypeError),
         (2.0, TypeError),
     ]:

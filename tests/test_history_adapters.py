@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 import pytest
-from fanfuse import FusionError
+from fanfuse import InvalidConversation
 from fanfuse.multiquery import MultiQueryRetriever, Turn
 from multiquery_toys import KeywordRetriever
 from test_multiquery_history import RecordingExpander
@@ -140,9 +140,9 @@ def _haystack_bad() -> Any:
 @pytest.mark.parametrize(
     ("package", "make", "error", "named"),
     [
-        ("langchain_core", _langchain_bad, FusionError, "history[1] is a LangChain RemoveMessage"),
+        ("langchain_core", _langchain_bad, InvalidConversation, "history[1] is a LangChain RemoveMessage"),
         ("llama_index.core", _llamaindex_bad, TypeError, "history[1] must be a str"),
-        ("haystack", _haystack_bad, FusionError, 'history[1]["role"] must be one of'),
+        ("haystack", _haystack_bad, InvalidConversation, 'history[1]["role"] must be one of'),
     ],
 )
 def test_a_bad_turn_is_refused_naming_it(package: str, make: Any, error: type[Exception], named: str) -> None:

@@ -16,7 +16,7 @@ import fanfuse
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, MissingExtra
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
 from fanfuse.index_retriever import open_index
@@ -172,7 +172,7 @@ def test_stored_vectors_without_the_embed_extra_are_a_clear_error(
     hybrid_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     without_the_embed_extra(monkeypatch)
-    with pytest.raises(FusionError, match=r"holds neural vectors, which need fanfuse\[embed\]"):
+    with pytest.raises(MissingExtra, match=r"holds neural vectors, which need fanfuse\[embed\]"):
         open_index(hybrid_dir)
     assert main(["search", "--index", str(hybrid_dir), QUERY]) == 2
     err = capsys.readouterr().err
@@ -196,7 +196,7 @@ def test_dense_with_neither_extra_names_both(bm25_dir: Path, monkeypatch: pytest
     without_the_embed_extra(monkeypatch)
     for name in ["sklearn", *(name for name in sys.modules if name.startswith("sklearn."))]:
         monkeypatch.setitem(sys.modules, name, None)  # imported or not, it cannot be imported now
-    with pytest.raises(FusionError, match=r"needs fanfuse\[embed\] .* or fanfuse\[dense\]"):
+    with pytest.raises(MissingExtra, match=r"needs fanfuse\[embed\] .* or fanfuse\[dense\]"):
         open_index(bm25_dir, dense=True)
 
 

@@ -49,6 +49,15 @@ from fanfuse._core import (
     wilcoxon_test,
 )
 from fanfuse._renamed import RENAMED, install, message
+from fanfuse.errors import (
+    ConversationTooLong,
+    InputError,
+    InvalidConversation,
+    MissingExtra,
+    OutOfRange,
+    SearchFailed,
+    TooFewQueries,
+)
 
 install()
 
@@ -140,6 +149,7 @@ __all__ = [
     "AllBranchesFailed",
     "CallableExpander",
     "Contribution",
+    "ConversationTooLong",
     "DenseRetriever",
     "Fused",
     "FusedHit",
@@ -147,16 +157,22 @@ __all__ = [
     "FusionModel",
     "HeuristicExpander",
     "Hit",
+    "InputError",
+    "InvalidConversation",
     "LLMExpander",
+    "MissingExtra",
     "MultiQueryRetriever",
+    "OutOfRange",
     "Provenance",
     "Qrels",
     "Report",
     "Run",
+    "SearchFailed",
     "SearchResult",
     "StaticExpander",
     "TantivyRetriever",
     "TfidfSvdEmbedder",
+    "TooFewQueries",
     "VariantCache",
     "__version__",
     "compare",

@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.errors import MissingExtra
 from fanfuse.multiquery import (
     CombinedExpander,
     Expander,
@@ -166,16 +167,18 @@ def _dense(
 
         return neural_dense_for_index(bm25, encoder=encoder, progress=progress)[0]
     if stored:
-        raise FusionError(
+        raise MissingExtra(
             f"{str(bm25.directory)!r} holds neural vectors, which need fanfuse[embed] to search: "
-            f"{EMBED_HINT}, or search BM25 only (dense=False, `fanfuse search --no-dense`)"
+            f"{EMBED_HINT}, or search BM25 only (dense=False, `fanfuse search --no-dense`)",
+            extra="embed",
         )
     from fanfuse.retrievers.dense_cache import dense_for_index
 
     try:
         return dense_for_index(bm25)[0]
     except ImportError:
-        raise FusionError(
+        raise MissingExtra(
             "dense retrieval needs fanfuse[embed] (neural vectors) or fanfuse[dense] (TF-IDF+SVD, "
-            f"the fallback); neither is installed: {EMBED_HINT}"
+            f"the fallback); neither is installed: {EMBED_HINT}",
+            extra="embed",
         ) from None

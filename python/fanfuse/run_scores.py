@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fanfuse._core import FusionError, Qrels, Run, evaluate
+from fanfuse._core import Qrels, Run, evaluate
+from fanfuse.errors import TooFewQueries
 
 DEFAULT_METRICS = ("recall@5", "recall@10", "ndcg@5", "ndcg@10")
 
@@ -33,11 +34,11 @@ def score_run(run: Run, qrels: Qrels, metrics: Sequence[str], name: str | None =
 def with_means(name: str, qids: list[str], values: dict[str, list[float]]) -> RunScores:
     """A run's per-query values (in run order: the order the means add them up in) and their means.
 
-    Raises FusionError when no query was evaluated (no query of the run is judged): a mean over no
+    Raises TooFewQueries when no query was evaluated (no query of the run is judged): a mean over no
     query is no number, and printing 0 would pass for a result.
     """
     if not qids:
-        raise FusionError(
+        raise TooFewQueries(
             f"{name}: none of its queries is in the qrels, so there is nothing to average; check that "
             "the run and the qrels use the same query ids (and that this is the right qrels file)"
         )

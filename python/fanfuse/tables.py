@@ -30,6 +30,7 @@ from fanfuse._core import (
     run_buffers,
     runs_from_table,
 )
+from fanfuse.errors import MissingExtra
 
 EXTRA = "arrow"
 PARQUET_MAGIC = b"PAR1"
@@ -39,8 +40,8 @@ def _pyarrow() -> Any:
     try:
         import pyarrow  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
-        raise FusionError(
-            f"Arrow tables and Parquet runs need pyarrow: pip install 'fanfuse[{EXTRA}]'"
+        raise MissingExtra(
+            f"Arrow tables and Parquet runs need pyarrow: pip install 'fanfuse[{EXTRA}]'", extra=EXTRA
         ) from None
     return pyarrow
 
