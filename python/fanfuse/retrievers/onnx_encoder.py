@@ -338,7 +338,7 @@ def _threads_from_env() -> int | None:
         return None
     accepted = LIMITS["encoder_threads"].accepted()
     if not text.isdigit():
-        raise FusionError(f"{THREADS_VARIABLE} must be {accepted} (got {text!r})")
+        raise OutOfRange(f"{THREADS_VARIABLE} must be {accepted} (got {text!r})")
     return check_int("encoder_threads", int(text), THREADS_VARIABLE)
 
 
