@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from fanfuse import _renamed
 from fanfuse._core import (
     DUPLICATE_POLICIES,
     METHOD_PARAMETERS,
@@ -48,7 +49,6 @@ from fanfuse._core import (
     tukey_hsd,
     wilcoxon_test,
 )
-from fanfuse._renamed import RENAMED, install, message
 from fanfuse.errors import (
     ConversationTooLong,
     InputError,
@@ -59,7 +59,7 @@ from fanfuse.errors import (
     TooFewQueries,
 )
 
-install()
+_renamed.install()  # old module paths are refused naming the new ones
 
 if TYPE_CHECKING:
     from fanfuse.index_retriever import open_index
@@ -114,8 +114,8 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module(f"fanfuse.{name}")
     elif name == "__version__":
         value = _installed_version()
-    elif f"{__name__}.{name}" in RENAMED:
-        raise AttributeError(message(f"{__name__}.{name}"))
+    elif f"{__name__}.{name}" in _renamed.RENAMED:
+        raise AttributeError(_renamed.message(f"{__name__}.{name}"))
     else:
         raise AttributeError(f"module 'fanfuse' has no attribute {name!r}")
     globals()[name] = value  # later look-ups find it directly
