@@ -21,7 +21,7 @@ def _rows() -> dict[str, str]:
 def test_every_folder_of_the_package_has_a_row() -> None:
     folders = {f"python/fanfuse/{p.parent.name}/" for p in PACKAGE.glob("*/__init__.py")}
     rows = _rows()
-    assert len(folders) >= 8, "the walk found the package's folders"
+    assert len(folders) >= 5, "the walk found the package's folders"
     assert sorted(folders - set(rows)) == [], "add a row to docs/README.md's code map"
     assert sorted(set(rows) - folders - {"python/fanfuse/"}) == [], "a row names a folder that is gone"
 
