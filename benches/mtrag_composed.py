@@ -35,7 +35,7 @@ import fanfuse
 import numpy as np
 import numpy.typing as npt
 from fanfuse import MultiQueryRetriever
-from fanfuse.default_search import (
+from fanfuse.index_retriever import (
     DEFAULT_RETRIEVER_WEIGHTS,
     DEFAULT_VARIANT_WEIGHTS,
     DENSE_SKIPPED_SOURCES,
@@ -44,7 +44,7 @@ from fanfuse.default_search import (
     open_index,
 )
 from fanfuse.multiquery.expand.history import TOPIC_SOURCE
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, per_query_values, report

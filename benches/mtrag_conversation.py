@@ -32,7 +32,7 @@ from typing import Any
 
 import fanfuse
 from fanfuse import MultiQueryRetriever
-from fanfuse.default_search import default_retrievers, open_index
+from fanfuse.index_retriever import default_retrievers, open_index
 from fanfuse.multiquery import Expander, Expansion, HistoryExpander, LLMExpander
 from fanfuse.multiquery.conversation import History, user_turns
 from fanfuse.multiquery.expand.expanders import assemble_variants

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import fanfuse
-from fanfuse.default_search import DENSE_SKIPPED_SOURCES
+from fanfuse.index_retriever import DENSE_SKIPPED_SOURCES
 from fanfuse.multiquery import FeedbackExpander, HeuristicExpander, HistoryExpander
 from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers import DenseFeedback

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import fanfuse
-from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS
+from fanfuse.index_retriever import DEFAULT_VARIANT_WEIGHTS
 from fanfuse.multiquery import HistoryExpander
 from fanfuse.multiquery.conversation import check_history
 from fanfuse.multiquery.expand.history import (

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 import fanfuse
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, run_line
 
 Case = Callable[[fanfuse.MultiQueryRetriever, Conversation], object]

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from mtrag_bench import data_missing, data_parser, judged_domain, report
 from mtrag_routing import add_routing_flag, route
 

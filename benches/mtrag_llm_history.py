@@ -37,9 +37,9 @@ from typing import Any
 
 import fanfuse
 from fanfuse import MultiQueryRetriever
-from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS
+from fanfuse.index_retriever import DEFAULT_VARIANT_WEIGHTS
 from fanfuse.multiquery import LLMExpander, VariantCache
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from mtrag_bench import data_missing, data_parser, load_queries, per_query_values, report_domains
 from mtrag_indexes import neural_dense, pool_index
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import fanfuse
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from mtrag_bench import (
     HISTORY,
     REWRITE,

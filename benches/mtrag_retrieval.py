@@ -39,14 +39,14 @@ from typing import Any
 
 import fanfuse
 from fanfuse import MultiQueryRetriever
-from fanfuse.default_search import DEFAULT_VARIANT_WEIGHTS, open_index
+from fanfuse.index_retriever import DEFAULT_VARIANT_WEIGHTS, open_index
 from fanfuse.multiquery import CombinedExpander, Expander, FeedbackExpander, HeuristicExpander
 from fanfuse.multiquery.expand.feedback import (
     DEFAULT_FEEDBACK_DOCS,
     DEFAULT_FEEDBACK_TERMS,
     DEFAULT_ORIGINAL_WEIGHT,
 )
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_bench import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values, report_domains

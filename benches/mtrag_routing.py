@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import fanfuse
-from fanfuse import MultiQueryRetriever, default_search
-from fanfuse.default_search import (
+from fanfuse import MultiQueryRetriever, index_retriever
+from fanfuse.index_retriever import (
     DEFAULT_RETRIEVER_WEIGHTS,
     DEFAULT_VARIANT_WEIGHTS,
     DENSE_SKIPPED_SOURCES,
@@ -36,7 +36,7 @@ from fanfuse.default_search import (
     default_retrievers,
     open_index,
 )
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_bench import (
     HISTORY,
@@ -133,13 +133,13 @@ def add_routing_flag(parser: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def route(skipped: tuple[str, ...] | None) -> Iterator[None]:
     """The default built inside leaves `skipped` to BM25 (None: the library's routing)."""
-    before = default_search.DENSE_SKIPPED_SOURCES
+    before = index_retriever.DENSE_SKIPPED_SOURCES
     if skipped is not None:
-        default_search.DENSE_SKIPPED_SOURCES = skipped
+        index_retriever.DENSE_SKIPPED_SOURCES = skipped
     try:
         yield
     finally:
-        default_search.DENSE_SKIPPED_SOURCES = before
+        index_retriever.DENSE_SKIPPED_SOURCES = before
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import itertools
 from pathlib import Path
 
 import fanfuse
-from fanfuse.runs import score_run
+from fanfuse.run_scores import score_run
 from fanfuse.tune import tune
 
 METRICS = ["recall@5", "recall@10", "ndcg@5", "ndcg@10"]

@@ -16,7 +16,7 @@ import statistics
 import sys
 import time
 
-from fanfuse.default_search import DEFAULT_RETRIEVER_WEIGHTS
+from fanfuse.index_retriever import DEFAULT_RETRIEVER_WEIGHTS
 from fanfuse.multiquery import HistoryExpander
 from mtrag_bench import compared_cells, data_parser, parse_leave_one_out, per_query_values, run_line
 from mtrag_conversation_grid import Setting, fused

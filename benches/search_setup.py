@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fanfuse.default_search import default_expander
+from fanfuse.index_retriever import default_expander
 from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_cache import neural_dense_for_index

@@ -2,7 +2,9 @@
 function and each public method of each class, with the types of `fanfuse/_core.pyi` for the core
 and the signatures (and `SearchOptions`) for Python. Each numeric argument has a row in
 `fanfuse.limits.LIMITS`, and every value the row refuses (out of range, NaN, infinite, huge, of the
-wrong type) raises FusionError or TypeError naming the argument; a huge count the row leaves
+wrong type) raises TypeError, or the refusal of whoever checks the row (``OutOfRange`` from
+``fanfuse.limits``; the core's ``FusionError`` for a row marked ``core``), naming the argument; a
+huge count the row leaves
 unbounded is taken and the call completes. An entry point added with a numeric argument and no
 call below fails the first test."""
 
@@ -20,7 +22,7 @@ from typing import Any
 import fanfuse
 import numpy as np
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 from fanfuse.limits import LIMITS, Limit
 from fanfuse.multiquery.planning import SearchOptions
 from test_cli_search_options import DOCUMENTS
@@ -237,16 +239,20 @@ def outside(limit: Limit) -> list[float]:
     return out
 
 
-def bad_values(limit: Limit) -> list[tuple[Any, type[Exception] | None]]:
-    """(value, the exception it raises; None: a huge count the row takes)."""
-    values: list[tuple[Any, type[Exception] | None]] = [(v, FusionError) for v in outside(limit)]
+def bad_values(limit: Limit, entry: str) -> list[tuple[Any, type[Exception] | None]]:
+    """(value, the exception it raises; None: a huge count the row takes). The core refuses with
+    FusionError, as the library does a fusion option (a row marked ``core``); other rows the library
+    refuses with OutOfRange."""
+    in_core = hasattr(fanfuse._core, entry.partition(".")[0])
+    refused = FusionError if limit.core or in_core else OutOfRange
+    values: list[tuple[Any, type[Exception] | None]] = [(v, refused) for v in outside(limit)]
     values += [("3", TypeError), (True, TypeError), ([3], TypeError)]
     if limit.kind is int:
-        values += [(1.5, TypeError), (math.nan, TypeError), (-(2**70), FusionError)]
-        values.append((2**70, None if limit.high is None else FusionError))
+        values += [(1.5, TypeError), (math.nan, TypeError), (-(2**70), refused)]
+        values.append((2**70, None if limit.high is None else refused))
     else:
-        values += [(math.nan, FusionError), (math.inf, FusionError), (-math.inf, FusionError)]
-        values += [(2**2000, FusionError), (-(2**2000), FusionError)]
+        values += [(math.nan, refused), (math.inf, refused), (-math.inf, refused)]
+        values += [(2**2000, refused), (-(2**2000), refused)]
     return values
 
 
@@ -255,7 +261,7 @@ def cases() -> Iterator[Any]:
         if entry in EXEMPT:
             continue
         limit = row(entry, param)
-        for value, error in bad_values(limit):
+        for value, error in bad_values(limit, entry):
             if isinstance(value, list | str | bool) and param in DATA:
                 continue  # a sample's type is checked as a whole (test_bad_arguments.py)
             named = param
@@ -292,7 +298,7 @@ def test_a_bad_number_is_refused_naming_the_argument(
         # Taken (the count means "all"), or refused by the bound of what is there (the runs given).
         try:
             assert CALLS[entry](context, **{param: value}) is not None
-        except FusionError as refused:
+        except (FusionError, OutOfRange) as refused:
             assert str(refused).startswith(f"{param} must be"), str(refused)
         return
     with pytest.raises(Exception) as raised:  # the type is asserted exactly below

@@ -16,7 +16,7 @@ from typing import Any
 import fanfuse
 import numpy as np
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 from fanfuse.tune import tune
 
 LISTS = [["a", "b"], ["b", "c"]]
@@ -140,9 +140,9 @@ def rows() -> list[Any]:
         "metric 'ndcg@0': the cut-off after @ (or _) must be an integer >= 1",
     )
     for value, error in [
-        (0, FusionError),
-        (1, FusionError),
-        (-1, FusionError),
+        (0, OutOfRange),
+        (1, OutOfRange),
+        (-1, OutOfRange),
         (True, TypeError),
         (2.0, TypeError),
     ]:
@@ -213,7 +213,7 @@ def test_numbers_may_be_ints_or_numpy_scalars() -> None:
 
 def test_a_frame_with_a_score_that_is_not_a_number_names_it() -> None:
     pd = pytest.importorskip("pandas")
-    from fanfuse.runs import from_frame
+    from fanfuse.tables import from_frame
 
     frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [1.0, "x"]})
     with pytest.raises(TypeError, match=r"scores\[1\] must be a number \(got str\)"):

@@ -51,7 +51,10 @@ def test_search_prints_table_variants_and_timings(
 
 
 def test_search_json_has_hits_with_provenance(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["search", "--index", str(index_dir), "nocturnal at night", "--json", "--max-variants", "2"]) == 0
+    assert (
+        main(["search", "--index", str(index_dir), "nocturnal at night", "--json", "--max-variants", "2"])
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert len(result["diagnostics"]["variants"]) == 2
     assert {h["id"] for h in result["hits"][:2]} == {"owl", "bat"}

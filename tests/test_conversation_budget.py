@@ -140,7 +140,7 @@ class RecordingHistoryExpander(HistoryExpander):
 
 
 def _langchain(multi: MultiQueryRetriever, turns: list[Any]) -> None:
-    from fanfuse.retrievers.langchain import FanfuseRetriever
+    from fanfuse.integrations.langchain import FanfuseRetriever
     from langchain_core.messages import AIMessage, HumanMessage
 
     messages = [HumanMessage(t) if isinstance(t, str) else AIMessage(t["content"]) for t in turns]
@@ -148,7 +148,7 @@ def _langchain(multi: MultiQueryRetriever, turns: list[Any]) -> None:
 
 
 def _llamaindex(multi: MultiQueryRetriever, turns: list[Any]) -> None:
-    from fanfuse.retrievers.llamaindex import FanfuseRetriever
+    from fanfuse.integrations.llamaindex import FanfuseRetriever
     from llama_index.core.llms import ChatMessage
 
     messages = [
@@ -158,7 +158,7 @@ def _llamaindex(multi: MultiQueryRetriever, turns: list[Any]) -> None:
 
 
 def _haystack(multi: MultiQueryRetriever, turns: list[Any]) -> None:
-    from fanfuse.retrievers.haystack import FanfuseRetriever
+    from fanfuse.integrations.haystack import FanfuseRetriever
     from haystack.dataclasses import ChatMessage
 
     messages = [
@@ -189,12 +189,12 @@ def test_the_adapters_give_the_users_turn_and_log_what_was_dropped(
 
 
 def test_every_adapter_is_checked() -> None:
-    """A guard: each module of ``fanfuse.retrievers`` that defines a framework's ``FanfuseRetriever``."""
-    from fanfuse import retrievers
+    """A guard: each module of the package that defines a framework's ``FanfuseRetriever``."""
+    import fanfuse
 
     found = {
         path.stem
-        for path in Path(retrievers.__file__).parent.glob("*.py")
+        for path in Path(fanfuse.__file__).parent.rglob("*.py")
         if "class FanfuseRetriever" in path.read_text(encoding="utf-8")
     }
     assert found == set(ADAPTERS)

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from fanfuse import FusionError, MultiQueryRetriever
-from fanfuse.default_search import (
+from fanfuse.index_retriever import (
     DEFAULT_RETRIEVER_WEIGHTS,
     DEFAULT_VARIANT_WEIGHTS,
     DENSE_SKIPPED_SOURCES,
@@ -22,7 +22,7 @@ from fanfuse.default_search import (
     open_index,
 )
 from fanfuse.multiquery import HistoryExpander, StaticExpander
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.multiquery.planning import SearchOptions
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import DOCUMENTS, QUERY

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fanfuse import FusionError, MultiQueryRetriever
+from fanfuse import MultiQueryRetriever, OutOfRange
 from fanfuse.retrievers import DenseFeedback, DenseRetriever
 
 DIMENSIONS = 16
@@ -145,9 +145,9 @@ def test_bad_settings_are_refused_by_name(parts: tuple[DenseRetriever, WordVecto
     dense, _ = parts
     with pytest.raises(TypeError, match="dense must have search"):
         DenseFeedback(object())  # type: ignore[arg-type]
-    with pytest.raises(FusionError, match=r"feedback_docs must be an int >= 1 \(got 0\)"):
+    with pytest.raises(OutOfRange, match=r"feedback_docs must be an int >= 1 \(got 0\)"):
         DenseFeedback(dense, feedback_docs=0)
-    with pytest.raises(FusionError, match=r"feedback_weight must be a finite number >= 0 \(got -1\)"):
+    with pytest.raises(OutOfRange, match=r"feedback_weight must be a finite number >= 0 \(got -1\)"):
         DenseFeedback(dense, feedback_weight=-1)
     with pytest.raises(TypeError, match="feedback_weight must be a number"):
         DenseFeedback(dense, feedback_weight=True)

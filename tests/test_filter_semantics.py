@@ -105,7 +105,7 @@ def dense_feedback(docs: list[Document], _: Path) -> Search:
 
 
 def langchain(docs: list[Document], _: Path) -> Search:
-    from fanfuse.retrievers.langchain import LangChainRetriever, document_predicate
+    from fanfuse.integrations.langchain import LangChainRetriever, document_predicate
     from langchain_core.documents import Document as LCDocument
     from langchain_core.embeddings import DeterministicFakeEmbedding
     from langchain_core.vectorstores import InMemoryVectorStore
@@ -119,7 +119,7 @@ def langchain(docs: list[Document], _: Path) -> Search:
 
 
 def llamaindex(docs: list[Document], _: Path) -> Search:
-    from fanfuse.retrievers.llamaindex import LlamaIndexRetriever
+    from fanfuse.integrations.llamaindex import LlamaIndexRetriever
     from llama_index.core import VectorStoreIndex
     from llama_index.core.embeddings import MockEmbedding
     from llama_index.core.schema import TextNode
@@ -131,7 +131,7 @@ def llamaindex(docs: list[Document], _: Path) -> Search:
 
 
 def haystack(docs: list[Document], _: Path) -> Search:
-    from fanfuse.retrievers.haystack import HaystackRetriever
+    from fanfuse.integrations.haystack import HaystackRetriever
     from haystack import Document as HaystackDocument
     from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
     from haystack.document_stores.in_memory import InMemoryDocumentStore

@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 import pytest
-from fanfuse import FusionError
+from fanfuse import InvalidConversation
 from fanfuse.multiquery import MultiQueryRetriever, Turn
 from multiquery_toys import KeywordRetriever
 from test_multiquery_history import RecordingExpander
@@ -33,7 +33,7 @@ def recording() -> tuple[MultiQueryRetriever, RecordingExpander]:
 
 def test_langchain_messages_and_chat_histories() -> None:
     pytest.importorskip("langchain_core")
-    from fanfuse.retrievers.langchain import FanfuseRetriever
+    from fanfuse.integrations.langchain import FanfuseRetriever
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
     multi, expander = recording()
@@ -52,7 +52,7 @@ def test_langchain_messages_and_chat_histories() -> None:
 
 def test_langchain_chat_history_object_and_search_kwargs() -> None:
     pytest.importorskip("langchain_core")
-    from fanfuse.retrievers.langchain import FanfuseRetriever
+    from fanfuse.integrations.langchain import FanfuseRetriever
     from langchain_core.messages import HumanMessage
 
     class ChatHistory:  # what BaseChatMessageHistory subclasses offer: the messages, oldest first
@@ -68,7 +68,7 @@ def test_langchain_chat_history_object_and_search_kwargs() -> None:
 
 def test_llamaindex_chat_engine_searches_in_its_memory() -> None:
     pytest.importorskip("llama_index.core")
-    from fanfuse.retrievers.llamaindex import FanfuseRetriever
+    from fanfuse.integrations.llamaindex import FanfuseRetriever
     from llama_index.core.chat_engine import ContextChatEngine
     from llama_index.core.llms import ChatMessage, MockLLM
     from llama_index.core.memory import ChatMemoryBuffer
@@ -92,7 +92,7 @@ def test_llamaindex_chat_engine_searches_in_its_memory() -> None:
 
 def test_haystack_pipeline_takes_the_history_input() -> None:
     pytest.importorskip("haystack")
-    from fanfuse.retrievers.haystack import FanfuseRetriever
+    from fanfuse.integrations.haystack import FanfuseRetriever
     from haystack import Pipeline
     from haystack.dataclasses import ChatMessage
 
@@ -114,7 +114,7 @@ def test_haystack_pipeline_takes_the_history_input() -> None:
 
 
 def _langchain_bad() -> Any:
-    from fanfuse.retrievers.langchain import FanfuseRetriever
+    from fanfuse.integrations.langchain import FanfuseRetriever
     from langchain_core.messages import HumanMessage, RemoveMessage
 
     multi, _ = recording()
@@ -124,14 +124,14 @@ def _langchain_bad() -> Any:
 
 
 def _llamaindex_bad() -> Any:
-    from fanfuse.retrievers.llamaindex import FanfuseRetriever
+    from fanfuse.integrations.llamaindex import FanfuseRetriever
 
     multi, _ = recording()
     return lambda: FanfuseRetriever(multi, history=["ok", 7]).retrieve(QUESTION)
 
 
 def _haystack_bad() -> Any:
-    from fanfuse.retrievers.haystack import FanfuseRetriever
+    from fanfuse.integrations.haystack import FanfuseRetriever
 
     multi, _ = recording()
     return lambda: FanfuseRetriever(multi).run(QUESTION, history=["ok", {"role": "bot", "content": "x"}])
@@ -140,9 +140,9 @@ def _haystack_bad() -> Any:
 @pytest.mark.parametrize(
     ("package", "make", "error", "named"),
     [
-        ("langchain_core", _langchain_bad, FusionError, "history[1] is a LangChain RemoveMessage"),
+        ("langchain_core", _langchain_bad, InvalidConversation, "history[1] is a LangChain RemoveMessage"),
         ("llama_index.core", _llamaindex_bad, TypeError, "history[1] must be a str"),
-        ("haystack", _haystack_bad, FusionError, 'history[1]["role"] must be one of'),
+        ("haystack", _haystack_bad, InvalidConversation, 'history[1]["role"] must be one of'),
     ],
 )
 def test_a_bad_turn_is_refused_naming_it(package: str, make: Any, error: type[Exception], named: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fanfuse.cli import build_parser, main
 from fanfuse.cli.render import as_json
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.limits import CONVERSATION
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import without_timings
@@ -215,15 +215,15 @@ def test_every_framework_adapter_reads_each_question_by_its_words(
     searches: dict[str, Any] = {}
     multi = open_index(index_dir)
     if importlib.util.find_spec("langchain_core") is not None:
-        from fanfuse.retrievers.langchain import FanfuseRetriever as LangChain
+        from fanfuse.integrations.langchain import FanfuseRetriever as LangChain
 
         searches["langchain"] = lambda q: LangChain(retriever=multi).invoke(q, history=HISTORY)
     if importlib.util.find_spec("llama_index") is not None:
-        from fanfuse.retrievers.llamaindex import FanfuseRetriever as LlamaIndex
+        from fanfuse.integrations.llamaindex import FanfuseRetriever as LlamaIndex
 
         searches["llamaindex"] = lambda q: LlamaIndex(multi, history=HISTORY).retrieve(q)
     if importlib.util.find_spec("haystack") is not None:
-        from fanfuse.retrievers.haystack import FanfuseRetriever as Haystack
+        from fanfuse.integrations.haystack import FanfuseRetriever as Haystack
 
         searches["haystack"] = lambda q: Haystack(multi).run(q, history=HISTORY)
     if not searches:

@@ -1,7 +1,8 @@
 """The layering of the code, read from its source: the library (everything under ``python/fanfuse/``
-outside ``cli/``) never imports ``fanfuse.cli``, and neither the Python modules nor the Rust modules
-import each other in a circle. Every import counts: module-level, inside a function, under
-``TYPE_CHECKING``, absolute or relative."""
+outside ``cli/``) never imports ``fanfuse.cli``; the package's folders and top-level modules stand in
+declared layers, by step of the flow, and none imports one above it, nor do two import each other;
+neither the Python modules nor the Rust modules import each other in a circle. Every import counts:
+module-level, inside a function, under ``TYPE_CHECKING``, absolute or relative."""
 
 from __future__ import annotations
 
@@ -181,6 +182,97 @@ def test_the_python_modules_import_no_circle() -> None:
     assert sum(map(len, graph.values())) > 200, "the walk found the package's imports"
     cycles = _cycles(graph)
     assert cycles == [], _describe(cycles, graph)
+
+
+# The package's units (a folder under python/fanfuse/, a top-level module, the package root), lowest
+# first, by step of the flow: a unit imports only units of its own layer or below, and two units never
+# import each other. A new folder or top-level module has to be placed here.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # the compiled core and the process plumbing beside it
+    ("fanfuse._core", "fanfuse._panics", "fanfuse._cleanups", "fanfuse._renamed"),
+    # what every layer raises and checks against: the errors, every number's range, JSON data
+    ("fanfuse.errors",),
+    ("fanfuse.limits", "fanfuse.jsonl"),
+    # documents, run files and their evaluation, the spec in plain Python
+    (
+        "fanfuse.corpus",
+        "fanfuse.run_scores",
+        "fanfuse.tables",
+        "fanfuse.reference",
+        "fanfuse.fusion_options",
+    ),
+    # search backends; run-file comparison, tuning and the distributed engine
+    ("fanfuse.retrievers", "fanfuse.report", "fanfuse.tune", "fanfuse.dask"),
+    # multi-query search over the backends; the demo's corpus, indexed with them
+    ("fanfuse.multiquery", "fanfuse.stdlib_corpus"),
+    # the default retriever over an index; the frameworks' adapters
+    ("fanfuse.index_retriever", "fanfuse.integrations"),
+    # the public names, loaded lazily
+    ("fanfuse",),
+    ("fanfuse.service",),
+    ("fanfuse.cli",),
+)
+
+
+def _unit(module: str) -> str:
+    """The layered unit of `module`: ``fanfuse.multiquery.expand.words`` is ``fanfuse.multiquery``."""
+    return ".".join(module.split(".")[:2])
+
+
+def _layer_of() -> dict[str, int]:
+    return {unit: level for level, units in enumerate(LAYERS) for unit in units}
+
+
+def _unit_edges() -> dict[tuple[str, str], list[str]]:
+    """(unit, unit it imports) -> where: every import between two different units."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module in SOURCES:
+        for line, target in _imports(module):
+            pair = (_unit(module), _unit(target))
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(
+                    f"{SOURCES[module].relative_to(ROOT)}:{line} imports {target}"
+                )
+    return edges
+
+
+def test_every_unit_of_the_package_is_in_one_layer() -> None:
+    declared = [unit for units in LAYERS for unit in units]
+    assert len(declared) == len(set(declared)), "a unit is declared twice"
+    found = {_unit(module) for module in MODULES}
+    assert sorted(found - set(declared)) == [], "place each new folder or top-level module in LAYERS"
+    assert sorted(set(declared) - found) == [], "LAYERS names a unit that no longer exists"
+
+
+def _violations(edges: dict[tuple[str, str], list[str]], layer: dict[str, int]) -> list[str]:
+    """Each import of a unit above the importer's layer, and each pair of units importing each other."""
+    upward = [
+        f"{a} (layer {layer[a]}) imports {b} (layer {layer[b]}): {where[0]}"
+        for (a, b), where in sorted(edges.items())
+        if a in layer and b in layer and layer[b] > layer[a]
+    ]
+    mutual = [
+        f"{a} <-> {b}: {where[0]} | {edges[(b, a)][0]}"
+        for (a, b), where in sorted(edges.items())
+        if a < b and (b, a) in edges
+    ]
+    return upward + mutual
+
+
+def test_no_unit_imports_one_above_it_and_no_two_import_each_other() -> None:
+    edges = _unit_edges()
+    assert len(edges) > 30, "the walk found the imports between units"
+    assert _violations(edges, _layer_of()) == []
+
+
+def test_the_layer_check_refuses_an_upward_and_a_mutual_import() -> None:
+    layer = {"low": 0, "high": 1, "twin": 1}
+    edges = {("low", "high"): ["low.py:1"], ("high", "low"): ["high.py:2"], ("high", "twin"): ["high.py:3"]}
+    assert _violations(edges, layer) == [
+        "low (layer 0) imports high (layer 1): low.py:1",
+        "high <-> low: high.py:2 | low.py:1",
+    ]
+    assert _violations({("high", "twin"): ["h"], ("twin", "high"): ["t"]}, layer) == ["high <-> twin: h | t"]
 
 
 # A Rust path that starts at the crate root or the module above: `crate::runs::train::{self, X}`.

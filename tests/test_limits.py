@@ -14,7 +14,7 @@ import fanfuse
 import pytest
 import tantivy
 from cli_process import CLI
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 from fanfuse.limits import LIMITS, REQUEST, Limit, check_float, check_int
 from test_cli_search_options import DOCUMENTS
 
@@ -126,7 +126,7 @@ def test_a_huge_top_k_is_an_error_not_an_abort(tmp_path: Path) -> None:
     )
     with (
         fanfuse.open_index(tmp_path / "idx", dense=False) as retriever,
-        pytest.raises(FusionError, match="top_k"),
+        pytest.raises(OutOfRange, match="top_k"),
     ):
         retriever.search("owls", top_k=10**9)
 
@@ -134,7 +134,7 @@ def test_a_huge_top_k_is_an_error_not_an_abort(tmp_path: Path) -> None:
 def test_a_nan_score_floor_is_refused(tmp_path: Path) -> None:
     # It was taken, and every hit was dropped: NaN compares false.
     index = fanfuse.TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
-    refused = pytest.raises(FusionError, match=r"min_score must be a finite number \(got nan\)")
+    refused = pytest.raises(OutOfRange, match=r"min_score must be a finite number \(got nan\)")
     with fanfuse.open_index(index, dense=False) as retriever, refused:
         retriever.search("owls", min_score=math.nan)
 

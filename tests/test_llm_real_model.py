@@ -20,7 +20,7 @@ from fanfuse.multiquery import Expansion, LLMExpander, MultiQueryRetriever
 from fanfuse.multiquery.conversation import History, check_history
 from fanfuse.multiquery.expand.llm_parse import parse_passage, parse_variants
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES, messages
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from llama_server import MAX_TOKENS, MODEL, llama_server
 from llm_clients import KINDS, client_for

@@ -72,7 +72,7 @@ def test_the_history_cost_and_the_mmr_tables_on_generated_data(
 def test_the_held_out_fusion_ranks_as_the_default_search(two_domains: Path, tmp_path: Path) -> None:
     """The held-out bench fuses precomputed lists instead of searching: each question's top 10 must be
     the default search's, given the last turn alone and given its history, routing included."""
-    from fanfuse.default_search import open_index
+    from fanfuse.index_retriever import open_index
     from fanfuse.multiquery import HistoryExpander
 
     script, grid = load("mtrag_conversation_heldout"), load("mtrag_conversation_grid")

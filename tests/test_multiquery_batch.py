@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from fanfuse.multiquery import MultiQueryRetriever, StaticExpander
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers import Hit
 from multiquery_toys import Gate, KeywordRetriever
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 from fanfuse.multiquery import (
     CallableExpander,
     Expander,
@@ -114,7 +114,7 @@ def test_heuristic_dedupes_case_insensitively() -> None:
 
 
 def test_heuristic_rejects_a_bad_max_variants_or_default_operator() -> None:
-    with pytest.raises(FusionError, match="max_variants must be an int from 1 to 5"):
+    with pytest.raises(OutOfRange, match="max_variants must be an int from 1 to 5"):
         HeuristicExpander(max_variants=6)
     with pytest.raises(TypeError, match="max_variants must be an int"):
         HeuristicExpander(max_variants="3")  # type: ignore[arg-type]
@@ -190,9 +190,9 @@ def test_cache_does_not_keep_fallbacks() -> None:
 
 
 def test_cache_rejects_bad_settings() -> None:
-    with pytest.raises(FusionError, match="maxsize must be an int >= 1"):
+    with pytest.raises(OutOfRange, match="maxsize must be an int >= 1"):
         VariantCache(maxsize=0)
-    with pytest.raises(FusionError, match="ttl must be a finite number > 0"):
+    with pytest.raises(OutOfRange, match="ttl must be a finite number > 0"):
         VariantCache(ttl=-1)
 
 
@@ -214,9 +214,9 @@ def budget_expanders() -> list[Expander]:
 @pytest.mark.parametrize("expander", budget_expanders(), ids=lambda e: e.name)
 @pytest.mark.parametrize("budget", [0, 6, -1])
 def test_every_expander_refuses_a_budget_outside_1_to_5(expander: Expander, budget: int) -> None:
-    with pytest.raises(FusionError, match="max_variants must be an int from 1 to 5"):
+    with pytest.raises(OutOfRange, match="max_variants must be an int from 1 to 5"):
         expander.expand("q", max_variants=budget)
-    with pytest.raises(FusionError, match="max_variants must be an int from 1 to 5"):
+    with pytest.raises(OutOfRange, match="max_variants must be an int from 1 to 5"):
         asyncio.run(expander.aexpand("q", max_variants=budget))
     with pytest.raises(TypeError, match="max_variants must be an int"):
         expander.expand("q", max_variants=2.0)  # type: ignore[arg-type]
@@ -228,5 +228,5 @@ def test_a_user_expander_gets_the_same_budget_check() -> None:
             return Expansion(tuple(Variant(f"{query} {i}", "callable") for i in range(max_variants)))
 
     assert len(Numbered().expand("q", max_variants=5).variants) == 5
-    with pytest.raises(FusionError, match="max_variants must be an int from 1 to 5"):
+    with pytest.raises(OutOfRange, match="max_variants must be an int from 1 to 5"):
         Numbered().expand("q", max_variants=6)

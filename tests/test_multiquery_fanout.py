@@ -8,7 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from fanfuse import FusionError
+from fanfuse import SearchFailed
 from fanfuse.multiquery import AllBranchesFailed, MultiQueryRetriever
 from multiquery_toys import (
     AsyncKeywordRetriever,
@@ -67,7 +67,7 @@ def test_all_branches_failing_raises_with_each_error() -> None:
     retriever = MultiQueryRetriever([FailingRetriever()], max_variants=2)
     with pytest.raises(AllBranchesFailed, match="all 2 branches failed") as info:
         retriever.search(QUERY)
-    assert isinstance(info.value, FusionError) and isinstance(info.value, ValueError)
+    assert isinstance(info.value, SearchFailed) and isinstance(info.value, RuntimeError)
     assert [b.error for b in info.value.branches] == ["ConnectionError: index server unreachable"] * 2
 
 

@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from fanfuse import FusionError
+from fanfuse import ConversationTooLong, InvalidConversation
 from fanfuse.limits import CONVERSATION
 from fanfuse.multiquery import Expander, Expansion, MultiQueryRetriever, Variant, VariantCache
 from fanfuse.multiquery.conversation import (
@@ -37,18 +37,26 @@ def test_strings_are_user_turns_and_messages_keep_their_role() -> None:
         ({"role": "user", "content": "x"}, TypeError, "history must be a list"),
         ([1], TypeError, "history[0] must be a str"),
         (["ok", None], TypeError, "history[1] must be a str"),
-        ([{"role": "user"}], FusionError, 'history[0] must be a message with exactly the keys "role"'),
-        ([{"role": "user", "content": "x", "name": "bob"}], FusionError, "history[0] must be a message"),
-        ([{"role": "bot", "content": "x"}], FusionError, 'history[0]["role"] must be one of user'),
+        (
+            [{"role": "user"}],
+            InvalidConversation,
+            'history[0] must be a message with exactly the keys "role"',
+        ),
+        (
+            [{"role": "user", "content": "x", "name": "bob"}],
+            InvalidConversation,
+            "history[0] must be a message",
+        ),
+        ([{"role": "bot", "content": "x"}], InvalidConversation, 'history[0]["role"] must be one of user'),
         ([{"role": 1, "content": "x"}], TypeError, 'history[0]["role"] must be a str'),
         ([{"role": "user", "content": ["x"]}], TypeError, 'history[0]["content"] must be a str'),
-        (["ok", "x" * (CONVERSATION.turn_chars + 1)], FusionError, "history[1] has 10001 characters"),
+        (["ok", "x" * (CONVERSATION.turn_chars + 1)], ConversationTooLong, "history[1] has 10001 characters"),
         (
             [{"role": "user", "content": "x" * (CONVERSATION.turn_chars + 1)}],
-            FusionError,
+            ConversationTooLong,
             'history[0]["content"] has 10001 characters',
         ),
-        (["hi"] * (CONVERSATION.turns + 1), FusionError, "history has 1001 turns"),
+        (["hi"] * (CONVERSATION.turns + 1), ConversationTooLong, "history has 1001 turns"),
     ],
 )
 def test_bad_history_is_refused_naming_the_turn(history: Any, error: type[Exception], named: str) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fanfuse import FusionError
-from fanfuse.default_search import open_index
+from fanfuse import OutOfRange
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery import (
     CombinedExpander,
     Expander,
@@ -109,13 +109,13 @@ def test_text_typed_by_the_user_cannot_break_the_query_syntax(index: TantivyRetr
 def test_bad_settings_are_refused_by_name() -> None:
     with pytest.raises(TypeError, match="index must have analyze"):
         HistoryExpander(object())  # type: ignore[arg-type]
-    with pytest.raises(FusionError, match=r"min_idf must be a finite number >= 0 \(got -1\)"):
+    with pytest.raises(OutOfRange, match=r"min_idf must be a finite number >= 0 \(got -1\)"):
         HistoryExpander(min_idf=-1)
-    with pytest.raises(FusionError, match=r"weight must be a finite number > 0 \(got 0\)"):
+    with pytest.raises(OutOfRange, match=r"weight must be a finite number > 0 \(got 0\)"):
         HistoryExpander(weight=0)
     with pytest.raises(TypeError, match="older_weight must be a number"):
         HistoryExpander(older_weight="1")  # type: ignore[arg-type]
-    with pytest.raises(FusionError, match="previous_weight must be a finite number"):
+    with pytest.raises(OutOfRange, match="previous_weight must be a finite number"):
         HistoryExpander(previous_weight=math.nan)
 
 
@@ -238,12 +238,12 @@ def test_a_question_on_its_own_topic_gets_the_independent_share(index: TantivyRe
 
 def test_bad_per_question_settings_are_refused_by_name() -> None:
     with pytest.raises(
-        FusionError, match=r"independent_weight must be a finite number >= 0 and <= 1 \(got 1.5\)"
+        OutOfRange, match=r"independent_weight must be a finite number >= 0 and <= 1 \(got 1.5\)"
     ):
         HistoryExpander(independent_weight=1.5)
-    with pytest.raises(FusionError, match="independent_weight must be a finite number"):
+    with pytest.raises(OutOfRange, match="independent_weight must be a finite number"):
         HistoryExpander(independent_weight=-0.1)
-    with pytest.raises(FusionError, match=r"max_own_words must be an int >= 0 \(got -1\)"):
+    with pytest.raises(OutOfRange, match=r"max_own_words must be an int >= 0 \(got -1\)"):
         HistoryExpander(max_own_words=-1)
     for bad in (True, 1.5, "2"):
         with pytest.raises(TypeError, match="max_own_words must be an int"):

@@ -11,7 +11,7 @@ import json
 import logging
 
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 from fanfuse.multiquery import LLMExpander, MultiQueryRetriever, SearchResult, VariantCache
 from llm_server import ScriptedChatServer, llm_server, refused_base_url
 from multiquery_toys import KeywordRetriever
@@ -178,7 +178,7 @@ def test_bad_settings_fail_at_construction() -> None:
         LLMExpander(model="m", environ={"FANFUSE_LLM_BASE_URL": "localhost:8000"})
     with pytest.raises(FusionError, match="strategy must be one of paraphrase, entity, stepback, decompose"):
         LLMExpander("http://x/v1", model="m", strategy="creative")
-    with pytest.raises(FusionError, match="timeout must be"):
+    with pytest.raises(OutOfRange, match="timeout must be"):
         LLMExpander("http://x/v1", model="m", timeout=0)
     with pytest.raises(FusionError, match="fallback must be"):
         LLMExpander("http://x/v1", model="m", fallback="none")

@@ -13,7 +13,7 @@ from fanfuse.cli import build_parser, llm_options, main
 from fanfuse.multiquery import LLMExpander, MultiQueryRetriever
 from fanfuse.multiquery.conversation import check_history
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
-from fanfuse.multiquery.expand.plain import PlainTextQueries
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.service.schema import SearchRequest
 from llm_server import Reply, ScriptedChatServer, completion, llm_server
 from multiquery_toys import KeywordRetriever

@@ -15,8 +15,8 @@ from fanfuse.multiquery import (
     MultiQueryRetriever,
     Variant,
 )
-from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.multiquery.expand.words import plain_text
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers import Hit
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import fanfuse
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, InputError, OutOfRange
 from fanfuse.multiquery import (
     CallableExpander,
     FusedHit,
@@ -160,20 +160,20 @@ def test_environment_switches_expansion_and_variant_count() -> None:
     ],
 )
 def test_bad_environment_fails_at_construction(environ: dict[str, str], message: str) -> None:
-    with pytest.raises(FusionError, match=message):
+    with pytest.raises(InputError, match=message):
         MultiQueryRetriever([KeywordRetriever()], environ=environ)
 
 
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
-        ({"top_k": 0}, FusionError, "top_k must be an int from 1 to 10000"),
+        ({"top_k": 0}, OutOfRange, "top_k must be an int from 1 to 10000"),
         ({"top_k": "5"}, TypeError, "top_k must be an int"),
         ({"k": 0.0}, FusionError, "k must be a finite number > 0"),
-        ({"max_variants": 6}, FusionError, "max_variants must be an int from 1 to 5"),
+        ({"max_variants": 6}, OutOfRange, "max_variants must be an int from 1 to 5"),
         ({"variant_weights": [1.0, -1.0]}, FusionError, r"variant_weights\[1\] must be a finite number >= 0"),
         ({"retriever_weights": {"nope": 1.0}}, FusionError, "'nope', which is not a retriever"),
-        ({"branch_timeout": -1}, FusionError, "branch_timeout must be a number in \\(0, 86400\\]"),
+        ({"branch_timeout": -1}, OutOfRange, "branch_timeout must be a number in \\(0, 86400\\]"),
         ({"expander": lambda q, n: []}, TypeError, "wrap a function in CallableExpander"),
     ],
 )
@@ -190,7 +190,7 @@ def test_bad_retrievers_and_calls() -> None:
     retriever = MultiQueryRetriever([KeywordRetriever()])
     with pytest.raises(FusionError, match="query must be a non-empty string"):
         retriever.search("  ")
-    with pytest.raises(FusionError, match="max_variants must be an int from 1 to 5"):
+    with pytest.raises(OutOfRange, match="max_variants must be an int from 1 to 5"):
         retriever.search(QUERY, max_variants=0)
     with pytest.raises(TypeError, match="variants must be a list of str"):
         retriever.search(QUERY, variants="a rewrite")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 
 pytest.importorskip("onnxruntime", reason="OnnxEncoder needs onnxruntime (extra 'embed')")
 pytest.importorskip("tokenizers", reason="OnnxEncoder needs tokenizers (extra 'embed')")
@@ -184,16 +184,18 @@ def test_graphs_that_are_not_text_encoders(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("option", "value", "message"),
+    ("option", "value", "error", "message"),
     [
-        ("pooling", "max", "pooling must be one of mean, cls"),
-        ("max_length", 1, "max_length must be an integer >= 2"),
-        ("batch_size", 0, "batch_size must be an integer >= 1"),
-        ("threads", 0, "threads must be an int from 1 to 1024 \\(got 0\\)"),
+        ("pooling", "max", FusionError, "pooling must be one of mean, cls"),
+        ("max_length", 1, OutOfRange, "max_length must be an integer >= 2"),
+        ("batch_size", 0, OutOfRange, "batch_size must be an integer >= 1"),
+        ("threads", 0, OutOfRange, "threads must be an int from 1 to 1024 \\(got 0\\)"),
     ],
 )
-def test_bad_options_are_named(tmp_path: Path, option: str, value: object, message: str) -> None:
-    with pytest.raises(FusionError, match=message):
+def test_bad_options_are_named(
+    tmp_path: Path, option: str, value: object, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
         OnnxEncoder(model_dir(tmp_path), **{option: value})  # type: ignore[arg-type]
 
 

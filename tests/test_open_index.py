@@ -16,10 +16,10 @@ import fanfuse
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, MissingExtra
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery import (
     CombinedExpander,
     FeedbackExpander,
@@ -172,7 +172,7 @@ def test_stored_vectors_without_the_embed_extra_are_a_clear_error(
     hybrid_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     without_the_embed_extra(monkeypatch)
-    with pytest.raises(FusionError, match=r"holds neural vectors, which need fanfuse\[embed\]"):
+    with pytest.raises(MissingExtra, match=r"holds neural vectors, which need fanfuse\[embed\]"):
         open_index(hybrid_dir)
     assert main(["search", "--index", str(hybrid_dir), QUERY]) == 2
     err = capsys.readouterr().err
@@ -196,13 +196,13 @@ def test_dense_with_neither_extra_names_both(bm25_dir: Path, monkeypatch: pytest
     without_the_embed_extra(monkeypatch)
     for name in ["sklearn", *(name for name in sys.modules if name.startswith("sklearn."))]:
         monkeypatch.setitem(sys.modules, name, None)  # imported or not, it cannot be imported now
-    with pytest.raises(FusionError, match=r"needs fanfuse\[embed\] .* or fanfuse\[dense\]"):
+    with pytest.raises(MissingExtra, match=r"needs fanfuse\[embed\] .* or fanfuse\[dense\]"):
         open_index(bm25_dir, dense=True)
 
 
 def test_open_index_is_exported_lazily() -> None:
-    probe = "import fanfuse, sys; a = 'fanfuse.default_search' in sys.modules; fanfuse.open_index; "
-    probe += "print(a, 'fanfuse.default_search' in sys.modules)"
+    probe = "import fanfuse, sys; a = 'fanfuse.index_retriever' in sys.modules; fanfuse.open_index; "
+    probe += "print(a, 'fanfuse.index_retriever' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
     assert fanfuse.open_index is open_index

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fanfuse import DenseRetriever, FusionError
+from fanfuse import DenseRetriever, OutOfRange
 from fanfuse.retrievers.query_vectors import CACHE_SIZE_VARIABLE, QueryVectors, cache_size_from_env
 
 
@@ -123,10 +123,10 @@ def test_the_cache_size_is_checked_where_it_is_set(monkeypatch: pytest.MonkeyPat
     assert DenseRetriever(CountingEmbedder(), ["x"], [vector("x")]).query_cache_size == 12
     for bad in ("-1", "many", "1.5"):
         monkeypatch.setenv(CACHE_SIZE_VARIABLE, bad)
-        with pytest.raises(FusionError, match=f"{CACHE_SIZE_VARIABLE} must be an int >= 0"):
+        with pytest.raises(OutOfRange, match=f"{CACHE_SIZE_VARIABLE} must be an int >= 0"):
             cache_size_from_env()
     monkeypatch.delenv(CACHE_SIZE_VARIABLE)
-    for bad, error in ((-1, FusionError), (True, TypeError), (2.0, TypeError)):
+    for bad, error in ((-1, OutOfRange), (True, TypeError), (2.0, TypeError)):
         with pytest.raises(error, match="query_cache_size must be an int >= 0"):
             DenseRetriever(CountingEmbedder(), ["x"], [vector("x")], query_cache_size=bad)  # type: ignore[arg-type]
 
@@ -140,7 +140,7 @@ def test_search_batch_embeds_once_and_equals_search_one_by_one() -> None:
     assert embed.calls[-1] == ["w1 w2", "w3", "w5 w7 w11"]  # blank queries are not embedded
     assert batch[2] == []
     assert batch == [dense.search(q, 5) for q in queries]
-    with pytest.raises(FusionError, match="k must be an int from 1 to 10000"):
+    with pytest.raises(OutOfRange, match="k must be an int from 1 to 10000"):
         dense.search_batch(queries, 0)
 
 

@@ -203,11 +203,11 @@ def test_tukey_report_equals_statsmodels(generated: tuple[list[str], str]) -> No
 
 def test_bad_arguments_name_what_is_accepted(generated: tuple[list[str], str]) -> None:
     paths, qrels = generated
-    for kwargs, message in [
-        ({"test": "anova"}, "test must be one of t, fisher, wilcoxon, tukey"),
-        ({"correction": "bh"}, "correction must be one of none, bonferroni, holm"),
-        ({"baseline": 4}, "baseline must be the index of a run, an int from 0 to 3"),
-        ({"alpha": 1.5}, "alpha must be a number in \\(0, 1\\)"),
+    for kwargs, error, message in [
+        ({"test": "anova"}, fanfuse.FusionError, "test must be one of t, fisher, wilcoxon, tukey"),
+        ({"correction": "bh"}, fanfuse.FusionError, "correction must be one of none, bonferroni, holm"),
+        ({"baseline": 4}, fanfuse.OutOfRange, "baseline must be the index of a run, an int from 0 to 3"),
+        ({"alpha": 1.5}, fanfuse.OutOfRange, "alpha must be a number in \\(0, 1\\)"),
     ]:
-        with pytest.raises(fanfuse.FusionError, match=message):
+        with pytest.raises(error, match=message):
             fanfuse.compare(paths, qrels, METRICS, **kwargs)  # type: ignore[arg-type]

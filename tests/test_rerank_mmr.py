@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 from fanfuse.cli import build_parser, main
 from fanfuse.cli.render import as_json
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.diagnostics import FusedHit
 from fanfuse.multiquery.mmr import RERANKS, MaximalMarginalRelevance
 from fanfuse.retrievers.dense import DenseRetriever
@@ -52,7 +52,7 @@ def test_each_hit_is_chosen_for_its_relevance_less_its_likeness_to_those_before_
 
 def test_bad_settings_are_refused_by_name() -> None:
     for bad in (1.5, -0.1, float("nan")):
-        with pytest.raises(FusionError, match="mmr_lambda must be"):
+        with pytest.raises(OutOfRange, match="mmr_lambda must be"):
             MaximalMarginalRelevance(VECTORS, bad)
     with pytest.raises(TypeError, match="mmr_lambda must be"):
         MaximalMarginalRelevance(VECTORS, "0.5")  # type: ignore[arg-type]

@@ -16,13 +16,13 @@ pytest.importorskip("haystack")
 
 import haystack
 from fanfuse import FusionError, MultiQueryRetriever, fuse
-from fanfuse.retrievers import Hit
-from fanfuse.retrievers.haystack import (
+from fanfuse.integrations.haystack import (
     AsyncHaystackRetriever,
     FanfuseRetriever,
     HaystackRetriever,
     haystack_filters,
 )
+from fanfuse.retrievers import Hit
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from framework_docs import DOCS, LoopRecordingRetriever
 from haystack import Document, Pipeline

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("langchain_core")
 
 from fanfuse import FusionError, MultiQueryRetriever, fuse
-from fanfuse.retrievers.langchain import AsyncLangChainRetriever, FanfuseRetriever, LangChainRetriever
+from fanfuse.integrations.langchain import AsyncLangChainRetriever, FanfuseRetriever, LangChainRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document

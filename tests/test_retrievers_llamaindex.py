@@ -13,13 +13,13 @@ import pytest
 pytest.importorskip("llama_index.core")
 
 from fanfuse import FusionError, MultiQueryRetriever, fuse
-from fanfuse.retrievers import Hit
-from fanfuse.retrievers.llamaindex import (
+from fanfuse.integrations.llamaindex import (
     AsyncLlamaIndexRetriever,
     FanfuseRetriever,
     LlamaIndexRetriever,
     metadata_filters,
 )
+from fanfuse.retrievers import Hit
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from framework_docs import DOCS, LoopRecordingRetriever
 from llama_index.core import VectorStoreIndex

@@ -20,7 +20,7 @@ pytest.importorskip("psycopg")
 pytest.importorskip("psycopg_pool")
 
 import psycopg
-from fanfuse import FusionError, MultiQueryRetriever, fuse
+from fanfuse import FusionError, MultiQueryRetriever, OutOfRange, fuse
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.postgres import (
     MAX_QUERY_TERMS,
@@ -294,7 +294,7 @@ def test_bad_arguments_are_clear_errors(pool: ConnectionPool) -> None:
         PostgresFullTextRetriever(pool, match="some")
     with pytest.raises(FusionError, match="normalization = 64"):
         PostgresFullTextRetriever(pool, normalization=64)
-    with pytest.raises(FusionError, match=r"k must be an int from 1 to 10000 \(got 0\)"):
+    with pytest.raises(OutOfRange, match=r"k must be an int from 1 to 10000 \(got 0\)"):
         PostgresFullTextRetriever(pool).search("x", 0)
     with pytest.raises(FusionError, match=r"embedding function returned shape \(2,\)"):
         PgvectorRetriever(pool, lambda texts: np.zeros(2)).search("x", 3)

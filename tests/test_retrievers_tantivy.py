@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, OutOfRange
 from fanfuse.corpus import Fields, read_jsonl
 from fanfuse.retrievers import Hit, Retriever, index_versions
 from fanfuse.retrievers.tantivy_index import MANIFEST, TantivyRetriever
@@ -56,7 +56,7 @@ def test_bm25_ranks_the_matching_documents_best_first(index: TantivyRetriever) -
 
 def test_k_limits_the_hits_and_must_be_positive(index: TantivyRetriever) -> None:
     assert len(index.search("capital", 2)) == 2
-    with pytest.raises(FusionError, match="k must be an int from 1 to 10000"):
+    with pytest.raises(OutOfRange, match="k must be an int from 1 to 10000"):
         index.search("capital", 0)
 
 

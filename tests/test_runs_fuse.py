@@ -174,7 +174,7 @@ def test_tune_reports_held_out_numbers(mtrag_dir: Path, capsys: pytest.CaptureFi
 
 def test_frames_round_trip(tmp_path: Path) -> None:
     pd = pytest.importorskip("pandas")
-    from fanfuse.runs import from_frame, to_pandas
+    from fanfuse.tables import from_frame, to_pandas
 
     frame = pd.DataFrame({"qid": ["q2", "q1", "q2"], "docid": ["a", "b", "c"], "score": [1.0, 3.0, 2.0]})
     run = from_frame(frame)
@@ -189,8 +189,7 @@ def test_frames_round_trip(tmp_path: Path) -> None:
 
 def test_arrow_round_trip() -> None:
     pa = pytest.importorskip("pyarrow")
-    from fanfuse.runs import from_frame
-    from fanfuse.tables import to_arrow
+    from fanfuse.tables import from_frame, to_arrow
 
     table = pa.table({"qid": ["q"], "docid": ["d"], "score": [0.5]})
     assert to_arrow(from_frame(table)).to_pydict() == {

@@ -19,7 +19,7 @@ pytest.importorskip("uvicorn")
 import httpx
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
-from fanfuse.default_search import open_index
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service import app_for_index, create_app

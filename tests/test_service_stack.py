@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-from fanfuse import FusionError
+from fanfuse import OutOfRange
 from fanfuse.cli.serve import share_cpus
 from fanfuse.retrievers.onnx_encoder import THREADS_VARIABLE, usable_cpus
 from fanfuse.service.app import json_bytes
@@ -43,7 +43,7 @@ def test_the_encoder_threads_variable_sets_and_is_checked(monkeypatch: pytest.Mo
     assert default_encoder()._session.get_session_options().intra_op_num_threads == 1
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv(THREADS_VARIABLE, bad)
-        with pytest.raises(FusionError, match=f"{THREADS_VARIABLE} must be an int from 1 to 1024"):
+        with pytest.raises(OutOfRange, match=f"{THREADS_VARIABLE} must be an int from 1 to 1024"):
             default_encoder()
 
 

@@ -176,5 +176,6 @@ def test_compare_refuses_runs_with_too_few_shared_queries(tmp_path: Path) -> Non
     base.write_text("q1 Q0 d1 1 2.0 a\nq2 Q0 d1 1 2.0 a\n")
     other.write_text("q2 Q0 d2 1 2.0 b\n")  # one shared query: no variance to test against
     runs = [fanfuse.read_run(str(base)), fanfuse.read_run(str(other))]
-    with pytest.raises(fanfuse.FusionError, match=r"other.trec shares 1 evaluated queries with the baseline"):
+    shared_one = r"other.trec shares 1 evaluated queries with the baseline"
+    with pytest.raises(fanfuse.TooFewQueries, match=shared_one):
         fanfuse.compare(runs, fanfuse.read_qrels(str(qrels)), ["ndcg@10"], iterations=50)

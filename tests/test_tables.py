@@ -14,7 +14,7 @@ from pathlib import Path
 import fanfuse
 import pytest
 from fanfuse import FusionError, fuse_files, read_qrels, read_run
-from fanfuse.runs import score_run
+from fanfuse.run_scores import score_run
 from fanfuse.tables import evaluate_table, fuse_table
 from generated_runs import Contexts, generated_runs, write_mtrag
 from run_tables import generated_trec_runs, trec_table
@@ -213,12 +213,13 @@ def test_import_fanfuse_does_not_load_pyarrow_and_its_absence_names_the_extra() 
         "import sys, json; sys.modules['pyarrow'] = None; import fanfuse\n"
         "loaded = 'pyarrow' in sys.modules and sys.modules['pyarrow'] is not None\n"
         "try:\n    fanfuse.fuse_table([])\n"
-        "except fanfuse.FusionError as e:\n    print(json.dumps([loaded, str(e)]))"
+        "except fanfuse.MissingExtra as e:\n    print(json.dumps([loaded, str(e), e.extra]))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    loaded, message = json.loads(out)
+    loaded, message, extra = json.loads(out)
     assert not loaded
     assert "pip install 'fanfuse[arrow]'" in message
+    assert extra == "arrow"
     assert fanfuse.fuse_table is fuse_table
 
 

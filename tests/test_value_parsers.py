@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fanfuse import FusionError, open_index
+from fanfuse import FusionError, InputError, open_index
 from fanfuse.cli import main
 from fanfuse.cli.conversation import history_of
 from fanfuse.multiquery.conversation import check_history
@@ -129,7 +129,7 @@ HISTORIES = st.lists(TURNS, max_size=8) | st.lists(
 def turns_of(history: Any) -> Any:
     try:
         return check_history(history)
-    except (FusionError, TypeError):
+    except (FusionError, InputError, TypeError):
         return REFUSED
 
 
@@ -139,7 +139,7 @@ def history_by_file(history: list[Any], directory: Path, bom: bool) -> Any:
     path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8", "surrogatepass"))
     try:
         return tuple(history_of(argparse.Namespace(history=str(path), turn=[])))
-    except FusionError:
+    except (FusionError, InputError):
         return REFUSED
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from fanfuse import _renamed
 from fanfuse._core import (
     DUPLICATE_POLICIES,
     METHOD_PARAMETERS,
@@ -48,9 +49,20 @@ from fanfuse._core import (
     tukey_hsd,
     wilcoxon_test,
 )
+from fanfuse.errors import (
+    ConversationTooLong,
+    InputError,
+    InvalidConversation,
+    MissingExtra,
+    OutOfRange,
+    SearchFailed,
+    TooFewQueries,
+)
+
+_renamed.install()  # old module paths are refused naming the new ones
 
 if TYPE_CHECKING:
-    from fanfuse.default_search import open_index
+    from fanfuse.index_retriever import open_index
     from fanfuse.multiquery import (
         AllBranchesFailed,
         CallableExpander,
@@ -88,11 +100,11 @@ _LAZY = {
         "fanfuse.multiquery",
     ),
     **dict.fromkeys(["DenseRetriever", "Hit", "TantivyRetriever", "TfidfSvdEmbedder"], "fanfuse.retrievers"),
-    "open_index": "fanfuse.default_search",
+    "open_index": "fanfuse.index_retriever",
     **dict.fromkeys(["fuse_table", "evaluate_table"], "fanfuse.tables"),
     **dict.fromkeys(["Report", "compare"], "fanfuse.report"),
 }
-_SUBMODULES = {"multiquery", "retrievers", "runs", "reference", "report", "tune", "corpus", "tables"}
+_SUBMODULES = {"multiquery", "retrievers", "run_scores", "reference", "report", "tune", "corpus", "tables"}
 
 
 def __getattr__(name: str) -> Any:
@@ -102,6 +114,8 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module(f"fanfuse.{name}")
     elif name == "__version__":
         value = _installed_version()
+    elif f"{__name__}.{name}" in _renamed.RENAMED:
+        raise AttributeError(_renamed.message(f"{__name__}.{name}"))
     else:
         raise AttributeError(f"module 'fanfuse' has no attribute {name!r}")
     globals()[name] = value  # later look-ups find it directly
@@ -135,6 +149,7 @@ __all__ = [
     "AllBranchesFailed",
     "CallableExpander",
     "Contribution",
+    "ConversationTooLong",
     "DenseRetriever",
     "Fused",
     "FusedHit",
@@ -142,16 +157,22 @@ __all__ = [
     "FusionModel",
     "HeuristicExpander",
     "Hit",
+    "InputError",
+    "InvalidConversation",
     "LLMExpander",
+    "MissingExtra",
     "MultiQueryRetriever",
+    "OutOfRange",
     "Provenance",
     "Qrels",
     "Report",
     "Run",
+    "SearchFailed",
     "SearchResult",
     "StaticExpander",
     "TantivyRetriever",
     "TfidfSvdEmbedder",
+    "TooFewQueries",
     "VariantCache",
     "__version__",
     "compare",

@@ -4,7 +4,8 @@ means; and the bounds of one request to `fanfuse serve`.
 Each entry point derives its checks from here, so that a range is written once:
 
 - the Python API checks an argument with ``check_int(key, value)`` or ``check_float``: a wrong type
-  is a ``TypeError``, a value out of range (or NaN, or infinite) a ``FusionError``, each naming the
+  is a ``TypeError``, a value out of range (or NaN, or infinite) an ``OutOfRange`` (a ``FusionError``
+  for a row marked ``core``: a fusion option), each naming the
   argument and what it accepts;
 - the command line builds each numeric flag's argparse type and help from its row
   (``fanfuse.cli._common.number_option``): ``argument --top-k: must be an int from 1 to 10000 (got '0')``;
@@ -33,6 +34,7 @@ import operator
 from dataclasses import dataclass
 
 from fanfuse._core import FusionError
+from fanfuse.errors import OutOfRange
 
 __all__ = [
     "CONVERSATION",
@@ -87,13 +89,16 @@ class Limit:
         return self.high is None or not (value > self.high or (self.high_open and value == self.high))
 
     def check(self, value: object, name: str | None = None) -> int | float:
-        """`value` as an int or float, or TypeError / FusionError naming `name` (default: the row's)."""
+        """`value` as an int or float, or TypeError / OutOfRange (FusionError: a ``core`` row) naming
+        `name` (default: the row's)."""
         name = name or self.name
         number = _as_number(value, self.kind)
         if number is None:
             raise TypeError(f"{name} must be {self.accepted()} (got {type(value).__name__})")
         if not self.admits(number):
-            raise FusionError(f"{name} must be {self.accepted()} (got {_shown(number)})")
+            # A row the core checks is a fusion option: its refusal is the core's, whoever checks first.
+            refusal = FusionError if self.core else OutOfRange
+            raise refusal(f"{name} must be {self.accepted()} (got {_shown(number)})")
         return number
 
 

@@ -21,7 +21,7 @@ TIE_BREAKS = ("rank", "id")
 def _check_options(
     n_lists: int, k: float, weights: Sequence[float] | None, top_k: int | None, tie_break: str
 ) -> list[float]:
-    from fanfuse import FusionError  # the same exception family as the core
+    from fanfuse._core import FusionError  # the same exception family as the core
 
     if tie_break not in TIE_BREAKS:
         raise FusionError(f"tie_break must be 'rank' or 'id' (got {tie_break!r})")
@@ -46,7 +46,7 @@ def _check_options(
 
 def _check_weight_total(weights: Sequence[float]) -> None:
     """A finite total bounds every RRF score (each term ``w / (k + rank)`` is at most ``w``)."""
-    from fanfuse import FusionError
+    from fanfuse._core import FusionError
 
     total = _in_order_sum(weights)
     if not math.isfinite(total):
@@ -57,7 +57,7 @@ def _check_weight_total(weights: Sequence[float]) -> None:
 
 def _check_finite(score: dict[Id, float], method: str) -> None:
     """Finite inputs can still sum (or normalise) beyond the largest float: refuse, never rank inf/NaN."""
-    from fanfuse import FusionError
+    from fanfuse._core import FusionError
 
     for doc, value in score.items():
         if not math.isfinite(value):
@@ -66,7 +66,7 @@ def _check_finite(score: dict[Id, float], method: str) -> None:
 
 def _check_normalised(values: dict[Id, float], norm: str) -> None:
     """A normalisation whose range overflows leaves NaN, which max, min and median would hide: refuse."""
-    from fanfuse import FusionError
+    from fanfuse._core import FusionError
 
     for doc, value in values.items():
         if math.isnan(value):
@@ -237,7 +237,7 @@ def fuse(
     gamma: float = 1.0,
 ) -> tuple[list[Id], list[float]]:
     """Any fusion method over ranked (optionally scored) runs; returns ``(ids, scores)`` best first."""
-    from fanfuse import FusionError
+    from fanfuse._core import FusionError
 
     method = ALIASES.get(method, method)
     if method not in RANK_METHODS + SCORE_METHODS or (norm is not None and norm not in NORMS):

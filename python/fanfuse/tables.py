@@ -1,4 +1,5 @@
-"""Runs as Arrow tables and Parquet files: fusion and evaluation of tables, Parquet runs for the CLI.
+"""Runs as Arrow tables, Parquet files and pandas frames: fusion and evaluation of tables, Parquet runs
+for the CLI, a run to and from a data frame (``to_pandas``, ``from_frame``).
 
 Tables go into the Rust core through the Arrow PyCapsule protocol (``__arrow_c_stream__`` /
 ``__arrow_c_array__``): pyarrow Tables and RecordBatches, polars DataFrames, pandas DataFrames (through
@@ -29,6 +30,7 @@ from fanfuse._core import (
     run_buffers,
     runs_from_table,
 )
+from fanfuse.errors import MissingExtra
 
 EXTRA = "arrow"
 PARQUET_MAGIC = b"PAR1"
@@ -38,8 +40,8 @@ def _pyarrow() -> Any:
     try:
         import pyarrow  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
-        raise FusionError(
-            f"Arrow tables and Parquet runs need pyarrow: pip install 'fanfuse[{EXTRA}]'"
+        raise MissingExtra(
+            f"Arrow tables and Parquet runs need pyarrow: pip install 'fanfuse[{EXTRA}]'", extra=EXTRA
         ) from None
     return pyarrow
 
@@ -234,3 +236,29 @@ def _parquet() -> Any:
     import pyarrow.parquet as pq  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     return pq
+
+
+def to_pandas(run: Run) -> Any:
+    """The run as a pandas DataFrame with columns qid, docid, rank, score (needs pandas and pyarrow:
+    ``pip install fanfuse[frames]``): the frame of ``to_arrow``, the one conversion."""
+    return to_arrow(run).to_pandas()
+
+
+def from_frame(frame: Any, *, name: str = "run", rank_from: str = "score") -> Run:
+    """A run from any frame with qid, docid and score columns (pandas DataFrame or pyarrow Table).
+
+    Ids are converted to str. ``rank_from="file"`` keeps the row order within each query.
+    """
+    columns = (
+        frame.to_pydict() if hasattr(frame, "to_pydict") else {c: frame[c].tolist() for c in frame.columns}
+    )
+    missing = [c for c in ("qid", "docid", "score") if c not in columns]
+    if missing:
+        raise FusionError(f"frame lacks column(s) {', '.join(missing)}; a run frame needs qid, docid, score")
+    return Run.from_columns(
+        [str(q) for q in columns["qid"]],
+        [str(d) for d in columns["docid"]],
+        list(columns["score"]),  # the core checks each score and names the bad one (scores[i])
+        name=name,
+        rank_from=rank_from,
+    )

@@ -18,6 +18,7 @@ from fanfuse._cleanups import run_cleanups
 from fanfuse._core import FusionError
 from fanfuse._panics import is_rust_panic
 from fanfuse.cli.terminal import visible
+from fanfuse.errors import INPUT_ERRORS, InputError, SearchFailed
 from fanfuse.limits import LIMITS, Limit
 
 BAD_INPUT = 2
@@ -46,13 +47,13 @@ def named_by_flags(parser: argparse.ArgumentParser) -> Iterator[None]:
     be at most the number of queries``) re-raised naming the flag the user gave it with."""
     try:
         yield
-    except FusionError as error:
+    except (FusionError, InputError) as error:
         message = str(error)
         name, said = message.partition(" must be ")[::2]
         flag = flags_by_name(parser).get(name) if said else None
         if flag is None:
             raise
-        raise FusionError(f"{flag} must be {said}") from None
+        raise type(error)(f"{flag} must be {said}") from None
 
 
 class Terminated(BaseException):
@@ -67,7 +68,8 @@ def _raise_terminated(signum: int, frame: object) -> None:
 def run_command(command: str, run: Callable[[], int]) -> int:
     """Runs a command, the one place every command ends:
 
-    - bad input (FusionError) and what the system refused (OSError: a read-only place, a full disk)
+    - bad input (``fanfuse.errors.INPUT_ERRORS``), a search whose every branch failed (``SearchFailed``)
+      and what the system refused (OSError: a read-only place, a full disk)
       print one line `fanfuse CMD: error: ...` and exit 2;
     - so does any other exception (input nested too deeply, memory exhausted, a failure no check
       foresaw, a Rust panic): one line naming its type and message, exit 2; `FANFUSE_DEBUG=1` adds
@@ -89,7 +91,9 @@ def run_command(command: str, run: Callable[[], int]) -> int:
         return code
     except BrokenPipeError:
         return _closed_pipe()
-    except FusionError as error:
+    except INPUT_ERRORS as error:
+        return _bad_input(command, str(error))
+    except SearchFailed as error:
         return _bad_input(command, str(error))
     except OSError as error:
         where = f"{error.filename}: " if error.filename is not None else ""

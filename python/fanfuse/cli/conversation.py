@@ -18,6 +18,7 @@ from typing import IO
 
 from fanfuse._core import FusionError
 from fanfuse.cli.paths import add_input
+from fanfuse.errors import ConversationTooLong, InvalidConversation
 from fanfuse.jsonl import json_line
 from fanfuse.limits import CONVERSATION
 from fanfuse.multiquery.conversation import Turn, check_history, check_turn
@@ -77,7 +78,7 @@ def _turns(stream: IO[bytes] | IO[str], name: str) -> Iterator[Turn]:
             continue
         count += 1
         if count > CONVERSATION.turns:
-            raise FusionError(
+            raise ConversationTooLong(
                 f"--history {name} has more than {CONVERSATION.turns} turns (the most accepted)"
             )
         where = f"--history {name}:{number}"
@@ -89,7 +90,7 @@ def _turns(stream: IO[bytes] | IO[str], name: str) -> Iterator[Turn]:
         try:
             yield check_turn(value, where)
         except TypeError as error:  # a command reports every bad input the same way
-            raise FusionError(str(error)) from None
+            raise InvalidConversation(str(error)) from None
 
 
 def _lines(stream: IO[bytes] | IO[str], name: str) -> Iterator[tuple[int, str]]:
@@ -101,13 +102,13 @@ def _lines(stream: IO[bytes] | IO[str], name: str) -> Iterator[tuple[int, str]]:
             return
         number += 1
         if len(raw) == MAX_LINE_BYTES and raw[-1:] not in (b"\n", "\n"):
-            raise FusionError(
+            raise ConversationTooLong(
                 f"--history {name}:{number}: the line is longer than {MAX_LINE_BYTES} bytes; a turn has "
                 f"at most {CONVERSATION.turn_chars} characters"
             )
         try:
             text = raw if isinstance(raw, str) else raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise FusionError(f"--history {name}:{number}: not UTF-8 ({error.reason})") from None
+            raise InvalidConversation(f"--history {name}:{number}: not UTF-8 ({error.reason})") from None
         # A byte order mark opens the file, not its first turn (as every input file of the commands).
         yield number, text.removeprefix("\ufeff") if number == 1 else text

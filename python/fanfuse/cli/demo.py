@@ -20,7 +20,7 @@ from fanfuse.cli._common import number_option
 from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.paths import add_output_directory
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.default_search import EMBED_HINT, open_index
+from fanfuse.index_retriever import EMBED_HINT, open_index
 from fanfuse.multiquery import MultiQueryRetriever, SearchResult
 from fanfuse.retrievers.default_encoder import embed_extra_installed
 from fanfuse.retrievers.tantivy_index import TantivyRetriever

@@ -9,6 +9,7 @@ from typing import Any
 
 from fanfuse._core import TRAINED_METHODS, FusionError
 from fanfuse.cli._common import number_option
+from fanfuse.errors import MissingExtra
 
 ENGINES = ("process", "dask")
 
@@ -41,7 +42,7 @@ def dask_commands(args: argparse.Namespace) -> Any:
     try:
         from fanfuse.dask import command
     except ImportError as error:
-        raise FusionError(f"--engine dask: {error}") from None
+        raise MissingExtra(f"--engine dask: {error}", extra="dask") from None
     return command
 
 

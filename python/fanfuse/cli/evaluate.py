@@ -12,7 +12,7 @@ from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_co
 from fanfuse.cli.paths import add_output, add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare_scores
-from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
+from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
 

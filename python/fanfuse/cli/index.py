@@ -14,7 +14,7 @@ from typing import Any
 from fanfuse.cli.paths import add_input, add_output_directory
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.corpus import Document, Fields, count_lines, read_jsonl
-from fanfuse.default_search import EMBED_HINT
+from fanfuse.index_retriever import EMBED_HINT
 from fanfuse.retrievers.default_encoder import embed_extra_installed
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 

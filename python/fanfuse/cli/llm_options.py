@@ -9,6 +9,7 @@ from typing import Any
 
 from fanfuse._core import FusionError
 from fanfuse.cli._common import number_option
+from fanfuse.errors import InputError
 from fanfuse.multiquery import LLMExpander
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 
@@ -86,8 +87,8 @@ def make_expander(args: argparse.Namespace) -> LLMExpander | None:
     options: dict[str, Any] = {_ARGUMENT.get(name, name): value for name, value in given.items()}
     try:
         return LLMExpander(**options)
-    except FusionError as error:
-        raise FusionError(_named_by_flag(str(error))) from None
+    except (FusionError, InputError) as error:
+        raise type(error)(_named_by_flag(str(error))) from None
 
 
 def expansion_switch(expander: str | None) -> bool | None:

@@ -16,7 +16,8 @@ from fanfuse.cli.conversation import add_history_flags, history_of
 from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.default_search import open_index
+from fanfuse.errors import InputError
+from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
 from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
@@ -125,16 +126,16 @@ def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def reranker_flags_named(function: Any) -> Any:
-    """`function` whose FusionError about a reranker option names its flag instead."""
+    """`function` whose refusal of a reranker option names its flag instead."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
-        except FusionError as error:
+        except (FusionError, InputError) as error:
             message = str(error)
             for name, flag in RERANK_FLAGS.items():
                 if message.startswith(f"{name} "):
-                    raise FusionError(flag + message[len(name) :]) from None
+                    raise type(error)(flag + message[len(name) :]) from None
             raise
 
     return call
@@ -142,14 +143,14 @@ def reranker_flags_named(function: Any) -> Any:
 
 @contextlib.contextmanager
 def flag_named(flag: str, name: str) -> Iterator[None]:
-    """Re-raises the library's FusionError about option `name` as one about the command-line `flag`."""
+    """Re-raises the library's refusal of option `name` as one about the command-line `flag`."""
     try:
         yield
-    except FusionError as error:
+    except (FusionError, InputError) as error:
         message = str(error)
         if message.startswith(f"{name} "):
-            raise FusionError(flag + message[len(name) :]) from None
-        raise FusionError(f"{flag}: {message}") from None
+            raise type(error)(flag + message[len(name) :]) from None
+        raise type(error)(f"{flag}: {message}") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ Needs the ``dask`` extra: ``pip install 'fanfuse[dask]'``.
 
 from __future__ import annotations
 
+from fanfuse.errors import MissingExtra
+
 try:
     import dask.dataframe as dd
     import pandas as pd
@@ -24,8 +26,9 @@ try:
     from dask.delayed import Delayed, delayed
     from dask.highlevelgraph import HighLevelGraph
 except ImportError as error:  # pragma: no cover - exercised in a process without the extra
-    raise ImportError(
-        f"fanfuse.dask needs the dask extra ({error.name} is missing): pip install 'fanfuse[dask]'"
+    raise MissingExtra(
+        f"fanfuse.dask needs the dask extra ({error.name} is missing): pip install 'fanfuse[dask]'",
+        extra="dask",
     ) from error
 
 from collections.abc import Sequence

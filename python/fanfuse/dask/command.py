@@ -23,7 +23,7 @@ from dask.highlevelgraph import HighLevelGraph
 from fanfuse._core import FusionError, write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition
-from fanfuse.runs import RunScores, with_means
+from fanfuse.run_scores import RunScores, with_means
 
 T = TypeVar("T")
 # Seconds to reach a scheduler given by --scheduler (its TCP port, then its handshake) before

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InputError, OutOfRange
 from fanfuse.limits import LIMITS, check_float, check_int
 
 #: The most variants one search may use (the original query included).
@@ -30,7 +30,7 @@ def parse_switch(value: str, name: str) -> bool:
         return True
     if lowered in _FALSE:
         return False
-    raise FusionError(f"{name} must be one of on/off, true/false, 1/0, yes/no (got {value!r})")
+    raise InputError(f"{name} must be one of on/off, true/false, 1/0, yes/no (got {value!r})")
 
 
 def check_max_variants(value: object, name: str = "max_variants") -> int:
@@ -88,9 +88,7 @@ class MultiQueryConfig:
                     parsed = int(raw)
                 except ValueError:
                     accepted = LIMITS["max_variants"].accepted()
-                    raise FusionError(
-                        f"FANFUSE_MAX_QUERY_VARIANTS must be {accepted} (got {raw!r})"
-                    ) from None
+                    raise OutOfRange(f"FANFUSE_MAX_QUERY_VARIANTS must be {accepted} (got {raw!r})") from None
                 max_variants = check_max_variants(parsed, "FANFUSE_MAX_QUERY_VARIANTS")
             else:
                 max_variants = DEFAULT_MAX_VARIANTS

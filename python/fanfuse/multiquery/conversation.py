@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse.errors import ConversationTooLong, InvalidConversation
 from fanfuse.limits import CONVERSATION
 
 __all__ = [
@@ -69,7 +69,7 @@ def check_history(history: object, name: str = "history") -> History:
             f'{{"role": ..., "content": ...}} message (got {type(history).__name__})'
         )
     if len(history) > CONVERSATION.turns:
-        raise FusionError(
+        raise ConversationTooLong(
             f"{name} has {len(history)} turns; at most {CONVERSATION.turns} are accepted "
             f"(only the last {CONVERSATION.kept_turns} are used)"
         )
@@ -102,7 +102,7 @@ def check_turn(item: object, name: str) -> Turn:
     elif isinstance(item, Mapping):
         unknown = sorted(map(str, item.keys() - {"role", "content"}))
         if unknown or "content" not in item or "role" not in item:
-            raise FusionError(
+            raise InvalidConversation(
                 f'{name} must be a message with exactly the keys "role" and "content" '
                 f"(got keys {sorted(map(str, item.keys()))})"
             )
@@ -112,7 +112,7 @@ def check_turn(item: object, name: str) -> Turn:
         if not isinstance(content, str):
             raise TypeError(f'{name}["content"] must be a str (got {type(content).__name__})')
         if role not in ROLES:
-            raise FusionError(f'{name}["role"] must be one of {", ".join(ROLES)} (got {role!r})')
+            raise InvalidConversation(f'{name}["role"] must be one of {", ".join(ROLES)} (got {role!r})')
         name = f'{name}["content"]'
     else:
         raise TypeError(
@@ -120,17 +120,19 @@ def check_turn(item: object, name: str) -> Turn:
             f"(got {type(item).__name__})"
         )
     if role not in ROLES:  # a Turn built by hand
-        raise FusionError(f"{name}.role must be one of {', '.join(ROLES)} (got {role!r})")
+        raise InvalidConversation(f"{name}.role must be one of {', '.join(ROLES)} (got {role!r})")
     if not isinstance(content, str):
         raise TypeError(f"{name}.content must be a str (got {type(content).__name__})")
     if len(content) > CONVERSATION.turn_chars:
-        raise FusionError(
+        raise ConversationTooLong(
             f"{name} has {len(content)} characters; at most {CONVERSATION.turn_chars} are accepted"
         )
     try:
         content.encode("utf-8")
     except UnicodeEncodeError as error:  # a lone surrogate: no backend can search it
-        raise FusionError(f"{name} is not valid Unicode: {error.reason} at index {error.start}") from None
+        raise InvalidConversation(
+            f"{name} is not valid Unicode: {error.reason} at index {error.start}"
+        ) from None
     return Turn(role, content)
 
 

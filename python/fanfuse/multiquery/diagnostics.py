@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from fanfuse._core import FusionError
+from fanfuse.errors import SearchFailed
 
 __all__ = [
     "AllBranchesFailed",
@@ -231,7 +231,7 @@ class SearchResult:
         return iter(self.hits)
 
 
-class AllBranchesFailed(FusionError):
+class AllBranchesFailed(SearchFailed):
     """Every (variant x retriever) branch of a search failed; ``branches`` holds each one's error."""
 
     def __init__(self, message: str, branches: list[BranchReport]):

@@ -35,10 +35,9 @@ from fanfuse.multiquery.expand.cache import VariantCache
 from fanfuse.multiquery.expand.expanders import Expander, HeuristicExpander, Variant
 from fanfuse.multiquery.expand.llm import LLMExpander
 from fanfuse.multiquery.expand.llm_prompts import check_strategy
-from fanfuse.multiquery.expand.named import named_retrievers
-from fanfuse.multiquery.expand.plain import reads_plain_text, skipped_sources
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
+from fanfuse.multiquery.plain_text import reads_plain_text, skipped_sources
 from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
 from fanfuse.multiquery.rerank import (
     Reranked,
@@ -48,6 +47,7 @@ from fanfuse.multiquery.rerank import (
     rerank,
     rerank_sync,
 )
+from fanfuse.multiquery.retriever_names import named_retrievers
 from fanfuse.multiquery.variants import VariantSource
 from fanfuse.multiquery.workers import Workers
 from fanfuse.retrievers.base import AsyncRetriever, Retriever

@@ -34,11 +34,12 @@ from fanfuse._core import (
     tukey_hsd,
     wilcoxon_test,
 )
+from fanfuse.errors import OutOfRange, TooFewQueries
 from fanfuse.limits import check_float, check_int
 from fanfuse.report import plot as report_plot
 from fanfuse.report import rendering as report_format
 from fanfuse.report.data import TEST_NAMES, Comparison, ReportData
-from fanfuse.runs import DEFAULT_METRICS, RunScores, score_run
+from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
 TESTS = tuple(TEST_NAMES)  # the tests offered, in the order the help lists them
@@ -128,7 +129,7 @@ def compare_scores(
     iterations: int = 10_000,
     seed: int = 0,
 ) -> Report:
-    """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.runs.score_run`` or
+    """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.run_scores.score_run`` or
     a distributed evaluation gives them)."""
     _check_options(len(scores), baseline, test, correction, alpha)
     check_int("iterations", iterations)  # whichever test runs: a bad value is refused alike
@@ -164,7 +165,7 @@ def _check_options(runs: int, baseline: int, test: str, correction: str, alpha: 
     if not runs:
         raise FusionError("runs: give at least one run")
     if check_int("baseline", baseline) >= runs:
-        raise FusionError(
+        raise OutOfRange(
             f"baseline must be the index of a run, an int from 0 to {runs - 1} (got {baseline!r})"
         )
     check_float("alpha", alpha)
@@ -187,7 +188,7 @@ def _raw_comparisons(
         index = {q: k for k, q in enumerate(base.qids)}
         shared = [(index[q], j) for j, q in enumerate(other.qids) if q in index]
         if len(shared) < 2:
-            raise FusionError(
+            raise TooFewQueries(
                 f"{other.name} shares {len(shared)} evaluated queries with the baseline {base.name}; the "
                 "tests need at least 2 (check that the runs and qrels use the same qids)"
             )
@@ -216,7 +217,7 @@ def _tukey(
         return {}
     common = set(scores[0].qids).intersection(*(s.qids for s in scores[1:]))
     if len(common) < 2:
-        raise FusionError(f"the runs share {len(common)} evaluated queries; Tukey's HSD needs at least 2")
+        raise TooFewQueries(f"the runs share {len(common)} evaluated queries; Tukey's HSD needs at least 2")
     order = sorted(common)
     positions = [{q: k for k, q in enumerate(s.qids)} for s in scores]
     out = {}

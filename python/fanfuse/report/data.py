@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fanfuse.runs import RunScores
+from fanfuse.run_scores import RunScores
 
 TEST_NAMES = {
     "t": "two-sided paired Student t-test",

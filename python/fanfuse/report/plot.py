@@ -9,7 +9,8 @@ import math
 import os
 from statistics import NormalDist
 
-from fanfuse._core import FusionError, OutputFile
+from fanfuse._core import OutputFile
+from fanfuse.errors import MissingExtra
 from fanfuse.report.data import ReportData
 
 CONFIDENCE = 0.95
@@ -33,7 +34,7 @@ def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
         import matplotlib.pyplot as plt
         from matplotlib.patches import Patch
     except ImportError:
-        raise FusionError("--plot needs matplotlib (pip install 'fanfuse[plot]')") from None
+        raise MissingExtra("--plot needs matplotlib (pip install 'fanfuse[plot]')", extra="plot") from None
     metrics, names = report.metrics, report.names
     columns = len(metrics)
     figure, axes = plt.subplots(2, columns, figsize=(3.2 * columns + 1, 6.5), squeeze=False)

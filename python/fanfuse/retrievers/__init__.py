@@ -3,8 +3,8 @@
 `TantivyRetriever` (embedded BM25) and `DenseRetriever` (exact cosine over any embedding) are built
 in; `OnnxEncoder` embeds with any ONNX sentence-embedding model (`default_encoder()`: the built-in
 one) and `build_dense_index` / `open_dense` keep its vectors in an index directory (extra `embed`;
-onnxruntime is imported only when an encoder is made); `fanfuse.retrievers.langchain` (extra
-`langchain`) adapts LangChain retrievers both ways.
+onnxruntime is imported only when an encoder is made). The framework adapters (LangChain,
+LlamaIndex, Haystack) are in `fanfuse.integrations`.
 """
 
 from fanfuse.retrievers.base import AsyncRetriever, Hit, Retriever

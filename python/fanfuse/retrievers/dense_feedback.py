@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import FusionError
+from fanfuse.errors import OutOfRange
 from fanfuse.limits import derived_int
 from fanfuse.retrievers.base import Hit
 
@@ -67,11 +67,11 @@ class DenseFeedback:
                 f"(got {type(dense).__name__})"
             )
         if not isinstance(feedback_docs, int) or isinstance(feedback_docs, bool) or feedback_docs < 1:
-            raise FusionError(f"feedback_docs must be an int >= 1 (got {feedback_docs!r})")
+            raise OutOfRange(f"feedback_docs must be an int >= 1 (got {feedback_docs!r})")
         if isinstance(feedback_weight, bool) or not isinstance(feedback_weight, (int, float)):
             raise TypeError(f"feedback_weight must be a number (got {type(feedback_weight).__name__})")
         if not math.isfinite(feedback_weight) or feedback_weight < 0:
-            raise FusionError(f"feedback_weight must be a finite number >= 0 (got {feedback_weight})")
+            raise OutOfRange(f"feedback_weight must be a finite number >= 0 (got {feedback_weight})")
         self.dense = dense
         self.feedback_docs = feedback_docs
         self.feedback_weight = float(feedback_weight)

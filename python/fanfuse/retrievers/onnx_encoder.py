@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fanfuse._core import FusionError
+from fanfuse.errors import MissingExtra, OutOfRange
 from fanfuse.limits import LIMITS, check_int, optional_int
 
 EMBED_EXTRA = "pip install 'fanfuse[embed]'"
@@ -216,7 +217,7 @@ def _check_options(
         )
     for option, value, least in (("max_length", max_length, 2), ("batch_size", batch_size, 1)):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise FusionError(f"{option} must be an integer >= {least}, got {value!r}")
+            raise OutOfRange(f"{option} must be an integer >= {least}, got {value!r}")
     optional_int("encoder_threads", threads)  # None: every CPU
     for option, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
         if not isinstance(prefix, str):
@@ -236,7 +237,9 @@ def _import_runtime() -> tuple[Any, Any]:
         import onnxruntime
         import tokenizers
     except ImportError as error:
-        raise ImportError(f"OnnxEncoder needs onnxruntime and tokenizers ({error}): {EMBED_EXTRA}") from None
+        raise MissingExtra(
+            f"OnnxEncoder needs onnxruntime and tokenizers ({error}): {EMBED_EXTRA}", extra="embed"
+        ) from None
     return onnxruntime, tokenizers
 
 
@@ -335,7 +338,7 @@ def _threads_from_env() -> int | None:
         return None
     accepted = LIMITS["encoder_threads"].accepted()
     if not text.isdigit():
-        raise FusionError(f"{THREADS_VARIABLE} must be {accepted} (got {text!r})")
+        raise OutOfRange(f"{THREADS_VARIABLE} must be {accepted} (got {text!r})")
     return check_int("encoder_threads", int(text), THREADS_VARIABLE)
 
 

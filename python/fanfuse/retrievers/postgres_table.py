@@ -24,6 +24,7 @@ from psycopg_pool import ConnectionPool
 
 from fanfuse._core import FusionError
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.errors import OutOfRange
 from fanfuse.retrievers.dense import document_text
 
 # One check of what an embedding function returns, for every backend that embeds.
@@ -115,7 +116,7 @@ def create_table(
     if dimensions is not None and (
         not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1
     ):
-        raise FusionError(f"dimensions must be a positive integer or None, got {dimensions!r}")
+        raise OutOfRange(f"dimensions must be a positive integer or None, got {dimensions!r}")
     names = {
         role: table.column(role) for role in ("id", "title", "text", "metadata", "tsvector", "embedding")
     }
@@ -172,7 +173,7 @@ def load_documents(
     """
     table = table or PostgresTable()
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise FusionError(f"batch_size must be a positive integer, got {batch_size!r}")
+        raise OutOfRange(f"batch_size must be a positive integer, got {batch_size!r}")
     columns = ["id", "title", "text", "metadata"] + (["embedding"] if embed is not None else [])
     names = [table.column(role) for role in columns]
     values = [sql.Placeholder()] * 4 + ([sql.SQL("{}::vector").format(sql.Placeholder())] if embed else [])

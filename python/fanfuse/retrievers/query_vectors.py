@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fanfuse._core import FusionError
+from fanfuse.errors import OutOfRange
 from fanfuse.limits import LIMITS, check_int
 
 __all__ = ["CACHE_SIZE_VARIABLE", "DEFAULT_CACHE_SIZE", "QueryVectors", "cache_size_from_env"]
@@ -44,7 +45,7 @@ def cache_size_from_env() -> int:
         size = int(text)
     except ValueError:
         accepted = LIMITS["query_cache_size"].accepted()
-        raise FusionError(f"{CACHE_SIZE_VARIABLE} must be {accepted} (0: no cache) (got {text!r})") from None
+        raise OutOfRange(f"{CACHE_SIZE_VARIABLE} must be {accepted} (0: no cache) (got {text!r})") from None
     return check_cache_size(size, CACHE_SIZE_VARIABLE)
 
 

@@ -26,7 +26,8 @@ from fastapi.responses import JSONResponse, Response
 
 from fanfuse import __version__
 from fanfuse._core import FusionError
-from fanfuse.default_search import open_index
+from fanfuse.errors import InputError
+from fanfuse.index_retriever import open_index
 from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.fusion import checked
@@ -183,7 +184,7 @@ def create_app(
             options = search_options(request)
             try:
                 reranker = named_reranker(request.rerank, searcher.retrievers, request.mmr_lambda)
-            except FusionError as error:
+            except (FusionError, InputError) as error:
                 raise BadField("mmr_lambda" if request.rerank is None else "rerank", str(error)) from None
             if reranker is not None:
                 options["reranker"] = reranker
@@ -192,7 +193,7 @@ def create_app(
             except AllBranchesFailed as failed:
                 branches = [as_data(branch) for branch in failed.branches]
                 return JSONResponse({"detail": str(failed), "branches": branches}, status_code=503)
-            except FusionError as error:
+            except (FusionError, InputError) as error:
                 raise BadField(refused_field(options, error), str(error)) from None
         except BadField as bad:
             return bad.response()
@@ -212,7 +213,7 @@ def search_options(request: SearchRequest) -> dict[str, Any]:
     return options
 
 
-def refused_field(options: Mapping[str, Any], error: FusionError) -> str | None:
+def refused_field(options: Mapping[str, Any], error: ValueError) -> str | None:
     """The request field that `error` is about: the fusion options are judged one more at a time,
     as `fanfuse search` judges its flags, and the first one refused is named."""
     given: dict[str, Any] = {}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fanfuse._core import FusionError, Qrels, Run, randomization_test
+from fanfuse.errors import TooFewQueries
 from fanfuse.limits import check_int
 from fanfuse.tune.scores import FoldScores
 from fanfuse.tune.search import chosen_search, coordinate_search, grid_search
@@ -121,7 +122,7 @@ def tune(
     judged = set(qrels.qids())
     queries = sorted({q for run in runs for q in run.qids() if q in judged})
     if len(queries) < folds:
-        raise FusionError(f"{len(queries)} judged queries cannot be split into {folds} folds")
+        raise TooFewQueries(f"{len(queries)} judged queries cannot be split into {folds} folds")
     space = search_space(method, runs, qrels, given)
     how = chosen_search(search, space)
     shuffled = list(queries)

@@ -24,7 +24,7 @@ from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
-from fanfuse._core import FusionError
+from fanfuse.errors import OutOfRange
 from fanfuse.limits import check_int
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
@@ -90,7 +90,7 @@ class FeedbackExpander(Expander):
                 f"original_weight must be a number in [0, 1) (got {type(original_weight).__name__})"
             )
         if not 0.0 <= original_weight < 1.0:
-            raise FusionError(
+            raise OutOfRange(
                 f"original_weight must be in [0, 1): the share of the question's own words, the rest "
                 f"going to the feedback terms (got {original_weight})"
             )

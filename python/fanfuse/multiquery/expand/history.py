@@ -44,7 +44,7 @@ import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
-from fanfuse._core import FusionError
+from fanfuse.errors import OutOfRange
 from fanfuse.multiquery.conversation import History, user_turns
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_words
@@ -114,7 +114,7 @@ class HistoryExpander(Expander):
         if isinstance(max_own_words, bool) or not isinstance(max_own_words, int):
             raise TypeError(f"max_own_words must be an int (got {type(max_own_words).__name__})")
         if max_own_words < 0:
-            raise FusionError(f"max_own_words must be an int >= 0 (got {max_own_words})")
+            raise OutOfRange(f"max_own_words must be an int >= 0 (got {max_own_words})")
         self.max_own_words = max_own_words
         self.independent_weight = _number(independent_weight, "independent_weight", low=0.0, high=1.0)
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
@@ -223,5 +223,5 @@ def _number(value: object, name: str, *, low: float, strict: bool = False, high:
     if not math.isfinite(value) or value < low or (strict and value == low) or value > high:
         bound = f"> {low:g}" if strict else f">= {low:g}"
         within = f" and <= {high:g}" if math.isfinite(high) else ""
-        raise FusionError(f"{name} must be a finite number {bound}{within} (got {value})")
+        raise OutOfRange(f"{name} must be a finite number {bound}{within} (got {value})")
     return float(value)

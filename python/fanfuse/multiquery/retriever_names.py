@@ -1,4 +1,5 @@
-"""Naming the retrievers of a ``MultiQueryRetriever``: a dict's keys, else each one's ``name`` or class.
+"""The retrievers of a ``MultiQueryRetriever``, checked and named: a dict's keys, else each one's
+``name`` or class.
 
 The names label branches, provenance and ``retriever_weights``, so they must be unique.
 """

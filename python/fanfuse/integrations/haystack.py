@@ -16,13 +16,13 @@ from typing import Any
 from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidConversation
+from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import ROLES, converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions
-from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
 __all__ = [
     "AsyncHaystackRetriever",
@@ -47,7 +47,9 @@ def haystack_history(history: Any) -> Any:
 def _turn(message: ChatMessage, i: int) -> dict[str, str]:
     role = str(getattr(message.role, "value", message.role))
     if role not in ROLES:
-        raise FusionError(f"history[{i}] is a ChatMessage of role {role!r}; the roles are {', '.join(ROLES)}")
+        raise InvalidConversation(
+            f"history[{i}] is a ChatMessage of role {role!r}; the roles are {', '.join(ROLES)}"
+        )
     return {"role": role, "content": message.text or ""}
 
 

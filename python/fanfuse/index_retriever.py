@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fanfuse._core import FusionError
+from fanfuse.errors import MissingExtra
 from fanfuse.multiquery import (
     CombinedExpander,
     Expander,
@@ -47,9 +48,9 @@ from fanfuse.multiquery import (
 )
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.multiquery.expand.history import HistoryExpander
-from fanfuse.multiquery.expand.plain import PlainTextQueries
 from fanfuse.multiquery.fusion import takes_weights
 from fanfuse.multiquery.mmr import named_reranker
+from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.dense_index import PassageEncoder, has_dense_index
@@ -166,16 +167,18 @@ def _dense(
 
         return neural_dense_for_index(bm25, encoder=encoder, progress=progress)[0]
     if stored:
-        raise FusionError(
+        raise MissingExtra(
             f"{str(bm25.directory)!r} holds neural vectors, which need fanfuse[embed] to search: "
-            f"{EMBED_HINT}, or search BM25 only (dense=False, `fanfuse search --no-dense`)"
+            f"{EMBED_HINT}, or search BM25 only (dense=False, `fanfuse search --no-dense`)",
+            extra="embed",
         )
     from fanfuse.retrievers.dense_cache import dense_for_index
 
     try:
         return dense_for_index(bm25)[0]
     except ImportError:
-        raise FusionError(
+        raise MissingExtra(
             "dense retrieval needs fanfuse[embed] (neural vectors) or fanfuse[dense] (TF-IDF+SVD, "
-            f"the fallback); neither is installed: {EMBED_HINT}"
+            f"the fallback); neither is installed: {EMBED_HINT}",
+            extra="embed",
         ) from None

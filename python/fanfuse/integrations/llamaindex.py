@@ -18,12 +18,13 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from fanfuse._core import FusionError
+from fanfuse.errors import InvalidConversation
+from fanfuse.integrations.conversion import FANFUSE_METADATA_KEYS, framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions
-from fanfuse.retrievers.interop import FANFUSE_METADATA_KEYS, framework_hits, fused_text_and_metadata
 
 __all__ = [
     "AsyncLlamaIndexRetriever",
@@ -72,7 +73,7 @@ def llamaindex_history(history: Any) -> Any:
 def _turn(message: ChatMessage, i: int) -> dict[str, str]:
     role = _ROLES.get(str(getattr(message.role, "value", message.role)))
     if role is None:
-        raise FusionError(
+        raise InvalidConversation(
             f"history[{i}] is a ChatMessage of role {message.role!r}; the roles of a conversation's "
             f"turns are {', '.join(_ROLES)}"
         )

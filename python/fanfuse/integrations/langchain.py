@@ -18,13 +18,13 @@ from langchain_core.messages import BaseMessage, ChatMessage
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidConversation
+from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.conversation import converted_messages
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions, is_fanfuse_filter, matches
-from fanfuse.retrievers.interop import framework_hits, fused_text_and_metadata
 
 __all__ = [
     "AsyncLangChainRetriever",
@@ -53,7 +53,7 @@ def langchain_history(history: Any) -> Any:
 def _turn(message: BaseMessage, i: int) -> dict[str, str]:
     role = message.role if isinstance(message, ChatMessage) else _ROLES.get(message.type)
     if role is None:
-        raise FusionError(
+        raise InvalidConversation(
             f"history[{i}] is a LangChain {type(message).__name__} (type {message.type!r}), not a turn of "
             f"a conversation: the turns are {', '.join(_ROLES)} messages"
         )

@@ -1,0 +1,71 @@
+"""The errors fanfuse raises, each named for what went wrong; the messages name the argument (or
+file:line, or request field) and say what is accepted.
+
+- ``FusionError`` (the core's, a ``ValueError``): fusion input the core refused: a ranked list, a
+  run or qrels file, a fusion option (method, k, weights, ...).
+- ``InputError`` (a ``ValueError``): other input a caller gave, refused before any fusion:
+  ``OutOfRange`` (a number outside its range, most declared in ``fanfuse.limits``),
+  ``InvalidConversation`` (a turn that is no message) and its ``ConversationTooLong`` (more turns or
+  characters than ``fanfuse.limits.CONVERSATION`` accepts), ``TooFewQueries`` (the judged queries
+  cannot carry what was asked: folds, a test, a mean).
+- ``MissingExtra`` (an ``ImportError``): a feature whose optional extra is not installed; ``extra``
+  names it, the message says what to install.
+- ``SearchFailed`` (a ``RuntimeError``): a search with nothing to fuse; ``AllBranchesFailed``
+  (``fanfuse.multiquery``): every retriever failed on every variant, ``branches`` says how.
+
+``except ValueError`` catches every refusal of input. The command line ends on each of these with one
+line and exit status 2; the service answers a refused input 422 naming the field, a failed search 503.
+"""
+
+from __future__ import annotations
+
+from fanfuse._core import FusionError
+
+__all__ = [
+    "ConversationTooLong",
+    "FusionError",
+    "InputError",
+    "InvalidConversation",
+    "MissingExtra",
+    "OutOfRange",
+    "SearchFailed",
+    "TooFewQueries",
+]
+
+
+class InputError(ValueError):
+    """Input other than fusion input refused: the message names the argument and what it accepts."""
+
+
+class OutOfRange(InputError):
+    """A number outside the range it accepts (NaN and infinities included): a row of
+    ``fanfuse.limits`` (one marked ``core`` is a fusion option, refused as ``FusionError``), or a
+    range stated beside its argument."""
+
+
+class InvalidConversation(InputError):
+    """A conversation turn that is not a user turn or a ``{"role", "content"}`` message."""
+
+
+class ConversationTooLong(InvalidConversation):
+    """A conversation with more turns, or a turn with more characters, than are accepted."""
+
+
+class TooFewQueries(InputError):
+    """Too few (judged) queries for what was asked: folds, a test, a mean over the queries."""
+
+
+class SearchFailed(RuntimeError):
+    """A search with nothing to fuse because its retrievers failed."""
+
+
+class MissingExtra(ImportError):
+    """A feature that needs an optional extra which is not installed; ``extra`` is its name."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
+# The refusals of what a user gave (the command line's exit status 2), in one place.
+INPUT_ERRORS: tuple[type[Exception], ...] = (FusionError, InputError, MissingExtra)
