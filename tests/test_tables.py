@@ -292,7 +292,7 @@ def read_as_table(run: fanfuse.Run) -> object:
 
 
 def test_the_blocks_of_a_run_file_hold_each_line_once_with_its_place_in_the_file(tmp_path: Path) -> None:
-    from fanfuse._core import file_blocks, read_run_block
+    from fanfuse._core._rows import file_blocks, read_run_block
 
     path = tmp_path / "run.trec"
     lines = [f"q{i // 7} Q0 d{i} {i % 7 + 1} {1 / (i + 1)!r} t\n" for i in range(500)]
@@ -320,7 +320,7 @@ def test_the_blocks_of_a_run_file_hold_each_line_once_with_its_place_in_the_file
 
 
 def test_the_row_entry_names_what_is_wrong(tmp_path: Path) -> None:
-    from fanfuse._core import file_blocks, fuse_rows, read_run_block, write_run_text
+    from fanfuse._core._rows import file_blocks, fuse_rows, read_run_block, write_run_text
 
     path = tmp_path / "run.trec"
     path.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 c 1 bad t\n", encoding="utf-8")

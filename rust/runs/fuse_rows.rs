@@ -164,13 +164,6 @@ fn hits_into(
     Ok(())
 }
 
-/// Whether one process would go buffered for the queries of `pieces` ([`QueryGroups::returns_late`]).
-pub fn regrouped(pieces: Vec<TableSource>, layout: &Layout) -> Result<bool, FusionError> {
-    let pieces = collect(pieces, layout)?;
-    let queries = gather(&columns(&pieces)?, layout)?;
-    Ok(queries.iter().any(|q| q.groups.returns_late(layout)))
-}
-
 /// What a fusion of rows gives per query.
 #[derive(Debug, Clone, Copy)]
 pub enum RowOutput<'a> {
@@ -180,13 +173,25 @@ pub enum RowOutput<'a> {
     Trec { tag: &'a str },
 }
 
+impl<'a> RowOutput<'a> {
+    /// The output of `format` (None: hits); MT-RAG is refused, as rows do not hold its fields.
+    pub fn new(format: Option<OutFormat>, tag: &'a str) -> Result<Self, FusionError> {
+        match format {
+            None => Ok(Self::Hits),
+            Some(OutFormat::Trec) => Ok(Self::Trec { tag }),
+            Some(OutFormat::Mtrag) => Err(FusionError::invalid(
+                "format='mtrag' needs the passthrough fields of every context, which rows do not hold; \
+                 rows are fused to hits (format=None) or TREC text (format='trec')",
+            )),
+        }
+    }
+}
+
 /// How to fuse rows.
 pub struct RowFusion<'a> {
     pub params: &'a FuseParams,
     pub rank_from: RankFrom,
     pub output: RowOutput<'a>,
-    /// Whether one process goes buffered for these runs (whether [`regrouped`] holds anywhere).
-    pub buffered: bool,
     /// Batches to split the result into, by ranges of the order key.
     pub ranges: usize,
     pub threads: Option<usize>,
@@ -213,18 +218,15 @@ pub fn fuse_rows(
         return Err(FusionError::invalid("ranges must be at least 1"));
     }
     let steps = layout.steps();
-    let space = if fusion.buffered { Some(steps) } else { steps.checked_mul(steps) };
-    let space = space.filter(|&s| i64::try_from(s).is_ok()).ok_or_else(|| {
+    let space = steps.checked_mul(steps).filter(|&s| i64::try_from(s).is_ok()).ok_or_else(|| {
         FusionError::invalid(format!("{steps} reading steps are more than one order key can tell apart"))
     })?;
     let pieces = collect(pieces, layout)?;
     let columns = columns(&pieces)?;
     // In key order from the start, so that each fused query goes straight to the end of its range's
     // output (holding every query's output to sort it cost a second copy of the fused text).
-    let mut queries: Vec<(u64, Gathered)> = gather(&columns, layout)?
-        .into_iter()
-        .map(|query| (query.groups.key(layout, fusion.buffered, steps), query))
-        .collect();
+    let mut queries: Vec<(u64, Gathered)> =
+        gather(&columns, layout)?.into_iter().map(|query| (query.groups.key(layout, steps), query)).collect();
     queries.sort_unstable_by_key(|(key, _)| *key);
     let mut outputs: Vec<Output> = (0..fusion.ranges).map(|_| Output::default()).collect();
     // The hit lists of a chunk, reused by the next: fresh lists for every chunk had the allocator
@@ -347,10 +349,9 @@ pub fn fuse_tables(
         }
     }
     let layout = Layout::new(&blocks, &names)?;
-    let sources = || pieces.iter().map(ExportBatch::source).collect::<Vec<_>>();
-    let buffered = regrouped(sources(), &layout)?;
-    let fusion = RowFusion { params, rank_from, output: RowOutput::Hits, buffered, ranges: 1, threads };
-    Ok(fuse_rows(sources(), &layout, &fusion)?.pop().expect("one range"))
+    let sources = pieces.iter().map(ExportBatch::source).collect::<Vec<_>>();
+    let fusion = RowFusion { params, rank_from, output: RowOutput::Hits, ranges: 1, threads };
+    Ok(fuse_rows(sources, &layout, &fusion)?.pop().expect("one range"))
 }
 
 /// The query's TREC lines, with `fanfuse fuse`'s checks and messages (naming the input line).

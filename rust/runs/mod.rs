@@ -5,6 +5,7 @@ pub mod columns;
 pub mod fields;
 pub mod fuse_query;
 pub mod fuse_rows;
+pub mod fused_text;
 pub mod input;
 mod mtrag;
 pub mod qrels;

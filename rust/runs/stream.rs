@@ -9,6 +9,10 @@
 //! for that run to end. Inputs in different orders or not grouped hold up to the whole input: if a run
 //! returns to a query that was already released, the fusion restarts in "buffered" mode, which holds
 //! every query until all runs end (the partial output is discarded; the result is the same).
+//!
+//! Output order, in both modes: by release step, then first step ([`crate::runs::row_order`], where
+//! the rule is stated for the engines that fuse rows apart). A round of the merge loop takes one
+//! message from every run still open, so run r's g-th group (or its end) comes at step `g * R + r`.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
@@ -56,7 +60,10 @@ pub struct FuseSummary {
 }
 
 struct Pending {
+    /// Order of first appearance (the order of first steps).
     seq: u64,
+    /// The latest, over the runs that have the query, of the step of its first group there.
+    release: u64,
     lists: Vec<Vec<Hit>>,
     finished: Vec<bool>,
 }
@@ -216,6 +223,9 @@ impl Merge {
         let mut released: HashSet<u64> = HashSet::new();
         let mut ready: Vec<(String, Pending)> = Vec::new();
         let mut ended = vec![false; n];
+        // The step at which each run ended (see the module's note on steps).
+        let mut end_steps = vec![0_u64; n];
+        let mut round = 0_u64;
         let mut seq = 0_u64;
         let mut summary = FuseSummary { queries: 0, input_lines: 0, buffered };
         while ended.iter().any(|e| !e) {
@@ -229,6 +239,7 @@ impl Merge {
                     Message::Group(qid, hits) => (qid, hits),
                     Message::End(lines) => {
                         ended[r] = true;
+                        end_steps[r] = round * n as u64 + r as u64;
                         summary.input_lines += lines;
                         // Queries this run never had are now finished for it.
                         let mut done: Vec<(u64, String)> = pending
@@ -252,8 +263,11 @@ impl Merge {
                 }
                 let entry = pending.entry(qid.clone()).or_insert_with(|| {
                     seq += 1;
-                    Pending { seq, lists: vec![Vec::new(); n], finished: vec![false; n] }
+                    Pending { seq, release: 0, lists: vec![Vec::new(); n], finished: vec![false; n] }
                 });
+                if !entry.finished[r] {
+                    entry.release = entry.release.max(round * n as u64 + r as u64);
+                }
                 if entry.lists[r].is_empty() {
                     entry.lists[r] = hits; // the usual case: move, don't copy
                 } else {
@@ -265,14 +279,18 @@ impl Merge {
                     ready.push(pending.remove_entry(&qid).expect("inserted above"));
                 }
             }
+            round += 1;
             if ready.len() >= CHUNK_QUERIES {
                 summary.queries += ready.len() as u64;
                 self.send(&mut ready)?;
                 self.progress.update(summary.queries);
             }
         }
+        // Left when buffered (else every query was released by the last run's end): in order of
+        // release, counting the end of each run without the query.
+        let release = |p: &Pending| (0..n).filter(|&i| !p.finished[i]).map(|i| end_steps[i]).fold(p.release, u64::max);
         let mut rest: Vec<(String, Pending)> = pending.into_iter().collect();
-        rest.sort_by_key(|(_, p)| p.seq);
+        rest.sort_by_key(|(_, p)| (release(p), p.seq));
         ready.extend(rest);
         summary.queries += ready.len() as u64;
         self.send(&mut ready)?;
