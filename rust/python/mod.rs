@@ -111,7 +111,7 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("METRICS", PyTuple::new(py, crate::eval::metric_names())?)?;
     m.add("TREC_EVAL_METRICS", PyTuple::new(py, crate::eval::trec_eval_metric_names())?)?;
     let table_columns = PyDict::new(py);
-    for (role, names) in crate::runs::table::RUN_COLUMNS {
+    for (role, names) in crate::runs::read::table::RUN_COLUMNS {
         table_columns.set_item(role, PyTuple::new(py, names)?)?;
     }
     m.add("RUN_TABLE_COLUMNS", table_columns)?;

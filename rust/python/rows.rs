@@ -18,11 +18,12 @@ use super::tables::table_source;
 use super::{interruptible, to_py_err};
 use crate::arrow::export::ExportBatch;
 use crate::arrow::TableSource;
-use crate::runs::fuse_rows::{self as core_rows, RowFusion, RowOutput};
-use crate::runs::fused_text::FusedText;
-use crate::runs::row_order::Layout;
-use crate::runs::rows::{self, BlockSummary};
-use crate::runs::table::TableSpec;
+use crate::runs::fuse::gather::run_of_rows;
+use crate::runs::fuse::order::Layout;
+use crate::runs::fuse::rows::{self as core_rows, RowFusion, RowOutput};
+use crate::runs::fuse::text::FusedText;
+use crate::runs::read::rows::{self, BlockSummary};
+use crate::runs::read::table::TableSpec;
 use crate::runs::write::OutFormat;
 use crate::runs::RankFrom;
 
@@ -212,7 +213,7 @@ fn run_from_rows(
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let names = PyTuple::new(py, [name])?;
     let (sources, layout) = (row_sources(rows)?, layout(blocks, names.as_any())?);
-    let (run, firsts) = interruptible(py, move || core_rows::run_of_rows(sources, &layout, rank_from))?;
+    let (run, firsts) = interruptible(py, move || run_of_rows(sources, &layout, rank_from))?;
     Ok((PyRun { inner: Arc::new(run) }, firsts))
 }
 

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde_json::value::RawValue;
 
-use super::fields::{self, shown};
+use super::read::fields::{self, shown};
 use super::{Extra, Hit};
 use crate::error::FusionError;
 

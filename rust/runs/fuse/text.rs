@@ -3,11 +3,11 @@
 
 use std::io::Write;
 
-use super::write::{first_trec_line_problem, nothing_written, OutFormat};
 use crate::arrow::column::{Column, Values};
 use crate::arrow::TableSource;
 use crate::error::FusionError;
 use crate::output::OutputFile;
+use crate::runs::write::{first_trec_line_problem, nothing_written, OutFormat};
 
 /// The output file being filled chunk by chunk, through the output guard of `fanfuse fuse`.
 pub struct FusedText {

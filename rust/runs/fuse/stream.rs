@@ -10,7 +10,7 @@
 //! returns to a query that was already released, the fusion restarts in "buffered" mode, which holds
 //! every query until all runs end (the partial output is discarded; the result is the same).
 //!
-//! Output order, in both modes: by release step, then first step ([`crate::runs::row_order`], where
+//! Output order, in both modes: by release step, then first step ([`crate::runs::fuse::order`], where
 //! the rule is stated for the engines that fuse rows apart). A round of the merge loop takes one
 //! message from every run still open, so run r's g-th group (or its end) comes at step `g * R + r`.
 
@@ -26,8 +26,8 @@ use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
-use crate::runs::fuse_query::fuse_query;
-use crate::runs::input::{GroupReader, RunInput};
+use crate::runs::fuse::query::fuse_query;
+use crate::runs::read::input::{GroupReader, RunInput};
 use crate::runs::write::{
     check_tag, first_trec_line_problem, nothing_written, value_error_at, write_query, OutFormat, OutHit, WriteError,
 };
@@ -87,7 +87,7 @@ pub fn fuse_inputs(inputs: &[RunInput], output: &str, options: &FuseFilesOptions
     if inputs.is_empty() {
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
-    crate::runs::fuse_query::validate_run_params(&options.params, inputs.len())?;
+    crate::runs::fuse::query::validate_run_params(&options.params, inputs.len())?;
     check_tag(options.format, &options.tag)?;
     match fuse_pass(inputs, output, options, false)? {
         Outcome::Done(summary) => Ok(summary),

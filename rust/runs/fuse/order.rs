@@ -8,8 +8,8 @@
 //! their first group. One rule for every input: grouped runs in any query order, and runs that come
 //! back to a query (which one process fuses holding everything, [`super::stream`]).
 
-use super::rows::BlockSummary;
 use crate::error::FusionError;
+use crate::runs::read::rows::BlockSummary;
 
 /// Where the rows of every block stand in their run: the lines and groups before each block, and
 /// each run's name (in errors) and number of groups.
