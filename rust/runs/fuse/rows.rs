@@ -11,7 +11,7 @@ use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::runs::read::rows::{empty_rows, read_table_block};
 use crate::runs::read::table::TableSpec;
-use crate::runs::write::{check_tag, value_error_at, write_query, OutFormat, OutHit, WriteError};
+use crate::runs::write::{check_tag, fused_query_text, OutFormat};
 use crate::runs::{ranked, Hit, RankFrom};
 
 /// What a fusion of rows gives per query.
@@ -103,7 +103,15 @@ pub fn fuse_rows(
                 RowOutput::Hits => {
                     Fused::Hits(entries.iter().map(|&(hit, score)| (hit.docid.clone(), score)).collect())
                 }
-                RowOutput::Trec { tag } => Fused::Text(trec_text(&query.qid, lists, &entries, tag, &layout.names)?),
+                RowOutput::Trec { tag } => Fused::Text(fused_query_text(
+                    OutFormat::Trec,
+                    &query.qid,
+                    &entries,
+                    tag,
+                    None,
+                    &layout.names,
+                    lists,
+                )?),
             })
         })?;
         for ((key, query, _), fused) in work.iter().zip(fused) {
@@ -200,24 +208,6 @@ pub fn fuse_tables(
     let sources = pieces.iter().map(ExportBatch::source).collect::<Vec<_>>();
     let fusion = RowFusion { params, rank_from, output: RowOutput::Hits, ranges: 1, threads };
     Ok(fuse_rows(sources, &layout, &fusion)?.pop().expect("one range"))
-}
-
-/// The query's TREC lines, with `fanfuse fuse`'s checks and messages (naming the input line).
-fn trec_text(
-    qid: &str,
-    lists: &[Vec<Hit>],
-    fused: &[(&Hit, f64)],
-    tag: &str,
-    names: &[String],
-) -> Result<Vec<u8>, FusionError> {
-    let out: Vec<OutHit<'_>> =
-        fused.iter().map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: None }).collect();
-    let mut text = Vec::with_capacity(out.len() * 64);
-    write_query(&mut text, OutFormat::Trec, qid, &out, tag, None).map_err(|e| match e {
-        WriteError::Io(e) => FusionError::io("<memory>", &e),
-        WriteError::Value { hit, message } => value_error_at(names, lists, hit.map(|i| fused[i].0), message),
-    })?;
-    Ok(text)
 }
 
 #[cfg(test)]

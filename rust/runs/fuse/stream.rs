@@ -29,7 +29,7 @@ use crate::output::OutputFile;
 use crate::runs::fuse::query::fuse_query;
 use crate::runs::read::input::{GroupReader, RunInput};
 use crate::runs::write::{
-    check_tag, first_trec_line_problem, nothing_written, value_error_at, write_query, OutFormat, OutHit, WriteError,
+    check_tag, first_trec_line_problem, fused_query_text, nothing_written, value_error_at, OutFormat,
 };
 use crate::runs::{ranked, Hit, RankFrom};
 
@@ -318,18 +318,7 @@ impl ChunkWriter<'_> {
                 .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
                 .collect::<Result<Vec<_>, _>>()?;
             let entries = fuse_query(qid, &lists, &options.params)?;
-            let mut buffer = Vec::with_capacity(entries.len() * 64);
-            let hits: Vec<OutHit<'_>> = entries
-                .iter()
-                .map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() })
-                .collect();
-            write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection).map_err(|e| match e {
-                WriteError::Io(e) => FusionError::io("<memory>", &e),
-                WriteError::Value { hit, message } => {
-                    value_error_at(inputs, &pending.lists, hit.map(|i| entries[i].0), message)
-                }
-            })?;
-            Ok::<_, FusionError>(buffer)
+            fused_query_text(options.format, qid, &entries, &options.tag, collection, inputs, &pending.lists)
         })?;
         for (bytes, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
             let bytes = bytes?;
