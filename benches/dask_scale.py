@@ -1,7 +1,7 @@
 """`fanfuse fuse` in one process against `--engine dask` on a LocalCluster of 1 and of 2 worker processes
 (one thread each), measured in rounds of the three on the same input (and, with --engines, this
 process's threads or 1 worker of 2 threads), with where the Dask time goes: reading (the core's
-reader into row batches split by query), fusing (the regrouping check and one core call per
+reader into row batches split by query), fusing (one core call per
 partition, after the rows moved between workers), ordering and writing.
 
     .venv/bin/python benches/dask_scale.py                         # 30k queries x 3 runs x 100 docs, 3 rounds
@@ -104,7 +104,7 @@ def dask_phases(inputs: list[str], output: Path) -> dict[str, float]:
     from dask.delayed import delayed
     from fanfuse.dask import plan_runs
     from fanfuse.dask.command import write_fused
-    from fanfuse.dask.kernel import fuse_partition, regrouped
+    from fanfuse.dask.kernel import fuse_partition
 
     times = {}
     start = time.perf_counter()
@@ -113,12 +113,8 @@ def dask_phases(inputs: list[str], output: Path) -> dict[str, float]:
     summaries, rows = persisted(plan.read(partitions, "score"))
     times["read"] = time.perf_counter() - start
     start = time.perf_counter()
-    flags = [delayed(regrouped)(part, summaries, plan.names) for part in rows]
-    buffered = delayed(any)(flags)
     options = {"top_k": TOP_K, "format": "trec"}
-    fused = [
-        delayed(fuse_partition)(part, summaries, plan.names, buffered, partitions, options) for part in rows
-    ]
+    fused = [delayed(fuse_partition)(part, summaries, plan.names, partitions, options) for part in rows]
     fused = persisted(fused)
     times["fuse"] = time.perf_counter() - start
     start = time.perf_counter()

@@ -1,12 +1,18 @@
-"""The order of queries in a fused run file: each query is written once every run has moved past it
-(or ended), and queries released by the same run's end come out in order of first appearance, so
-the same inputs give the same file at every run."""
+"""The order of queries in a fused run file (docs/run-files.md, "Order of a fused run"): each query is
+written once every run has moved past it (or ended), and queries released by the same run's end come
+out in order of first appearance, so the same inputs give the same file at every run; every route
+that fuses run files writes that one order, whatever the runs' query orders and groupings."""
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
+import random
+from collections.abc import Callable
 from pathlib import Path
 
 import fanfuse
+import pytest
 
 
 def test_queries_released_by_a_run_ending_come_out_in_order_of_first_appearance(tmp_path: Path) -> None:
@@ -28,3 +34,103 @@ def test_queries_released_by_a_run_ending_come_out_in_order_of_first_appearance(
         assert not summary["buffered"]
         order = list(dict.fromkeys(line.split()[0] for line in out.read_text().splitlines()))
         assert order == [*(f"q{i}" for i in range(5, 45)), "q1", "q2", "q3"]
+
+
+def documented_order(runs: list[list[str]]) -> list[str]:
+    """The order docs/run-files.md states, from each run's query ids line by line: runs are read in
+    turn one group (consecutive lines of one query) at a time, step ``g * R + r`` being group g of
+    run r of R (or its end, g = its number of groups); a query's release is the latest, over the
+    runs, of the step of its first group there (of the run's end where it has none); queries by
+    release, then by the step of their first group."""
+    count = len(runs)
+    first: dict[str, list[int | None]] = {}
+    ends = []
+    for r, lines in enumerate(runs):
+        groups = [qid for qid, _ in itertools.groupby(lines)]
+        for g, qid in enumerate(groups):
+            steps = first.setdefault(qid, [None] * count)
+            if steps[r] is None:
+                steps[r] = g * count + r
+        ends.append(len(groups) * count + r)
+
+    def key(qid: str) -> tuple[int, int]:
+        steps = first[qid]
+        release = max(ends[r] if step is None else step for r, step in enumerate(steps))
+        return release, min(step for step in steps if step is not None)
+
+    return sorted(first, key=key)
+
+
+def random_runs(rng: random.Random) -> list[list[str]]:
+    """Query ids line by line of 1-3 runs: in the same order or not, queries missing from some, and
+    (in about a third of the cases) a run that comes back to a query after other queries."""
+    queries = [f"q{i}" for i in range(rng.randint(1, 12))]
+    runs = []
+    for _ in range(rng.randint(1, 3)):
+        held = [q for q in queries if rng.random() < 0.8] or queries[:1]
+        if rng.random() < 0.5:
+            rng.shuffle(held)
+        lines = [q for q in held for _ in range(rng.randint(1, 3))]
+        if rng.random() < 0.35 and len(held) > 1:
+            lines.append(lines[0])  # back to the first query, after the others
+        runs.append(lines)
+    return runs
+
+
+def write_runs(folder: Path, runs: list[list[str]]) -> list[str]:
+    paths = []
+    for r, lines in enumerate(runs):
+        path = folder / f"run{r}.trec"
+        path.write_text("".join(f"{q} Q0 d{r}-{i} {i + 1} {100 - i} r{r}\n" for i, q in enumerate(lines)))
+        paths.append(str(path))
+    return paths
+
+
+def by_files(paths: list[str], folder: Path) -> list[str]:
+    out = folder / "files.trec"
+    fanfuse.fuse_files(paths, str(out))
+    return [line.split()[0] for line in out.read_text().splitlines()]
+
+
+def by_tables(paths: list[str], folder: Path) -> list[str]:
+    from fanfuse.tables import fuse_table, read_run_table
+
+    tables = [read_run_table(path).sort_by([("line", "ascending")]) for path in paths]
+    return [str(q) for q in fuse_table(tables).column("qid").to_pylist()]
+
+
+def by_dask(paths: list[str], folder: Path) -> list[str]:
+    import fanfuse.dask.command
+    from fanfuse.cli import main
+
+    out = folder / "dask.trec"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fanfuse.dask.command, "BLOCK_BYTES", 60)  # a few lines a block
+        assert main(["fuse", *paths, "-o", str(out), "--engine", "dask", "--partitions", "2"]) == 0
+    return [line.split()[0] for line in out.read_text().splitlines()]
+
+
+def needs(module: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(importlib.util.find_spec(module) is None, reason=f"{module} is not installed")
+
+
+# Every route that fuses run files: the stream of `fanfuse fuse` (which holds everything when a run
+# comes back to a query), the Arrow tables, and the distributed engine.
+ROUTES = [
+    pytest.param(by_files, 60, id="files"),
+    pytest.param(by_tables, 60, id="tables", marks=needs("pyarrow")),
+    pytest.param(by_dask, 8, id="dask", marks=needs("dask")),
+]
+
+
+@pytest.mark.parametrize(("route", "cases"), ROUTES)
+def test_every_route_writes_the_documented_order(
+    tmp_path: Path, route: Callable[[list[str], Path], list[str]], cases: int
+) -> None:
+    rng = random.Random(29)
+    for case in range(cases):
+        runs = random_runs(rng)
+        folder = tmp_path / str(case)
+        folder.mkdir()
+        written = list(dict.fromkeys(route(write_runs(folder, runs), folder)))
+        assert written == documented_order(runs), (case, runs)

@@ -292,8 +292,26 @@ def read_as_table(run: fanfuse.Run) -> object:
     return pa.table({"qid": qids, "docid": docids, "score": scores})
 
 
+def test_the_row_entry_points_are_private_to_the_distributed_engine() -> None:
+    """The entry points of the row route live in ``fanfuse._core._rows``, as its stub lists them: found
+    by ``import`` and by attribute, named there, and none of them among ``_core``'s names."""
+    import ast
+    import importlib
+
+    import fanfuse._core
+
+    stub = Path(fanfuse.__file__).parent / "_core" / "_rows.pyi"
+    names = [node.name for node in ast.parse(stub.read_text()).body if isinstance(node, ast.FunctionDef)]
+    rows = importlib.import_module("fanfuse._core._rows")
+    assert rows is fanfuse._core._rows
+    for name in names:
+        assert getattr(rows, name).__module__ == "fanfuse._core._rows", name
+        assert not hasattr(fanfuse._core, name), name
+    assert sorted(names) == sorted(n for n in dir(rows) if not n.startswith("_"))
+
+
 def test_the_blocks_of_a_run_file_hold_each_line_once_with_its_place_in_the_file(tmp_path: Path) -> None:
-    from fanfuse._core import file_blocks, read_run_block
+    from fanfuse._core._rows import file_blocks, read_run_block
 
     path = tmp_path / "run.trec"
     lines = [f"q{i // 7} Q0 d{i} {i % 7 + 1} {1 / (i + 1)!r} t\n" for i in range(500)]
@@ -321,7 +339,7 @@ def test_the_blocks_of_a_run_file_hold_each_line_once_with_its_place_in_the_file
 
 
 def test_the_row_entry_names_what_is_wrong(tmp_path: Path) -> None:
-    from fanfuse._core import file_blocks, fuse_rows, read_run_block, write_run_text
+    from fanfuse._core._rows import file_blocks, fuse_rows, read_run_block, write_run_text
 
     path = tmp_path / "run.trec"
     path.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 c 1 bad t\n", encoding="utf-8")

@@ -9,9 +9,10 @@
 
 use std::path::PathBuf;
 
-use fanfuse::runs::stream::{fuse_files, FuseFilesOptions};
+use fanfuse::runs::fuse::stream::{fuse_files, FuseFilesOptions};
 use fanfuse::runs::write::OutFormat;
-use fanfuse::runs::{qrels::read_qrels, read_run, RankFrom, Run};
+use fanfuse::runs::read::qrels::read_qrels;
+use fanfuse::runs::{read_run, RankFrom, Run};
 use fanfuse::FuseParams;
 
 /// A scratch directory of this process (in memory where the system has one: every case writes files).

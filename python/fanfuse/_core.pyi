@@ -36,11 +36,9 @@ __all__ = [
     "check_paths",
     "default_threads",
     "evaluate",
-    "file_blocks",
     "fuse",
     "fuse_batch",
     "fuse_files",
-    "fuse_rows",
     "fuse_runs",
     "fuse_tables",
     "metric_depth",
@@ -51,20 +49,15 @@ __all__ = [
     "read_lines",
     "read_qrels",
     "read_run",
-    "read_run_block",
-    "read_table_block",
     "retire_directory",
-    "rows_regrouped",
     "rrf",
     "rrf_batch",
     "run_buffers",
-    "run_from_rows",
     "runs_from_table",
     "sync_directory",
     "train_fusion",
     "tukey_hsd",
     "wilcoxon_test",
-    "write_run_text",
 ]
 
 # Private aliases (underscored: they exist only in the stub).
@@ -490,7 +483,7 @@ def run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, 
     """A run's columns as little-endian Arrow buffers: qid offsets and data, docid offsets and data
     (int32 offsets, int64 when the last item is True), ranks (int64, from 1), scores (float64)."""
 
-# Runs as Arrow rows, for engines that spread the work over processes (fanfuse.dask; docs/distributed.md).
+# A record batch the core built (``fuse_tables``; the row batches of ``fanfuse._core._rows``).
 
 @final
 class ArrowBatch:
@@ -500,90 +493,6 @@ class ArrowBatch:
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
         """The (schema, array) capsules of the batch; each call exports it anew."""
     def __len__(self) -> int: ...
-
-_BlockSummary = tuple[int, int, int, str | None, str | None]
-
-def file_blocks(path: str, /, *, block_bytes: int) -> list[tuple[int, int]]:
-    """Byte ranges ``(start, end)`` of about ``block_bytes`` each that cover a run file, for
-    ``read_run_block``: one range for a gzip file (it cannot be split) and for an empty one."""
-
-def read_run_block(
-    path: str, /, *, run: int = 0, start: int = 0, end: int = ..., partitions: int = 1
-) -> tuple[_BlockSummary, list[ArrowBatch]]:
-    """Reads the lines of a TREC or MT-RAG run file that start in bytes ``[start, end)`` (default: to
-    the end; a gzip file whole) with the reader of ``read_run``: the same formats, checks and
-    messages, naming the line in the whole file. Returns the block's summary (``run``, its lines,
-    its groups of consecutive lines of one query, its first and last query id) and ``partitions``
-    row batches: rows of query q go to batch ``hash(q) % partitions``, the same in every process.
-    ``partitions`` is at most 100,000; the partitions that receive no rows share one empty batch
-    object, so that memory follows the rows, not the partitions. A row is one hit: qid, docid,
-    score, rank, line and group (both counted in the block); an MT-RAG record without contexts is
-    one row with an empty docid."""
-
-def read_table_block(
-    table: object,
-    /,
-    *,
-    run: int = 0,
-    name: str = "table",
-    first_row: int = 0,
-    rank_from: _RankFrom | str = "score",
-    partitions: int = 1,
-) -> tuple[_BlockSummary, list[ArrowBatch]]:
-    """``read_run_block`` for a run table (or a part of one: rows are numbered after ``first_row``),
-    read with the column rules and checks of ``runs_from_table`` (one run; no run column)."""
-
-def rows_regrouped(
-    rows: Sequence[object], /, *, blocks: Sequence[_BlockSummary], names: Sequence[str]
-) -> bool:
-    """Whether one process (``fuse_files``) would go buffered for the queries of these rows: one row
-    batch per block of ``blocks``, in the same order; ``names[r]`` is run r in errors."""
-
-def fuse_rows(
-    rows: Sequence[object],
-    /,
-    *,
-    blocks: Sequence[_BlockSummary],
-    names: Sequence[str],
-    buffered: bool = False,
-    ranges: int = 1,
-    format: Literal["trec"] | None = None,
-    tag: str = "fanfuse",
-    method: _Method | str | None = None,
-    norm: _Norm | str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: int | None = 1000,
-    tie_break: _TieBreak | str = "rank",
-    rank_from: _RankFrom | str = "score",
-    threads: int | None = None,
-    phi: float = 0.8,
-    sigma: float = 0.01,
-    gamma: float = 1.0,
-) -> list[ArrowBatch]:
-    """Fuses every query of ``rows`` (one row batch per block of ``blocks``, in the same order; every
-    row of a query there) as ``fuse_files`` fuses it. ``format=None``: one row per fused hit (qid,
-    docid, rank, score); ``"trec"``: one row per query (qid, text: its lines as ``fuse_files`` writes
-    them, with its checks and messages). Each row also has ``order``: one process writes query A
-    before B exactly when A's order is smaller (``buffered``: whether ``rows_regrouped`` holds for
-    any part of the rows). The result is ``ranges`` batches, batch k holding the k-th of equal ranges
-    of the order, in order. The options are those of ``fuse_files``."""
-
-def run_from_rows(
-    rows: Sequence[object],
-    /,
-    *,
-    blocks: Sequence[_BlockSummary],
-    name: str,
-    rank_from: _RankFrom | str = "score",
-) -> tuple[Run, list[int]]:
-    """The rows of one run (``name`` in errors) as a Run, as ``read_run`` reads the whole run, and
-    each query's first group in the run (the order of the queries in the whole run)."""
-
-def write_run_text(output: str, chunks: Iterable[object], /, *, inputs: Sequence[str] | None = None) -> int:
-    """Writes the ``text`` column of each chunk (tables with ``qid`` and ``text``: ``fuse_rows(format=
-    "trec")``) into ``output``, in order, atomically as ``fuse_files`` writes (``inputs``: files the
-    output must not be). Returns the number of rows (queries)."""
 
 _TrainedMethod = Literal["probfuse", "segfuse", "slidefuse", "bayesfuse", "posfuse", "mapfuse"]
 

@@ -133,7 +133,7 @@ _MAX_THREADS = 1024  # the core's (rust/batch.rs)
 # The bytes of indexing buffer Tantivy accepts per indexing thread.
 TANTIVY_ARENA = (15_000_000, 4_293_967_295)
 _MAX_TRAINED_SIZE = 1_000_000  # the core's (rust/fusion/trained.rs)
-# The most partitions a block of a run is split into: the core's (rust/runs/rows.rs). Each costs a
+# The most partitions a block of a run is split into: the core's (rust/runs/read/rows.rs). Each costs a
 # slot in every block's batches and tasks of its own, so past the queries none is useful.
 _MAX_PARTITIONS = 100_000
 

@@ -25,11 +25,10 @@ from fanfuse._core import (
     evaluate,
     fuse_tables,
     qrels_from_table,
-    read_run_block,
-    read_table_block,
     run_buffers,
     runs_from_table,
 )
+from fanfuse._core._rows import read_run_block, read_table_block
 from fanfuse.errors import MissingExtra
 
 EXTRA = "arrow"

@@ -18,7 +18,7 @@ pub use metrics::{Judgments, Measure, Metric};
 pub use names::{names as metric_names, trec_eval_names as trec_eval_metric_names};
 
 use crate::error::FusionError;
-use crate::runs::qrels::Qrels;
+use crate::runs::read::qrels::Qrels;
 use crate::runs::{trec_eval_order, Run};
 
 /// Per-query values: `values[m][q]` is metric `m` on `qids[q]`.

@@ -1,4 +1,4 @@
-//! The core's file guard (`crate::output`) and line reader (`crate::runs::source`) for the Python
+//! The core's file guard (`crate::output`) and line reader (`crate::runs::read::source`) for the Python
 //! layer: every file and directory fanfuse writes from Python (reports, plots, saved models, Parquet
 //! runs, dense vectors and caches, index manifests and versions) goes through [`PyOutputFile`] or
 //! [`PyStagedDirectory`]; a command's paths are checked against each other by [`check_paths`]; a
@@ -17,7 +17,7 @@ use super::{interruptible, to_py_err, FusionError};
 use crate::output::directory::{self, StagedDir};
 use crate::output::separate::{check_separate, Named};
 use crate::output::OutputFile as CoreOutput;
-use crate::runs::source::LineSource;
+use crate::runs::read::source::LineSource;
 
 /// A path argument: a str or an `os.PathLike` naming a str path.
 fn path_arg(value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
@@ -260,7 +260,7 @@ pub(super) fn read_lines(path: &Bound<'_, PyAny>) -> PyResult<PyLines> {
 /// The bounds of the readers, for messages and tests: `{"line": bytes, "field": bytes}`.
 pub(super) fn add_reader_limits(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let limits = PyDict::new(m.py());
-    limits.set_item("line", crate::runs::source::MAX_LINE_BYTES)?;
-    limits.set_item("field", crate::runs::fields::MAX_FIELD_BYTES)?;
+    limits.set_item("line", crate::runs::read::source::MAX_LINE_BYTES)?;
+    limits.set_item("field", crate::runs::read::fields::MAX_FIELD_BYTES)?;
     m.add("READER_LIMITS", limits)
 }

@@ -111,7 +111,7 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("METRICS", PyTuple::new(py, crate::eval::metric_names())?)?;
     m.add("TREC_EVAL_METRICS", PyTuple::new(py, crate::eval::trec_eval_metric_names())?)?;
     let table_columns = PyDict::new(py);
-    for (role, names) in crate::runs::table::RUN_COLUMNS {
+    for (role, names) in crate::runs::read::table::RUN_COLUMNS {
         table_columns.set_item(role, PyTuple::new(py, names)?)?;
     }
     m.add("RUN_TABLE_COLUMNS", table_columns)?;
@@ -160,13 +160,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(tables::fuse_tables, m)?)?;
     m.add_class::<arrow_batch::PyArrowBatch>()?;
-    m.add_function(wrap_pyfunction!(rows::file_blocks, m)?)?;
-    m.add_function(wrap_pyfunction!(rows::read_run_block, m)?)?;
-    m.add_function(wrap_pyfunction!(rows::read_table_block, m)?)?;
-    m.add_function(wrap_pyfunction!(rows::rows_regrouped, m)?)?;
-    m.add_function(wrap_pyfunction!(rows::fuse_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(rows::run_from_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(rows::write_run_text, m)?)?;
+    rows::add_submodule(m)?;
     m.add_class::<trained::PyFusionModel>()?;
     m.add_function(wrap_pyfunction!(train::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;

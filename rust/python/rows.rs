@@ -1,8 +1,7 @@
-//! Runs as Arrow rows for the distributed engines: reading a block of a run file or a table into row
-//! batches split by query, fusing the rows that meet by query, and writing the fused text in order
-//! through the core's output file. Batches go out through the Arrow PyCapsule protocol.
+//! `fanfuse._core._rows`: the internal entry points of the distributed engine (`fanfuse.dask`), runs
+//! as Arrow rows: reading a block of a run file or a table into row batches split by query, fusing
+//! the rows that meet by query, writing the fused text in order. Conversion and error mapping only.
 
-use std::io::Write;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
@@ -17,60 +16,60 @@ use super::options::{
 use super::runs::PyRun;
 use super::tables::table_source;
 use super::{interruptible, to_py_err};
-use crate::arrow::column::{Column, Values};
 use crate::arrow::export::ExportBatch;
 use crate::arrow::TableSource;
-use crate::error::FusionError as CoreError;
-use crate::output::OutputFile;
-use crate::runs::fuse_rows::{self as core_rows, RowFusion, RowOutput};
-use crate::runs::row_order::Layout;
-use crate::runs::rows::{self, BlockSummary};
-use crate::runs::table::TableSpec;
-use crate::runs::write::{first_trec_line_problem, nothing_written, OutFormat};
+use crate::runs::fuse::gather::run_of_rows;
+use crate::runs::fuse::order::Layout;
+use crate::runs::fuse::rows::{self as core_rows, RowFusion, RowOutput};
+use crate::runs::fuse::text::FusedText;
+use crate::runs::read::rows::{self, BlockSummary};
+use crate::runs::read::table::TableSpec;
+use crate::runs::write::OutFormat;
 use crate::runs::RankFrom;
 
-fn batches(read: Vec<ExportBatch>) -> Vec<PyArrowBatch> {
-    read.into_iter().map(PyArrowBatch::new).collect()
+/// Adds the submodule `_rows` to `_core`, importable as `fanfuse._core._rows`.
+pub(super) fn add_submodule(core: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = core.py();
+    // Named in full, so that its functions' `__module__` is where `import` finds them.
+    let module = PyModule::new(py, "fanfuse._core._rows")?;
+    module.add_function(wrap_pyfunction!(file_blocks, &module)?)?;
+    module.add_function(wrap_pyfunction!(read_run_block, &module)?)?;
+    module.add_function(wrap_pyfunction!(read_table_block, &module)?)?;
+    module.add_function(wrap_pyfunction!(fuse_rows, &module)?)?;
+    module.add_function(wrap_pyfunction!(run_from_rows, &module)?)?;
+    module.add_function(wrap_pyfunction!(write_run_text, &module)?)?;
+    core.setattr("_rows", &module)?;
+    // An extension's submodule is found by `import` only through `sys.modules`.
+    py.import("sys")?.getattr("modules")?.set_item("fanfuse._core._rows", &module)
 }
 
 /// A block's batches, one per partition: every partition that received no rows shares one empty
 /// batch object, so that many partitions cost a slot each, not a batch each.
 fn partition_batches(py: Python<'_>, read: Vec<Option<ExportBatch>>) -> PyResult<Vec<Py<PyArrowBatch>>> {
-    let mut empty: Option<Py<PyArrowBatch>> = None;
+    let empty = Py::new(py, PyArrowBatch::new(rows::empty_rows()))?;
     read.into_iter()
-        .map(|batch| {
-            if let Some(batch) = batch {
-                return Py::new(py, PyArrowBatch::new(batch));
-            }
-            if empty.is_none() {
-                empty = Some(Py::new(py, PyArrowBatch::new(rows::empty_rows()))?);
-            }
-            Ok(empty.as_ref().map(|shared| shared.clone_ref(py)).expect("made above"))
-        })
+        .map(|batch| batch.map_or_else(|| Ok(empty.clone_ref(py)), |batch| Py::new(py, PyArrowBatch::new(batch))))
         .collect()
 }
 
 /// A block's summary as Python holds it: (run, lines, groups, first qid, last qid).
 type SummaryTuple = (usize, u64, u64, Option<String>, Option<String>);
 
-fn summary_tuple(summary: BlockSummary) -> SummaryTuple {
-    (summary.run, summary.lines, summary.groups, summary.first, summary.last)
+fn summary_tuple(s: BlockSummary) -> SummaryTuple {
+    (s.run, s.lines, s.groups, s.first, s.last)
 }
 
 fn layout(blocks: &Bound<'_, PyAny>, names: &Bound<'_, PyAny>) -> PyResult<Layout> {
-    let summaries = outer_items(blocks, "blocks", "block summaries (run, lines, groups, first, last)")?
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let (run, lines, groups, first, last): SummaryTuple = item.extract().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "blocks[{i}] must be a block summary (run, lines, groups, first, last) as the readers return it"
-                ))
-            })?;
-            Ok(BlockSummary { run, lines, groups, first, last })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    Layout::new(&summaries, &strings(names, "names")?).map_err(to_py_err)
+    let items = outer_items(blocks, "blocks", "block summaries (run, lines, groups, first, last)")?;
+    let summaries = items.iter().enumerate().map(|(i, item)| {
+        let (run, lines, groups, first, last): SummaryTuple = item.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "blocks[{i}] must be a block summary (run, lines, groups, first, last) as the readers return it"
+            ))
+        })?;
+        Ok(BlockSummary { run, lines, groups, first, last })
+    });
+    Layout::new(&summaries.collect::<PyResult<Vec<_>>>()?, &strings(names, "names")?).map_err(to_py_err)
 }
 
 fn row_sources(rows: &Bound<'_, PyAny>) -> PyResult<Vec<TableSource>> {
@@ -78,13 +77,18 @@ fn row_sources(rows: &Bound<'_, PyAny>) -> PyResult<Vec<TableSource>> {
     items.iter().enumerate().map(|(i, item)| table_source(item, &format!("rows[{i}]"))).collect()
 }
 
-// The counts and offsets of these functions, each read with fanfuse's message naming it.
-fn count(value: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
-    int_in(value, name, "an int >= 1", 1..=i128::from(u32::MAX))
+// The ints of these functions, each read with fanfuse's message naming it; `partitions` is checked
+// by the core (its range is the core's).
+fn at_least(value: &Bound<'_, PyAny>, name: &str, least: i128) -> PyResult<u64> {
+    int_in(value, name, &format!("an int >= {least}"), least..=i128::from(u64::MAX))
 }
 
-fn offset(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
-    int_in(value, name, "an int >= 0", 0..=i128::from(u64::MAX))
+fn block_bytes_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    at_least(value, "block_bytes", 1)
+}
+
+fn ranges_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    int_in(value, "ranges", "an int >= 1", 1..=i128::from(u32::MAX))
 }
 
 fn partitions_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
@@ -92,34 +96,26 @@ fn partitions_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     int_in(value, "partitions", &format!("an int from 1 to {most}"), 1..=i128::try_from(most).unwrap_or(i128::MAX))
 }
 
-fn ranges_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    count(value, "ranges")
-}
-
-fn block_bytes_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    int_in(value, "block_bytes", "an int >= 1", 1..=i128::from(u64::MAX))
-}
-
 fn run_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     int_in(value, "run", "an int >= 0", 0..=i128::from(u32::MAX))
 }
 
 fn start_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    offset(value, "start")
+    at_least(value, "start", 0)
 }
 
 fn end_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    offset(value, "end")
+    at_least(value, "end", 0)
 }
 
 fn first_row_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    offset(value, "first_row")
+    at_least(value, "first_row", 0)
 }
 
-/// The byte ranges to read a run file in. See `_core.pyi`.
+/// The byte ranges to read a run file in. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (path, /, *, block_bytes))]
-pub(super) fn file_blocks(
+fn file_blocks(
     py: Python<'_>,
     path: &str,
     #[pyo3(from_py_with = block_bytes_arg)] block_bytes: u64,
@@ -127,11 +123,11 @@ pub(super) fn file_blocks(
     py.detach(|| rows::file_blocks(path, block_bytes)).map_err(to_py_err)
 }
 
-/// Reads a block of a run file into row batches. See `_core.pyi`.
+/// Reads a block of a run file into row batches. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (path, /, *, run = 0, start = 0, end = u64::MAX, partitions = 1),
     text_signature = "(path, /, *, run=0, start=0, end=..., partitions=1)")]
-pub(super) fn read_run_block(
+fn read_run_block(
     py: Python<'_>,
     path: &str,
     #[pyo3(from_py_with = run_arg)] run: usize,
@@ -143,10 +139,10 @@ pub(super) fn read_run_block(
     Ok((summary_tuple(summary), partition_batches(py, read)?))
 }
 
-/// Reads a run table (or a part of one) into row batches. See `_core.pyi`.
+/// Reads a run table (or a part of one) into row batches. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (table, /, *, run = 0, name = "table", first_row = 0, rank_from = "score", partitions = 1))]
-pub(super) fn read_table_block(
+fn read_table_block(
     py: Python<'_>,
     table: &Bound<'_, PyAny>,
     #[pyo3(from_py_with = run_arg)] run: usize,
@@ -163,34 +159,20 @@ pub(super) fn read_table_block(
     Ok((summary_tuple(summary), partition_batches(py, read)?))
 }
 
-/// Whether one process would fuse these runs buffered. See `_core.pyi`.
+/// Fuses the rows that met by query. See `_core/_rows.pyi`.
 #[pyfunction]
-#[pyo3(signature = (rows, /, *, blocks, names))]
-pub(super) fn rows_regrouped(
-    py: Python<'_>,
-    rows: &Bound<'_, PyAny>,
-    blocks: &Bound<'_, PyAny>,
-    names: &Bound<'_, PyAny>,
-) -> PyResult<bool> {
-    let (sources, layout) = (row_sources(rows)?, layout(blocks, names)?);
-    interruptible(py, move || core_rows::regrouped(sources, &layout))
-}
-
-/// Fuses the rows that met by query. See `_core.pyi`.
-#[pyfunction]
-#[pyo3(signature = (rows, /, *, blocks, names, buffered = false, ranges = 1, format = None, tag = "fanfuse",
+#[pyo3(signature = (rows, /, *, blocks, names, ranges = 1, format = None, tag = "fanfuse",
     method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank",
     rank_from = "score", threads = None, phi = 0.8, sigma = 0.01, gamma = 1.0),
-    text_signature = "(rows, /, *, blocks, names, buffered=False, ranges=1, format=None, tag='fanfuse', method=None, \
+    text_signature = "(rows, /, *, blocks, names, ranges=1, format=None, tag='fanfuse', method=None, \
         norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', rank_from='score', threads=None, phi=0.8, \
         sigma=0.01, gamma=1.0)")]
 #[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
-pub(super) fn fuse_rows(
+fn fuse_rows(
     py: Python<'_>,
     rows: &Bound<'_, PyAny>,
     blocks: &Bound<'_, PyAny>,
     names: &Bound<'_, PyAny>,
-    buffered: bool,
     #[pyo3(from_py_with = ranges_arg)] ranges: usize,
     format: Option<&str>,
     tag: &str,
@@ -208,28 +190,20 @@ pub(super) fn fuse_rows(
 ) -> PyResult<Vec<PyArrowBatch>> {
     let options = FusionOptions { norm, k, weights, top_k, tie_break, phi, sigma, gamma, ..FusionOptions::default() };
     let params = run_fuse_params(&options, method, None)?;
-    let output = match format.map(str::parse::<OutFormat>).transpose().map_err(to_py_err)? {
-        None => RowOutput::Hits,
-        Some(OutFormat::Trec) => RowOutput::Trec { tag },
-        Some(OutFormat::Mtrag) => {
-            return Err(super::FusionError::new_err(
-                "format='mtrag' needs the passthrough fields of every context, which rows do not hold; \
-                 rows are fused to hits (format=None) or TREC text (format='trec')",
-            ))
-        }
-    };
+    let format = format.map(str::parse::<OutFormat>).transpose().map_err(to_py_err)?;
+    let output = RowOutput::new(format, tag).map_err(to_py_err)?;
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     check_thread_variable(py, threads)?;
     let (sources, layout) = (row_sources(rows)?, layout(blocks, names)?);
-    let fusion = RowFusion { params: &params, rank_from, output, buffered, ranges, threads };
+    let fusion = RowFusion { params: &params, rank_from, output, ranges, threads };
     let fused = interruptible(py, move || core_rows::fuse_rows(sources, &layout, &fusion))?;
-    Ok(batches(fused))
+    Ok(fused.into_iter().map(PyArrowBatch::new).collect())
 }
 
-/// The rows of one run as a Run to evaluate. See `_core.pyi`.
+/// The rows of one run as a Run to evaluate. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (rows, /, *, blocks, name, rank_from = "score"))]
-pub(super) fn run_from_rows(
+fn run_from_rows(
     py: Python<'_>,
     rows: &Bound<'_, PyAny>,
     blocks: &Bound<'_, PyAny>,
@@ -239,59 +213,25 @@ pub(super) fn run_from_rows(
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let names = PyTuple::new(py, [name])?;
     let (sources, layout) = (row_sources(rows)?, layout(blocks, names.as_any())?);
-    let (run, firsts) = interruptible(py, move || core_rows::run_of_rows(sources, &layout, rank_from))?;
+    let (run, firsts) = interruptible(py, move || run_of_rows(sources, &layout, rank_from))?;
     Ok((PyRun { inner: Arc::new(run) }, firsts))
 }
 
-/// Writes fused TREC text, chunk by chunk, into one output file. See `_core.pyi`.
+/// Writes fused TREC text, chunk by chunk, into one output file. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (output, chunks, /, *, inputs = None))]
-pub(super) fn write_run_text(
+fn write_run_text(
     py: Python<'_>,
     output: &str,
     chunks: &Bound<'_, PyAny>,
     inputs: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<u64> {
     let inputs = inputs.map(|i| strings(i, "inputs")).transpose()?.unwrap_or_default();
-    let mut out = py.detach(|| OutputFile::create(output, &inputs)).map_err(to_py_err)?;
-    let (mut queries, mut empty) = (0_u64, true);
+    let mut out = py.detach(|| FusedText::create(output, &inputs)).map_err(to_py_err)?;
     for (i, chunk) in chunks.try_iter()?.enumerate() {
-        let source = table_source(&chunk?, &format!("chunks[{i}]"))?;
         let name = format!("chunks[{i}]");
-        let written = py.detach(|| {
-            source.for_each_batch(&name, |batch| {
-                let column = |n: &str| {
-                    let (schema, array) = batch.column(n).ok_or_else(|| {
-                        CoreError::invalid(format!("{name} has no column '{n}': chunks hold qid and text"))
-                    })?;
-                    Column::new(schema, array)
-                        .ok()
-                        .filter(|c| c.values() == Values::Text)
-                        .ok_or_else(|| CoreError::invalid(format!("{name}: column '{n}' is not text")))
-                };
-                let (qids, texts) = (column("qid")?, column("text")?);
-                let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
-                for row in batch.rows() {
-                    let at_row = |m: String| CoreError::invalid(format!("{name} row {row}: {m}"));
-                    let text = texts.text(row, &mut b).map_err(at_row)?;
-                    queries += 1;
-                    if empty && !text.is_empty() {
-                        let qid = qids.text(row, &mut a).map_err(at_row)?;
-                        if let Some(message) = first_trec_line_problem(OutFormat::Trec, qid) {
-                            return Err(CoreError::invalid(message));
-                        }
-                        empty = false;
-                    }
-                    out.writer().write_all(text.as_bytes()).map_err(|e| out.io_error(&e))?;
-                }
-                Ok(())
-            })
-        });
-        written.map_err(to_py_err)?;
+        let source = table_source(&chunk?, &name)?;
+        py.detach(|| out.write(source, &name)).map_err(to_py_err)?;
     }
-    if empty {
-        return Err(to_py_err(nothing_written(OutFormat::Trec, queries)));
-    }
-    interruptible(py, move || out.commit())?;
-    Ok(queries)
+    interruptible(py, move || out.commit())
 }

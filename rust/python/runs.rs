@@ -13,9 +13,9 @@ use super::options::{
 };
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
-use crate::runs::input::RunInput;
-use crate::runs::qrels::Qrels;
-use crate::runs::stream::{self, FuseFilesOptions, FuseProgress};
+use crate::runs::fuse::stream::{self, FuseFilesOptions, FuseProgress};
+use crate::runs::read::input::RunInput;
+use crate::runs::read::qrels::Qrels;
 use crate::runs::write::OutFormat;
 use crate::runs::{self, RankFrom, Run as CoreRun};
 
@@ -131,7 +131,7 @@ pub(super) fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<
 #[pyfunction]
 #[pyo3(signature = (path, /))]
 pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
-    let qrels = interruptible(py, || runs::qrels::read_qrels(path))?;
+    let qrels = interruptible(py, || runs::read::qrels::read_qrels(path))?;
     Ok(PyQrels { inner: Arc::new(qrels) })
 }
 
@@ -162,7 +162,7 @@ pub(super) fn fuse_runs(
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let fused = interruptible(py, || {
         let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
-        crate::runs::fuse_query::fuse_runs(&refs, &params, threads)
+        crate::runs::fuse::query::fuse_runs(&refs, &params, threads)
     })?;
     Ok(PyRun { inner: Arc::new(fused) })
 }

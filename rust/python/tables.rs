@@ -16,7 +16,7 @@ use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::arrow::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, OwnedArray, OwnedSchema, OwnedStream};
 use crate::arrow::TableSource;
-use crate::runs::table::{self, TableSpec};
+use crate::runs::read::table::{self, TableSpec};
 use crate::runs::RankFrom;
 
 /// The pointer a capsule of the PyCapsule protocol holds, checked by its name.
@@ -115,7 +115,7 @@ pub(super) fn fuse_tables(
             .zip(&names)
             .map(|(source, name)| (source, TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 }))
             .collect();
-        crate::runs::fuse_rows::fuse_tables(tables, rank_from, &params, threads)
+        crate::runs::fuse::rows::fuse_tables(tables, rank_from, &params, threads)
     })?;
     Ok(PyArrowBatch::new(fused))
 }
@@ -135,7 +135,7 @@ pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn run_buffers<'py>(py: Python<'py>, run: PyRef<'_, PyRun>) -> PyResult<Bound<'py, PyTuple>> {
     let run = Arc::clone(&run.inner);
-    let buffers = py.detach(move || crate::runs::columns::run_buffers(&run));
+    let buffers = py.detach(move || crate::runs::read::columns::run_buffers(&run));
     let bytes = |data: &[u8]| PyBytes::new(py, data).into_any();
     PyTuple::new(
         py,

@@ -70,7 +70,7 @@ impl PyFusionModel {
     #[staticmethod]
     #[pyo3(signature = (path, /))]
     fn load(py: Python<'_>, path: &str) -> PyResult<Self> {
-        let text = interruptible(py, || crate::runs::source::read_small_file(path))?;
+        let text = interruptible(py, || crate::runs::read::source::read_small_file(path))?;
         TrainedModel::from_json(&text)
             .map(|m| Self { inner: Arc::new(m) })
             .map_err(|e| FusionError::new_err(format!("{path}: {e}")))

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::qrels::Qrels;
+use super::read::qrels::Qrels;
 use super::Run;
 use crate::error::FusionError;
 use crate::eval::{Judgments, Measure, Metric};

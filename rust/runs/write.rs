@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde_json::value::RawValue;
 
-use super::fields::{self, shown};
+use super::read::fields::{self, shown};
 use super::{Extra, Hit};
 use crate::error::FusionError;
 
@@ -143,6 +143,28 @@ pub fn value_error_at<L: AsRef<[Hit]>>(
         Some(r) => FusionError::input(&inputs[r], hit.unwrap_or(&lists[r].as_ref()[0]).line, message),
         None => FusionError::invalid(message),
     }
+}
+
+/// One fused query's lines in `format` (each hit with its fused score and its passthrough fields),
+/// with [`write_query`]'s checks: a value the format cannot hold is an error at the input line it came
+/// from ([`value_error_at`]: `lists[r]` holds run r's hits, `inputs[r]` names it).
+pub fn fused_query_text<L: AsRef<[Hit]>>(
+    format: OutFormat,
+    qid: &str,
+    fused: &[(&Hit, f64)],
+    tag: &str,
+    collection: Option<&str>,
+    inputs: &[String],
+    lists: &[L],
+) -> Result<Vec<u8>, FusionError> {
+    let hits: Vec<OutHit<'_>> =
+        fused.iter().map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() }).collect();
+    let mut text = Vec::with_capacity(hits.len() * 64);
+    write_query(&mut text, format, qid, &hits, tag, collection).map_err(|e| match e {
+        WriteError::Io(e) => FusionError::io("<memory>", &e),
+        WriteError::Value { hit, message } => value_error_at(inputs, lists, hit.map(|i| fused[i].0), message),
+    })?;
+    Ok(text)
 }
 
 /// Writes one query. Scores print in the shortest form that reads back exactly (ryu). A TREC line

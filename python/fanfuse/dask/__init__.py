@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from operator import getitem
 from typing import Any
 
-from fanfuse._core import FusionError, file_blocks
-from fanfuse.dask.kernel import Block, count_queries, fuse_partition, query_ids, read_block, regrouped
+from fanfuse._core import FusionError
+from fanfuse._core._rows import file_blocks
+from fanfuse.dask.kernel import Block, count_queries, fuse_partition, query_ids, read_block
 from fanfuse.limits import check_int
 from fanfuse.tables import is_parquet
 
@@ -86,9 +87,8 @@ class Plan:
 @dataclass
 class Tasks:
     """A job's tasks as one graph, a dict built entry by entry: each task costs one entry. (Built
-    call by call with dask.delayed, each call merges and optimizes the graphs of its arguments, and
-    the tasks that wait for a task depending on every partition (whether the runs go buffered) made
-    the building grow with the square of the partitions.)"""
+    call by call with dask.delayed, each call merges and optimizes the graphs of its arguments: a
+    task that waits for every partition makes the building grow with the square of the partitions.)"""
 
     name: str
     graph: dict[Any, Any]
@@ -141,7 +141,7 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
 def shuffle_partitions(partitions: object, plan: Plan, rank_from: str = "score") -> int:
     """The partitions of the shuffle on qid: one per block by default. A number given must not
     exceed the queries: a partition past them would be empty, yet each costs tasks of its own (a
-    slot in every block's batches, a regrouping check, a fusion call). The queries are counted (one
+    slot in every block's batches, a fusion call). The queries are counted (one
     more read of the input) only when the number exceeds the blocks."""
     if partitions is None:
         return len(plan.blocks)
@@ -168,32 +168,18 @@ def fused_partitions(
     **options: Any,
 ) -> tuple[list[Delayed], int]:
     """One task per partition of the shuffle on qid, and how many Arrow batches of fused queries each
-    gives (``ranges``; ``fanfuse._core.fuse_rows``, whose options ``options`` are). ``ranges`` None:
+    gives (``ranges``; ``fanfuse._core._rows.fuse_rows``, whose options ``options`` are). ``ranges`` None:
     one per input block, at most one per partition, so that a range of the output holds about a
     block's worth whatever the partitions (the batches are ranges x partitions: as many ranges as
-    partitions would make the cost grow with the square of the partitions). Which one-process
-    order the keys follow (buffered or not) is decided from every partition's rows first."""
+    partitions would make the cost grow with the square of the partitions)."""
     plan = plan_runs(runs, block_bytes)
     rank_from = options.get("rank_from", "score")
     count = shuffle_partitions(partitions, plan, rank_from)
     ranges = ranges or min(count, len(plan.blocks))
     tasks = plan.tasks(count, rank_from)
     name = f"fanfuse-fuse-{tokenize(tasks.name, plan.names, ranges, options)}"
-    graph, flags = tasks.graph, []
     for j, part in enumerate(tasks.rows):
-        flags.append((f"{name}-regrouped", j))
-        graph[flags[-1]] = (regrouped, part, tasks.summaries, plan.names)
-    graph[f"{name}-buffered"] = (any, flags)
-    for j, part in enumerate(tasks.rows):
-        graph[(name, j)] = (
-            fuse_partition,
-            part,
-            tasks.summaries,
-            plan.names,
-            f"{name}-buffered",
-            ranges,
-            options,
-        )
+        tasks.graph[(name, j)] = (fuse_partition, part, tasks.summaries, plan.names, ranges, options)
     return [tasks.delayed((name, j)) for j in range(count)], ranges
 
 

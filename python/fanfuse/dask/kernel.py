@@ -2,7 +2,7 @@
 
 - ``read_block``: one block of a run (a byte range of a TREC or MT-RAG file, a row group of a Parquet
   file, a partition of a Dask DataFrame) read by the core's reader into row batches, one per
-  partition of the shuffle on qid (``fanfuse._core.read_run_block`` / ``read_table_block``).
+  partition of the shuffle on qid (``fanfuse._core._rows.read_run_block`` / ``read_table_block``).
 - ``fuse_partition``: the rows of every block for one partition's queries, fused by the core
   (``fuse_rows``): every query as ``fanfuse fuse`` fuses it, keyed by its place in the file that
   ``fanfuse fuse`` writes.
@@ -21,15 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fanfuse._core import (
-    Qrels,
-    evaluate,
-    fuse_rows,
-    read_run_block,
-    read_table_block,
-    rows_regrouped,
-    run_from_rows,
-)
+from fanfuse._core import Qrels, evaluate
+from fanfuse._core._rows import fuse_rows, read_run_block, read_table_block, run_from_rows
 from fanfuse.tables import read_any_qrels
 
 # A block's summary, as the core's readers give it: (run, lines, groups, first qid, last qid).
@@ -93,23 +86,15 @@ def count_queries(ids: Sequence[pa.Array]) -> int:
     return len(pc.unique(pa.chunked_array(list(ids), pa.large_string())))
 
 
-def regrouped(rows: Sequence[pa.RecordBatch], summaries: Sequence[Summary], names: Sequence[str]) -> bool:
-    """Whether one process would fuse these runs buffered, from one partition's rows."""
-    return rows_regrouped(list(rows), blocks=list(summaries), names=list(names))
-
-
 def fuse_partition(
     rows: Sequence[pa.RecordBatch],
     summaries: Sequence[Summary],
     names: Sequence[str],
-    buffered: bool,
     ranges: int,
     options: dict[str, Any],
 ) -> list[pa.RecordBatch]:
     """One partition's queries fused: ``ranges`` batches by range of the order key (see ``fuse_rows``)."""
-    fused = fuse_rows(
-        list(rows), blocks=list(summaries), names=list(names), buffered=buffered, ranges=ranges, **options
-    )
+    fused = fuse_rows(list(rows), blocks=list(summaries), names=list(names), ranges=ranges, **options)
     return [pa.record_batch(batch) for batch in fused]
 
 

@@ -2,7 +2,7 @@
 //! hits in rank order, rank from 1): what the Python layer wraps into a pyarrow Table without a
 //! Python object per row.
 
-use super::Run;
+use crate::runs::Run;
 
 /// Little-endian Arrow buffers: string columns as offsets + data (32-bit offsets when the data of
 /// both fit, else 64-bit: `large`), ranks as int64, scores as float64.

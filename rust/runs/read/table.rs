@@ -3,10 +3,11 @@
 
 use std::collections::HashMap;
 
-use super::{order_hits, Hit, Query, RankFrom, Run};
+use super::{order_hits, RankFrom};
 use crate::arrow::column::{Column, Values};
 use crate::arrow::{type_name, Batch, TableSource};
 use crate::error::FusionError;
+use crate::runs::{Hit, Query, Run};
 
 /// The accepted names of each column, first the one fanfuse writes. `q_id` and `doc_id` are ranx's
 /// (`Run.to_parquet` / `from_parquet`), `query-id` / `corpus-id` BEIR's.

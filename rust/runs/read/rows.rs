@@ -12,10 +12,11 @@
 //! its [`BlockSummary`].
 
 use super::table::{for_each_row, TableSpec};
-use super::{Hit, RunReader};
+use super::RunReader;
 use crate::arrow::export::{ExportBatch, ExportColumn, TextColumn};
 use crate::arrow::TableSource;
 use crate::error::FusionError;
+use crate::runs::Hit;
 use std::collections::HashMap;
 
 /// The columns of a row batch, in order.

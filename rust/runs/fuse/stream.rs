@@ -9,6 +9,10 @@
 //! for that run to end. Inputs in different orders or not grouped hold up to the whole input: if a run
 //! returns to a query that was already released, the fusion restarts in "buffered" mode, which holds
 //! every query until all runs end (the partial output is discarded; the result is the same).
+//!
+//! Output order, in both modes: by release step, then first step ([`crate::runs::fuse::order`], where
+//! the rule is stated for the engines that fuse rows apart). A round of the merge loop takes one
+//! message from every run still open, so run r's g-th group (or its end) comes at step `g * R + r`.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
@@ -22,10 +26,10 @@ use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
-use crate::runs::fuse_query::fuse_query;
-use crate::runs::input::{GroupReader, RunInput};
+use crate::runs::fuse::query::fuse_query;
+use crate::runs::read::input::{GroupReader, RunInput};
 use crate::runs::write::{
-    check_tag, first_trec_line_problem, nothing_written, value_error_at, write_query, OutFormat, OutHit, WriteError,
+    check_tag, first_trec_line_problem, fused_query_text, nothing_written, value_error_at, OutFormat,
 };
 use crate::runs::{ranked, Hit, RankFrom};
 
@@ -56,7 +60,10 @@ pub struct FuseSummary {
 }
 
 struct Pending {
+    /// Order of first appearance (the order of first steps).
     seq: u64,
+    /// The latest, over the runs that have the query, of the step of its first group there.
+    release: u64,
     lists: Vec<Vec<Hit>>,
     finished: Vec<bool>,
 }
@@ -80,7 +87,7 @@ pub fn fuse_inputs(inputs: &[RunInput], output: &str, options: &FuseFilesOptions
     if inputs.is_empty() {
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
-    crate::runs::fuse_query::validate_run_params(&options.params, inputs.len())?;
+    crate::runs::fuse::query::validate_run_params(&options.params, inputs.len())?;
     check_tag(options.format, &options.tag)?;
     match fuse_pass(inputs, output, options, false)? {
         Outcome::Done(summary) => Ok(summary),
@@ -216,6 +223,9 @@ impl Merge {
         let mut released: HashSet<u64> = HashSet::new();
         let mut ready: Vec<(String, Pending)> = Vec::new();
         let mut ended = vec![false; n];
+        // The step at which each run ended (see the module's note on steps).
+        let mut end_steps = vec![0_u64; n];
+        let mut round = 0_u64;
         let mut seq = 0_u64;
         let mut summary = FuseSummary { queries: 0, input_lines: 0, buffered };
         while ended.iter().any(|e| !e) {
@@ -229,6 +239,7 @@ impl Merge {
                     Message::Group(qid, hits) => (qid, hits),
                     Message::End(lines) => {
                         ended[r] = true;
+                        end_steps[r] = round * n as u64 + r as u64;
                         summary.input_lines += lines;
                         // Queries this run never had are now finished for it.
                         let mut done: Vec<(u64, String)> = pending
@@ -252,8 +263,11 @@ impl Merge {
                 }
                 let entry = pending.entry(qid.clone()).or_insert_with(|| {
                     seq += 1;
-                    Pending { seq, lists: vec![Vec::new(); n], finished: vec![false; n] }
+                    Pending { seq, release: 0, lists: vec![Vec::new(); n], finished: vec![false; n] }
                 });
+                if !entry.finished[r] {
+                    entry.release = entry.release.max(round * n as u64 + r as u64);
+                }
                 if entry.lists[r].is_empty() {
                     entry.lists[r] = hits; // the usual case: move, don't copy
                 } else {
@@ -265,14 +279,18 @@ impl Merge {
                     ready.push(pending.remove_entry(&qid).expect("inserted above"));
                 }
             }
+            round += 1;
             if ready.len() >= CHUNK_QUERIES {
                 summary.queries += ready.len() as u64;
                 self.send(&mut ready)?;
                 self.progress.update(summary.queries);
             }
         }
+        // Left when buffered (else every query was released by the last run's end): in order of
+        // release, counting the end of each run without the query.
+        let release = |p: &Pending| (0..n).filter(|&i| !p.finished[i]).map(|i| end_steps[i]).fold(p.release, u64::max);
         let mut rest: Vec<(String, Pending)> = pending.into_iter().collect();
-        rest.sort_by_key(|(_, p)| p.seq);
+        rest.sort_unstable_by_key(|(_, p)| (release(p), p.seq)); // keys differ (seq): no scratch copy
         ready.extend(rest);
         summary.queries += ready.len() as u64;
         self.send(&mut ready)?;
@@ -300,18 +318,7 @@ impl ChunkWriter<'_> {
                 .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
                 .collect::<Result<Vec<_>, _>>()?;
             let entries = fuse_query(qid, &lists, &options.params)?;
-            let mut buffer = Vec::with_capacity(entries.len() * 64);
-            let hits: Vec<OutHit<'_>> = entries
-                .iter()
-                .map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() })
-                .collect();
-            write_query(&mut buffer, options.format, qid, &hits, &options.tag, collection).map_err(|e| match e {
-                WriteError::Io(e) => FusionError::io("<memory>", &e),
-                WriteError::Value { hit, message } => {
-                    value_error_at(inputs, &pending.lists, hit.map(|i| entries[i].0), message)
-                }
-            })?;
-            Ok::<_, FusionError>(buffer)
+            fused_query_text(options.format, qid, &entries, &options.tag, collection, inputs, &pending.lists)
         })?;
         for (bytes, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
             let bytes = bytes?;

@@ -5,10 +5,11 @@
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use super::{Hit, Run, RunReader};
+use super::RunReader;
 use crate::error::FusionError;
+use crate::runs::{Hit, Run};
 
-/// One input of [`super::stream::fuse_inputs`].
+/// One input of [`crate::runs::fuse::stream::fuse_inputs`].
 #[derive(Debug, Clone)]
 pub enum RunInput {
     File(String),

@@ -1,7 +1,7 @@
 //! One line of a TREC run: `qid Q0 docid rank score tag`, fields as [`super::fields`] splits them.
 
 use super::fields;
-use super::Hit;
+use crate::runs::Hit;
 
 const SHAPE: &str = "expected 6 whitespace-separated fields `qid Q0 docid rank score tag`";
 

@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::Hit;
+use crate::runs::Hit;
 
 #[derive(Deserialize)]
 struct Line {
@@ -58,7 +58,7 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<Record, String> {
                 .map_err(|_| format!("contexts[{position}].score {} is not a number", raw.get()))?,
             None => return Err(format!("contexts[{position}] has no \"score\"; every context needs a numeric score")),
         };
-        let extra: super::Extra = context.into_iter().map(|(k, v)| (k.into_boxed_str(), v)).collect();
+        let extra: crate::runs::Extra = context.into_iter().map(|(k, v)| (k.into_boxed_str(), v)).collect();
         hits.push(Hit {
             docid: docid.into(),
             score,

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
-use super::Hit;
 use crate::error::FusionError;
+use crate::runs::Hit;
 
 /// Where the rank of a hit comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,15 +1,15 @@
 //! The key of a query's place in the file `fanfuse fuse` writes, from where its rows are in the
 //! runs, so that queries fused in many places can be written as one process writes them.
 //!
-//! The order ([`super::stream`]): one process takes one group (consecutive lines of one query) from
+//! The order (docs/run-files.md): one process takes one group (consecutive lines of one query) from
 //! each run in turn. Step `g * R + r` is the g-th group of run r of R, or the run's end when g is its
-//! number of groups. A query is written at its release: the latest, over the runs, of the step of its
-//! first group there (of the run's end where it has none); queries released together (by an end) in
-//! order of their first step. When a run comes back to a query after its release, one process starts
-//! over holding everything and writes every query in order of its first step ("buffered").
+//! number of groups. A query's release is the latest, over the runs, of the step of its first group
+//! there (of the run's end where it has none); queries are written by release, then by the step of
+//! their first group. One rule for every input: grouped runs in any query order, and runs that come
+//! back to a query (which one process fuses holding everything, [`super::stream`]).
 
-use super::rows::BlockSummary;
 use crate::error::FusionError;
+use crate::runs::read::rows::BlockSummary;
 
 /// Where the rows of every block stand in their run: the lines and groups before each block, and
 /// each run's name (in errors) and number of groups.
@@ -71,26 +71,23 @@ impl Layout {
     }
 }
 
-/// The groups one query has in each run: the first and last (global) group index, `None` where the
-/// run lacks the query.
+/// Where one query starts in each run: its first (global) group index, `None` where the run lacks it.
 pub struct QueryGroups {
     pub first: Vec<Option<u64>>,
-    pub last: Vec<u64>,
 }
 
 impl QueryGroups {
     #[must_use]
     pub fn new(runs: usize) -> Self {
-        Self { first: vec![None; runs], last: vec![0; runs] }
+        Self { first: vec![None; runs] }
     }
 
     /// Notes group `group` of run `run`.
     pub fn add(&mut self, run: usize, group: u64) {
         self.first[run] = Some(self.first[run].map_or(group, |f| f.min(group)));
-        self.last[run] = self.last[run].max(group);
     }
 
-    /// The step at which one process releases the query.
+    /// The query's release: the latest, over the runs, of the step of its first group there.
     #[must_use]
     pub fn release(&self, layout: &Layout) -> u64 {
         let reached = |r: usize| self.first[r].map_or_else(|| layout.end(r), |g| layout.step(r, g));
@@ -103,21 +100,10 @@ impl QueryGroups {
         (0..self.first.len()).filter_map(|r| self.first[r].map(|g| layout.step(r, g))).min().unwrap_or(0)
     }
 
-    /// Whether a run comes back to the query after its release (one process then goes buffered).
+    /// The query's order key: A is written before B exactly when A's key is smaller. The release,
+    /// then the first step (`steps` bounds every step).
     #[must_use]
-    pub fn returns_late(&self, layout: &Layout) -> bool {
-        let release = self.release(layout);
-        (0..self.first.len()).any(|r| self.first[r].is_some() && layout.step(r, self.last[r]) > release)
-    }
-
-    /// The query's order key: A is written before B exactly when A's key is smaller. Buffered, the
-    /// first step; else the release, then the first step (`steps` bounds every step).
-    #[must_use]
-    pub fn key(&self, layout: &Layout, buffered: bool, steps: u64) -> u64 {
-        if buffered {
-            self.seq(layout)
-        } else {
-            self.release(layout) * steps + self.seq(layout)
-        }
+    pub fn key(&self, layout: &Layout, steps: u64) -> u64 {
+        self.release(layout) * steps + self.seq(layout)
     }
 }
