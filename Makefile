@@ -36,7 +36,7 @@ lint: build
 	$(BIN)/ruff check python tests benches
 	$(BIN)/ruff format --check python tests benches
 	$(BIN)/mypy
-	$(PY) -m mypy.stubtest fanfuse._core
+	$(PY) -m mypy.stubtest fanfuse._core fanfuse._core._rows
 
 rust-test:
 	cargo test
