@@ -3,16 +3,13 @@
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::{fused_to_py, Fused};
 use super::ids::{IdsView, ListPath, OwnedIds};
-use super::options::{
-    check_query_weights, check_thread_variable, gamma_arg, k_arg, phi_arg, sigma_arg, threads_arg, top_k_arg,
-    FusionOptions,
-};
-use super::{interruptible, FusionError};
+use super::options::{call_options, check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
+use super::{interruptible, to_py_err, FusionError};
 use crate::batch;
 use crate::error::FusionError as CoreError;
 use crate::fusion;
@@ -176,29 +173,15 @@ pub(super) fn fuse_keyed<T: crate::keys::FusionKey>(
 
 /// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
 #[pyfunction]
-#[pyo3(signature = (
-    runs, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = None, tie_break = "rank",
-    duplicates = "first", content_keys = None, explain = false, phi = 0.8, sigma = 0.01, gamma = 1.0,
-))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[pyo3(signature = (runs, /, *, options = None, content_keys = None, **kwargs))]
 pub(super) fn fuse(
     py: Python<'_>,
     runs: &Bound<'_, PyAny>,
-    method: &str,
-    norm: Option<&str>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
-    duplicates: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     content_keys: Option<&Bound<'_, PyAny>>,
-    explain: bool,
-    #[pyo3(from_py_with = phi_arg)] phi: f64,
-    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
-    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
-    let options = FusionOptions { method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma };
-    let params = options.fuse_params()?;
+    let params = call_options("fuse", options, kwargs, |_| true)?.fuse_params().map_err(to_py_err)?;
     let mut owned = OwnedRuns::new();
     for (i, run) in outer_items(runs, "runs", "runs (ranked id lists, or (id, score) pairs)")?.iter().enumerate() {
         owned.push_run(run, ListPath { root: "runs", query: None, list: i })?;
@@ -215,29 +198,15 @@ pub(super) fn fuse(
 
 /// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
 #[pyfunction]
-#[pyo3(signature = (
-    queries, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = None, tie_break = "rank",
-    duplicates = "first", explain = false, phi = 0.8, sigma = 0.01, gamma = 1.0, threads = None,
-))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
 pub(super) fn fuse_batch(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    method: &str,
-    norm: Option<&str>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
-    duplicates: &str,
-    explain: bool,
-    #[pyo3(from_py_with = phi_arg)] phi: f64,
-    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
-    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<Fused>> {
-    let options = FusionOptions { method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma };
-    let params = options.fuse_params()?;
+    let params = call_options("fuse_batch", options, kwargs, |_| true)?.fuse_params().map_err(to_py_err)?;
     check_thread_variable(py, threads)?;
     let mut owned = OwnedRuns::new();
     // query_lists[q]..=query_lists[q + 1] is the window of the bounds that holds query q's runs.

@@ -101,6 +101,8 @@ where
 /// The names each option accepts, as tuples, from the core's tables (see `crate::names`).
 fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add("RUN_FILE_TOP_K", crate::fusion::RUN_FILE_TOP_K)?;
+    m.add("FUSION_OPTIONS", PyTuple::new(py, crate::fusion::OPTIONS.iter().map(|o| o.0))?)?;
     m.add("METHODS", PyTuple::new(py, crate::fusion::Method::NAMES)?)?;
     m.add("TRAINED_METHODS", PyTuple::new(py, crate::fusion::TrainedMethod::NAMES)?)?;
     m.add("NORMS", PyTuple::new(py, crate::fusion::Norm::NAMES)?)?;
@@ -139,8 +141,12 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("FusionError", m.py().get_type::<FusionError>())?;
+    let error_type = m.py().get_type::<FusionError>();
+    // Set on an instance raised for a fusion option: the option's name.
+    error_type.setattr("option", m.py().None())?;
+    m.add("FusionError", error_type)?;
     add_name_lists(m)?;
+    m.add_class::<options::PyFusionOptions>()?;
     m.add_class::<fused::Fused>()?;
     m.add_class::<fused::PyContribution>()?;
     m.add_function(wrap_pyfunction!(rrf::rrf, m)?)?;

@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use super::args::outer_items;
 use super::fused::Fused;
 use super::ids::{ListPath, OwnedIds};
-use super::options::{check_query_weights, check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
+use super::options::{call_options, check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
 use super::{interruptible, to_py_err};
 use crate::batch;
 use crate::error::FusionError as CoreError;
@@ -18,22 +19,32 @@ use crate::rrf::{FusedEntry, RrfParams};
 
 /// Weighted Reciprocal Rank Fusion of ranked id lists. See `_core.pyi` for the documentation.
 #[pyfunction]
-#[pyo3(signature = (lists, /, *, k = 60.0, weights = None, top_k = None, tie_break = "rank"))]
+#[pyo3(signature = (lists, /, *, options = None, **kwargs))]
 pub(super) fn rrf(
     py: Python<'_>,
     lists: &Bound<'_, PyAny>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
-    let params = FusionOptions { k, weights, top_k, tie_break, ..FusionOptions::default() }.rrf_params()?;
+    let params = rrf_params("rrf", options, kwargs)?;
     let mut ids = OwnedIds::new();
     for (i, list) in outer_items(lists, "lists", "ranked id lists")?.iter().enumerate() {
         ids.push_list(list, ListPath { root: "lists", query: None, list: i })?;
     }
     let entries = interruptible(py, || ids.fuse(&ids.bounds, &params))?;
     Ok(Fused::build(py, &ids, &entries))
+}
+
+/// The options of Reciprocal Rank Fusion, checked now: a bad one fails even for an empty batch.
+fn rrf_params(
+    entry: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<RrfParams> {
+    let options = call_options(entry, options, kwargs, |name| crate::fusion::RRF_OPTIONS.contains(&name))?;
+    let params = options.rrf_params().map_err(to_py_err)?;
+    params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
+    Ok(params)
 }
 
 /// A batch copied into Rust: all ids, and per query the window of `ids.bounds` holding its lists.
@@ -102,20 +113,15 @@ impl fmt::Display for QueryPath {
 
 /// RRF of many queries in one call. See `_core.pyi` for the documentation.
 #[pyfunction]
-#[pyo3(signature = (queries, /, *, k = 60.0, weights = None, top_k = None, tie_break = "rank", threads = None))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
 pub(super) fn rrf_batch(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<Fused>> {
-    let params = FusionOptions { k, weights, top_k, tie_break, ..FusionOptions::default() }.rrf_params()?;
-    // Check k and the weight values now, so a bad option fails even for an empty batch.
-    params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
+    let params = rrf_params("rrf_batch", options, kwargs)?;
     check_thread_variable(py, threads)?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
     let mut fused = Vec::with_capacity(queries.len());
@@ -178,14 +184,15 @@ pub(super) fn rrf_batch(
 /// (best of `repeat`, so with warm caches, as `rrf_batch` sees them) and sums over the chunks.
 /// The benchmarks compare `rrf_batch` with it. Not public API.
 #[pyfunction]
-#[pyo3(signature = (queries, /, *, top_k = None, repeat = 1))]
+#[pyo3(signature = (queries, /, *, options = None, repeat = 1, **kwargs))]
 pub(super) fn _kernel_seconds(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     repeat: usize,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<f64> {
-    let params = FusionOptions { top_k, ..FusionOptions::default() }.rrf_params()?;
+    let params = rrf_params("_kernel_seconds", options, kwargs)?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
     let mut total = 0.0;
     let mut owned = OwnedBatch::new();
