@@ -25,7 +25,9 @@ pub use explain::Contribution;
 pub use gather::Duplicates;
 pub use methods::{Method, MethodParams};
 pub use norm::Norm;
-pub use options::{FusionOptions, Kind, OptionError, TopK, Value, NOT_FOR_RUNS, OPTIONS, RRF_OPTIONS, RUN_FILE_TOP_K};
+pub use options::{
+    method_table, FusionOptions, Kind, OptionError, TopK, Value, NOT_FOR_RUNS, OPTIONS, RRF_OPTIONS, RUN_FILE_TOP_K,
+};
 pub use trained::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
 
 use checks::{check_finite, check_normalised, check_scores};

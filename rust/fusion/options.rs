@@ -115,6 +115,20 @@ impl PartialEq for FusionOptions {
     }
 }
 
+/// Every method name (plain, then trained) with what a caller can set for it and whether it
+/// fuses scores: the tables `fanfuse.METHOD_PARAMETERS` and `fanfuse.SCORE_METHODS` publish.
+#[must_use]
+pub fn method_table() -> Vec<(&'static str, Vec<&'static str>, bool)> {
+    let plain = Method::BY_NAME.iter().map(|&(name, make)| {
+        let method = make(MethodParams::default());
+        (name, method.parameters(), !method.reads_ranks())
+    });
+    let trained = TrainedMethod::BY_NAME
+        .iter()
+        .map(|&(name, method)| (name, method.parameters().to_vec(), method.reads_scores()));
+    plain.chain(trained).collect()
+}
+
 impl FusionOptions {
     /// The options from `(name, value)` pairs, each name at most once; unset ones take the defaults.
     pub fn parse<'a>(values: impl IntoIterator<Item = (&'a str, Value)>) -> Result<Self, OptionError> {

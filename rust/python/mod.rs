@@ -119,18 +119,9 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RUN_TABLE_COLUMNS", table_columns)?;
     let parameters = PyDict::new(py);
     let mut score_methods = Vec::new();
-    for name in crate::fusion::Method::NAMES {
-        let method =
-            crate::fusion::Method::from_name(name, crate::fusion::MethodParams::default()).map_err(to_py_err)?;
-        parameters.set_item(name, PyTuple::new(py, method.parameters())?)?;
-        if !method.reads_ranks() {
-            score_methods.push(name);
-        }
-    }
-    for name in crate::fusion::TrainedMethod::NAMES {
-        let method: crate::fusion::TrainedMethod = name.parse().map_err(to_py_err)?;
-        parameters.set_item(name, PyTuple::new(py, method.parameters())?)?;
-        if method.reads_scores() {
+    for (name, settable, reads_scores) in crate::fusion::method_table() {
+        parameters.set_item(name, PyTuple::new(py, settable)?)?;
+        if reads_scores {
             score_methods.push(name);
         }
     }
