@@ -7,11 +7,12 @@
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
 //! the fusion entry points, `fused` and `arrow_batch` the result types, `trained` the trained model,
-//! `rrf` / `fuse` / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
+//! `fuse` (rrf too) / `batch` / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
 //! Arrow rows for the distributed engines, `files` the output guard and the line reader.
 
 mod args;
 mod arrow_batch;
+mod batch;
 mod eval;
 mod files;
 mod fuse;
@@ -19,7 +20,6 @@ mod fused;
 mod ids;
 mod options;
 mod rows;
-mod rrf;
 mod runs;
 mod tables;
 mod train;
@@ -140,10 +140,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<options::PyFusionOptions>()?;
     m.add_class::<fused::Fused>()?;
     m.add_class::<fused::PyContribution>()?;
-    m.add_function(wrap_pyfunction!(rrf::rrf, m)?)?;
-    m.add_function(wrap_pyfunction!(rrf::rrf_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(rrf::default_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(rrf::_kernel_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse::rrf, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse::rrf_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::_kernel_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(fuse::fuse, m)?)?;
     m.add_function(wrap_pyfunction!(fuse::fuse_batch, m)?)?;
     m.add_class::<runs::PyRun>()?;
