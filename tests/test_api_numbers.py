@@ -61,15 +61,21 @@ def stub_signatures() -> dict[str, dict[str, str]]:
     tree = ast.parse((Path(fanfuse.__file__).parent / "_core.pyi").read_text())
     out: dict[str, dict[str, str]] = {}
     # Keyword arguments typed `**kwargs: Unpack[SomeTypedDict]` are that TypedDict's fields.
-    typed_dicts = {
-        node.name: {
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+    def fields(name: str) -> dict[str, str]:  # a class's annotated fields, its bases' included
+        node = classes.get(name)
+        if node is None:
+            return {}
+        inherited = [fields(base.id) for base in node.bases if isinstance(base, ast.Name)]
+        own = {
             f.target.id: ast.unparse(f.annotation)
             for f in node.body
             if isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name)
         }
-        for node in tree.body
-        if isinstance(node, ast.ClassDef)
-    }
+        return {k: v for part in [*inherited, own] for k, v in part.items()}
+
+    typed_dicts = {name: fields(name) for name in classes}
 
     def walk(nodes: list[ast.stmt], prefix: str) -> None:
         for node in nodes:

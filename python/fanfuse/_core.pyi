@@ -36,6 +36,7 @@ __all__ = [
     "Run",
     "StagedDirectory",
     "_kernel_seconds",
+    "_run_buffers",
     "check_paths",
     "default_threads",
     "evaluate",
@@ -60,7 +61,6 @@ __all__ = [
     "rows_regrouped",
     "rrf",
     "rrf_batch",
-    "run_buffers",
     "run_from_rows",
     "runs_from_table",
     "sync_directory",
@@ -143,7 +143,7 @@ def rrf(
     /,
     *,
     options: FusionOptions | None = None,
-    **kwargs: Unpack[_FusionKeywords],
+    **kwargs: Unpack[_RrfKeywords],
 ) -> Fused:
     """Weighted Reciprocal Rank Fusion of ranked id lists (the contract in docs/contract.md).
 
@@ -156,7 +156,8 @@ def rrf(
         lists: ranked lists, best first. Each a list/tuple of ``str`` ids, of ``int`` ids, or a 1-D
             NumPy integer array (read without a Python object per element). All ids of one call are
             str, or all int (signed 64-bit). A repeated id inside one list counts at its first position.
-        k: finite number > 0 (default 60). 60 matches Elasticsearch, ranx and pyserini; 59 matches LlamaIndex/Weaviate.
+        k: finite number > 0 (default 60). 60 matches Elasticsearch, ranx and pyserini; 59 matches
+            LlamaIndex/Weaviate.
         weights: one finite weight >= 0 per list (None: all 1.0), with a finite total (only their ratios
             matter). A weight-0 list is ignored entirely.
         top_k: keep the first ``top_k`` hits (None: all); an int >= 0, larger than any list keeps all.
@@ -178,7 +179,7 @@ def rrf_batch(
     *,
     options: FusionOptions | None = None,
     threads: int | None = None,
-    **kwargs: Unpack[_FusionKeywords],
+    **kwargs: Unpack[_RrfKeywords],
 ) -> list[Fused]:
     """``[rrf(lists, ...) for lists in queries]`` in one call across the boundary.
 
@@ -202,7 +203,7 @@ def _kernel_seconds(
     *,
     options: FusionOptions | None = None,
     repeat: int = 1,
-    **kwargs: Unpack[_FusionKeywords],
+    **kwargs: Unpack[_RrfKeywords],
 ) -> float:
     """Seconds the bare kernel takes for the batch on one thread (benchmarks only, not public API).
 
@@ -223,20 +224,28 @@ _Method = Literal[
 ]  # fmt: skip
 _Norm = Literal["none", "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda"]
 
-class _FusionKeywords(TypedDict, total=False):
-    """The fusion options as keywords of an entry point, each as ``FusionOptions`` takes it."""
+class _RrfKeywords(TypedDict, total=False):
+    """The options of ``rrf`` and ``rrf_batch`` as keywords, each as ``FusionOptions`` takes it."""
 
-    method: _Method | _TrainedMethod | str | None
-    norm: _Norm | str | None
     k: float
     weights: Sequence[float] | npt.NDArray[np.floating] | None
     top_k: SupportsIndex | None
     tie_break: _TieBreak | str
-    duplicates: _Duplicates | str
-    explain: bool
+
+class _RunFusionKeywords(_RrfKeywords, total=False):
+    """The options of a run fusion as keywords (all but ``duplicates`` and ``explain``)."""
+
+    method: _Method | _TrainedMethod | str | None
+    norm: _Norm | str | None
     phi: float
     sigma: float
     gamma: float
+
+class _FusionKeywords(_RunFusionKeywords, total=False):
+    """Every fusion option as a keyword, each as ``FusionOptions`` takes it."""
+
+    duplicates: _Duplicates | str
+    explain: bool
 
 @final
 class FusionOptions:
@@ -463,7 +472,7 @@ def fuse_runs(
     options: FusionOptions | None = None,
     threads: int | None = None,
     model: FusionModel | None = None,
-    **kwargs: Unpack[_FusionKeywords],
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> Run:
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
 
@@ -493,7 +502,7 @@ def fuse_files(
     threads: int | None = None,
     progress: Callable[[int, int, int], object] | None = None,
     model: FusionModel | None = None,
-    **kwargs: Unpack[_FusionKeywords],
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> dict[str, int | bool]:
     """Streams run files through fusion into ``output`` (written atomically).
 
@@ -538,7 +547,7 @@ def fuse_tables(
     rank_from: _RankFrom | str = "score",
     options: FusionOptions | None = None,
     threads: int | None = None,
-    **kwargs: Unpack[_FusionKeywords],
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> ArrowBatch:
     """The work of ``fanfuse.fuse_table`` in one call: each table (``names[i]`` in errors) one run, or
     with ``run_column`` one run per label of ``runs``, read as ``runs_from_table`` reads them and
@@ -548,7 +557,7 @@ def fuse_tables(
 def qrels_from_table(table: object, /, *, name: str = "qrels") -> Qrels:
     """Reads judgments from an Arrow table: qid, docid and an integer ``relevance`` (or ``score``) column."""
 
-def run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bool]:
+def _run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bool]:
     """A run's columns as little-endian Arrow buffers: qid offsets and data, docid offsets and data
     (int32 offsets, int64 when the last item is True), ranks (int64, from 1), scores (float64)."""
 
@@ -614,7 +623,7 @@ def fuse_rows(
     rank_from: _RankFrom | str = "score",
     threads: int | None = None,
     options: FusionOptions | None = None,
-    **kwargs: Unpack[_FusionKeywords],
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> list[ArrowBatch]:
     """Fuses every query of ``rows`` (one row batch per block of ``blocks``, in the same order; every
     row of a query there) as ``fuse_files`` fuses it. ``format=None``: one row per fused hit (qid,

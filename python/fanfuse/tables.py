@@ -22,17 +22,17 @@ from fanfuse._core import (
     FusionOptions,
     Qrels,
     Run,
+    _run_buffers,
     evaluate,
     fuse_tables,
     qrels_from_table,
     read_run_block,
     read_table_block,
-    run_buffers,
     runs_from_table,
 )
 
 if TYPE_CHECKING:
-    from fanfuse._core import _FusionKeywords
+    from fanfuse._core import _RunFusionKeywords
 
 EXTRA = "arrow"
 PARQUET_MAGIC = b"PAR1"
@@ -61,7 +61,7 @@ def to_arrow(run: Run) -> Any:
     """A run as a pyarrow Table: qid, docid (string), rank (int64, from 1), score (float64); one row
     per hit, queries in run order, hits in rank order."""
     pa = _pyarrow()
-    qid_offsets, qid_data, docid_offsets, docid_data, ranks, scores, large = run_buffers(run)
+    qid_offsets, qid_data, docid_offsets, docid_data, ranks, scores, large = _run_buffers(run)
     text = pa.large_string() if large else pa.string()
     rows = len(ranks) // 8
 
@@ -86,7 +86,7 @@ def fuse_table(
     rank_from: str = "score",
     threads: int | None = None,
     options: FusionOptions | None = None,
-    **kwargs: Unpack[_FusionKeywords],
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> Any:
     """Fuses runs held as Arrow tables; returns a pyarrow Table (qid, docid, rank, score).
 

@@ -125,7 +125,7 @@ pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &
 
 /// A run's columns as Arrow buffers. See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (run, /))]
+#[pyo3(name = "_run_buffers", signature = (run, /))]
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn run_buffers<'py>(py: Python<'py>, run: PyRef<'_, PyRun>) -> PyResult<Bound<'py, PyTuple>> {
     let run = Arc::clone(&run.inner);
