@@ -10,14 +10,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::outer_items;
-use super::fuse::{OwnedRuns, Shape};
+use super::fuse::{fuse_params, rrf_params, OwnedRuns, Shape, LISTS, RUNS};
 use super::fused::{fused_to_py, Fused};
 use super::ids::ListPath;
-use super::options::{call_options, check_query_weights, check_thread_variable, PyFusionOptions};
+use super::options::{check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
 use super::{interruptible, to_py_err};
 use crate::batch;
 use crate::error::FusionError as CoreError;
-use crate::fusion::{self, FuseParams, Fusion};
+use crate::fusion::{FuseParams, Fusion};
 
 /// A chunk of a batch copied into Rust: its runs, and per query the window of `runs.ids.bounds`
 /// holding its lists.
@@ -97,7 +97,7 @@ impl fmt::Display for QueryPath {
 }
 
 /// Fuses every query of `queries`, each a sequence of lists shaped as `shape` says.
-pub(super) fn fuse_queries(
+fn fuse_queries(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
     shape: &Shape,
@@ -161,6 +161,32 @@ pub(super) fn fuse_queries(
     Ok(fused)
 }
 
+/// RRF of many queries in one call. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
+pub(super) fn rrf_batch(
+    py: Python<'_>,
+    queries: &Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<Fused>> {
+    fuse_queries(py, queries, &LISTS, &rrf_params("rrf_batch", options, kwargs)?, threads)
+}
+
+/// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
+pub(super) fn fuse_batch(
+    py: Python<'_>,
+    queries: &Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<Fused>> {
+    fuse_queries(py, queries, &RUNS, &fuse_params("fuse_batch", options, kwargs)?, threads)
+}
+
 /// Seconds the bare kernel takes for the batch on one thread: no copying out of Python, no result
 /// objects. Like `rrf_batch`, it copies 64 queries at a time, then times the kernel on that chunk
 /// (best of `repeat`, so with warm caches, as `rrf_batch` sees them) and sums over the chunks.
@@ -174,15 +200,13 @@ pub(super) fn _kernel_seconds(
     repeat: usize,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<f64> {
-    let options = call_options("_kernel_seconds", options, kwargs, |name| fusion::RRF_OPTIONS.contains(&name))?;
-    let params = options.fuse_params().map_err(to_py_err)?;
-    let shape = Shape { root: "queries", what: "ranked id lists", batch_what: "queries", noun: "list", scored: false };
+    let params = rrf_params("_kernel_seconds", options, kwargs)?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
     let mut total = 0.0;
     let mut owned = OwnedBatch::new();
     for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
         py.check_signals()?; // the copy of a huge batch takes seconds too
-        owned.refill(chunk, c * batch::CHUNK, &shape, &params)?;
+        owned.refill(chunk, c * batch::CHUNK, &LISTS, &params)?;
         total += interruptible(py, || {
             let mut best = f64::INFINITY;
             for _ in 0..repeat.max(1) {

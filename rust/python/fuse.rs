@@ -6,10 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use super::args::{number, outer_items, read_1d, type_name};
-use super::batch::fuse_queries;
 use super::fused::{fused_to_py, Fused};
 use super::ids::{IdsView, ListPath, OwnedIds};
-use super::options::{call_options, threads_arg, PyFusionOptions};
+use super::options::{call_options, PyFusionOptions};
 use super::{interruptible, to_py_err, FusionError};
 use crate::error::FusionError as CoreError;
 use crate::fusion;
@@ -184,14 +183,14 @@ pub(super) struct Shape {
     pub scored: bool,
 }
 
-const LISTS: Shape = Shape {
+pub(super) const LISTS: Shape = Shape {
     root: "lists",
     what: "ranked id lists",
     batch_what: "queries (each a sequence of ranked id lists)",
     noun: "list",
     scored: false,
 };
-const RUNS: Shape = Shape {
+pub(super) const RUNS: Shape = Shape {
     root: "runs",
     what: "runs (ranked id lists, or (id, score) pairs)",
     batch_what: "queries (each a sequence of runs)",
@@ -224,7 +223,7 @@ fn fuse_one(
 }
 
 /// The options of Reciprocal Rank Fusion, checked now: a bad one fails even for an empty batch.
-fn rrf_params(
+pub(super) fn rrf_params(
     entry: &str,
     options: Option<&Bound<'_, PyFusionOptions>>,
     kwargs: Option<&Bound<'_, PyDict>>,
@@ -233,7 +232,7 @@ fn rrf_params(
     options.fuse_params().map_err(to_py_err)
 }
 
-fn fuse_params(
+pub(super) fn fuse_params(
     entry: &str,
     options: Option<&Bound<'_, PyFusionOptions>>,
     kwargs: Option<&Bound<'_, PyDict>>,
@@ -253,19 +252,6 @@ pub(super) fn rrf(
     fuse_one(py, lists, &LISTS, None, &rrf_params("rrf", options, kwargs)?)
 }
 
-/// RRF of many queries in one call. See `_core.pyi` for the documentation.
-#[pyfunction]
-#[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
-pub(super) fn rrf_batch(
-    py: Python<'_>,
-    queries: &Bound<'_, PyAny>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
-    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Vec<Fused>> {
-    fuse_queries(py, queries, &LISTS, &rrf_params("rrf_batch", options, kwargs)?, threads)
-}
-
 /// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
 #[pyfunction]
 #[pyo3(signature = (runs, /, *, options = None, content_keys = None, **kwargs))]
@@ -277,17 +263,4 @@ pub(super) fn fuse(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
     fuse_one(py, runs, &RUNS, content_keys, &fuse_params("fuse", options, kwargs)?)
-}
-
-/// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
-#[pyfunction]
-#[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
-pub(super) fn fuse_batch(
-    py: Python<'_>,
-    queries: &Bound<'_, PyAny>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
-    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Vec<Fused>> {
-    fuse_queries(py, queries, &RUNS, &fuse_params("fuse_batch", options, kwargs)?, threads)
 }

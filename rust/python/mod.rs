@@ -7,7 +7,7 @@
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
 //! the fusion entry points, `fused` and `arrow_batch` the result types, `trained` the trained model,
-//! `fuse` (rrf too) / `batch` / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
+//! `fuse` (one query) / `batch` (many) / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
 //! Arrow rows for the distributed engines, `files` the output guard and the line reader.
 
 mod args;
@@ -141,11 +141,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<fused::Fused>()?;
     m.add_class::<fused::PyContribution>()?;
     m.add_function(wrap_pyfunction!(fuse::rrf, m)?)?;
-    m.add_function(wrap_pyfunction!(fuse::rrf_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::rrf_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(batch::_kernel_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(fuse::fuse, m)?)?;
-    m.add_function(wrap_pyfunction!(fuse::fuse_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::fuse_batch, m)?)?;
     m.add_class::<runs::PyRun>()?;
     m.add_class::<runs::PyQrels>()?;
     m.add_function(wrap_pyfunction!(runs::read_run, m)?)?;
