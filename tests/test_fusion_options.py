@@ -231,3 +231,20 @@ def test_checking_search_options_runs_no_fusion(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(FusionError, match="reads ranks only"):
         fusion.checked({"method": "isr", "norm": "max"}, weighted=False)
     assert fused == []
+
+
+@pytest.mark.parametrize(
+    ("call", "option"),
+    [
+        (lambda: FusionOptions(sigma=2.0), "sigma"),
+        (lambda: FusionOptions(method="rrf", norm="max"), "norm"),
+        (lambda: FusionOptions(method="isr", weights=[1.0, 2.0]), "weights"),
+        (lambda: FusionOptions(tie_break="score"), "tie_break"),
+        (lambda: _core.fuse(LISTS, norm="max"), "norm"),  # the method left unset is rrf
+        (lambda: _core.fuse_runs([], method="probfuse"), "method"),  # a trained method needs a model
+    ],
+)
+def test_a_refused_option_is_named_by_the_error(call: Callable[[], object], option: str) -> None:
+    with pytest.raises(FusionError) as refused:
+        call()
+    assert refused.value.option == option

@@ -277,37 +277,36 @@ impl FusionOptions {
     }
 
     /// The options of a fusion in memory (`top_k` unset keeps every hit).
-    pub fn fuse_params(&self) -> Result<FuseParams, FusionError> {
-        let params = FuseParams { method: self.plain_method()?, ..self.shared_params(None) };
-        params.validate(self.n_weights())?;
-        Ok(params)
+    pub fn fuse_params(&self) -> Result<FuseParams, OptionError> {
+        self.plain_params(None)
     }
 
-    /// The options of Reciprocal Rank Fusion.
-    pub fn rrf_params(&self) -> Result<RrfParams, FusionError> {
-        let FuseParams { weights, top_k, tie_break, .. } = self.shared_params(None);
-        Ok(RrfParams { k: self.params.k, weights, top_k, tie_break })
+    /// The options with the plain method (rrf when unset): what is left to check is a norm given
+    /// with the method unset (the rest was checked when built).
+    fn plain_params(&self, unset_top_k: Option<usize>) -> Result<FuseParams, OptionError> {
+        let params =
+            FuseParams { method: self.plain_method().map_err(at("method"))?, ..self.shared_params(unset_top_k) };
+        params.validate_norm().map_err(at("norm"))?;
+        Ok(params)
     }
 
     /// The options of a run fusion (`top_k` unset keeps [`RUN_FILE_TOP_K`]): `method` (default rrf)
     /// or a trained `model`, which is then the method (a `method` given with it must name it).
-    pub fn run_params(&self, model: Option<&Arc<TrainedModel>>) -> Result<FuseParams, FusionError> {
+    pub fn run_params(&self, model: Option<&Arc<TrainedModel>>) -> Result<FuseParams, OptionError> {
         let Some(model) = model else {
             if let Some(trained) = self.trained_method() {
                 let name = trained.name();
-                return Err(FusionError::invalid(format!(
+                return Err(at("method")(FusionError::invalid(format!(
                     "method '{name}' is trained on qrels: pass model=fanfuse.train_fusion(runs, qrels, method='{name}')"
-                )));
+                ))));
             }
-            let params = FuseParams { method: self.plain_method()?, ..self.shared_params(Some(RUN_FILE_TOP_K)) };
-            params.validate(self.n_weights())?;
-            return Ok(params);
+            return self.plain_params(Some(RUN_FILE_TOP_K));
         };
         let name = model.method.name();
         if let Some(other) = self.method.as_deref().filter(|&m| m != name) {
-            return Err(FusionError::invalid(format!(
+            return Err(at("method")(FusionError::invalid(format!(
                 "method '{other}' given with a {name} model; leave method unset (the model is the method)"
-            )));
+            ))));
         }
         Ok(FuseParams { trained: Some(Arc::clone(model)), ..self.shared_params(Some(RUN_FILE_TOP_K)) })
     }
@@ -352,7 +351,8 @@ mod tests {
         let rrf_norm = vec![("method", Value::Name("rrf".into())), ("norm", Value::Name("max".into()))];
         assert!(error(rrf_norm).contains("reads ranks only"));
         let unset_method = parse(vec![("norm", Value::Name("max".into()))]).unwrap();
-        assert!(unset_method.fuse_params().unwrap_err().to_string().contains("reads ranks only"));
+        let refused = unset_method.fuse_params().unwrap_err();
+        assert!(refused.error.to_string().contains("reads ranks only") && refused.option == "norm");
         assert!(error(vec![("k", Value::Name("x".into()))]).contains("wrong kind"));
     }
 
@@ -360,7 +360,7 @@ mod tests {
     fn a_trained_method_needs_a_model() {
         let options = parse(vec![("method", Value::Name("probfuse".into()))]).unwrap();
         assert!(options.fuse_params().is_err());
-        assert!(options.run_params(None).unwrap_err().to_string().contains("trained on qrels"));
+        assert!(options.run_params(None).unwrap_err().error.to_string().contains("trained on qrels"));
         assert!(!options.takes_weights());
     }
 

@@ -8,8 +8,8 @@ use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::{fused_to_py, Fused};
 use super::ids::{IdsView, ListPath, OwnedIds};
-use super::options::{call_options, PyFusionOptions};
-use super::{interruptible, to_py_err, FusionError};
+use super::options::{call_options, refused, PyFusionOptions};
+use super::{interruptible, FusionError};
 use crate::error::FusionError as CoreError;
 use crate::fusion;
 use crate::lists::RankedLists;
@@ -229,7 +229,7 @@ pub(super) fn rrf_params(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<fusion::FuseParams> {
     let options = call_options(entry, options, kwargs, |name| fusion::RRF_OPTIONS.contains(&name))?;
-    options.fuse_params().map_err(to_py_err)
+    options.fuse_params().map_err(refused)
 }
 
 pub(super) fn fuse_params(
@@ -237,7 +237,7 @@ pub(super) fn fuse_params(
     options: Option<&Bound<'_, PyFusionOptions>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<fusion::FuseParams> {
-    call_options(entry, options, kwargs, |_| true)?.fuse_params().map_err(to_py_err)
+    call_options(entry, options, kwargs, |_| true)?.fuse_params().map_err(refused)
 }
 
 /// Weighted Reciprocal Rank Fusion of ranked id lists. See `_core.pyi` for the documentation.

@@ -65,12 +65,14 @@ fn parse(entry: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<fusion::
         };
         values.push((name, read_value(name, kind, nullable, &value)?));
     }
-    fusion::FusionOptions::parse(values).map_err(|refused| {
-        let error = to_py_err(refused.error);
-        // Which option was refused, for a caller that names it its own way (a flag, a request field).
-        Python::attach(|py| error.value(py).setattr("option", refused.option).map(|()| error))
-            .unwrap_or_else(|failed| failed)
-    })
+    fusion::FusionOptions::parse(values).map_err(refused)
+}
+
+/// A refused option as a Python exception whose `option` names it, for a caller that names it its
+/// own way (a flag, a request field).
+pub(super) fn refused(refused: fusion::OptionError) -> PyErr {
+    let error = to_py_err(refused.error);
+    Python::attach(|py| error.value(py).setattr("option", refused.option).map(|()| error)).unwrap_or_else(|e| e)
 }
 
 /// The options of a call to `entry`: `options=` or the option keywords (not both), every option
@@ -106,7 +108,7 @@ pub(super) fn run_params(
     model: Option<&super::trained::PyFusionModel>,
 ) -> PyResult<fusion::FuseParams> {
     let options = call_options(entry, options, keywords, |name| !fusion::NOT_FOR_RUNS.contains(&name))?;
-    options.run_params(model.map(|m| &m.inner)).map_err(to_py_err)
+    options.run_params(model.map(|m| &m.inner)).map_err(refused)
 }
 
 #[pymethods]
