@@ -34,9 +34,10 @@ impl OwnedRuns {
     /// pair of sequences.
     pub fn push_run(&mut self, run: &Bound<'_, PyAny>, path: ListPath, scored: bool) -> PyResult<()> {
         if !scored {
-            self.ids.push_list(run, path)?;
-            self.scores.resize(self.ids.len(), f64::NAN);
-        } else if let Some((ids, scores)) = as_ids_and_scores(run)? {
+            // Lists without scores keep `scores` empty: nothing to fill, nothing to scan.
+            return self.ids.push_list(run, path);
+        }
+        if let Some((ids, scores)) = as_ids_and_scores(run)? {
             self.ids.push_list(&ids, path)?;
             let expected = self.ids.len() - self.scores.len();
             self.push_scores(&scores, path, expected)?;
@@ -83,7 +84,8 @@ impl OwnedRuns {
 
     /// Scores for the kernel: `None` when no run has any, so rank methods never look at them.
     pub fn scores(&self) -> Option<&[f64]> {
-        self.scores.iter().any(|s| !s.is_nan()).then_some(self.scores.as_slice())
+        (self.scores.len() == self.ids.len() && self.scores.iter().any(|s| !s.is_nan()))
+            .then_some(self.scores.as_slice())
     }
 }
 

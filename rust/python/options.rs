@@ -55,7 +55,8 @@ fn read_value(name: &str, kind: Kind, nullable: bool, value: &Bound<'_, PyAny>) 
 fn parse(entry: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<fusion::FusionOptions> {
     let mut values = Vec::new();
     for (key, value) in keywords.into_iter().flatten() {
-        let name: String = key.extract()?;
+        let key = key.cast_into::<PyString>()?;
+        let name = key.to_str()?;
         let Some(&(name, kind, nullable)) = fusion::OPTIONS.iter().find(|o| o.0 == name) else {
             let names: Vec<&str> = fusion::OPTIONS.iter().map(|o| o.0).collect();
             return Err(PyTypeError::new_err(format!(
