@@ -133,8 +133,8 @@ impl Fused {
     }
 }
 
-/// One list's part in one fused hit (`Fused.explain`).
-#[pyclass(frozen, module = "fanfuse", name = "Contribution")]
+/// One list's part in one fused hit (`Fused.explain`); the fields are documented in `_core.pyi`.
+#[pyclass(frozen, get_all, module = "fanfuse", name = "Contribution")]
 pub struct PyContribution {
     list: usize,
     rank: Option<u32>,
@@ -145,36 +145,6 @@ pub struct PyContribution {
 
 #[pymethods]
 impl PyContribution {
-    /// Index of the list (0-based).
-    #[getter]
-    fn list(&self) -> usize {
-        self.list
-    }
-
-    /// 1-based rank of the hit in that list; None where the list does not contain it (Borda points).
-    #[getter]
-    fn rank(&self) -> Option<u32> {
-        self.rank
-    }
-
-    /// The id the hit had in that list (differs from the fused id only with content keys).
-    #[getter]
-    fn id(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.id.as_ref().map(|id| id.clone_ref(py))
-    }
-
-    /// The input score in that list, or None if the list had no scores.
-    #[getter]
-    fn score(&self) -> Option<f64> {
-        self.score
-    }
-
-    /// That list's term in the fused score: a hit's contributions, summed in list order, are its score.
-    #[getter]
-    fn contribution(&self) -> f64 {
-        self.contribution
-    }
-
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let id = match &self.id {
             Some(id) => id.bind(py).repr()?.to_string(),
