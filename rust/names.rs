@@ -10,6 +10,11 @@ pub fn find<V: Copy>(table: &[(&str, V)], name: &str) -> Option<V> {
     table.iter().find(|(n, _)| *n == name).map(|&(_, value)| value)
 }
 
+/// The first name of `value` in `table`.
+pub fn name_of<V: Copy + PartialEq>(table: &[(&'static str, V)], value: V) -> &'static str {
+    table.iter().find(|(_, v)| *v == value).map_or("?", |&(name, _)| name)
+}
+
 /// The value named `name` in `table`, or an error naming `option` and every accepted name:
 /// `tie_break must be 'rank' or 'id' (got 'score')`.
 pub fn parse<V: Copy>(table: &[(&str, V)], option: &str, name: &str) -> Result<V, FusionError> {

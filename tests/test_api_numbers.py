@@ -38,7 +38,13 @@ EXEMPT = {
 VALUE = Limit("value", float, "a score")
 # The row of each numeric argument where it is not the argument's name.
 ROWS = {
-    "top_k": {f: "fused_top_k" for f in ("rrf", "rrf_batch", "fuse", "fuse_batch", "fuse_runs", "fuse_files")}
+    "top_k": {
+        f: "fused_top_k"
+        for f in (
+            *("rrf", "rrf_batch", "fuse", "fuse_batch", "fuse_runs", "fuse_files"),
+            *("FusionOptions.__init__", "FusionOptions.replace"),
+        )
+    }
     | {"fuse_table": "fused_top_k"},
     "k": {
         f"{retriever}.{method}": "retriever_k"
@@ -56,6 +62,22 @@ def stub_signatures() -> dict[str, dict[str, str]]:
     """The core's parameters and their annotations, from its stub."""
     tree = ast.parse((Path(fanfuse.__file__).parent / "_core.pyi").read_text())
     out: dict[str, dict[str, str]] = {}
+    # Keyword arguments typed `**kwargs: Unpack[SomeTypedDict]` are that TypedDict's fields.
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+    def fields(name: str) -> dict[str, str]:  # a class's annotated fields, its bases' included
+        node = classes.get(name)
+        if node is None:
+            return {}
+        inherited = [fields(base.id) for base in node.bases if isinstance(base, ast.Name)]
+        own = {
+            f.target.id: ast.unparse(f.annotation)
+            for f in node.body
+            if isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name)
+        }
+        return {k: v for part in [*inherited, own] for k, v in part.items()}
+
+    typed_dicts = {name: fields(name) for name in classes}
 
     def walk(nodes: list[ast.stmt], prefix: str) -> None:
         for node in nodes:
@@ -64,10 +86,15 @@ def stub_signatures() -> dict[str, dict[str, str]]:
                 out[prefix + node.name] = {
                     a.arg: ast.unparse(a.annotation) for a in arguments if a.annotation
                 }
+                kwarg = node.args.kwarg
+                if kwarg is not None and kwarg.annotation is not None:
+                    unpacked = ast.unparse(kwarg.annotation).removeprefix("Unpack[").removesuffix("]")
+                    out[prefix + node.name] |= typed_dicts.get(unpacked, {})
             elif isinstance(node, ast.ClassDef):
                 walk(node.body, f"{node.name}.")
 
     walk(tree.body, "")
+    out |= {f"{name}.": fields for name, fields in typed_dicts.items() if fields}
     return out
 
 
@@ -90,6 +117,10 @@ def entry_points() -> Iterator[tuple[str, dict[str, str]]]:
                 except (TypeError, ValueError):
                     continue
                 params = {p.name: str(p.annotation) for p in signature.parameters.values()}
+                for p in signature.parameters.values():  # `**kwargs: Unpack[...]` of the stub's types
+                    if p.kind is inspect.Parameter.VAR_KEYWORD:
+                        unpacked = str(p.annotation).removeprefix("Unpack[").removesuffix("]")
+                        params |= stub.get(f"{unpacked}.", {})
                 if qualified.endswith(("MultiQueryRetriever.search", "MultiQueryRetriever.asearch")):
                     params |= {k: str(v) for k, v in SearchOptions.__annotations__.items()}
                 yield qualified, params
@@ -178,6 +209,8 @@ CALLS: dict[str, Callable[..., Any]] = {
     "fuse_runs": lambda ctx, **kw: fanfuse.fuse_runs(ctx.runs, **kw),
     "fuse_files": lambda ctx, **kw: fanfuse.fuse_files(ctx.paths, ctx.output, **kw),
     "fuse_table": fuse_table,
+    "FusionOptions.__init__": lambda ctx, **kw: fanfuse.FusionOptions(**kw),
+    "FusionOptions.replace": lambda ctx, **kw: fanfuse.FusionOptions(k=1).replace(**kw),
     "randomization_test": lambda ctx, a=A, b=B, **kw: fanfuse.randomization_test(a, b, **kw),
     "paired_t_test": lambda ctx, a=A, b=B: fanfuse.paired_t_test(a, b),
     "paired_t": lambda ctx, a=A, b=B: fanfuse.paired_t(a, b),

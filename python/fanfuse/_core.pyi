@@ -3,19 +3,21 @@
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import BinaryIO, Literal, Self, SupportsIndex, final
+from typing import BinaryIO, Literal, Self, SupportsIndex, TypedDict, Unpack, final
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
     "DUPLICATE_POLICIES",
+    "FUSION_OPTIONS",
     "METHODS",
     "METHOD_PARAMETERS",
     "METRICS",
     "NORMS",
     "RANK_SOURCES",
     "READER_LIMITS",
+    "RUN_FILE_TOP_K",
     "RUN_FORMATS",
     "RUN_TABLE_COLUMNS",
     "SCORE_METHODS",
@@ -27,12 +29,14 @@ __all__ = [
     "Fused",
     "FusionError",
     "FusionModel",
+    "FusionOptions",
     "Lines",
     "OutputFile",
     "Qrels",
     "Run",
     "StagedDirectory",
     "_kernel_seconds",
+    "_run_buffers",
     "check_paths",
     "default_threads",
     "evaluate",
@@ -52,7 +56,6 @@ __all__ = [
     "retire_directory",
     "rrf",
     "rrf_batch",
-    "run_buffers",
     "runs_from_table",
     "sync_directory",
     "train_fusion",
@@ -67,6 +70,10 @@ _TieBreak = Literal["rank", "id"]
 
 # The names each option accepts, from the core's own tables (tests/test_name_lists.py checks that the
 # Literal types of this stub, the reference and the CLI agree with them).
+RUN_FILE_TOP_K: int
+"""Hits a run fusion keeps per query when ``top_k`` is left unset: trec_eval reads at most 1000."""
+FUSION_OPTIONS: tuple[str, ...]
+"""The names of the fusion options, in the order the core checks them (``FusionOptions``)."""
 METHODS: tuple[str, ...]
 """``method=`` of ``fuse``, ``fuse_batch``, ``fuse_runs`` and ``fuse_files`` (weighted twins included)."""
 TRAINED_METHODS: tuple[str, ...]
@@ -94,6 +101,10 @@ RUN_TABLE_COLUMNS: dict[str, tuple[str, ...]]
 
 class FusionError(ValueError):
     """Invalid fusion input: the message names the argument (or file:line) and what is accepted."""
+
+    option: str | None
+    """For a refused fusion option (``FusionOptions`` or an entry point's option keywords), its name:
+    of a combination, the option that comes later in ``FUSION_OPTIONS``. None otherwise."""
 
 @final
 class Fused:
@@ -124,20 +135,22 @@ def rrf(
     lists: Iterable[_IdList],
     /,
     *,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: SupportsIndex | None = None,
-    tie_break: _TieBreak | str = "rank",
+    options: FusionOptions | None = None,
+    **kwargs: Unpack[_RrfKeywords],
 ) -> Fused:
     """Weighted Reciprocal Rank Fusion of ranked id lists (the contract in docs/contract.md).
 
     ``score(d) = sum_i weights[i] / (k + rank_i(d))`` with 1-based ranks, summed in list order.
 
+    The options are a ``FusionOptions`` (``options=``) or its keywords (not both); ``rrf`` reads
+    ``k``, ``weights``, ``top_k`` and ``tie_break`` and refuses the others (use ``fuse``).
+
     Args:
         lists: ranked lists, best first. Each a list/tuple of ``str`` ids, of ``int`` ids, or a 1-D
             NumPy integer array (read without a Python object per element). All ids of one call are
             str, or all int (signed 64-bit). A repeated id inside one list counts at its first position.
-        k: finite number > 0. 60 matches Elasticsearch, ranx and pyserini; 59 matches LlamaIndex/Weaviate.
+        k: finite number > 0 (default 60). 60 matches Elasticsearch, ranx and pyserini; 59 matches
+            LlamaIndex/Weaviate.
         weights: one finite weight >= 0 per list (None: all 1.0), with a finite total (only their ratios
             matter). A weight-0 list is ignored entirely.
         top_k: keep the first ``top_k`` hits (None: all); an int >= 0, larger than any list keeps all.
@@ -157,11 +170,9 @@ def rrf_batch(
     queries: Iterable[Iterable[_IdList]],
     /,
     *,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: SupportsIndex | None = None,
-    tie_break: _TieBreak | str = "rank",
+    options: FusionOptions | None = None,
     threads: int | None = None,
+    **kwargs: Unpack[_RrfKeywords],
 ) -> list[Fused]:
     """``[rrf(lists, ...) for lists in queries]`` in one call across the boundary.
 
@@ -183,8 +194,9 @@ def _kernel_seconds(
     queries: Iterable[Iterable[_IdList]],
     /,
     *,
-    top_k: SupportsIndex | None = None,
+    options: FusionOptions | None = None,
     repeat: int = 1,
+    **kwargs: Unpack[_RrfKeywords],
 ) -> float:
     """Seconds the bare kernel takes for the batch on one thread (benchmarks only, not public API).
 
@@ -204,6 +216,94 @@ _Method = Literal[
     "dbsf", "relative_score",
 ]  # fmt: skip
 _Norm = Literal["none", "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda"]
+
+class _RrfKeywords(TypedDict, total=False):
+    """The options of ``rrf`` and ``rrf_batch`` as keywords, each as ``FusionOptions`` takes it."""
+
+    k: float
+    weights: Sequence[float] | npt.NDArray[np.floating] | None
+    top_k: SupportsIndex | None
+    tie_break: _TieBreak | str
+
+class _RunFusionKeywords(_RrfKeywords, total=False):
+    """The options of a run fusion as keywords (all but ``duplicates`` and ``explain``)."""
+
+    method: _Method | _TrainedMethod | str | None
+    norm: _Norm | str | None
+    phi: float
+    sigma: float
+    gamma: float
+
+class _FusionKeywords(_RunFusionKeywords, total=False):
+    """Every fusion option as a keyword, each as ``FusionOptions`` takes it."""
+
+    duplicates: _Duplicates | str
+    explain: bool
+
+@final
+class FusionOptions:
+    """The options of every fusion entry point as one value, read and checked by the core when built.
+
+    Built from keywords, each optional: ``method`` (unset: ``"rrf"``, or the trained model's method
+    in a run fusion), ``norm``, ``k`` (60), ``weights`` (None: all 1.0), ``top_k``, ``tie_break``
+    (``"rank"``), ``duplicates`` (``"first"``), ``explain`` (False), ``phi`` (0.8), ``sigma`` (0.01),
+    ``gamma`` (1.0); their meaning is that of ``fuse``. ``top_k`` left unset keeps every hit in
+    ``fuse``/``fuse_batch``/``rrf``/``rrf_batch`` and 1000 a query in a run fusion (as trec_eval
+    reads a run); ``top_k=None`` keeps every hit everywhere. A bad value or combination raises
+    FusionError or TypeError naming the option, as the entry points do; weights are counted against
+    the lists at the call. Frozen, compared by value, picklable.
+    """
+
+    def __new__(
+        cls,
+        *,
+        method: _Method | _TrainedMethod | str | None = ...,
+        norm: _Norm | str | None = ...,
+        k: float = ...,
+        weights: Sequence[float] | npt.NDArray[np.floating] | None = ...,
+        top_k: SupportsIndex | None = ...,
+        tie_break: _TieBreak | str = ...,
+        duplicates: _Duplicates | str = ...,
+        explain: bool = ...,
+        phi: float = ...,
+        sigma: float = ...,
+        gamma: float = ...,
+    ) -> FusionOptions: ...
+    def replace(self, **changes: Unpack[_FusionKeywords]) -> FusionOptions:
+        """A new checked value: these options with ``changes`` applied."""
+    def given(self) -> dict[str, object]:
+        """The options given when built, by name (the ones left unset take their defaults)."""
+    def __eq__(self, other: object, /) -> bool: ...
+    @property
+    def method(self) -> str:
+        """The method's name (``"rrf"`` when unset)."""
+    @property
+    def reads_scores(self) -> bool:
+        """Whether the method fuses scores, so the lists must carry them."""
+    @property
+    def takes_weights(self) -> bool:
+        """Whether the method has per-list weights."""
+    @property
+    def norm(self) -> str | None: ...
+    @property
+    def k(self) -> float: ...
+    @property
+    def weights(self) -> list[float] | None: ...
+    @property
+    def top_k(self) -> int | None:
+        """The count given, or None (given as None, or unset: see the class)."""
+    @property
+    def tie_break(self) -> str: ...
+    @property
+    def duplicates(self) -> str: ...
+    @property
+    def explain(self) -> bool: ...
+    @property
+    def phi(self) -> float: ...
+    @property
+    def sigma(self) -> float: ...
+    @property
+    def gamma(self) -> float: ...
 
 @final
 class Contribution:
@@ -229,23 +329,16 @@ def fuse(
     runs: Iterable[_Run],
     /,
     *,
-    method: _Method | str = "rrf",
-    norm: _Norm | str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: SupportsIndex | None = None,
-    tie_break: _TieBreak | str = "rank",
-    duplicates: _Duplicates | str = "first",
+    options: FusionOptions | None = None,
     content_keys: Sequence[_IdList] | None = None,
-    explain: bool = False,
-    phi: float = 0.8,
-    sigma: float = 0.01,
-    gamma: float = 1.0,
+    **kwargs: Unpack[_FusionKeywords],
 ) -> Fused:
     """Fuses ranked runs by ``method``; with ``explain=True`` also says why each hit scored what it did.
 
     Every method is ranx's definition (DBSF is Qdrant's, relative_score Weaviate's); the formulas
     are in docs/fusion-methods.md. ``fuse(lists)`` with plain id lists returns exactly ``rrf(lists)``.
+
+    The options are a ``FusionOptions`` (``options=``) or its keywords (not both), described below.
 
     Args:
         runs: one entry per ranked list, best first. Each is a sequence of ids (as for ``rrf``), a
@@ -286,18 +379,9 @@ def fuse_batch(
     queries: Iterable[Iterable[_Run]],
     /,
     *,
-    method: _Method | str = "rrf",
-    norm: _Norm | str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: SupportsIndex | None = None,
-    tie_break: _TieBreak | str = "rank",
-    duplicates: _Duplicates | str = "first",
-    explain: bool = False,
-    phi: float = 0.8,
-    sigma: float = 0.01,
-    gamma: float = 1.0,
+    options: FusionOptions | None = None,
     threads: int | None = None,
+    **kwargs: Unpack[_FusionKeywords],
 ) -> list[Fused]:
     """``[fuse(runs, ...) for runs in queries]`` in one call across the boundary (no content keys).
 
@@ -378,19 +462,16 @@ def fuse_runs(
     runs: Sequence[Run],
     /,
     *,
-    method: _Method | _TrainedMethod | str | None = None,
-    norm: _Norm | str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: int | None = 1000,
-    tie_break: _TieBreak | str = "rank",
+    options: FusionOptions | None = None,
     threads: int | None = None,
     model: FusionModel | None = None,
-    phi: float = 0.8,
-    sigma: float = 0.01,
-    gamma: float = 1.0,
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> Run:
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
+
+    The options are a ``FusionOptions`` or its keywords (not both), all but ``duplicates`` and
+    ``explain`` (refused: a run holds a docid once a query, and has no place for contributions).
+    ``top_k`` left unset keeps 1000 hits a query (``RUN_FILE_TOP_K``), as trec_eval reads a run.
 
     ``method`` (default ``"rrf"``) and ``norm`` are those of ``fuse``; score methods use each hit's
     score from the file. ``model`` (from ``train_fusion``) fuses by a trained method instead; the
@@ -406,12 +487,7 @@ def fuse_files(
     output: str,
     /,
     *,
-    method: _Method | _TrainedMethod | str | None = None,
-    norm: _Norm | str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: int | None = 1000,
-    tie_break: _TieBreak | str = "rank",
+    options: FusionOptions | None = None,
     rank_from: _RankFrom | str = "score",
     format: _Format | str = "trec",
     collection: str | None = None,
@@ -419,15 +495,13 @@ def fuse_files(
     threads: int | None = None,
     progress: Callable[[int, int, int], object] | None = None,
     model: FusionModel | None = None,
-    phi: float = 0.8,
-    sigma: float = 0.01,
-    gamma: float = 1.0,
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> dict[str, int | bool]:
     """Streams run files through fusion into ``output`` (written atomically).
 
     An input is a path, or a Run (e.g. read from a table by ``runs_from_table``), which is replayed
     in the order of its hits' lines (rows), so it fuses exactly as the same lines in a file.
-    ``method`` (default ``"rrf"``), ``model``, ``phi``, ``sigma`` and ``gamma`` are those of ``fuse_runs``.
+    The options and ``model`` are those of ``fuse_runs``.
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
     input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}``.
@@ -464,12 +538,9 @@ def fuse_tables(
     run_column: str | None = None,
     runs: Sequence[str] | None = None,
     rank_from: _RankFrom | str = "score",
-    method: _Method | str | None = None,
-    norm: _Norm | str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: int | None = 1000,
+    options: FusionOptions | None = None,
     threads: int | None = None,
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> ArrowBatch:
     """The work of ``fanfuse.fuse_table`` in one call: each table (``names[i]`` in errors) one run, or
     with ``run_column`` one run per label of ``runs``, read as ``runs_from_table`` reads them and
@@ -479,7 +550,7 @@ def fuse_tables(
 def qrels_from_table(table: object, /, *, name: str = "qrels") -> Qrels:
     """Reads judgments from an Arrow table: qid, docid and an integer ``relevance`` (or ``score``) column."""
 
-def run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bool]:
+def _run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bool]:
     """A run's columns as little-endian Arrow buffers: qid offsets and data, docid offsets and data
     (int32 offsets, int64 when the last item is True), ranks (int64, from 1), scores (float64)."""
 

@@ -16,20 +16,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from fanfuse._core import (
     FusionError,
+    FusionOptions,
     Qrels,
     Run,
+    _run_buffers,
     evaluate,
     fuse_tables,
     qrels_from_table,
-    run_buffers,
     runs_from_table,
 )
 from fanfuse._core._rows import read_run_block, read_table_block
 from fanfuse.errors import MissingExtra
+
+if TYPE_CHECKING:
+    from fanfuse._core import _RunFusionKeywords
 
 EXTRA = "arrow"
 PARQUET_MAGIC = b"PAR1"
@@ -58,7 +62,7 @@ def to_arrow(run: Run) -> Any:
     """A run as a pyarrow Table: qid, docid (string), rank (int64, from 1), score (float64); one row
     per hit, queries in run order, hits in rank order."""
     pa = _pyarrow()
-    qid_offsets, qid_data, docid_offsets, docid_data, ranks, scores, large = run_buffers(run)
+    qid_offsets, qid_data, docid_offsets, docid_data, ranks, scores, large = _run_buffers(run)
     text = pa.large_string() if large else pa.string()
     rows = len(ranks) // 8
 
@@ -80,13 +84,10 @@ def fuse_table(
     *,
     run_column: str | None = None,
     runs: Sequence[str] | None = None,
-    method: str = "rrf",
-    norm: str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | None = None,
-    top_k: int | None = 1000,
     rank_from: str = "score",
     threads: int | None = None,
+    options: FusionOptions | None = None,
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> Any:
     """Fuses runs held as Arrow tables; returns a pyarrow Table (qid, docid, rank, score).
 
@@ -99,9 +100,10 @@ def fuse_table(
     polars) or a pandas DataFrame; its columns follow the module's convention, other columns are
     ignored. Rows of one query need not be adjacent, nor queries in the same order across runs.
 
-    The options are those of ``fanfuse.fuse_runs`` / ``fuse_files`` (``method``, ``norm``, ``k``,
-    ``weights``, ``top_k``, ``threads``; ``rank_from`` as in ``read_run``: ``score`` needs a score
-    column, ``rank`` a rank column, ``file`` takes the row order). The result is the run ``fanfuse
+    The fusion options are those of ``fanfuse.fuse_runs`` / ``fuse_files``: a ``FusionOptions``
+    (``options=``) or its keywords (``top_k`` unset keeps 1000 a query); ``threads`` fuses queries
+    in parallel; ``rank_from`` as in ``read_run``: ``score`` needs a score column, ``rank`` a rank
+    column, ``file`` takes the row order. The result is the run ``fanfuse
     fuse`` writes for the same rows written as run files: the same queries in the same order, the
     same hits in the same order (fused score descending, ties by docid descending), bit-identical
     scores; the output rank counts from 1 per query.
@@ -130,12 +132,9 @@ def fuse_table(
         run_column=run_column,
         runs=runs,
         rank_from=rank_from,
-        method=method,
-        norm=norm,
-        k=k,
-        weights=weights,
-        top_k=top_k,
         threads=threads,
+        options=options,
+        **kwargs,
     )
     return pa.Table.from_batches([pa.record_batch(fused)]).select(["qid", "docid", "rank", "score"])
 

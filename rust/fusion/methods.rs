@@ -36,10 +36,15 @@ impl MethodParams {
     /// Checks every parameter, whichever method reads it: a NaN `phi` passed to `combsum` is still
     /// a caller's mistake, and would surface only when the method changes.
     pub fn validate(self) -> Result<(), FusionError> {
-        Method::Rrf { k: self.k }.validate()?;
-        Method::Rbc { phi: self.phi }.validate()?;
-        Method::LognIsr { sigma: self.sigma }.validate()?;
-        Method::CombGmnz { gamma: self.gamma }.validate()
+        self.validate_each().map_err(|(_, error)| error)
+    }
+
+    /// [`Self::validate`], also naming the parameter refused.
+    pub fn validate_each(self) -> Result<(), (&'static str, FusionError)> {
+        Method::Rrf { k: self.k }.validate().map_err(|e| ("k", e))?;
+        Method::Rbc { phi: self.phi }.validate().map_err(|e| ("phi", e))?;
+        Method::LognIsr { sigma: self.sigma }.validate().map_err(|e| ("sigma", e))?;
+        Method::CombGmnz { gamma: self.gamma }.validate().map_err(|e| ("gamma", e))
     }
 }
 

@@ -14,6 +14,7 @@ mod gather;
 mod methods;
 mod model_json;
 mod norm;
+mod options;
 mod trained;
 
 use std::cmp::Ordering;
@@ -24,6 +25,9 @@ pub use explain::Contribution;
 pub use gather::Duplicates;
 pub use methods::{Method, MethodParams};
 pub use norm::Norm;
+pub use options::{
+    method_table, FusionOptions, Kind, OptionError, TopK, Value, NOT_FOR_RUNS, OPTIONS, RRF_OPTIONS, RUN_FILE_TOP_K,
+};
 pub use trained::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
 
 use checks::{check_finite, check_normalised, check_scores};
@@ -81,6 +85,12 @@ impl FuseParams {
             return trained::validate_params(model, self, n_lists);
         }
         self.method.validate()?;
+        self.validate_weights(n_lists)?;
+        self.validate_norm()
+    }
+
+    /// The weights: one per list, each finite >= 0, and only for a method with per-list weights.
+    pub fn validate_weights(&self, n_lists: usize) -> Result<(), FusionError> {
         // Weight checks are the RRF contract's; reuse them rather than repeat the messages.
         RrfParams { weights: self.weights.clone(), ..RrfParams::default() }.validate(n_lists)?;
         if self.weights.is_some() && !self.method.takes_weights() {
@@ -89,6 +99,11 @@ impl FuseParams {
                 "method '{name}' has no per-list weights; drop weights, or use a weighted method (wsum, wmnz, mixed, rrf, ...)"
             )));
         }
+        Ok(())
+    }
+
+    /// The norm: only for a score method that lets the caller choose it.
+    pub fn validate_norm(&self) -> Result<(), FusionError> {
         if let Some(norm) = self.norm.filter(|&n| n != Norm::None) {
             let name = self.method.name();
             if self.method.reads_ranks() {

@@ -3,34 +3,40 @@
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::{fused_to_py, Fused};
 use super::ids::{IdsView, ListPath, OwnedIds};
-use super::options::{
-    check_query_weights, check_thread_variable, gamma_arg, k_arg, phi_arg, sigma_arg, threads_arg, top_k_arg,
-    FusionOptions,
-};
+use super::options::{call_options, refused, PyFusionOptions};
 use super::{interruptible, FusionError};
-use crate::batch;
 use crate::error::FusionError as CoreError;
 use crate::fusion;
 use crate::lists::RankedLists;
 
 /// Runs copied out of Python: the ids (as for `rrf`) and one score per id, NaN where a run has none.
 pub(super) struct OwnedRuns {
-    ids: OwnedIds,
+    pub ids: OwnedIds,
     scores: Vec<f64>,
 }
 
 impl OwnedRuns {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Self { ids: OwnedIds::new(), scores: Vec::new() }
     }
 
-    /// Appends one run: ids best first, `(id, score)` pairs, or an `(ids, scores)` pair of sequences.
-    fn push_run(&mut self, run: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.scores.clear();
+    }
+
+    /// Appends one run: ids best first, or (`scored`) also `(id, score)` pairs or an `(ids, scores)`
+    /// pair of sequences.
+    pub fn push_run(&mut self, run: &Bound<'_, PyAny>, path: ListPath, scored: bool) -> PyResult<()> {
+        if !scored {
+            // Lists without scores keep `scores` empty: nothing to fill, nothing to scan.
+            return self.ids.push_list(run, path);
+        }
         if let Some((ids, scores)) = as_ids_and_scores(run)? {
             self.ids.push_list(&ids, path)?;
             let expected = self.ids.len() - self.scores.len();
@@ -77,8 +83,9 @@ impl OwnedRuns {
     }
 
     /// Scores for the kernel: `None` when no run has any, so rank methods never look at them.
-    fn scores(&self) -> Option<&[f64]> {
-        self.scores.iter().any(|s| !s.is_nan()).then_some(self.scores.as_slice())
+    pub fn scores(&self) -> Option<&[f64]> {
+        (self.scores.len() == self.ids.len() && self.scores.iter().any(|s| !s.is_nan()))
+            .then_some(self.scores.as_slice())
     }
 }
 
@@ -151,123 +158,111 @@ pub(super) fn parse_content_keys(keys: &Bound<'_, PyAny>, runs: &OwnedRuns) -> P
     Ok(owned)
 }
 
-/// Runs the general kernel on `ids` (already canonicalised by content key where asked).
-pub(super) fn fuse_ids<T: crate::keys::FusionKey>(
+/// Fuses `ids` after merging the ids of equal content key.
+fn fuse_keyed<T: crate::keys::FusionKey>(
     ids: &[T],
+    keys: &IdsView<'_>,
     owned: &OwnedRuns,
     params: &fusion::FuseParams,
 ) -> Result<fusion::Fusion, CoreError> {
-    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ids, &owned.ids.bounds), scores: owned.scores() }, params)
+    let fuse = |canonical: &[T]| {
+        let lists = fusion::ScoredLists { ids: RankedLists::new(canonical, &owned.ids.bounds), scores: owned.scores() };
+        fusion::fuse(&lists, params)
+    };
+    match keys {
+        IdsView::Str(k) => fuse(&fusion::canonical_ids(ids, k)),
+        IdsView::Int(k) => fuse(&fusion::canonical_ids(ids, k)),
+    }
 }
 
-/// Fuses ids, merging ids of equal content key first when keys are given.
-pub(super) fn fuse_keyed<T: crate::keys::FusionKey>(
-    ids: &[T],
-    keys: Option<&IdsView<'_>>,
-    owned: &OwnedRuns,
+/// What the lists of an entry point are: their names in messages, and whether they may carry scores.
+pub(super) struct Shape {
+    pub root: &'static str,
+    pub what: &'static str,
+    pub batch_what: &'static str,
+    /// One list of a query, in messages: "list" or "run".
+    pub noun: &'static str,
+    pub scored: bool,
+}
+
+pub(super) const LISTS: Shape = Shape {
+    root: "lists",
+    what: "ranked id lists",
+    batch_what: "queries (each a sequence of ranked id lists)",
+    noun: "list",
+    scored: false,
+};
+pub(super) const RUNS: Shape = Shape {
+    root: "runs",
+    what: "runs (ranked id lists, or (id, score) pairs)",
+    batch_what: "queries (each a sequence of runs)",
+    noun: "run",
+    scored: true,
+};
+
+/// Fuses the lists of one query (`content_keys`: one key list per run, aligned with its ids).
+fn fuse_one(
+    py: Python<'_>,
+    runs: &Bound<'_, PyAny>,
+    shape: &Shape,
+    content_keys: Option<&Bound<'_, PyAny>>,
     params: &fusion::FuseParams,
-) -> Result<fusion::Fusion, CoreError> {
-    match keys {
-        None => fuse_ids(ids, owned, params),
-        Some(IdsView::Str(k)) => fuse_ids(&fusion::canonical_ids(ids, k), owned, params),
-        Some(IdsView::Int(k)) => fuse_ids(&fusion::canonical_ids(ids, k), owned, params),
+) -> PyResult<Fused> {
+    let mut owned = OwnedRuns::new();
+    for (i, run) in outer_items(runs, shape.root, shape.what)?.iter().enumerate() {
+        owned.push_run(run, ListPath { root: shape.root, query: None, list: i }, shape.scored)?;
     }
+    let Some(keys) = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()? else {
+        let fusion = interruptible(py, || owned.ids.fuse(&owned.ids.bounds, owned.scores(), params))?;
+        return fused_to_py(py, &owned.ids, &fusion);
+    };
+    let (keys, view) = (keys.view(), owned.ids.view());
+    let fusion = interruptible(py, || match &view {
+        IdsView::Str(strs) => fuse_keyed(strs, &keys, &owned, params),
+        IdsView::Int(ints) => fuse_keyed(ints, &keys, &owned, params),
+    })?;
+    fused_to_py(py, &owned.ids, &fusion)
+}
+
+/// The options of Reciprocal Rank Fusion, checked now: a bad one fails even for an empty batch.
+pub(super) fn rrf_params(
+    entry: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<fusion::FuseParams> {
+    let options = call_options(entry, options, kwargs, |name| fusion::RRF_OPTIONS.contains(&name))?;
+    options.fuse_params().map_err(refused)
+}
+
+pub(super) fn fuse_params(
+    entry: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<fusion::FuseParams> {
+    call_options(entry, options, kwargs, |_| true)?.fuse_params().map_err(refused)
+}
+
+/// Weighted Reciprocal Rank Fusion of ranked id lists. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (lists, /, *, options = None, **kwargs))]
+pub(super) fn rrf(
+    py: Python<'_>,
+    lists: &Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Fused> {
+    fuse_one(py, lists, &LISTS, None, &rrf_params("rrf", options, kwargs)?)
 }
 
 /// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
 #[pyfunction]
-#[pyo3(signature = (
-    runs, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = None, tie_break = "rank",
-    duplicates = "first", content_keys = None, explain = false, phi = 0.8, sigma = 0.01, gamma = 1.0,
-))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[pyo3(signature = (runs, /, *, options = None, content_keys = None, **kwargs))]
 pub(super) fn fuse(
     py: Python<'_>,
     runs: &Bound<'_, PyAny>,
-    method: &str,
-    norm: Option<&str>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
-    duplicates: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     content_keys: Option<&Bound<'_, PyAny>>,
-    explain: bool,
-    #[pyo3(from_py_with = phi_arg)] phi: f64,
-    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
-    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
-    let options = FusionOptions { method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma };
-    let params = options.fuse_params()?;
-    let mut owned = OwnedRuns::new();
-    for (i, run) in outer_items(runs, "runs", "runs (ranked id lists, or (id, score) pairs)")?.iter().enumerate() {
-        owned.push_run(run, ListPath { root: "runs", query: None, list: i })?;
-    }
-    let keys = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()?;
-    let keys_view = keys.as_ref().map(OwnedIds::view);
-    let view = owned.ids.view();
-    let fusion = interruptible(py, || match &view {
-        IdsView::Str(strs) => fuse_keyed(strs, keys_view.as_ref(), &owned, &params),
-        IdsView::Int(ints) => fuse_keyed(ints, keys_view.as_ref(), &owned, &params),
-    })?;
-    fused_to_py(py, &owned.ids, &view, &fusion)
-}
-
-/// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
-#[pyfunction]
-#[pyo3(signature = (
-    queries, /, *, method = "rrf", norm = None, k = 60.0, weights = None, top_k = None, tie_break = "rank",
-    duplicates = "first", explain = false, phi = 0.8, sigma = 0.01, gamma = 1.0, threads = None,
-))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
-pub(super) fn fuse_batch(
-    py: Python<'_>,
-    queries: &Bound<'_, PyAny>,
-    method: &str,
-    norm: Option<&str>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
-    duplicates: &str,
-    explain: bool,
-    #[pyo3(from_py_with = phi_arg)] phi: f64,
-    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
-    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
-    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
-) -> PyResult<Vec<Fused>> {
-    let options = FusionOptions { method, norm, k, weights, top_k, tie_break, duplicates, explain, phi, sigma, gamma };
-    let params = options.fuse_params()?;
-    check_thread_variable(py, threads)?;
-    let mut owned = OwnedRuns::new();
-    // query_lists[q]..=query_lists[q + 1] is the window of the bounds that holds query q's runs.
-    let mut query_lists = vec![0_usize];
-    for (q, query) in outer_items(queries, "queries", "queries (each a sequence of runs)")?.iter().enumerate() {
-        let runs = outer_items(query, format!("queries[{q}]"), "runs")?;
-        check_query_weights(params.weights.as_deref(), q, runs.len(), "run")?;
-        for (i, run) in runs.iter().enumerate() {
-            owned.push_run(run, ListPath { root: "queries", query: Some(q), list: i })?;
-        }
-        query_lists.push(owned.ids.bounds.len() - 1);
-    }
-    let view = owned.ids.view();
-    let scores = owned.scores();
-    let windows: Vec<(usize, &[usize])> =
-        query_lists.windows(2).enumerate().map(|(q, w)| (q, &owned.ids.bounds[w[0]..=w[1]])).collect();
-    let results = interruptible(py, || {
-        let one = |&(q, bounds): &(usize, &[usize])| {
-            let fused = match &view {
-                IdsView::Str(strs) => {
-                    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(strs, bounds), scores }, &params)
-                }
-                IdsView::Int(ints) => {
-                    fusion::fuse(&fusion::ScoredLists { ids: RankedLists::new(ints, bounds), scores }, &params)
-                }
-            };
-            // Name the query in the message: the core only knows the run's index within it.
-            fused.map_err(|e| CoreError::invalid(format!("queries[{q}]: {e}")))
-        };
-        batch::map_queries(&windows, threads, one)?.into_iter().collect::<Result<Vec<_>, _>>()
-    })?;
-    results.iter().map(|fusion| fused_to_py(py, &owned.ids, &view, fusion)).collect()
+    fuse_one(py, runs, &RUNS, content_keys, &fuse_params("fuse", options, kwargs)?)
 }

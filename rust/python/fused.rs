@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use super::args::type_name;
-use super::ids::{IdKind, IdsView, OwnedIds};
+use super::ids::{IdKind, OwnedIds};
 use crate::fusion;
 use crate::rrf::FusedEntry;
 
@@ -30,7 +30,7 @@ pub struct Fused {
 
 impl Fused {
     /// `entries` index the ids of `ids` (as [`OwnedIds::fuse`] returns them).
-    pub(super) fn build(py: Python<'_>, ids: &OwnedIds, entries: &[FusedEntry]) -> Self {
+    fn build(py: Python<'_>, ids: &OwnedIds, entries: &[FusedEntry]) -> Self {
         let fused_ids = if ids.kind_is(IdKind::Str) {
             FusedIds::Str(entries.iter().map(|e| PyString::new(py, ids.str_at(e.item)).unbind()).collect())
         } else {
@@ -133,8 +133,8 @@ impl Fused {
     }
 }
 
-/// One list's part in one fused hit (`Fused.explain`).
-#[pyclass(frozen, module = "fanfuse", name = "Contribution")]
+/// One list's part in one fused hit (`Fused.explain`); the fields are documented in `_core.pyi`.
+#[pyclass(frozen, get_all, module = "fanfuse", name = "Contribution")]
 pub struct PyContribution {
     list: usize,
     rank: Option<u32>,
@@ -145,36 +145,6 @@ pub struct PyContribution {
 
 #[pymethods]
 impl PyContribution {
-    /// Index of the list (0-based).
-    #[getter]
-    fn list(&self) -> usize {
-        self.list
-    }
-
-    /// 1-based rank of the hit in that list; None where the list does not contain it (Borda points).
-    #[getter]
-    fn rank(&self) -> Option<u32> {
-        self.rank
-    }
-
-    /// The id the hit had in that list (differs from the fused id only with content keys).
-    #[getter]
-    fn id(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.id.as_ref().map(|id| id.clone_ref(py))
-    }
-
-    /// The input score in that list, or None if the list had no scores.
-    #[getter]
-    fn score(&self) -> Option<f64> {
-        self.score
-    }
-
-    /// That list's term in the fused score: a hit's contributions, summed in list order, are its score.
-    #[getter]
-    fn contribution(&self) -> f64 {
-        self.contribution
-    }
-
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let id = match &self.id {
             Some(id) => id.bind(py).repr()?.to_string(),
@@ -192,15 +162,12 @@ impl PyContribution {
 /// Per hit, its contributions as (immutable) Python objects; `Fused.explain` puts them in fresh lists.
 pub(super) type Explained = Vec<Vec<Py<PyContribution>>>;
 
-pub(super) fn explain_to_py(
-    py: Python<'_>,
-    ids: &IdsView<'_>,
-    explain: &[Vec<fusion::Contribution>],
-) -> PyResult<Explained> {
+fn explain_to_py(py: Python<'_>, ids: &OwnedIds, explain: &[Vec<fusion::Contribution>]) -> PyResult<Explained> {
     let id_at = |item: usize| -> PyResult<Py<PyAny>> {
-        Ok(match ids {
-            IdsView::Str(strs) => PyString::new(py, strs[item]).into_any().unbind(),
-            IdsView::Int(ints) => ints[item].into_pyobject(py)?.into_any().unbind(),
+        Ok(if ids.kind_is(IdKind::Str) {
+            PyString::new(py, ids.str_at(item)).into_any().unbind()
+        } else {
+            ids.ints[item].into_pyobject(py)?.into_any().unbind()
         })
     };
     explain
@@ -224,14 +191,9 @@ pub(super) fn explain_to_py(
         .collect()
 }
 
-/// Builds the Python result of one fusion.
-pub(super) fn fused_to_py(
-    py: Python<'_>,
-    ids: &OwnedIds,
-    view: &IdsView<'_>,
-    fusion: &fusion::Fusion,
-) -> PyResult<Fused> {
+/// Builds the Python result of one fusion whose entries index the ids of `ids`.
+pub(super) fn fused_to_py(py: Python<'_>, ids: &OwnedIds, fusion: &fusion::Fusion) -> PyResult<Fused> {
     let mut fused = Fused::build(py, ids, &fusion.hits);
-    fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, view, e)).transpose()?;
+    fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, ids, e)).transpose()?;
     Ok(fused)
 }

@@ -12,8 +12,8 @@ use pyo3::types::{
 use super::args::{read_1d, type_name};
 use super::FusionError;
 use crate::error::FusionError as CoreError;
+use crate::fusion::{self, FuseParams, Fusion, ScoredLists};
 use crate::lists::RankedLists;
-use crate::rrf::{rrf as rrf_core, FusedEntry, RrfParams};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum IdKind {
@@ -268,24 +268,33 @@ impl OwnedIds {
         unsafe { std::str::from_utf8_unchecked(&self.text[start..self.text_ends[i]]) }
     }
 
-    /// Runs the kernel on the lists that `bounds` (a window of `self.bounds`) delimits. The entries
-    /// index all ids of `self`. Str ids get a view of this query only, built here (on the worker
-    /// thread in a batch), rather than one view of the whole batch: such a view costs 16 bytes per id
-    /// of memory traffic, the largest single cost of a 10k-query batch measured with it.
-    pub(super) fn fuse(&self, bounds: &[usize], params: &RrfParams) -> Result<Vec<FusedEntry>, CoreError> {
-        if !self.kind_is(IdKind::Str) {
-            return rrf_core(RankedLists::new(&self.ints, bounds), params);
-        }
-        let (Some(&first), Some(&end)) = (bounds.first(), bounds.last()) else {
-            return rrf_core(RankedLists::new(&[] as &[&str], &[]), params);
-        };
-        let strs: Vec<&str> = (first..end).map(|i| self.str_at(i)).collect();
+    /// Fuses the lists that `bounds` (a window of `self.bounds`) delimits, with `scores` aligned with
+    /// all ids of `self`. The result indexes all ids of `self`. Str ids get a view of this query
+    /// only, built here (on the worker thread in a batch), rather than one view of the whole batch:
+    /// such a view costs 16 bytes per id of memory traffic, the largest single cost of a 10k-query
+    /// batch measured with it.
+    pub(super) fn fuse(
+        &self,
+        bounds: &[usize],
+        scores: Option<&[f64]>,
+        params: &FuseParams,
+    ) -> Result<Fusion, CoreError> {
+        let (first, end) = (bounds.first().copied().unwrap_or(0), bounds.last().copied().unwrap_or(0));
         let local_bounds: Vec<usize> = bounds.iter().map(|b| b - first).collect();
-        let mut entries = rrf_core(RankedLists::new(&strs, &local_bounds), params)?;
-        for entry in &mut entries {
-            entry.item += first;
+        let scores = scores.map(|s| &s[first..end]);
+        let mut fused = if self.kind_is(IdKind::Str) {
+            let strs: Vec<&str> = (first..end).map(|i| self.str_at(i)).collect();
+            fusion::fuse(&ScoredLists { ids: RankedLists::new(&strs, &local_bounds), scores }, params)?
+        } else {
+            fusion::fuse(&ScoredLists { ids: RankedLists::new(&self.ints[first..end], &local_bounds), scores }, params)?
+        };
+        for hit in &mut fused.hits {
+            hit.item += first;
         }
-        Ok(entries)
+        for contribution in fused.explain.iter_mut().flatten().flatten() {
+            contribution.item = contribution.item.map(|item| item + first);
+        }
+        Ok(fused)
     }
 }
 

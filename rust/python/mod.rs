@@ -7,11 +7,12 @@
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
 //! the fusion entry points, `fused` and `arrow_batch` the result types, `trained` the trained model,
-//! `rrf` / `fuse` / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
+//! `fuse` (one query) / `batch` (many) / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
 //! Arrow rows for the distributed engines, `files` the output guard and the line reader.
 
 mod args;
 mod arrow_batch;
+mod batch;
 mod eval;
 mod files;
 mod fuse;
@@ -19,7 +20,6 @@ mod fused;
 mod ids;
 mod options;
 mod rows;
-mod rrf;
 mod runs;
 mod tables;
 mod train;
@@ -101,6 +101,8 @@ where
 /// The names each option accepts, as tuples, from the core's tables (see `crate::names`).
 fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add("RUN_FILE_TOP_K", crate::fusion::RUN_FILE_TOP_K)?;
+    m.add("FUSION_OPTIONS", PyTuple::new(py, crate::fusion::OPTIONS.iter().map(|o| o.0))?)?;
     m.add("METHODS", PyTuple::new(py, crate::fusion::Method::NAMES)?)?;
     m.add("TRAINED_METHODS", PyTuple::new(py, crate::fusion::TrainedMethod::NAMES)?)?;
     m.add("NORMS", PyTuple::new(py, crate::fusion::Norm::NAMES)?)?;
@@ -117,18 +119,9 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RUN_TABLE_COLUMNS", table_columns)?;
     let parameters = PyDict::new(py);
     let mut score_methods = Vec::new();
-    for name in crate::fusion::Method::NAMES {
-        let method =
-            crate::fusion::Method::from_name(name, crate::fusion::MethodParams::default()).map_err(to_py_err)?;
-        parameters.set_item(name, PyTuple::new(py, method.parameters())?)?;
-        if !method.reads_ranks() {
-            score_methods.push(name);
-        }
-    }
-    for name in crate::fusion::TrainedMethod::NAMES {
-        let method: crate::fusion::TrainedMethod = name.parse().map_err(to_py_err)?;
-        parameters.set_item(name, PyTuple::new(py, method.parameters())?)?;
-        if method.reads_scores() {
+    for (name, settable, reads_scores) in crate::fusion::method_table() {
+        parameters.set_item(name, PyTuple::new(py, settable)?)?;
+        if reads_scores {
             score_methods.push(name);
         }
     }
@@ -139,16 +132,20 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("FusionError", m.py().get_type::<FusionError>())?;
+    let error_type = m.py().get_type::<FusionError>();
+    // Set on an instance raised for a fusion option: the option's name.
+    error_type.setattr("option", m.py().None())?;
+    m.add("FusionError", error_type)?;
     add_name_lists(m)?;
+    m.add_class::<options::PyFusionOptions>()?;
     m.add_class::<fused::Fused>()?;
     m.add_class::<fused::PyContribution>()?;
-    m.add_function(wrap_pyfunction!(rrf::rrf, m)?)?;
-    m.add_function(wrap_pyfunction!(rrf::rrf_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(rrf::default_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(rrf::_kernel_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse::rrf, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::rrf_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::_kernel_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(fuse::fuse, m)?)?;
-    m.add_function(wrap_pyfunction!(fuse::fuse_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::fuse_batch, m)?)?;
     m.add_class::<runs::PyRun>()?;
     m.add_class::<runs::PyQrels>()?;
     m.add_function(wrap_pyfunction!(runs::read_run, m)?)?;

@@ -1,108 +1,237 @@
-//! The keyword options of the fusion entry points, each read and checked in one place.
+//! `FusionOptions`: the one value every fusion entry point takes, read from Python and parsed by
+//! the core (`crate::fusion::FusionOptions`); also `threads`, which the batch entry points share.
 
 use std::ffi::CString;
-use std::sync::Arc;
 
-use pyo3::exceptions::PyRuntimeWarning;
+use pyo3::exceptions::{PyRuntimeWarning, PyTypeError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
+use pyo3::IntoPyObjectExt;
 
-use super::args::{int_in, number, outer_items};
+use super::args::{int_in, number, outer_items, type_name};
 use super::{to_py_err, FusionError};
 use crate::batch::{self, MAX_THREADS, THREADS_VARIABLE};
-use crate::fusion;
-use crate::rrf::{RrfParams, TieBreak};
+use crate::fusion::{self, Kind, Value};
 
-/// The keyword options of the fusion entry points, by name. Each entry point builds it once from its
-/// arguments (`FusionOptions { method, norm, k, .. }`), so options of one type (`phi`, `sigma`,
-/// `gamma`) cannot trade places unnoticed, and an entry point that takes fewer fills the rest from
-/// [`Default`], the defaults of the Python signatures.
-pub(super) struct FusionOptions<'a, 'py> {
-    pub method: &'a str,
-    pub norm: Option<&'a str>,
-    pub k: f64,
-    pub weights: Option<&'a Bound<'py, PyAny>>,
-    pub top_k: Option<usize>,
-    pub tie_break: &'a str,
-    pub duplicates: &'a str,
-    pub explain: bool,
-    pub phi: f64,
-    pub sigma: f64,
-    pub gamma: f64,
+/// The fusion options, checked by the core when built. See `_core.pyi`.
+#[pyclass(frozen, eq, module = "fanfuse", name = "FusionOptions")]
+#[derive(PartialEq)]
+pub struct PyFusionOptions {
+    pub(super) inner: fusion::FusionOptions,
 }
 
-impl Default for FusionOptions<'_, '_> {
-    fn default() -> Self {
-        let fusion::MethodParams { k, phi, sigma, gamma } = fusion::MethodParams::default();
-        Self {
-            method: "rrf",
-            norm: None,
-            k,
-            weights: None,
-            top_k: None,
-            tie_break: "rank",
-            duplicates: "first",
-            explain: false,
-            phi,
-            sigma,
-            gamma,
+/// One option's value read from Python as the core's table says it is given.
+fn read_value(name: &str, kind: Kind, nullable: bool, value: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if nullable && value.is_none() {
+        return Ok(Value::None);
+    }
+    Ok(match kind {
+        Kind::Number => Value::Number(number(value, || name.to_owned())?),
+        Kind::Count => Value::Count(int_in(value, name, "None or an int >= 0", 0..=i128::MAX).map(|n: i128| {
+            usize::try_from(n).unwrap_or(usize::MAX) // one beyond any list keeps every hit
+        })?),
+        Kind::Numbers => {
+            let items = outer_items(value, name, "numbers (one per list)")?;
+            let read = items.iter().enumerate().map(|(i, w)| number(w, || format!("{name}[{i}]")));
+            Value::Numbers(read.collect::<PyResult<_>>()?)
         }
-    }
+        Kind::Name => Value::Name(
+            value
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err(format!("{name} must be a str (got {})", type_name(value))))?
+                .to_str()?
+                .to_owned(),
+        ),
+        Kind::Flag => Value::Flag(
+            value
+                .cast::<PyBool>()
+                .map_err(|_| PyTypeError::new_err(format!("{name} must be a bool (got {})", type_name(value))))?
+                .is_true(),
+        ),
+    })
 }
 
-impl FusionOptions<'_, '_> {
-    /// The options of Reciprocal Rank Fusion (`k`, `weights`, `top_k`, `tie_break`), read; their
-    /// values are checked by [`RrfParams::validate`].
-    pub fn rrf_params(&self) -> PyResult<RrfParams> {
-        let tie_break: TieBreak = self.tie_break.parse().map_err(to_py_err)?;
-        let weights = self.weights.map(parse_weights).transpose()?;
-        Ok(RrfParams { k: self.k, weights, top_k: self.top_k, tie_break })
-    }
-
-    /// Every option read and checked now, so that a bad one fails even for an empty batch.
-    pub fn fuse_params(&self) -> PyResult<fusion::FuseParams> {
-        let RrfParams { k, weights, top_k, tie_break } = self.rrf_params()?;
-        let method_params = fusion::MethodParams { k, phi: self.phi, sigma: self.sigma, gamma: self.gamma };
-        let params = fusion::FuseParams {
-            method: fusion::Method::from_name(self.method, method_params).map_err(to_py_err)?,
-            norm: self.norm.map(str::parse).transpose().map_err(to_py_err)?,
-            weights,
-            top_k,
-            tie_break,
-            duplicates: self.duplicates.parse().map_err(to_py_err)?,
-            explain: self.explain,
-            trained: None,
-        };
-        params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
-        Ok(params)
-    }
-}
-
-/// The options of a run fusion (`fuse_runs`, `fuse_files`): `method` (default rrf) or a trained
-/// `model`, which is then the method (a `method` given with it must name it).
-pub(super) fn run_fuse_params(
-    options: &FusionOptions<'_, '_>,
-    method: Option<&str>,
-    model: Option<&super::trained::PyFusionModel>,
-) -> PyResult<fusion::FuseParams> {
-    let Some(model) = model else {
-        if let Some(trained) = method.filter(|m| fusion::TrainedMethod::NAMES.contains(m)) {
-            return Err(FusionError::new_err(format!(
-                "method '{trained}' is trained on qrels: pass model=fanfuse.train_fusion(runs, qrels, method='{trained}')"
+/// The options given as keywords, parsed by the core; `entry` names the callable in errors.
+fn parse(entry: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<fusion::FusionOptions> {
+    let mut values = Vec::new();
+    for (key, value) in keywords.into_iter().flatten() {
+        let key = key.cast_into::<PyString>()?;
+        let name = key.to_str()?;
+        let Some(&(name, kind, nullable)) = fusion::OPTIONS.iter().find(|o| o.0 == name) else {
+            let names: Vec<&str> = fusion::OPTIONS.iter().map(|o| o.0).collect();
+            return Err(PyTypeError::new_err(format!(
+                "{entry}() got an unexpected keyword argument '{name}' (fusion options: {})",
+                names.join(", ")
             )));
+        };
+        values.push((name, read_value(name, kind, nullable, &value)?));
+    }
+    fusion::FusionOptions::parse(values).map_err(refused)
+}
+
+/// A refused option as a Python exception whose `option` names it, for a caller that names it its
+/// own way (a flag, a request field).
+pub(super) fn refused(refused: fusion::OptionError) -> PyErr {
+    let error = to_py_err(refused.error);
+    Python::attach(|py| error.value(py).setattr("option", refused.option).map(|()| error)).unwrap_or_else(|e| e)
+}
+
+/// The options of a call to `entry`: `options=` or the option keywords (not both), every option
+/// given one that `entry` `reads`.
+pub(super) fn call_options(
+    entry: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    keywords: Option<&Bound<'_, PyDict>>,
+    reads: impl Fn(&str) -> bool,
+) -> PyResult<fusion::FusionOptions> {
+    let options = match options {
+        Some(_) if keywords.is_some_and(|k| !k.is_empty()) => {
+            return Err(PyTypeError::new_err(format!(
+                "{entry}() takes options= or option keywords, not both: put every option in the FusionOptions"
+            )))
         }
-        return FusionOptions { method: method.unwrap_or("rrf"), ..*options }.fuse_params();
+        Some(options) => options.get().inner.clone(),
+        None => parse(entry, keywords)?,
     };
-    let name = model.inner.method.name();
-    if let Some(other) = method.filter(|&m| m != name) {
-        return Err(FusionError::new_err(format!(
-            "method '{other}' given with a {name} model; leave method unset (the model is the method)"
+    if let Some(name) = options.unread(reads) {
+        return Err(PyTypeError::new_err(format!(
+            "{entry}() got an unexpected keyword argument '{name}': it does not read that fusion option"
         )));
     }
-    // The plain options are read as for rrf; the model then takes the norm (segfuse reads scores).
-    let mut params = FusionOptions { method: "rrf", norm: None, ..*options }.fuse_params()?;
-    params.norm = options.norm.map(str::parse).transpose().map_err(to_py_err)?;
-    params.trained = Some(Arc::clone(&model.inner));
-    Ok(params)
+    Ok(options)
+}
+
+/// The options of a run fusion called as `entry`, with its trained `model` if any.
+pub(super) fn run_params(
+    entry: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    keywords: Option<&Bound<'_, PyDict>>,
+    model: Option<&super::trained::PyFusionModel>,
+) -> PyResult<fusion::FuseParams> {
+    let options = call_options(entry, options, keywords, |name| !fusion::NOT_FOR_RUNS.contains(&name))?;
+    options.run_params(model.map(|m| &m.inner)).map_err(refused)
+}
+
+#[pymethods]
+impl PyFusionOptions {
+    #[new]
+    #[pyo3(signature = (**options))]
+    fn new(options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        Ok(Self { inner: parse("FusionOptions", options)? })
+    }
+
+    /// A new checked value: these options with `changes` applied.
+    #[pyo3(signature = (**changes))]
+    fn replace(&self, py: Python<'_>, changes: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let merged = self.given(py)?;
+        if let Some(changes) = changes {
+            merged.update(changes.as_mapping())?;
+        }
+        Self::new(Some(&merged))
+    }
+
+    /// The options given, by name (with the defaults of those left unset out).
+    fn given<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let given = PyDict::new(py);
+        for name in self.inner.given() {
+            given.set_item(name, self.get(py, name)?)?;
+        }
+        Ok(given)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let rebuild = py.import("copyreg")?.getattr("__newobj_ex__")?;
+        let arguments = (slf.get_type(), PyTuple::empty(py), slf.get().given(py)?);
+        PyTuple::new(py, [rebuild, arguments.into_bound_py_any(py)?])
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut parts = Vec::new();
+        for (name, value) in self.given(py)?.iter() {
+            parts.push(format!("{}={}", name.str()?, value.repr()?));
+        }
+        Ok(format!("FusionOptions({})", parts.join(", ")))
+    }
+
+    #[getter]
+    fn method(&self) -> &str {
+        self.inner.method_name()
+    }
+
+    #[getter]
+    fn reads_scores(&self) -> bool {
+        self.inner.reads_scores()
+    }
+
+    #[getter]
+    fn takes_weights(&self) -> bool {
+        self.inner.takes_weights()
+    }
+
+    #[getter]
+    fn norm(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.get(py, "norm")
+    }
+
+    #[getter]
+    fn k(&self) -> f64 {
+        self.inner.params.k
+    }
+
+    #[getter]
+    fn weights(&self) -> Option<Vec<f64>> {
+        self.inner.weights.clone()
+    }
+
+    #[getter]
+    fn top_k(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.get(py, "top_k")
+    }
+
+    #[getter]
+    fn tie_break(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.get(py, "tie_break")
+    }
+
+    #[getter]
+    fn duplicates(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.get(py, "duplicates")
+    }
+
+    #[getter]
+    fn explain(&self) -> bool {
+        self.inner.explain
+    }
+
+    #[getter]
+    fn phi(&self) -> f64 {
+        self.inner.params.phi
+    }
+
+    #[getter]
+    fn sigma(&self) -> f64 {
+        self.inner.params.sigma
+    }
+
+    #[getter]
+    fn gamma(&self) -> f64 {
+        self.inner.params.gamma
+    }
+}
+
+impl PyFusionOptions {
+    /// Option `name` as a Python value.
+    fn get(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match self.inner.value(name) {
+            None | Some(Value::None) => Ok(py.None()),
+            Some(Value::Name(text)) => text.into_py_any(py),
+            Some(Value::Number(x)) => x.into_py_any(py),
+            Some(Value::Numbers(xs)) => xs.into_py_any(py),
+            Some(Value::Count(n)) => n.into_py_any(py),
+            Some(Value::Flag(flag)) => flag.into_py_any(py),
+        }
+    }
 }
 
 /// The one check that a batch's weights fit each query: one weight per list (`noun`: "list" or "run").
@@ -114,37 +243,6 @@ pub(super) fn check_query_weights(weights: Option<&[f64]>, q: usize, lists: usiz
         ))),
         _ => Ok(()),
     }
-}
-
-pub(super) fn k_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    number(value, || "k".into())
-}
-
-pub(super) fn phi_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    number(value, || "phi".into())
-}
-
-pub(super) fn sigma_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    number(value, || "sigma".into())
-}
-
-pub(super) fn gamma_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    number(value, || "gamma".into())
-}
-
-/// The one check of `weights`: a sequence of numbers (their values are checked by the core).
-fn parse_weights(weights: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
-    let items = outer_items(weights, "weights", "numbers (one per list)")?;
-    items.iter().enumerate().map(|(i, w)| number(w, || format!("weights[{i}]"))).collect()
-}
-
-/// The one check of `top_k`: None (keep every hit) or an int >= 0; one beyond any list keeps all.
-pub(super) fn top_k_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    let top_k: i128 = int_in(value, "top_k", "None or an int >= 0", 0..=i128::MAX)?;
-    Ok(Some(usize::try_from(top_k).unwrap_or(usize::MAX)))
 }
 
 /// The one check of `threads`: None (`FANFUSE_NUM_THREADS`, else 1) or an int from 1 to 1024.

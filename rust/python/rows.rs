@@ -6,13 +6,11 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 
 use super::args::{int_in, outer_items, strings};
 use super::arrow_batch::PyArrowBatch;
-use super::options::{
-    check_thread_variable, gamma_arg, k_arg, phi_arg, run_fuse_params, sigma_arg, threads_arg, top_k_arg, FusionOptions,
-};
+use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::runs::PyRun;
 use super::tables::table_source;
 use super::{interruptible, to_py_err};
@@ -162,12 +160,8 @@ fn read_table_block(
 /// Fuses the rows that met by query. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (rows, /, *, blocks, names, ranges = 1, format = None, tag = "fanfuse",
-    method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank",
-    rank_from = "score", threads = None, phi = 0.8, sigma = 0.01, gamma = 1.0),
-    text_signature = "(rows, /, *, blocks, names, ranges=1, format=None, tag='fanfuse', method=None, \
-        norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', rank_from='score', threads=None, phi=0.8, \
-        sigma=0.01, gamma=1.0)")]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+    rank_from = "score", threads = None, options = None, **kwargs))]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword arguments
 fn fuse_rows(
     py: Python<'_>,
     rows: &Bound<'_, PyAny>,
@@ -176,20 +170,12 @@ fn fuse_rows(
     #[pyo3(from_py_with = ranges_arg)] ranges: usize,
     format: Option<&str>,
     tag: &str,
-    method: Option<&str>,
-    norm: Option<&str>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
     rank_from: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
-    #[pyo3(from_py_with = phi_arg)] phi: f64,
-    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
-    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<PyArrowBatch>> {
-    let options = FusionOptions { norm, k, weights, top_k, tie_break, phi, sigma, gamma, ..FusionOptions::default() };
-    let params = run_fuse_params(&options, method, None)?;
+    let params = run_params("fuse_rows", options, kwargs, None)?;
     let format = format.map(str::parse::<OutFormat>).transpose().map_err(to_py_err)?;
     let output = RowOutput::new(format, tag).map_err(to_py_err)?;
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;

@@ -8,9 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::{numbers, outer_items, strings};
-use super::options::{
-    check_thread_variable, gamma_arg, k_arg, phi_arg, run_fuse_params, sigma_arg, threads_arg, top_k_arg, FusionOptions,
-};
+use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
 use crate::runs::fuse::stream::{self, FuseFilesOptions, FuseProgress};
@@ -137,27 +135,17 @@ pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
 
 /// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (runs, /, *, method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000), tie_break = "rank", threads = None, model = None, phi = 0.8, sigma = 0.01, gamma = 1.0),
-    text_signature = "(runs, /, *, method=None, norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', threads=None, model=None, phi=0.8, sigma=0.01, gamma=1.0)")]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[pyo3(signature = (runs, /, *, options = None, threads = None, model = None, **kwargs))]
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_runs(
     py: Python<'_>,
     runs: Vec<PyRef<'_, PyRun>>,
-    method: Option<&str>,
-    norm: Option<&str>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     model: Option<PyRef<'_, PyFusionModel>>,
-    #[pyo3(from_py_with = phi_arg)] phi: f64,
-    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
-    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyRun> {
-    let options = FusionOptions { norm, k, weights, top_k, tie_break, phi, sigma, gamma, ..FusionOptions::default() };
-    let params = run_fuse_params(&options, method, model.as_deref())?;
+    let params = run_params("fuse_runs", options, kwargs, model.as_deref())?;
     check_thread_variable(py, threads)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let fused = interruptible(py, || {
@@ -188,24 +176,15 @@ fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
 
 /// Streams run files through fusion into one output file. See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (inputs, output, /, *, method = None, norm = None, k = 60.0, weights = None, top_k = Some(1000),
-    tie_break = "rank", rank_from = "score", format = "trec", collection = None, tag = "fanfuse",
-    threads = None, progress = None, model = None, phi = 0.8, sigma = 0.01, gamma = 1.0),
-    text_signature = "(inputs, output, /, *, method=None, norm=None, k=60.0, weights=None, top_k=1000, tie_break='rank', \
-        rank_from='score', format='trec', collection=None, tag='fanfuse', threads=None, progress=None, model=None, \
-        phi=0.8, sigma=0.01, gamma=1.0)")]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[pyo3(signature = (inputs, output, /, *, options = None, rank_from = "score", format = "trec", collection = None,
+    tag = "fanfuse", threads = None, progress = None, model = None, **kwargs))]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword arguments
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_files<'py>(
     py: Python<'py>,
     inputs: &Bound<'_, PyAny>,
     output: &str,
-    method: Option<&str>,
-    norm: Option<&str>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     rank_from: &str,
     format: &str,
     collection: Option<String>,
@@ -213,9 +192,7 @@ pub(super) fn fuse_files<'py>(
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
     model: Option<PyRef<'_, PyFusionModel>>,
-    #[pyo3(from_py_with = phi_arg)] phi: f64,
-    #[pyo3(from_py_with = sigma_arg)] sigma: f64,
-    #[pyo3(from_py_with = gamma_arg)] gamma: f64,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = run_inputs(inputs)?;
     if let Some(callback) = progress.as_ref().filter(|c| !c.is_callable()) {
@@ -226,11 +203,7 @@ pub(super) fn fuse_files<'py>(
     }
     let counters = progress.as_ref().map(|_| Arc::new(FuseProgress::default()));
     let options = FuseFilesOptions {
-        params: run_fuse_params(
-            &FusionOptions { norm, k, weights, top_k, tie_break, phi, sigma, gamma, ..FusionOptions::default() },
-            method,
-            model.as_deref(),
-        )?,
+        params: run_params("fuse_files", options, kwargs, model.as_deref())?,
         rank_from: rank_from.parse().map_err(to_py_err)?,
         format: format.parse().map_err(to_py_err)?,
         collection,

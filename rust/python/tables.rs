@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyTuple};
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use super::args::{outer_items, strings, type_name};
 use super::arrow_batch::PyArrowBatch;
-use super::options::{check_thread_variable, k_arg, run_fuse_params, threads_arg, top_k_arg, FusionOptions};
+use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::arrow::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, OwnedArray, OwnedSchema, OwnedStream};
@@ -79,11 +79,9 @@ pub(super) fn runs_from_table(
 
 /// Fuses run tables: the rows each table holds are read and fused by the core in one call. See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (tables, /, *, names, run_column = None, runs = None, rank_from = "score", method = None,
-    norm = None, k = 60.0, weights = None, top_k = Some(1000), threads = None),
-    text_signature = "(tables, /, *, names, run_column=None, runs=None, rank_from='score', method=None, norm=None, \
-        k=60.0, weights=None, top_k=1000, threads=None)")]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
+#[pyo3(signature = (tables, /, *, names, run_column = None, runs = None, rank_from = "score", options = None,
+    threads = None, **kwargs))]
+#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword arguments
 pub(super) fn fuse_tables(
     py: Python<'_>,
     tables: &Bound<'_, PyAny>,
@@ -91,15 +89,11 @@ pub(super) fn fuse_tables(
     run_column: Option<&str>,
     runs: Option<&Bound<'_, PyAny>>,
     rank_from: &str,
-    method: Option<&str>,
-    norm: Option<&str>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyArrowBatch> {
-    let options = FusionOptions { norm, k, weights, top_k, ..FusionOptions::default() };
-    let params = run_fuse_params(&options, method, None)?;
+    let params = run_params("fuse_tables", options, kwargs, None)?;
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
     let names = strings(names, "names")?;
@@ -131,7 +125,7 @@ pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &
 
 /// A run's columns as Arrow buffers. See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (run, /))]
+#[pyo3(name = "_run_buffers", signature = (run, /))]
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn run_buffers<'py>(py: Python<'py>, run: PyRef<'_, PyRun>) -> PyResult<Bound<'py, PyTuple>> {
     let run = Arc::clone(&run.inner);

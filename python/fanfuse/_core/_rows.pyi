@@ -3,11 +3,9 @@ as Arrow rows, read by block, fused where a query's rows meet, and the fused tex
 Not public: their signatures follow the engine."""
 
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Literal, Unpack
 
-import numpy as np
-import numpy.typing as npt
-from fanfuse._core import ArrowBatch, Run, _Method, _Norm, _RankFrom, _TieBreak
+from fanfuse._core import ArrowBatch, FusionOptions, Run, _RankFrom, _RunFusionKeywords
 
 __all__ = [
     "file_blocks",
@@ -59,17 +57,10 @@ def fuse_rows(
     ranges: int = 1,
     format: Literal["trec"] | None = None,
     tag: str = "fanfuse",
-    method: _Method | str | None = None,
-    norm: _Norm | str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | npt.NDArray[np.floating] | None = None,
-    top_k: int | None = 1000,
-    tie_break: _TieBreak | str = "rank",
     rank_from: _RankFrom | str = "score",
     threads: int | None = None,
-    phi: float = 0.8,
-    sigma: float = 0.01,
-    gamma: float = 1.0,
+    options: FusionOptions | None = None,
+    **kwargs: Unpack[_RunFusionKeywords],
 ) -> list[ArrowBatch]:
     """Fuses every query of ``rows`` (one row batch per block of ``blocks``, in the same order; every
     row of a query there) as ``fuse_files`` fuses it. ``format=None``: one row per fused hit (qid,

@@ -14,6 +14,7 @@ from fanfuse._core import (
     TRAINED_METHODS,
     FusionError,
     FusionModel,
+    FusionOptions,
     fuse_files,
     fuse_runs,
     read_qrels,
@@ -24,7 +25,7 @@ from fanfuse.cli._common import number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.paths import add_input, add_output, add_runs
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.fusion_options import method_parameters
+from fanfuse.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
 from fanfuse.tables import is_parquet, read_any_run, read_parquet_run, write_parquet
 
 # ranx writes Parquet runs under both names.
@@ -77,20 +78,21 @@ def register(subparsers: Any) -> None:
         "--norm",
         help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}",
     )
-    number_option(parser, "--rrf-k", "k", "RRF constant k (default 60)", default=60.0)
+    number_option(parser, "--rrf-k", "k", f"RRF constant k (default {DEFAULTS.k:g})")
     number_option(
         parser, "--weights", "weight", "one weight per run, e.g. 1,0.5,2 (default all 1)", many=True
     )
-    number_option(parser, "--phi", "phi", "rbc: persistence (default 0.8)")
-    number_option(parser, "--sigma", "sigma", "logn_isr: smoothing (default 0.01)")
-    number_option(parser, "--gamma", "gamma", "combgmnz: exponent of the hit count (default 1)")
+    number_option(parser, "--phi", "phi", f"rbc: persistence (default {DEFAULTS.phi:g})")
+    number_option(parser, "--sigma", "sigma", f"logn_isr: smoothing (default {DEFAULTS.sigma:g})")
+    number_option(
+        parser, "--gamma", "gamma", f"combgmnz: exponent of the hit count (default {DEFAULTS.gamma:g})"
+    )
     number_option(
         parser,
         "--top-k",
         "fused_top_k",
-        "hits kept per query (default 1000)",
+        f"hits kept per query (default {RUN_FILE_TOP_K}, as trec_eval reads a run)",
         note=" (0 keeps all)",
-        default=1000,
     )
     parser.add_argument(
         "--rank-from",
@@ -149,14 +151,15 @@ def trained_model(args: argparse.Namespace) -> FusionModel | None:
 
 def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
+    options = run_fusion_options(args)
     model = trained_model(args)
     if args.engine == "dask":
         # check_engine_options refused a trained method: there is no model to pass.
-        fusion = {name: value for name, value in fusion_options(args).items() if name != "model"}
+        fusion = {**options.given(), "threads": args.threads}
         code: int = dask_commands(args).fuse(args, fusion)
         return code
     if args.output.endswith(PARQUET_SUFFIXES):
-        return run_to_parquet(args, model)
+        return run_to_parquet(args, options, model)
     bar = ProgressBar("fuse", unit="bytes")
 
     def progress(bytes_read: int, bytes_total: int, queries: int) -> None:
@@ -167,7 +170,9 @@ def run(args: argparse.Namespace) -> int:
     summary = fuse_files(
         inputs,
         args.output,
-        **fusion_options(args, model),
+        options=options,
+        model=model,
+        threads=args.threads,
         rank_from=args.rank_from,
         format=args.run_format,
         collection=args.collection,
@@ -184,25 +189,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def fusion_options(args: argparse.Namespace, model: FusionModel | None = None) -> dict[str, Any]:
-    """The options of the fusion itself, whatever is read and written."""
-    return {
-        "method": args.method,
-        "model": model,
-        "norm": args.norm,
-        "k": args.rrf_k,
-        "weights": args.weights,
-        "top_k": args.top_k or None,
-        "threads": args.threads,
-        **method_parameters(args),
-    }
-
-
-def run_to_parquet(args: argparse.Namespace, model: FusionModel | None = None) -> int:
+def run_to_parquet(args: argparse.Namespace, options: FusionOptions, model: FusionModel | None) -> int:
     """Parquet output: the runs are read into memory, fused in one call and written by pyarrow
     (atomically); each query's rows are those of the TREC output."""
     runs = [read_any_run(p, rank_from=args.rank_from) for p in args.runs]
-    fused = fuse_runs(runs, **fusion_options(args, model))
+    fused = fuse_runs(runs, options=options, model=model, threads=args.threads)
     if len(fused) == 0:
         raise FusionError("nothing to write: the runs have no queries")
     write_parquet(fused, args.output)

@@ -17,6 +17,7 @@ from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.errors import InputError
+from fanfuse.fusion_options import DEFAULTS
 from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
@@ -26,8 +27,7 @@ from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 # The reranker's flags, by the option of `open_index` each sets.
 RERANK_FLAGS = {"rerank": "--rerank", "mmr_lambda": "--mmr-lambda"}
-# The fusion flags and the option of `fanfuse.fuse` each sets (checked in this order: --norm is
-# judged with the --method given).
+# The fusion flags and the option of `fanfuse.fuse` each sets (a refusal of the core names the option).
 FUSION_FLAGS = {
     "method": "--method",
     "norm": "--norm",
@@ -65,7 +65,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--norm", help=f"score normalisation of score methods (their default min-max): {', '.join(NORMS)}"
     )
-    number_option(parser, "--rrf-k", "k", "RRF constant k (default 60)", default=60.0)
+    number_option(parser, "--rrf-k", "k", f"RRF constant k (default {DEFAULTS.k:g})")
     parser.add_argument(
         "--tie-break", help=f"order of equal fused scores: {' (default) or '.join(TIE_BREAKS)}"
     )
@@ -113,15 +113,15 @@ def register(subparsers: Any) -> None:
 
 
 def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The fusion flags given, each checked by the core and named by its flag when refused."""
-    options: dict[str, Any] = {"k": args.rrf_k}
-    for name, flag in FUSION_FLAGS.items():
-        value = getattr(args, name)
-        if value is None:
-            continue
-        options[name] = value
-        with flag_named(flag, name):
-            checked(options, weighted=False)
+    """The fusion flags given, checked by the core at once; the option it refuses is named by its flag."""
+    given = {"k": args.rrf_k, **{name: getattr(args, name) for name in FUSION_FLAGS}}
+    options = {name: value for name, value in given.items() if value is not None}
+    try:
+        checked(options, weighted=False)
+    except FusionError as error:
+        name = error.option or ""
+        with flag_named(FUSION_FLAGS.get(name, "--rrf-k" if name == "k" else "--method"), name):
+            raise
     return options
 
 

@@ -1,99 +1,56 @@
 """Fusing the branches' lists in one call to the Rust core, then attaching payloads and provenance.
 
 The core does all the scoring and, with ``explain=True``, says for each hit which lists gave it what
-(list index, rank, contribution). This module only checks the fusion options against the core, hands
-it the branches' ids (and their scores, for the methods that fuse scores), and maps list indexes back
-to branches and payloads.
+(list index, rank, contribution). This module only builds the fusion options (a ``FusionOptions``,
+which the core checks), hands it the branches' ids (and their scores, for the methods that fuse
+scores), and maps list indexes back to branches and payloads.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from fanfuse._core import SCORE_METHODS, FusionError, fuse
+from fanfuse._core import FUSION_OPTIONS, FusionError, FusionOptions, fuse
 from fanfuse.multiquery.diagnostics import FusedHit, Provenance
 from fanfuse.multiquery.fanout import Branch, BranchOutcome
 from fanfuse.multiquery.hits import CheckedHits
 
-__all__ = ["FUSION_OPTIONS", "FusionSettings", "checked", "fuse_outcomes", "is_weighted", "takes_weights"]
+__all__ = ["SEARCH_FUSION_OPTIONS", "checked", "fuse_outcomes", "is_weighted", "takes_weights"]
 
-# Two small lists that every valid set of options can fuse: the core checks the options on them.
-_PROBE_SCORED = [(["a", "b"], [2.0, 1.0]), (["b", "c"], [1.0, 0.5])]
-_TEXT_OPTIONS = ("method", "norm", "tie_break", "duplicates")
-_NUMBER_OPTIONS = ("k", "phi", "sigma", "gamma")
-
-
-@dataclass(frozen=True, slots=True)
-class FusionSettings:
-    """How the branches' lists are fused: ``fanfuse.fuse``'s method and options (docs/fusion-methods.md).
-
-    ``norm``, ``phi``, ``sigma`` and ``gamma`` left at None take the core's defaults. Build it with
-    ``checked``: the core itself validates the combination, so the accepted names are its own.
-    """
-
-    method: str = "rrf"
-    k: float = 60.0
-    norm: str | None = None
-    phi: float | None = None
-    sigma: float | None = None
-    gamma: float | None = None
-    tie_break: str = "rank"
-    duplicates: str = "first"
-    scored: bool = False  # whether the method reads scores, so the branches' scores are passed
-    takes_weights: bool = True  # whether the method has a weighted form (isr, combmax... have none)
-    options: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    def replaced(self, changes: Mapping[str, Any], *, weighted: bool) -> FusionSettings:
-        """These settings with ``changes`` applied, checked by the core (``weighted``: the lists will
-        carry weights other than 1, which some methods refuse)."""
-        values = {name: getattr(self, name) for name in FUSION_OPTIONS}
-        values.update(changes)
-        return checked(values, weighted=weighted)
+#: The fusion options a search caller sets; the search sets the others itself (the lists' weights
+#: from variant and retriever weights, its own ``top_k``, and ``explain`` for the provenance).
+SEARCH_FUSION_OPTIONS = tuple(name for name in FUSION_OPTIONS if name not in ("weights", "top_k", "explain"))
 
 
-#: The options a caller sets: the fields but those derived from them.
-FUSION_OPTIONS = tuple(
-    f.name for f in dataclasses.fields(FusionSettings) if f.name not in ("scored", "takes_weights", "options")
-)
-
-
-def checked(values: Mapping[str, Any], *, weighted: bool) -> FusionSettings:
-    """``FusionSettings`` from option values, refused by the core's own error when it cannot fuse by them."""
-    for name in _TEXT_OPTIONS:
-        value = values.get(name)
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a str (got {type(value).__name__})")
-    for name in _NUMBER_OPTIONS:
-        value = values.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise TypeError(f"{name} must be a number (got {type(value).__name__})")
-    options = {name: value for name, value in values.items() if value is not None}
-    fuse(_PROBE_SCORED, **options)
-    try:
-        fuse(_PROBE_SCORED, weights=[1.0, 2.0], **options)
-        takes_weights = True
-    except FusionError as error:
-        if weighted:
+def checked(values: Mapping[str, Any], *, weighted: bool) -> FusionOptions:
+    """The fusion options of ``values`` (None: the core's default), checked by the core when built.
+    ``weighted``: the lists will carry weights other than 1, which some methods refuse."""
+    unknown = values.keys() - set(SEARCH_FUSION_OPTIONS)
+    if unknown:
+        raise TypeError(f"{sorted(unknown)[0]!r} is not a fusion option of a search")
+    given = {name: value for name, value in values.items() if value is not None}
+    options = FusionOptions(**given)
+    if "method" not in given:
+        # A search has no trained model, so the method left unset is the core's default, and the
+        # norm is judged against it now rather than at the first search.
+        options = options.replace(method=options.method)
+    if weighted and not options.takes_weights:
+        try:
+            options.replace(weights=[1.0, 2.0])  # the core's own words for a method without weights
+        except FusionError as error:
             raise FusionError(
                 f"{error} (the lists' weights are variant_weights x retriever_weights: leave them at 1 "
                 f"with this method)"
             ) from None
-        takes_weights = False
-    settings = FusionSettings(
-        **values, scored=options.get("method", "rrf") in SCORE_METHODS, takes_weights=takes_weights
-    )
-    object.__setattr__(settings, "options", options)
-    return settings
+    return options
 
 
 def takes_weights(method: str) -> bool:
     """Whether fusion ``method`` has a weighted form (False too for a name the core does not know)."""
     try:
-        return checked({"method": method}, weighted=False).takes_weights
+        return FusionOptions(method=method).takes_weights
     except (FusionError, TypeError):
         return False
 
@@ -104,7 +61,7 @@ def is_weighted(variant_weights: Iterable[float], retriever_weights: Iterable[fl
 
 
 def fuse_outcomes(
-    outcomes: Sequence[BranchOutcome], settings: FusionSettings, *, top_k: int | None
+    outcomes: Sequence[BranchOutcome], options: FusionOptions, *, top_k: int | None
 ) -> list[FusedHit]:
     """The fused hits of the successful branches, best first (``top_k`` of them, None for all).
 
@@ -115,17 +72,12 @@ def fuse_outcomes(
     ok = [(o.branch, o.hits) for o in outcomes if o.hits is not None]
     weights = [branch.weight for branch, _ in ok]
     runs: list[Any] = (
-        [_scored_run(branch, hits, settings.method) for branch, hits in ok]
-        if settings.scored
+        [_scored_run(branch, hits, options.method) for branch, hits in ok]
+        if options.reads_scores
         else [hits.ids for _, hits in ok]
     )
-    fused = fuse(  # one crossing
-        runs,
-        weights=None if all(w == 1.0 for w in weights) else weights,
-        top_k=top_k,
-        explain=True,
-        **settings.options,
-    )
+    weighted = None if all(w == 1.0 for w in weights) else weights
+    fused = fuse(runs, options=options.replace(weights=weighted, top_k=top_k, explain=True))  # one crossing
     # Per list: what its hits' provenance says (variant, retriever, variant index) and its hits.
     lists = [(b.variant, b.retriever_name, b.variant_index, listed.hits) for b, listed in ok]
     explanation = _Explanation(lists)

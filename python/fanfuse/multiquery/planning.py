@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
-from fanfuse._core import FusionError
+from fanfuse._core import FusionError, FusionOptions
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
-from fanfuse.multiquery.fusion import FUSION_OPTIONS, FusionSettings, is_weighted
+from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked, is_weighted
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 
 __all__ = ["InstanceSettings", "Plan", "SearchOptions", "check_return_k", "make_plan", "weights_by_retriever"]
@@ -68,7 +68,7 @@ class InstanceSettings(Protocol):
     rerank_window: int | None
     return_k: int | None
     min_score: float | None
-    fusion: FusionSettings
+    fusion: FusionOptions
 
     @property
     def retriever_names(self) -> list[str]: ...
@@ -93,7 +93,7 @@ class Plan:
     rerank_window: int
     return_k: int
     min_score: float | None
-    fusion: FusionSettings
+    fusion: FusionOptions
 
 
 def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any], caller: str) -> Plan:
@@ -160,20 +160,20 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
 
 
 def _fusion(
-    base: FusionSettings,
+    base: FusionOptions,
     given: Mapping[str, Any],
     variant_weights: Sequence[float],
     retriever_weights: Mapping[str, float],
-) -> FusionSettings:
+) -> FusionOptions:
     """The instance's fusion settings, or the call's changes to them checked by the core. Weights the
     call gives are checked with the method (some methods refuse weights other than 1); the
     instance's weights are not: a method without a weighted form fuses with unit weights instead."""
-    changes = {name: given[name] for name in FUSION_OPTIONS if name in given}
+    changes = {name: given[name] for name in SEARCH_FUSION_OPTIONS if name in given}
     if not changes and "variant_weights" not in given and "retriever_weights" not in given:
         return base
     own_variant = variant_weights if "variant_weights" in given else ()
     own_retriever = [retriever_weights[name] for name in given.get("retriever_weights", ())]
-    return base.replaced(changes, weighted=is_weighted(own_variant, own_retriever))
+    return checked({**base.given(), **changes}, weighted=is_weighted(own_variant, own_retriever))
 
 
 def _unit(weights: Iterable[float]) -> list[float]:

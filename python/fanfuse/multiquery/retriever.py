@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from fanfuse.limits import check_float, check_int, optional_float, optional_int
+from fanfuse.limits import check_int, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.config import (
     MAX_VARIANTS_LIMIT,
@@ -71,8 +71,9 @@ class MultiQueryRetriever:
         expander: where variants come from (default: ``HeuristicExpander``).
         method: the fusion method, any of ``fanfuse.fuse``'s (default ``rrf``); score methods
             (``combsum``, ``dbsf``, ...) fuse the scores the retrievers return.
-        k: the RRF constant (60 as Elasticsearch and ranx). norm, phi, sigma, gamma: ``fanfuse.fuse``'s
-            normalisation (score methods) and method parameters; None takes the core's default.
+        k: the RRF constant. norm, phi, sigma, gamma: ``fanfuse.fuse``'s normalisation (score
+            methods) and method parameters. Every fusion option left None takes the default of
+            ``fanfuse.FusionOptions``; the checked value is ``self.fusion``.
         tie_break: order of equal fused scores, ``rank`` or ``id``. duplicates: what an id repeated
             within one branch's list means, ``first``, ``max`` or ``sum`` (chunks of one document).
         top_k: hits returned per search.
@@ -99,14 +100,14 @@ class MultiQueryRetriever:
         retrievers: AnyRetriever | Sequence[AnyRetriever] | Mapping[str, AnyRetriever],
         *,
         expander: Expander | None = None,
-        method: str = "rrf",
-        k: float = 60.0,
+        method: str | None = None,
+        k: float | None = None,
         norm: str | None = None,
         phi: float | None = None,
         sigma: float | None = None,
         gamma: float | None = None,
-        tie_break: str = "rank",
-        duplicates: str = "first",
+        tie_break: str | None = None,
+        duplicates: str | None = None,
         top_k: int = 10,
         expansion: bool | None = None,
         max_variants: int | None = None,
@@ -136,7 +137,6 @@ class MultiQueryRetriever:
                 "wrap a function in CallableExpander"
             )
         self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
-        self.k = check_float("k", k)
         self.top_k = check_int("top_k", top_k)
         if strategy is not None and isinstance(self.expander, LLMExpander):
             check_strategy(strategy)
@@ -152,7 +152,7 @@ class MultiQueryRetriever:
         self.fusion = checked(
             {
                 "method": method,
-                "k": self.k,
+                "k": k,
                 "norm": norm,
                 "phi": phi,
                 "sigma": sigma,
@@ -336,7 +336,7 @@ class MultiQueryRetriever:
         return (
             f"MultiQueryRetriever(retrievers={self.retriever_names}, expander={self.expander!r}, "
             f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, "
-            f"method={self.fusion.method!r}, k={self.k:g})"
+            f"method={self.fusion.method!r}, k={self.fusion.k:g})"
         )
 
 

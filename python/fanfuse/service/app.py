@@ -30,7 +30,6 @@ from fanfuse.errors import InputError
 from fanfuse.index_retriever import open_index
 from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
-from fanfuse.multiquery.fusion import checked
 from fanfuse.multiquery.mmr import named_reranker
 from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -48,8 +47,6 @@ except ImportError:  # pragma: no cover - fanfuse[serve] installs it
 # Request fields handed to `search` under another name.
 _RENAMED = {"rrf_k": "k"}
 _FIELDS_BY_OPTION = {option: field for field, option in _RENAMED.items()}
-# The fusion fields, in the order the core judges them (norm is judged with the method given).
-_FUSION_FIELDS = ("method", "norm", "rrf_k", "phi", "sigma", "gamma", "tie_break", "duplicates")
 
 
 class BadField(Exception):
@@ -214,19 +211,11 @@ def search_options(request: SearchRequest) -> dict[str, Any]:
 
 
 def refused_field(options: Mapping[str, Any], error: ValueError) -> str | None:
-    """The request field that `error` is about: the fusion options are judged one more at a time,
-    as `fanfuse search` judges its flags, and the first one refused is named."""
-    given: dict[str, Any] = {}
-    for field in _FUSION_FIELDS:
-        name = _RENAMED.get(field, field)
-        if name not in options:
-            continue
-        given[name] = options[name]
-        with contextlib.suppress(TypeError):
-            try:
-                checked(given, weighted=False)
-            except FusionError:
-                return field
+    """The request field that `error` is about: the fusion option the core refused (`error.option`),
+    else the option its message starts with."""
+    option: str | None = getattr(error, "option", None)
+    if option is not None:
+        return _FIELDS_BY_OPTION.get(option, option)
     named = (name for name in options if str(error).startswith(f"{name} "))
     return next((_FIELDS_BY_OPTION.get(name, name) for name in named), None)
 

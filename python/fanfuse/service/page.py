@@ -13,7 +13,6 @@ of options of its own) with the defaults of this server's retriever.
 
 from __future__ import annotations
 
-import dataclasses
 from importlib import resources
 from typing import Any
 
@@ -21,6 +20,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 
 from fanfuse.multiquery import MultiQueryRetriever
+from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS
 from fanfuse.service.schema import SearchRequest
 
 __all__ = ["CONTENT_SECURITY_POLICY", "page_router"]
@@ -85,7 +85,7 @@ def server_defaults(
 ) -> dict[str, Any]:
     """What a request that leaves a field out gets from this server, by field name."""
     settings: dict[str, Any] = {
-        **dataclasses.asdict(retriever.fusion),
+        **{name: getattr(retriever.fusion, name) for name in SEARCH_FUSION_OPTIONS},
         "top_k": retriever.top_k,
         "max_variants": retriever.config.max_variants,
         "strategy": retriever.strategy,

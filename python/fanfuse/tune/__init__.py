@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fanfuse._core import FusionError, Qrels, Run, randomization_test
+from fanfuse._core import RUN_FILE_TOP_K, FusionError, Qrels, Run, randomization_test
 from fanfuse.errors import TooFewQueries
 from fanfuse.limits import check_int
 from fanfuse.tune.scores import FoldScores
@@ -93,7 +93,7 @@ def tune(
     search: str = "auto",
     folds: int = 5,
     seed: int = 0,
-    top_k: int | None = 1000,
+    top_k: int | None = RUN_FILE_TOP_K,
     on_step: Callable[[int, int | None], None] | None = None,
 ) -> TuneReport:
     """Cross-validated search of `method`'s parameters; see the module docstring and `tune.space`.

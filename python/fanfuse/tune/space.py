@@ -18,9 +18,9 @@ from fanfuse._core import (
     NORMS,
     TRAINED_METHODS,
     FusionError,
+    FusionOptions,
     Qrels,
     Run,
-    fuse,
     train_fusion,
 )
 from fanfuse.limits import LIMITS, check_float
@@ -67,14 +67,8 @@ def method_parameters(method: str) -> tuple[str, ...]:
     return tuple(option.parameter for option in OPTIONS if option.parameter in has)
 
 
-# Two small scored lists: a level the core refuses is refused on them before any work starts.
-_PROBE = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
-
-
-def _probe_fusion(method: str, **options: Any) -> None:
-    fuse(_PROBE, method=method, **options)
-
-
+# Training options have no parser of their own in the core: a level it refuses is refused by
+# training on one judged query, before any work starts.
 def _probe_training(method: str, runs: Sequence[Run], qrels: Qrels, **options: Any) -> None:
     train_fusion(list(runs), qrels.subset(qrels.qids()[:1]), method=method, **options)
 
@@ -154,12 +148,12 @@ def _checked_levels(
             raise FusionError(f"{name} has no level > 0 (got {levels}); fusion needs two weighted runs")
         return levels
     for i, value in enumerate(levels):
-        _core_check(name, i, _probe_fusion, space.method, **{option.parameter: value})
+        _core_check(name, i, FusionOptions, method=space.method, **{option.parameter: value})
     return levels
 
 
 def _core_check(name: str, index: int, call: Callable[..., object], *args: Any, **options: Any) -> None:
-    """Runs the core on one level; its refusal is re-raised naming the level."""
+    """Has the core check one level; its refusal is re-raised naming the level."""
     try:
         call(*args, **options)
     except FusionError as error:

@@ -1,4 +1,5 @@
-//! `rrf` and `rrf_batch`: Reciprocal Rank Fusion of ranked id lists, one query or many.
+//! Many queries in one call (`rrf_batch`, `fuse_batch`): copied out of Python a chunk at a time
+//! and fused by the core, on a thread pool with `threads` > 1.
 
 use std::fmt;
 use std::sync::mpsc::RecvTimeoutError;
@@ -6,93 +7,88 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use super::args::outer_items;
-use super::fused::Fused;
-use super::ids::{ListPath, OwnedIds};
-use super::options::{check_query_weights, check_thread_variable, k_arg, threads_arg, top_k_arg, FusionOptions};
+use super::fuse::{fuse_params, rrf_params, OwnedRuns, Shape, LISTS, RUNS};
+use super::fused::{fused_to_py, Fused};
+use super::ids::ListPath;
+use super::options::{check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
 use super::{interruptible, to_py_err};
 use crate::batch;
 use crate::error::FusionError as CoreError;
-use crate::rrf::{FusedEntry, RrfParams};
+use crate::fusion::{FuseParams, Fusion};
 
-/// Weighted Reciprocal Rank Fusion of ranked id lists. See `_core.pyi` for the documentation.
-#[pyfunction]
-#[pyo3(signature = (lists, /, *, k = 60.0, weights = None, top_k = None, tie_break = "rank"))]
-pub(super) fn rrf(
-    py: Python<'_>,
-    lists: &Bound<'_, PyAny>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
-) -> PyResult<Fused> {
-    let params = FusionOptions { k, weights, top_k, tie_break, ..FusionOptions::default() }.rrf_params()?;
-    let mut ids = OwnedIds::new();
-    for (i, list) in outer_items(lists, "lists", "ranked id lists")?.iter().enumerate() {
-        ids.push_list(list, ListPath { root: "lists", query: None, list: i })?;
-    }
-    let entries = interruptible(py, || ids.fuse(&ids.bounds, &params))?;
-    Ok(Fused::build(py, &ids, &entries))
-}
-
-/// A batch copied into Rust: all ids, and per query the window of `ids.bounds` holding its lists.
+/// A chunk of a batch copied into Rust: its runs, and per query the window of `runs.ids.bounds`
+/// holding its lists.
 pub(super) struct OwnedBatch {
-    ids: OwnedIds,
-    /// Query q's lists are delimited by `ids.bounds[query_lists[q]..=query_lists[q + 1]]`.
+    runs: OwnedRuns,
+    /// Query q's lists are delimited by `runs.ids.bounds[query_lists[q]..=query_lists[q + 1]]`.
     query_lists: Vec<usize>,
+    /// The number of the chunk's first query in the batch, for messages.
+    first: usize,
 }
 
 impl OwnedBatch {
     fn new() -> Self {
-        Self { ids: OwnedIds::new(), query_lists: vec![0] }
+        Self { runs: OwnedRuns::new(), query_lists: vec![0], first: 0 }
     }
 
     /// An empty chunk that continues this one: the same id kind is required.
     fn next_chunk(&self) -> Self {
         let mut next = Self::new();
-        next.ids.kind.clone_from(&self.ids.kind);
+        next.runs.ids.kind.clone_from(&self.runs.ids.kind);
         next
     }
 
     /// Replaces the contents with `queries` (a slice of the whole batch that starts at query number
     /// `first`), reusing the buffers: fresh ones per chunk cost a page fault every 4 KiB.
-    fn refill(&mut self, queries: &[Bound<'_, PyAny>], first: usize, params: &RrfParams) -> PyResult<()> {
-        let Self { ids, query_lists } = self;
-        ids.clear();
+    fn refill(
+        &mut self,
+        queries: &[Bound<'_, PyAny>],
+        first: usize,
+        shape: &Shape,
+        params: &FuseParams,
+    ) -> PyResult<()> {
+        let Self { runs, query_lists, .. } = self;
+        runs.clear();
         query_lists.clear();
         query_lists.push(0);
+        self.first = first;
         for (q, query) in (first..).zip(queries) {
-            let lists = outer_items(query, QueryPath(q), "ranked id lists")?;
-            check_query_weights(params.weights.as_deref(), q, lists.len(), "list")?;
+            let lists = outer_items(query, QueryPath(q), shape.what)?;
+            check_query_weights(params.weights.as_deref(), q, lists.len(), shape.noun)?;
             for (i, list) in lists.iter().enumerate() {
-                ids.push_list(list, ListPath { root: "queries", query: Some(q), list: i })?;
+                runs.push_run(list, ListPath { root: "queries", query: Some(q), list: i }, shape.scored)?;
             }
-            query_lists.push(ids.bounds.len() - 1);
+            query_lists.push(runs.ids.bounds.len() - 1);
         }
         Ok(())
     }
 
-    fn query_bounds(&self, q: usize) -> &[usize] {
-        &self.ids.bounds[self.query_lists[q]..=self.query_lists[q + 1]]
-    }
-
-    fn len(&self) -> usize {
-        self.query_lists.len() - 1
-    }
-
     /// Every query fused, in order, with the GIL released by the caller.
-    fn fuse(&self, params: &RrfParams, threads: Option<usize>) -> Result<Vec<Vec<FusedEntry>>, CoreError> {
-        let queries: Vec<usize> = (0..self.len()).collect();
-        batch::map_queries(&queries, threads, |&q| self.ids.fuse(self.query_bounds(q), params))?.into_iter().collect()
+    fn fuse(&self, params: &FuseParams, threads: Option<usize>) -> Result<Vec<Fusion>, CoreError> {
+        let queries: Vec<usize> = (0..self.query_lists.len() - 1).collect();
+        let scores = self.runs.scores();
+        let one = |&q: &usize| {
+            let bounds = &self.runs.ids.bounds[self.query_lists[q]..=self.query_lists[q + 1]];
+            // Name the query in the message: the core only knows the list's index within it.
+            let named = |e: CoreError| CoreError::invalid(format!("queries[{}]: {e}", self.first + q));
+            self.runs.ids.fuse(bounds, scores, params).map_err(named)
+        };
+        batch::map_queries(&queries, threads, one)?.into_iter().collect()
+    }
+
+    fn to_py(&self, py: Python<'_>, fused: &[Fusion]) -> PyResult<Vec<Fused>> {
+        fused.iter().map(|fusion| fused_to_py(py, &self.runs.ids, fusion)).collect()
     }
 }
 
 /// A chunk of a batch, and its fused queries.
-pub(super) type FusedChunk = (OwnedBatch, Result<Vec<Vec<FusedEntry>>, CoreError>);
+type FusedChunk = (OwnedBatch, Result<Vec<Fusion>, CoreError>);
 
 /// `queries[q]` in error messages, formatted only when an error needs it.
-pub(super) struct QueryPath(usize);
+struct QueryPath(usize);
 
 impl fmt::Display for QueryPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -100,24 +96,16 @@ impl fmt::Display for QueryPath {
     }
 }
 
-/// RRF of many queries in one call. See `_core.pyi` for the documentation.
-#[pyfunction]
-#[pyo3(signature = (queries, /, *, k = 60.0, weights = None, top_k = None, tie_break = "rank", threads = None))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword options
-pub(super) fn rrf_batch(
+/// Fuses every query of `queries`, each a sequence of lists shaped as `shape` says.
+fn fuse_queries(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    #[pyo3(from_py_with = k_arg)] k: f64,
-    weights: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
-    tie_break: &str,
-    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    shape: &Shape,
+    params: &FuseParams,
+    threads: Option<usize>,
 ) -> PyResult<Vec<Fused>> {
-    let params = FusionOptions { k, weights, top_k, tie_break, ..FusionOptions::default() }.rrf_params()?;
-    // Check k and the weight values now, so a bad option fails even for an empty batch.
-    params.validate(params.weights.as_ref().map_or(0, Vec::len)).map_err(to_py_err)?;
     check_thread_variable(py, threads)?;
-    let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
+    let queries = outer_items(queries, "queries", shape.batch_what)?;
     let mut fused = Vec::with_capacity(queries.len());
     let Some(pool) = batch::pool_for(threads, queries.len()) else {
         // Chunk by chunk, so that the ids copied out of Python are fused while still in cache.
@@ -125,21 +113,21 @@ pub(super) fn rrf_batch(
         for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
             // Each chunk is short: the signal is looked for between them, where Python holds the GIL.
             py.check_signals()?;
-            owned.refill(chunk, c * batch::CHUNK, &params)?;
-            let entries = interruptible(py, || owned.fuse(&params, Some(1)))?;
-            fused.extend(entries.iter().map(|e| Fused::build(py, &owned.ids, e)));
+            owned.refill(chunk, c * batch::CHUNK, shape, params)?;
+            let entries = interruptible(py, || owned.fuse(params, Some(1)))?;
+            fused.extend(owned.to_py(py, &entries)?);
         }
         return Ok(fused);
     };
     // A pipeline: this thread copies chunk c + 1 out of Python (that needs the GIL) while the pool
     // fuses chunk c; then it releases the GIL until every chunk is done.
-    let params = Arc::new(params);
+    let params = Arc::new(params.clone());
     let (sender, receiver) = std::sync::mpsc::channel();
     let mut n_chunks = 0;
     let mut owned = OwnedBatch::new();
     for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
         py.check_signals()?; // the copy of a huge batch takes seconds too
-        owned.refill(chunk, c * batch::CHUNK, &params)?;
+        owned.refill(chunk, c * batch::CHUNK, shape, &params)?;
         let next = owned.next_chunk(); // the pool takes `owned`; `next` keeps its id kind
         let (sender, params) = (sender.clone(), Arc::clone(&params));
         pool.spawn(move || {
@@ -168,9 +156,35 @@ pub(super) fn rrf_batch(
     })?;
     for chunk in done {
         let (owned, entries) = chunk.ok_or_else(|| PyRuntimeError::new_err("a fanfuse worker thread failed"))?;
-        fused.extend(entries.map_err(to_py_err)?.iter().map(|e| Fused::build(py, &owned.ids, e)));
+        fused.extend(owned.to_py(py, &entries.map_err(to_py_err)?)?);
     }
     Ok(fused)
+}
+
+/// RRF of many queries in one call. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
+pub(super) fn rrf_batch(
+    py: Python<'_>,
+    queries: &Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<Fused>> {
+    fuse_queries(py, queries, &LISTS, &rrf_params("rrf_batch", options, kwargs)?, threads)
+}
+
+/// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
+#[pyfunction]
+#[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
+pub(super) fn fuse_batch(
+    py: Python<'_>,
+    queries: &Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyFusionOptions>>,
+    #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<Fused>> {
+    fuse_queries(py, queries, &RUNS, &fuse_params("fuse_batch", options, kwargs)?, threads)
 }
 
 /// Seconds the bare kernel takes for the batch on one thread: no copying out of Python, no result
@@ -178,20 +192,21 @@ pub(super) fn rrf_batch(
 /// (best of `repeat`, so with warm caches, as `rrf_batch` sees them) and sums over the chunks.
 /// The benchmarks compare `rrf_batch` with it. Not public API.
 #[pyfunction]
-#[pyo3(signature = (queries, /, *, top_k = None, repeat = 1))]
+#[pyo3(signature = (queries, /, *, options = None, repeat = 1, **kwargs))]
 pub(super) fn _kernel_seconds(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    #[pyo3(from_py_with = top_k_arg)] top_k: Option<usize>,
+    options: Option<&Bound<'_, PyFusionOptions>>,
     repeat: usize,
+    kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<f64> {
-    let params = FusionOptions { top_k, ..FusionOptions::default() }.rrf_params()?;
+    let params = rrf_params("_kernel_seconds", options, kwargs)?;
     let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
     let mut total = 0.0;
     let mut owned = OwnedBatch::new();
     for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
         py.check_signals()?; // the copy of a huge batch takes seconds too
-        owned.refill(chunk, c * batch::CHUNK, &params)?;
+        owned.refill(chunk, c * batch::CHUNK, &LISTS, &params)?;
         total += interruptible(py, || {
             let mut best = f64::INFINITY;
             for _ in 0..repeat.max(1) {

@@ -1,0 +1,374 @@
+//! The fusion options of every entry point as one value: each option read by name, every value and
+//! combination checked once, here, and the defaults stated once ([`FusionOptions::default`]).
+
+use std::sync::Arc;
+
+use super::{Duplicates, FuseParams, Method, MethodParams, Norm, TrainedMethod, TrainedModel};
+use crate::error::FusionError;
+use crate::rrf::{RrfParams, TieBreak};
+
+/// What a run fusion keeps per query when `top_k` is left unset: trec_eval reads at most 1000 hits
+/// a query (its default `-M 1000`), so a fused run file holds as many. Fusing lists in memory keeps
+/// every hit instead; `top_k=None` given explicitly keeps every hit everywhere.
+pub const RUN_FILE_TOP_K: usize = 1000;
+
+/// How an option's value is given: a name (str), a number, numbers (one per list), a count, a flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Name,
+    Number,
+    Numbers,
+    Count,
+    Flag,
+}
+
+/// Every option, in order, with its kind and whether None is a value of it.
+pub const OPTIONS: [(&str, Kind, bool); 11] = [
+    ("method", Kind::Name, true),
+    ("norm", Kind::Name, true),
+    ("k", Kind::Number, false),
+    ("weights", Kind::Numbers, true),
+    ("top_k", Kind::Count, true),
+    ("tie_break", Kind::Name, false),
+    ("duplicates", Kind::Name, false),
+    ("explain", Kind::Flag, false),
+    ("phi", Kind::Number, false),
+    ("sigma", Kind::Number, false),
+    ("gamma", Kind::Number, false),
+];
+
+/// The options Reciprocal Rank Fusion reads (`rrf`, `rrf_batch`).
+pub const RRF_OPTIONS: [&str; 4] = ["k", "weights", "top_k", "tie_break"];
+/// The options no run fusion reads: a run holds each docid once a query, and a run file has no
+/// place for per-hit contributions.
+pub const NOT_FOR_RUNS: [&str; 2] = ["duplicates", "explain"];
+
+/// A refused option: the error, and the option it is about (for a combination, the option that
+/// comes later in [`OPTIONS`], as when the options are given one at a time).
+#[derive(Debug)]
+pub struct OptionError {
+    pub option: &'static str,
+    pub error: FusionError,
+}
+
+fn at(option: &'static str) -> impl FnOnce(FusionError) -> OptionError {
+    move |error| OptionError { option, error }
+}
+
+/// One option's value as given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    None,
+    Name(String),
+    Number(f64),
+    Numbers(Vec<f64>),
+    Count(usize),
+    Flag(bool),
+}
+
+/// `top_k`: left unset (the entry point's default), None (keep every hit), or a count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TopK {
+    #[default]
+    Unset,
+    All,
+    First(usize),
+}
+
+/// The fusion options, checked: every name known, every value in range, the method's use of
+/// scores, weights and norm consistent. Weights are counted against the lists at the call.
+#[derive(Debug, Clone)]
+pub struct FusionOptions {
+    /// None: rrf, or the trained model's method when a run fusion is given one.
+    pub method: Option<String>,
+    pub norm: Option<Norm>,
+    pub params: MethodParams,
+    pub weights: Option<Vec<f64>>,
+    pub top_k: TopK,
+    pub tie_break: TieBreak,
+    pub duplicates: Duplicates,
+    pub explain: bool,
+    /// The options given, in [`OPTIONS`] order: equal values compare equal however they were given.
+    given: Vec<&'static str>,
+}
+
+impl Default for FusionOptions {
+    fn default() -> Self {
+        Self {
+            method: None,
+            norm: None,
+            params: MethodParams::default(),
+            weights: None,
+            top_k: TopK::Unset,
+            tie_break: TieBreak::Rank,
+            duplicates: Duplicates::First,
+            explain: false,
+            given: Vec::new(),
+        }
+    }
+}
+
+impl PartialEq for FusionOptions {
+    fn eq(&self, other: &Self) -> bool {
+        let key = |o: &Self| (o.method.clone(), o.norm, o.params, o.weights.clone(), o.top_k, o.tie_break);
+        key(self) == key(other) && (self.duplicates, self.explain) == (other.duplicates, other.explain)
+    }
+}
+
+/// Every method name (plain, then trained) with what a caller can set for it and whether it
+/// fuses scores: the tables `fanfuse.METHOD_PARAMETERS` and `fanfuse.SCORE_METHODS` publish.
+#[must_use]
+pub fn method_table() -> Vec<(&'static str, Vec<&'static str>, bool)> {
+    let plain = Method::BY_NAME.iter().map(|&(name, make)| {
+        let method = make(MethodParams::default());
+        (name, method.parameters(), !method.reads_ranks())
+    });
+    let trained = TrainedMethod::BY_NAME
+        .iter()
+        .map(|&(name, method)| (name, method.parameters().to_vec(), method.reads_scores()));
+    plain.chain(trained).collect()
+}
+
+impl FusionOptions {
+    /// The options from `(name, value)` pairs, each name at most once; unset ones take the defaults.
+    pub fn parse<'a>(values: impl IntoIterator<Item = (&'a str, Value)>) -> Result<Self, OptionError> {
+        let mut options = Self::default();
+        for (name, value) in values {
+            let option = OPTIONS.iter().find(|o| o.0 == name).map_or("", |o| o.0);
+            options.set(name, value).map_err(at(option))?;
+        }
+        options.check()?;
+        Ok(options)
+    }
+
+    fn set(&mut self, name: &str, value: Value) -> Result<(), FusionError> {
+        let Some(&(name, _, _)) = OPTIONS.iter().find(|(n, _, _)| *n == name) else {
+            let names: Vec<&str> = OPTIONS.iter().map(|o| o.0).collect();
+            return Err(FusionError::invalid(format!("no fusion option '{name}' (options: {})", names.join(", "))));
+        };
+        match (name, value) {
+            ("method", Value::None) => self.method = None,
+            ("method", Value::Name(method)) => self.method = Some(method),
+            ("norm", Value::None) => self.norm = None,
+            ("norm", Value::Name(norm)) => self.norm = Some(norm.parse()?),
+            ("k", Value::Number(k)) => self.params.k = k,
+            ("phi", Value::Number(phi)) => self.params.phi = phi,
+            ("sigma", Value::Number(sigma)) => self.params.sigma = sigma,
+            ("gamma", Value::Number(gamma)) => self.params.gamma = gamma,
+            ("weights", Value::None) => self.weights = None,
+            ("weights", Value::Numbers(weights)) => self.weights = Some(weights),
+            ("top_k", Value::None) => self.top_k = TopK::All,
+            ("top_k", Value::Count(n)) => self.top_k = TopK::First(n),
+            ("tie_break", Value::Name(tie_break)) => self.tie_break = tie_break.parse()?,
+            ("duplicates", Value::Name(duplicates)) => self.duplicates = duplicates.parse()?,
+            ("explain", Value::Flag(explain)) => self.explain = explain,
+            (_, value) => {
+                return Err(FusionError::invalid(format!("option {name} got a value of the wrong kind: {value:?}")))
+            }
+        }
+        if !self.given.contains(&name) {
+            self.given.push(name);
+            self.given.sort_by_key(|g| OPTIONS.iter().position(|o| o.0 == *g));
+        }
+        Ok(())
+    }
+
+    /// Every check that needs no lists: names, ranges, and what the method reads.
+    fn check(&self) -> Result<(), OptionError> {
+        self.params.validate_each().map_err(|(option, error)| OptionError { option, error })?;
+        if self.trained_method().is_some() {
+            let weights = RrfParams { weights: self.weights.clone(), ..RrfParams::default() };
+            return weights.validate(self.n_weights()).map_err(at("weights"));
+        }
+        let params = FuseParams { method: self.plain_method().map_err(at("method"))?, ..self.shared_params(None) };
+        params.validate_weights(self.n_weights()).map_err(at("weights"))?;
+        // With the method unset, a norm is checked at the call: a trained model may read scores.
+        if self.method.is_some() {
+            params.validate_norm().map_err(at("norm"))?;
+        }
+        Ok(())
+    }
+
+    fn n_weights(&self) -> usize {
+        self.weights.as_ref().map_or(0, Vec::len)
+    }
+
+    fn trained_method(&self) -> Option<TrainedMethod> {
+        self.method.as_deref().and_then(|m| m.parse().ok())
+    }
+
+    /// The method: rrf when unset; a trained method's name is refused (it needs a model).
+    fn plain_method(&self) -> Result<Method, FusionError> {
+        Method::from_name(self.method.as_deref().unwrap_or("rrf"), self.params)
+    }
+
+    /// The options that every method reads alike, with `top_k` unset read as `unset_top_k`.
+    fn shared_params(&self, unset_top_k: Option<usize>) -> FuseParams {
+        FuseParams {
+            norm: self.norm,
+            weights: self.weights.clone(),
+            top_k: match self.top_k {
+                TopK::Unset => unset_top_k,
+                TopK::All => None,
+                TopK::First(n) => Some(n),
+            },
+            tie_break: self.tie_break,
+            duplicates: self.duplicates,
+            explain: self.explain,
+            ..FuseParams::default()
+        }
+    }
+
+    /// The names of the options given, in [`OPTIONS`] order.
+    #[must_use]
+    pub fn given(&self) -> &[&'static str] {
+        &self.given
+    }
+
+    /// The value of option `name` (as given, or the default; `method` and `top_k` unset are None);
+    /// None for a name that is no option.
+    #[must_use]
+    pub fn value(&self, name: &str) -> Option<Value> {
+        let name_or_none = |n: Option<&str>| n.map_or(Value::None, |n| Value::Name(n.to_owned()));
+        Some(match name {
+            "method" => name_or_none(self.method.as_deref()),
+            "norm" => name_or_none(self.norm.map(Norm::name)),
+            "k" => Value::Number(self.params.k),
+            "phi" => Value::Number(self.params.phi),
+            "sigma" => Value::Number(self.params.sigma),
+            "gamma" => Value::Number(self.params.gamma),
+            "weights" => self.weights.clone().map_or(Value::None, Value::Numbers),
+            "top_k" => match self.top_k {
+                TopK::First(n) => Value::Count(n),
+                TopK::Unset | TopK::All => Value::None,
+            },
+            "tie_break" => Value::Name(crate::names::name_of(TieBreak::BY_NAME, self.tie_break).to_owned()),
+            "duplicates" => Value::Name(crate::names::name_of(Duplicates::BY_NAME, self.duplicates).to_owned()),
+            "explain" => Value::Flag(self.explain),
+            _ => return None,
+        })
+    }
+
+    /// The method's name: as given, else rrf.
+    #[must_use]
+    pub fn method_name(&self) -> &str {
+        self.method.as_deref().unwrap_or("rrf")
+    }
+
+    /// Whether the method fuses scores (so the lists must carry them).
+    #[must_use]
+    pub fn reads_scores(&self) -> bool {
+        match self.trained_method() {
+            Some(trained) => trained.reads_scores(),
+            None => self.plain_method().is_ok_and(|m| !m.reads_ranks()),
+        }
+    }
+
+    /// Whether the method has per-list weights (trained methods weigh the runs by training).
+    #[must_use]
+    pub fn takes_weights(&self) -> bool {
+        self.trained_method().is_none() && self.plain_method().is_ok_and(Method::takes_weights)
+    }
+
+    /// The first option given that an entry point reading only `reads` would ignore.
+    #[must_use]
+    pub fn unread<'a>(&self, reads: impl Fn(&str) -> bool + 'a) -> Option<&'static str> {
+        self.given.iter().copied().find(|name| !reads(name))
+    }
+
+    /// The options of a fusion in memory (`top_k` unset keeps every hit).
+    pub fn fuse_params(&self) -> Result<FuseParams, OptionError> {
+        self.plain_params(None)
+    }
+
+    /// The options with the plain method (rrf when unset): what is left to check is a norm given
+    /// with the method unset (the rest was checked when built).
+    fn plain_params(&self, unset_top_k: Option<usize>) -> Result<FuseParams, OptionError> {
+        let params =
+            FuseParams { method: self.plain_method().map_err(at("method"))?, ..self.shared_params(unset_top_k) };
+        params.validate_norm().map_err(at("norm"))?;
+        Ok(params)
+    }
+
+    /// The options of a run fusion (`top_k` unset keeps [`RUN_FILE_TOP_K`]): `method` (default rrf)
+    /// or a trained `model`, which is then the method (a `method` given with it must name it).
+    pub fn run_params(&self, model: Option<&Arc<TrainedModel>>) -> Result<FuseParams, OptionError> {
+        let Some(model) = model else {
+            if let Some(trained) = self.trained_method() {
+                let name = trained.name();
+                return Err(at("method")(FusionError::invalid(format!(
+                    "method '{name}' is trained on qrels: pass model=fanfuse.train_fusion(runs, qrels, method='{name}')"
+                ))));
+            }
+            return self.plain_params(Some(RUN_FILE_TOP_K));
+        };
+        let name = model.method.name();
+        if let Some(other) = self.method.as_deref().filter(|&m| m != name) {
+            return Err(at("method")(FusionError::invalid(format!(
+                "method '{other}' given with a {name} model; leave method unset (the model is the method)"
+            ))));
+        }
+        Ok(FuseParams { trained: Some(Arc::clone(model)), ..self.shared_params(Some(RUN_FILE_TOP_K)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(values: Vec<(&str, Value)>) -> Result<FusionOptions, FusionError> {
+        FusionOptions::parse(values).map_err(|e| e.error)
+    }
+
+    #[test]
+    fn a_refusal_names_its_option() {
+        let option = |values| FusionOptions::parse(values).unwrap_err().option;
+        assert_eq!(option(vec![("sigma", Value::Number(2.0))]), "sigma");
+        assert_eq!(option(vec![("tie_break", Value::Name("x".into()))]), "tie_break");
+        let norm = vec![("norm", Value::Name("max".into())), ("method", Value::Name("rrf".into()))];
+        assert_eq!(option(norm), "norm");
+        let weights = vec![("method", Value::Name("isr".into())), ("weights", Value::Numbers(vec![1.0]))];
+        assert_eq!(option(weights), "weights");
+    }
+
+    #[test]
+    fn defaults_differ_only_in_the_unset_top_k() {
+        let options = parse(vec![]).unwrap();
+        assert_eq!(options.fuse_params().unwrap().top_k, None);
+        assert_eq!(options.run_params(None).unwrap().top_k, Some(RUN_FILE_TOP_K));
+        let all = parse(vec![("top_k", Value::None)]).unwrap();
+        assert_eq!(all.run_params(None).unwrap().top_k, None);
+    }
+
+    #[test]
+    fn values_and_combinations_are_checked_once() {
+        let error = |values| parse(values).unwrap_err().to_string();
+        assert!(error(vec![("k", Value::Number(0.0))]).starts_with("k must be"));
+        assert!(error(vec![("weights", Value::Numbers(vec![1.0, -1.0]))]).starts_with("weights[1] must be"));
+        assert!(error(vec![("method", Value::Name("nope".into()))]).starts_with("method must be one of"));
+        let isr_weights = vec![("method", Value::Name("isr".into())), ("weights", Value::Numbers(vec![1.0, 2.0]))];
+        assert!(error(isr_weights).contains("has no per-list weights"));
+        let rrf_norm = vec![("method", Value::Name("rrf".into())), ("norm", Value::Name("max".into()))];
+        assert!(error(rrf_norm).contains("reads ranks only"));
+        let unset_method = parse(vec![("norm", Value::Name("max".into()))]).unwrap();
+        let refused = unset_method.fuse_params().unwrap_err();
+        assert!(refused.error.to_string().contains("reads ranks only") && refused.option == "norm");
+        assert!(error(vec![("k", Value::Name("x".into()))]).contains("wrong kind"));
+    }
+
+    #[test]
+    fn a_trained_method_needs_a_model() {
+        let options = parse(vec![("method", Value::Name("probfuse".into()))]).unwrap();
+        assert!(options.fuse_params().is_err());
+        assert!(options.run_params(None).unwrap_err().error.to_string().contains("trained on qrels"));
+        assert!(!options.takes_weights());
+    }
+
+    #[test]
+    fn equal_values_are_equal_however_given() {
+        assert_eq!(parse(vec![]).unwrap(), parse(vec![("k", Value::Number(60.0))]).unwrap());
+        assert_ne!(parse(vec![]).unwrap(), parse(vec![("top_k", Value::None)]).unwrap());
+        let given = parse(vec![("phi", Value::Number(0.5)), ("k", Value::Number(1.0))]).unwrap();
+        assert_eq!(given.given(), ["k", "phi"]);
+    }
+}
