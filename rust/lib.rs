@@ -12,6 +12,7 @@ pub mod names;
 pub mod output;
 pub mod rrf;
 pub mod runs;
+pub mod train;
 
 #[cfg(feature = "python")]
 mod python;

@@ -356,3 +356,51 @@ def test_the_rust_modules_import_no_circle() -> None:
     assert sum(map(len, graph.values())) > 50, "the walk found the crate's imports"
     cycles = _cycles(graph)
     assert cycles == [], _describe(cycles, graph)
+
+
+# The crate's units (a folder under rust/, a top-level file), lowest first, by step of the flow; the
+# binding is the top. A unit imports only units of its own layer or below, and two never import each
+# other (the same rule as the package's LAYERS).
+RUST_LAYERS: tuple[tuple[str, ...], ...] = (
+    # errors, signals, id hashing, the list layout, the name tables
+    ("error", "interrupt", "keys", "lists", "names"),
+    # the thread pool of batches, the RRF kernel
+    ("batch", "rrf"),
+    # every other fusion method, and the fusion options value
+    ("fusion",),
+    # Arrow at the boundary, the output guard
+    ("arrow", "output"),
+    # run files: read, fused, written
+    ("runs",),
+    # evaluation of runs against qrels
+    ("eval",),
+    # the trained methods, trained on runs with eval's metrics
+    ("train",),
+    # the Python binding
+    ("python",),
+)
+
+
+def _rust_unit_edges() -> dict[tuple[str, str], list[str]]:
+    files = _rust_module_files()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, path in files.items():
+        for target in _rust_edges(module, path, files):
+            if module and target and module[0] != target[0]:
+                edges.setdefault((module[0], target[0]), []).append(str(path.relative_to(ROOT)))
+    return edges
+
+
+def test_every_unit_of_the_crate_is_in_one_layer() -> None:
+    declared = [unit for units in RUST_LAYERS for unit in units]
+    assert len(declared) == len(set(declared)), "a unit is declared twice"
+    found = {module[0] for module in _rust_module_files() if module}
+    assert sorted(found - set(declared)) == [], "place each new folder or top-level file in RUST_LAYERS"
+    assert sorted(set(declared) - found) == [], "RUST_LAYERS names a unit that no longer exists"
+
+
+def test_no_unit_of_the_crate_imports_one_above_it_and_no_two_import_each_other() -> None:
+    edges = _rust_unit_edges()
+    assert len(edges) > 15, "the walk found the imports between units"
+    layer = {unit: level for level, units in enumerate(RUST_LAYERS) for unit in units}
+    assert _violations(edges, layer) == []

@@ -2,7 +2,7 @@
 //! relevance judgments (the probability that a document there is relevant, or its log odds, or
 //! the run's MAP), and the fused score is the sum over runs. Definitions follow ranx
 //! (`ranx/fusion/{probfuse,segfuse,slidefuse,bayesfuse,posfuse,mapfuse}.py`) term for term, so
-//! scores are ranx's bit for bit; training from runs and qrels is in `crate::runs::train`.
+//! scores are ranx's bit for bit; training from runs and qrels is in `crate::train`.
 
 use std::str::FromStr;
 

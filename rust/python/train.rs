@@ -9,7 +9,7 @@ use super::runs::{PyQrels, PyRun};
 use super::trained::PyFusionModel;
 use super::{interruptible, to_py_err};
 use crate::fusion::TrainedMethod;
-use crate::runs::train::{self, TrainSizes};
+use crate::train::{self, TrainSizes};
 
 /// Trains a fusion method on runs and qrels. See `_core.pyi`.
 #[pyfunction]

@@ -1,11 +1,10 @@
 //! Run files (TREC 6-column and MT-RAG retrieval JSONL, optionally gzipped) and qrels, by step of the
 //! flow: [`read`] (files, tables and rows in), [`fuse`] (the stream, one query's fusion, the row
-//! route), [`write`] (the line formats out), [`train`] (the trained methods' tables). This module
-//! holds the types they share.
+//! route), [`write`] (the line formats out); training on runs is `crate::train`, above both runs and
+//! `crate::eval`. This module holds the types they share.
 
 pub mod fuse;
 pub mod read;
-pub mod train;
 pub mod write;
 
 use std::collections::HashMap;

@@ -31,29 +31,41 @@ CLOSED_PIPE = 128 + signal.SIGPIPE
 
 
 def flags_by_name(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """The numeric flags of a command by the name the library and the core give their value in
-    errors (the name of its row of LIMITS: ``partitions`` for ``--partitions``, ``k`` for
-    ``--rrf-k``); a name that two flags of the command share is left out."""
+    """The flags of a command by the names the library and the core give their values in errors:
+    its dest (``mmr_lambda`` for ``--mmr-lambda``, ``tie_break`` for ``--tie-break``) and, for a
+    number, the name of its row of LIMITS (``k`` for ``--rrf-k``, ``partitions``); a name that two
+    flags of the command share is left out."""
     found: dict[str, list[str]] = {}
     for action in parser._actions:
-        if isinstance(action.type, NumberFlag | NumberListFlag) and action.option_strings:
-            found.setdefault(action.type.limit.name, []).append(action.option_strings[-1])
+        if not action.option_strings:
+            continue
+        names = {action.dest}
+        if isinstance(action.type, NumberFlag | NumberListFlag):
+            names.add(action.type.limit.name)
+        for name in names:
+            found.setdefault(name, []).append(action.option_strings[-1])
     return {name: flags[0] for name, flags in found.items() if len(flags) == 1}
 
 
 @contextlib.contextmanager
 def named_by_flags(parser: argparse.ArgumentParser) -> Iterator[None]:
-    """Errors of the library or the core about a number the command passed on (``partitions must
-    be at most the number of queries``) re-raised naming the flag the user gave it with."""
+    """The one place a refusal of the library or the core about a value the command passed on
+    (``k must be a finite number > 0``, ``partitions must be at most ...``, ``mmr_lambda is a
+    setting of ...``) is re-raised naming the flag the user gave it with. The value is the option a
+    ``FusionError`` names (``error.option``), else the name the message starts with."""
     try:
         yield
     except (FusionError, InputError) as error:
         message = str(error)
-        name, said = message.partition(" must be ")[::2]
-        flag = flags_by_name(parser).get(name) if said else None
+        flags = flags_by_name(parser)
+        option = getattr(error, "option", None)
+        name = option if option in flags else message.partition(" ")[0]
+        flag = flags.get(name)
         if flag is None:
             raise
-        raise type(error)(f"{flag} must be {said}") from None
+        if message.startswith(f"{name} "):
+            raise type(error)(flag + message[len(name) :]) from None
+        raise type(error)(f"{flag}: {message}") from None
 
 
 class Terminated(BaseException):

@@ -4,19 +4,16 @@ over an index built by `fanfuse index`, with every setting a flag."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from collections.abc import Iterator
 from typing import Any
 
-from fanfuse._core import METHODS, NORMS, TIE_BREAKS, FusionError
+from fanfuse._core import METHODS, NORMS, TIE_BREAKS
 from fanfuse.cli import explain, llm_options, render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.conversation import add_history_flags, history_of
 from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.errors import InputError
 from fanfuse.fusion_options import DEFAULTS
 from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
@@ -25,15 +22,8 @@ from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
 from fanfuse.retrievers.filters import filter_from_flags
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
-# The reranker's flags, by the option of `open_index` each sets.
-RERANK_FLAGS = {"rerank": "--rerank", "mmr_lambda": "--mmr-lambda"}
-# The fusion flags and the option of `fanfuse.fuse` each sets (a refusal of the core names the option).
-FUSION_FLAGS = {
-    "method": "--method",
-    "norm": "--norm",
-    "tie_break": "--tie-break",
-    "duplicates": "--duplicates",
-}
+# The fusion flags whose dest is the option of `fanfuse.FusionOptions` they set (`--rrf-k` sets k).
+FUSION_FLAG_OPTIONS = ("method", "norm", "tie_break", "duplicates")
 
 
 def register(subparsers: Any) -> None:
@@ -113,44 +103,11 @@ def register(subparsers: Any) -> None:
 
 
 def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The fusion flags given, checked by the core at once; the option it refuses is named by its flag."""
-    given = {"k": args.rrf_k, **{name: getattr(args, name) for name in FUSION_FLAGS}}
+    """The fusion flags given, checked by the core at once (a refusal names its flag: `named_by_flags`)."""
+    given = {"k": args.rrf_k, **{name: getattr(args, name) for name in FUSION_FLAG_OPTIONS}}
     options = {name: value for name, value in given.items() if value is not None}
-    try:
-        checked(options, weighted=False)
-    except FusionError as error:
-        name = error.option or ""
-        with flag_named(FUSION_FLAGS.get(name, "--rrf-k" if name == "k" else "--method"), name):
-            raise
+    checked(options, weighted=False)
     return options
-
-
-def reranker_flags_named(function: Any) -> Any:
-    """`function` whose refusal of a reranker option names its flag instead."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except (FusionError, InputError) as error:
-            message = str(error)
-            for name, flag in RERANK_FLAGS.items():
-                if message.startswith(f"{name} "):
-                    raise type(error)(flag + message[len(name) :]) from None
-            raise
-
-    return call
-
-
-@contextlib.contextmanager
-def flag_named(flag: str, name: str) -> Iterator[None]:
-    """Re-raises the library's refusal of option `name` as one about the command-line `flag`."""
-    try:
-        yield
-    except (FusionError, InputError) as error:
-        message = str(error)
-        if message.startswith(f"{name} "):
-            raise type(error)(flag + message[len(name) :]) from None
-        raise type(error)(f"{flag}: {message}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
             bar(done)
 
         try:
-            retriever = reranker_flags_named(open_index)(
+            retriever = open_index(
                 index,
                 dense=args.dense,
                 progress=progress,

@@ -9,11 +9,11 @@
 
 use std::collections::HashMap;
 
-use super::read::qrels::Qrels;
-use super::Run;
 use crate::error::FusionError;
 use crate::eval::{Judgments, Measure, Metric};
 use crate::fusion::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
+use crate::runs::read::qrels::Qrels;
+use crate::runs::{Query, Run};
 
 /// The sizes a method takes: probfuse's segment count, slidefuse's half-window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub fn check_size(what: &str, value: usize, low: usize) -> Result<usize, FusionE
 
 /// Per training query, the judgment of each hit of `run` in rank order (`None`: not judged).
 fn judgments(run: &Run, qrels: &Qrels, queries: &[&str]) -> Vec<Vec<Option<i64>>> {
-    let by_qid: HashMap<&str, &super::Query> = run.queries.iter().rev().map(|q| (q.qid.as_str(), q)).collect();
+    let by_qid: HashMap<&str, &Query> = run.queries.iter().rev().map(|q| (q.qid.as_str(), q)).collect();
     queries
         .iter()
         .map(|qid| {
