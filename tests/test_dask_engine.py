@@ -375,3 +375,21 @@ def test_engine_options_without_the_engine_are_refused(tmp_path: Path) -> None:
     paths = write_runs(tmp_path, seed=1, interleaved=False, runs=2, queries=5)
     code, _, stderr = run_command("fuse", *paths, "-o", str(tmp_path / "out.trec"), "--partitions", "4")
     assert code == 2 and "--engine dask" in stderr
+
+
+def test_fuse_runs_takes_the_one_options_value_or_its_keywords(tmp_path: Path) -> None:
+    """`fanfuse.dask.fuse_runs` takes the fusion options as the core's entry points do: one
+    `FusionOptions` value or its keywords, the same result either way, never both at once."""
+    paths = write_runs(tmp_path, seed=5, interleaved=False)
+    options = fanfuse.FusionOptions(method="combmnz", norm="min-max", top_k=5)
+    by_value = fanfuse.dask.fuse_runs(paths, options=options, partitions=2).compute()
+    by_keywords = fanfuse.dask.fuse_runs(
+        paths, method="combmnz", norm="min-max", top_k=5, partitions=2
+    ).compute()
+    assert by_value.equals(by_keywords)
+    assert len(by_value) > 0
+    assert by_value.groupby("qid").size().max() == 5
+    with pytest.raises(TypeError, match="not both"):
+        fanfuse.dask.fuse_runs(paths, options=options, k=10)
+    with pytest.raises(fanfuse.FusionError, match="k must be"):
+        fanfuse.dask.fuse_runs(paths, k=-1)

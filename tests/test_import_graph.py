@@ -199,7 +199,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "fanfuse.run_scores",
         "fanfuse.tables",
         "fanfuse.reference",
-        "fanfuse.fusion_options",
     ),
     # search backends; run-file comparison, tuning and the distributed engine
     ("fanfuse.retrievers", "fanfuse.report", "fanfuse.tune", "fanfuse.dask"),

@@ -270,12 +270,15 @@ def test_the_dask_graph_grows_linearly_with_the_partitions(tmp_path: Path) -> No
     pytest.importorskip("dask")
     from dask.delayed import delayed
     from dask_inputs import write_runs
+    from fanfuse import FusionOptions
     from fanfuse.dask import fused_partitions
 
     runs = write_runs(tmp_path, 7, interleaved=False, queries=120)
     sizes = {}
     for partitions in (30, 120):
-        fused, ranges = fused_partitions(runs, partitions=partitions, ranges=None, top_k=10)
+        fused, ranges = fused_partitions(
+            runs, options=FusionOptions(top_k=10), partitions=partitions, ranges=None
+        )
         assert ranges == 3  # one per input block (one block per run): not one per partition
         sizes[partitions] = len(dict(delayed(list)(fused).__dask_graph__()))
     # Reading 3 blocks, their batches by partition, and a few tasks a partition: linear in both.

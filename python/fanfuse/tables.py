@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any
 
 from fanfuse._core import (
     FusionError,
@@ -33,6 +33,8 @@ from fanfuse._core._rows import read_run_block, read_table_block
 from fanfuse.errors import MissingExtra
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from fanfuse._core import _RunFusionKeywords
 
 EXTRA = "arrow"

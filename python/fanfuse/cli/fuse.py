@@ -23,9 +23,9 @@ from fanfuse._core import (
 )
 from fanfuse.cli._common import number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
+from fanfuse.cli.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
 from fanfuse.cli.paths import add_input, add_output, add_runs
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
 from fanfuse.tables import is_parquet, read_any_run, read_parquet_run, write_parquet
 
 # ranx writes Parquet runs under both names.
@@ -155,8 +155,7 @@ def run(args: argparse.Namespace) -> int:
     model = trained_model(args)
     if args.engine == "dask":
         # check_engine_options refused a trained method: there is no model to pass.
-        fusion = {**options.given(), "threads": args.threads}
-        code: int = dask_commands(args).fuse(args, fusion)
+        code: int = dask_commands(args).fuse(args, options)
         return code
     if args.output.endswith(PARQUET_SUFFIXES):
         return run_to_parquet(args, options, model)

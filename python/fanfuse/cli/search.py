@@ -12,9 +12,9 @@ from fanfuse.cli import explain, llm_options, render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.conversation import add_history_flags, history_of
 from fanfuse.cli.flags import add_search_top_k, search_top_k
+from fanfuse.cli.fusion_options import DEFAULTS
 from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.fusion_options import DEFAULTS
 from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked

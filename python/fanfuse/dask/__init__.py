@@ -34,10 +34,15 @@ except ImportError as error:  # pragma: no cover - exercised in a process withou
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import getitem
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fanfuse._core import FusionError
+from fanfuse._core import FusionError, FusionOptions
 from fanfuse._core._rows import file_blocks
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from fanfuse._core import _RunFusionKeywords
 from fanfuse.dask.kernel import Block, count_queries, fuse_partition, query_ids, read_block
 from fanfuse.limits import check_int
 from fanfuse.tables import is_parquet
@@ -162,24 +167,27 @@ def shuffle_partitions(partitions: object, plan: Plan, rank_from: str = "score")
 def fused_partitions(
     runs: Sequence[RunInput],
     *,
+    options: FusionOptions,
     partitions: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     ranges: int | None = 1,
-    **options: Any,
+    **arguments: Any,
 ) -> tuple[list[Delayed], int]:
     """One task per partition of the shuffle on qid, and how many Arrow batches of fused queries each
-    gives (``ranges``; ``fanfuse._core._rows.fuse_rows``, whose options ``options`` are). ``ranges`` None:
-    one per input block, at most one per partition, so that a range of the output holds about a
-    block's worth whatever the partitions (the batches are ranges x partitions: as many ranges as
-    partitions would make the cost grow with the square of the partitions)."""
+    gives (``ranges``; ``fanfuse._core._rows.fuse_rows``, which takes ``options`` and ``arguments``:
+    ``rank_from``, ``threads``, ``format``, ``tag``). ``ranges`` None: one per input block, at most
+    one per partition, so that a range of the output holds about a block's worth whatever the
+    partitions (the batches are ranges x partitions: as many ranges as partitions would make the
+    cost grow with the square of the partitions)."""
     plan = plan_runs(runs, block_bytes)
-    rank_from = options.get("rank_from", "score")
+    rank_from = arguments.get("rank_from", "score")
     count = shuffle_partitions(partitions, plan, rank_from)
     ranges = ranges or min(count, len(plan.blocks))
     tasks = plan.tasks(count, rank_from)
-    name = f"fanfuse-fuse-{tokenize(tasks.name, plan.names, ranges, options)}"
+    call = {**arguments, "options": options}
+    name = f"fanfuse-fuse-{tokenize(tasks.name, plan.names, ranges, repr(options), arguments)}"
     for j, part in enumerate(tasks.rows):
-        tasks.graph[(name, j)] = (fuse_partition, part, tasks.summaries, plan.names, ranges, options)
+        tasks.graph[(name, j)] = (fuse_partition, part, tasks.summaries, plan.names, ranges, call)
     return [tasks.delayed((name, j)) for j in range(count)], ranges
 
 
@@ -202,42 +210,33 @@ def fuse_runs(
     *,
     partitions: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
-    method: str = "rrf",
-    norm: str | None = None,
-    k: float = 60.0,
-    weights: Sequence[float] | None = None,
-    top_k: int | None = 1000,
-    tie_break: str = "rank",
     rank_from: str = "score",
     threads: int | None = None,
-    phi: float | None = None,
-    sigma: float | None = None,
-    gamma: float | None = None,
+    options: FusionOptions | None = None,
+    **keywords: Unpack[_RunFusionKeywords],
 ) -> dd.DataFrame:
     """Fuses runs on Dask: a lazy DataFrame with columns qid, docid, rank, score.
 
     ``runs``: run file paths (TREC or MT-RAG, plain or gzip, read in blocks of ``block_bytes``;
     Parquet, read by row groups) or Dask DataFrames, tables with columns qid (or q_id), docid (or
     doc_id), and score and/or rank (their row order is the file order of ``rank_from="file"``).
-    ``partitions``: partitions of the shuffle on qid (default: as many as input blocks). The other
-    options are those of ``fanfuse.fuse_files`` (``phi``, ``sigma``, ``gamma``: None keeps the
-    core's default). Each query is the one-process result, hits in written order; the queries of a
+    ``partitions``: partitions of the shuffle on qid (default: as many as input blocks). The fusion
+    options are one ``fanfuse.FusionOptions`` (``options=``) or its keywords, as ``fanfuse.fuse_files``
+    takes them. Each query is the one-process result, hits in written order; the queries of a
     partition in the order ``fanfuse fuse`` writes them.
     A malformed line fails the computation with a FusionError naming the file and line (a frame's
     row: ``runs[1] partition 2:5`` as read, ``runs[1]:N`` counted over the frame once fused).
     """
-    options: dict[str, Any] = {
-        "method": method,
-        "norm": norm,
-        "k": k,
-        "weights": weights,
-        "top_k": top_k,
-        "tie_break": tie_break,
-        "rank_from": rank_from,
-        "threads": threads,
-    }
-    given = {"phi": phi, "sigma": sigma, "gamma": gamma}
-    options.update({name: value for name, value in given.items() if value is not None})
-    fused, _ = fused_partitions(runs, partitions=partitions, block_bytes=block_bytes, **options)
+    if options is not None and keywords:
+        raise TypeError(f"fuse_runs() takes options= or its keywords, not both (got {', '.join(keywords)})")
+    value = options if options is not None else FusionOptions(**keywords)
+    fused, _ = fused_partitions(
+        runs,
+        partitions=partitions,
+        block_bytes=block_bytes,
+        options=value,
+        rank_from=rank_from,
+        threads=threads,
+    )
     frames = [delayed(_hits_frame)(part) for part in fused]
     return dd.from_delayed(frames, meta=_meta(), verify_meta=False)

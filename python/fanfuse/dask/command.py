@@ -20,7 +20,7 @@ from dask.base import compute, persist, tokenize
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
-from fanfuse._core import FusionError
+from fanfuse._core import FusionError, FusionOptions
 from fanfuse._core._rows import write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition
@@ -141,16 +141,21 @@ def write_fused(fused: Sequence[Delayed], ranges: int, output: str, inputs: Sequ
     return write_run_text(output, in_order(fused, ranges), inputs=list(inputs))
 
 
-def fuse(args: argparse.Namespace, fusion: dict[str, Any]) -> int:
-    """``fusion``: the options of the fusion itself, as the command read them (no trained model)."""
+def fuse(args: argparse.Namespace, options: FusionOptions) -> int:
+    """``options``: the fusion options as the command read them (no trained model)."""
     if args.run_format != "trec":
         raise FusionError("--engine dask writes TREC runs only; drop --run-format or --engine dask")
-    options: dict[str, Any] = {**fusion, "rank_from": args.rank_from, "format": "trec", "tag": args.tag}
+    arguments = {"rank_from": args.rank_from, "threads": args.threads, "format": "trec", "tag": args.tag}
     runs = list(args.runs)
     with scheduler(args.scheduler):
         # Ranges of the output by input block: this process holds about one block's worth at a time.
         fused, ranges = fused_partitions(
-            runs, partitions=args.partitions, block_bytes=BLOCK_BYTES, ranges=None, **options
+            runs,
+            options=options,
+            partitions=args.partitions,
+            block_bytes=BLOCK_BYTES,
+            ranges=None,
+            **arguments,
         )
         queries = write_fused(fused, ranges, args.output, runs)
     where = args.scheduler or "this process's threads"
