@@ -114,6 +114,7 @@ FUSION_MODULES = {
     "limits.py": "its `core` rows are fusion options, refused as the core refuses them",
     "cli/fuse.py": "the fuse command reads run files",
     "dask/": "reads run files (Parquet, qrels) for distributed fusion",
+    "errors.py": "names the core's class among the refusals of input",
 }
 
 

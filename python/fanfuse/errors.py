@@ -85,8 +85,8 @@ class InvalidIndex(InputError):
 
 
 class InvalidEncoder(InputError):
-    """An encoder that cannot be used: its model or tokenizer files, its pooling, an embedder not
-    fitted, or vectors it made that do not match (shape, dimensions, NaN, another encoder's)."""
+    """An encoder that cannot be used: its model or tokenizer files, an embedder not fitted, or
+    vectors it made that do not fit (shape, dimensions, NaN, another encoder's)."""
 
 
 class SearchFailed(RuntimeError):
