@@ -142,9 +142,12 @@ def open_dense(
     _check_identity(manifest["encoder"], dict(encoder.identity), manifest_path)
     ids, vectors = _read_vectors(directory / DENSE_DIR, manifest, manifest_path)
     ordered = _documents(directory, ids, documents)
-    if ordered is None:
-        return DenseRetriever(encoder.embed_queries, ids, vectors, normalized=True)
-    return DenseRetriever.of_documents(ordered, vectors, encoder.embed_queries, normalized=True)
+    try:
+        if ordered is None:
+            return DenseRetriever(encoder.embed_queries, ids, vectors, normalized=True)
+        return DenseRetriever.of_documents(ordered, vectors, encoder.embed_queries, normalized=True)
+    except InvalidEncoder as error:  # vectors read from the index: the index is what is damaged
+        raise InvalidIndex(f"{directory / DENSE_DIR}: {error}; {_REBUILD}") from None
 
 
 def _read_manifest(directory: Path, path: Path) -> dict[str, Any]:
