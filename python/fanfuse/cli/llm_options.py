@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fanfuse._core import FusionError
 from fanfuse.cli._common import number_option
 from fanfuse.errors import InputError, InvalidSetting
 from fanfuse.multiquery import LLMExpander
@@ -87,7 +86,7 @@ def make_expander(args: argparse.Namespace) -> LLMExpander | None:
     options: dict[str, Any] = {_ARGUMENT.get(name, name): value for name, value in given.items()}
     try:
         return LLMExpander(**options)
-    except (FusionError, InputError) as error:
+    except InputError as error:
         raise type(error)(_named_by_flag(str(error))) from None
 
 
