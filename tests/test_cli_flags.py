@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fanfuse import FusionError
 from fanfuse.cli import build_parser, main
 from fanfuse.cli.flags import MAX_HITS, RENAMED, SHARED, Renamed, search_top_k
+from fanfuse.errors import OutOfRange
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
@@ -119,5 +119,5 @@ def test_docs_cli_lists_the_table() -> None:
 
 def test_search_top_k_0_keeps_all_a_search_returns() -> None:
     assert search_top_k(0) == MAX_HITS and search_top_k(7) == 7
-    with pytest.raises(FusionError, match=r"--top-k must be an int from 0 to 10000"):
+    with pytest.raises(OutOfRange, match=r"--top-k must be an int from 0 to 10000"):
         search_top_k(MAX_HITS + 1)

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 import tantivy
 from cli_process import CLI
-from fanfuse import FusionError, MultiQueryRetriever
+from fanfuse import MultiQueryRetriever
+from fanfuse.errors import InvalidEncoder, InvalidIndex
 from fanfuse.retrievers import Hit
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_index import write_dense_index
@@ -179,7 +180,7 @@ def test_a_damaged_index_is_refused_at_open(
     from fanfuse.service import app_for_index
 
     damage(index)
-    with pytest.raises(FusionError, match=re.escape(message)):
+    with pytest.raises(InvalidIndex, match=re.escape(message)):
         app_for_index(index)
 
 
@@ -203,22 +204,22 @@ def test_non_finite_vectors_are_refused_when_written_and_when_given(tmp_path: Pa
     class Encoder:
         identity: ClassVar[dict[str, Any]] = {"name": "toy", "dimensions": 2}
 
-    with pytest.raises(FusionError, match="NaN or infinite"):
+    with pytest.raises(InvalidEncoder, match="NaN or infinite"):
         write_dense_index(
             tmp_path / "idx", ["a", "b"], np.array([[1, 0], [np.nan, 0]], dtype=np.float32), Encoder()
         )  # type: ignore[arg-type]
     assert not (tmp_path / "idx").exists()
     for normalized in (False, True):
         with pytest.raises(
-            FusionError, match=r"1 document vector\(s\) hold NaN or infinite values \(ids 'b'\)"
+            InvalidEncoder, match=r"1 document vector\(s\) hold NaN or infinite values \(ids 'b'\)"
         ):
             DenseRetriever(
                 lambda t: np.ones((len(t), 2)), ["a", "b"], [[1, 0], [np.inf, 0]], normalized=normalized
             )
     nan_query = DenseRetriever(lambda t: np.full((len(t), 2), np.nan), ["a"], [[1, 0]])
-    with pytest.raises(FusionError, match="embedding function returned NaN or infinite values"):
+    with pytest.raises(InvalidEncoder, match="embedding function returned NaN or infinite values"):
         nan_query.search("q", 1)
-    with pytest.raises(FusionError, match="embedding function returned NaN or infinite values"):
+    with pytest.raises(InvalidEncoder, match="embedding function returned NaN or infinite values"):
         DenseRetriever.from_documents([{"id": "a", "text": "x"}], lambda t: np.full((len(t), 2), np.inf))
 
 

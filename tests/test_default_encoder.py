@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bert_reference import WEIGHTS_SHA256, BertReference, parse_safetensors, read_weights, weights_location
-from fanfuse import FusionError
+from fanfuse.errors import InvalidEncoder
 from fanfuse.retrievers.default_encoder import (
     DEFAULT_MAX_LENGTH,
     TOKENIZER_PATH,
@@ -102,7 +102,7 @@ def test_a_different_model_file_under_the_pinned_name_is_refused(tmp_path: Path)
         file.seek(-1, 2)
         file.write(bytes([last[0] ^ 1]))
     pinned = hashlib.sha256(default_model_path().read_bytes()).hexdigest()
-    with pytest.raises(FusionError, match=f"{re.escape(str(damaged))}: sha256 is .* expected {pinned}"):
+    with pytest.raises(InvalidEncoder, match=f"{re.escape(str(damaged))}: sha256 is .* expected {pinned}"):
         OnnxEncoder(damaged, tokenizer=TOKENIZER_PATH, sha256=pinned)
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fanfuse import FusionError, MultiQueryRetriever
+from fanfuse import MultiQueryRetriever
+from fanfuse.errors import InvalidSetting
 from fanfuse.index_retriever import (
     DEFAULT_RETRIEVER_WEIGHTS,
     DEFAULT_VARIANT_WEIGHTS,
@@ -160,7 +161,7 @@ def test_with_sentence_variants_only_the_results_are_those_of_every_variant_to_d
 def test_skipped_sources_are_checked() -> None:
     with pytest.raises(TypeError, match="skipped_sources must be a list of variant sources"):
         PlainTextQueries(_Searchable(), skipped_sources="heuristic")
-    with pytest.raises(FusionError, match="cannot name 'original'"):
+    with pytest.raises(InvalidSetting, match="cannot name 'original'"):
         PlainTextQueries(_Searchable(), skipped_sources=["original"])
     assert "heuristic" in repr(PlainTextQueries(_Searchable(), skipped_sources=["heuristic"]))
 

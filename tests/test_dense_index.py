@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fanfuse import FusionError
 from fanfuse.corpus import Document
+from fanfuse.errors import InvalidCorpus, InvalidEncoder, InvalidIndex
 
 pytest.importorskip("onnxruntime", reason="OnnxEncoder needs onnxruntime (extra 'embed')")
 pytest.importorskip("onnx", reason="the toy models are built with the onnx package (extra 'dev')")
@@ -79,9 +79,9 @@ def test_another_model_or_other_prefixes_are_refused(tmp_path: Path) -> None:
     build_dense_index(tmp_path / "index", CORPUS, toy_encoder(tmp_path, seed=0))
     manifest = re.escape(str(tmp_path / "index" / "dense" / "dense.json"))
     made_by = f"{manifest}: the vectors were made by 'toy-0' .* 'toy-1' .*model_sha256"
-    with pytest.raises(FusionError, match=made_by):
+    with pytest.raises(InvalidEncoder, match=made_by):
         open_dense(tmp_path / "index", toy_encoder(tmp_path, seed=1), documents=CORPUS)
-    with pytest.raises(FusionError, match=r"\(query_prefix differ\)"):
+    with pytest.raises(InvalidEncoder, match=r"\(query_prefix differ\)"):
         open_dense(tmp_path / "index", toy_encoder(tmp_path, seed=0, query_prefix="query: "))
 
 
@@ -92,7 +92,7 @@ def test_the_same_files_under_another_name_open_and_a_replaced_model_does_not(tm
     copy = shutil.copytree(tmp_path / "toy-0", tmp_path / "renamed")
     assert ranked(open_dense(tmp_path / "index", OnnxEncoder(copy), documents=CORPUS)) == before
     write_toy_model(encoder.model_path, seed=5)  # another model at the recorded path
-    with pytest.raises(FusionError, match=r"\(model_sha256 differ\)"):
+    with pytest.raises(InvalidEncoder, match=r"\(model_sha256 differ\)"):
         open_dense(tmp_path / "index", documents=CORPUS)
 
 
@@ -101,7 +101,7 @@ def test_a_failed_build_leaves_the_previous_vectors_and_no_leftovers(tmp_path: P
     build_dense_index(tmp_path / "index", CORPUS, encoder)
     before = ranked(open_dense(tmp_path / "index", encoder, documents=CORPUS))
 
-    with pytest.raises(FusionError, match="duplicate document id 'split'"):
+    with pytest.raises(InvalidCorpus, match="duplicate document id 'split'"):
         build_dense_index(tmp_path / "index", [*CORPUS[:3], CORPUS[0]], encoder)
 
     def interrupted(done: int) -> None:
@@ -136,29 +136,29 @@ def test_a_failed_write_leaves_the_previous_store(tmp_path: Path, monkeypatch: p
 
 def test_missing_or_damaged_stores_are_named(tmp_path: Path) -> None:
     encoder = toy_encoder(tmp_path)
-    with pytest.raises(FusionError, match=r"holds no dense vectors .*`fanfuse index --dense`"):
+    with pytest.raises(InvalidIndex, match=r"holds no dense vectors .*`fanfuse index --dense`"):
         open_dense(tmp_path / "nothing", encoder)
     build_dense_index(tmp_path / "index", CORPUS, encoder)
     store = tmp_path / "index" / "dense"
 
     (store / "ids.json").write_text(json.dumps(["split", "join"]))
-    with pytest.raises(FusionError, match=r"vectors.npy \(float32, \(6, 8\)\) and ids.json do not match"):
+    with pytest.raises(InvalidIndex, match=r"vectors.npy \(float32, \(6, 8\)\) and ids.json do not match"):
         open_dense(tmp_path / "index", encoder)
     np.save(store / "vectors.npy", np.zeros((6, 8), dtype=np.float64))
-    with pytest.raises(FusionError, match="do not match the 6 x 8 float32 vectors"):
+    with pytest.raises(InvalidIndex, match="do not match the 6 x 8 float32 vectors"):
         open_dense(tmp_path / "index", encoder)
     (store / "vectors.npy").write_bytes(b"garbage")
-    with pytest.raises(FusionError, match="unreadable dense vectors"):
+    with pytest.raises(InvalidIndex, match="unreadable dense vectors"):
         open_dense(tmp_path / "index", encoder)
     (store / "dense.json").write_text("{not json")
-    with pytest.raises(FusionError, match=f"{re.escape(str(store / 'dense.json'))}: corrupt manifest"):
+    with pytest.raises(InvalidIndex, match=f"{re.escape(str(store / 'dense.json'))}: corrupt manifest"):
         open_dense(tmp_path / "index", encoder)
 
 
 def test_vectors_of_other_documents_are_refused(tmp_path: Path) -> None:
     encoder = toy_encoder(tmp_path)
     build_dense_index(tmp_path / "index", CORPUS, encoder)
-    with pytest.raises(FusionError, match=r"other documents than the index holds \(1 of 6 ids not found"):
+    with pytest.raises(InvalidIndex, match=r"other documents than the index holds \(1 of 6 ids not found"):
         open_dense(tmp_path / "index", encoder, documents=[*CORPUS[1:], Document("new", "text")])
 
 
@@ -166,7 +166,7 @@ def test_a_model_that_moved_is_named(tmp_path: Path) -> None:
     encoder = toy_encoder(tmp_path)
     build_dense_index(tmp_path / "index", CORPUS, encoder)
     shutil.rmtree(tmp_path / "toy-0")
-    with pytest.raises(FusionError, match=f"made by the model at '{re.escape(str(encoder.model_path))}'"):
+    with pytest.raises(InvalidEncoder, match=f"made by the model at '{re.escape(str(encoder.model_path))}'"):
         open_dense(tmp_path / "index", documents=CORPUS)
 
 

@@ -101,3 +101,76 @@ def test_every_raise_that_names_an_extra_is_a_missing_extra() -> None:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} raises {name}")
     assert checked >= 8, "the walk found the raises that name an extra"
     assert found == []
+
+
+# The modules whose job is fusion of ranked lists or run files: the only ones that may raise the
+# core's FusionError ("fusion input refused"); every other refusal has a class named for it.
+FUSION_MODULES = {
+    "multiquery/fusion.py": "fuses the ranked lists of a search's branches",
+    "tables.py": "fuses tables of ranked lists",
+    "tune/": "trains and chooses fusion settings on run files",
+    "report/": "compares fused run files",
+    "reference.py": "the pure-Python statement of the fusion the core computes",
+    "limits.py": "its `core` rows are fusion options, refused as the core refuses them",
+    "cli/fuse.py": "the fuse command reads run files",
+    "dask/": "reads run files (Parquet, qrels) for distributed fusion",
+    "errors.py": "names the core's class among the refusals of input",
+}
+
+
+def _is_fusion_module(path: Path) -> bool:
+    name = path.relative_to(PACKAGE).as_posix()
+    return any(name == entry or (entry.endswith("/") and name.startswith(entry)) for entry in FUSION_MODULES)
+
+
+def _fusion_error_uses(tree: ast.AST) -> list[int]:
+    """The lines that make, raise or pass on a FusionError (an `except` or an `isinstance` that
+    names it only reads it)."""
+    reading: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and node.type is not None:
+            reading.update(id(part) for part in ast.walk(node.type))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in {"isinstance", "issubclass"}:
+            reading.update(id(part) for argument in node.args[1:] for part in ast.walk(argument))
+    lines = []
+    for node in ast.walk(tree):
+        named = (isinstance(node, ast.Name) and node.id == "FusionError") or (
+            isinstance(node, ast.Attribute) and node.attr == "FusionError"
+        )
+        renamed = isinstance(node, ast.alias) and node.name == "FusionError" and node.asname is not None
+        if (named and id(node) not in reading) or renamed:
+            lines.append(getattr(node, "lineno", 0))
+    return lines
+
+
+def test_fusion_error_is_raised_only_by_the_modules_that_fuse() -> None:
+    found: list[str] = []
+    fusion_uses = 0
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = _fusion_error_uses(ast.parse(path.read_text(encoding="utf-8")))
+        if _is_fusion_module(path):
+            fusion_uses += len(lines)
+        else:
+            found += [f"{path.relative_to(ROOT)}:{line} makes a FusionError" for line in lines]
+    assert fusion_uses >= 10, "the walk finds the FusionErrors the fusion modules raise"
+    for entry in FUSION_MODULES:
+        assert (PACKAGE / entry).exists(), f"{entry} is in FUSION_MODULES but not in the package"
+    assert found == []
+
+
+def test_every_error_class_is_raised_somewhere() -> None:
+    raised: set[str] = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                raised.add(func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))
+    # A base class (SearchFailed) is raised as one of its subclasses.
+    never = [
+        cls.__name__
+        for cls in CLASSES
+        if not any(issubclass(other, cls) and other.__name__ in raised for other in CLASSES)
+    ]
+    assert never == []

@@ -16,8 +16,8 @@ from unittest import mock
 import numpy as np
 import pytest
 import tantivy as tantivy_module
-from fanfuse import FusionError
 from fanfuse.corpus import Document
+from fanfuse.errors import InvalidFilter
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.filters import conditions, matches
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -233,7 +233,7 @@ def test_every_backend_means_the_same_filter(
         expected = {d.id for d in docs if matches(filter, d.metadata)}
         for name, search in searches.items():
             if name in REFUSED and REFUSED[name](filter):
-                with pytest.raises(FusionError):
+                with pytest.raises(InvalidFilter):
                     search(filter)
                 continue
             found = search(filter)
@@ -280,5 +280,5 @@ def test_the_written_rules(filter: dict[str, Any], metadata: dict[str, Any], exp
 )
 def test_a_bad_filter_is_refused_naming_its_key(filter: dict[Any, Any]) -> None:
     key = next(iter(filter))
-    with pytest.raises(FusionError, match=rf"filter\[{__import__('re').escape(repr(key))}\]"):
+    with pytest.raises(InvalidFilter, match=rf"filter\[{__import__('re').escape(repr(key))}\]"):
         conditions(filter)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_process import has_open, signal_when
-from fanfuse import FusionError
+from fanfuse.errors import InvalidIndex
 from fanfuse.retrievers.tantivy_index import MANIFEST, TantivyRetriever
 
 DOCS = [{"id": f"d{i}", "text": f"common word{i} text"} for i in range(50)]
@@ -80,7 +80,7 @@ def test_a_link_at_the_index_path_is_followed_and_kept(tmp_path: Path) -> None:
 
 def test_an_index_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "corpus.jsonl").write_text("keep me")
-    with pytest.raises(FusionError, match="is a file; pass a directory"):
+    with pytest.raises(InvalidIndex, match="is a file; pass a directory"):
         TantivyRetriever.build(DOCS, tmp_path / "corpus.jsonl")
     assert (tmp_path / "corpus.jsonl").read_text() == "keep me"
 

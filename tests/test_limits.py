@@ -15,6 +15,7 @@ import pytest
 import tantivy
 from cli_process import CLI
 from fanfuse import FusionError, OutOfRange
+from fanfuse.errors import InvalidCorpus
 from fanfuse.limits import LIMITS, REQUEST, Limit, check_float, check_int
 from test_cli_search_options import DOCUMENTS
 
@@ -104,7 +105,7 @@ def test_tantivy_is_asked_for_no_more_hits_than_the_index_holds(tmp_path: Path) 
     assert index.search("owls hunt", 10_000) == index.search("owls hunt", 5)
     assert len(index.search("owls hunt", 10_000)) == 4
     # An empty corpus is refused as a mistake; an index emptied outside fanfuse still searches.
-    with pytest.raises(FusionError, match="no documents to index"):
+    with pytest.raises(InvalidCorpus, match="no documents to index"):
         fanfuse.TantivyRetriever.build([], tmp_path / "empty")
     writer = tantivy.Index.open(str(index.data_directory)).writer(heap_size=15_000_000, num_threads=1)
     writer.delete_all_documents()
@@ -156,7 +157,7 @@ def test_dask_partitions_are_at_most_the_queries(small_runs: dict[str, str]) -> 
     paths = [small_runs["run0"], small_runs["run1"]]
     # It ran 60 s and took 2.5 GB for 20 queries.
     with pytest.raises(
-        FusionError, match=r"partitions must be at most the number of queries, 6 \(got 100000\)"
+        OutOfRange, match=r"partitions must be at most the number of queries, 6 \(got 100000\)"
     ):
         fanfuse.dask.fuse_runs(paths, partitions=100_000)
     assert len(fanfuse.dask.fuse_runs(paths, partitions=6).compute()) > 0

@@ -20,8 +20,8 @@ from typing import ClassVar
 import numpy as np
 import pytest
 from cli_process import CLI
-from fanfuse._core import FusionError
 from fanfuse.cli import main
+from fanfuse.errors import InvalidIndex
 from fanfuse.retrievers import index_copy
 from fanfuse.retrievers.dense_index import DENSE_DIR, VECTORS, has_dense_index, write_dense_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -83,7 +83,7 @@ def test_a_private_copy_in_a_full_tmpdir_names_tmpdir(
 ) -> None:
     small = tmpfs(SMALL, tmp_path / "small")
     monkeypatch.setattr(tempfile, "tempdir", str(small))
-    with pytest.raises(FusionError, match="^" + re.escape(no_space_message(small))):
+    with pytest.raises(InvalidIndex, match="^" + re.escape(no_space_message(small))):
         TantivyRetriever(index_with_vectors, private_copy=True)
     assert list(small.iterdir()) == []
 
@@ -102,7 +102,7 @@ def test_a_full_disk_while_copying_names_tmpdir_without_a_mount(
         return copyfile(source, target)
 
     monkeypatch.setattr(index_copy.shutil, "copyfile", full)
-    with pytest.raises(FusionError, match="^" + re.escape(no_space_message(tmp_path))):
+    with pytest.raises(InvalidIndex, match="^" + re.escape(no_space_message(tmp_path))):
         TantivyRetriever(index_with_vectors, private_copy=True)
     assert list(tmp_path.iterdir()) == []
 

@@ -11,7 +11,8 @@ import json
 import logging
 
 import pytest
-from fanfuse import FusionError, OutOfRange
+from fanfuse import OutOfRange
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery import LLMExpander, MultiQueryRetriever, SearchResult, VariantCache
 from llm_server import ScriptedChatServer, llm_server, refused_base_url
 from multiquery_toys import KeywordRetriever
@@ -172,17 +173,19 @@ def test_settings_come_from_the_environment(llm_server: ScriptedChatServer) -> N
 
 
 def test_bad_settings_fail_at_construction() -> None:
-    with pytest.raises(FusionError, match="FANFUSE_LLM_MODEL"):
+    with pytest.raises(InvalidSetting, match="FANFUSE_LLM_MODEL"):
         LLMExpander("http://127.0.0.1:1/v1", environ={})
-    with pytest.raises(FusionError, match="must start with http"):
+    with pytest.raises(InvalidSetting, match="must start with http"):
         LLMExpander(model="m", environ={"FANFUSE_LLM_BASE_URL": "localhost:8000"})
-    with pytest.raises(FusionError, match="strategy must be one of paraphrase, entity, stepback, decompose"):
+    with pytest.raises(
+        InvalidSetting, match="strategy must be one of paraphrase, entity, stepback, decompose"
+    ):
         LLMExpander("http://x/v1", model="m", strategy="creative")
     with pytest.raises(OutOfRange, match="timeout must be"):
         LLMExpander("http://x/v1", model="m", timeout=0)
-    with pytest.raises(FusionError, match="fallback must be"):
+    with pytest.raises(InvalidSetting, match="fallback must be"):
         LLMExpander("http://x/v1", model="m", fallback="none")
-    with pytest.raises(FusionError, match="strategy must be one of"):
+    with pytest.raises(InvalidSetting, match="strategy must be one of"):
         MultiQueryRetriever(
             [KeywordRetriever()], expander=LLMExpander("http://x/v1", model="m"), strategy="x"
         )

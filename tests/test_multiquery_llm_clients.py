@@ -12,7 +12,7 @@ import threading
 import time
 
 import pytest
-from fanfuse import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery import LLMExpander, MultiQueryRetriever, VariantCache
 from fanfuse.multiquery.conversation import check_history
 from llm_clients import KINDS, client_for, expander_for
@@ -105,7 +105,7 @@ def test_an_async_openai_client_serves_sync_searches_on_the_shared_loop(
 def test_a_framework_model_keeps_its_own_settings(llm_server: ScriptedChatServer, kind: str) -> None:
     client = client_for(kind, llm_server.base_url, KEY)
     for given in ({"temperature": 0.5}, {"max_tokens": 10}, {"extra_body": {"seed": 1}}, {"model": "m"}):
-        with pytest.raises(FusionError, match="is used with its own settings; set them on it") as info:
+        with pytest.raises(InvalidSetting, match="is used with its own settings; set them on it") as info:
             LLMExpander(client=client, **given)  # type: ignore[arg-type]
         assert next(iter(given)) in str(info.value)
 
@@ -116,9 +116,9 @@ def test_a_client_is_one_of_the_kinds_and_not_with_base_url(llm_server: Scripted
     ):
         LLMExpander(client=object())
     client = client_for("openai", llm_server.base_url, KEY)
-    with pytest.raises(FusionError, match="base_url and api_key belong to the client"):
+    with pytest.raises(InvalidSetting, match="base_url and api_key belong to the client"):
         LLMExpander(llm_server.base_url, client=client, model="m")
-    with pytest.raises(FusionError, match="an openai client needs a model"):
+    with pytest.raises(InvalidSetting, match="an openai client needs a model"):
         LLMExpander(client=client, environ={})
     assert (
         LLMExpander(client=client, environ={"FANFUSE_LLM_MODEL": "env-model"}).cache_key()[1][2]

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fanfuse import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery import LLMExpander, MultiQueryRetriever, SearchResult
 from llm_server import (
     ECHO,
@@ -111,12 +111,12 @@ def test_a_key_read_from_a_file_is_stripped(llm_server: ScriptedChatServer) -> N
     ],
 )
 def test_a_malformed_key_is_refused_without_printing_it(key: str, what: str) -> None:
-    with pytest.raises(FusionError) as info:
+    with pytest.raises(InvalidSetting) as info:
         LLMExpander("http://127.0.0.1:1/v1", model="m", api_key=key)
     message = str(info.value)
     assert message.startswith("api_key ") and what in message
     assert SECRET not in message and SECRET[6:] not in message
-    with pytest.raises(FusionError) as info:
+    with pytest.raises(InvalidSetting) as info:
         LLMExpander("http://127.0.0.1:1/v1", model="m", environ={"FANFUSE_LLM_API_KEY": key})
     assert str(info.value).startswith("FANFUSE_LLM_API_KEY ") and SECRET[6:] not in str(info.value)
 
@@ -204,7 +204,7 @@ def test_a_proxy_the_client_cannot_speak_is_refused_at_construction(monkeypatch:
     monkeypatch.setenv("HTTPS_PROXY", "socks5://user:secret@127.0.0.1:1080")
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-    with pytest.raises(FusionError, match="HTTPS_PROXY must be an http:// proxy URL") as info:
+    with pytest.raises(InvalidSetting, match="HTTPS_PROXY must be an http:// proxy URL") as info:
         LLMExpander("https://api.example.invalid/v1", model="m")
     assert "secret" not in str(info.value)
 

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import fanfuse
 import pytest
 from fanfuse import FusionError, InputError, OutOfRange
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery import (
     CallableExpander,
     FusedHit,
@@ -172,7 +173,7 @@ def test_bad_environment_fails_at_construction(environ: dict[str, str], message:
         ({"k": 0.0}, FusionError, "k must be a finite number > 0"),
         ({"max_variants": 6}, OutOfRange, "max_variants must be an int from 1 to 5"),
         ({"variant_weights": [1.0, -1.0]}, FusionError, r"variant_weights\[1\] must be a finite number >= 0"),
-        ({"retriever_weights": {"nope": 1.0}}, FusionError, "'nope', which is not a retriever"),
+        ({"retriever_weights": {"nope": 1.0}}, InvalidSetting, "'nope', which is not a retriever"),
         ({"branch_timeout": -1}, OutOfRange, "branch_timeout must be a number in \\(0, 86400\\]"),
         ({"expander": lambda q, n: []}, TypeError, "wrap a function in CallableExpander"),
     ],
@@ -183,12 +184,12 @@ def test_bad_settings_name_the_argument(options: dict[str, object], error: type,
 
 
 def test_bad_retrievers_and_calls() -> None:
-    with pytest.raises(FusionError, match="retrievers is empty"):
+    with pytest.raises(InvalidSetting, match="retrievers is empty"):
         MultiQueryRetriever([])
     with pytest.raises(TypeError, match="has no search"):
         MultiQueryRetriever({"x": object()})
     retriever = MultiQueryRetriever([KeywordRetriever()])
-    with pytest.raises(FusionError, match="query must be a non-empty string"):
+    with pytest.raises(InvalidSetting, match="query must be a non-empty string"):
         retriever.search("  ")
     with pytest.raises(OutOfRange, match="max_variants must be an int from 1 to 5"):
         retriever.search(QUERY, max_variants=0)
@@ -345,10 +346,10 @@ def test_every_weight_zero_is_an_empty_result_not_a_failure() -> None:
 
 
 def test_return_k_without_a_reranker_is_refused() -> None:
-    with pytest.raises(FusionError, match="return_k needs a reranker"):
+    with pytest.raises(InvalidSetting, match="return_k needs a reranker"):
         MultiQueryRetriever([KeywordRetriever()], return_k=3)
     retriever = MultiQueryRetriever([KeywordRetriever()])
-    with pytest.raises(FusionError, match="return_k needs a reranker"):
+    with pytest.raises(InvalidSetting, match="return_k needs a reranker"):
         retriever.search(QUERY, return_k=3)
     assert len(retriever.search(BROAD, return_k=2, reranker=reverse_reranker).ids) == 2
     with_reranker = MultiQueryRetriever([KeywordRetriever()], reranker=reverse_reranker, return_k=2)

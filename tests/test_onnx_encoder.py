@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fanfuse import FusionError, OutOfRange
+from fanfuse import OutOfRange
+from fanfuse.errors import InvalidEncoder, InvalidSetting
 
 pytest.importorskip("onnxruntime", reason="OnnxEncoder needs onnxruntime (extra 'embed')")
 pytest.importorskip("tokenizers", reason="OnnxEncoder needs tokenizers (extra 'embed')")
@@ -137,23 +138,23 @@ def test_the_hugging_face_layout_with_the_graph_in_an_onnx_folder(tmp_path: Path
 
 def test_bad_model_paths_are_named(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
-    with pytest.raises(FusionError, match=f"model path '{re.escape(str(missing))}' does not exist"):
+    with pytest.raises(InvalidEncoder, match=f"model path '{re.escape(str(missing))}' does not exist"):
         OnnxEncoder(missing)
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(FusionError, match=f"model directory '{re.escape(str(empty))}' has no ONNX file"):
+    with pytest.raises(InvalidEncoder, match=f"model directory '{re.escape(str(empty))}' has no ONNX file"):
         OnnxEncoder(empty)
     several = tmp_path / "several"
     write_toy_model(several / "a.onnx")
     write_toy_model(several / "b.onnx")
-    with pytest.raises(FusionError, match=r"holds several ONNX files \(a.onnx, b.onnx\); pass the file"):
+    with pytest.raises(InvalidEncoder, match=r"holds several ONNX files \(a.onnx, b.onnx\); pass the file"):
         OnnxEncoder(several)
     untokenized = tmp_path / "untokenized"
     write_toy_model(untokenized / "model.onnx")
     beside = re.escape(str(untokenized / "model.onnx"))
-    with pytest.raises(FusionError, match=f"no tokenizer.json beside the model '{beside}'"):
+    with pytest.raises(InvalidEncoder, match=f"no tokenizer.json beside the model '{beside}'"):
         OnnxEncoder(untokenized)
-    with pytest.raises(FusionError, match=r"tokenizer file '.*nope\.json' does not exist"):
+    with pytest.raises(InvalidEncoder, match=r"tokenizer file '.*nope\.json' does not exist"):
         OnnxEncoder(untokenized, tokenizer=tmp_path / "nope.json")
 
 
@@ -161,32 +162,34 @@ def test_files_that_are_not_what_they_claim(tmp_path: Path) -> None:
     directory = model_dir(tmp_path)
     garbage = tmp_path / "garbage.onnx"
     garbage.write_bytes(b"not a protobuf at all")
-    with pytest.raises(FusionError, match=f"{re.escape(str(garbage))}: not a loadable ONNX model"):
+    with pytest.raises(InvalidEncoder, match=f"{re.escape(str(garbage))}: not a loadable ONNX model"):
         OnnxEncoder(garbage, tokenizer=directory)
     bad_tokenizer = tmp_path / "tokenizer.json"
     bad_tokenizer.write_text("{}")
-    with pytest.raises(FusionError, match=f"{re.escape(str(bad_tokenizer))}: not a Hugging Face tokenizer"):
+    with pytest.raises(
+        InvalidEncoder, match=f"{re.escape(str(bad_tokenizer))}: not a Hugging Face tokenizer"
+    ):
         OnnxEncoder(directory, tokenizer=bad_tokenizer)
     (directory / "1_Pooling").mkdir()
     (directory / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_max_tokens": True}))
-    with pytest.raises(FusionError, match="only mean and CLS pooling are supported"):
+    with pytest.raises(InvalidEncoder, match="only mean and CLS pooling are supported"):
         OnnxEncoder(directory)
 
 
 def test_graphs_that_are_not_text_encoders(tmp_path: Path) -> None:
     image = write_toy_model(tmp_path / "image.onnx", extra_input="pixel_values")
     named = f"{re.escape(str(image))}: input 'pixel_values' .* is not one a text encoder takes"
-    with pytest.raises(FusionError, match=named):
+    with pytest.raises(InvalidEncoder, match=named):
         OnnxEncoder(image, tokenizer=TOKENIZER_PATH)
     scalar = write_toy_model(tmp_path / "scalar.onnx", output="scalar")
-    with pytest.raises(FusionError, match=f"{re.escape(str(scalar))}: no output to embed from"):
+    with pytest.raises(InvalidEncoder, match=f"{re.escape(str(scalar))}: no output to embed from"):
         OnnxEncoder(scalar, tokenizer=TOKENIZER_PATH)
 
 
 @pytest.mark.parametrize(
     ("option", "value", "error", "message"),
     [
-        ("pooling", "max", FusionError, "pooling must be one of mean, cls"),
+        ("pooling", "max", InvalidSetting, "pooling must be one of mean, cls"),
         ("max_length", 1, OutOfRange, "max_length must be an integer >= 2"),
         ("batch_size", 0, OutOfRange, "batch_size must be an integer >= 1"),
         ("threads", 0, OutOfRange, "threads must be an int from 1 to 1024 \\(got 0\\)"),

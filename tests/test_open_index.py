@@ -16,9 +16,10 @@ import fanfuse
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fanfuse import FusionError, MissingExtra
+from fanfuse import MissingExtra
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
+from fanfuse.errors import InvalidIndex
 from fanfuse.index_retriever import open_index
 from fanfuse.multiquery import (
     CombinedExpander,
@@ -164,7 +165,7 @@ def test_overrides_replace_the_defaults(bm25_dir: Path) -> None:
 
 
 def test_a_missing_index_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(FusionError, match="does not exist; build it with `fanfuse index"):
+    with pytest.raises(InvalidIndex, match="does not exist; build it with `fanfuse index"):
         open_index(tmp_path / "nothing")
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from cli_process import CLI
 from command_inputs import write_inputs
-from fanfuse import FusionError
 from fanfuse.cli import main
+from fanfuse.errors import InvalidCorpus
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 
@@ -70,7 +70,7 @@ def test_an_empty_corpus_leaves_the_existing_index(
         why = "no documents (the file is empty or holds only blank lines); a corpus needs at least one"
         assert err == f"fanfuse index: error: {corpus}: {why}\n"
         assert len(TantivyRetriever(index)) == 200
-    with pytest.raises(FusionError, match="no documents to index"):
+    with pytest.raises(InvalidCorpus, match="no documents to index"):
         TantivyRetriever.build([], index)
     assert len(TantivyRetriever(index)) == 200
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blank.jsonl", "empty.jsonl", "index"]

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fanfuse import FusionError, OutOfRange
+from fanfuse import OutOfRange
 from fanfuse.cli import build_parser, main
 from fanfuse.cli.render import as_json
+from fanfuse.errors import InvalidSetting
 from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.diagnostics import FusedHit
 from fanfuse.multiquery.mmr import RERANKS, MaximalMarginalRelevance
@@ -110,13 +111,13 @@ def test_every_entry_point_reranks_alike(hybrid_dir: Path, capsys: pytest.Captur
 def test_a_rerank_without_vectors_or_a_setting_without_the_rerank_is_refused_by_name(
     hybrid_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(FusionError, match="rerank mmr reads the document vectors"):
+    with pytest.raises(InvalidSetting, match="rerank mmr reads the document vectors"):
         open_index(hybrid_dir, dense=False, rerank="mmr")
-    with pytest.raises(FusionError, match="mmr_lambda is a setting of the mmr reranker"):
+    with pytest.raises(InvalidSetting, match="mmr_lambda is a setting of the mmr reranker"):
         open_index(hybrid_dir, mmr_lambda=0.5)
-    with pytest.raises(FusionError, match="rerank must be one of mmr"):
+    with pytest.raises(InvalidSetting, match="rerank must be one of mmr"):
         open_index(hybrid_dir, rerank="diverse")
-    with pytest.raises(FusionError, match="give one of them"):
+    with pytest.raises(InvalidSetting, match="give one of them"):
         open_index(hybrid_dir, rerank="mmr", reranker=lambda query, hits: [0.0] * len(hits))
     assert cli_error(hybrid_dir, capsys, "--rerank", "mmr", "--no-dense").startswith(
         "fanfuse search: error: --rerank mmr reads the document vectors"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fanfuse import FusionError, MultiQueryRetriever
+from fanfuse import MultiQueryRetriever
 from fanfuse.corpus import Document
+from fanfuse.errors import InvalidEncoder
 from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder, document_text
 from fanfuse.retrievers.dense_cache import dense_for_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -93,12 +94,12 @@ def test_bad_embedding_shape_is_a_clear_error() -> None:
     def broken(texts: Sequence[str]) -> list[float]:
         return [1.0] * len(texts)
 
-    with pytest.raises(FusionError, match="expected a 2-D array with one row per text"):
+    with pytest.raises(InvalidEncoder, match="expected a 2-D array with one row per text"):
         DenseRetriever.from_documents(CORPUS, broken)
 
 
 def test_unfitted_embedder_is_a_clear_error() -> None:
-    with pytest.raises(FusionError, match="not fitted"):
+    with pytest.raises(InvalidEncoder, match="not fitted"):
         TfidfSvdEmbedder()(["x"])
 
 
@@ -123,7 +124,7 @@ def test_saved_embedder_embeds_exactly_as_the_fitted_one(tmp_path: Path) -> None
 
 def test_loading_a_file_that_is_not_a_model_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "model.npz").write_bytes(b"not numpy")
-    with pytest.raises(FusionError, match="not a saved TfidfSvdEmbedder"):
+    with pytest.raises(InvalidEncoder, match="not a saved TfidfSvdEmbedder"):
         TfidfSvdEmbedder.load(tmp_path / "model.npz")
 
 

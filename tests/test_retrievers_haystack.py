@@ -15,7 +15,8 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # no telemetry cal
 pytest.importorskip("haystack")
 
 import haystack
-from fanfuse import FusionError, MultiQueryRetriever, fuse
+from fanfuse import MultiQueryRetriever, fuse
+from fanfuse.errors import InvalidFilter
 from fanfuse.integrations.haystack import (
     AsyncHaystackRetriever,
     FanfuseRetriever,
@@ -140,7 +141,7 @@ def test_filter_translation() -> None:
     }
     native = {"field": "meta.team", "operator": "!=", "value": "x"}
     assert haystack_filters(native) == native
-    with pytest.raises(FusionError, match=r"filter\['team'\] = \[\]"):
+    with pytest.raises(InvalidFilter, match=r"filter\['team'\] = \[\]"):
         haystack_filters({"team": []})
 
 

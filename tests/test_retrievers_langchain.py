@@ -10,7 +10,8 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from fanfuse import FusionError, MultiQueryRetriever, fuse
+from fanfuse import MultiQueryRetriever, fuse
+from fanfuse.errors import InvalidCorpus
 from fanfuse.integrations.langchain import AsyncLangChainRetriever, FanfuseRetriever, LangChainRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -112,7 +113,7 @@ def test_async_langchain_branch_awaits_ainvoke(bm25: TantivyRetriever) -> None:
 
 def test_langchain_document_without_id_is_a_clear_error() -> None:
     adapter = LangChainRetriever(KeywordRetriever(documents=[Document(page_content="no id here")]))
-    with pytest.raises(FusionError, match=r"without an id \(Document.id or metadata\['id'\]\)"):
+    with pytest.raises(InvalidCorpus, match=r"without an id \(Document.id or metadata\['id'\]\)"):
         adapter.search("id", 5)
 
 

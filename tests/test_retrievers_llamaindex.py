@@ -12,7 +12,8 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
-from fanfuse import FusionError, MultiQueryRetriever, fuse
+from fanfuse import MultiQueryRetriever, fuse
+from fanfuse.errors import InvalidFilter
 from fanfuse.integrations.llamaindex import (
     AsyncLlamaIndexRetriever,
     FanfuseRetriever,
@@ -183,9 +184,9 @@ def test_filter_translation() -> None:
     ]
     native = MetadataFilters(filters=[])
     assert metadata_filters(native) is native
-    with pytest.raises(FusionError, match=r"filter\['flag'\]: LlamaIndex filters take str, int or float"):
+    with pytest.raises(InvalidFilter, match=r"filter\['flag'\]: LlamaIndex filters take str, int or float"):
         metadata_filters({"flag": True})
-    with pytest.raises(FusionError, match=r"filter\['team'\] = \[\]"):
+    with pytest.raises(InvalidFilter, match=r"filter\['team'\] = \[\]"):
         metadata_filters({"team": []})
 
 
@@ -193,7 +194,7 @@ def test_filter_on_a_fixed_retriever_fails_its_branch_only(
     bm25: TantivyRetriever, vector_index: VectorStoreIndex
 ) -> None:
     adapter = LlamaIndexRetriever(vector_index.as_retriever(similarity_top_k=2), name="vectors")
-    with pytest.raises(FusionError, match=r"takes its filters when built.*from_index"):
+    with pytest.raises(InvalidFilter, match=r"takes its filters when built.*from_index"):
         adapter.search("cosine", 2, {"team": "x"})
     with MultiQueryRetriever({"bm25": bm25, "vectors": adapter}, top_k=2) as multi:
         result = multi.search("cosine", expansion=False, filter={"team": "x"})

@@ -20,7 +20,8 @@ pytest.importorskip("psycopg")
 pytest.importorskip("psycopg_pool")
 
 import psycopg
-from fanfuse import FusionError, MultiQueryRetriever, OutOfRange, fuse
+from fanfuse import MultiQueryRetriever, OutOfRange, fuse
+from fanfuse.errors import InvalidCorpus, InvalidEncoder, InvalidFilter, InvalidSetting
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.postgres import (
     MAX_QUERY_TERMS,
@@ -122,7 +123,7 @@ def test_filters_are_bound_parameters(pool: ConnectionPool) -> None:
     hostile = {"team": "x'; DROP TABLE documents; --", "te'am": "x"}
     assert retriever.search(query, 5, hostile) == []
     assert len(retriever.search(query, 5)) == 5  # the table is still there
-    with pytest.raises(FusionError, match=r"filter\['team'\] = \{'nested': 1\}"):
+    with pytest.raises(InvalidFilter, match=r"filter\['team'\] = \{'nested': 1\}"):
         retriever.search(query, 5, {"team": {"nested": 1}})
 
 
@@ -145,11 +146,11 @@ async def _async_search(pool: ConnectionPool, match: str, query: str) -> list[An
 
 
 def test_identifiers_are_checked_and_quoted(postgres_db: str) -> None:
-    with pytest.raises(FusionError, match=r"name = 'docs; DROP TABLE x': expected a plain SQL name"):
+    with pytest.raises(InvalidSetting, match=r"name = 'docs; DROP TABLE x': expected a plain SQL name"):
         PostgresTable(name="docs; DROP TABLE x")
-    with pytest.raises(FusionError, match=r"text_column = 'body\"': expected a plain SQL name"):
+    with pytest.raises(InvalidSetting, match=r"text_column = 'body\"': expected a plain SQL name"):
         PostgresTable(text_column='body"')
-    with pytest.raises(FusionError, match=r"language = '1english'"):
+    with pytest.raises(InvalidSetting, match=r"language = '1english'"):
         PostgresTable(language="1english")
     table = PostgresTable(name="Select", schema="public", text_column="Order", language="simple")
     with ConnectionPool(postgres_db, min_size=1, open=True) as pool:
@@ -170,9 +171,11 @@ def test_load_is_one_transaction(postgres_db: str) -> None:
         assert load_documents(pool, [replaced]) == 1
         retriever = PostgresFullTextRetriever(pool)
         assert [h.id for h in retriever.search("replacement", 5)] == ["g0000"]
-        with pytest.raises(FusionError, match=r"document #3: duplicate id 'g0001' \(first at document #2\)"):
+        with pytest.raises(
+            InvalidCorpus, match=r"document #3: duplicate id 'g0001' \(first at document #2\)"
+        ):
             load_documents(pool, [DOCS[20], DOCS[1], DOCS[1]])
-        with pytest.raises(FusionError, match=r"document #1: missing or empty id field 'id'"):
+        with pytest.raises(InvalidCorpus, match=r"document #1: missing or empty id field 'id'"):
             load_documents(pool, [{"text": "no id"}])
         with pool.connection() as conn:
             count = conn.execute("SELECT count(*) FROM documents").fetchone()
@@ -290,13 +293,13 @@ def test_bad_arguments_are_clear_errors(pool: ConnectionPool) -> None:
         match=r"AsyncConnectionPool \(got ConnectionPool\); for a ConnectionPool use PgvectorRetriever",
     ):
         AsyncPgvectorRetriever(pool, embed)  # type: ignore[arg-type]
-    with pytest.raises(FusionError, match="match = 'some': expected one of any, all"):
+    with pytest.raises(InvalidSetting, match="match = 'some': expected one of any, all"):
         PostgresFullTextRetriever(pool, match="some")
-    with pytest.raises(FusionError, match="normalization = 64"):
+    with pytest.raises(InvalidSetting, match="normalization = 64"):
         PostgresFullTextRetriever(pool, normalization=64)
     with pytest.raises(OutOfRange, match=r"k must be an int from 1 to 10000 \(got 0\)"):
         PostgresFullTextRetriever(pool).search("x", 0)
-    with pytest.raises(FusionError, match=r"embedding function returned shape \(2,\)"):
+    with pytest.raises(InvalidEncoder, match=r"embedding function returned shape \(2,\)"):
         PgvectorRetriever(pool, lambda texts: np.zeros(2)).search("x", 3)
     with pytest.raises(psycopg.errors.UndefinedTable):
         PostgresFullTextRetriever(pool, PostgresTable(name="missing")).search("x", 3)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fanfuse import FusionError, OutOfRange
 from fanfuse.corpus import Fields, read_jsonl
+from fanfuse.errors import InvalidCorpus, InvalidFilter, InvalidIndex
 from fanfuse.retrievers import Hit, Retriever, index_versions
 from fanfuse.retrievers.tantivy_index import MANIFEST, TantivyRetriever
 
@@ -113,13 +114,13 @@ def test_filter_restricts_without_changing_scores(index: TantivyRetriever) -> No
 
 
 def test_bad_filter_names_the_key(index: TantivyRetriever) -> None:
-    with pytest.raises(FusionError, match=r"filter\['lang'\]"):
+    with pytest.raises(InvalidFilter, match=r"filter\['lang'\]"):
         index.search("capital", 10, filter={"lang": {"nested": 1}})
 
 
 @pytest.mark.parametrize("key", ["", "  "])
 def test_empty_filter_key_is_refused_by_name(index: TantivyRetriever, key: str) -> None:
-    with pytest.raises(FusionError, match=r"filter\[.*\].*non-empty metadata key"):
+    with pytest.raises(InvalidFilter, match=r"filter\[.*\].*non-empty metadata key"):
         index.search("capital", 10, filter={key: "de"})
 
 
@@ -158,19 +159,19 @@ def test_corpus_line_without_text_names_file_and_line(tmp_path: Path) -> None:
     corpus = write_jsonl(
         tmp_path / "c.jsonl", ['{"id": "a", "text": "ok"}', '{"id": "b", "body": "no text"}']
     )
-    with pytest.raises(FusionError, match=r"c\.jsonl:2: .*no text field 'text'"):
+    with pytest.raises(InvalidCorpus, match=r"c\.jsonl:2: .*no text field 'text'"):
         TantivyRetriever.build(read_jsonl(corpus), tmp_path / "i")
 
 
 def test_corpus_line_without_id_names_file_and_line(tmp_path: Path) -> None:
     corpus = write_jsonl(tmp_path / "c.jsonl", ['{"text": "no id"}'])
-    with pytest.raises(FusionError, match=r"c\.jsonl:1: missing or empty id field 'id'"):
+    with pytest.raises(InvalidCorpus, match=r"c\.jsonl:1: missing or empty id field 'id'"):
         TantivyRetriever.build(read_jsonl(corpus), tmp_path / "i")
 
 
 def test_invalid_json_names_file_and_line(tmp_path: Path) -> None:
     corpus = write_jsonl(tmp_path / "c.jsonl", ['{"id": "a", "text": "ok"}', "{oops"])
-    with pytest.raises(FusionError, match=r"c\.jsonl:2: not valid JSON"):
+    with pytest.raises(InvalidCorpus, match=r"c\.jsonl:2: not valid JSON"):
         list(read_jsonl(corpus))
 
 
@@ -179,18 +180,20 @@ def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
         tmp_path / "c.jsonl",
         ['{"id": "a", "text": "x"}', '{"id": "b", "text": "y"}', '{"id": "a", "text": "z"}'],
     )
-    with pytest.raises(FusionError, match=r"c\.jsonl:3: duplicate document id 'a' \(first at .*c\.jsonl:1\)"):
+    with pytest.raises(
+        InvalidCorpus, match=r"c\.jsonl:3: duplicate document id 'a' \(first at .*c\.jsonl:1\)"
+    ):
         TantivyRetriever.build(read_jsonl(corpus), tmp_path / "i")
 
 
 def test_missing_index_directory_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(FusionError, match="does not exist; build it with `fanfuse index"):
+    with pytest.raises(InvalidIndex, match="does not exist; build it with `fanfuse index"):
         TantivyRetriever(tmp_path / "nowhere")
 
 
 def test_directory_without_manifest_is_not_an_index(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
-    with pytest.raises(FusionError, match=f"not a fanfuse index \\(no {MANIFEST}\\)"):
+    with pytest.raises(InvalidIndex, match=f"not a fanfuse index \\(no {MANIFEST}\\)"):
         TantivyRetriever(tmp_path / "d")
 
 
@@ -204,7 +207,7 @@ def test_corrupt_index_is_a_clear_error(index: TantivyRetriever, tmp_path: Path,
             segment_file.unlink()
     else:
         (directory / MANIFEST).write_text("{not json")
-    with pytest.raises(FusionError, match="corrupt"):
+    with pytest.raises(InvalidIndex, match="corrupt"):
         TantivyRetriever(directory)
 
 
@@ -212,7 +215,7 @@ def test_failed_rebuild_leaves_the_existing_index_intact(index: TantivyRetriever
     directory = tmp_path / "index"
     before = sorted(p.name for p in directory.iterdir())
     corpus = write_jsonl(tmp_path / "c.jsonl", ['{"id": "x", "text": "new"}', '{"id": "x", "text": "dup"}'])
-    with pytest.raises(FusionError, match="duplicate"):
+    with pytest.raises(InvalidCorpus, match="duplicate"):
         TantivyRetriever.build(read_jsonl(corpus), directory)
     assert sorted(p.name for p in directory.iterdir()) == before
     assert ids(TantivyRetriever(directory).search("germany", 5)) == ["berlin"]
@@ -231,7 +234,7 @@ def test_refuses_to_replace_a_directory_that_is_not_an_index(tmp_path: Path) -> 
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "notes.txt").write_text("keep me")
-    with pytest.raises(FusionError, match="not empty and not a fanfuse index"):
+    with pytest.raises(InvalidIndex, match="not empty and not a fanfuse index"):
         TantivyRetriever.build(DOCS, precious)
     assert (precious / "notes.txt").read_text() == "keep me"
 

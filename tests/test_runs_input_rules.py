@@ -199,7 +199,7 @@ def test_corpus_lines_end_only_at_a_newline(tmp_path: Path) -> None:
 
 def test_a_corpus_line_of_unicode_space_is_not_taken_for_blank(tmp_path: Path) -> None:
     corpus = put(tmp_path / "corpus.jsonl", '{"id": "a", "text": "x"}\n \t\n\u00a0\n')
-    with pytest.raises(fanfuse.FusionError, match=r"corpus\.jsonl:3: not valid JSON"):
+    with pytest.raises(fanfuse.InvalidCorpus, match=r"corpus\.jsonl:3: not valid JSON"):
         list(read_jsonl(corpus))
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import fanfuse
 import fanfuse.tune.scores as tune_scores
 import pytest
-from fanfuse import METHODS, TRAINED_METHODS, FusionError, Qrels, Run
+from fanfuse import METHODS, TRAINED_METHODS, FusionError, InvalidSetting, OutOfRange, Qrels, Run
 from fanfuse.cli import main
 from fanfuse.tune import tune
 from fanfuse.tune.space import OPTIONS, method_parameters, weight_grid
@@ -268,8 +268,8 @@ def test_coordinate_ascent_climbs_from_its_start_and_auto_switches_at_the_grid_l
         ({"method": "combsum", "norms": ["l2"]}, FusionError, "norms[0] must be one of none"),
         ({"method": "probfuse", "segment_counts": [0]}, FusionError, "segment_counts[0]: segments"),
         ({"method": "slidefuse", "windows": [1.5]}, TypeError, "windows[0] must be an int"),
-        ({"method": "probfuse", "folds": 2}, FusionError, "needs folds >= 3"),
-        ({"search": "random"}, FusionError, "search must be one of auto, grid, coordinate"),
+        ({"method": "probfuse", "folds": 2}, OutOfRange, "needs folds >= 3"),
+        ({"search": "random"}, InvalidSetting, "search must be one of auto, grid, coordinate"),
     ],
 )
 def test_bad_options_name_the_argument_and_what_is_accepted(

@@ -17,6 +17,7 @@ import pytest
 from fanfuse import FusionError, InputError, open_index
 from fanfuse.cli import main
 from fanfuse.cli.conversation import history_of
+from fanfuse.errors import InvalidFilter
 from fanfuse.multiquery.conversation import check_history
 from fanfuse.retrievers.filters import conditions, filter_from_flags
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -52,7 +53,7 @@ def meaning(filter: Any) -> Any:
     """What a filter asks for, or REFUSED: per key, the set of terms it matches."""
     try:
         return sorted((c.key, sorted(c.terms)) for c in conditions(filter))
-    except (FusionError, TypeError):
+    except (InvalidFilter, TypeError):
         return REFUSED
 
 
@@ -63,7 +64,7 @@ def by_python(filter: dict[str, Any]) -> Any:
 def by_flags(filter: dict[str, Any]) -> Any:
     try:
         parsed = filter_from_flags([f"{key}={json.dumps(value)}" for key, value in filter.items()])
-    except FusionError:
+    except InvalidFilter:
         return REFUSED
     return meaning(parsed)
 
@@ -101,9 +102,9 @@ def test_the_examples(filter: dict[str, Any], accepted: bool) -> None:
     if accepted:
         return
     # Refused with the same words: the command's names its flag, the service's is its one error.
-    with pytest.raises(FusionError) as python:
+    with pytest.raises(InvalidFilter) as python:
         conditions(filter)
-    with pytest.raises(FusionError) as flags:
+    with pytest.raises(InvalidFilter) as flags:
         filter_from_flags([f"{key}={json.dumps(value)}" for key, value in filter.items()])
     assert str(flags.value) == f"--filter: {python.value}"
     with pytest.raises(ValidationError) as service:

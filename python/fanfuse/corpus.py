@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fanfuse._core import FusionError, read_lines
+from fanfuse._core import read_lines
+from fanfuse.errors import InvalidCorpus
 from fanfuse.jsonl import json_line
 
 
@@ -42,19 +43,19 @@ class Fields:
 def document_from_mapping(record: Mapping[str, Any], fields: Fields, source: str) -> Document:
     """Convert one record; `source` names it in errors ("file.jsonl:3" or "document #3")."""
     if not isinstance(record, Mapping):
-        raise FusionError(f"{source}: expected a JSON object with {fields.id!r} and {fields.text!r} fields")
+        raise InvalidCorpus(f"{source}: expected a JSON object with {fields.id!r} and {fields.text!r} fields")
     doc_id = record.get(fields.id)
     # Integer ids are common in exported corpora; they are stored as their decimal string.
     if isinstance(doc_id, int) and not isinstance(doc_id, bool):
         doc_id = str(doc_id)
     if not isinstance(doc_id, str) or not doc_id:
-        raise FusionError(
+        raise InvalidCorpus(
             f"{source}: missing or empty id field {fields.id!r} (a non-empty string or an integer); "
             f"choose the field with --id-field / Fields(id=...)"
         )
     text = record.get(fields.text)
     if not isinstance(text, str):
-        raise FusionError(
+        raise InvalidCorpus(
             f"{source}: document {doc_id!r} has no text field {fields.text!r} (a string); "
             f"choose the field with --text-field / Fields(text=...)"
         )
@@ -62,7 +63,7 @@ def document_from_mapping(record: Mapping[str, Any], fields: Fields, source: str
     if title is None:
         title = ""
     if not isinstance(title, str):
-        raise FusionError(f"{source}: title field {fields.title!r} of {doc_id!r} must be a string")
+        raise InvalidCorpus(f"{source}: title field {fields.title!r} of {doc_id!r} must be a string")
     metadata = {
         key: value for key, value in record.items() if key not in (fields.id, fields.text, fields.title)
     }
@@ -77,7 +78,7 @@ _BLANK = " \t\v\f\r\n"
 def _existing(path: str | Path) -> Path:
     path = Path(path)
     if not path.is_file():
-        raise FusionError(f"corpus file {str(path)!r} does not exist (expected a JSONL file, plain or .gz)")
+        raise InvalidCorpus(f"corpus file {str(path)!r} does not exist (expected a JSONL file, plain or .gz)")
     return path
 
 
@@ -92,11 +93,11 @@ def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Docum
         if not line.strip(_BLANK):
             continue
         source = f"{path}:{number}"
-        record = json_line(line, source, "one object per line")
+        record = json_line(line, source, "one object per line", InvalidCorpus)
         documents += 1
         yield document_from_mapping(record, fields, source)
     if documents == 0:
-        raise FusionError(
+        raise InvalidCorpus(
             f"{path}: no documents (the file is empty or holds only blank lines); a corpus needs at least one"
         )
 

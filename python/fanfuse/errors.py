@@ -7,7 +7,11 @@ file:line, or request field) and say what is accepted.
   ``OutOfRange`` (a number outside its range, most declared in ``fanfuse.limits``),
   ``InvalidConversation`` (a turn that is no message) and its ``ConversationTooLong`` (more turns or
   characters than ``fanfuse.limits.CONVERSATION`` accepts), ``TooFewQueries`` (the judged queries
-  cannot carry what was asked: folds, a test, a mean).
+  cannot carry what was asked: folds, a test, a mean), ``InvalidSetting`` (a setting, argument or
+  flag that is not one accepted, or that does not go with another given), ``InvalidFilter`` (a
+  metadata filter), ``InvalidCorpus`` (documents to index or search: a corpus file or record, a
+  duplicate id), ``InvalidIndex`` (an index folder that cannot be opened, read or written),
+  ``InvalidEncoder`` (an encoder's model files, or the vectors an encoder made).
 - ``MissingExtra`` (an ``ImportError``): a feature whose optional extra is not installed; ``extra``
   names it, the message says what to install.
 - ``SearchFailed`` (a ``RuntimeError``): a search with nothing to fuse; ``AllBranchesFailed``
@@ -26,6 +30,11 @@ __all__ = [
     "FusionError",
     "InputError",
     "InvalidConversation",
+    "InvalidCorpus",
+    "InvalidEncoder",
+    "InvalidFilter",
+    "InvalidIndex",
+    "InvalidSetting",
     "MissingExtra",
     "OutOfRange",
     "SearchFailed",
@@ -53,6 +62,31 @@ class ConversationTooLong(InvalidConversation):
 
 class TooFewQueries(InputError):
     """Too few (judged) queries for what was asked: folds, a test, a mean over the queries."""
+
+
+class InvalidSetting(InputError):
+    """A setting of a retriever, expander, encoder, reranker or search (an argument, a flag, an
+    environment variable) that is not one accepted, or that does not go with another given."""
+
+
+class InvalidFilter(InputError):
+    """A metadata filter that is not a map of keys to the values it accepts, or that a retriever
+    cannot take."""
+
+
+class InvalidCorpus(InputError):
+    """Documents that cannot be indexed or searched: a corpus file or record (an id, a text, a
+    title, metadata), none at all, a duplicate id, a document a retriever returned without an id."""
+
+
+class InvalidIndex(InputError):
+    """An index folder (the lexical index or its dense vectors) that does not exist, is not an
+    index, is damaged, or cannot be written."""
+
+
+class InvalidEncoder(InputError):
+    """An encoder that cannot be used: its model or tokenizer files, an embedder not fitted, or
+    vectors it made that do not fit (shape, dimensions, NaN, another encoder's)."""
 
 
 class SearchFailed(RuntimeError):

@@ -37,8 +37,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fanfuse._core import FusionError
-from fanfuse.errors import MissingExtra
+from fanfuse.errors import InvalidSetting, MissingExtra
 from fanfuse.multiquery import (
     CombinedExpander,
     Expander,
@@ -113,7 +112,7 @@ def open_index(
     reranker = named_reranker(rerank, retrievers, mmr_lambda)
     if reranker is not None:
         if overrides.get("reranker") is not None:
-            raise FusionError("rerank names a built-in reranker and reranker gives one: give one of them")
+            raise InvalidSetting("rerank names a built-in reranker and reranker gives one: give one of them")
         settings["reranker"] = reranker
     settings.update(overrides)
     weights = {name: w for name, w in DEFAULT_RETRIEVER_WEIGHTS.items() if name in retrievers and weighted}

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from fanfuse._core import FusionError
 from fanfuse.cli.paths import add_input
 from fanfuse.errors import ConversationTooLong, InvalidConversation
 from fanfuse.jsonl import json_line
@@ -61,14 +60,16 @@ def history_of(args: argparse.Namespace) -> list[Turn]:
 def _read(path: str) -> Iterator[Turn]:
     if path == "-":
         if sys.stdin is None or sys.stdin.closed:  # None: the process started with descriptor 0 closed
-            raise FusionError("--history -: standard input is closed; give a file, or pipe the turns in")
+            raise InvalidConversation(
+                "--history -: standard input is closed; give a file, or pipe the turns in"
+            )
         yield from _turns(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>")
         return
     try:
         with Path(path).open("rb") as stream:
             yield from _turns(stream, path)
     except OSError as error:
-        raise FusionError(f"--history {path}: {error.strerror or error}") from None
+        raise InvalidConversation(f"--history {path}: {error.strerror or error}") from None
 
 
 def _turns(stream: IO[bytes] | IO[str], name: str) -> Iterator[Turn]:
@@ -86,6 +87,7 @@ def _turns(stream: IO[bytes] | IO[str], name: str) -> Iterator[Turn]:
             line,
             where,
             '{"role": ..., "content": ...} message or JSON string per line, e.g. "How do I rotate the keys?"',
+            InvalidConversation,
         )
         try:
             yield check_turn(value, where)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fanfuse._core import TRAINED_METHODS, FusionError
+from fanfuse._core import TRAINED_METHODS
 from fanfuse.cli._common import number_option
-from fanfuse.errors import MissingExtra
+from fanfuse.errors import InvalidSetting, MissingExtra
 
 ENGINES = ("process", "dask")
 
@@ -49,6 +49,8 @@ def dask_commands(args: argparse.Namespace) -> Any:
 def check_engine_options(args: argparse.Namespace) -> None:
     """Before any work: the engine options go with the Dask engine, which fuses no trained method."""
     if args.engine != "dask" and (args.scheduler is not None or args.partitions is not None):
-        raise FusionError("--scheduler and --partitions go with --engine dask")
+        raise InvalidSetting("--scheduler and --partitions go with --engine dask")
     if args.engine == "dask" and getattr(args, "method", None) in TRAINED_METHODS:
-        raise FusionError(f"trained fusion (--method {args.method}) runs in one process: drop --engine dask")
+        raise InvalidSetting(
+            f"trained fusion (--method {args.method}) runs in one process: drop --engine dask"
+        )

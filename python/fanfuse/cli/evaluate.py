@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS, FusionError, OutputFile
+from fanfuse._core import METRICS, TREC_EVAL_METRICS, OutputFile
 from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.paths import add_output, add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.errors import InvalidSetting, OutOfRange
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare_scores
 from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
@@ -82,9 +83,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
     if args.json and args.format not in (None, "json"):
-        raise FusionError(f"--json and --format {args.format} disagree; give one of them")
+        raise InvalidSetting(f"--json and --format {args.format} disagree; give one of them")
     if args.baseline >= len(args.runs):
-        raise FusionError(
+        raise OutOfRange(
             f"--baseline must be the index of a run, from 0 to {len(args.runs) - 1} (got {args.baseline})"
         )
     report = compare_scores(

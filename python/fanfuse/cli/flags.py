@@ -13,8 +13,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from fanfuse._core import FusionError
 from fanfuse.cli._common import number_option
+from fanfuse.errors import OutOfRange
 from fanfuse.limits import LIMITS
 
 # The flags of more than one command, and the one thing each means everywhere.
@@ -98,5 +98,5 @@ def search_top_k(given: int) -> int:
     """The hits a search returns for `--top-k given`."""
     top_k = given or MAX_HITS
     if top_k > MAX_HITS:
-        raise FusionError(f"--top-k must be an int from 0 to {MAX_HITS}, 0 keeping all (got {top_k})")
+        raise OutOfRange(f"--top-k must be an int from 0 to {MAX_HITS}, 0 keeping all (got {top_k})")
     return top_k

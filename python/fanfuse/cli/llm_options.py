@@ -7,9 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fanfuse._core import FusionError
 from fanfuse.cli._common import number_option
-from fanfuse.errors import InputError
+from fanfuse.errors import InputError, InvalidSetting
 from fanfuse.multiquery import LLMExpander
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 
@@ -82,12 +81,12 @@ def make_expander(args: argparse.Namespace) -> LLMExpander | None:
     if args.expander != "llm":
         if given:
             flag = LLM_FLAGS[next(iter(given))]
-            raise FusionError(f"{flag} sets what --expander llm asks the model for; add --expander llm")
+            raise InvalidSetting(f"{flag} sets what --expander llm asks the model for; add --expander llm")
         return None
     options: dict[str, Any] = {_ARGUMENT.get(name, name): value for name, value in given.items()}
     try:
         return LLMExpander(**options)
-    except (FusionError, InputError) as error:
+    except InputError as error:
         raise type(error)(_named_by_flag(str(error))) from None
 
 

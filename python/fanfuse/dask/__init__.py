@@ -15,7 +15,7 @@ Needs the ``dask`` extra: ``pip install 'fanfuse[dask]'``.
 
 from __future__ import annotations
 
-from fanfuse.errors import MissingExtra
+from fanfuse.errors import MissingExtra, OutOfRange
 
 try:
     import dask.dataframe as dd
@@ -111,7 +111,7 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
     if isinstance(runs, (str, dd.DataFrame)) or not runs:
         raise TypeError("runs must be a non-empty list of run file paths or Dask DataFrames")
     if not isinstance(block_bytes, int) or isinstance(block_bytes, bool) or block_bytes < 1:
-        raise FusionError(f"block_bytes must be an int >= 1 (got {block_bytes!r})")
+        raise OutOfRange(f"block_bytes must be an int >= 1 (got {block_bytes!r})")
     plan = Plan([], [], [])
     for run, given in enumerate(runs):
         if isinstance(given, dd.DataFrame):
@@ -157,7 +157,7 @@ def shuffle_partitions(partitions: object, plan: Plan, rank_from: str = "score")
         tasks.graph[counted] = (count_queries, [(query_ids, key) for key in tasks.rows[0]])
         queries = int(tasks.delayed(counted).compute())
         if wanted > queries:
-            raise FusionError(
+            raise OutOfRange(
                 f"partitions must be at most the number of queries, {queries} (got {wanted}): "
                 "each partition holds whole queries"
             )

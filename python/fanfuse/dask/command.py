@@ -24,6 +24,7 @@ from fanfuse._core import FusionError, FusionOptions
 from fanfuse._core._rows import write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition
+from fanfuse.errors import InvalidSetting
 from fanfuse.run_scores import RunScores, with_means
 
 T = TypeVar("T")
@@ -49,14 +50,14 @@ def scheduler(address: str | None) -> Iterator[None]:
         _reachable(address)
         client = _within(2 * CONNECT_TIMEOUT, lambda: Client(address, timeout=CONNECT_TIMEOUT))
     except (OSError, TimeoutError, ValueError) as error:
-        raise FusionError(f"--scheduler {address}: cannot connect ({error})") from None
+        raise ConnectionError(f"--scheduler {address}: cannot connect ({error})") from None
     with _quiet("distributed"):
         try:
             yield
         except Exception as error:
             if client.status == "running":
                 raise  # the job's own error (a bad line, the output), with the scheduler still there
-            raise FusionError(
+            raise ConnectionError(
                 f"--scheduler {address}: lost the connection to the scheduler mid-job "
                 f"(it stopped, or the network failed); nothing was written ({type(error).__name__})"
             ) from None
@@ -144,7 +145,7 @@ def write_fused(fused: Sequence[Delayed], ranges: int, output: str, inputs: Sequ
 def fuse(args: argparse.Namespace, options: FusionOptions) -> int:
     """``options``: the fusion options as the command read them (no trained model)."""
     if args.run_format != "trec":
-        raise FusionError("--engine dask writes TREC runs only; drop --run-format or --engine dask")
+        raise InvalidSetting("--engine dask writes TREC runs only; drop --run-format or --engine dask")
     arguments = {"rank_from": args.rank_from, "threads": args.threads, "format": "trec", "tag": args.tag}
     runs = list(args.runs)
     with scheduler(args.scheduler):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidCorpus
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import Condition, conditions, matches
 
@@ -80,7 +80,7 @@ def framework_hits(
         if doc_id is None or doc_id == "":
             doc_id = metadata.get(id_key)
         if doc_id is None or doc_id == "":
-            raise FusionError(
+            raise InvalidCorpus(
                 f"{source} returned a document without an id ({id_field} or metadata[{id_key!r}]); "
                 f"pass id_key= naming the metadata field that identifies documents"
             )

@@ -17,8 +17,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
-from fanfuse._core import FusionError
-from fanfuse.errors import InvalidConversation
+from fanfuse.errors import InvalidConversation, InvalidFilter
 from fanfuse.integrations.conversion import FANFUSE_METADATA_KEYS, framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
@@ -140,11 +139,11 @@ def metadata_filters(filter: Mapping[str, Any] | MetadataFilters) -> MetadataFil
     for condition in conditions(filter):
         values = list(condition.values)
         if any(isinstance(v, bool) for v in values):
-            raise FusionError(
+            raise InvalidFilter(
                 f"filter[{condition.key!r}]: LlamaIndex filters take str, int or float values, not bool"
             )
         if len({isinstance(v, str) for v in values}) > 1:
-            raise FusionError(
+            raise InvalidFilter(
                 f"filter[{condition.key!r}] = {values!r}: a LlamaIndex filter list holds text or "
                 f"numbers, not both"
             )
@@ -203,7 +202,7 @@ class LlamaIndexRetriever:
         if self._factory is not None:
             return self._factory(k, metadata_filters(filter) if filter else None)
         if filter:
-            raise FusionError(
+            raise InvalidFilter(
                 f"{self.name}: a LlamaIndex retriever takes its filters when built, not per search; "
                 f"pass a factory (k, filters) -> retriever or use LlamaIndexRetriever.from_index(index)"
             )

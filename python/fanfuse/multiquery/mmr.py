@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.limits import check_float
 from fanfuse.multiquery.diagnostics import FusedHit
 from fanfuse.retrievers.dense import DenseRetriever
@@ -92,13 +92,13 @@ def named_reranker(
     name: the dense one's vectors); each error begins with the argument it is about."""
     if name is None:
         if mmr_lambda is not None:
-            raise FusionError("mmr_lambda is a setting of the mmr reranker: give it with rerank mmr")
+            raise InvalidSetting("mmr_lambda is a setting of the mmr reranker: give it with rerank mmr")
         return None
     if name not in RERANKS:
-        raise FusionError(f"rerank must be one of {', '.join(RERANKS)} (got {name!r})")
+        raise InvalidSetting(f"rerank must be one of {', '.join(RERANKS)} (got {name!r})")
     vectors = getattr(retrievers.get("dense"), "retriever", retrievers.get("dense"))
     if not isinstance(vectors, DenseRetriever):
-        raise FusionError(
+        raise InvalidSetting(
             "rerank mmr reads the document vectors of the dense retriever, and this search has none: "
             "build the index with `fanfuse index --dense` (or search with the dense half on)"
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers.base import Hit, Retriever
 
@@ -40,7 +40,9 @@ class PlainTextQueries:
         if isinstance(skipped_sources, str) or not all(isinstance(s, str) for s in sources):
             raise TypeError("skipped_sources must be a list of variant sources (str), e.g. ['heuristic']")
         if "original" in sources:
-            raise FusionError("skipped_sources cannot name 'original': every retriever searches the question")
+            raise InvalidSetting(
+                "skipped_sources cannot name 'original': every retriever searches the question"
+            )
         self.retriever = retriever
         #: The variant sources whose branches of this retriever are not run.
         self.skipped_sources = frozenset(sources)

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
-from fanfuse._core import FusionError, FusionOptions
+from fanfuse._core import FusionOptions
+from fanfuse.errors import InvalidSetting
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
@@ -104,7 +105,7 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     if not isinstance(query, str):
         raise TypeError(f"query must be a str (got {type(query).__name__})")
     if not query.strip():
-        raise FusionError("query must be a non-empty string")
+        raise InvalidSetting("query must be a non-empty string")
     given = {name: value for name, value in options.items() if value is not None}
     expansion = given.get("expansion", retriever.config.expansion)
     if not isinstance(expansion, bool):
@@ -183,7 +184,7 @@ def _unit(weights: Iterable[float]) -> list[float]:
 def check_return_k(return_k: int | None, reranker: Reranker | None) -> None:
     """``return_k`` is how many reranked hits come back: without a reranker it would do nothing."""
     if return_k is not None and reranker is None:
-        raise FusionError(
+        raise InvalidSetting(
             "return_k needs a reranker: it is how many reranked hits come back; "
             "without a reranker, top_k sets how many hits come back"
         )
@@ -200,7 +201,7 @@ def weights_by_retriever(
         raise TypeError(f"retriever_weights must be a dict name -> weight (got {type(weights).__name__})")
     for name, weight in weights.items():
         if name not in out:
-            raise FusionError(
+            raise InvalidSetting(
                 f"retriever_weights names {name!r}, which is not a retriever; "
                 f"the retrievers are {', '.join(map(repr, out))}"
             )

@@ -224,7 +224,7 @@ class MultiQueryRetriever:
 
         ``variants`` gives this call's variants explicitly (the original query first, then these; the
         expander is skipped; ``max_variants`` cuts them only when passed). Raises ``AllBranchesFailed``
-        (a ``FusionError``) only when every branch that ran failed; otherwise failed branches are
+        (a ``SearchFailed``) only when every branch that ran failed; otherwise failed branches are
         reported in ``result.diagnostics.branches`` and the others are fused.
         """
         started = time.perf_counter()

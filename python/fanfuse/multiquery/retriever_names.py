@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery.fanout import is_async_retriever
 
 __all__ = ["NamedRetriever", "named_retrievers"]
@@ -40,7 +40,7 @@ def named_retrievers(retrievers: Any) -> list[NamedRetriever]:
             f"(got {type(retrievers).__name__})"
         )
     if not items:
-        raise FusionError("retrievers is empty: pass at least one retriever")
+        raise InvalidSetting("retrievers is empty: pass at least one retriever")
     named = []
     for name, retriever in items:
         if not callable(getattr(retriever, "search", None)):

@@ -15,8 +15,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from fanfuse._core import FusionError
-from fanfuse.errors import MissingExtra
+from fanfuse.errors import InvalidEncoder, MissingExtra
 from fanfuse.retrievers.onnx_encoder import EMBED_EXTRA, OnnxEncoder, file_sha256
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-int8"
@@ -50,7 +49,7 @@ def default_model_path() -> Path:
 def default_encoder(**options: Any) -> OnnxEncoder:
     """The built-in encoder; `options` are `OnnxEncoder`'s (`max_length`, `batch_size`, `threads`)."""
     if file_sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
-        raise FusionError(f"{TOKENIZER_PATH}: not the shipped file (sha256 differs); reinstall fanfuse")
+        raise InvalidEncoder(f"{TOKENIZER_PATH}: not the shipped file (sha256 differs); reinstall fanfuse")
     options.setdefault("max_length", DEFAULT_MAX_LENGTH)
     return OnnxEncoder(
         default_model_path(),

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import FusionError, OutputFile
+from fanfuse._core import OutputFile
 from fanfuse.corpus import Document, Fields, as_documents
-from fanfuse.errors import MissingExtra
+from fanfuse.errors import InvalidCorpus, InvalidEncoder, MissingExtra
 from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions, value_terms
@@ -47,7 +47,7 @@ def unique_documents(
     seen: dict[str, str] = {}
     for doc in docs:
         if doc.id in seen:
-            raise FusionError(f"{doc.source}: duplicate document id {doc.id!r} (first at {seen[doc.id]})")
+            raise InvalidCorpus(f"{doc.source}: duplicate document id {doc.id!r} (first at {seen[doc.id]})")
         seen[doc.id] = doc.source
     return docs
 
@@ -81,14 +81,14 @@ class DenseRetriever:
         any row is refused: such a row would silently never be returned."""
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-            raise FusionError(
+            raise InvalidEncoder(
                 f"vectors must be a 2-D array with one row per id ({len(ids)}), got {matrix.shape}"
             )
         for name, given in (("payloads", payloads), ("metadata", metadata)):
             if given is not None and len(given) != len(ids):
-                raise FusionError(f"{name} must have one entry per id ({len(ids)}), got {len(given)}")
+                raise InvalidCorpus(f"{name} must have one entry per id ({len(ids)}), got {len(given)}")
         if len(set(ids)) != len(ids):
-            raise FusionError("ids must be unique")
+            raise InvalidCorpus("ids must be unique")
         self._queries = QueryVectors(
             embed, cache_size_from_env() if query_cache_size is None else query_cache_size
         )
@@ -179,7 +179,7 @@ class DenseRetriever:
             return results
         query_vectors = unit_rows(self._queries([queries[i] for i in asked]))
         if query_vectors.shape[1] != self._matrix.shape[1]:
-            raise FusionError(
+            raise InvalidEncoder(
                 f"query vector has {query_vectors.shape[1]} dimensions, the documents {self._matrix.shape[1]}"
             )
         candidates = self._has_vector & self._filter_mask(filter) if filter else self._has_vector
@@ -230,7 +230,7 @@ def _check_finite(values: npt.NDArray[np.float32], ids: Sequence[str]) -> None:
     if not finite.all():
         rows = np.flatnonzero(~finite.reshape(len(ids), -1).all(axis=1))
         named = ", ".join(repr(ids[i]) for i in rows[:3]) + (", ..." if len(rows) > 3 else "")
-        raise FusionError(
+        raise InvalidEncoder(
             f"{len(rows)} document vector(s) hold NaN or infinite values (ids {named}); such a "
             f"vector is similar to nothing: embed those documents again"
         )
@@ -271,7 +271,7 @@ class TfidfSvdEmbedder:
         """Write the fitted model (vocabulary, idf, projection) to one `.npz` file, atomically (see
         docs/run-files.md, "Output paths", for links, FIFOs and devices)."""
         if self._parts is None:
-            raise FusionError("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
+            raise InvalidEncoder("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
         vectorizer, projection = self._parts
         terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
         with OutputFile(path) as stream:
@@ -286,7 +286,7 @@ class TfidfSvdEmbedder:
             with np.load(path, allow_pickle=False) as saved:
                 terms, idf, projection = list(saved["terms"]), saved["idf"], saved["projection"]
         except (OSError, ValueError, KeyError) as error:
-            raise FusionError(f"{path}: not a saved TfidfSvdEmbedder ({error})") from None
+            raise InvalidEncoder(f"{path}: not a saved TfidfSvdEmbedder ({error})") from None
         vectorizer = TfidfVectorizer(**_TFIDF_OPTIONS, vocabulary=terms)
         vectorizer.idf_ = idf  # the fitted weights; with a fixed vocabulary nothing else is learned
         embedder = cls(dimensions=projection.shape[1])
@@ -295,6 +295,6 @@ class TfidfSvdEmbedder:
 
     def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if self._parts is None:
-            raise FusionError("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
+            raise InvalidEncoder("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
         vectorizer, projection = self._parts
         return np.asarray(vectorizer.transform(list(texts)) @ projection, dtype=np.float32)

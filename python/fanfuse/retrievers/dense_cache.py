@@ -46,7 +46,7 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
                 ids, vectors = [str(i) for i in saved["ids"]], saved["vectors"]
             if sorted(ids) == sorted(by_id) and vectors.shape[1] == embed.dimensions:
                 return DenseRetriever.of_documents([by_id[i] for i in ids], vectors, embed), False
-        except (FusionError, OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError):
             pass  # unreadable or stale cache: fit again below and overwrite it
     embed = TfidfSvdEmbedder(dimensions).fit([document_text(d) for d in documents])
     dense = DenseRetriever.from_documents(documents, embed)

@@ -25,8 +25,9 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import FusionError, StagedDirectory
+from fanfuse._core import StagedDirectory
 from fanfuse.corpus import Document, Fields
+from fanfuse.errors import InvalidEncoder, InvalidIndex
 from fanfuse.retrievers.dense import DenseRetriever, document_text, unique_documents, unit_rows
 
 DENSE_DIR = "dense"
@@ -80,12 +81,12 @@ def embed_documents(
     vectors = np.asarray(encoder.embed_passages([document_text(doc) for doc in docs], progress))
     dimensions = encoder.identity.get("dimensions")
     if vectors.ndim != 2 or vectors.shape[0] != len(docs) or vectors.shape[1] != dimensions:
-        raise FusionError(
+        raise InvalidEncoder(
             f"encoder returned shape {vectors.shape} for {len(docs)} documents; expected "
             f"({len(docs)}, {dimensions}) as its identity says"
         )
     if not np.isfinite(vectors).all():
-        raise FusionError("encoder returned a vector with NaN or infinite values; nothing was stored")
+        raise InvalidEncoder("encoder returned a vector with NaN or infinite values; nothing was stored")
     return np.ascontiguousarray(unit_rows(vectors.astype(np.float32, copy=False)))
 
 
@@ -97,10 +98,10 @@ def write_dense_index(
 ) -> None:
     """Store unit `vectors` (one row per id) under `index_dir/dense/`, all or nothing."""
     if not np.isfinite(vectors).all():
-        raise FusionError("vectors hold NaN or infinite values; nothing was stored")
+        raise InvalidEncoder("vectors hold NaN or infinite values; nothing was stored")
     directory = Path(index_dir)
     if directory.exists() and not directory.is_dir():
-        raise FusionError(f"index path {str(directory)!r} is a file; pass a directory")
+        raise InvalidIndex(f"index path {str(directory)!r} is a file; pass a directory")
     created = not directory.exists()
     manifest: dict[str, Any] = {
         "format": FORMAT,
@@ -141,25 +142,28 @@ def open_dense(
     _check_identity(manifest["encoder"], dict(encoder.identity), manifest_path)
     ids, vectors = _read_vectors(directory / DENSE_DIR, manifest, manifest_path)
     ordered = _documents(directory, ids, documents)
-    if ordered is None:
-        return DenseRetriever(encoder.embed_queries, ids, vectors, normalized=True)
-    return DenseRetriever.of_documents(ordered, vectors, encoder.embed_queries, normalized=True)
+    try:
+        if ordered is None:
+            return DenseRetriever(encoder.embed_queries, ids, vectors, normalized=True)
+        return DenseRetriever.of_documents(ordered, vectors, encoder.embed_queries, normalized=True)
+    except InvalidEncoder as error:  # vectors read from the index: the index is what is damaged
+        raise InvalidIndex(f"{directory / DENSE_DIR}: {error}; {_REBUILD}") from None
 
 
 def _read_manifest(directory: Path, path: Path) -> dict[str, Any]:
     if not path.is_file():
-        raise FusionError(
+        raise InvalidIndex(
             f"{str(directory)!r} holds no dense vectors (no {DENSE_DIR}/{MANIFEST}); build them with "
             f"`fanfuse index --dense` or build_dense_index(...)"
         )
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
-        raise FusionError(f"{path}: corrupt manifest (not JSON); {_REBUILD}") from None
+        raise InvalidIndex(f"{path}: corrupt manifest (not JSON); {_REBUILD}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise FusionError(f"{path}: unsupported format (this fanfuse reads format {FORMAT}); {_REBUILD}")
+        raise InvalidIndex(f"{path}: unsupported format (this fanfuse reads format {FORMAT}); {_REBUILD}")
     if not isinstance(manifest.get("encoder"), dict):
-        raise FusionError(f"{path}: no encoder identity; {_REBUILD}")
+        raise InvalidIndex(f"{path}: no encoder identity; {_REBUILD}")
     return manifest
 
 
@@ -171,12 +175,12 @@ def _encoder_from_manifest(manifest: Mapping[str, Any], path: Path) -> PassageEn
     if identity.get("name") == DEFAULT_MODEL_NAME and identity.get("model_sha256") == MODEL_SHA256:
         return default_encoder(**({"max_length": settings["max_length"]} if settings else {}))
     if not isinstance(settings, dict):
-        raise FusionError(
+        raise InvalidEncoder(
             f"{path}: the vectors were made by {identity.get('name')!r}, which fanfuse cannot rebuild; "
             f"pass its encoder to open_dense(..., encoder=...)"
         )
     if not Path(settings["model"]).exists():
-        raise FusionError(
+        raise InvalidEncoder(
             f"{path}: the vectors were made by the model at {settings['model']!r}, which is not there "
             f"any more; pass encoder=OnnxEncoder(PATH) of the same model, or {_REBUILD}"
         )
@@ -193,7 +197,7 @@ def _check_identity(stored: Mapping[str, Any], given: Mapping[str, Any], path: P
     keys = (stored.keys() | given.keys()) - {"name"}
     differing = sorted(key for key in keys if stored.get(key) != given.get(key))
     if differing:
-        raise FusionError(
+        raise InvalidEncoder(
             f"{path}: the vectors were made by {_describe(stored)} and cannot be searched with "
             f"{_describe(given)} ({', '.join(differing)} differ); open them with the encoder that made "
             f"them, or {_REBUILD}"
@@ -207,7 +211,7 @@ def _read_vectors(
         ids = json.loads((directory / IDS).read_text(encoding="utf-8"))
         vectors = np.load(directory / VECTORS, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, UnicodeDecodeError) as error:
-        raise FusionError(f"{directory}: unreadable dense vectors ({error}); {_REBUILD}") from None
+        raise InvalidIndex(f"{directory}: unreadable dense vectors ({error}); {_REBUILD}") from None
     expected = (manifest.get("documents"), manifest["encoder"].get("dimensions"))
     if (
         not isinstance(ids, list)
@@ -216,7 +220,7 @@ def _read_vectors(
         or vectors.shape != (len(ids), expected[1])
         or len(ids) != expected[0]
     ):
-        raise FusionError(
+        raise InvalidIndex(
             f"{directory}: {VECTORS} ({vectors.dtype}, {vectors.shape}) and {IDS} do not match the "
             f"{expected[0]} x {expected[1]} float32 vectors {path.name} describes; {_REBUILD}"
         )
@@ -236,7 +240,7 @@ def _documents(
     by_id = {doc.id: doc for doc in documents}
     missing = [i for i in ids if i not in by_id]
     if missing or len(by_id) != len(ids):
-        raise FusionError(
+        raise InvalidIndex(
             f"{directory / DENSE_DIR}: the stored vectors are of other documents than the index holds "
             f"({len(missing)} of {len(ids)} ids not found, {len(by_id)} documents); {_REBUILD}"
         )

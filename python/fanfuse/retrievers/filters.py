@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidFilter
 
 __all__ = [
     "Condition",
@@ -72,7 +72,7 @@ class Condition:
 
 
 def conditions(filter: Mapping[str, Any]) -> list[Condition]:
-    """The filter checked, one `Condition` per key; a bad entry is a `FusionError` naming it."""
+    """The filter checked, one `Condition` per key; a bad entry is an `InvalidFilter` naming it."""
     if not isinstance(filter, Mapping):
         raise TypeError(f"filter must be a dict metadata key -> value(s) (got {type(filter).__name__})")
     checked = []
@@ -84,14 +84,14 @@ def conditions(filter: Mapping[str, Any]) -> list[Condition]:
             or not values
             or not all(isinstance(v, _SCALARS) and _term(v) is not None for v in values)
         ):
-            raise FusionError(
+            raise InvalidFilter(
                 f"filter[{key!r}] = {wanted!r}: expected a non-empty metadata key mapped to {ACCEPTED}"
             )
         for text in [key, *(v for v in values if isinstance(v, str))]:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as error:
-                raise FusionError(
+                raise InvalidFilter(
                     f"filter[{key!r}]: not valid Unicode ({error.reason} at index {error.start})"
                 ) from None
         distinct: dict[str, FilterScalar] = {}
@@ -111,13 +111,13 @@ def filter_from_flags(items: Iterable[str], flag: str = "--filter") -> dict[str,
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
-            raise FusionError(f"{flag} {_shown(item)}: expected KEY=VALUE, e.g. {flag} lang=en")
+            raise InvalidFilter(f"{flag} {_shown(item)}: expected KEY=VALUE, e.g. {flag} lang=en")
         try:
             value = json.loads(raw)
         except json.JSONDecodeError:
             value = raw  # not JSON: the text itself
         except (ValueError, RecursionError):  # JSON, but an int of too many digits, or nested too deep
-            raise FusionError(
+            raise InvalidFilter(
                 f"{flag} {_shown(item)}: VALUE is JSON that cannot be read (too many digits or nested "
                 f"too deeply); expected {ACCEPTED}"
             ) from None
@@ -128,8 +128,8 @@ def filter_from_flags(items: Iterable[str], flag: str = "--filter") -> dict[str,
     }
     try:
         conditions(filter)
-    except FusionError as error:
-        raise FusionError(f"{flag}: {error}") from None
+    except InvalidFilter as error:
+        raise InvalidFilter(f"{flag}: {error}") from None
     return filter
 
 
@@ -143,7 +143,7 @@ def is_fanfuse_filter(filter: object) -> bool:
         return False
     try:
         conditions(filter)
-    except FusionError:
+    except InvalidFilter:
         return False
     return True
 

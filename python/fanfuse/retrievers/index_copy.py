@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from fanfuse._cleanups import cleanup_with
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidIndex
 from fanfuse.retrievers.index_versions import MANIFEST
 
 __all__ = ["COPY_PREFIX", "OWNER_FILE", "private_copy", "remove_stale_copies", "share_copy"]
@@ -162,11 +162,11 @@ def _remove(copy: Path, owner_lock: int) -> None:
         os.close(owner_lock)
 
 
-def _unwritable(error: OSError) -> FusionError:
+def _unwritable(error: OSError) -> InvalidIndex:
     """The copy could not be written: it is TMPDIR's fault, whichever file was being copied."""
     place = tempfile.gettempdir()
     reason = "no space left" if error.errno in _NO_SPACE else (error.strerror or str(error))
-    return FusionError(
+    return InvalidIndex(
         f"the private copy of the index could not be written to TMPDIR={place} ({reason}); free "
         f"space there or point TMPDIR at a directory with room for the index"
     )
@@ -174,18 +174,18 @@ def _unwritable(error: OSError) -> FusionError:
 
 def _check_complete(version: Path) -> None:
     if not version.is_dir():
-        raise FusionError(f"{version} does not exist; rebuild the index with `fanfuse index`")
+        raise InvalidIndex(f"{version} does not exist; rebuild the index with `fanfuse index`")
     listing = version / _MANAGED
     try:
         managed = json.loads(listing.read_text(encoding="utf-8"))
         names = [str(name) for name in managed]
     except (OSError, ValueError, TypeError):
-        raise FusionError(
+        raise InvalidIndex(
             f"{listing} is missing or damaged; rebuild the index with `fanfuse index`"
         ) from None
     missing = sorted(name for name in names if not (version / name).is_file())
     if missing:
-        raise FusionError(
+        raise InvalidIndex(
             f"{version}: {', '.join(missing)} missing (Tantivy lists {len(names)} files in {_MANAGED}); "
             f"rebuild the index with `fanfuse index`"
         )
@@ -206,11 +206,11 @@ def _copy_checked(source: Path, target: Path, name: str) -> None:
             copied += len(chunk)
             writing.write(chunk)
     if copied != size:
-        raise FusionError(
+        raise InvalidIndex(
             f"{name} changed while it was read ({size} bytes, then {copied}); open the index again"
         )
     if crc != expected:
-        raise FusionError(
+        raise InvalidIndex(
             f"{name} is damaged: its checksum is {crc}, its footer says {expected}; rebuild the index with "
             f"`fanfuse index`"
         )
@@ -220,18 +220,18 @@ def _footer(reading: BinaryIO, size: int, name: str) -> tuple[int, int]:
     """The CRC32 a segment file's footer records, and the length of the body it covers."""
     damaged = f"{name} is damaged (no valid Tantivy footer); rebuild the index with `fanfuse index`"
     if size < _FOOTER_TAIL.size:
-        raise FusionError(damaged)
+        raise InvalidIndex(damaged)
     reading.seek(size - _FOOTER_TAIL.size)
     length, magic = _FOOTER_TAIL.unpack(reading.read(_FOOTER_TAIL.size))
     body = size - _FOOTER_TAIL.size - length
     if magic != _FOOTER_MAGIC or not 0 < length <= _LONGEST_FOOTER or body < 0:
-        raise FusionError(damaged)
+        raise InvalidIndex(damaged)
     reading.seek(body)
     try:
         crc = json.loads(reading.read(length))["crc"]
     except (ValueError, KeyError, TypeError):
-        raise FusionError(damaged) from None
+        raise InvalidIndex(damaged) from None
     if not isinstance(crc, int):
-        raise FusionError(damaged)
+        raise InvalidIndex(damaged)
     reading.seek(0)
     return crc, body

@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fanfuse._core import FusionError, OutputFile, StagedDirectory, retire_directory, sync_directory
+from fanfuse._core import OutputFile, StagedDirectory, retire_directory, sync_directory
+from fanfuse.errors import InvalidIndex
 
 MANIFEST = "fanfuse-index.json"
 FORMAT = 2
@@ -40,23 +41,25 @@ T = TypeVar("T")
 
 def read_manifest(directory: Path) -> dict[str, Any]:
     if not directory.is_dir():
-        raise FusionError(
+        raise InvalidIndex(
             f"index directory {str(directory)!r} does not exist; build it with "
             f"`fanfuse index CORPUS.jsonl --index {directory}` or TantivyRetriever.build(...)"
         )
     path = directory / MANIFEST
     if not path.is_file():
-        raise FusionError(
+        raise InvalidIndex(
             f"{str(directory)!r} is not a fanfuse index (no {MANIFEST}); build one with `fanfuse index`"
         )
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
-        raise FusionError(f"{path}: corrupt manifest (not JSON); {REBUILD}") from None
+        raise InvalidIndex(f"{path}: corrupt manifest (not JSON); {REBUILD}") from None
     if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
-        raise FusionError(f"{path}: unsupported index format (this fanfuse reads formats 1 and 2); {REBUILD}")
+        raise InvalidIndex(
+            f"{path}: unsupported index format (this fanfuse reads formats 1 and 2); {REBUILD}"
+        )
     if manifest["format"] == FORMAT and not _is_version_name(manifest.get("version")):
-        raise FusionError(f"{path}: corrupt manifest (no valid 'version'); {REBUILD}")
+        raise InvalidIndex(f"{path}: corrupt manifest (no valid 'version'); {REBUILD}")
     return manifest
 
 
@@ -72,7 +75,7 @@ def open_current(directory: Path, opener: Callable[[dict[str, Any], Path], T]) -
         manifest = read_manifest(directory)
         try:
             return opener(manifest, data_directory(directory, manifest))
-        except (FusionError, ValueError, OSError):
+        except (ValueError, OSError):
             if attempt + 1 == OPEN_ATTEMPTS or _manifest_or_none(directory) == manifest:
                 raise
     raise AssertionError("unreachable: the last attempt raises")
@@ -80,9 +83,9 @@ def open_current(directory: Path, opener: Callable[[dict[str, Any], Path], T]) -
 
 def check_replaceable(target: Path) -> None:
     if target.exists() and not target.is_dir():
-        raise FusionError(f"index path {str(target)!r} is a file; pass a directory")
+        raise InvalidIndex(f"index path {str(target)!r} is a file; pass a directory")
     if target.is_dir() and any(target.iterdir()) and not (target / MANIFEST).is_file():
-        raise FusionError(
+        raise InvalidIndex(
             f"index directory {str(target)!r} is not empty and not a fanfuse index; "
             f"refusing to replace it (pass a new or empty directory)"
         )
@@ -151,7 +154,7 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
 def _manifest_or_none(directory: Path) -> dict[str, Any] | None:
     try:
         return read_manifest(directory)
-    except FusionError:
+    except InvalidIndex:
         return None
 
 

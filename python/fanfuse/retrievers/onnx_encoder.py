@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import FusionError
-from fanfuse.errors import MissingExtra, OutOfRange
+from fanfuse.errors import InvalidEncoder, InvalidSetting, MissingExtra, OutOfRange
 from fanfuse.limits import LIMITS, check_int, optional_int
 
 EMBED_EXTRA = "pip install 'fanfuse[embed]'"
@@ -88,7 +87,7 @@ class OnnxEncoder:
         self.tokenizer_path = _tokenizer_file(self.model_path, tokenizer)
         self.sha256 = file_sha256(self.model_path)
         if sha256 is not None and self.sha256 != sha256.lower():
-            raise FusionError(
+            raise InvalidEncoder(
                 f"{self.model_path}: sha256 is {self.sha256}, expected {sha256}; the file is damaged "
                 f"or another model (reinstall it, or drop the pin)"
             )
@@ -179,7 +178,7 @@ class OnnxEncoder:
         try:
             (output,) = self._session.run([self._output], feeds)
         except Exception as error:  # onnxruntime raises its own exception types, all undocumented
-            raise FusionError(
+            raise InvalidEncoder(
                 f"{self.model_path}: inference failed on a batch of {len(encodings)} texts of up to "
                 f"{width} tokens ({error}); a max_length above the model's limit fails like this"
             ) from None
@@ -212,7 +211,7 @@ def _check_options(
     passage_prefix: str,
 ) -> None:
     if pooling is not None and pooling not in POOLINGS:
-        raise FusionError(
+        raise InvalidSetting(
             f"pooling must be one of {', '.join(POOLINGS)} (or None: from the model), got {pooling!r}"
         )
     for option, value, least in (("max_length", max_length, 2), ("batch_size", batch_size, 1)):
@@ -247,7 +246,7 @@ def _model_file(model: Path) -> Path:
     if model.is_file():
         return model
     if not model.is_dir():
-        raise FusionError(
+        raise InvalidEncoder(
             f"model path {str(model)!r} does not exist (expected an .onnx file, or a directory with "
             f"model.onnx and tokenizer.json)"
         )
@@ -259,8 +258,10 @@ def _model_file(model: Path) -> Path:
         return found[0]
     if found:
         names = ", ".join(str(path.relative_to(model)) for path in found)
-        raise FusionError(f"model directory {str(model)!r} holds several ONNX files ({names}); pass the file")
-    raise FusionError(
+        raise InvalidEncoder(
+            f"model directory {str(model)!r} holds several ONNX files ({names}); pass the file"
+        )
+    raise InvalidEncoder(
         f"model directory {str(model)!r} has no ONNX file (looked for {', '.join(_MODEL_FILES)}, *.onnx)"
     )
 
@@ -275,13 +276,13 @@ def _tokenizer_file(model_file: Path, tokenizer: str | os.PathLike[str] | None) 
         path = Path(tokenizer)
         path = path / "tokenizer.json" if path.is_dir() else path
         if not path.is_file():
-            raise FusionError(f"tokenizer file {str(path)!r} does not exist (expected a tokenizer.json)")
+            raise InvalidEncoder(f"tokenizer file {str(path)!r} does not exist (expected a tokenizer.json)")
         return path
     candidates = [model_file.parent / "tokenizer.json", _model_root(model_file) / "tokenizer.json"]
     for path in candidates:
         if path.is_file():
             return path
-    raise FusionError(
+    raise InvalidEncoder(
         f"no tokenizer.json beside the model {str(model_file)!r} (looked for {str(candidates[-1])!r}); "
         f"pass tokenizer=PATH (the Hugging Face tokenizers file of the same model)"
     )
@@ -295,19 +296,19 @@ def _configured_pooling(model_file: Path) -> str | None:
     try:
         modes = json.loads(config.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as error:
-        raise FusionError(f"{config}: not valid JSON ({error})") from None
+        raise InvalidEncoder(f"{config}: not valid JSON ({error})") from None
     if modes.get("pooling_mode_cls_token"):
         return "cls"
     if modes.get("pooling_mode_mean_tokens"):
         return "mean"
-    raise FusionError(f"{config}: only mean and CLS pooling are supported; pass pooling= to override")
+    raise InvalidEncoder(f"{config}: only mean and CLS pooling are supported; pass pooling= to override")
 
 
 def _load_tokenizer(tokenizers: Any, path: Path, max_length: int) -> tuple[Any, int]:
     try:
         tokenizer = tokenizers.Tokenizer.from_file(str(path))
     except Exception as error:  # tokenizers raises a bare Exception for a malformed file
-        raise FusionError(f"{path}: not a Hugging Face tokenizer.json ({error})") from None
+        raise InvalidEncoder(f"{path}: not a Hugging Face tokenizer.json ({error})") from None
     padding = tokenizer.padding
     pad_id = (
         padding["pad_id"] if padding else tokenizer.token_to_id("[PAD]") or tokenizer.token_to_id("<pad>")
@@ -329,7 +330,7 @@ def _load_session(ort: Any, path: Path, threads: int | None) -> Any:
     try:
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime raises its own exception types, all undocumented
-        raise FusionError(f"{path}: not a loadable ONNX model ({error})") from None
+        raise InvalidEncoder(f"{path}: not a loadable ONNX model ({error})") from None
 
 
 def _threads_from_env() -> int | None:
@@ -352,14 +353,14 @@ def _input_types(session: Any, path: Path) -> dict[str, Any]:
     types: dict[str, Any] = {}
     for tensor in session.get_inputs():
         if tensor.name not in _KNOWN_INPUTS or tensor.type not in _INPUT_TYPES:
-            raise FusionError(
+            raise InvalidEncoder(
                 f"{path}: input {tensor.name!r} ({tensor.type}) is not one a text encoder takes "
                 f"(expected {', '.join(_KNOWN_INPUTS)} as int64 or int32 tensors)"
             )
         types[tensor.name] = _INPUT_TYPES[tensor.type]
     for required in _KNOWN_INPUTS[:2]:
         if required not in types:
-            raise FusionError(f"{path}: the model has no {required!r} input; not a text encoder")
+            raise InvalidEncoder(f"{path}: the model has no {required!r} input; not a text encoder")
     return types
 
 
@@ -374,7 +375,7 @@ def _choose_output(session: Any, path: Path) -> tuple[str, bool]:
     token_outputs = [name for name, rank in outputs.items() if rank == 3]
     if len(token_outputs) == 1:
         return token_outputs[0], False
-    raise FusionError(
+    raise InvalidEncoder(
         f"{path}: no output to embed from (outputs: {outputs}); expected {_POOLED_OUTPUT!r} "
         f"(batch, dims) or one of {', '.join(_TOKEN_OUTPUTS)} (batch, tokens, dims)"
     )

@@ -28,7 +28,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.limits import check_int
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions
@@ -136,13 +136,13 @@ class _FullText:
 
     def __init__(self, table: PostgresTable | None, match: str, normalization: int, name: str) -> None:
         if match not in MATCH_MODES:
-            raise FusionError(f"match = {match!r}: expected one of {', '.join(MATCH_MODES)}")
+            raise InvalidSetting(f"match = {match!r}: expected one of {', '.join(MATCH_MODES)}")
         if (
             not isinstance(normalization, int)
             or isinstance(normalization, bool)
             or not 0 <= normalization < 64
         ):
-            raise FusionError(
+            raise InvalidSetting(
                 f"normalization = {normalization!r}: expected ts_rank_cd's flags, an integer 0-63 (0: none)"
             )
         self.table = table or PostgresTable()

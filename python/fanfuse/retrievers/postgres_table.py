@@ -22,9 +22,8 @@ from psycopg import Connection, sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from fanfuse._core import FusionError
 from fanfuse.corpus import Document, Fields, as_documents
-from fanfuse.errors import OutOfRange
+from fanfuse.errors import InvalidCorpus, InvalidSetting, OutOfRange
 from fanfuse.retrievers.dense import document_text
 
 # One check of what an embedding function returns, for every backend that embeds.
@@ -40,7 +39,7 @@ Embedder = Callable[[Sequence[str]], npt.ArrayLike]
 
 def check_identifier(value: object, what: str) -> str:
     if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
-        raise FusionError(
+        raise InvalidSetting(
             f"{what} = {value!r}: expected a plain SQL name (letters, digits and _, not starting "
             f"with a digit, at most 63 characters)"
         )
@@ -192,7 +191,7 @@ def load_documents(
         for batch in _batches(as_documents(documents, fields), batch_size):
             for document in batch:
                 if document.id in seen:
-                    raise FusionError(
+                    raise InvalidCorpus(
                         f"{document.source}: duplicate id {document.id!r} (first at {seen[document.id]})"
                     )
                 seen[document.id] = document.source

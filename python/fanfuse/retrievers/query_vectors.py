@@ -23,8 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import FusionError
-from fanfuse.errors import OutOfRange
+from fanfuse.errors import InvalidEncoder, OutOfRange
 from fanfuse.limits import LIMITS, check_int
 
 __all__ = ["CACHE_SIZE_VARIABLE", "DEFAULT_CACHE_SIZE", "QueryVectors", "cache_size_from_env"]
@@ -57,12 +56,12 @@ def embedded(embed: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
     """`embed(texts)` as a float32 matrix with one row per text, or an error saying what came back."""
     vectors = np.asarray(embed(texts), dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-        raise FusionError(
+        raise InvalidEncoder(
             f"embedding function returned shape {vectors.shape} for {len(texts)} texts; "
             f"expected a 2-D array with one row per text"
         )
     if not np.isfinite(vectors).all():
-        raise FusionError("the embedding function returned NaN or infinite values")
+        raise InvalidEncoder("the embedding function returned NaN or infinite values")
     return vectors
 
 

@@ -22,6 +22,7 @@ import tantivy
 from fanfuse._core import FusionError
 from fanfuse._panics import is_rust_panic
 from fanfuse.corpus import Document, Fields, as_documents
+from fanfuse.errors import InputError, InvalidCorpus, InvalidIndex, OutOfRange
 from fanfuse.limits import TANTIVY_ARENA, check_int
 from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
@@ -104,7 +105,7 @@ class TantivyRetriever:
         heap_size = check_int("heap_size", heap_size)
         low, high = TANTIVY_ARENA
         if not low <= heap_size // threads <= high:
-            raise FusionError(
+            raise OutOfRange(
                 f"heap_size / threads must be from {low} to {high} bytes per thread "
                 f"(got heap_size={heap_size}, threads={threads})"
             )
@@ -139,7 +140,7 @@ class TantivyRetriever:
                 raise
             if not copy and "Lockfile" in str(error):  # a read-only file system
                 return self._open(manifest, data, copy=True)
-            raise FusionError(
+            raise InvalidIndex(
                 f"index {str(self.directory)!r} is corrupt ({error}); rebuild it with `fanfuse index`"
             ) from None
 
@@ -185,14 +186,14 @@ class TantivyRetriever:
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
         """Tantivy reads segment files lazily: damage surfaces in a search as an error or a panic,
-        which become one FusionError (a failed branch, never a dead request)."""
+        which become one InvalidIndex (a failed branch, never a dead request)."""
         try:
             yield
         except BaseException as error:
-            tantivy_error = isinstance(error, ValueError) and not isinstance(error, FusionError)
+            tantivy_error = isinstance(error, ValueError) and not isinstance(error, FusionError | InputError)
             if not (tantivy_error or is_rust_panic(error)):
                 raise
-            raise FusionError(
+            raise InvalidIndex(
                 f"index {str(self.directory)!r} could not be read ({error}); it may be corrupt: "
                 f"rebuild it with `fanfuse index`"
             ) from None
@@ -314,7 +315,7 @@ def _write_index(
     try:
         count = _add_all(writer, documents, progress)
         if count == 0:
-            raise FusionError(
+            raise InvalidCorpus(
                 "no documents to index; an index needs at least one (an existing index is kept)"
             )
         writer.commit()
@@ -336,7 +337,7 @@ def _add_all(
     count = 0
     for document in documents:
         if document.id in first_seen:
-            raise FusionError(
+            raise InvalidCorpus(
                 f"{document.source}: duplicate document id {document.id!r} "
                 f"(first at {first_seen[document.id]}); ids must be unique"
             )
@@ -349,7 +350,7 @@ def _add_all(
         try:
             writer.add_document(tantivy.Document(**fields))
         except ValueError as error:
-            raise FusionError(
+            raise InvalidCorpus(
                 f"{document.source}: document {document.id!r} cannot be indexed ({error}); metadata "
                 f"holds JSON values, whole numbers from -2**63 to 2**64 - 1"
             ) from None
@@ -369,7 +370,7 @@ def open_or_none(directory: str | os.PathLike[str]) -> TantivyRetriever | None:
     """The index at `directory` if it opens cleanly, else None (for caches that rebuild)."""
     try:
         return TantivyRetriever(directory)
-    except FusionError:
+    except InvalidIndex:
         return None
 
 

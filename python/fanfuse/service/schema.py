@@ -31,7 +31,8 @@ from pydantic import (
     field_validator,
 )
 
-from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS, FusionError
+from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
+from fanfuse.errors import InvalidFilter
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
 from fanfuse.multiquery.diagnostics import BranchReport
@@ -204,7 +205,7 @@ class SearchRequest(BaseModel):
         _within_request_bounds(filter)
         try:
             conditions(filter)
-        except FusionError as error:
+        except InvalidFilter as error:
             raise ValueError(str(error)) from None
         return filter
 

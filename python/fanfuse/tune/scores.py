@@ -14,7 +14,8 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fanfuse._core import FusionError, Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
+from fanfuse._core import Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
+from fanfuse.errors import OutOfRange
 from fanfuse.tune.search import Params, params_key
 
 
@@ -98,7 +99,7 @@ class FoldScores:
         if not self.trained:
             return (sum(self.fold_sums(params)) - self.fold_sums(params)[fold]) / n_training
         if self.folds < 3:
-            raise FusionError(
+            raise OutOfRange(
                 f"folds: choosing a {self.method} configuration trains without two folds, so it needs "
                 f"folds >= 3 (got {self.folds})"
             )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.tune.space import Space, weight_key
 
 SEARCHES = ("auto", "grid", "coordinate")
@@ -25,7 +25,7 @@ Score = Callable[[Params], float]
 def chosen_search(search: str, space: Space) -> str:
     """`grid` or `coordinate`: `auto` is the grid while it holds at most `GRID_LIMIT` configurations."""
     if search not in SEARCHES:
-        raise FusionError(f"search must be one of {', '.join(SEARCHES)} (got {search!r})")
+        raise InvalidSetting(f"search must be one of {', '.join(SEARCHES)} (got {search!r})")
     if search == "auto":
         return "grid" if space.grid_size() <= GRID_LIMIT else "coordinate"
     return search

@@ -35,8 +35,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fanfuse._core import FusionError
 from fanfuse._panics import is_failure
+from fanfuse.errors import InvalidSetting
 from fanfuse.limits import check_float, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.conversation import History
@@ -127,7 +127,7 @@ class LLMExpander(Expander):
         settings = _settings(temperature, max_tokens, extra_body)
         if client is not None:
             if base_url is not None or api_key is not None:
-                raise FusionError(
+                raise InvalidSetting(
                     "base_url and api_key belong to the client: pass client=... or base_url/api_key, not both"
                 )
             named = {
@@ -145,7 +145,7 @@ class LLMExpander(Expander):
         self.sync_capable = not self._client.native_async
         self.settings = settings
         if fallback not in FALLBACKS:
-            raise FusionError(f"fallback must be 'heuristic' or 'original' (got {fallback!r})")
+            raise InvalidSetting(f"fallback must be 'heuristic' or 'original' (got {fallback!r})")
         self.timeout = check_float("timeout", timeout)
         self.fallback = fallback
         self._heuristic = HeuristicExpander(max_variants=5)
@@ -300,12 +300,12 @@ def _http_client(
 ) -> HTTPChat:
     base_url = base_url or env.get("FANFUSE_LLM_BASE_URL") or DEFAULT_BASE_URL
     if not base_url.startswith(("http://", "https://")):
-        raise FusionError(
+        raise InvalidSetting(
             f"base_url (or FANFUSE_LLM_BASE_URL) must start with http:// or https:// (got {base_url!r})"
         )
     model = model or env.get("FANFUSE_LLM_MODEL")
     if not model:
-        raise FusionError("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
+        raise InvalidSetting("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
     endpoint = Endpoint.parse(
         base_url.rstrip("/") + "/chat/completions", "base_url (or FANFUSE_LLM_BASE_URL)"
     )
@@ -350,12 +350,12 @@ def _api_key(given: object, env: Mapping[str, str]) -> str | None:
             raise TypeError(f"{source} must be a str or None (got {type(value).__name__})")
         key = value.strip()
         if not key:
-            raise FusionError(
+            raise InvalidSetting(
                 f"{source} is blank (whitespace only); leave it unset for a server without keys"
             )
         for position, char in enumerate(key, start=1):
             if not "!" <= char <= "~":
-                raise FusionError(
+                raise InvalidSetting(
                     f"{source} must be printable ASCII without whitespace, but has {_char_kind(char)} at "
                     f"position {position} (the key is not shown)"
                 )

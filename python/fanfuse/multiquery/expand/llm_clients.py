@@ -25,7 +25,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery.expand.llm_deadline import remaining
 from fanfuse.multiquery.expand.llm_http import Endpoint, exchange
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, completion_text
@@ -238,12 +238,12 @@ def client_adapter(
     if kind.name in ("openai", "async-openai"):
         chosen = model or default_model
         if not chosen:
-            raise FusionError("an openai client needs a model: pass model=... (or set FANFUSE_LLM_MODEL)")
+            raise InvalidSetting("an openai client needs a model: pass model=... (or set FANFUSE_LLM_MODEL)")
         settings = {"temperature": DEFAULT_TEMPERATURE, **settings}
         return OpenAIChat(client, chosen, settings, kind.name == "async-openai")
     adapter = _FRAMEWORK_ADAPTERS[kind.name](client)
     if given:
-        raise FusionError(
+        raise InvalidSetting(
             f"{', '.join(given)}: a {type(client).__name__} is used with its own settings; set them on "
             "it, not on LLMExpander"
         )

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery.expand.llm_deadline import remaining
 
 __all__ = ["MAX_ANSWER_BYTES", "Endpoint", "HTTPFailure", "TooLarge", "exchange"]
@@ -83,9 +83,11 @@ class Endpoint:
     def parse(cls, url: str, name: str) -> Endpoint:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise FusionError(f"{name} must be an http:// or https:// URL with a host (got {url!r})")
+            raise InvalidSetting(f"{name} must be an http:// or https:// URL with a host (got {url!r})")
         if parts.username is not None or parts.password is not None:
-            raise FusionError(f"{name} must not contain credentials (user:password@); pass api_key instead")
+            raise InvalidSetting(
+                f"{name} must not contain credentials (user:password@); pass api_key instead"
+            )
         port = _port(parts, f"{name} has an invalid port (got {url!r})")
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         proxy = _proxy(parts.scheme, parts.hostname)
@@ -96,7 +98,7 @@ def _port(parts: SplitResult, error: str) -> int:
     try:
         port = parts.port
     except ValueError:
-        raise FusionError(error) from None
+        raise InvalidSetting(error) from None
     return port or (443 if parts.scheme == "https" else 80)
 
 
@@ -108,7 +110,7 @@ def _proxy(scheme: str, host: str) -> Proxy | None:
     parts = urlsplit(configured if "://" in configured else f"http://{configured}")
     variable = f"{scheme.upper()}_PROXY"
     if parts.scheme != "http" or not parts.hostname:
-        raise FusionError(
+        raise InvalidSetting(
             f"{variable} must be an http:// proxy URL (got one with scheme {parts.scheme!r}); "
             "unset it for this process or point it to an HTTP proxy"
         )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fanfuse._core import FusionError
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery.conversation import History
 
 __all__ = ["PROMPT_ROLES", "STRATEGIES", "Strategy", "check_strategy", "messages"]
@@ -70,7 +70,7 @@ PROMPT_ROLES = tuple(_ROLE_NAMES)
 
 def check_strategy(strategy: str) -> str:
     if strategy not in STRATEGIES:
-        raise FusionError(f"strategy must be one of {', '.join(STRATEGIES)} (got {strategy!r})")
+        raise InvalidSetting(f"strategy must be one of {', '.join(STRATEGIES)} (got {strategy!r})")
     return strategy
 
 
