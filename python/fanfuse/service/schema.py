@@ -31,7 +31,7 @@ from pydantic import (
     field_validator,
 )
 
-from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
+from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS, FusionOptions
 from fanfuse.errors import InvalidFilter
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
@@ -157,7 +157,7 @@ class SearchRequest(BaseModel):
     )
     method: str | None = _one_of("method", "fusion method (default rrf)")
     norm: str | None = _one_of("norm", "score normalisation of the score methods")
-    rrf_k: float = _number("k", "RRF constant k", 60.0)
+    rrf_k: float = _number("k", "RRF constant k", FusionOptions().k)
     phi: float | None = _number("phi", "RBC persistence (method rbc)")
     sigma: float | None = _number("sigma", "smoothing of logn_isr")
     gamma: float | None = _number("gamma", "exponent of the hit count of combgmnz")
