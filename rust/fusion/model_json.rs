@@ -3,6 +3,8 @@
 //! Floats are written in their shortest round-trip form, so a model reads back bit for bit. Reading
 //! checks every field and names the first bad one.
 
+use std::io::Write;
+
 use serde_json::{Map, Value};
 
 use super::trained::{TrainedMethod, TrainedModel};
@@ -90,6 +92,34 @@ impl TrainedModel {
         model.validate().map_err(|e| bad(e.to_string()))?;
         Ok(model)
     }
+
+    /// Writes the model's JSON (and a newline) to `path` through the output guard (atomic replace).
+    pub fn save(&self, path: &str) -> Result<(), FusionError> {
+        let mut out = crate::output::OutputFile::create(path, &[])?;
+        let text = self.to_json();
+        out.writer()
+            .write_all(text.as_bytes())
+            .and_then(|()| out.writer().write_all(b"\n"))
+            .map_err(|e| out.io_error(&e))?;
+        out.commit()
+    }
+
+    /// Reads a model saved by [`Self::save`]; errors name the file.
+    pub fn load(path: &str) -> Result<Self, FusionError> {
+        let text = crate::runs::read::source::read_small_file(path)?;
+        Self::from_json(&text).map_err(|e| FusionError::invalid(format!("{path}: {e}")))
+    }
+
+    /// `FusionModel(method="probfuse", runs=2, segments=25)`: the model as Python shows it.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let sizes = match (self.segments, self.window) {
+            (Some(s), _) => format!(", segments={s}"),
+            (_, Some(w)) => format!(", window={w}"),
+            _ => String::new(),
+        };
+        format!("FusionModel(method={:?}, runs={}{sizes})", self.method.name(), self.tables.len())
+    }
 }
 
 #[cfg(test)]
@@ -115,5 +145,6 @@ mod tests {
         assert!(err(&broken).starts_with("fusion model: field method must be 'probfuse'"), "{}", err(&broken));
         assert!(err("[1]").starts_with("fusion model: expected a JSON object"));
         assert!(err(&text.replace("\"window\"", "\"w\"")).starts_with("fusion model: unknown field 'w'"));
+        assert_eq!(model.describe(), "FusionModel(method=\"slidefuse\", runs=2, window=2)");
     }
 }

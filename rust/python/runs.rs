@@ -1,6 +1,5 @@
 //! Run files and qrels: reading, fusing whole runs in memory, streaming files through fusion.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
@@ -31,7 +30,6 @@ pub struct PyQrels {
 
 #[pymethods]
 impl PyRun {
-    /// Builds a run from aligned columns (one row per hit), as a data frame holds it.
     #[staticmethod]
     #[pyo3(signature = (qids, docids, scores, /, *, name = "run", rank_from = "score"))]
     fn from_columns(
@@ -56,35 +54,20 @@ impl PyRun {
         self.inner.queries.len()
     }
 
-    /// Query ids in run order.
     fn qids(&self) -> Vec<String> {
         self.inner.queries.iter().map(|q| q.qid.clone()).collect()
     }
 
-    /// The queries of `qids` only, in this run's order (ids the run lacks are skipped).
     #[pyo3(signature = (qids, /))]
     fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
         let qids = strings(qids, "qids")?;
         Ok(Self { inner: Arc::new(self.inner.subset(&qids)) })
     }
 
-    /// `(qid, docid, rank, score)` columns, one row per hit, queries in order, hits in rank order.
     fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
-        let rows: usize = self.inner.queries.iter().map(|q| q.hits.len()).sum();
-        let (mut qids, mut docids, mut ranks, mut scores) =
-            (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
-        for query in &self.inner.queries {
-            for (i, hit) in query.hits.iter().enumerate() {
-                qids.push(query.qid.clone());
-                docids.push(hit.docid.to_string());
-                ranks.push(i64::try_from(i).unwrap_or(i64::MAX) + 1);
-                scores.push(hit.score);
-            }
-        }
-        (qids, docids, ranks, scores)
+        self.inner.columns()
     }
 
-    /// Writes the run atomically as TREC or MT-RAG JSONL.
     #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
     fn write(&self, py: Python<'_>, path: &str, format: &str, tag: &str, collection: Option<&str>) -> PyResult<()> {
         let format: OutFormat = format.parse().map_err(to_py_err)?;
@@ -103,12 +86,10 @@ impl PyQrels {
         self.inner.order.len()
     }
 
-    /// Judged query ids in file order.
     fn qids(&self) -> Vec<String> {
         self.inner.order.clone()
     }
 
-    /// The judgments of the queries in `qids` only, in file order (ids not judged are skipped).
     #[pyo3(signature = (qids, /))]
     fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
         let qids = strings(qids, "qids")?;
@@ -214,11 +195,7 @@ pub(super) fn fuse_files<'py>(
     check_thread_variable(py, threads)?;
     let callback = progress.map(Bound::unbind);
     let report = move |py: Python<'_>| match (&callback, &counters) {
-        (Some(callback), Some(counters)) => {
-            let read = counters.bytes_read.load(Ordering::Relaxed);
-            let total = counters.bytes_total.load(Ordering::Relaxed);
-            callback.call1(py, (read, total, counters.queries.load(Ordering::Relaxed))).map(drop)
-        }
+        (Some(callback), Some(counters)) => callback.call1(py, counters.snapshot()).map(drop),
         _ => Ok(()),
     };
     let summary = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, output, &options))?;

@@ -25,14 +25,9 @@ pub(super) fn train_fusion(
 ) -> PyResult<PyFusionModel> {
     let method: TrainedMethod = method.parse().map_err(to_py_err)?;
     let size = |what: &str, value: Option<Bound<'_, PyAny>>, low: usize| -> PyResult<Option<usize>> {
-        value
-            .map(|v| {
-                let accepted = format!("an int from {low} to {}", crate::fusion::MAX_SIZE);
-                let top = i128::try_from(crate::fusion::MAX_SIZE).unwrap_or(i128::MAX);
-                let v: usize = int_in(&v, what, &accepted, i128::try_from(low).unwrap_or(0)..=top)?;
-                train::check_size(what, v, low).map_err(to_py_err)
-            })
-            .transpose()
+        let (accepted, range) = train::size_accepted(low);
+        let range = i128::try_from(*range.start()).unwrap_or(0)..=i128::try_from(*range.end()).unwrap_or(i128::MAX);
+        value.map(|v| int_in(&v, what, &accepted, range)).transpose()
     };
     let sizes = TrainSizes { segments: size("segments", segments, 1)?, window: size("window", window, 0)? };
     let owned: Vec<Arc<crate::runs::Run>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();

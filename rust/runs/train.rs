@@ -68,13 +68,10 @@ pub fn train(
     Ok(model)
 }
 
-/// Checks a size given by a caller: an int from `low` to [`MAX_SIZE`].
-pub fn check_size(what: &str, value: usize, low: usize) -> Result<usize, FusionError> {
-    if (low..=MAX_SIZE).contains(&value) {
-        Ok(value)
-    } else {
-        Err(FusionError::invalid(format!("{what} must be an int from {low} to {MAX_SIZE} (got {value})")))
-    }
+/// What a caller may give as a size (`segments` from 1, `window` from 0): an int from `low` to [`MAX_SIZE`].
+#[must_use]
+pub fn size_accepted(low: usize) -> (String, std::ops::RangeInclusive<usize>) {
+    (format!("an int from {low} to {MAX_SIZE}"), low..=MAX_SIZE)
 }
 
 /// Per training query, the judgment of each hit of `run` in rank order (`None`: not judged).
