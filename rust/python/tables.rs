@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyCapsule, PyDict, PyTuple};
 
 use super::args::{outer_items, strings, type_name};
 use super::arrow_batch::PyArrowBatch;
@@ -66,18 +66,14 @@ pub(super) fn runs_from_table(
 ) -> PyResult<Vec<PyRun>> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
-    if run_column.is_none() && !labels.is_empty() {
-        return Err(super::FusionError::new_err(
-            "runs= names the labels of a run column: give run_column= too (a table without one is one run)",
-        ));
-    }
+    table::check_run_labels(run_column, &labels).map_err(to_py_err)?;
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 };
     let read = interruptible(py, move || table::runs_from_table(source, &spec))?;
     Ok(read.into_iter().map(|run| PyRun { inner: Arc::new(run) }).collect())
 }
 
-/// Fuses run tables: the rows each table holds are read and fused by the core in one call. See `_core.pyi`.
+/// Fuses run tables in one call of the core. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (tables, /, *, names, run_column = None, runs = None, rank_from = "score", options = None,
     threads = None, **kwargs))]
@@ -103,14 +99,9 @@ pub(super) fn fuse_tables(
     }
     check_thread_variable(py, threads)?;
     let sources = items.iter().zip(&names).map(|(t, n)| table_source(t, n)).collect::<PyResult<Vec<_>>>()?;
-    let fused = interruptible(py, || {
-        let tables = sources
-            .into_iter()
-            .zip(&names)
-            .map(|(source, name)| (source, TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 }))
-            .collect();
-        crate::runs::fuse::rows::fuse_tables(tables, rank_from, &params, threads)
-    })?;
+    let shape = TableSpec { name: "", run_column, runs: &labels, rank_from, first_row: 0 };
+    let tables = sources.into_iter().zip(names.iter().map(String::as_str)).collect();
+    let fused = interruptible(py, || crate::runs::fuse::rows::fuse_tables(tables, &shape, &params, threads))?;
     Ok(PyArrowBatch::new(fused))
 }
 
@@ -130,17 +121,7 @@ pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &
 pub(super) fn run_buffers<'py>(py: Python<'py>, run: PyRef<'_, PyRun>) -> PyResult<Bound<'py, PyTuple>> {
     let run = Arc::clone(&run.inner);
     let buffers = py.detach(move || crate::runs::read::columns::run_buffers(&run));
-    let bytes = |data: &[u8]| PyBytes::new(py, data).into_any();
-    PyTuple::new(
-        py,
-        [
-            bytes(&buffers.qid_offsets),
-            bytes(&buffers.qid_data),
-            bytes(&buffers.docid_offsets),
-            bytes(&buffers.docid_data),
-            bytes(&buffers.ranks),
-            bytes(&buffers.scores),
-            pyo3::types::PyBool::new(py, buffers.large).to_owned().into_any(),
-        ],
-    )
+    let mut items: Vec<_> = buffers.in_order().iter().map(|data| PyBytes::new(py, data).into_any()).collect();
+    items.push(PyBool::new(py, buffers.large).to_owned().into_any());
+    PyTuple::new(py, items)
 }
