@@ -6,12 +6,12 @@
 //! the core map to Python in one place ([`to_py_err`]).
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
-//! the fusion entry points, `fused` and `arrow_batch` the result types, `trained` the trained model,
-//! `fuse` (one query) / `batch` (many) / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
-//! Arrow rows for the distributed engines, `files` the output guard and the line reader.
+//! the fusion entry points, `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` /
+//! `eval` the functions, `trained` training and the trained model, `tables` Arrow tables in and
+//! record batches out, `rows` runs as Arrow rows for the distributed engines, `files` the output
+//! guard and the line reader.
 
 mod args;
-mod arrow_batch;
 mod batch;
 mod eval;
 mod files;
@@ -22,7 +22,6 @@ mod options;
 mod rows;
 mod runs;
 mod tables;
-mod train;
 mod trained;
 
 use std::cell::RefCell;
@@ -156,10 +155,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(tables::fuse_tables, m)?)?;
-    m.add_class::<arrow_batch::PyArrowBatch>()?;
+    m.add_class::<tables::PyArrowBatch>()?;
     rows::add_submodule(m)?;
     m.add_class::<trained::PyFusionModel>()?;
-    m.add_function(wrap_pyfunction!(train::train_fusion, m)?)?;
+    m.add_function(wrap_pyfunction!(trained::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(eval::metric_depth, m)?)?;
     m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;
