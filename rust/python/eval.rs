@@ -10,11 +10,11 @@ use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::eval::{self, Metric};
 
-pub(super) fn iterations_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+fn iterations_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     int_in(value, "iterations", eval::significance::ITERATIONS_ACCEPTED, 1..=i128::from(u32::MAX))
 }
 
-pub(super) fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     int_in(value, "seed", "an int from 0 to 2**64 - 1", 0..=i128::from(u64::MAX))
 }
 
