@@ -97,35 +97,23 @@ where
     result.map_err(to_py_err)
 }
 
-/// The names each option accepts, as tuples, from the core's tables (see `crate::names`).
+/// The names each option accepts, as tuples, from the core's tables (see `crate::published`).
 fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("RUN_FILE_TOP_K", crate::fusion::RUN_FILE_TOP_K)?;
-    m.add("FUSION_OPTIONS", PyTuple::new(py, crate::fusion::OPTIONS.iter().map(|o| o.0))?)?;
-    m.add("METHODS", PyTuple::new(py, crate::fusion::Method::NAMES)?)?;
-    m.add("TRAINED_METHODS", PyTuple::new(py, crate::fusion::TrainedMethod::NAMES)?)?;
-    m.add("NORMS", PyTuple::new(py, crate::fusion::Norm::NAMES)?)?;
-    m.add("TIE_BREAKS", PyTuple::new(py, crate::rrf::TieBreak::NAMES)?)?;
-    m.add("DUPLICATE_POLICIES", PyTuple::new(py, crate::fusion::Duplicates::NAMES)?)?;
-    m.add("RANK_SOURCES", PyTuple::new(py, crate::runs::RankFrom::NAMES)?)?;
-    m.add("RUN_FORMATS", PyTuple::new(py, crate::runs::write::OutFormat::NAMES)?)?;
-    m.add("METRICS", PyTuple::new(py, crate::eval::metric_names())?)?;
-    m.add("TREC_EVAL_METRICS", PyTuple::new(py, crate::eval::trec_eval_metric_names())?)?;
+    for (attribute, names) in crate::published::name_lists() {
+        m.add(attribute, PyTuple::new(py, names)?)?;
+    }
     let table_columns = PyDict::new(py);
     for (role, names) in crate::runs::read::table::RUN_COLUMNS {
         table_columns.set_item(role, PyTuple::new(py, names)?)?;
     }
     m.add("RUN_TABLE_COLUMNS", table_columns)?;
     let parameters = PyDict::new(py);
-    let mut score_methods = Vec::new();
-    for (name, settable, reads_scores) in crate::fusion::method_table() {
+    for (name, settable, _) in crate::fusion::method_table() {
         parameters.set_item(name, PyTuple::new(py, settable)?)?;
-        if reads_scores {
-            score_methods.push(name);
-        }
     }
     m.add("METHOD_PARAMETERS", parameters)?;
-    m.add("SCORE_METHODS", PyTuple::new(py, score_methods)?)?;
     Ok(())
 }
 
