@@ -129,10 +129,7 @@ pub(super) fn fuse_runs(
     let params = run_params("fuse_runs", options, kwargs, model.as_deref())?;
     check_thread_variable(py, threads)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
-    let fused = interruptible(py, || {
-        let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
-        crate::runs::fuse::query::fuse_runs(&refs, &params, threads)
-    })?;
+    let fused = interruptible(py, || crate::runs::fuse::query::fuse_runs(&owned, &params, threads))?;
     Ok(PyRun { inner: Arc::new(fused) })
 }
 

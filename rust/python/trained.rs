@@ -91,9 +91,6 @@ pub(super) fn train_fusion(
     let sizes = TrainSizes { segments: size("segments", segments, 1)?, window: size("window", window, 0)? };
     let owned: Vec<Arc<crate::runs::Run>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let qrels = Arc::clone(&qrels.inner);
-    let model = interruptible(py, || {
-        let refs: Vec<&crate::runs::Run> = owned.iter().map(AsRef::as_ref).collect();
-        train::train(method, &refs, &qrels, sizes)
-    })?;
+    let model = interruptible(py, || train::train(method, &owned, &qrels, sizes))?;
     Ok(PyFusionModel { inner: Arc::new(model) })
 }

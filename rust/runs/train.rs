@@ -29,7 +29,7 @@ pub const DEFAULT_WINDOW: usize = 5;
 /// Trains `method` on `runs` (in the order they will be fused) and `qrels`.
 pub fn train(
     method: TrainedMethod,
-    runs: &[&Run],
+    runs: &[impl std::ops::Deref<Target = Run>],
     qrels: &Qrels,
     sizes: TrainSizes,
 ) -> Result<TrainedModel, FusionError> {
