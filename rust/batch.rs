@@ -46,6 +46,12 @@ pub fn default_threads() -> usize {
     threads_from_env().ok().flatten().unwrap_or(1)
 }
 
+/// What `threads` accepts, for the message refusing another value.
+#[must_use]
+pub fn threads_accepted() -> String {
+    format!("None ({THREADS_VARIABLE}, else 1) or an int from 1 to {MAX_THREADS}")
+}
+
 /// What `FANFUSE_NUM_THREADS` asks for: `None` when it is unset or blank, else an int from 1 to
 /// [`MAX_THREADS`] (surrounding spaces allowed). Anything else is an error naming the variable,
 /// which the binding reports as a warning before falling back to 1.

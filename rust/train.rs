@@ -8,6 +8,7 @@
 //! has beyond the qrels are not read).
 
 use std::collections::HashMap;
+use std::io::Write;
 
 use crate::error::FusionError;
 use crate::eval::{Judgments, Measure, Metric};
@@ -29,7 +30,7 @@ pub const DEFAULT_WINDOW: usize = 5;
 /// Trains `method` on `runs` (in the order they will be fused) and `qrels`.
 pub fn train(
     method: TrainedMethod,
-    runs: &[&Run],
+    runs: &[impl std::ops::Deref<Target = Run>],
     qrels: &Qrels,
     sizes: TrainSizes,
 ) -> Result<TrainedModel, FusionError> {
@@ -68,13 +69,10 @@ pub fn train(
     Ok(model)
 }
 
-/// Checks a size given by a caller: an int from `low` to [`MAX_SIZE`].
-pub fn check_size(what: &str, value: usize, low: usize) -> Result<usize, FusionError> {
-    if (low..=MAX_SIZE).contains(&value) {
-        Ok(value)
-    } else {
-        Err(FusionError::invalid(format!("{what} must be an int from {low} to {MAX_SIZE} (got {value})")))
-    }
+/// What a caller may give as a size (`segments` from 1, `window` from 0): an int from `low` to [`MAX_SIZE`].
+#[must_use]
+pub fn size_accepted(low: usize) -> (String, std::ops::RangeInclusive<usize>) {
+    (format!("an int from {low} to {MAX_SIZE}"), low..=MAX_SIZE)
 }
 
 /// Per training query, the judgment of each hit of `run` in rank order (`None`: not judged).
@@ -205,6 +203,23 @@ fn pairwise_sum(a: &[f64]) -> f64 {
     let half = n / 2;
     let half = half - half % 8;
     pairwise_sum(&a[..half]) + pairwise_sum(&a[half..])
+}
+
+/// Writes `model`'s JSON (and a newline) to `path` through the output guard (atomic replace).
+pub fn save_model(model: &TrainedModel, path: &str) -> Result<(), FusionError> {
+    let mut out = crate::output::OutputFile::create(path, &[])?;
+    let text = model.to_json();
+    out.writer()
+        .write_all(text.as_bytes())
+        .and_then(|()| out.writer().write_all(b"\n"))
+        .map_err(|e| out.io_error(&e))?;
+    out.commit()
+}
+
+/// Reads a model saved by [`save_model`]; errors name the file.
+pub fn load_model(path: &str) -> Result<TrainedModel, FusionError> {
+    let text = crate::runs::read::source::read_small_file(path)?;
+    TrainedModel::from_json(&text).map_err(|e| FusionError::invalid(format!("{path}: {e}")))
 }
 
 #[cfg(test)]

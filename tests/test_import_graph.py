@@ -373,8 +373,8 @@ RUST_LAYERS: tuple[tuple[str, ...], ...] = (
     ("runs",),
     # evaluation of runs against qrels
     ("eval",),
-    # the trained methods, trained on runs with eval's metrics
-    ("train",),
+    # the trained methods, trained on runs with eval's metrics; the tables of names the package publishes
+    ("train", "published"),
     # the Python binding
     ("python",),
 )

@@ -41,6 +41,14 @@ impl Evaluation {
     }
 }
 
+/// The metrics a caller named, in order: at least one, each a known name.
+pub fn parse_metrics(names: &[String]) -> Result<Vec<Metric>, FusionError> {
+    if names.is_empty() {
+        return Err(FusionError::invalid("metrics is empty: name at least one, such as ndcg@10"));
+    }
+    names.iter().map(|name| name.parse()).collect()
+}
+
 /// Evaluates every query of `run` that has judgments, in run order.
 ///
 /// # Errors
@@ -73,4 +81,17 @@ pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Result<Evaluati
         qids.push(query.qid.clone());
     }
     Ok(Evaluation { qids, values })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_are_named_at_least_once_and_known() {
+        let parse = |names: &[&str]| parse_metrics(&names.iter().map(|&n| n.to_owned()).collect::<Vec<_>>());
+        assert_eq!(parse(&["ndcg@10", "recall@5"]).unwrap().len(), 2);
+        assert!(parse(&[]).unwrap_err().to_string().starts_with("metrics is empty"));
+        assert!(parse(&["ndcg@10", "nope"]).is_err());
+    }
 }

@@ -53,3 +53,26 @@ pub(super) fn check_normalised<T: FusionKey>(gathered: &Gathered, items: &[T], n
         norm.name(),
     )))
 }
+/// The one check that a batch's weights fit each query: one weight per list (`noun`: "list" or "run").
+pub fn check_query_weights(weights: Option<&[f64]>, q: usize, lists: usize, noun: &str) -> Result<(), FusionError> {
+    match weights {
+        Some(w) if w.len() != lists => Err(FusionError::invalid(format!(
+            "queries[{q}] has {lists} {noun}s but weights has {} entries; every query needs one weight per {noun}",
+            w.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_query_weights;
+
+    #[test]
+    fn weights_count_the_lists_of_each_query() {
+        assert!(check_query_weights(None, 0, 3, "list").is_ok());
+        assert!(check_query_weights(Some(&[1.0, 2.0]), 0, 2, "run").is_ok());
+        let refused = check_query_weights(Some(&[1.0]), 4, 2, "run").unwrap_err().to_string();
+        assert_eq!(refused, "queries[4] has 2 runs but weights has 1 entries; every query needs one weight per run");
+    }
+}

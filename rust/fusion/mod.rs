@@ -20,13 +20,15 @@ mod trained;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+pub use checks::check_query_weights;
 pub use dedupe::canonical_ids;
 pub use explain::Contribution;
 pub use gather::Duplicates;
 pub use methods::{Method, MethodParams};
 pub use norm::Norm;
 pub use options::{
-    method_table, FusionOptions, Kind, OptionError, TopK, Value, NOT_FOR_RUNS, OPTIONS, RRF_OPTIONS, RUN_FILE_TOP_K,
+    given_twice, method_table, option_named, FusionOptions, Kind, OptionError, TopK, Value, NOT_FOR_RUNS, OPTIONS,
+    RRF_OPTIONS, RUN_FILE_TOP_K,
 };
 pub use trained::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
 

@@ -90,6 +90,17 @@ impl TrainedModel {
         model.validate().map_err(|e| bad(e.to_string()))?;
         Ok(model)
     }
+
+    /// `FusionModel(method="probfuse", runs=2, segments=25)`: the model as Python shows it.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let sizes = match (self.segments, self.window) {
+            (Some(s), _) => format!(", segments={s}"),
+            (_, Some(w)) => format!(", window={w}"),
+            _ => String::new(),
+        };
+        format!("FusionModel(method={:?}, runs={}{sizes})", self.method.name(), self.tables.len())
+    }
 }
 
 #[cfg(test)]
@@ -115,5 +126,6 @@ mod tests {
         assert!(err(&broken).starts_with("fusion model: field method must be 'probfuse'"), "{}", err(&broken));
         assert!(err("[1]").starts_with("fusion model: expected a JSON object"));
         assert!(err(&text.replace("\"window\"", "\"w\"")).starts_with("fusion model: unknown field 'w'"));
+        assert_eq!(model.describe(), "FusionModel(method=\"slidefuse\", runs=2, window=2)");
     }
 }

@@ -43,6 +43,21 @@ pub const RRF_OPTIONS: [&str; 4] = ["k", "weights", "top_k", "tie_break"];
 /// place for per-hit contributions.
 pub const NOT_FOR_RUNS: [&str; 2] = ["duplicates", "explain"];
 
+/// The option called `name` in a call to `entry`, or the message of Python's `TypeError` for an
+/// unexpected keyword, listing the options.
+pub fn option_named(entry: &str, name: &str) -> Result<(&'static str, Kind, bool), String> {
+    OPTIONS.iter().copied().find(|o| o.0 == name).ok_or_else(|| {
+        let names: Vec<&str> = OPTIONS.iter().map(|o| o.0).collect();
+        format!("{entry}() got an unexpected keyword argument '{name}' (fusion options: {})", names.join(", "))
+    })
+}
+
+/// The message refusing a call to `entry` given both an options value and option keywords.
+#[must_use]
+pub fn given_twice(entry: &str) -> String {
+    format!("{entry}() takes options= or option keywords, not both: put every option in the FusionOptions")
+}
+
 /// A refused option: the error, and the option it is about (for a combination, the option that
 /// comes later in [`OPTIONS`], as when the options are given one at a time).
 #[derive(Debug)]
@@ -270,10 +285,15 @@ impl FusionOptions {
         self.trained_method().is_none() && self.plain_method().is_ok_and(Method::takes_weights)
     }
 
-    /// The first option given that an entry point reading only `reads` would ignore.
-    #[must_use]
-    pub fn unread<'a>(&self, reads: impl Fn(&str) -> bool + 'a) -> Option<&'static str> {
-        self.given.iter().copied().find(|name| !reads(name))
+    /// Refuses the first option given that `entry`, reading only `reads`, would ignore: the message
+    /// is that of Python's `TypeError` for an unexpected keyword.
+    pub fn check_read_by(&self, entry: &str, reads: impl Fn(&str) -> bool) -> Result<(), String> {
+        match self.given.iter().find(|name| !reads(name)) {
+            Some(name) => Err(format!(
+                "{entry}() got an unexpected keyword argument '{name}': it does not read that fusion option"
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The options of a fusion in memory (`top_k` unset keeps every hit).
@@ -318,6 +338,16 @@ mod tests {
 
     fn parse(values: Vec<(&str, Value)>) -> Result<FusionOptions, FusionError> {
         FusionOptions::parse(values).map_err(|e| e.error)
+    }
+
+    #[test]
+    fn an_unknown_or_unread_option_is_refused_naming_the_entry() {
+        assert_eq!(option_named("fuse", "k").unwrap().1, Kind::Number);
+        assert!(option_named("fuse", "kk").unwrap_err().starts_with("fuse() got an unexpected keyword argument 'kk'"));
+        let options = parse(vec![("k", Value::Number(1.0)), ("explain", Value::Flag(true))]).unwrap();
+        assert!(options.check_read_by("fuse", |_| true).is_ok());
+        let refused = options.check_read_by("fuse_runs", |name| name != "explain").unwrap_err();
+        assert!(refused.starts_with("fuse_runs() got an unexpected keyword argument 'explain'"), "{refused}");
     }
 
     #[test]

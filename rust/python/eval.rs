@@ -10,11 +10,11 @@ use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::eval::{self, Metric};
 
-pub(super) fn iterations_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+fn iterations_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     int_in(value, "iterations", eval::significance::ITERATIONS_ACCEPTED, 1..=i128::from(u32::MAX))
 }
 
-pub(super) fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     int_in(value, "seed", "an int from 0 to 2**64 - 1", 0..=i128::from(u64::MAX))
 }
 
@@ -29,12 +29,7 @@ pub(super) fn evaluate<'py>(
     metrics: &Bound<'_, PyAny>,
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
     let metrics = strings(metrics, "metrics")?;
-    if metrics.is_empty() {
-        return Err(to_py_err(crate::error::FusionError::invalid(
-            "metrics is empty: name at least one, such as ndcg@10",
-        )));
-    }
-    let parsed = metrics.iter().map(|m| m.parse::<Metric>()).collect::<Result<Vec<_>, _>>().map_err(to_py_err)?;
+    let parsed = eval::parse_metrics(&metrics).map_err(to_py_err)?;
     let (run, qrels) = (Arc::clone(&run.inner), Arc::clone(&qrels.inner));
     let evaluation = interruptible(py, || eval::evaluate(&run, &qrels, &parsed))?;
     let values = PyDict::new(py);

@@ -33,11 +33,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A file written as `crate::output` says (atomic replace, links followed, FIFOs and devices
-/// streamed, inputs refused). `with OutputFile(path, inputs=...) as stream:` gives a binary file
-/// object; the output is complete when the block ends without an exception, and a failure inside
-/// it leaves the previous file and no temporary. An `OSError` raised while writing (a full disk)
-/// becomes a `FusionError` naming the path; a closed pipe stays `BrokenPipeError`.
+/// A file written through `crate::output`. See `_core.pyi`.
 #[pyclass(frozen, module = "fanfuse._core", name = "OutputFile")]
 pub struct PyOutputFile {
     path: String,
@@ -120,9 +116,7 @@ impl PyOutputFile {
     }
 }
 
-/// A directory that appears complete or not at all (`crate::output::directory`):
-/// `with StagedDirectory(target) as staged:` fills `staged.path`, which takes `target`'s place when
-/// the block ends without an exception (or earlier, at `staged.publish()`), and is removed otherwise.
+/// A directory that appears complete or not at all (`crate::output::directory`). See `_core.pyi`.
 #[pyclass(frozen, module = "fanfuse._core", name = "StagedDirectory")]
 pub struct PyStagedDirectory {
     target: String,
@@ -141,14 +135,11 @@ impl PyStagedDirectory {
         Ok(Self { target, path, staged: Mutex::new(Some(staged)) })
     }
 
-    /// The temporary directory to fill.
     #[getter]
     fn path(&self) -> &str {
         &self.path
     }
 
-    /// Moves the directory to `target` (default: the one given), which must be in the same parent
-    /// directory; a directory there is replaced.
     #[pyo3(signature = (target = None, /))]
     fn publish(&self, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let target = target.map(|t| path_arg(t, "target")).transpose()?.unwrap_or_else(|| self.target.clone());
@@ -179,14 +170,14 @@ impl PyStagedDirectory {
     }
 }
 
-/// Removes a directory so that a reader finds it whole or not at all (renamed away, then deleted).
+/// Removes a directory whole (renamed away, then deleted). See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (path, /))]
 pub(super) fn retire_directory(path: &Bound<'_, PyAny>) -> PyResult<()> {
     directory::retire_directory(Path::new(&path_arg(path, "path")?)).map_err(to_py_err)
 }
 
-/// Makes the renames inside a directory durable.
+/// Makes the renames inside a directory durable. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (path, /))]
 pub(super) fn sync_directory(path: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -212,8 +203,7 @@ fn named(pairs: &[(String, String)]) -> Vec<Named<'_>> {
     pairs.iter().map(|(option, path)| Named { option, path }).collect()
 }
 
-/// Refuses a command's paths where an output is an input or another output, or an output directory
-/// holds an input (see `crate::output::separate`).
+/// A command's paths checked against each other (`crate::output::separate`). See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (*, outputs = None, output_directories = None, inputs = None))]
 pub(super) fn check_paths(
@@ -229,7 +219,7 @@ pub(super) fn check_paths(
     check_separate(&named(&outputs), &named(&directories), &named(&inputs)).map_err(to_py_err)
 }
 
-/// The numbered lines of a text file, plain or gzip, as the run readers read them: `(number, line)`.
+/// The numbered lines of a text file, read by `crate::runs::read::source`. See `_core.pyi`.
 #[pyclass(frozen, module = "fanfuse._core", name = "Lines")]
 pub struct PyLines {
     source: Mutex<LineSource>,
@@ -249,7 +239,7 @@ impl PyLines {
     }
 }
 
-/// Opens a text file for [`PyLines`].
+/// Opens a text file as [`PyLines`]. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (path, /))]
 pub(super) fn read_lines(path: &Bound<'_, PyAny>) -> PyResult<PyLines> {

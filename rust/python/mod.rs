@@ -6,12 +6,12 @@
 //! the core map to Python in one place ([`to_py_err`]).
 //!
 //! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
-//! the fusion entry points, `fused` and `arrow_batch` the result types, `trained` the trained model,
-//! `fuse` (one query) / `batch` (many) / `runs` / `train` / `eval` the functions, `tables` Arrow tables in, `rows` runs as
-//! Arrow rows for the distributed engines, `files` the output guard and the line reader.
+//! the fusion entry points, `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` /
+//! `eval` the functions, `trained` training and the trained model, `tables` Arrow tables in and
+//! record batches out, `rows` runs as Arrow rows for the distributed engines, `files` the output
+//! guard and the line reader.
 
 mod args;
-mod arrow_batch;
 mod batch;
 mod eval;
 mod files;
@@ -22,7 +22,6 @@ mod options;
 mod rows;
 mod runs;
 mod tables;
-mod train;
 mod trained;
 
 use std::cell::RefCell;
@@ -98,35 +97,23 @@ where
     result.map_err(to_py_err)
 }
 
-/// The names each option accepts, as tuples, from the core's tables (see `crate::names`).
+/// The names each option accepts, as tuples, from the core's tables (see `crate::published`).
 fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("RUN_FILE_TOP_K", crate::fusion::RUN_FILE_TOP_K)?;
-    m.add("FUSION_OPTIONS", PyTuple::new(py, crate::fusion::OPTIONS.iter().map(|o| o.0))?)?;
-    m.add("METHODS", PyTuple::new(py, crate::fusion::Method::NAMES)?)?;
-    m.add("TRAINED_METHODS", PyTuple::new(py, crate::fusion::TrainedMethod::NAMES)?)?;
-    m.add("NORMS", PyTuple::new(py, crate::fusion::Norm::NAMES)?)?;
-    m.add("TIE_BREAKS", PyTuple::new(py, crate::rrf::TieBreak::NAMES)?)?;
-    m.add("DUPLICATE_POLICIES", PyTuple::new(py, crate::fusion::Duplicates::NAMES)?)?;
-    m.add("RANK_SOURCES", PyTuple::new(py, crate::runs::RankFrom::NAMES)?)?;
-    m.add("RUN_FORMATS", PyTuple::new(py, crate::runs::write::OutFormat::NAMES)?)?;
-    m.add("METRICS", PyTuple::new(py, crate::eval::metric_names())?)?;
-    m.add("TREC_EVAL_METRICS", PyTuple::new(py, crate::eval::trec_eval_metric_names())?)?;
+    for (attribute, names) in crate::published::name_lists() {
+        m.add(attribute, PyTuple::new(py, names)?)?;
+    }
     let table_columns = PyDict::new(py);
     for (role, names) in crate::runs::read::table::RUN_COLUMNS {
         table_columns.set_item(role, PyTuple::new(py, names)?)?;
     }
     m.add("RUN_TABLE_COLUMNS", table_columns)?;
     let parameters = PyDict::new(py);
-    let mut score_methods = Vec::new();
-    for (name, settable, reads_scores) in crate::fusion::method_table() {
+    for (name, settable, _) in crate::fusion::method_table() {
         parameters.set_item(name, PyTuple::new(py, settable)?)?;
-        if reads_scores {
-            score_methods.push(name);
-        }
     }
     m.add("METHOD_PARAMETERS", parameters)?;
-    m.add("SCORE_METHODS", PyTuple::new(py, score_methods)?)?;
     Ok(())
 }
 
@@ -156,10 +143,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(tables::fuse_tables, m)?)?;
-    m.add_class::<arrow_batch::PyArrowBatch>()?;
+    m.add_class::<tables::PyArrowBatch>()?;
     rows::add_submodule(m)?;
     m.add_class::<trained::PyFusionModel>()?;
-    m.add_function(wrap_pyfunction!(train::train_fusion, m)?)?;
+    m.add_function(wrap_pyfunction!(runs::train_fusion, m)?)?;
     m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(eval::metric_depth, m)?)?;
     m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;

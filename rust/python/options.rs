@@ -9,8 +9,8 @@ use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use super::args::{int_in, number, outer_items, type_name};
-use super::{to_py_err, FusionError};
-use crate::batch::{self, MAX_THREADS, THREADS_VARIABLE};
+use super::to_py_err;
+use crate::batch::{self, MAX_THREADS};
 use crate::fusion::{self, Kind, Value};
 
 /// The fusion options, checked by the core when built. See `_core.pyi`.
@@ -57,13 +57,7 @@ fn parse(entry: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<fusion::
     for (key, value) in keywords.into_iter().flatten() {
         let key = key.cast_into::<PyString>()?;
         let name = key.to_str()?;
-        let Some(&(name, kind, nullable)) = fusion::OPTIONS.iter().find(|o| o.0 == name) else {
-            let names: Vec<&str> = fusion::OPTIONS.iter().map(|o| o.0).collect();
-            return Err(PyTypeError::new_err(format!(
-                "{entry}() got an unexpected keyword argument '{name}' (fusion options: {})",
-                names.join(", ")
-            )));
-        };
+        let (name, kind, nullable) = fusion::option_named(entry, name).map_err(PyTypeError::new_err)?;
         values.push((name, read_value(name, kind, nullable, &value)?));
     }
     fusion::FusionOptions::parse(values).map_err(refused)
@@ -86,18 +80,12 @@ pub(super) fn call_options(
 ) -> PyResult<fusion::FusionOptions> {
     let options = match options {
         Some(_) if keywords.is_some_and(|k| !k.is_empty()) => {
-            return Err(PyTypeError::new_err(format!(
-                "{entry}() takes options= or option keywords, not both: put every option in the FusionOptions"
-            )))
+            return Err(PyTypeError::new_err(fusion::given_twice(entry)))
         }
         Some(options) => options.get().inner.clone(),
         None => parse(entry, keywords)?,
     };
-    if let Some(name) = options.unread(reads) {
-        return Err(PyTypeError::new_err(format!(
-            "{entry}() got an unexpected keyword argument '{name}': it does not read that fusion option"
-        )));
-    }
+    options.check_read_by(entry, reads).map_err(PyTypeError::new_err)?;
     Ok(options)
 }
 
@@ -120,7 +108,6 @@ impl PyFusionOptions {
         Ok(Self { inner: parse("FusionOptions", options)? })
     }
 
-    /// A new checked value: these options with `changes` applied.
     #[pyo3(signature = (**changes))]
     fn replace(&self, py: Python<'_>, changes: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let merged = self.given(py)?;
@@ -130,7 +117,6 @@ impl PyFusionOptions {
         Self::new(Some(&merged))
     }
 
-    /// The options given, by name (with the defaults of those left unset out).
     fn given<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let given = PyDict::new(py);
         for name in self.inner.given() {
@@ -234,15 +220,9 @@ impl PyFusionOptions {
     }
 }
 
-/// The one check that a batch's weights fit each query: one weight per list (`noun`: "list" or "run").
+/// The core's check that a batch's weights fit each query.
 pub(super) fn check_query_weights(weights: Option<&[f64]>, q: usize, lists: usize, noun: &str) -> PyResult<()> {
-    match weights {
-        Some(w) if w.len() != lists => Err(FusionError::new_err(format!(
-            "queries[{q}] has {lists} {noun}s but weights has {} entries; every query needs one weight per {noun}",
-            w.len()
-        ))),
-        _ => Ok(()),
-    }
+    fusion::check_query_weights(weights, q, lists, noun).map_err(to_py_err)
 }
 
 /// The one check of `threads`: None (`FANFUSE_NUM_THREADS`, else 1) or an int from 1 to 1024.
@@ -250,8 +230,7 @@ pub(super) fn threads_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     if value.is_none() {
         return Ok(None);
     }
-    let accepted = format!("None ({THREADS_VARIABLE}, else 1) or an int from 1 to {MAX_THREADS}");
-    int_in(value, "threads", &accepted, 1..=MAX_THREADS as i128).map(Some)
+    int_in(value, "threads", &batch::threads_accepted(), 1..=MAX_THREADS as i128).map(Some)
 }
 
 /// With `threads=None` the default comes from `FANFUSE_NUM_THREADS`: when that holds anything but

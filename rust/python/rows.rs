@@ -9,10 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use super::args::{int_in, outer_items, strings};
-use super::arrow_batch::PyArrowBatch;
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::runs::PyRun;
-use super::tables::table_source;
+use super::tables::{table_source, PyArrowBatch};
 use super::{interruptible, to_py_err};
 use crate::arrow::export::ExportBatch;
 use crate::arrow::TableSource;

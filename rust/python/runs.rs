@@ -1,21 +1,22 @@
-//! Run files and qrels: reading, fusing whole runs in memory, streaming files through fusion.
+//! Run files and qrels: reading, fusing whole runs in memory, streaming files through fusion, training a fusion model on them.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::args::{numbers, outer_items, strings};
+use super::args::{int_in, numbers, outer_items, strings};
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
+use crate::fusion::TrainedMethod;
 use crate::runs::fuse::stream::{self, FuseFilesOptions, FuseProgress};
 use crate::runs::read::input::RunInput;
 use crate::runs::read::qrels::Qrels;
 use crate::runs::write::OutFormat;
 use crate::runs::{self, RankFrom, Run as CoreRun};
+use crate::train::{self, TrainSizes};
 
 /// A run held in Rust: queries in order of first appearance, each query's hits in rank order.
 #[pyclass(frozen, module = "fanfuse", name = "Run")]
@@ -31,7 +32,6 @@ pub struct PyQrels {
 
 #[pymethods]
 impl PyRun {
-    /// Builds a run from aligned columns (one row per hit), as a data frame holds it.
     #[staticmethod]
     #[pyo3(signature = (qids, docids, scores, /, *, name = "run", rank_from = "score"))]
     fn from_columns(
@@ -56,35 +56,20 @@ impl PyRun {
         self.inner.queries.len()
     }
 
-    /// Query ids in run order.
     fn qids(&self) -> Vec<String> {
         self.inner.queries.iter().map(|q| q.qid.clone()).collect()
     }
 
-    /// The queries of `qids` only, in this run's order (ids the run lacks are skipped).
     #[pyo3(signature = (qids, /))]
     fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
         let qids = strings(qids, "qids")?;
         Ok(Self { inner: Arc::new(self.inner.subset(&qids)) })
     }
 
-    /// `(qid, docid, rank, score)` columns, one row per hit, queries in order, hits in rank order.
     fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
-        let rows: usize = self.inner.queries.iter().map(|q| q.hits.len()).sum();
-        let (mut qids, mut docids, mut ranks, mut scores) =
-            (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
-        for query in &self.inner.queries {
-            for (i, hit) in query.hits.iter().enumerate() {
-                qids.push(query.qid.clone());
-                docids.push(hit.docid.to_string());
-                ranks.push(i64::try_from(i).unwrap_or(i64::MAX) + 1);
-                scores.push(hit.score);
-            }
-        }
-        (qids, docids, ranks, scores)
+        self.inner.columns()
     }
 
-    /// Writes the run atomically as TREC or MT-RAG JSONL.
     #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
     fn write(&self, py: Python<'_>, path: &str, format: &str, tag: &str, collection: Option<&str>) -> PyResult<()> {
         let format: OutFormat = format.parse().map_err(to_py_err)?;
@@ -103,12 +88,10 @@ impl PyQrels {
         self.inner.order.len()
     }
 
-    /// Judged query ids in file order.
     fn qids(&self) -> Vec<String> {
         self.inner.order.clone()
     }
 
-    /// The judgments of the queries in `qids` only, in file order (ids not judged are skipped).
     #[pyo3(signature = (qids, /))]
     fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
         let qids = strings(qids, "qids")?;
@@ -148,10 +131,7 @@ pub(super) fn fuse_runs(
     let params = run_params("fuse_runs", options, kwargs, model.as_deref())?;
     check_thread_variable(py, threads)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
-    let fused = interruptible(py, || {
-        let refs: Vec<&CoreRun> = owned.iter().map(AsRef::as_ref).collect();
-        crate::runs::fuse::query::fuse_runs(&refs, &params, threads)
-    })?;
+    let fused = interruptible(py, || crate::runs::fuse::query::fuse_runs(&owned, &params, threads))?;
     Ok(PyRun { inner: Arc::new(fused) })
 }
 
@@ -214,11 +194,7 @@ pub(super) fn fuse_files<'py>(
     check_thread_variable(py, threads)?;
     let callback = progress.map(Bound::unbind);
     let report = move |py: Python<'_>| match (&callback, &counters) {
-        (Some(callback), Some(counters)) => {
-            let read = counters.bytes_read.load(Ordering::Relaxed);
-            let total = counters.bytes_total.load(Ordering::Relaxed);
-            callback.call1(py, (read, total, counters.queries.load(Ordering::Relaxed))).map(drop)
-        }
+        (Some(callback), Some(counters)) => callback.call1(py, counters.snapshot()).map(drop),
         _ => Ok(()),
     };
     let summary = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, output, &options))?;
@@ -227,4 +203,29 @@ pub(super) fn fuse_files<'py>(
     out.set_item("input_lines", summary.input_lines)?;
     out.set_item("buffered", summary.buffered)?;
     Ok(out)
+}
+
+/// Trains a fusion method on runs and qrels. See `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (runs, qrels, /, *, method, segments = None, window = None))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+pub(super) fn train_fusion(
+    py: Python<'_>,
+    runs: Vec<PyRef<'_, PyRun>>,
+    qrels: PyRef<'_, PyQrels>,
+    method: &str,
+    segments: Option<Bound<'_, PyAny>>,
+    window: Option<Bound<'_, PyAny>>,
+) -> PyResult<PyFusionModel> {
+    let method: TrainedMethod = method.parse().map_err(to_py_err)?;
+    let size = |what: &str, value: Option<Bound<'_, PyAny>>, low: usize| -> PyResult<Option<usize>> {
+        let (accepted, range) = train::size_accepted(low);
+        let range = i128::try_from(*range.start()).unwrap_or(0)..=i128::try_from(*range.end()).unwrap_or(i128::MAX);
+        value.map(|v| int_in(&v, what, &accepted, range)).transpose()
+    };
+    let sizes = TrainSizes { segments: size("segments", segments, 1)?, window: size("window", window, 0)? };
+    let owned: Vec<Arc<crate::runs::Run>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
+    let qrels = Arc::clone(&qrels.inner);
+    let model = interruptible(py, || train::train(method, &owned, &qrels, sizes))?;
+    Ok(PyFusionModel { inner: Arc::new(model) })
 }

@@ -1,23 +1,80 @@
 //! Arrow tables in and out: any object with `__arrow_c_stream__` or `__arrow_c_array__` (the
 //! PyCapsule protocol) is taken over as Arrow C structs and read by the core (`crate::arrow`) with
-//! the GIL released; runs go back as plain buffers that `fanfuse.tables` wraps into a pyarrow Table.
+//! the GIL released; results go back as [`PyArrowBatch`] (the same protocol, for `tables` and
+//! `rows`) or as plain buffers that `fanfuse.tables` wraps into a pyarrow Table.
 
 use std::ffi::CStr;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyCapsule, PyDict, PyTuple};
 
 use super::args::{outer_items, strings, type_name};
-use super::arrow_batch::PyArrowBatch;
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
+use crate::arrow::export::ExportBatch;
 use crate::arrow::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, OwnedArray, OwnedSchema, OwnedStream};
 use crate::arrow::TableSource;
 use crate::runs::read::table::{self, TableSpec};
 use crate::runs::RankFrom;
+
+/// A record batch built by the core, readable by any Arrow library (`pyarrow.record_batch(batch)`).
+#[pyclass(frozen, module = "fanfuse", name = "ArrowBatch")]
+pub struct PyArrowBatch {
+    inner: Arc<ExportBatch>,
+}
+
+/// The exported structs, owned by their capsule until a consumer moves them out.
+struct Exported<T>(T);
+
+// SAFETY: the structs point to buffers shared through `Arc`s and to heap data only their release
+// callback frees; the interface lets them move to, and be released on, any thread.
+unsafe impl<T> Send for Exported<T> {}
+
+#[pymethods]
+impl PyArrowBatch {
+    /// The PyCapsule protocol: (schema, array) capsules of this batch; each call exports it anew.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema; // the batch has one schema; the consumer casts if it wants another
+        let (schema, array) = self.inner.export();
+        let release_schema = |mut exported: Exported<ArrowSchema>, _| {
+            if let Some(release) = exported.0.release {
+                // SAFETY: not moved out by a consumer (else `release` would be None): released once here.
+                unsafe { release(&raw mut exported.0) };
+            }
+        };
+        let release_array = |mut exported: Exported<ArrowArray>, _| {
+            if let Some(release) = exported.0.release {
+                // SAFETY: as for the schema.
+                unsafe { release(&raw mut exported.0) };
+            }
+        };
+        let schema = PyCapsule::new_with_value_and_destructor(py, Exported(schema), c"arrow_schema", release_schema)?;
+        let array = PyCapsule::new_with_value_and_destructor(py, Exported(array), c"arrow_array", release_array)?;
+        PyTuple::new(py, [schema, array])
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.rows()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ArrowBatch(rows={})", self.inner.rows())
+    }
+}
+
+impl PyArrowBatch {
+    pub(super) fn new(batch: ExportBatch) -> Self {
+        Self { inner: Arc::new(batch) }
+    }
+}
 
 /// The pointer a capsule of the PyCapsule protocol holds, checked by its name.
 fn capsule_pointer<T>(capsule: &Bound<'_, PyAny>, name: &CStr, what: &str) -> PyResult<*mut T> {
@@ -66,18 +123,14 @@ pub(super) fn runs_from_table(
 ) -> PyResult<Vec<PyRun>> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
-    if run_column.is_none() && !labels.is_empty() {
-        return Err(super::FusionError::new_err(
-            "runs= names the labels of a run column: give run_column= too (a table without one is one run)",
-        ));
-    }
+    table::check_run_labels(run_column, &labels).map_err(to_py_err)?;
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 };
     let read = interruptible(py, move || table::runs_from_table(source, &spec))?;
     Ok(read.into_iter().map(|run| PyRun { inner: Arc::new(run) }).collect())
 }
 
-/// Fuses run tables: the rows each table holds are read and fused by the core in one call. See `_core.pyi`.
+/// Fuses run tables in one call of the core. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (tables, /, *, names, run_column = None, runs = None, rank_from = "score", options = None,
     threads = None, **kwargs))]
@@ -103,14 +156,9 @@ pub(super) fn fuse_tables(
     }
     check_thread_variable(py, threads)?;
     let sources = items.iter().zip(&names).map(|(t, n)| table_source(t, n)).collect::<PyResult<Vec<_>>>()?;
-    let fused = interruptible(py, || {
-        let tables = sources
-            .into_iter()
-            .zip(&names)
-            .map(|(source, name)| (source, TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 }))
-            .collect();
-        crate::runs::fuse::rows::fuse_tables(tables, rank_from, &params, threads)
-    })?;
+    let shape = TableSpec { name: "", run_column, runs: &labels, rank_from, first_row: 0 };
+    let tables = sources.into_iter().zip(names.iter().map(String::as_str)).collect();
+    let fused = interruptible(py, || crate::runs::fuse::rows::fuse_tables(tables, &shape, &params, threads))?;
     Ok(PyArrowBatch::new(fused))
 }
 
@@ -130,17 +178,7 @@ pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &
 pub(super) fn run_buffers<'py>(py: Python<'py>, run: PyRef<'_, PyRun>) -> PyResult<Bound<'py, PyTuple>> {
     let run = Arc::clone(&run.inner);
     let buffers = py.detach(move || crate::runs::read::columns::run_buffers(&run));
-    let bytes = |data: &[u8]| PyBytes::new(py, data).into_any();
-    PyTuple::new(
-        py,
-        [
-            bytes(&buffers.qid_offsets),
-            bytes(&buffers.qid_data),
-            bytes(&buffers.docid_offsets),
-            bytes(&buffers.docid_data),
-            bytes(&buffers.ranks),
-            bytes(&buffers.scores),
-            pyo3::types::PyBool::new(py, buffers.large).to_owned().into_any(),
-        ],
-    )
+    let mut items: Vec<_> = buffers.in_order().iter().map(|data| PyBytes::new(py, data).into_any()).collect();
+    items.push(PyBool::new(py, buffers.large).to_owned().into_any());
+    PyTuple::new(py, items)
 }

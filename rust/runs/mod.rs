@@ -79,6 +79,26 @@ impl Run {
 }
 
 impl Run {
+    /// `(qid, docid, rank, score)` columns, one row per hit, queries in order, hits in rank order
+    /// (the rank counts from 1 whatever the file said).
+    #[must_use]
+    pub fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
+        let rows: usize = self.queries.iter().map(|q| q.hits.len()).sum();
+        let (mut qids, mut docids, mut ranks, mut scores) =
+            (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
+        for query in &self.queries {
+            for (i, hit) in query.hits.iter().enumerate() {
+                qids.push(query.qid.clone());
+                docids.push(hit.docid.to_string());
+                ranks.push(i64::try_from(i).unwrap_or(i64::MAX) + 1);
+                scores.push(hit.score);
+            }
+        }
+        (qids, docids, ranks, scores)
+    }
+}
+
+impl Run {
     /// Builds a run from aligned columns (a data frame): rows of one query need not be adjacent.
     /// Rows are numbered from 1 in error messages, as `<columns>:row`.
     pub fn from_columns(

@@ -90,9 +90,10 @@ pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), Fus
     Ok(())
 }
 
-/// Fuses whole runs in memory (query union, in order of first appearance across the runs).
+/// Fuses whole runs in memory (query union, in order of first appearance across the runs); the
+/// runs are borrowed or shared (`Arc`), as the caller holds them.
 pub fn fuse_runs(
-    runs: &[&crate::runs::Run],
+    runs: &[impl std::ops::Deref<Target = crate::runs::Run>],
     params: &FuseParams,
     threads: Option<usize>,
 ) -> Result<crate::runs::Run, FusionError> {

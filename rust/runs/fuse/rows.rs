@@ -185,19 +185,20 @@ impl Output {
 /// Fuses run tables (`fanfuse.fuse_table`) as `fanfuse fuse` fuses the same rows written as run
 /// files, through the rows of [`read_table_block`]: each table one run, or one table
 /// of several runs (its spec's `run_column`), in the order given; errors name a table and its row.
-/// One row per fused hit, queries in the order `fanfuse fuse` writes them. Every spec's `rank_from`
-/// is `rank_from`.
+/// One row per fused hit, queries in the order `fanfuse fuse` writes them. Each table is read as
+/// `shape` says, under its own name.
 ///
 /// # Panics
 /// Never: a table gives one batch per run, and the fusion one per range.
 pub fn fuse_tables(
-    tables: Vec<(TableSource, TableSpec<'_>)>,
-    rank_from: RankFrom,
+    tables: Vec<(TableSource, &str)>,
+    shape: &TableSpec<'_>,
     params: &FuseParams,
     threads: Option<usize>,
 ) -> Result<ExportBatch, FusionError> {
     let (mut blocks, mut names, mut pieces) = (Vec::new(), Vec::new(), Vec::new());
-    for (source, spec) in tables {
+    for (source, name) in tables {
+        let spec = TableSpec { name, ..shape.clone() };
         for (summary, mut batches) in read_table_block(source, &spec, blocks.len(), 1)? {
             blocks.push(summary);
             names.push(spec.name.to_owned());
@@ -206,7 +207,7 @@ pub fn fuse_tables(
     }
     let layout = Layout::new(&blocks, &names)?;
     let sources = pieces.iter().map(ExportBatch::source).collect::<Vec<_>>();
-    let fusion = RowFusion { params, rank_from, output: RowOutput::Hits, ranges: 1, threads };
+    let fusion = RowFusion { params, rank_from: shape.rank_from, output: RowOutput::Hits, ranges: 1, threads };
     Ok(fuse_rows(sources, &layout, &fusion)?.pop().expect("one range"))
 }
 

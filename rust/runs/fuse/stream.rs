@@ -351,6 +351,15 @@ pub struct FuseProgress {
     pub queries: AtomicU64,
 }
 
+impl FuseProgress {
+    /// `(bytes_read, bytes_total, queries)` as they stand.
+    #[must_use]
+    pub fn snapshot(&self) -> (u64, u64, u64) {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        (load(&self.bytes_read), load(&self.bytes_total), load(&self.queries))
+    }
+}
+
 /// Keeps a [`FuseProgress`] (if the caller asked for one) up to date from the readers' byte counters.
 struct ProgressCounters {
     shared: Option<Arc<FuseProgress>>,

@@ -16,6 +16,15 @@ pub struct RunBuffers {
     pub large: bool,
 }
 
+impl RunBuffers {
+    /// The six buffers in the order `fanfuse.tables` wraps them: qid offsets and data, docid offsets
+    /// and data, ranks, scores.
+    #[must_use]
+    pub fn in_order(&self) -> [&[u8]; 6] {
+        [&self.qid_offsets, &self.qid_data, &self.docid_offsets, &self.docid_data, &self.ranks, &self.scores]
+    }
+}
+
 #[must_use]
 pub fn run_buffers(run: &Run) -> RunBuffers {
     let rows: usize = run.queries.iter().map(|q| q.hits.len()).sum();

@@ -168,6 +168,16 @@ pub struct TableRow<'r> {
     pub row: u64,
 }
 
+/// Refuses run labels given without the column that holds them.
+pub fn check_run_labels(run_column: Option<&str>, runs: &[String]) -> Result<(), FusionError> {
+    if run_column.is_none() && !runs.is_empty() {
+        return Err(FusionError::invalid(
+            "runs= names the labels of a run column: give run_column= too (a table without one is one run)",
+        ));
+    }
+    Ok(())
+}
+
 /// Reads the rows of `source` in order, checked as [`runs_from_table`] describes, and hands each to `visit`.
 pub fn for_each_row(
     source: TableSource,
@@ -298,4 +308,18 @@ pub fn qrels_from_table(source: TableSource, name: &str) -> Result<super::qrels:
         Ok(())
     })?;
     Ok(qrels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_run_labels;
+
+    #[test]
+    fn run_labels_need_their_column() {
+        let labels = ["a".to_owned()];
+        assert!(check_run_labels(Some("run"), &labels).is_ok());
+        assert!(check_run_labels(None, &[]).is_ok());
+        let refused = check_run_labels(None, &labels).unwrap_err().to_string();
+        assert!(refused.starts_with("runs= names the labels of a run column"), "{refused}");
+    }
 }
