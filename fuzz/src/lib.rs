@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 
 use fanfuse::runs::fuse::stream::{fuse_files, FuseFilesOptions};
-use fanfuse::runs::write::OutFormat;
 use fanfuse::runs::read::qrels::read_qrels;
+use fanfuse::runs::write::OutFormat;
 use fanfuse::runs::{read_run, RankFrom, Run};
 use fanfuse::FuseParams;
 
