@@ -162,6 +162,38 @@ impl OwnedIds {
     }
 }
 
+/// Runs of ids and one score per id, NaN where a run has none.
+pub struct OwnedRuns {
+    pub ids: OwnedIds,
+    /// Empty while no run has scores: lists without them leave nothing to fill, nothing to scan.
+    pub(crate) scores: Vec<f64>,
+}
+
+impl Default for OwnedRuns {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OwnedRuns {
+    #[must_use]
+    pub fn new() -> Self {
+        Self { ids: OwnedIds::new(), scores: Vec::new() }
+    }
+
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.scores.clear();
+    }
+
+    /// Scores for the kernel: `None` when no run has any, so rank methods never look at them.
+    #[must_use]
+    pub fn scores(&self) -> Option<&[f64]> {
+        (self.scores.len() == self.ids.len() && self.scores.iter().any(|s| !s.is_nan()))
+            .then_some(self.scores.as_slice())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,5 +231,18 @@ mod tests {
         assert_eq!(fused.hits.len(), 1);
         assert_eq!(fused.hits[0].item, 2);
         assert_eq!(ListPath { root: "queries", query: Some(7), list: 2 }.to_string(), "queries[7][2]");
+    }
+
+    #[test]
+    fn scores_reach_the_kernel_only_when_some_run_has_them() {
+        let mut runs = OwnedRuns::new();
+        runs.ids.ints.extend([1, 2]);
+        assert_eq!(runs.scores(), None); // no scores at all
+        runs.scores.extend([f64::NAN, f64::NAN]);
+        assert_eq!(runs.scores(), None); // every run without scores
+        runs.scores[1] = 0.5;
+        assert_eq!(runs.scores().map(<[f64]>::len), Some(2));
+        runs.clear();
+        assert!(runs.ids.is_empty() && runs.scores.is_empty());
     }
 }
