@@ -194,6 +194,49 @@ impl OwnedRuns {
     }
 }
 
+/// A chunk of a batch: its runs, and per query the window of `runs.ids.bounds` holding its lists.
+pub struct OwnedBatch {
+    pub runs: OwnedRuns,
+    /// Query q's lists are delimited by `runs.ids.bounds[query_lists[q]..=query_lists[q + 1]]`.
+    pub query_lists: Vec<usize>,
+    /// The number of the chunk's first query in the batch, for messages.
+    pub first: usize,
+}
+
+impl Default for OwnedBatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OwnedBatch {
+    #[must_use]
+    pub fn new() -> Self {
+        Self { runs: OwnedRuns::new(), query_lists: vec![0], first: 0 }
+    }
+
+    /// An empty chunk that continues this one: the same id kind is required.
+    #[must_use]
+    pub fn next_chunk(&self) -> Self {
+        let mut next = Self::new();
+        next.runs.ids.kind.clone_from(&self.runs.ids.kind);
+        next
+    }
+
+    /// Every query fused, in order (on `threads` threads; the binding runs it with the GIL released).
+    pub fn fuse(&self, params: &FuseParams, threads: Option<usize>) -> Result<Vec<Fusion>, FusionError> {
+        let queries: Vec<usize> = (0..self.query_lists.len() - 1).collect();
+        let scores = self.runs.scores();
+        let one = |&q: &usize| {
+            let bounds = &self.runs.ids.bounds[self.query_lists[q]..=self.query_lists[q + 1]];
+            // Name the query in the message: the core only knows the list's index within it.
+            let named = |e: FusionError| FusionError::invalid(format!("queries[{}]: {e}", self.first + q));
+            self.runs.ids.fuse(bounds, scores, params).map_err(named)
+        };
+        crate::batch::map_queries(&queries, threads, one)?.into_iter().collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,5 +287,20 @@ mod tests {
         assert_eq!(runs.scores().map(<[f64]>::len), Some(2));
         runs.clear();
         assert!(runs.ids.is_empty() && runs.scores.is_empty());
+    }
+
+    #[test]
+    fn a_batch_fuses_each_query_over_its_own_lists() {
+        let mut batch = OwnedBatch::new();
+        batch.runs.ids.set_kind(IdKind::Int, || "queries[0][0][0]".into()).unwrap();
+        // Query 0: [1, 2] and [2]; query 1: [7].
+        batch.runs.ids.ints.extend([1, 2, 2, 7]);
+        batch.runs.ids.bounds.extend([2, 3, 4]);
+        batch.query_lists.extend([2, 3]);
+        let fused = batch.fuse(&FuseParams::default(), Some(1)).unwrap();
+        let ids = &batch.runs.ids.ints;
+        let fused_ids: Vec<Vec<i64>> = fused.iter().map(|f| f.hits.iter().map(|h| ids[h.item]).collect()).collect();
+        assert_eq!(fused_ids, [vec![2, 1], vec![7]]);
+        assert!(batch.next_chunk().runs.ids.kind_is(IdKind::Int));
     }
 }
