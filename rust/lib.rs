@@ -10,6 +10,7 @@ pub mod keys;
 pub mod lists;
 pub mod names;
 pub mod output;
+pub mod owned_ids;
 pub mod published;
 pub mod rrf;
 pub mod runs;

@@ -367,6 +367,8 @@ RUST_LAYERS: tuple[tuple[str, ...], ...] = (
     ("batch", "rrf"),
     # every other fusion method, and the fusion options value
     ("fusion",),
+    # ids, runs and batches copied out of the caller's lists, fused by the kernels
+    ("owned_ids",),
     # Arrow at the boundary, the output guard
     ("arrow", "output"),
     # run files: read, fused, written

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::outer_items;
-use super::fuse::{fuse_params, rrf_params, OwnedRuns, Shape, LISTS, RUNS};
+use super::fuse::{fuse_params, rrf_params, Shape, LISTS, RUNS};
 use super::fused::{fused_to_py, Fused};
 use super::ids::ListPath;
 use super::options::{check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
@@ -18,29 +18,9 @@ use super::{interruptible, to_py_err};
 use crate::batch;
 use crate::error::FusionError as CoreError;
 use crate::fusion::{FuseParams, Fusion};
-
-/// A chunk of a batch copied into Rust: its runs, and per query the window of `runs.ids.bounds`
-/// holding its lists.
-pub(super) struct OwnedBatch {
-    runs: OwnedRuns,
-    /// Query q's lists are delimited by `runs.ids.bounds[query_lists[q]..=query_lists[q + 1]]`.
-    query_lists: Vec<usize>,
-    /// The number of the chunk's first query in the batch, for messages.
-    first: usize,
-}
+use crate::owned_ids::OwnedBatch;
 
 impl OwnedBatch {
-    fn new() -> Self {
-        Self { runs: OwnedRuns::new(), query_lists: vec![0], first: 0 }
-    }
-
-    /// An empty chunk that continues this one: the same id kind is required.
-    fn next_chunk(&self) -> Self {
-        let mut next = Self::new();
-        next.runs.ids.kind.clone_from(&self.runs.ids.kind);
-        next
-    }
-
     /// Replaces the contents with `queries` (a slice of the whole batch that starts at query number
     /// `first`), reusing the buffers: fresh ones per chunk cost a page fault every 4 KiB.
     fn refill(
@@ -64,19 +44,6 @@ impl OwnedBatch {
             query_lists.push(runs.ids.bounds.len() - 1);
         }
         Ok(())
-    }
-
-    /// Every query fused, in order, with the GIL released by the caller.
-    fn fuse(&self, params: &FuseParams, threads: Option<usize>) -> Result<Vec<Fusion>, CoreError> {
-        let queries: Vec<usize> = (0..self.query_lists.len() - 1).collect();
-        let scores = self.runs.scores();
-        let one = |&q: &usize| {
-            let bounds = &self.runs.ids.bounds[self.query_lists[q]..=self.query_lists[q + 1]];
-            // Name the query in the message: the core only knows the list's index within it.
-            let named = |e: CoreError| CoreError::invalid(format!("queries[{}]: {e}", self.first + q));
-            self.runs.ids.fuse(bounds, scores, params).map_err(named)
-        };
-        batch::map_queries(&queries, threads, one)?.into_iter().collect()
     }
 
     fn to_py(&self, py: Python<'_>, fused: &[Fusion]) -> PyResult<Vec<Fused>> {

@@ -13,26 +13,12 @@ use super::{interruptible, FusionError};
 use crate::error::FusionError as CoreError;
 use crate::fusion;
 use crate::lists::RankedLists;
-
-/// Runs copied out of Python: the ids (as for `rrf`) and one score per id, NaN where a run has none.
-pub(super) struct OwnedRuns {
-    pub ids: OwnedIds,
-    scores: Vec<f64>,
-}
+pub(super) use crate::owned_ids::OwnedRuns;
 
 impl OwnedRuns {
-    pub fn new() -> Self {
-        Self { ids: OwnedIds::new(), scores: Vec::new() }
-    }
-
-    pub fn clear(&mut self) {
-        self.ids.clear();
-        self.scores.clear();
-    }
-
     /// Appends one run: ids best first, or (`scored`) also `(id, score)` pairs or an `(ids, scores)`
     /// pair of sequences.
-    pub fn push_run(&mut self, run: &Bound<'_, PyAny>, path: ListPath, scored: bool) -> PyResult<()> {
+    pub(super) fn push_run(&mut self, run: &Bound<'_, PyAny>, path: ListPath, scored: bool) -> PyResult<()> {
         if !scored {
             // Lists without scores keep `scores` empty: nothing to fill, nothing to scan.
             return self.ids.push_list(run, path);
@@ -80,12 +66,6 @@ impl OwnedRuns {
             )));
         }
         Ok(())
-    }
-
-    /// Scores for the kernel: `None` when no run has any, so rank methods never look at them.
-    pub fn scores(&self) -> Option<&[f64]> {
-        (self.scores.len() == self.ids.len() && self.scores.iter().any(|s| !s.is_nan()))
-            .then_some(self.scores.as_slice())
     }
 }
 

@@ -1,7 +1,5 @@
 //! Ids copied out of Python objects: lists, tuples, any iterable, 1-D integer buffers.
 
-use std::fmt;
-
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -11,87 +9,9 @@ use pyo3::types::{
 
 use super::args::{read_1d, type_name};
 use super::FusionError;
-use crate::error::FusionError as CoreError;
-use crate::fusion::{self, FuseParams, Fusion, ScoredLists};
-use crate::lists::RankedLists;
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum IdKind {
-    Str,
-    Int,
-}
-
-impl IdKind {
-    fn article(self) -> &'static str {
-        match self {
-            Self::Str => "a str",
-            Self::Int => "an int",
-        }
-    }
-}
-
-/// Where a list sits in the arguments, for error messages: `lists[2]` or `queries[7][2]`.
-#[derive(Clone, Copy)]
-pub(super) struct ListPath {
-    pub root: &'static str,
-    pub query: Option<usize>,
-    pub list: usize,
-}
-
-impl fmt::Display for ListPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.query {
-            Some(q) => write!(f, "{}[{q}][{}]", self.root, self.list),
-            None => write!(f, "{}[{}]", self.root, self.list),
-        }
-    }
-}
-
-/// All ids of a call (or of a whole batch), copied into two flat buffers: str ids as one UTF-8
-/// arena plus end offsets, int ids as one `i64` vector. `bounds` delimits the lists.
-pub(super) struct OwnedIds {
-    pub kind: Option<(IdKind, String)>,
-    text: Vec<u8>,
-    text_ends: Vec<usize>,
-    pub ints: Vec<i64>,
-    pub bounds: Vec<usize>,
-}
+pub(super) use crate::owned_ids::{IdKind, IdsView, ListPath, OwnedIds};
 
 impl OwnedIds {
-    pub(super) fn new() -> Self {
-        Self { kind: None, text: Vec::new(), text_ends: Vec::new(), ints: Vec::new(), bounds: vec![0] }
-    }
-
-    /// Empties the buffers (keeping their memory) for the next chunk of a batch. The id kind stays:
-    /// one batch is one call, all str or all int.
-    pub(super) fn clear(&mut self) {
-        self.text.clear();
-        self.text_ends.clear();
-        self.ints.clear();
-        self.bounds.clear();
-        self.bounds.push(0);
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.text_ends.len() + self.ints.len()
-    }
-
-    fn set_kind(&mut self, kind: IdKind, path: impl FnOnce() -> String) -> PyResult<()> {
-        match &self.kind {
-            Some((seen, _)) if *seen == kind => Ok(()),
-            Some((seen, first)) => Err(PyTypeError::new_err(format!(
-                "{} is {}, but {first} is {}: all ids in one call must be str, or all int",
-                path(),
-                kind.article(),
-                seen.article()
-            ))),
-            None => {
-                self.kind = Some((kind, path()));
-                Ok(())
-            }
-        }
-    }
-
     /// Appends one ranked list: a list/tuple/sequence of str or int ids, or a 1-D integer array.
     pub(super) fn push_list(&mut self, list: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
         if let Ok(list) = list.cast::<PyList>() {
@@ -129,10 +49,6 @@ impl OwnedIds {
         }
         self.bounds.push(self.len());
         Ok(())
-    }
-
-    pub(super) fn kind_is(&self, kind: IdKind) -> bool {
-        matches!(self.kind, Some((seen, _)) if seen == kind)
     }
 
     /// The items of a Python list. On GIL builds, str and int items are read through borrowed
@@ -184,10 +100,9 @@ impl OwnedIds {
 
     pub(super) fn push_id(&mut self, item: &Bound<'_, PyAny>, path: ListPath, pos: usize) -> PyResult<()> {
         if let Ok(text) = item.cast::<PyString>() {
-            self.set_kind(IdKind::Str, || format!("{path}[{pos}]"))?;
+            self.set_kind(IdKind::Str, || format!("{path}[{pos}]")).map_err(PyTypeError::new_err)?;
             let text = text.to_str().map_err(|_| not_utf8(path, pos))?;
-            self.text.extend_from_slice(text.as_bytes());
-            self.text_ends.push(self.text.len());
+            self.push_str(text);
             return Ok(());
         }
         if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyFloat>() {
@@ -195,7 +110,7 @@ impl OwnedIds {
         }
         // Python ints and anything with __index__ (NumPy integer scalars).
         if item.is_instance_of::<PyInt>() || item.hasattr(pyo3::intern!(item.py(), "__index__"))? {
-            self.set_kind(IdKind::Int, || format!("{path}[{pos}]"))?;
+            self.set_kind(IdKind::Int, || format!("{path}[{pos}]")).map_err(PyTypeError::new_err)?;
             let value = item.extract::<i64>().map_err(|_| {
                 FusionError::new_err(format!(
                     "{path}[{pos}] = {} does not fit in a signed 64-bit integer; int ids must be in [-2**63, 2**63 - 1]",
@@ -254,47 +169,10 @@ impl OwnedIds {
             )));
         };
         if !values.is_empty() {
-            self.set_kind(IdKind::Int, || format!("{path}[0]"))?;
+            self.set_kind(IdKind::Int, || format!("{path}[0]")).map_err(PyTypeError::new_err)?;
         }
         self.ints.extend_from_slice(&values);
         Ok(true)
-    }
-
-    /// Str id number `i` (counting over all lists) of a str call.
-    pub(super) fn str_at(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.text_ends[i - 1] };
-        // SAFETY: the arena holds whole `&str`s back to back and `text_ends` marks their boundaries,
-        // so every slice is valid UTF-8 (re-validating cost 15% of a call).
-        unsafe { std::str::from_utf8_unchecked(&self.text[start..self.text_ends[i]]) }
-    }
-
-    /// Fuses the lists that `bounds` (a window of `self.bounds`) delimits, with `scores` aligned with
-    /// all ids of `self`. The result indexes all ids of `self`. Str ids get a view of this query
-    /// only, built here (on the worker thread in a batch), rather than one view of the whole batch:
-    /// such a view costs 16 bytes per id of memory traffic, the largest single cost of a 10k-query
-    /// batch measured with it.
-    pub(super) fn fuse(
-        &self,
-        bounds: &[usize],
-        scores: Option<&[f64]>,
-        params: &FuseParams,
-    ) -> Result<Fusion, CoreError> {
-        let (first, end) = (bounds.first().copied().unwrap_or(0), bounds.last().copied().unwrap_or(0));
-        let local_bounds: Vec<usize> = bounds.iter().map(|b| b - first).collect();
-        let scores = scores.map(|s| &s[first..end]);
-        let mut fused = if self.kind_is(IdKind::Str) {
-            let strs: Vec<&str> = (first..end).map(|i| self.str_at(i)).collect();
-            fusion::fuse(&ScoredLists { ids: RankedLists::new(&strs, &local_bounds), scores }, params)?
-        } else {
-            fusion::fuse(&ScoredLists { ids: RankedLists::new(&self.ints[first..end], &local_bounds), scores }, params)?
-        };
-        for hit in &mut fused.hits {
-            hit.item += first;
-        }
-        for contribution in fused.explain.iter_mut().flatten().flatten() {
-            contribution.item = contribution.item.map(|item| item + first);
-        }
-        Ok(fused)
     }
 }
 
@@ -355,20 +233,4 @@ pub(super) fn not_an_id(item: &Bound<'_, PyAny>, path: ListPath, pos: usize) -> 
         "{path}[{pos}] is a {}; ids must be str, or int (Python or NumPy integers)",
         type_name(item)
     ))
-}
-
-/// Borrowed views of all ids of a call, for the general kernel (which sees a whole call at once).
-pub(super) enum IdsView<'a> {
-    Str(Vec<&'a str>),
-    Int(&'a [i64]),
-}
-
-impl OwnedIds {
-    pub(super) fn view(&self) -> IdsView<'_> {
-        if self.kind_is(IdKind::Str) {
-            IdsView::Str((0..self.text_ends.len()).map(|i| self.str_at(i)).collect())
-        } else {
-            IdsView::Int(&self.ints)
-        }
-    }
 }

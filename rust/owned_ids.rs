@@ -1,0 +1,306 @@
+//! Ids of a call (or of a whole batch) held in two flat buffers, and the fusion of a window of them.
+
+use std::fmt;
+
+use crate::error::FusionError;
+use crate::fusion::{self, FuseParams, Fusion, ScoredLists};
+use crate::lists::RankedLists;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum IdKind {
+    Str,
+    Int,
+}
+
+impl IdKind {
+    fn article(self) -> &'static str {
+        match self {
+            Self::Str => "a str",
+            Self::Int => "an int",
+        }
+    }
+}
+
+/// Where a list sits in the arguments, for error messages: `lists[2]` or `queries[7][2]`.
+#[derive(Clone, Copy)]
+pub struct ListPath {
+    pub root: &'static str,
+    pub query: Option<usize>,
+    pub list: usize,
+}
+
+impl fmt::Display for ListPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.query {
+            Some(q) => write!(f, "{}[{q}][{}]", self.root, self.list),
+            None => write!(f, "{}[{}]", self.root, self.list),
+        }
+    }
+}
+
+/// All ids of a call (or of a whole batch), copied into two flat buffers: str ids as one UTF-8
+/// arena plus end offsets, int ids as one `i64` vector. `bounds` delimits the lists.
+pub struct OwnedIds {
+    pub kind: Option<(IdKind, String)>,
+    /// Filled only with whole `&str`s, each followed by its end in `text_ends` ([`Self::str_at`] relies on it).
+    pub(crate) text: Vec<u8>,
+    pub(crate) text_ends: Vec<usize>,
+    pub ints: Vec<i64>,
+    pub bounds: Vec<usize>,
+}
+
+impl Default for OwnedIds {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OwnedIds {
+    #[must_use]
+    pub fn new() -> Self {
+        Self { kind: None, text: Vec::new(), text_ends: Vec::new(), ints: Vec::new(), bounds: vec![0] }
+    }
+
+    /// Empties the buffers (keeping their memory) for the next chunk of a batch. The id kind stays:
+    /// one batch is one call, all str or all int.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.text_ends.clear();
+        self.ints.clear();
+        self.bounds.clear();
+        self.bounds.push(0);
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.text_ends.len() + self.ints.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends one str id.
+    #[inline]
+    pub fn push_str(&mut self, text: &str) {
+        self.text.extend_from_slice(text.as_bytes());
+        self.text_ends.push(self.text.len());
+    }
+
+    /// Records the kind of the id at `path` (the first one fixes the kind of the call). The error
+    /// is the message for a call that mixes str and int ids.
+    pub fn set_kind(&mut self, kind: IdKind, path: impl FnOnce() -> String) -> Result<(), String> {
+        match &self.kind {
+            Some((seen, _)) if *seen == kind => Ok(()),
+            Some((seen, first)) => Err(format!(
+                "{} is {}, but {first} is {}: all ids in one call must be str, or all int",
+                path(),
+                kind.article(),
+                seen.article()
+            )),
+            None => {
+                self.kind = Some((kind, path()));
+                Ok(())
+            }
+        }
+    }
+
+    #[must_use]
+    pub fn kind_is(&self, kind: IdKind) -> bool {
+        matches!(self.kind, Some((seen, _)) if seen == kind)
+    }
+
+    /// Str id number `i` (counting over all lists) of a str call.
+    #[must_use]
+    pub fn str_at(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.text_ends[i - 1] };
+        // SAFETY: the arena holds whole `&str`s back to back and `text_ends` marks their boundaries,
+        // so every slice is valid UTF-8 (re-validating cost 15% of a call).
+        unsafe { std::str::from_utf8_unchecked(&self.text[start..self.text_ends[i]]) }
+    }
+
+    /// Fuses the lists that `bounds` (a window of `self.bounds`) delimits, with `scores` aligned with
+    /// all ids of `self`. The result indexes all ids of `self`. Str ids get a view of this query
+    /// only, built here (on the worker thread in a batch), rather than one view of the whole batch:
+    /// such a view costs 16 bytes per id of memory traffic, the largest single cost of a 10k-query
+    /// batch measured with it.
+    pub fn fuse(&self, bounds: &[usize], scores: Option<&[f64]>, params: &FuseParams) -> Result<Fusion, FusionError> {
+        let (first, end) = (bounds.first().copied().unwrap_or(0), bounds.last().copied().unwrap_or(0));
+        let local_bounds: Vec<usize> = bounds.iter().map(|b| b - first).collect();
+        let scores = scores.map(|s| &s[first..end]);
+        let mut fused = if self.kind_is(IdKind::Str) {
+            let strs: Vec<&str> = (first..end).map(|i| self.str_at(i)).collect();
+            fusion::fuse(&ScoredLists { ids: RankedLists::new(&strs, &local_bounds), scores }, params)?
+        } else {
+            fusion::fuse(&ScoredLists { ids: RankedLists::new(&self.ints[first..end], &local_bounds), scores }, params)?
+        };
+        for hit in &mut fused.hits {
+            hit.item += first;
+        }
+        for contribution in fused.explain.iter_mut().flatten().flatten() {
+            contribution.item = contribution.item.map(|item| item + first);
+        }
+        Ok(fused)
+    }
+}
+
+/// Borrowed views of all ids of a call, for the general kernel (which sees a whole call at once).
+pub enum IdsView<'a> {
+    Str(Vec<&'a str>),
+    Int(&'a [i64]),
+}
+
+impl OwnedIds {
+    #[must_use]
+    pub fn view(&self) -> IdsView<'_> {
+        if self.kind_is(IdKind::Str) {
+            IdsView::Str((0..self.text_ends.len()).map(|i| self.str_at(i)).collect())
+        } else {
+            IdsView::Int(&self.ints)
+        }
+    }
+}
+
+/// Runs of ids and one score per id, NaN where a run has none.
+pub struct OwnedRuns {
+    pub ids: OwnedIds,
+    /// Empty while no run has scores: lists without them leave nothing to fill, nothing to scan.
+    pub(crate) scores: Vec<f64>,
+}
+
+impl Default for OwnedRuns {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OwnedRuns {
+    #[must_use]
+    pub fn new() -> Self {
+        Self { ids: OwnedIds::new(), scores: Vec::new() }
+    }
+
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.scores.clear();
+    }
+
+    /// Scores for the kernel: `None` when no run has any, so rank methods never look at them.
+    #[must_use]
+    pub fn scores(&self) -> Option<&[f64]> {
+        (self.scores.len() == self.ids.len() && self.scores.iter().any(|s| !s.is_nan()))
+            .then_some(self.scores.as_slice())
+    }
+}
+
+/// A chunk of a batch: its runs, and per query the window of `runs.ids.bounds` holding its lists.
+pub struct OwnedBatch {
+    pub runs: OwnedRuns,
+    /// Query q's lists are delimited by `runs.ids.bounds[query_lists[q]..=query_lists[q + 1]]`.
+    pub query_lists: Vec<usize>,
+    /// The number of the chunk's first query in the batch, for messages.
+    pub first: usize,
+}
+
+impl Default for OwnedBatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OwnedBatch {
+    #[must_use]
+    pub fn new() -> Self {
+        Self { runs: OwnedRuns::new(), query_lists: vec![0], first: 0 }
+    }
+
+    /// An empty chunk that continues this one: the same id kind is required.
+    #[must_use]
+    pub fn next_chunk(&self) -> Self {
+        let mut next = Self::new();
+        next.runs.ids.kind.clone_from(&self.runs.ids.kind);
+        next
+    }
+
+    /// Every query fused, in order (on `threads` threads; the binding runs it with the GIL released).
+    pub fn fuse(&self, params: &FuseParams, threads: Option<usize>) -> Result<Vec<Fusion>, FusionError> {
+        let queries: Vec<usize> = (0..self.query_lists.len() - 1).collect();
+        let scores = self.runs.scores();
+        let one = |&q: &usize| {
+            let bounds = &self.runs.ids.bounds[self.query_lists[q]..=self.query_lists[q + 1]];
+            // Name the query in the message: the core only knows the list's index within it.
+            let named = |e: FusionError| FusionError::invalid(format!("queries[{}]: {e}", self.first + q));
+            self.runs.ids.fuse(bounds, scores, params).map_err(named)
+        };
+        crate::batch::map_queries(&queries, threads, one)?.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn str_ids_round_trip_and_clear_keeps_the_kind() {
+        let mut ids = OwnedIds::new();
+        ids.set_kind(IdKind::Str, || "lists[0][0]".into()).unwrap();
+        for id in ["a", "bé", ""] {
+            ids.push_str(id);
+        }
+        ids.bounds.push(ids.len());
+        assert_eq!((0..3).map(|i| ids.str_at(i)).collect::<Vec<_>>(), ["a", "bé", ""]);
+        ids.clear();
+        assert!(ids.is_empty());
+        assert_eq!(ids.bounds, [0]);
+        assert!(ids.kind_is(IdKind::Str));
+    }
+
+    #[test]
+    fn mixing_kinds_names_both_places() {
+        let mut ids = OwnedIds::new();
+        ids.set_kind(IdKind::Int, || "lists[0][0]".into()).unwrap();
+        let err = ids.set_kind(IdKind::Str, || "lists[1][2]".into()).unwrap_err();
+        assert_eq!(err, "lists[1][2] is a str, but lists[0][0] is an int: all ids in one call must be str, or all int");
+    }
+
+    #[test]
+    fn a_window_is_fused_with_items_indexing_all_ids() {
+        let mut ids = OwnedIds::new();
+        ids.set_kind(IdKind::Int, || "q".into()).unwrap();
+        ids.ints.extend([1, 2, 3, 3]);
+        ids.bounds.extend([2, 3, 4]);
+        let fused = ids.fuse(&ids.bounds[1..], None, &FuseParams::default()).unwrap();
+        assert_eq!(fused.hits.len(), 1);
+        assert_eq!(fused.hits[0].item, 2);
+        assert_eq!(ListPath { root: "queries", query: Some(7), list: 2 }.to_string(), "queries[7][2]");
+    }
+
+    #[test]
+    fn scores_reach_the_kernel_only_when_some_run_has_them() {
+        let mut runs = OwnedRuns::new();
+        runs.ids.ints.extend([1, 2]);
+        assert_eq!(runs.scores(), None); // no scores at all
+        runs.scores.extend([f64::NAN, f64::NAN]);
+        assert_eq!(runs.scores(), None); // every run without scores
+        runs.scores[1] = 0.5;
+        assert_eq!(runs.scores().map(<[f64]>::len), Some(2));
+        runs.clear();
+        assert!(runs.ids.is_empty() && runs.scores.is_empty());
+    }
+
+    #[test]
+    fn a_batch_fuses_each_query_over_its_own_lists() {
+        let mut batch = OwnedBatch::new();
+        batch.runs.ids.set_kind(IdKind::Int, || "queries[0][0][0]".into()).unwrap();
+        // Query 0: [1, 2] and [2]; query 1: [7].
+        batch.runs.ids.ints.extend([1, 2, 2, 7]);
+        batch.runs.ids.bounds.extend([2, 3, 4]);
+        batch.query_lists.extend([2, 3]);
+        let fused = batch.fuse(&FuseParams::default(), Some(1)).unwrap();
+        let ids = &batch.runs.ids.ints;
+        let fused_ids: Vec<Vec<i64>> = fused.iter().map(|f| f.hits.iter().map(|h| ids[h.item]).collect()).collect();
+        assert_eq!(fused_ids, [vec![2, 1], vec![7]]);
+        assert!(batch.next_chunk().runs.ids.kind_is(IdKind::Int));
+    }
+}
