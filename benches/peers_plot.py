@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fanfuse._core import OutputFile
+from fanfuse.output_guard import OutputFile
 
 
 def bar_chart(path: Path, rows: list[tuple[str, float]], unit: str) -> None:

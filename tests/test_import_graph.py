@@ -192,6 +192,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fanfuse._core", "fanfuse._panics", "fanfuse._cleanups", "fanfuse._renamed"),
     # what every layer raises and checks against: the errors, every number's range, JSON data
     ("fanfuse.errors",),
+    # the output guard every file and folder is written through
+    ("fanfuse.output_guard",),
     ("fanfuse.limits", "fanfuse.jsonl"),
     # documents, run files and their evaluation, the spec in plain Python
     (

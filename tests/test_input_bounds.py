@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from cli_process import CLI
 from command_inputs import write_inputs
-from fanfuse import FusionError, read_run
-from fanfuse._core import READER_LIMITS, read_lines
+from fanfuse import FusionError, InvalidCorpus, read_run
+from fanfuse._core import READER_LIMITS
 from fanfuse.cli import build_parser, command_parsers, main
 from fanfuse.cli.conversation import MAX_LINE_BYTES as MAX_HISTORY_LINE
 from fanfuse.cli.paths import INPUT, option_name, path_actions
-from fanfuse.corpus import read_jsonl
+from fanfuse.corpus import read_jsonl, read_lines
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 LINE, FIELD = READER_LIMITS["line"], READER_LIMITS["field"]
@@ -137,7 +137,7 @@ def test_the_corpus_reader_is_the_core_line_reader(files: Path, tmp_path: Path) 
     lines = tmp_path / "lines.txt"
     lines.write_bytes(b"\xef\xbb\xbffirst\r\n\nthird")
     assert list(read_lines(lines)) == [(1, "first"), (2, ""), (3, "third")]
-    with pytest.raises(FusionError, match=r"endless:1: the line is longer than 16 MiB"):
+    with pytest.raises(InvalidCorpus, match=r"endless:1: the line is longer than 16 MiB"):
         list(read_lines(files / "endless"))
 
 

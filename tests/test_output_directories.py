@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fanfuse import FusionError
-from fanfuse._core import OutputFile, StagedDirectory
+from fanfuse import InvalidOutput
+from fanfuse.output_guard import OutputFile, StagedDirectory
 
 
 def test_file_is_replaced_only_when_the_write_completes(tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_file_is_replaced_only_when_the_write_completes(tmp_path: Path) -> None:
     with np.load(target) as saved:
         assert saved["a"].tolist() == [0, 1, 2]
 
-    with pytest.raises(FusionError, match=r"vectors\.npz: disk full"), OutputFile(target) as stream:
+    with pytest.raises(InvalidOutput, match=r"vectors\.npz: disk full"), OutputFile(target) as stream:
         stream.write(b"partial")
         raise OSError("disk full")
     with np.load(target) as saved:

@@ -17,8 +17,8 @@ from typing import BinaryIO
 import numpy as np
 import pytest
 from cli_process import ended_pid
-from fanfuse import FusionError
-from fanfuse._core import OutputFile
+from fanfuse import InvalidOutput
+from fanfuse.output_guard import OutputFile
 from fanfuse.retrievers.dense import TfidfSvdEmbedder
 from fanfuse.retrievers.dense_cache import MODEL_FILE, VECTORS_FILE, dense_for_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -73,12 +73,12 @@ def test_fifo_is_streamed_into(model: TfidfSvdEmbedder, saved: bytes, tmp_path: 
 
 def test_directory_and_read_only_file_are_refused(model: TfidfSvdEmbedder, tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
-    with pytest.raises(FusionError, match="is a directory"):
+    with pytest.raises(InvalidOutput, match="is a directory"):
         model.save(tmp_path / "dir")
     kept = tmp_path / "kept.npz"
     kept.write_bytes(PREVIOUS)
     kept.chmod(0o444)
-    with pytest.raises(FusionError, match="is read-only"):
+    with pytest.raises(InvalidOutput, match="is read-only"):
         model.save(kept)
     assert kept.read_bytes() == PREVIOUS
     assert (tmp_path / "dir").is_dir()
@@ -147,7 +147,7 @@ def test_an_input_is_refused_however_spelled(tmp_path: Path) -> None:
     os.link(run, tmp_path / "hard")
     for alias in ("link", "hard", "run.trec"):
         with (
-            pytest.raises(FusionError, match=r"is the input '.*run\.trec'"),
+            pytest.raises(InvalidOutput, match=r"is the input '.*run\.trec'"),
             OutputFile(tmp_path / alias, inputs=[run]),
         ):
             pass
@@ -159,7 +159,7 @@ def test_an_os_error_while_writing_names_the_output_and_keeps_the_previous_file(
     path = tmp_path / "report.txt"
     path.write_bytes(PREVIOUS)
     with (
-        pytest.raises(FusionError, match=r"report\.txt: No space left on device") as raised,
+        pytest.raises(InvalidOutput, match=r"report\.txt: No space left on device") as raised,
         OutputFile(path),
     ):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -181,7 +181,7 @@ def test_a_reader_gone_from_a_fifo_is_a_broken_pipe(tmp_path: Path) -> None:
 
 def test_stdout_gets_what_python_printed_first(tmp_path: Path) -> None:
     probe = (
-        "import sys\nfrom fanfuse._core import OutputFile\n"
+        "import sys\nfrom fanfuse.output_guard import OutputFile\n"
         "print('printed first')\nwith OutputFile('-') as out:\n    out.write(b'written second\\n')\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)

@@ -210,5 +210,5 @@ def test_a_gzip_corpus_is_recognised_by_its_bytes(tmp_path: Path) -> None:
 
 def test_a_corpus_that_is_not_utf8_names_file_and_line(tmp_path: Path) -> None:
     corpus = put(tmp_path / "corpus.jsonl", b'{"id": "a", "text": "x"}\n{"id": "b", "text": "caf\xe9"}\n')
-    with pytest.raises(fanfuse.FusionError, match=r"corpus\.jsonl:2: .*UTF-8"):
+    with pytest.raises(fanfuse.InvalidCorpus, match=r"corpus\.jsonl:2: .*UTF-8"):
         list(read_jsonl(corpus))

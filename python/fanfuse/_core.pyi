@@ -1,9 +1,7 @@
 """Type stub and documentation of the compiled core ``fanfuse._core`` (checked by mypy.stubtest)."""
 
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import TracebackType
-from typing import BinaryIO, Literal, Self, SupportsIndex, TypedDict, Unpack, final
+from typing import Literal, Self, SupportsIndex, TypedDict, Unpack, final
 
 import numpy as np
 import numpy.typing as npt
@@ -30,14 +28,17 @@ __all__ = [
     "FusionError",
     "FusionModel",
     "FusionOptions",
-    "Lines",
-    "OutputFile",
     "Qrels",
     "Run",
-    "StagedDirectory",
+    "_Lines",
+    "_Output",
+    "_StagedDirectory",
+    "_check_paths",
     "_kernel_seconds",
+    "_read_lines",
+    "_retire_directory",
     "_run_buffers",
-    "check_paths",
+    "_sync_directory",
     "default_threads",
     "evaluate",
     "fuse",
@@ -50,14 +51,11 @@ __all__ = [
     "paired_t_test",
     "qrels_from_table",
     "randomization_test",
-    "read_lines",
     "read_qrels",
     "read_run",
-    "retire_directory",
     "rrf",
     "rrf_batch",
     "runs_from_table",
-    "sync_directory",
     "train_fusion",
     "tukey_hsd",
     "wilcoxon_test",
@@ -698,78 +696,52 @@ def tukey_hsd(
     an empty group, no more values than groups, or a value that is not finite.
     """
 
-# The output guard of every file fanfuse writes (rust/output/, docs/run-files.md "Output paths").
-_Path = str | os.PathLike[str]
+# The handles of the output guard and the line reader (rust/output/, docs/run-files.md "Output
+# paths"); their faces are ``fanfuse.output_guard`` and ``fanfuse.corpus``. Paths are str; a refusal
+# raises FusionError with the core's message, which the faces raise as their own class.
 
 @final
-class OutputFile:
-    """``with OutputFile(path, inputs=[...]) as stream:`` writes ``path`` as every output of fanfuse
-    is written: a new or regular file through a temporary renamed over it when the block ends without
-    an exception (a failure leaves the previous file and no temporary); a symbolic link followed; a
-    FIFO, a character device or stdout (``-``) streamed; a directory, a read-only file or one of
-    ``inputs`` (however spelled) refused with FusionError. An ``OSError`` while writing (a full disk)
-    becomes a FusionError naming ``path``; a closed pipe stays ``BrokenPipeError``.
-    """
+class _Output:
+    """A file being written (``fanfuse.output_guard.OutputFile``), until ``commit`` or ``discard``."""
 
-    def __new__(cls, path: _Path, /, *, inputs: Sequence[_Path] | None = None) -> Self: ...
-    def __enter__(self) -> BinaryIO:
-        """A binary file object over the output."""
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        _traceback: TracebackType | None,
-    ) -> bool: ...
+    def __new__(cls, path: str, inputs: list[str], /) -> Self: ...
+    def is_stdout(self) -> bool: ...
+    def fileno(self) -> int:
+        """A descriptor of the output of its own, which the caller closes."""
+    def commit(self) -> None: ...
+    def discard(self) -> None:
+        """Removes the temporary: the previous file stays."""
 
 @final
-class StagedDirectory:
-    """``with StagedDirectory(target) as staged:`` fills the new locked directory ``staged.path``
-    beside ``target`` (its parents are created), which takes ``target``'s place when the block ends
-    without an exception (or at ``publish()``) and is removed otherwise; a directory already at the
-    target is retired whole, so a reader finds the old or the new one, never a mix. Leftovers of
-    killed writers are removed. An unwritable place raises FusionError naming ``target``.
-    """
+class _StagedDirectory:
+    """A folder being staged (``fanfuse.output_guard.StagedDirectory``), removed at ``discard``
+    unless published."""
 
-    def __new__(cls, target: _Path, /) -> Self: ...
+    def __new__(cls, target: str, /) -> Self: ...
     @property
-    def path(self) -> str:
-        """The temporary directory to fill."""
-    def publish(self, target: _Path | None = None, /) -> None:
-        """Moves the directory to ``target`` (default: the target given; same parent directory)."""
-    def __enter__(self) -> Self: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        _exc: BaseException | None,
-        _traceback: TracebackType | None,
-    ) -> bool: ...
+    def path(self) -> str: ...
+    @property
+    def published(self) -> bool: ...
+    def publish(self, target: str, /) -> None: ...
+    def discard(self) -> None: ...
 
-def retire_directory(path: _Path, /) -> None:
-    """Removes a directory so that a reader finds it whole or not at all (renamed away, then deleted)."""
-
-def sync_directory(path: _Path, /) -> None:
-    """Makes the renames inside a directory durable (fsync)."""
-
-def check_paths(
-    *,
-    outputs: Sequence[tuple[str, _Path]] | None = None,
-    output_directories: Sequence[tuple[str, _Path]] | None = None,
-    inputs: Sequence[tuple[str, _Path]] | None = None,
-) -> None:
-    """Raises FusionError when an output is one of the inputs or another output (the same file
-    however spelled: ``./x``, a symbolic or hard link, ``-`` for stdout; character devices such as
-    ``/dev/null`` excepted), or an output directory holds an input or another output. Each path comes
-    with the option that gave it, ``("-o", "out.trec")``, which the message names.
-    """
+def _retire_directory(path: str, /) -> None: ...
+def _sync_directory(path: str, /) -> None: ...
+def _check_paths(
+    outputs: list[tuple[str, str]],
+    output_directories: list[tuple[str, str]],
+    inputs: list[tuple[str, str]],
+    /,
+) -> None: ...
 
 @final
-class Lines:
+class _Lines:
     """The numbered lines of a text file: ``(line_number, line)`` without the line end."""
 
     def __iter__(self) -> Self: ...
     def __next__(self) -> tuple[int, str]: ...
 
-def read_lines(path: _Path, /) -> Lines:
+def _read_lines(path: str, /) -> _Lines:
     """The lines of a plain or gzip text file, read by the run readers' rules (UTF-8, a UTF-8
     byte-order mark at the start skipped, lines end at ``\\n``, at most ``READER_LIMITS["line"]``
     bytes each); a bad line raises FusionError naming ``file:line``."""

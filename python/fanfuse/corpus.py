@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fanfuse._core import read_lines
+from fanfuse import _core
+from fanfuse._core import FusionError
 from fanfuse.errors import InvalidCorpus
 from fanfuse.jsonl import json_line
+from fanfuse.output_guard import utf8_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,16 @@ def _existing(path: str | Path) -> Path:
     if not path.is_file():
         raise InvalidCorpus(f"corpus file {str(path)!r} does not exist (expected a JSONL file, plain or .gz)")
     return path
+
+
+def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a corpus file, ``(line_number, line)`` without the line end, read by the
+    core's line reader; a line it refuses (not UTF-8, longer than ``READER_LIMITS["line"]``) raises
+    ``InvalidCorpus`` naming file:line."""
+    try:
+        yield from _core._read_lines(utf8_path(path, "corpus file", InvalidCorpus))
+    except FusionError as error:
+        raise InvalidCorpus(str(error)) from None
 
 
 def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:

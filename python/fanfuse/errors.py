@@ -11,7 +11,8 @@ file:line, or request field) and say what is accepted.
   flag that is not one accepted, or that does not go with another given), ``InvalidFilter`` (a
   metadata filter), ``InvalidCorpus`` (documents to index or search: a corpus file or record, a
   duplicate id), ``InvalidIndex`` (an index folder that cannot be opened, read or written),
-  ``InvalidEncoder`` (an encoder's model files, or the vectors an encoder made).
+  ``InvalidEncoder`` (an encoder's model files, or the vectors an encoder made), ``InvalidOutput``
+  (a file or folder to write that cannot be written, or that is one of the inputs).
 - ``MissingExtra`` (an ``ImportError``): a feature whose optional extra is not installed; ``extra``
   names it, the message says what to install.
 - ``SearchFailed`` (a ``RuntimeError``): a search with nothing to fuse; ``AllBranchesFailed``
@@ -34,6 +35,7 @@ __all__ = [
     "InvalidEncoder",
     "InvalidFilter",
     "InvalidIndex",
+    "InvalidOutput",
     "InvalidSetting",
     "MissingExtra",
     "OutOfRange",
@@ -87,6 +89,11 @@ class InvalidIndex(InputError):
 class InvalidEncoder(InputError):
     """An encoder that cannot be used: its model or tokenizer files, an embedder not fitted, or
     vectors it made that do not fit (shape, dimensions, NaN, another encoder's)."""
+
+
+class InvalidOutput(InputError):
+    """An output path (a file or a folder to write) that cannot be written, or that names an input
+    or another output however spelled: the message names the path and, from a command, the flag."""
 
 
 class SearchFailed(RuntimeError):

@@ -223,7 +223,7 @@ def read_any_qrels(path: str) -> Qrels:
 
 def write_parquet(run: Run, path: str) -> None:
     """Writes a run as Parquet (qid, docid, rank, score), atomically as every output of fanfuse."""
-    from fanfuse._core import OutputFile
+    from fanfuse.output_guard import OutputFile
 
     pq = _parquet()
     table = to_arrow(run)

@@ -1,138 +1,90 @@
-//! The core's file guard (`crate::output`) and line reader (`crate::runs::read::source`) for the Python
-//! layer: every file and directory fanfuse writes from Python (reports, plots, saved models, Parquet
-//! runs, dense vectors and caches, index manifests and versions) goes through [`PyOutputFile`] or
-//! [`PyStagedDirectory`]; a command's paths are checked against each other by [`check_paths`]; a
-//! corpus is read by [`PyLines`], with the run readers' rules and bounds.
+//! The core's output guard (`crate::output`) and line reader (`crate::runs::read::source`) as thin
+//! handles over str paths. Their Python faces hold the rest: `fanfuse.output_guard` (path
+//! arguments, the context managers, the error classes) and `fanfuse.corpus` (the corpus reader).
 
-use std::os::fd::{AsFd, IntoRawFd};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, IntoRawFd, RawFd};
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use pyo3::exceptions::{PyBrokenPipeError, PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::args::{outer_items, type_name};
 use super::{interruptible, to_py_err, FusionError};
 use crate::output::directory::{self, StagedDir};
 use crate::output::separate::{check_separate, Named};
 use crate::output::OutputFile as CoreOutput;
 use crate::runs::read::source::LineSource;
 
-/// A path argument: a str or an `os.PathLike` naming a str path.
-fn path_arg(value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
-    let path: PathBuf = value.extract().map_err(|_| {
-        PyTypeError::new_err(format!("{name} must be a path (str or os.PathLike), not {}", type_name(value)))
-    })?;
-    path.into_os_string()
-        .into_string()
-        .map_err(|raw| FusionError::new_err(format!("{name} {raw:?} is not valid UTF-8; give a UTF-8 path")))
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A file written through `crate::output`. See `_core.pyi`.
-#[pyclass(frozen, module = "fanfuse._core", name = "OutputFile")]
-pub struct PyOutputFile {
+/// A file being written through `crate::output`, until `commit` or `discard` takes it.
+#[pyclass(frozen, module = "fanfuse._core", name = "_Output")]
+pub struct Output {
     path: String,
     output: Mutex<Option<CoreOutput>>,
-    stream: Mutex<Option<Py<PyAny>>>,
+}
+
+impl Output {
+    fn written(&self) -> PyErr {
+        FusionError::new_err(format!("{}: already written", self.path))
+    }
 }
 
 #[pymethods]
-impl PyOutputFile {
+impl Output {
     #[new]
-    #[pyo3(signature = (path, /, *, inputs = None))]
-    fn new(py: Python<'_>, path: &Bound<'_, PyAny>, inputs: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let path = path_arg(path, "path")?;
-        let inputs = match inputs {
-            Some(inputs) => outer_items(inputs, "inputs", "paths")?
-                .iter()
-                .enumerate()
-                .map(|(i, item)| path_arg(item, &format!("inputs[{i}]")))
-                .collect::<PyResult<Vec<_>>>()?,
-            None => Vec::new(),
-        };
+    #[pyo3(signature = (path, inputs, /))]
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+    fn new(py: Python<'_>, path: String, inputs: Vec<String>) -> PyResult<Self> {
         // Interruptible: a FIFO without a reader is waited for.
         let output = interruptible(py, || CoreOutput::create(&path, &inputs))?;
-        Ok(Self { path, output: Mutex::new(Some(output)), stream: Mutex::new(None) })
+        Ok(Self { path, output: Mutex::new(Some(output)) })
     }
 
-    /// A binary file object over a descriptor of the output of its own (unbuffered by the core).
-    fn __enter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let descriptor = {
-            let guard = lock(&self.output);
-            let output =
-                guard.as_ref().ok_or_else(|| FusionError::new_err(format!("{}: already written", self.path)))?;
-            if output.is_stdout() {
-                // What Python printed before goes out before what is written here.
-                py.import("sys")?.getattr("stdout")?.call_method0("flush")?;
-            }
-            output.file().as_fd().try_clone_to_owned().map_err(|e| to_py_err(crate::FusionError::io(&self.path, &e)))?
-        };
-        let stream = py.import("os")?.call_method1("fdopen", (descriptor.into_raw_fd(), "wb"))?.unbind();
-        *lock(&self.stream) = Some(stream.clone_ref(py));
-        Ok(stream)
+    fn is_stdout(&self) -> PyResult<bool> {
+        lock(&self.output).as_ref().map(CoreOutput::is_stdout).ok_or_else(|| self.written())
     }
 
-    #[pyo3(signature = (exc_type, exc, _traceback))]
-    fn __exit__(
-        &self,
-        py: Python<'_>,
-        exc_type: Option<&Bound<'_, PyAny>>,
-        exc: Option<&Bound<'_, PyAny>>,
-        _traceback: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<bool> {
-        let stream = lock(&self.stream).take();
-        let closed = stream.map_or(Ok(()), |s| s.bind(py).call_method0("close").map(drop));
-        let output = lock(&self.output).take();
-        let written = match (exc_type, exc) {
-            (Some(_), Some(raised)) => Err(PyErr::from_value(raised.clone())),
-            _ => closed,
-        };
-        match written {
-            Ok(()) => {
-                let output = output.ok_or_else(|| FusionError::new_err(format!("{}: already written", self.path)))?;
-                interruptible(py, || output.commit())?;
-                Ok(false)
-            }
-            Err(error) => {
-                drop(output); // removes the temporary: the previous file stays
-                if error.is_instance_of::<PyOSError>(py) && !error.is_instance_of::<PyBrokenPipeError>(py) {
-                    let reason = error.value(py).getattr("strerror").ok().filter(|s| !s.is_none());
-                    let reason = reason.map_or_else(|| error.value(py).to_string(), |s| s.to_string());
-                    let replaced = FusionError::new_err(format!("{}: {reason}", self.path));
-                    replaced.set_cause(py, Some(error));
-                    return Err(replaced);
-                }
-                if exc_type.is_some() {
-                    return Ok(false);
-                }
-                Err(error)
-            }
-        }
+    /// A descriptor of the output of its own (the core's writes are unbuffered), which the caller closes.
+    fn fileno(&self) -> PyResult<RawFd> {
+        let guard = lock(&self.output);
+        let output = guard.as_ref().ok_or_else(|| self.written())?;
+        let descriptor = output
+            .file()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| to_py_err(crate::FusionError::io(&self.path, &e)))?;
+        Ok(descriptor.into_raw_fd())
+    }
+
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        let output = lock(&self.output).take().ok_or_else(|| self.written())?;
+        interruptible(py, || output.commit())
+    }
+
+    /// Removes the temporary: the previous file stays.
+    fn discard(&self) {
+        drop(lock(&self.output).take());
     }
 }
 
-/// A directory that appears complete or not at all (`crate::output::directory`). See `_core.pyi`.
-#[pyclass(frozen, module = "fanfuse._core", name = "StagedDirectory")]
-pub struct PyStagedDirectory {
-    target: String,
+/// A directory being staged by `crate::output::directory`, until `discard` removes it unless published.
+#[pyclass(frozen, module = "fanfuse._core", name = "_StagedDirectory")]
+pub struct StagedDirectory {
     path: String,
     staged: Mutex<Option<StagedDir>>,
 }
 
 #[pymethods]
-impl PyStagedDirectory {
+impl StagedDirectory {
     #[new]
     #[pyo3(signature = (target, /))]
-    fn new(target: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let target = path_arg(target, "target")?;
-        let staged = StagedDir::beside(Path::new(&target)).map_err(to_py_err)?;
+    fn new(target: &str) -> PyResult<Self> {
+        let staged = StagedDir::beside(Path::new(target)).map_err(to_py_err)?;
         let path = staged.path().to_string_lossy().into_owned();
-        Ok(Self { target, path, staged: Mutex::new(Some(staged)) })
+        Ok(Self { path, staged: Mutex::new(Some(staged)) })
     }
 
     #[getter]
@@ -140,93 +92,59 @@ impl PyStagedDirectory {
         &self.path
     }
 
-    #[pyo3(signature = (target = None, /))]
-    fn publish(&self, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let target = target.map(|t| path_arg(t, "target")).transpose()?.unwrap_or_else(|| self.target.clone());
+    #[getter]
+    fn published(&self) -> bool {
+        lock(&self.staged).as_ref().is_none_or(StagedDir::is_published)
+    }
+
+    #[pyo3(signature = (target, /))]
+    fn publish(&self, target: &str) -> PyResult<()> {
         let mut guard = lock(&self.staged);
-        let staged =
-            guard.as_mut().ok_or_else(|| FusionError::new_err(format!("{}: already published", self.target)))?;
-        staged.publish(Path::new(&target)).map_err(to_py_err)
+        let staged = guard.as_mut().ok_or_else(|| FusionError::new_err(format!("{target}: already published")))?;
+        staged.publish(Path::new(target)).map_err(to_py_err)
     }
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    #[pyo3(signature = (exc_type, _exc, _traceback))]
-    fn __exit__(
-        &self,
-        exc_type: Option<&Bound<'_, PyAny>>,
-        _exc: Option<&Bound<'_, PyAny>>,
-        _traceback: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<bool> {
-        let mut staged = lock(&self.staged).take();
-        if exc_type.is_none() {
-            if let Some(staged) = staged.as_mut().filter(|s| !s.is_published()) {
-                staged.publish(Path::new(&self.target)).map_err(to_py_err)?;
-            }
-        }
-        Ok(false) // dropping an unpublished staging removes it
+    fn discard(&self) {
+        drop(lock(&self.staged).take());
     }
 }
 
-/// Removes a directory whole (renamed away, then deleted). See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (path, /))]
-pub(super) fn retire_directory(path: &Bound<'_, PyAny>) -> PyResult<()> {
-    directory::retire_directory(Path::new(&path_arg(path, "path")?)).map_err(to_py_err)
+#[pyo3(name = "_retire_directory", signature = (path, /))]
+pub(super) fn retire_directory(path: &str) -> PyResult<()> {
+    directory::retire_directory(Path::new(path)).map_err(to_py_err)
 }
 
-/// Makes the renames inside a directory durable. See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (path, /))]
-pub(super) fn sync_directory(path: &Bound<'_, PyAny>) -> PyResult<()> {
-    directory::sync_directory(Path::new(&path_arg(path, "path")?)).map_err(to_py_err)
-}
-
-/// `(option, path)` pairs, for messages that name the option.
-fn named_paths(value: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Vec<(String, String)>> {
-    let Some(value) = value else { return Ok(Vec::new()) };
-    outer_items(value, name, "(option, path) pairs")?
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let (option, path): (String, Bound<'_, PyAny>) = item.extract().map_err(|_| {
-                PyTypeError::new_err(format!("{name}[{i}] must be an (option, path) pair, not {}", type_name(item)))
-            })?;
-            Ok((option, path_arg(&path, &format!("{name}[{i}]"))?))
-        })
-        .collect()
+#[pyo3(name = "_sync_directory", signature = (path, /))]
+pub(super) fn sync_directory(path: &str) -> PyResult<()> {
+    directory::sync_directory(Path::new(path)).map_err(to_py_err)
 }
 
 fn named(pairs: &[(String, String)]) -> Vec<Named<'_>> {
     pairs.iter().map(|(option, path)| Named { option, path }).collect()
 }
 
-/// A command's paths checked against each other (`crate::output::separate`). See `_core.pyi`.
+/// A command's paths checked against each other (`crate::output::separate`), as (option, path) pairs.
 #[pyfunction]
-#[pyo3(signature = (*, outputs = None, output_directories = None, inputs = None))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+#[pyo3(name = "_check_paths", signature = (outputs, output_directories, inputs, /))]
 pub(super) fn check_paths(
-    outputs: Option<&Bound<'_, PyAny>>,
-    output_directories: Option<&Bound<'_, PyAny>>,
-    inputs: Option<&Bound<'_, PyAny>>,
+    outputs: Vec<(String, String)>,
+    output_directories: Vec<(String, String)>,
+    inputs: Vec<(String, String)>,
 ) -> PyResult<()> {
-    let (outputs, directories, inputs) = (
-        named_paths(outputs, "outputs")?,
-        named_paths(output_directories, "output_directories")?,
-        named_paths(inputs, "inputs")?,
-    );
-    check_separate(&named(&outputs), &named(&directories), &named(&inputs)).map_err(to_py_err)
+    check_separate(&named(&outputs), &named(&output_directories), &named(&inputs)).map_err(to_py_err)
 }
 
-/// The numbered lines of a text file, read by `crate::runs::read::source`. See `_core.pyi`.
-#[pyclass(frozen, module = "fanfuse._core", name = "Lines")]
-pub struct PyLines {
+/// The numbered lines of a text file, read by `crate::runs::read::source`.
+#[pyclass(frozen, module = "fanfuse._core", name = "_Lines")]
+pub struct Lines {
     source: Mutex<LineSource>,
 }
 
 #[pymethods]
-impl PyLines {
+impl Lines {
     fn __iter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -239,12 +157,11 @@ impl PyLines {
     }
 }
 
-/// Opens a text file as [`PyLines`]. See `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (path, /))]
-pub(super) fn read_lines(path: &Bound<'_, PyAny>) -> PyResult<PyLines> {
-    let source = LineSource::open(&path_arg(path, "path")?).map_err(to_py_err)?;
-    Ok(PyLines { source: Mutex::new(source) })
+#[pyo3(name = "_read_lines", signature = (path, /))]
+pub(super) fn read_lines(path: &str) -> PyResult<Lines> {
+    let source = LineSource::open(path).map_err(to_py_err)?;
+    Ok(Lines { source: Mutex::new(source) })
 }
 
 /// The bounds of the readers, for messages and tests: `{"line": bytes, "field": bytes}`.

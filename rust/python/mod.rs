@@ -154,9 +154,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eval::paired_t, m)?)?;
     m.add_function(wrap_pyfunction!(eval::wilcoxon_test, m)?)?;
     m.add_function(wrap_pyfunction!(eval::tukey_hsd, m)?)?;
-    m.add_class::<files::PyOutputFile>()?;
-    m.add_class::<files::PyStagedDirectory>()?;
-    m.add_class::<files::PyLines>()?;
+    m.add_class::<files::Output>()?;
+    m.add_class::<files::StagedDirectory>()?;
+    m.add_class::<files::Lines>()?;
     m.add_function(wrap_pyfunction!(files::check_paths, m)?)?;
     m.add_function(wrap_pyfunction!(files::retire_directory, m)?)?;
     m.add_function(wrap_pyfunction!(files::sync_directory, m)?)?;

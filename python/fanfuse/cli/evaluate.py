@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fanfuse._core import METRICS, TREC_EVAL_METRICS, OutputFile
+from fanfuse._core import METRICS, TREC_EVAL_METRICS
 from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.paths import add_output, add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.errors import InvalidSetting, OutOfRange
+from fanfuse.output_guard import OutputFile
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare_scores
 from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run

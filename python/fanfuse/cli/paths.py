@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fanfuse._core import check_paths
+from fanfuse.output_guard import check_paths
 
 INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
 ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
@@ -90,7 +90,7 @@ def option_name(action: argparse.Action) -> str:
 
 
 def check_command_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Raises FusionError when the parsed paths of a command overlap (see the module documentation)."""
+    """Raises InvalidOutput when the parsed paths of a command overlap (see the module documentation)."""
     named: dict[str, list[tuple[str, str]]] = {role: [] for role in ROLES}
     for action, role, _ in path_actions(parser):
         value = getattr(args, action.dest, None)

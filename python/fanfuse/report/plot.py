@@ -9,8 +9,8 @@ import math
 import os
 from statistics import NormalDist
 
-from fanfuse._core import OutputFile
 from fanfuse.errors import MissingExtra
+from fanfuse.output_guard import OutputFile
 from fanfuse.report.data import ReportData
 
 CONFIDENCE = 0.95

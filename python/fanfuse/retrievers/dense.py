@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import OutputFile
 from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.errors import InvalidCorpus, InvalidEncoder, MissingExtra
 from fanfuse.limits import check_int
+from fanfuse.output_guard import OutputFile
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions, value_terms
 from fanfuse.retrievers.query_vectors import QueryVectors, cache_size_from_env, embedded

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fanfuse._core import FusionError, OutputFile
+from fanfuse.errors import InvalidOutput
+from fanfuse.output_guard import OutputFile
 from fanfuse.retrievers.dense import (
     DenseRetriever,
     TfidfSvdEmbedder,
@@ -54,7 +55,7 @@ def dense_for_index(index: TantivyRetriever, dimensions: int = 256) -> tuple[Den
         embed.save(model_path)
         with OutputFile(vectors_path) as stream:
             np.savez(stream, ids=np.array(dense.ids), vectors=dense.vectors)
-    except (OSError, FusionError):
+    except (OSError, InvalidOutput):
         pass  # a read-only index still searches; it is just fitted again next time
     return dense, True
 

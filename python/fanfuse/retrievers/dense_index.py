@@ -25,9 +25,9 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse._core import StagedDirectory
 from fanfuse.corpus import Document, Fields
 from fanfuse.errors import InvalidEncoder, InvalidIndex
+from fanfuse.output_guard import StagedDirectory
 from fanfuse.retrievers.dense import DenseRetriever, document_text, unique_documents, unit_rows
 
 DENSE_DIR = "dense"

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fanfuse._core import OutputFile, StagedDirectory, retire_directory, sync_directory
 from fanfuse.errors import InvalidIndex
+from fanfuse.output_guard import OutputFile, StagedDirectory, retire_directory, sync_directory
 
 MANIFEST = "fanfuse-index.json"
 FORMAT = 2

@@ -1,0 +1,196 @@
+"""The output guard: every file and folder the Python layer writes (reports, plots, saved models,
+Parquet runs, dense vectors and caches, index manifests and versions) is written through it, by the
+rules of the run writers (docs/run-files.md, "Output paths"), which the core applies
+(``rust/output/``). This module is their Python face: path arguments, the context managers, and the
+error class. Every refusal of the guard (a path that cannot be written, is a folder, is read-only,
+is one of the inputs however spelled; a disk full while writing) raises ``InvalidOutput`` naming the
+path; a closed pipe stays ``BrokenPipeError``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import BinaryIO, Self
+
+from fanfuse import _core
+from fanfuse._core import FusionError
+from fanfuse.errors import InputError, InvalidOutput
+
+__all__ = ["OutputFile", "StagedDirectory", "check_paths", "retire_directory", "sync_directory", "utf8_path"]
+
+PathArgument = str | os.PathLike[str]
+
+
+@contextmanager
+def _refused_as(refusal: type[InputError]) -> Iterator[None]:
+    """What the core refuses about a path raises `refusal`, with the core's message (which names it)."""
+    try:
+        yield
+    except FusionError as error:
+        raise refusal(str(error)) from None
+
+
+def utf8_path(value: object, name: str, refusal: type[InputError] = InvalidOutput) -> str:
+    """`value` (a str or an ``os.PathLike`` naming a str path) as the str the core takes; `name`
+    names the argument in the messages."""
+    path = os.fspath(value) if isinstance(value, str | os.PathLike) else None
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
+    try:
+        path.encode()
+    except UnicodeEncodeError:
+        raise refusal(f"{name} {path!r} is not valid UTF-8; give a UTF-8 path") from None
+    return path
+
+
+def _sequence(value: object, name: str, what: str) -> list[object]:
+    """The items of a list or tuple (or another ordered iterable) of `what`."""
+    kind = type(value).__name__
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a sequence of {what}, not a {kind}")
+    if isinstance(value, set | frozenset | dict):
+        raise TypeError(f"{name} is a {kind} which has no order; pass a list or tuple of {what}")
+    return list(value)
+
+
+class OutputFile:
+    """``with OutputFile(path, inputs=[...]) as stream:`` writes ``path`` as every output of fanfuse
+    is written: a new or regular file through a temporary renamed over it when the block ends without
+    an exception (a failure leaves the previous file and no temporary); a symbolic link followed; a
+    FIFO, a character device or stdout (``-``) streamed; a folder, a read-only file or one of
+    ``inputs`` (however spelled) refused. An ``OSError`` while writing (a full disk) becomes an
+    ``InvalidOutput`` naming ``path``; a closed pipe stays ``BrokenPipeError``.
+    """
+
+    __slots__ = ("_output", "_path", "_stream")
+
+    def __init__(self, path: PathArgument, /, *, inputs: Sequence[PathArgument] | None = None) -> None:
+        self._path = utf8_path(path, "path")
+        given = [] if inputs is None else _sequence(inputs, "inputs", "paths")
+        read = [utf8_path(item, f"inputs[{i}]") for i, item in enumerate(given)]
+        self._stream: BinaryIO | None = None
+        with _refused_as(InvalidOutput):
+            self._output = _core._Output(self._path, read)
+
+    def __enter__(self) -> BinaryIO:
+        """A binary file object over a descriptor of the output of its own."""
+        with _refused_as(InvalidOutput):
+            if self._output.is_stdout():
+                # What Python printed before goes out before what is written here.
+                sys.stdout.flush()
+            descriptor = self._output.fileno()
+        self._stream = os.fdopen(descriptor, "wb")
+        return self._stream
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        stream, self._stream = self._stream, None
+        error = exc
+        if stream is not None:
+            try:
+                stream.close()
+            except BaseException as closing:  # the block's own exception, if any, is the one reported
+                error = closing if error is None else error
+        if error is None:
+            with _refused_as(InvalidOutput):
+                self._output.commit()
+            return
+        self._output.discard()  # the previous file stays
+        if isinstance(error, OSError) and not isinstance(error, BrokenPipeError):
+            reason = error.strerror if error.strerror is not None else str(error)
+            raise InvalidOutput(f"{self._path}: {reason}") from error
+        if exc is None:
+            raise error
+
+
+class StagedDirectory:
+    """``with StagedDirectory(target) as staged:`` fills the new locked folder ``staged.path`` beside
+    ``target`` (its parents are created), which takes ``target``'s place when the block ends without
+    an exception (or at ``publish()``) and is removed otherwise; a folder already at the target is
+    retired whole, so a reader finds the old or the new one, never a mix. Leftovers of killed
+    writers are removed. An unwritable place raises ``InvalidOutput`` naming ``target``.
+    """
+
+    __slots__ = ("_staged", "_target")
+
+    def __init__(self, target: PathArgument, /) -> None:
+        self._target = utf8_path(target, "target")
+        with _refused_as(InvalidOutput):
+            self._staged = _core._StagedDirectory(self._target)
+
+    @property
+    def path(self) -> str:
+        """The temporary folder to fill."""
+        return self._staged.path
+
+    def publish(self, target: PathArgument | None = None, /) -> None:
+        """Moves the folder to ``target`` (default: the target given; same parent folder)."""
+        chosen = self._target if target is None else utf8_path(target, "target")
+        with _refused_as(InvalidOutput):
+            self._staged.publish(chosen)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            if exc_type is None and not self._staged.published:
+                self.publish()
+        finally:
+            self._staged.discard()  # an unpublished staging is removed
+
+
+def retire_directory(path: PathArgument, /) -> None:
+    """Removes a folder so that a reader finds it whole or not at all (renamed away, then deleted)."""
+    checked = utf8_path(path, "path")
+    with _refused_as(InvalidOutput):
+        _core._retire_directory(checked)
+
+
+def sync_directory(path: PathArgument, /) -> None:
+    """Makes the renames inside a folder durable (fsync)."""
+    checked = utf8_path(path, "path")
+    with _refused_as(InvalidOutput):
+        _core._sync_directory(checked)
+
+
+def _named_paths(pairs: Sequence[tuple[str, PathArgument]] | None, name: str) -> list[tuple[str, str]]:
+    named = []
+    for i, pair in enumerate([] if pairs is None else _sequence(pairs, name, "(option, path) pairs")):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise TypeError(f"{name}[{i}] must be an (option, path) pair, not {type(pair).__name__}")
+        named.append((pair[0], utf8_path(pair[1], f"{name}[{i}]")))
+    return named
+
+
+def check_paths(
+    *,
+    outputs: Sequence[tuple[str, PathArgument]] | None = None,
+    output_directories: Sequence[tuple[str, PathArgument]] | None = None,
+    inputs: Sequence[tuple[str, PathArgument]] | None = None,
+) -> None:
+    """Raises ``InvalidOutput`` when an output is one of the inputs or another output (the same file
+    however spelled: ``./x``, a symbolic or hard link, ``-`` for stdout; character devices such as
+    ``/dev/null`` excepted), or an output folder holds an input or another output. Each path comes
+    with the option that gave it, ``("-o", "out.trec")``, which the message names.
+    """
+    checked = (
+        _named_paths(outputs, "outputs"),
+        _named_paths(output_directories, "output_directories"),
+        _named_paths(inputs, "inputs"),
+    )
+    with _refused_as(InvalidOutput):
+        _core._check_paths(*checked)
