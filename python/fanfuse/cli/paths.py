@@ -1,9 +1,9 @@
 """The files and directories a command reads and writes, declared with its options: `add_input`,
 `add_output` and `add_output_directory` mark the argparse action, and `check_command_paths` refuses,
 before the command runs, an output that is one of its inputs or another of its outputs (however
-spelled: a symbolic or hard link, `./x`), or an output directory that holds an input (the core's
-`check_paths`). A new option declared this way cannot miss the check, and the tests enumerate the
-marked options of every parser."""
+spelled: a symbolic or hard link, `./x`), or an output directory that holds an input
+(`fanfuse.output_guard.check_paths`, which raises `InvalidOutput`). A new option declared this way
+cannot miss the check, and the tests enumerate the marked options of every parser."""
 
 from __future__ import annotations
 
