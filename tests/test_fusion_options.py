@@ -15,8 +15,8 @@ from typing import Any
 
 import fanfuse
 import pytest
-from fanfuse import _core
-from fanfuse._core import METHOD_PARAMETERS, METHODS, SCORE_METHODS, FusionError, FusionOptions
+from fanfuse import FusionOptions, _core
+from fanfuse._core import METHOD_PARAMETERS, METHODS, SCORE_METHODS, FusionError
 
 LISTS = [["a", "b", "c"], ["b", "c", "d"]]
 SCORED = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
