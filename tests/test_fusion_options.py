@@ -16,7 +16,7 @@ from typing import Any
 import fanfuse
 import pytest
 from fanfuse import FusionOptions, _core
-from fanfuse._core import METHOD_PARAMETERS, METHODS, SCORE_METHODS, FusionError
+from fanfuse._core import FUSION_OPTIONS, METHOD_PARAMETERS, METHODS, SCORE_METHODS, FusionError
 
 LISTS = [["a", "b", "c"], ["b", "c", "d"]]
 SCORED = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
@@ -188,6 +188,27 @@ def test_the_value_is_frozen_compared_pickled_and_replaced() -> None:
     assert options.given() == {"method": "combsum", "norm": "max", "weights": [1.0, 2.0], "top_k": None}
     with pytest.raises(AttributeError):
         options.k = 1.0  # type: ignore[misc]
+
+
+def test_every_option_is_a_property_reading_the_core() -> None:
+    """The face's properties are the core's options (`FUSION_OPTIONS`) and what the method reads,
+    each the value the core holds."""
+    properties = {name for name, value in vars(FusionOptions).items() if isinstance(value, property)}
+    assert properties == {*FUSION_OPTIONS, "reads_scores", "takes_weights"}
+    for name in FUSION_OPTIONS:
+        options = FusionOptions(**{name: CHANGED[name]})
+        assert getattr(options, name) == CHANGED[name] == options.given()[name]
+        assert getattr(FusionOptions(), name) == FusionOptions()._values()[name]
+
+
+def test_the_face_is_frozen_and_keeps_its_class() -> None:
+    options = FusionOptions(method="combsum", top_k=3)
+    assert isinstance(options, _core._FusionOptions) and not hasattr(options, "__dict__")
+    with pytest.raises(AttributeError):
+        options.other = 1  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(options)
+    assert type(options.replace(k=5)) is type(pickle.loads(pickle.dumps(options))) is FusionOptions
 
 
 def test_top_k_unset_keeps_every_hit_in_memory_and_the_run_file_depth_in_runs(calls: Calls) -> None:
