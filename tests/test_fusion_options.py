@@ -209,6 +209,13 @@ def test_the_face_is_frozen_and_keeps_its_class() -> None:
     with pytest.raises(TypeError, match="unhashable"):
         hash(options)
     assert type(options.replace(k=5)) is type(pickle.loads(pickle.dumps(options))) is FusionOptions
+    # Written by protocol 4 from `fanfuse.FusionOptions(k=3)`: the public path, whatever module defines it.
+    written = (
+        b"\x80\x04\x950\x00\x00\x00\x00\x00\x00\x00\x8c\x07fanfuse\x94\x8c\rFusionOptions\x94\x93\x94)}"
+        b"\x94\x8c\x01k\x94G@\x08\x00\x00\x00\x00\x00\x00s\x92\x94."
+    )
+    assert pickle.loads(written) == FusionOptions(k=3)
+    assert pickle.dumps(FusionOptions(k=3), protocol=4) == written
 
 
 def test_top_k_unset_keeps_every_hit_in_memory_and_the_run_file_depth_in_runs(calls: Calls) -> None:

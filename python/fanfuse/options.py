@@ -33,7 +33,10 @@ class FusionOptions(_core._FusionOptions):
 
     # No instance dictionary: the value is frozen, its options held by the core only.
     __slots__ = ()
+    # Pickles and the class's repr name the public path, whatever module defines it.
+    __module__ = "fanfuse"
 
+    # Gives the constructor a typed signature at run time (help, inspect): the base's is `(**options)`.
     def __new__(cls, **options: Unpack[_FusionKeywords]) -> Self:
         return super().__new__(cls, **options)
 
