@@ -1,5 +1,6 @@
-//! `FusionOptions`: the one value every fusion entry point takes, read from Python and parsed by
-//! the core (`crate::fusion::FusionOptions`); also `threads`, which the batch entry points share.
+//! The fusion options every entry point takes, read from Python and parsed by the core
+//! (`crate::fusion::FusionOptions`), held by `_FusionOptions`: the base of `fanfuse.FusionOptions`
+//! (python/fanfuse/options.py); also `threads`, which the batch entry points share.
 
 use std::ffi::CString;
 
@@ -122,6 +123,7 @@ impl PyFusionOptions {
         for (name, _, _) in fusion::OPTIONS {
             values.set_item(name, self.get(py, name)?)?;
         }
+        // The method in effect: unset is rrf here, while `given` leaves it out.
         values.set_item("method", self.inner.method_name())?;
         values.set_item("reads_scores", self.inner.reads_scores())?;
         values.set_item("takes_weights", self.inner.takes_weights())?;
