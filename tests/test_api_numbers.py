@@ -154,6 +154,13 @@ def test_every_numeric_argument_has_a_row_and_a_call() -> None:
         row(entry, param)  # KeyError: a numeric argument without a row in fanfuse.limits.LIMITS
 
 
+def test_every_call_is_of_an_entry_point_the_walk_finds() -> None:
+    """A class whose constructor has no typed signature at run time would drop out of the walk, and
+    its numbers out of every check here, without a failure."""
+    found = {entry for entry, _ in numeric_arguments()}
+    assert sorted(set(CALLS) - found) == []
+
+
 LISTS = [["a", "b"], ["b", "c"]]
 SCORED = [[("a", 0.5), ("b", 0.25)], [("b", 1.0), ("c", 0.5)]]
 A, B = [0.5, 0.25, 0.75, 0.1], [0.25, 0.5, 0.25, 0.2]

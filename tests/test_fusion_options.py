@@ -15,8 +15,8 @@ from typing import Any
 
 import fanfuse
 import pytest
-from fanfuse import _core
-from fanfuse._core import METHOD_PARAMETERS, METHODS, SCORE_METHODS, FusionError, FusionOptions
+from fanfuse import FusionOptions, _core
+from fanfuse._core import FUSION_OPTIONS, METHOD_PARAMETERS, METHODS, SCORE_METHODS, FusionError
 
 LISTS = [["a", "b", "c"], ["b", "c", "d"]]
 SCORED = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
@@ -188,6 +188,34 @@ def test_the_value_is_frozen_compared_pickled_and_replaced() -> None:
     assert options.given() == {"method": "combsum", "norm": "max", "weights": [1.0, 2.0], "top_k": None}
     with pytest.raises(AttributeError):
         options.k = 1.0  # type: ignore[misc]
+
+
+def test_every_option_is_a_property_reading_the_core() -> None:
+    """The face's properties are the core's options (`FUSION_OPTIONS`) and what the method reads,
+    each the value the core holds."""
+    properties = {name for name, value in vars(FusionOptions).items() if isinstance(value, property)}
+    assert properties == {*FUSION_OPTIONS, "reads_scores", "takes_weights"}
+    for name in FUSION_OPTIONS:
+        options = FusionOptions(**{name: CHANGED[name]})
+        assert getattr(options, name) == CHANGED[name] == options.given()[name]
+        assert getattr(FusionOptions(), name) == FusionOptions()._values()[name]
+
+
+def test_the_face_is_frozen_and_keeps_its_class() -> None:
+    options = FusionOptions(method="combsum", top_k=3)
+    assert isinstance(options, _core._FusionOptions) and not hasattr(options, "__dict__")
+    with pytest.raises(AttributeError):
+        options.other = 1  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(options)
+    assert type(options.replace(k=5)) is type(pickle.loads(pickle.dumps(options))) is FusionOptions
+    # Written by protocol 4 from `fanfuse.FusionOptions(k=3)`: the public path, whatever module defines it.
+    written = (
+        b"\x80\x04\x950\x00\x00\x00\x00\x00\x00\x00\x8c\x07fanfuse\x94\x8c\rFusionOptions\x94\x93\x94)}"
+        b"\x94\x8c\x01k\x94G@\x08\x00\x00\x00\x00\x00\x00s\x92\x94."
+    )
+    assert pickle.loads(written) == FusionOptions(k=3)
+    assert pickle.dumps(FusionOptions(k=3), protocol=4) == written
 
 
 def test_top_k_unset_keeps_every_hit_in_memory_and_the_run_file_depth_in_runs(calls: Calls) -> None:

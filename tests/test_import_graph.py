@@ -190,6 +190,8 @@ def test_the_python_modules_import_no_circle() -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the compiled core and the process plumbing beside it
     ("fanfuse._core", "fanfuse._panics", "fanfuse._cleanups", "fanfuse._renamed"),
+    # the fusion options value, over the core's checked options
+    ("fanfuse.options",),
     # what every layer raises and checks against: the errors, every number's range, JSON data
     ("fanfuse.errors",),
     # the output guard every file and folder is written through

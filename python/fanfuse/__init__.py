@@ -29,7 +29,6 @@ from fanfuse._core import (
     Fused,
     FusionError,
     FusionModel,
-    FusionOptions,
     Qrels,
     Run,
     default_threads,
@@ -65,6 +64,7 @@ from fanfuse.errors import (
     SearchFailed,
     TooFewQueries,
 )
+from fanfuse.options import FusionOptions
 
 _renamed.install()  # old module paths are refused naming the new ones
 

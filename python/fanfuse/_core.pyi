@@ -5,6 +5,9 @@ from typing import Literal, Self, SupportsIndex, TypedDict, Unpack, final
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
+
+from fanfuse.options import FusionOptions
 
 __all__ = [
     "DUPLICATE_POLICIES",
@@ -27,9 +30,9 @@ __all__ = [
     "Fused",
     "FusionError",
     "FusionModel",
-    "FusionOptions",
     "Qrels",
     "Run",
+    "_FusionOptions",
     "_Lines",
     "_Output",
     "_StagedDirectory",
@@ -238,70 +241,34 @@ class _FusionKeywords(_RunFusionKeywords, total=False):
     duplicates: _Duplicates | str
     explain: bool
 
-@final
-class FusionOptions:
-    """The options of every fusion entry point as one value, read and checked by the core when built.
+class _OptionValues(TypedDict):
+    """Every fusion option's value (``method`` unset: ``"rrf"``; ``top_k`` unset: None), and what
+    the method reads."""
 
-    Built from keywords, each optional: ``method`` (unset: ``"rrf"``, or the trained model's method
-    in a run fusion), ``norm``, ``k`` (60), ``weights`` (None: all 1.0), ``top_k``, ``tie_break``
-    (``"rank"``), ``duplicates`` (``"first"``), ``explain`` (False), ``phi`` (0.8), ``sigma`` (0.01),
-    ``gamma`` (1.0); their meaning is that of ``fuse``. ``top_k`` left unset keeps every hit in
-    ``fuse``/``fuse_batch``/``rrf``/``rrf_batch`` and 1000 a query in a run fusion (as trec_eval
-    reads a run); ``top_k=None`` keeps every hit everywhere. A bad value or combination raises
-    FusionError or TypeError naming the option, as the entry points do; weights are counted against
-    the lists at the call. Frozen, compared by value, picklable.
-    """
+    method: str
+    norm: str | None
+    k: float
+    weights: list[float] | None
+    top_k: int | None
+    tie_break: str
+    duplicates: str
+    explain: bool
+    phi: float
+    sigma: float
+    gamma: float
+    reads_scores: bool
+    takes_weights: bool
 
-    def __new__(
-        cls,
-        *,
-        method: _Method | _TrainedMethod | str | None = ...,
-        norm: _Norm | str | None = ...,
-        k: float = ...,
-        weights: Sequence[float] | npt.NDArray[np.floating] | None = ...,
-        top_k: SupportsIndex | None = ...,
-        tie_break: _TieBreak | str = ...,
-        duplicates: _Duplicates | str = ...,
-        explain: bool = ...,
-        phi: float = ...,
-        sigma: float = ...,
-        gamma: float = ...,
-    ) -> FusionOptions: ...
-    def replace(self, **changes: Unpack[_FusionKeywords]) -> FusionOptions:
-        """A new checked value: these options with ``changes`` applied."""
+@disjoint_base
+class _FusionOptions:
+    """The fusion options, read and checked by the core when built: the base of
+    ``fanfuse.FusionOptions`` (the class to use), which every ``options=`` reads."""
+
+    def __new__(cls, **options: Unpack[_FusionKeywords]) -> Self: ...
     def given(self) -> dict[str, object]:
         """The options given when built, by name (the ones left unset take their defaults)."""
+    def _values(self) -> _OptionValues: ...
     def __eq__(self, other: object, /) -> bool: ...
-    @property
-    def method(self) -> str:
-        """The method's name (``"rrf"`` when unset)."""
-    @property
-    def reads_scores(self) -> bool:
-        """Whether the method fuses scores, so the lists must carry them."""
-    @property
-    def takes_weights(self) -> bool:
-        """Whether the method has per-list weights."""
-    @property
-    def norm(self) -> str | None: ...
-    @property
-    def k(self) -> float: ...
-    @property
-    def weights(self) -> list[float] | None: ...
-    @property
-    def top_k(self) -> int | None:
-        """The count given, or None (given as None, or unset: see the class)."""
-    @property
-    def tie_break(self) -> str: ...
-    @property
-    def duplicates(self) -> str: ...
-    @property
-    def explain(self) -> bool: ...
-    @property
-    def phi(self) -> float: ...
-    @property
-    def sigma(self) -> float: ...
-    @property
-    def gamma(self) -> float: ...
 
 @final
 class Contribution:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from fanfuse._core import (
     FusionError,
-    FusionOptions,
     Qrels,
     Run,
     _run_buffers,
@@ -31,6 +30,7 @@ from fanfuse._core import (
 )
 from fanfuse._core._rows import read_run_block, read_table_block
 from fanfuse.errors import MissingExtra
+from fanfuse.options import FusionOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -1,11 +1,12 @@
-//! `FusionOptions`: the one value every fusion entry point takes, read from Python and parsed by
-//! the core (`crate::fusion::FusionOptions`); also `threads`, which the batch entry points share.
+//! The fusion options every entry point takes, read from Python and parsed by the core
+//! (`crate::fusion::FusionOptions`), held by `_FusionOptions`: the base of `fanfuse.FusionOptions`
+//! (python/fanfuse/options.py); also `threads`, which the batch entry points share.
 
 use std::ffi::CString;
 
 use pyo3::exceptions::{PyRuntimeWarning, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyString};
 use pyo3::IntoPyObjectExt;
 
 use super::args::{int_in, number, outer_items, type_name};
@@ -13,8 +14,9 @@ use super::to_py_err;
 use crate::batch::{self, MAX_THREADS};
 use crate::fusion::{self, Kind, Value};
 
-/// The fusion options, checked by the core when built. See `_core.pyi`.
-#[pyclass(frozen, eq, module = "fanfuse", name = "FusionOptions")]
+/// The fusion options, checked by the core when built: the base of `fanfuse.FusionOptions`, whose
+/// Python face (properties, `replace`, `repr`, pickling) reads the values `_values` returns.
+#[pyclass(subclass, frozen, eq, module = "fanfuse._core", name = "_FusionOptions")]
 #[derive(PartialEq)]
 pub struct PyFusionOptions {
     pub(super) inner: fusion::FusionOptions,
@@ -108,15 +110,6 @@ impl PyFusionOptions {
         Ok(Self { inner: parse("FusionOptions", options)? })
     }
 
-    #[pyo3(signature = (**changes))]
-    fn replace(&self, py: Python<'_>, changes: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let merged = self.given(py)?;
-        if let Some(changes) = changes {
-            merged.update(changes.as_mapping())?;
-        }
-        Self::new(Some(&merged))
-    }
-
     fn given<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let given = PyDict::new(py);
         for name in self.inner.given() {
@@ -125,84 +118,16 @@ impl PyFusionOptions {
         Ok(given)
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        let py = slf.py();
-        let rebuild = py.import("copyreg")?.getattr("__newobj_ex__")?;
-        let arguments = (slf.get_type(), PyTuple::empty(py), slf.get().given(py)?);
-        PyTuple::new(py, [rebuild, arguments.into_bound_py_any(py)?])
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let mut parts = Vec::new();
-        for (name, value) in self.given(py)?.iter() {
-            parts.push(format!("{}={}", name.str()?, value.repr()?));
+    fn _values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let values = PyDict::new(py);
+        for (name, _, _) in fusion::OPTIONS {
+            values.set_item(name, self.get(py, name)?)?;
         }
-        Ok(format!("FusionOptions({})", parts.join(", ")))
-    }
-
-    #[getter]
-    fn method(&self) -> &str {
-        self.inner.method_name()
-    }
-
-    #[getter]
-    fn reads_scores(&self) -> bool {
-        self.inner.reads_scores()
-    }
-
-    #[getter]
-    fn takes_weights(&self) -> bool {
-        self.inner.takes_weights()
-    }
-
-    #[getter]
-    fn norm(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.get(py, "norm")
-    }
-
-    #[getter]
-    fn k(&self) -> f64 {
-        self.inner.params.k
-    }
-
-    #[getter]
-    fn weights(&self) -> Option<Vec<f64>> {
-        self.inner.weights.clone()
-    }
-
-    #[getter]
-    fn top_k(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.get(py, "top_k")
-    }
-
-    #[getter]
-    fn tie_break(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.get(py, "tie_break")
-    }
-
-    #[getter]
-    fn duplicates(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.get(py, "duplicates")
-    }
-
-    #[getter]
-    fn explain(&self) -> bool {
-        self.inner.explain
-    }
-
-    #[getter]
-    fn phi(&self) -> f64 {
-        self.inner.params.phi
-    }
-
-    #[getter]
-    fn sigma(&self) -> f64 {
-        self.inner.params.sigma
-    }
-
-    #[getter]
-    fn gamma(&self) -> f64 {
-        self.inner.params.gamma
+        // The method in effect: unset is rrf here, while `given` leaves it out.
+        values.set_item("method", self.inner.method_name())?;
+        values.set_item("reads_scores", self.inner.reads_scores())?;
+        values.set_item("takes_weights", self.inner.takes_weights())?;
+        Ok(values)
     }
 }
 

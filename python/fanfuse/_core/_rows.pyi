@@ -5,7 +5,8 @@ Not public: their signatures follow the engine."""
 from collections.abc import Iterable, Sequence
 from typing import Literal, Unpack
 
-from fanfuse._core import ArrowBatch, FusionOptions, Run, _RankFrom, _RunFusionKeywords
+from fanfuse._core import ArrowBatch, Run, _RankFrom, _RunFusionKeywords
+from fanfuse.options import FusionOptions
 
 __all__ = [
     "file_blocks",

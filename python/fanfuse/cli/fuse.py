@@ -14,7 +14,6 @@ from fanfuse._core import (
     TRAINED_METHODS,
     FusionError,
     FusionModel,
-    FusionOptions,
     fuse_files,
     fuse_runs,
     read_qrels,
@@ -26,6 +25,7 @@ from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_co
 from fanfuse.cli.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
 from fanfuse.cli.paths import add_input, add_output, add_runs
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.options import FusionOptions
 from fanfuse.tables import is_parquet, read_any_run, read_parquet_run, write_parquet
 
 # ranx writes Parquet runs under both names.

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from fanfuse._core import RUN_FILE_TOP_K, FusionOptions
+from fanfuse._core import RUN_FILE_TOP_K
+from fanfuse.options import FusionOptions
 
 #: The value every option left unset takes, for help texts.
 DEFAULTS = FusionOptions()

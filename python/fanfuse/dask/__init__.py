@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from operator import getitem
 from typing import TYPE_CHECKING, Any
 
-from fanfuse._core import FusionError, FusionOptions
+from fanfuse._core import FusionError
 from fanfuse._core._rows import file_blocks
+from fanfuse.options import FusionOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -20,11 +20,12 @@ from dask.base import compute, persist, tokenize
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
-from fanfuse._core import FusionError, FusionOptions
+from fanfuse._core import FusionError
 from fanfuse._core._rows import write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition
 from fanfuse.errors import InvalidSetting
+from fanfuse.options import FusionOptions
 from fanfuse.run_scores import RunScores, with_means
 
 T = TypeVar("T")

@@ -12,10 +12,11 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fanfuse._core import FUSION_OPTIONS, FusionError, FusionOptions, fuse
+from fanfuse._core import FUSION_OPTIONS, FusionError, fuse
 from fanfuse.multiquery.diagnostics import FusedHit, Provenance
 from fanfuse.multiquery.fanout import Branch, BranchOutcome
 from fanfuse.multiquery.hits import CheckedHits
+from fanfuse.options import FusionOptions
 
 __all__ = ["SEARCH_FUSION_OPTIONS", "checked", "fuse_outcomes", "is_weighted", "takes_weights"]
 

@@ -15,13 +15,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
-from fanfuse._core import FusionOptions
 from fanfuse.errors import InvalidSetting
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
 from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked, is_weighted
 from fanfuse.multiquery.rerank import Reranker, check_reranker
+from fanfuse.options import FusionOptions
 
 __all__ = ["InstanceSettings", "Plan", "SearchOptions", "check_return_k", "make_plan", "weights_by_retriever"]
 

@@ -31,7 +31,7 @@ from pydantic import (
     field_validator,
 )
 
-from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS, FusionOptions
+from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
 from fanfuse.errors import InvalidFilter
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
@@ -39,6 +39,7 @@ from fanfuse.multiquery.diagnostics import BranchReport
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
 from fanfuse.multiquery.result_json import json_fields
+from fanfuse.options import FusionOptions
 from fanfuse.retrievers.filters import conditions
 
 __all__ = ["RENAMED_FIELDS", "SearchRequest", "failed_search_model", "response_model"]

@@ -18,12 +18,12 @@ from fanfuse._core import (
     NORMS,
     TRAINED_METHODS,
     FusionError,
-    FusionOptions,
     Qrels,
     Run,
     train_fusion,
 )
 from fanfuse.limits import LIMITS, check_float
+from fanfuse.options import FusionOptions
 
 DEFAULT_KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
 DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
