@@ -198,7 +198,7 @@ def test_every_option_is_a_property_reading_the_core() -> None:
     for name in FUSION_OPTIONS:
         options = FusionOptions(**{name: CHANGED[name]})
         assert getattr(options, name) == CHANGED[name] == options.given()[name]
-        assert getattr(FusionOptions(), name) == FusionOptions()._values()[name]
+        assert getattr(FusionOptions(), name) == FusionOptions()._value(name)
 
 
 def test_the_face_is_frozen_and_keeps_its_class() -> None:

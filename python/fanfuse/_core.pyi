@@ -1,7 +1,7 @@
 """Type stub and documentation of the compiled core ``fanfuse._core`` (checked by mypy.stubtest)."""
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Literal, Self, SupportsIndex, TypedDict, Unpack, final
+from typing import Literal, Self, SupportsIndex, TypedDict, Unpack, final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -241,24 +241,6 @@ class _FusionKeywords(_RunFusionKeywords, total=False):
     duplicates: _Duplicates | str
     explain: bool
 
-class _OptionValues(TypedDict):
-    """Every fusion option's value (``method`` unset: ``"rrf"``; ``top_k`` unset: None), and what
-    the method reads."""
-
-    method: str
-    norm: str | None
-    k: float
-    weights: list[float] | None
-    top_k: int | None
-    tie_break: str
-    duplicates: str
-    explain: bool
-    phi: float
-    sigma: float
-    gamma: float
-    reads_scores: bool
-    takes_weights: bool
-
 @disjoint_base
 class _FusionOptions:
     """The fusion options, read and checked by the core when built: the base of
@@ -267,7 +249,19 @@ class _FusionOptions:
     def __new__(cls, **options: Unpack[_FusionKeywords]) -> Self: ...
     def given(self) -> dict[str, object]:
         """The options given when built, by name (the ones left unset take their defaults)."""
-    def _values(self) -> _OptionValues: ...
+    # One value, typed by its name: what each property of the face returns.
+    @overload
+    def _value(self, name: Literal["method", "tie_break", "duplicates"], /) -> str: ...
+    @overload
+    def _value(self, name: Literal["norm"], /) -> str | None: ...
+    @overload
+    def _value(self, name: Literal["k", "phi", "sigma", "gamma"], /) -> float: ...
+    @overload
+    def _value(self, name: Literal["weights"], /) -> list[float] | None: ...
+    @overload
+    def _value(self, name: Literal["top_k"], /) -> int | None: ...
+    @overload
+    def _value(self, name: Literal["explain", "reads_scores", "takes_weights"], /) -> bool: ...
     def __eq__(self, other: object, /) -> bool: ...
 
 @final

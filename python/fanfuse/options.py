@@ -56,55 +56,55 @@ class FusionOptions(_core._FusionOptions):
     @property
     def method(self) -> str:
         """The method's name (``"rrf"`` when unset)."""
-        return self._values()["method"]
+        return self._value("method")
 
     @property
     def reads_scores(self) -> bool:
         """Whether the method fuses scores, so the lists must carry them."""
-        return self._values()["reads_scores"]
+        return self._value("reads_scores")
 
     @property
     def takes_weights(self) -> bool:
         """Whether the method has per-list weights."""
-        return self._values()["takes_weights"]
+        return self._value("takes_weights")
 
     @property
     def norm(self) -> str | None:
-        return self._values()["norm"]
+        return self._value("norm")
 
     @property
     def k(self) -> float:
-        return self._values()["k"]
+        return self._value("k")
 
     @property
     def weights(self) -> list[float] | None:
-        return self._values()["weights"]
+        return self._value("weights")
 
     @property
     def top_k(self) -> int | None:
         """The count given, or None (given as None, or unset: see the class)."""
-        return self._values()["top_k"]
+        return self._value("top_k")
 
     @property
     def tie_break(self) -> str:
-        return self._values()["tie_break"]
+        return self._value("tie_break")
 
     @property
     def duplicates(self) -> str:
-        return self._values()["duplicates"]
+        return self._value("duplicates")
 
     @property
     def explain(self) -> bool:
-        return self._values()["explain"]
+        return self._value("explain")
 
     @property
     def phi(self) -> float:
-        return self._values()["phi"]
+        return self._value("phi")
 
     @property
     def sigma(self) -> float:
-        return self._values()["sigma"]
+        return self._value("sigma")
 
     @property
     def gamma(self) -> float:
-        return self._values()["gamma"]
+        return self._value("gamma")

@@ -118,16 +118,16 @@ impl PyFusionOptions {
         Ok(given)
     }
 
-    fn _values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let values = PyDict::new(py);
-        for (name, _, _) in fusion::OPTIONS {
-            values.set_item(name, self.get(py, name)?)?;
+    /// One option's value (`method`: the method in effect, rrf when unset), or what the method
+    /// reads (`reads_scores`, `takes_weights`): what a property of the face returns.
+    #[pyo3(signature = (name, /))]
+    fn _value(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match name {
+            "method" => self.inner.method_name().into_py_any(py),
+            "reads_scores" => self.inner.reads_scores().into_py_any(py),
+            "takes_weights" => self.inner.takes_weights().into_py_any(py),
+            _ => self.get(py, name),
         }
-        // The method in effect: unset is rrf here, while `given` leaves it out.
-        values.set_item("method", self.inner.method_name())?;
-        values.set_item("reads_scores", self.inner.reads_scores())?;
-        values.set_item("takes_weights", self.inner.takes_weights())?;
-        Ok(values)
     }
 }
 
