@@ -125,8 +125,7 @@ fn read_table_block(
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column: None, runs: &[], rank_from, first_row };
-    let mut read = interruptible(py, move || rows::read_table_block(source, &spec, run, partitions))?;
-    let (summary, read) = read.pop().expect("one block for a table without a run column");
+    let (summary, read) = interruptible(py, move || rows::read_run_table_block(source, &spec, run, partitions))?;
     Ok((summary_tuple(summary), partition_batches(py, read)?))
 }
 
