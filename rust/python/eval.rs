@@ -59,7 +59,7 @@ pub(super) fn randomization_test(
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
-    eval::significance::paired_t_test(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
+    paired_t(a, b).map(|(_, p)| p)
 }
 
 /// The paired t statistic and its two-sided p-value. See `_core.pyi`.

@@ -97,23 +97,21 @@ where
     result.map_err(to_py_err)
 }
 
-/// The names each option accepts, as tuples, from the core's tables (see `crate::published`).
+/// The names each option accepts, as tuples, and the tables of names by key, as dicts of tuples,
+/// from the core's tables (see `crate::published`).
 fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("RUN_FILE_TOP_K", crate::fusion::RUN_FILE_TOP_K)?;
     for (attribute, names) in crate::published::name_lists() {
         m.add(attribute, PyTuple::new(py, names)?)?;
     }
-    let table_columns = PyDict::new(py);
-    for (role, names) in crate::runs::read::table::RUN_COLUMNS {
-        table_columns.set_item(role, PyTuple::new(py, names)?)?;
+    for (attribute, table) in crate::published::name_maps() {
+        let by_key = PyDict::new(py);
+        for (key, names) in table {
+            by_key.set_item(key, PyTuple::new(py, names)?)?;
+        }
+        m.add(attribute, by_key)?;
     }
-    m.add("RUN_TABLE_COLUMNS", table_columns)?;
-    let parameters = PyDict::new(py);
-    for (name, settable, _) in crate::fusion::method_table() {
-        parameters.set_item(name, PyTuple::new(py, settable)?)?;
-    }
-    m.add("METHOD_PARAMETERS", parameters)?;
     Ok(())
 }
 
