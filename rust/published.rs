@@ -29,10 +29,13 @@ pub fn name_lists() -> Vec<(&'static str, Vec<String>)> {
     ]
 }
 
+/// Names by key: `(key, names)`.
+pub type NameTable = Vec<(&'static str, Vec<&'static str>)>;
+
 /// Every published table of names by key (`RUN_TABLE_COLUMNS`: each column of a run table by its
 /// role; `METHOD_PARAMETERS`: each method's settable options): `(attribute, [(key, names)])`.
 #[must_use]
-pub fn name_maps() -> Vec<(&'static str, Vec<(&'static str, Vec<&'static str>)>)> {
+pub fn name_maps() -> Vec<(&'static str, NameTable)> {
     let columns = RUN_COLUMNS.iter().map(|&(role, names)| (role, names.to_vec())).collect();
     let parameters = crate::fusion::method_table().into_iter().map(|(name, settable, _)| (name, settable)).collect();
     vec![("RUN_TABLE_COLUMNS", columns), ("METHOD_PARAMETERS", parameters)]
