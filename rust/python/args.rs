@@ -1,7 +1,7 @@
 //! Argument readers shared by every entry point: ordered sequences, numbers, ints in a range, strs,
-//! 1-D buffers. Every number argument is read here (as pyo3's `from_py_with` where it is a whole
-//! argument), so a bad value gets fanfuse's message naming it, never pyo3's `OverflowError` or an
-//! unnamed `TypeError`. A bool is refused wherever a number is expected.
+//! 1-D buffers. Every number argument is read here (a whole int argument by a reader [`int_arg!`]
+//! declares, for pyo3's `from_py_with`), so a bad value gets fanfuse's message naming it, never
+//! pyo3's `OverflowError` or an unnamed `TypeError`. A bool is refused wherever a number is expected.
 
 use std::fmt;
 

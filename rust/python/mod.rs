@@ -1,14 +1,17 @@
-//! The Python binding: the only code that imports pyo3 (`make lint` checks it).
+//! The Python binding: the only code that imports pyo3 (`make lint` checks it), and only a boundary.
+//! It converts Python values to Rust and back and maps errors; the checks, loops and messages of
+//! substance are the core's, so that the Rust code behind a Python call is the code a test of the
+//! core runs.
 //!
-//! Every entry point follows one pattern: copy the Python inputs into owned Rust buffers while
-//! holding the GIL ([`ids::OwnedIds`]), release the GIL and run the core ([`interruptible`]: a signal
-//! stops any loop of the core, see `crate::interrupt`), then build the Python result. Errors from
-//! the core map to Python in one place ([`to_py_err`]).
+//! Every entry point follows one pattern: read the Python inputs into owned Rust values while holding
+//! the GIL (`args` the arguments, `ids` the ranked lists), release the GIL and run the core
+//! ([`interruptible`]: a signal stops any loop of the core, see `crate::interrupt`), then build the
+//! Python result. Errors from the core map to Python in one place ([`to_py_err`]).
 //!
-//! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
-//! the fusion entry points, `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` /
-//! `eval` the functions, `trained` training and the trained model, `tables` Arrow tables in and
-//! record batches out, `rows` runs as Arrow rows for the distributed engines, `files` the output
+//! One file per exposed area: `options` the keyword options shared by the fusion entry points,
+//! `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` / `eval` the functions,
+//! `trained` the trained model, `tables` Arrow tables in and record batches out, `rows` the private
+//! submodule `_core._rows` (runs as Arrow rows, for the distributed engine), `files` the output
 //! guard and the line reader.
 
 mod args;
