@@ -188,9 +188,10 @@ pub(super) fn prefetch_item(list: *mut pyo3::ffi::PyObject, at: pyo3::ffi::Py_ss
     let _ = (list, at);
 }
 
-/// Reads the ids of a 1-D buffer of one integer type; `Ok(None)` when `obj` is not one.
+/// Reads the ids of a 1-D buffer of one integer type: `Ok(None)` when `obj` is not one.
 type IntBufferReader = fn(&Bound<'_, PyAny>, ListPath) -> PyResult<Option<Vec<i64>>>;
 
+/// The [`IntBufferReader`] of element type `T`; a value beyond `i64` is refused, naming its place.
 fn int_buffer<T>(obj: &Bound<'_, PyAny>, path: ListPath) -> PyResult<Option<Vec<i64>>>
 where
     T: pyo3::buffer::Element + Copy + fmt::Display,
