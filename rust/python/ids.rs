@@ -200,8 +200,14 @@ where
     let Ok(buf) = PyBuffer::<T>::get(obj) else {
         return Ok(None);
     };
-    let values = read_1d(obj.py(), &buf, path)?.into_iter().enumerate();
-    values.map(|(pos, v)| i64::try_from(v).map_err(|_| too_large(path, pos, v))).collect::<PyResult<_>>().map(Some)
+    let values = read_1d(obj.py(), &buf, path)?;
+    // Checked first, then converted by a plain map: a fallible collect would neither reserve the
+    // length nor vectorize the widening (a quarter slower on int32 arrays), and for the types that
+    // always fit, the check compiles away.
+    if let Some(pos) = values.iter().position(|&v| i64::try_from(v).is_err()) {
+        return Err(too_large(path, pos, values[pos]));
+    }
+    Ok(Some(values.into_iter().map(|v| i64::try_from(v).unwrap_or_default()).collect()))
 }
 
 /// The value of an exact `int` (not a bool or subclass) that fits in `i64`.
