@@ -202,8 +202,7 @@ where
     };
     let values = read_1d(obj.py(), &buf, path)?;
     // Checked first, then converted by a plain map: a fallible collect would neither reserve the
-    // length nor vectorize the widening (a quarter slower on int32 arrays), and for the types that
-    // always fit, the check compiles away.
+    // length nor vectorize the widening; for the types that always fit, the check compiles away.
     if let Some(pos) = values.iter().position(|&v| i64::try_from(v).is_err()) {
         return Err(too_large(path, pos, values[pos]));
     }
