@@ -1,12 +1,15 @@
 """Every int argument of the row entry points (``fanfuse._core._rows``, found from its stub) says what
 it accepts, and accepts exactly that: ``an int >= L`` takes L and the largest int64 and refuses
 L - 1; ``an int from L to H`` takes both ends and refuses the ints just outside them, with the same
-words. An argument added to the stub with no failing call below fails the first test."""
+words. An argument added to the stub with no failing call below fails the first test. An argument
+that sizes what a call allocates takes its top in a call that completes in bounded memory."""
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +71,36 @@ def test_an_int_argument_accepts_what_its_message_says(function: str, name: str)
         assert refusal(function, name, low - 1) == message.replace("(got -1)", f"(got {low - 1})")
     if closed:
         assert refusal(function, name, high + 1) == message.replace("(got -1)", f"(got {high + 1})")
+
+
+# The arguments that size what a call allocates: a block's batches, a fusion's output batches.
+SIZING = [("read_run_block", "partitions"), ("fuse_rows", "ranges")]
+PROGRAM = """
+import resource, sys
+cap = 4 << 30  # bytes of address space: a call whose size outgrows it fails instead of taking the machine
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+from fanfuse._core._rows import fuse_rows, read_run_block
+path, name, top = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if name == "partitions":
+    out = read_run_block(path, partitions=top)[1]
+else:
+    summary, batches = read_run_block(path)
+    out = fuse_rows(batches, blocks=[summary], names=["run"], ranges=top)
+print(len(out))
+"""
+
+
+@pytest.mark.parametrize(("function", "name"), SIZING)
+def test_the_largest_size_an_argument_accepts_is_a_call_that_completes(
+    function: str, name: str, tmp_path: Path
+) -> None:
+    message = refusal(function, name, -1)
+    closed = re.search(r"an int from \d+ to (\d+) \(got", message or "")
+    assert closed, f"{name} states its top: {message}"
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 1.0 t\n", encoding="utf-8")
+    top = closed.group(1)
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, str(run), name, top], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, top), done.stderr[-2000:]

@@ -76,7 +76,7 @@ fn row_sources(rows: &Bound<'_, PyAny>) -> PyResult<Vec<TableSource>> {
 
 // The ints of these functions, each read with fanfuse's message naming it.
 int_arg!(block_bytes_arg("block_bytes") -> u64: 1..);
-int_arg!(ranges_arg("ranges") -> usize: 1..=u32::MAX);
+int_arg!(ranges_arg("ranges") -> usize: 1..=rows::MAX_PARTITIONS);
 int_arg!(partitions_arg("partitions") -> usize: 1..=rows::MAX_PARTITIONS);
 int_arg!(run_arg("run") -> usize: 0..=u32::MAX);
 int_arg!(start_arg("start") -> u64: 0..);
