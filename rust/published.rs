@@ -1,9 +1,11 @@
-//! The lists of names the Python module publishes (`fanfuse.METHODS`, `fanfuse.METRICS`, ...), by
-//! attribute, each taken from the table that parses those names (see `crate::names`).
+//! The lists of names the Python module publishes (`fanfuse.METHODS`, `fanfuse.METRICS`, ...), and
+//! its tables of names by key, by attribute, each taken from the table that parses those names (see
+//! `crate::names`).
 
 use crate::eval::{metric_names, trec_eval_metric_names};
 use crate::fusion::{Duplicates, Method, Norm, TrainedMethod, OPTIONS};
 use crate::rrf::TieBreak;
+use crate::runs::read::table::RUN_COLUMNS;
 use crate::runs::write::OutFormat;
 use crate::runs::RankFrom;
 
@@ -27,9 +29,21 @@ pub fn name_lists() -> Vec<(&'static str, Vec<String>)> {
     ]
 }
 
+/// Names by key: `(key, names)`.
+pub type NameTable = Vec<(&'static str, Vec<&'static str>)>;
+
+/// Every published table of names by key (`RUN_TABLE_COLUMNS`: each column of a run table by its
+/// role; `METHOD_PARAMETERS`: each method's settable options): `(attribute, [(key, names)])`.
+#[must_use]
+pub fn name_maps() -> Vec<(&'static str, NameTable)> {
+    let columns = RUN_COLUMNS.iter().map(|&(role, names)| (role, names.to_vec())).collect();
+    let parameters = crate::fusion::method_table().into_iter().map(|(name, settable, _)| (name, settable)).collect();
+    vec![("RUN_TABLE_COLUMNS", columns), ("METHOD_PARAMETERS", parameters)]
+}
+
 #[cfg(test)]
 mod tests {
-    use super::name_lists;
+    use super::{name_lists, name_maps};
 
     #[test]
     fn every_list_has_names_each_once() {
@@ -40,5 +54,13 @@ mod tests {
         }
         let score_methods = &lists.iter().find(|l| l.0 == "SCORE_METHODS").unwrap().1;
         assert!(!score_methods.contains(&"rrf".to_owned()) && score_methods.contains(&"combsum".to_owned()));
+    }
+
+    #[test]
+    fn every_table_has_keys_each_once() {
+        for (attribute, table) in name_maps() {
+            let keys: std::collections::HashSet<&str> = table.iter().map(|entry| entry.0).collect();
+            assert!(!table.is_empty() && keys.len() == table.len(), "{attribute}");
+        }
     }
 }

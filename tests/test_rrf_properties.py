@@ -82,7 +82,7 @@ def test_numpy_arrays_of_any_dtype_equal_lists() -> None:
     fused = fanfuse.rrf(arrays, top_k=10)
     assert fused == fanfuse.rrf([a.tolist() for a in arrays], top_k=10)
     assert fused.ids == reference.rrf([a.tolist() for a in arrays], top_k=10)[0]
-    for dtype in (np.int8, np.uint16, np.int32, np.uint64):
+    for dtype in np.typecodes["AllInteger"]:  # every integer type, signed and unsigned, of each size
         assert fanfuse.rrf([a.astype(dtype) for a in arrays], top_k=10) == fused
 
 

@@ -166,6 +166,9 @@ def test_run_labels_must_be_given_and_known() -> None:
         TypeError, match=r"a sequence of tables \(one run each\), or one table with run_column="
     ):
         fuse_table(table.to_pandas())
+    # The core's entry names each table by the name given with it: one name per table.
+    with pytest.raises(FusionError, match=r"2 tables and 1 names: give one name per table"):
+        fanfuse._core.fuse_tables([table, table], names=["only"])
 
 
 def test_an_empty_partition_gives_an_empty_table_of_the_same_columns() -> None:

@@ -1,7 +1,7 @@
 //! Argument readers shared by every entry point: ordered sequences, numbers, ints in a range, strs,
-//! 1-D buffers. Every number argument is read here (as pyo3's `from_py_with` where it is a whole
-//! argument), so a bad value gets fanfuse's message naming it, never pyo3's `OverflowError` or an
-//! unnamed `TypeError`. A bool is refused wherever a number is expected.
+//! 1-D buffers. Every number argument is read here (a whole int argument by a reader [`int_arg!`]
+//! declares, for pyo3's `from_py_with`), so a bad value gets fanfuse's message naming it, never
+//! pyo3's `OverflowError` or an unnamed `TypeError`. A bool is refused wherever a number is expected.
 
 use std::fmt;
 
@@ -103,6 +103,42 @@ pub(super) fn int_in<T: TryFrom<i128>>(
         Some(v) => Ok(v),
         None => Err(FusionError::new_err(format!("{name} must be {accepted} (got {})", index.str()?))),
     }
+}
+
+/// Declares the reader of one int argument for pyo3's `from_py_with`, in one line: the reader, the
+/// argument's name, its type and the ints it accepts, which the message states: `low..` (to the
+/// type's largest) reads `an int >= low`, `low..=high` reads `an int from low to high` unless the
+/// words are given after it. With `Option<T>`, None passes as None. A value outside reads
+/// `{name} must be {accepted} (got ...)`, the message [`int_in`] gives.
+macro_rules! int_arg {
+    ($vis:vis $reader:ident($name:literal) -> Option<$ty:ty>: $($accepted:tt)+) => {
+        $vis fn $reader(value: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<Option<$ty>> {
+            $crate::python::args::int_arg!(read($name) -> $ty: $($accepted)+);
+            if value.is_none() { Ok(None) } else { read(value).map(Some) }
+        }
+    };
+    ($vis:vis $reader:ident($name:literal) -> $ty:ty: $low:literal..) => {
+        $crate::python::args::int_arg!(
+            $vis $reader($name) -> $ty: $low..=<$ty>::MAX, concat!("an int >= ", $low)
+        );
+    };
+    ($vis:vis $reader:ident($name:literal) -> $ty:ty: $low:literal..=$high:expr) => {
+        $crate::python::args::int_arg!(
+            $vis $reader($name) -> $ty: $low..=$high, &format!("an int from {} to {}", $low, $high)
+        );
+    };
+    ($vis:vis $reader:ident($name:literal) -> $ty:ty: $low:literal..=$high:expr, $accepted:expr) => {
+        $vis fn $reader(value: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<$ty> {
+            use $crate::python::args::{int_in, widen};
+            int_in(value, $name, $accepted, $low..=widen($high))
+        }
+    };
+}
+pub(super) use int_arg;
+
+/// An int bound as [`int_in`] takes it (every bound a Rust int type has fits, but `u128`'s top).
+pub(super) fn widen<T: TryInto<i128>>(bound: T) -> i128 {
+    bound.try_into().unwrap_or(i128::MAX)
 }
 
 /// A sequence of numbers (a list, a tuple or a 1-D float64 array), each read by [`number`].

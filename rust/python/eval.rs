@@ -5,18 +5,13 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::args::{int_in, numbers, outer_items, strings};
+use super::args::{int_arg, numbers, outer_items, strings};
 use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::eval::{self, Metric};
 
-fn iterations_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    int_in(value, "iterations", eval::significance::ITERATIONS_ACCEPTED, 1..=i128::from(u32::MAX))
-}
-
-fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    int_in(value, "seed", "an int from 0 to 2**64 - 1", 0..=i128::from(u64::MAX))
-}
+int_arg!(iterations_arg("iterations") -> u32: 1..=u32::MAX, eval::significance::ITERATIONS_ACCEPTED);
+int_arg!(seed_arg("seed") -> u64: 0..=u64::MAX, "an int from 0 to 2**64 - 1");
 
 /// Per-query metric values of a run against qrels. See `_core.pyi`.
 #[pyfunction]
@@ -64,7 +59,7 @@ pub(super) fn randomization_test(
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
-    eval::significance::paired_t_test(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
+    paired_t(a, b).map(|(_, p)| p)
 }
 
 /// The paired t statistic and its two-sided p-value. See `_core.pyi`.

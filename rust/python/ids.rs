@@ -1,5 +1,7 @@
 //! Ids copied out of Python objects: lists, tuples, any iterable, 1-D integer buffers.
 
+use std::fmt;
+
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -111,12 +113,9 @@ impl OwnedIds {
         // Python ints and anything with __index__ (NumPy integer scalars).
         if item.is_instance_of::<PyInt>() || item.hasattr(pyo3::intern!(item.py(), "__index__"))? {
             self.set_kind(IdKind::Int, || format!("{path}[{pos}]")).map_err(PyTypeError::new_err)?;
-            let value = item.extract::<i64>().map_err(|_| {
-                FusionError::new_err(format!(
-                    "{path}[{pos}] = {} does not fit in a signed 64-bit integer; int ids must be in [-2**63, 2**63 - 1]",
-                    item.str().map_or_else(|_| "?".into(), |s| s.to_string())
-                ))
-            })?;
+            let value = item
+                .extract::<i64>()
+                .map_err(|_| too_large(path, pos, item.str().map_or_else(|_| "?".into(), |s| s.to_string())))?;
             self.ints.push(value);
             return Ok(());
         }
@@ -130,34 +129,18 @@ impl OwnedIds {
         if unsafe { pyo3::ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
             return Ok(false);
         }
-        let values = if let Ok(buf) = PyBuffer::<i64>::get(obj) {
-            Some(read_1d(obj.py(), &buf, path)?)
-        } else if let Ok(buf) = PyBuffer::<i32>::get(obj) {
-            Some(widen(read_1d(obj.py(), &buf, path)?))
-        } else if let Ok(buf) = PyBuffer::<i16>::get(obj) {
-            Some(widen(read_1d(obj.py(), &buf, path)?))
-        } else if let Ok(buf) = PyBuffer::<i8>::get(obj) {
-            Some(widen(read_1d(obj.py(), &buf, path)?))
-        } else if let Ok(buf) = PyBuffer::<u32>::get(obj) {
-            Some(widen(read_1d(obj.py(), &buf, path)?))
-        } else if let Ok(buf) = PyBuffer::<u16>::get(obj) {
-            Some(widen(read_1d(obj.py(), &buf, path)?))
-        } else if let Ok(buf) = PyBuffer::<u8>::get(obj) {
-            Some(widen(read_1d(obj.py(), &buf, path)?))
-        } else if let Ok(buf) = PyBuffer::<u64>::get(obj) {
-            let raw = read_1d(obj.py(), &buf, path)?;
-            let mut out = Vec::with_capacity(raw.len());
-            for (pos, v) in raw.into_iter().enumerate() {
-                out.push(i64::try_from(v).map_err(|_| {
-                    FusionError::new_err(format!(
-                        "{path}[{pos}] = {v} does not fit in a signed 64-bit integer; int ids must be in [-2**63, 2**63 - 1]"
-                    ))
-                })?);
-            }
-            Some(out)
-        } else {
-            None
-        };
+        // Each integer element type in turn, int64 (NumPy's default) first.
+        let readers: [IntBufferReader; 8] = [
+            int_buffer::<i64>,
+            int_buffer::<i32>,
+            int_buffer::<i16>,
+            int_buffer::<i8>,
+            int_buffer::<u32>,
+            int_buffer::<u16>,
+            int_buffer::<u8>,
+            int_buffer::<u64>,
+        ];
+        let values = readers.iter().find_map(|read| read(obj, path).transpose()).transpose()?;
         let Some(values) = values else {
             let dtype = obj
                 .getattr("dtype")
@@ -205,8 +188,25 @@ pub(super) fn prefetch_item(list: *mut pyo3::ffi::PyObject, at: pyo3::ffi::Py_ss
     let _ = (list, at);
 }
 
-pub(super) fn widen<T: Into<i64>>(values: Vec<T>) -> Vec<i64> {
-    values.into_iter().map(Into::into).collect()
+/// Reads the ids of a 1-D buffer of one integer type: `Ok(None)` when `obj` is not one.
+type IntBufferReader = fn(&Bound<'_, PyAny>, ListPath) -> PyResult<Option<Vec<i64>>>;
+
+/// The [`IntBufferReader`] of element type `T`; a value beyond `i64` is refused, naming its place.
+fn int_buffer<T>(obj: &Bound<'_, PyAny>, path: ListPath) -> PyResult<Option<Vec<i64>>>
+where
+    T: pyo3::buffer::Element + Copy + fmt::Display,
+    i64: TryFrom<T>,
+{
+    let Ok(buf) = PyBuffer::<T>::get(obj) else {
+        return Ok(None);
+    };
+    let values = read_1d(obj.py(), &buf, path)?;
+    // Checked first, then converted by a plain map: a fallible collect would neither reserve the
+    // length nor vectorize the widening; for the types that always fit, the check compiles away.
+    if let Some(pos) = values.iter().position(|&v| i64::try_from(v).is_err()) {
+        return Err(too_large(path, pos, values[pos]));
+    }
+    Ok(Some(values.into_iter().map(|v| i64::try_from(v).unwrap_or_default()).collect()))
 }
 
 /// The value of an exact `int` (not a bool or subclass) that fits in `i64`.
@@ -226,6 +226,12 @@ pub(super) unsafe fn exact_i64(item: *mut pyo3::ffi::PyObject) -> Option<i64> {
 
 pub(super) fn not_utf8(path: ListPath, pos: usize) -> PyErr {
     FusionError::new_err(format!("{path}[{pos}] is not valid Unicode (a lone surrogate); ids must encode as UTF-8"))
+}
+
+fn too_large(path: ListPath, pos: usize, value: impl fmt::Display) -> PyErr {
+    FusionError::new_err(format!(
+        "{path}[{pos}] = {value} does not fit in a signed 64-bit integer; int ids must be in [-2**63, 2**63 - 1]"
+    ))
 }
 
 pub(super) fn not_an_id(item: &Bound<'_, PyAny>, path: ListPath, pos: usize) -> PyErr {

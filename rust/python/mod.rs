@@ -1,14 +1,17 @@
-//! The Python binding: the only code that imports pyo3 (`make lint` checks it).
+//! The Python binding: the only code that imports pyo3 (`make lint` checks it), and only a boundary.
+//! It converts Python values to Rust and back and maps errors; the checks, loops and messages of
+//! substance are the core's, so that the Rust code behind a Python call is the code a test of the
+//! core runs.
 //!
-//! Every entry point follows one pattern: copy the Python inputs into owned Rust buffers while
-//! holding the GIL ([`ids::OwnedIds`]), release the GIL and run the core ([`interruptible`]: a signal
-//! stops any loop of the core, see `crate::interrupt`), then build the Python result. Errors from
-//! the core map to Python in one place ([`to_py_err`]).
+//! Every entry point follows one pattern: read the Python inputs into owned Rust values while holding
+//! the GIL (`args` the arguments, `ids` the ranked lists), release the GIL and run the core
+//! ([`interruptible`]: a signal stops any loop of the core, see `crate::interrupt`), then build the
+//! Python result. Errors from the core map to Python in one place ([`to_py_err`]).
 //!
-//! One file per exposed area: `args` and `ids` read inputs, `options` the keyword options shared by
-//! the fusion entry points, `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` /
-//! `eval` the functions, `trained` training and the trained model, `tables` Arrow tables in and
-//! record batches out, `rows` runs as Arrow rows for the distributed engines, `files` the output
+//! One file per exposed area: `options` the keyword options shared by the fusion entry points,
+//! `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` / `eval` the functions,
+//! `trained` the trained model, `tables` Arrow tables in and record batches out, `rows` the private
+//! submodule `_core._rows` (runs as Arrow rows, for the distributed engine), `files` the output
 //! guard and the line reader.
 
 mod args;
@@ -97,23 +100,21 @@ where
     result.map_err(to_py_err)
 }
 
-/// The names each option accepts, as tuples, from the core's tables (see `crate::published`).
+/// The names each option accepts, as tuples, and the tables of names by key, as dicts of tuples,
+/// from the core's tables (see `crate::published`).
 fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("RUN_FILE_TOP_K", crate::fusion::RUN_FILE_TOP_K)?;
     for (attribute, names) in crate::published::name_lists() {
         m.add(attribute, PyTuple::new(py, names)?)?;
     }
-    let table_columns = PyDict::new(py);
-    for (role, names) in crate::runs::read::table::RUN_COLUMNS {
-        table_columns.set_item(role, PyTuple::new(py, names)?)?;
+    for (attribute, table) in crate::published::name_maps() {
+        let by_key = PyDict::new(py);
+        for (key, names) in table {
+            by_key.set_item(key, PyTuple::new(py, names)?)?;
+        }
+        m.add(attribute, by_key)?;
     }
-    m.add("RUN_TABLE_COLUMNS", table_columns)?;
-    let parameters = PyDict::new(py);
-    for (name, settable, _) in crate::fusion::method_table() {
-        parameters.set_item(name, PyTuple::new(py, settable)?)?;
-    }
-    m.add("METHOD_PARAMETERS", parameters)?;
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use super::args::{int_in, outer_items, strings};
+use super::args::{int_arg, outer_items, strings};
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::runs::PyRun;
 use super::tables::{table_source, PyArrowBatch};
@@ -74,40 +74,14 @@ fn row_sources(rows: &Bound<'_, PyAny>) -> PyResult<Vec<TableSource>> {
     items.iter().enumerate().map(|(i, item)| table_source(item, &format!("rows[{i}]"))).collect()
 }
 
-// The ints of these functions, each read with fanfuse's message naming it; `partitions` is checked
-// by the core (its range is the core's).
-fn at_least(value: &Bound<'_, PyAny>, name: &str, least: i128) -> PyResult<u64> {
-    int_in(value, name, &format!("an int >= {least}"), least..=i128::from(u64::MAX))
-}
-
-fn block_bytes_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    at_least(value, "block_bytes", 1)
-}
-
-fn ranges_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    int_in(value, "ranges", "an int >= 1", 1..=i128::from(u32::MAX))
-}
-
-fn partitions_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let most = rows::MAX_PARTITIONS;
-    int_in(value, "partitions", &format!("an int from 1 to {most}"), 1..=i128::try_from(most).unwrap_or(i128::MAX))
-}
-
-fn run_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    int_in(value, "run", "an int >= 0", 0..=i128::from(u32::MAX))
-}
-
-fn start_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    at_least(value, "start", 0)
-}
-
-fn end_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    at_least(value, "end", 0)
-}
-
-fn first_row_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    at_least(value, "first_row", 0)
-}
+// The ints of these functions, each read with fanfuse's message naming it.
+int_arg!(block_bytes_arg("block_bytes") -> u64: 1..);
+int_arg!(ranges_arg("ranges") -> usize: 1..=rows::MAX_PARTITIONS);
+int_arg!(partitions_arg("partitions") -> usize: 1..=rows::MAX_PARTITIONS);
+int_arg!(run_arg("run") -> usize: 0..=u32::MAX);
+int_arg!(start_arg("start") -> u64: 0..);
+int_arg!(end_arg("end") -> u64: 0..);
+int_arg!(first_row_arg("first_row") -> u64: 0..);
 
 /// The byte ranges to read a run file in. See `_core/_rows.pyi`.
 #[pyfunction]
@@ -151,8 +125,7 @@ fn read_table_block(
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column: None, runs: &[], rank_from, first_row };
-    let mut read = interruptible(py, move || rows::read_table_block(source, &spec, run, partitions))?;
-    let (summary, read) = read.pop().expect("one block for a table without a run column");
+    let (summary, read) = interruptible(py, move || rows::read_run_table_block(source, &spec, run, partitions))?;
     Ok((summary_tuple(summary), partition_batches(py, read)?))
 }
 

@@ -33,6 +33,26 @@ struct Exported<T>(T);
 // callback frees; the interface lets them move to, and be released on, any thread.
 unsafe impl<T> Send for Exported<T> {}
 
+/// The release callback of a struct of the Arrow C data interface: None once released or moved out.
+type Release<T> = Option<unsafe extern "C" fn(*mut T)>;
+
+/// A capsule named `name` owning `exported`; when the capsule goes, the struct is released unless a
+/// consumer moved it out (which leaves `release` of it None).
+fn capsule<'py, T: 'static>(
+    py: Python<'py>,
+    name: &'static CStr,
+    exported: T,
+    release: fn(&T) -> Release<T>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let destructor = move |mut exported: Exported<T>, _| {
+        if let Some(release) = release(&exported.0) {
+            // SAFETY: not moved out by a consumer (else `release` would be None): released once here.
+            unsafe { release(&raw mut exported.0) };
+        }
+    };
+    PyCapsule::new_with_value_and_destructor(py, Exported(exported), name, destructor)
+}
+
 #[pymethods]
 impl PyArrowBatch {
     /// The PyCapsule protocol: (schema, array) capsules of this batch; each call exports it anew.
@@ -44,20 +64,8 @@ impl PyArrowBatch {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let _ = requested_schema; // the batch has one schema; the consumer casts if it wants another
         let (schema, array) = self.inner.export();
-        let release_schema = |mut exported: Exported<ArrowSchema>, _| {
-            if let Some(release) = exported.0.release {
-                // SAFETY: not moved out by a consumer (else `release` would be None): released once here.
-                unsafe { release(&raw mut exported.0) };
-            }
-        };
-        let release_array = |mut exported: Exported<ArrowArray>, _| {
-            if let Some(release) = exported.0.release {
-                // SAFETY: as for the schema.
-                unsafe { release(&raw mut exported.0) };
-            }
-        };
-        let schema = PyCapsule::new_with_value_and_destructor(py, Exported(schema), c"arrow_schema", release_schema)?;
-        let array = PyCapsule::new_with_value_and_destructor(py, Exported(array), c"arrow_array", release_array)?;
+        let schema = capsule(py, c"arrow_schema", schema, |schema| schema.release)?;
+        let array = capsule(py, c"arrow_array", array, |array| array.release)?;
         PyTuple::new(py, [schema, array])
     }
 
@@ -151,9 +159,7 @@ pub(super) fn fuse_tables(
     let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
     let names = strings(names, "names")?;
     let items = outer_items(tables, "tables", "Arrow tables")?;
-    if items.len() != names.len() {
-        return Err(super::FusionError::new_err(format!("{} tables and {} names", items.len(), names.len())));
-    }
+    table::check_table_names(items.len(), &names).map_err(to_py_err)?;
     check_thread_variable(py, threads)?;
     let sources = items.iter().zip(&names).map(|(t, n)| table_source(t, n)).collect::<PyResult<Vec<_>>>()?;
     let shape = TableSpec { name: "", run_column, runs: &labels, rank_from, first_row: 0 };

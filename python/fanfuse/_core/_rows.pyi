@@ -68,7 +68,8 @@ def fuse_rows(
     docid, rank, score); ``"trec"``: one row per query (qid, text: its lines as ``fuse_files`` writes
     them, with its checks and messages). Each row also has ``order``: ``fuse_files`` writes query A
     before B exactly when A's order is smaller (docs/run-files.md, "Order of a fused run"). The
-    result is ``ranges`` batches, batch k holding the k-th of equal ranges of the order, in order.
+    result is ``ranges`` batches (at most 100,000, like ``partitions``), batch k holding the k-th of equal
+    ranges of the order, in order.
     The options are those of ``fuse_files``."""
 
 def run_from_rows(

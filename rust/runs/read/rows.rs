@@ -295,6 +295,21 @@ pub fn read_table_block(
     Ok(blocks.into_iter().zip(last).map(|(block, last)| block.finish(lines, last)).collect())
 }
 
+/// [`read_table_block`] for a table of one run (`spec`'s run column and labels are not read): its
+/// one block.
+///
+/// # Panics
+/// Never: a table without a run column is one block.
+pub fn read_run_table_block(
+    source: TableSource,
+    spec: &TableSpec<'_>,
+    run: usize,
+    partitions: usize,
+) -> Result<BlockRows, FusionError> {
+    let spec = TableSpec { run_column: None, runs: &[], ..spec.clone() };
+    Ok(read_table_block(source, &spec, run, partitions)?.pop().expect("one block for a table without a run column"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

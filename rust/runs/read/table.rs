@@ -178,6 +178,17 @@ pub fn check_run_labels(run_column: Option<&str>, runs: &[String]) -> Result<(),
     Ok(())
 }
 
+/// Refuses names that are not one per table (`fuse_tables` names each table in its errors).
+pub fn check_table_names(tables: usize, names: &[String]) -> Result<(), FusionError> {
+    if tables != names.len() {
+        return Err(FusionError::invalid(format!(
+            "{tables} tables and {} names: give one name per table",
+            names.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Reads the rows of `source` in order, checked as [`runs_from_table`] describes, and hands each to `visit`.
 pub fn for_each_row(
     source: TableSource,
