@@ -10,9 +10,9 @@
 //! returns to a query that was already released, the fusion restarts in "buffered" mode, which holds
 //! every query until all runs end (the partial output is discarded; the result is the same).
 //!
-//! Output order, in both modes: by release step, then first step ([`crate::runs::fuse::order`], where
-//! the rule is stated for the engines that fuse rows apart). A round of the merge loop takes one
-//! message from every run still open, so run r's g-th group (or its end) comes at step `g * R + r`.
+//! Output order, in both modes: the rule of [`crate::runs::fuse::order`], each query's [`Place`]
+//! gathered as the runs meet it. A round of the merge loop takes one message from every run still
+//! open, so run r's g-th group (or its end) comes at [`step`] `(r, g, R)`.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
@@ -26,6 +26,7 @@ use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
+use crate::runs::fuse::order::{step, Place};
 use crate::runs::fuse::query::fuse_query;
 use crate::runs::read::input::{GroupReader, RunInput};
 use crate::runs::write::{
@@ -60,10 +61,8 @@ pub struct FuseSummary {
 }
 
 struct Pending {
-    /// Order of first appearance (the order of first steps).
-    seq: u64,
-    /// The latest, over the runs that have the query, of the step of its first group there.
-    release: u64,
+    /// Where the query goes in the output, from the steps at which the runs have met it so far.
+    place: Place,
     lists: Vec<Vec<Hit>>,
     finished: Vec<bool>,
 }
@@ -223,10 +222,9 @@ impl Merge {
         let mut released: HashSet<u64> = HashSet::new();
         let mut ready: Vec<(String, Pending)> = Vec::new();
         let mut ended = vec![false; n];
-        // The step at which each run ended (see the module's note on steps).
-        let mut end_steps = vec![0_u64; n];
+        // The step of the latest run end: a query first met after it is missing from that run.
+        let mut last_end: Option<u64> = None;
         let mut round = 0_u64;
-        let mut seq = 0_u64;
         let mut summary = FuseSummary { queries: 0, input_lines: 0, buffered };
         while ended.iter().any(|e| !e) {
             interrupt::checkpoint()?;
@@ -234,20 +232,23 @@ impl Merge {
                 if ended[r] {
                     continue;
                 }
+                // Run r's `round`-th group, or its end (the module's note on steps).
+                let at = step(r, round, n);
                 let message = receive(receiver)?;
                 let (qid, hits) = match message {
                     Message::Group(qid, hits) => (qid, hits),
                     Message::End(lines) => {
                         ended[r] = true;
-                        end_steps[r] = round * n as u64 + r as u64;
+                        last_end = Some(at);
                         summary.input_lines += lines;
                         // Queries this run never had are now finished for it.
-                        let mut done: Vec<(u64, String)> = pending
+                        pending.values_mut().filter(|p| !p.finished[r]).for_each(|p| p.place.passed(at));
+                        let mut done: Vec<(Place, String)> = pending
                             .iter()
                             .filter(|(_, p)| !buffered && (0..n).all(|i| p.finished[i] || ended[i]))
-                            .map(|(q, p)| (p.seq, q.clone()))
+                            .map(|(q, p)| (p.place, q.clone()))
                             .collect();
-                        // In order of first appearance, not the map's (random) order: the output is the
+                        // In the order of the rule, not the map's (random) order: the output is the
                         // same file at every run, and the distributed engine can reproduce it.
                         done.sort_unstable();
                         for (_, qid) in done {
@@ -262,11 +263,12 @@ impl Merge {
                     return Ok(Outcome::Regrouped);
                 }
                 let entry = pending.entry(qid.clone()).or_insert_with(|| {
-                    seq += 1;
-                    Pending { seq, release: 0, lists: vec![Vec::new(); n], finished: vec![false; n] }
+                    let mut place = Place::first_met(at);
+                    last_end.into_iter().for_each(|end| place.passed(end));
+                    Pending { place, lists: vec![Vec::new(); n], finished: vec![false; n] }
                 });
                 if !entry.finished[r] {
-                    entry.release = entry.release.max(round * n as u64 + r as u64);
+                    entry.place.reached(at); // only a run's first group of the query counts
                 }
                 if entry.lists[r].is_empty() {
                     entry.lists[r] = hits; // the usual case: move, don't copy
@@ -286,11 +288,9 @@ impl Merge {
                 self.progress.update(summary.queries);
             }
         }
-        // Left when buffered (else every query was released by the last run's end): in order of
-        // release, counting the end of each run without the query.
-        let release = |p: &Pending| (0..n).filter(|&i| !p.finished[i]).map(|i| end_steps[i]).fold(p.release, u64::max);
+        // Left when buffered (else every query was released by the last run's end).
         let mut rest: Vec<(String, Pending)> = pending.into_iter().collect();
-        rest.sort_unstable_by_key(|(_, p)| (release(p), p.seq)); // keys differ (seq): no scratch copy
+        rest.sort_unstable_by_key(|(_, p)| p.place); // places differ (first steps): no scratch copy
         ready.extend(rest);
         summary.queries += ready.len() as u64;
         self.send(&mut ready)?;
