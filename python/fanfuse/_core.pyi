@@ -3,7 +3,7 @@
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import BinaryIO, Literal, Self, SupportsIndex, TypedDict, Unpack, final
+from typing import BinaryIO, Literal, Self, SupportsIndex, TypedDict, Unpack, final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -482,6 +482,7 @@ def fuse_runs(
     raises FusionError naming the query and the document.
     """
 
+@overload
 def fuse_files(
     inputs: Sequence[str | Run],
     output: str,
@@ -496,15 +497,33 @@ def fuse_files(
     progress: Callable[[int, int, int], object] | None = None,
     model: FusionModel | None = None,
     **kwargs: Unpack[_RunFusionKeywords],
-) -> dict[str, int | bool]:
-    """Streams run files through fusion into ``output`` (written atomically).
+) -> dict[str, int | bool]: ...
+@overload
+def fuse_files(
+    inputs: Sequence[str | Run],
+    output: None,
+    /,
+    *,
+    options: FusionOptions | None = None,
+    rank_from: _RankFrom | str = "score",
+    format: _Format | str = "trec",
+    collection: str | None = None,
+    tag: str = "fanfuse",
+    threads: int | None = None,
+    progress: Callable[[int, int, int], object] | None = None,
+    model: FusionModel | None = None,
+    **kwargs: Unpack[_RunFusionKeywords],
+) -> Run:
+    """Streams run files through fusion into ``output`` (written atomically), or, with ``output``
+    None, into a Run returned in memory (named ``fused``): the queries and hits the file would hold,
+    in its order (``format`` and ``tag`` then only checked; ``collection`` is the Run's).
 
     An input is a path, or a Run (e.g. read from a table by ``runs_from_table``), which is replayed
     in the order of its hits' lines (rows), so it fuses exactly as the same lines in a file.
     The options and ``model`` are those of ``fuse_runs``.
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
-    input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}``.
+    input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}`` (or the Run).
     ``progress``: called about every 50 ms, and once more before the output is written, as
     ``progress(bytes_read, bytes_total, queries)`` (input bytes, compressed for gzip; queries fused so
     far), with the GIL held; an exception it raises stops the run (the output is not written) and is

@@ -77,6 +77,14 @@ fn evaluation_order(entries: &mut [(&Hit, f64)]) {
     entries.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.docid.cmp(&a.0.docid)));
 }
 
+/// Fused hits as a run holds them: each input hit (with its passthrough fields) with its fused score
+/// and its rank in the fused list (from 1).
+#[must_use]
+pub fn fused_hits(entries: &[(&Hit, f64)]) -> Vec<Hit> {
+    let rank = |i: usize| i64::try_from(i).unwrap_or(i64::MAX) + 1;
+    entries.iter().enumerate().map(|(i, &(hit, score))| Hit { score, rank: rank(i), ..hit.clone() }).collect()
+}
+
 /// Checks the options of a run fusion: those of [`FuseParams::validate`], and the tie-break, which
 /// a written run cannot keep (see [`evaluation_order`]).
 pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), FusionError> {
@@ -113,12 +121,7 @@ pub fn fuse_runs(
         }
     }
     let fused = crate::batch::map_queries(&queries, threads, |(qid, lists)| {
-        let hits = fuse_query(qid, lists, params)?;
-        let hits = hits
-            .into_iter()
-            .enumerate()
-            .map(|(i, (hit, score))| Hit { score, rank: i64::try_from(i).unwrap_or(i64::MAX) + 1, ..hit.clone() })
-            .collect();
+        let hits = fused_hits(&fuse_query(qid, lists, params)?);
         Ok::<_, FusionError>(crate::runs::Query { qid: (*qid).to_owned(), hits })
     })?;
     let queries = fused.into_iter().collect::<Result<Vec<_>, _>>()?;

@@ -17,7 +17,6 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::Arc;
 
@@ -27,12 +26,13 @@ use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
 use crate::runs::fuse::order::{step, Place};
-use crate::runs::fuse::query::fuse_query;
+use crate::runs::fuse::progress::{FuseProgress, ProgressCounters};
+use crate::runs::fuse::query::{fuse_query, fused_hits};
 use crate::runs::read::input::{GroupReader, RunInput};
 use crate::runs::write::{
     check_tag, first_trec_line_problem, fused_query_text, nothing_written, value_error_at, OutFormat,
 };
-use crate::runs::{ranked, Hit, RankFrom};
+use crate::runs::{ranked, Hit, Query, RankFrom, Run};
 
 /// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
 /// 1024 rather than 4096 since chunks are fused on their own thread: a smaller last chunk shortens
@@ -67,8 +67,33 @@ struct Pending {
     finished: Vec<bool>,
 }
 
+/// Where [`fuse_inputs`] puts the fused run.
+#[derive(Debug, Clone, Copy)]
+pub enum Destination<'a> {
+    /// This file, in `options.format`, written as `crate::output` describes.
+    File(&'a str),
+    /// A [`Run`] returned in memory: the queries and hits of the file, in the file's order.
+    Memory,
+}
+
+/// Where the fused queries go as they are ready.
+enum Sink {
+    /// The output, and whether nothing is written yet (TREC has no line for a query without hits).
+    File {
+        out: OutputFile,
+        empty: bool,
+    },
+    Memory(Vec<Query>),
+}
+
+/// One fused query, made for its sink.
+enum Piece {
+    Text(Vec<u8>),
+    Hits(Vec<Hit>),
+}
+
 enum Outcome {
-    Done(FuseSummary),
+    Done(FuseSummary, Option<Run>),
     /// A run went back to a query already released: the inputs are not grouped consistently.
     Regrouped,
 }
@@ -77,21 +102,26 @@ enum Outcome {
 /// (see `crate::interrupt`) stops it within a poll interval, leaving any previous output as it was.
 pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -> Result<FuseSummary, FusionError> {
     let inputs: Vec<RunInput> = inputs.iter().cloned().map(RunInput::File).collect();
-    fuse_inputs(&inputs, output, options)
+    fuse_inputs(&inputs, Destination::File(output), options).map(|(summary, _)| summary)
 }
 
 /// [`fuse_files`] over files and runs in memory (tables): each table is replayed in its row order,
-/// so it fuses exactly as the same rows in a file.
-pub fn fuse_inputs(inputs: &[RunInput], output: &str, options: &FuseFilesOptions) -> Result<FuseSummary, FusionError> {
+/// so it fuses exactly as the same rows in a file. The fused run is returned with
+/// [`Destination::Memory`] (named `fused`, with the collection a file would have).
+pub fn fuse_inputs(
+    inputs: &[RunInput],
+    destination: Destination<'_>,
+    options: &FuseFilesOptions,
+) -> Result<(FuseSummary, Option<Run>), FusionError> {
     if inputs.is_empty() {
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
     crate::runs::fuse::query::validate_run_params(&options.params, inputs.len())?;
     check_tag(options.format, &options.tag)?;
-    match fuse_pass(inputs, output, options, false)? {
-        Outcome::Done(summary) => Ok(summary),
-        Outcome::Regrouped => match fuse_pass(inputs, output, options, true)? {
-            Outcome::Done(summary) => Ok(summary),
+    match fuse_pass(inputs, destination, options, false)? {
+        Outcome::Done(summary, run) => Ok((summary, run)),
+        Outcome::Regrouped => match fuse_pass(inputs, destination, options, true)? {
+            Outcome::Done(summary, run) => Ok((summary, run)),
             Outcome::Regrouped => unreachable!("buffered mode writes nothing before the end"),
         },
     }
@@ -108,14 +138,17 @@ const READ_AHEAD: usize = 256;
 
 fn fuse_pass(
     sources: &[RunInput],
-    output: &str,
+    destination: Destination<'_>,
     options: &FuseFilesOptions,
     buffered: bool,
 ) -> Result<Outcome, FusionError> {
     let names: Vec<String> = sources.iter().map(|s| s.name().to_owned()).collect();
     let inputs = &names[..];
     let readers = sources.iter().map(GroupReader::open).collect::<Result<Vec<_>, _>>()?;
-    let out = OutputFile::create(output, inputs)?;
+    let sink = match destination {
+        Destination::File(output) => Sink::File { out: OutputFile::create(output, inputs)?, empty: true },
+        Destination::Memory => Sink::Memory(Vec::new()),
+    };
     let collection = options.collection.clone().or_else(|| readers.iter().find_map(GroupReader::collection));
     let progress = ProgressCounters::new(sources, &readers, options.progress.clone());
     // One parsing thread per run: parsing is most of the work, and runs parse independently.
@@ -154,26 +187,32 @@ fn fuse_pass(
         // parsing threads) goes on while the pool fuses: with the fusion inline, the parsers stalled
         // behind READ_AHEAD for every chunk and 2 cores ran ~1.4 busy on average.
         let (chunks, chunk_queue) = sync_channel::<Vec<(String, Pending)>>(1);
-        let mut writer =
-            ChunkWriter { inputs, options, collection: collection.as_deref(), out, recyclers, empty: true };
+        let mut writer = ChunkWriter { inputs, options, collection: collection.as_deref(), sink, recyclers };
         let written = scope.spawn(move || {
             for chunk in chunk_queue {
                 writer.write(chunk)?;
             }
-            Ok::<_, FusionError>((writer.out, writer.empty))
+            Ok::<_, FusionError>(writer.sink)
         });
         let merged = Merge { buffered, progress, chunks }.run(&receivers);
         let written = written.join().expect("the chunk writer does not panic");
         match (merged, written) {
             // A writer error comes first: the merge then only saw the queue close.
             (_, Err(error)) | (Err(error), Ok(_)) => Err(error),
-            (Ok(Outcome::Done(summary)), Ok((_, true))) => Err(nothing_written(options.format, summary.queries)),
-            (Ok(Outcome::Done(summary)), Ok((out, false))) => {
+            (Ok(Outcome::Done(summary, _)), Ok(Sink::File { empty: true, .. })) => {
+                Err(nothing_written(options.format, summary.queries))
+            }
+            (Ok(Outcome::Done(summary, _)), Ok(sink)) => {
                 // The caller's last look at the counters (all read, all fused), and its last chance
                 // to stop the run before the output replaces what was there.
                 interrupt::poll_now()?;
-                out.commit()?;
-                Ok(Outcome::Done(summary))
+                let run = match sink {
+                    Sink::File { out, .. } => out.commit().map(|()| None)?,
+                    Sink::Memory(queries) => {
+                        Some(Run { name: "fused".into(), collection: collection.clone(), queries, source: None })
+                    }
+                };
+                Ok(Outcome::Done(summary, run))
             }
             // Dropping `out` removes the partial output.
             (Ok(Outcome::Regrouped), Ok(_)) => Ok(Outcome::Regrouped),
@@ -204,10 +243,8 @@ struct ChunkWriter<'a> {
     inputs: &'a [String],
     options: &'a FuseFilesOptions,
     collection: Option<&'a str>,
-    out: OutputFile,
+    sink: Sink,
     recyclers: Vec<Sender<Vec<Hit>>>,
-    /// Nothing written yet (TREC has no line for a query without hits).
-    empty: bool,
 }
 
 impl Merge {
@@ -264,7 +301,9 @@ impl Merge {
                 }
                 let entry = pending.entry(qid.clone()).or_insert_with(|| {
                     let mut place = Place::first_met(at);
-                    last_end.into_iter().for_each(|end| place.passed(end));
+                    if let Some(end) = last_end {
+                        place.passed(end);
+                    }
                     Pending { place, lists: vec![Vec::new(); n], finished: vec![false; n] }
                 });
                 if !entry.finished[r] {
@@ -295,7 +334,7 @@ impl Merge {
         summary.queries += ready.len() as u64;
         self.send(&mut ready)?;
         self.progress.update(summary.queries);
-        Ok(Outcome::Done(summary))
+        Ok(Outcome::Done(summary, None))
     }
 
     /// Hands the ready queries to the chunk writer.
@@ -306,10 +345,11 @@ impl Merge {
 }
 
 impl ChunkWriter<'_> {
-    /// Orders each ready query's lists, fuses the chunk in parallel and writes it in order.
+    /// Orders each ready query's lists, fuses the chunk in parallel and hands it to the sink in order.
     fn write(&mut self, mut ready: Vec<(String, Pending)>) -> Result<(), FusionError> {
         let ready = &mut ready;
         let (inputs, options, collection) = (self.inputs, self.options, self.collection);
+        let to_file = matches!(self.sink, Sink::File { .. });
         let fused = batch::map_queries(ready, options.threads, |(qid, pending)| {
             let lists = pending
                 .lists
@@ -318,19 +358,31 @@ impl ChunkWriter<'_> {
                 .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
                 .collect::<Result<Vec<_>, _>>()?;
             let entries = fuse_query(qid, &lists, &options.params)?;
-            fused_query_text(options.format, qid, &entries, &options.tag, collection, inputs, &pending.lists)
+            Ok::<_, FusionError>(if to_file {
+                let (format, tag) = (options.format, &options.tag);
+                Piece::Text(fused_query_text(format, qid, &entries, tag, collection, inputs, &pending.lists)?)
+            } else {
+                Piece::Hits(fused_hits(&entries))
+            })
         })?;
-        for (bytes, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
-            let bytes = bytes?;
-            if self.empty && !bytes.is_empty() {
-                if let Some(message) = first_trec_line_problem(options.format, qid) {
-                    return Err(value_error_at(inputs, &pending.lists, None, message));
+        for (piece, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
+            match (piece?, &mut self.sink) {
+                (Piece::Text(bytes), Sink::File { out, empty }) => {
+                    if *empty && !bytes.is_empty() {
+                        if let Some(message) = first_trec_line_problem(options.format, qid) {
+                            return Err(value_error_at(inputs, &pending.lists, None, message));
+                        }
+                    }
+                    *empty &= bytes.is_empty();
+                    out.writer().write_all(&bytes).map_err(|e| out.io_error(&e))?;
                 }
+                (Piece::Hits(hits), Sink::Memory(queries)) => queries.push(Query { qid: qid.clone(), hits }),
+                _ => unreachable!("each piece is made for the sink"),
             }
-            self.empty &= bytes.is_empty();
-            self.out.writer().write_all(&bytes).map_err(|e| self.out.io_error(&e))?;
         }
-        self.out.start_writeback();
+        if let Sink::File { out, .. } = &mut self.sink {
+            out.start_writeback();
+        }
         for (_, pending) in ready.drain(..) {
             for (recycler, hits) in self.recyclers.iter().zip(pending.lists) {
                 // Fails only when the reader has ended: then the list is simply freed.
@@ -338,52 +390,5 @@ impl ChunkWriter<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// How far a run of [`fuse_files`] has got, readable from any thread while it runs: bytes of the
-/// inputs read (compressed bytes for gzip) out of their total size, and queries fused. The core only
-/// counts; the caller draws (the Python CLI's one progress bar).
-#[derive(Debug, Default)]
-pub struct FuseProgress {
-    pub bytes_read: AtomicU64,
-    pub bytes_total: AtomicU64,
-    pub queries: AtomicU64,
-}
-
-impl FuseProgress {
-    /// `(bytes_read, bytes_total, queries)` as they stand.
-    #[must_use]
-    pub fn snapshot(&self) -> (u64, u64, u64) {
-        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        (load(&self.bytes_read), load(&self.bytes_total), load(&self.queries))
-    }
-}
-
-/// Keeps a [`FuseProgress`] (if the caller asked for one) up to date from the readers' byte counters.
-struct ProgressCounters {
-    shared: Option<Arc<FuseProgress>>,
-    readers: Vec<Arc<AtomicU64>>,
-}
-
-impl ProgressCounters {
-    fn new(inputs: &[RunInput], readers: &[GroupReader], shared: Option<Arc<FuseProgress>>) -> Self {
-        if let Some(progress) = &shared {
-            let files = inputs.iter().filter_map(|input| match input {
-                RunInput::File(path) => std::fs::metadata(path).ok(),
-                RunInput::Table(_) => None,
-            });
-            let total = files.map(|m| m.len()).sum();
-            progress.bytes_total.store(total, Ordering::Relaxed);
-        }
-        Self { shared, readers: readers.iter().map(GroupReader::consumed).collect() }
-    }
-
-    fn update(&self, queries: u64) {
-        if let Some(progress) = &self.shared {
-            let read = self.readers.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-            progress.bytes_read.store(read, Ordering::Relaxed);
-            progress.queries.store(queries, Ordering::Relaxed);
-        }
     }
 }
