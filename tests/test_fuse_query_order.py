@@ -204,3 +204,14 @@ def test_the_mtrag_runs_fused_in_memory_write_the_bytes_of_the_fused_file(
         fanfuse.fuse_files(runs, str(tmp_path / "file.out"), format=form)
         fanfuse.fuse_files(runs, None, format=form).write(str(tmp_path / "memory.out"), format=form)
         assert (tmp_path / "memory.out").read_bytes() == (tmp_path / "file.out").read_bytes(), form
+
+
+def test_fuse_runs_lists_the_queries_in_the_order_of_a_fused_run_file(tmp_path: Path) -> None:
+    rng = random.Random(43)
+    for case in range(60):
+        runs = random_runs(rng)
+        folder = tmp_path / str(case)
+        folder.mkdir()
+        fused = fanfuse.fuse_runs([fanfuse.read_run(path) for path in write_runs(folder, runs)])
+        # A Run holds each query once, in order of first appearance: one group a query.
+        assert fused.qids() == documented_order([list(dict.fromkeys(lines)) for lines in runs]), runs

@@ -398,7 +398,8 @@ _Format = Literal["trec", "mtrag"]
 
 @final
 class Run:
-    """A run held in Rust: queries in order of first appearance, hits of a query in rank order."""
+    """A run held in Rust: queries in order of first appearance (a fused run: in the order of a fused
+    run file), hits of a query in rank order."""
 
     @staticmethod
     def from_columns(
@@ -468,6 +469,8 @@ def fuse_runs(
     **kwargs: Unpack[_RunFusionKeywords],
 ) -> Run:
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
+    The queries come in the order of a fused run file (docs/run-files.md, "Order of a fused run"),
+    each query of a run being one group.
 
     The options are a ``FusionOptions`` or its keywords (not both), all but ``duplicates`` and
     ``explain`` (refused: a run holds a docid once a query, and has no place for contributions).

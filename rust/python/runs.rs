@@ -19,7 +19,7 @@ use crate::runs::write::OutFormat;
 use crate::runs::{self, RankFrom, Run as CoreRun};
 use crate::train::{self, TrainSizes};
 
-/// A run held in Rust: queries in order of first appearance, each query's hits in rank order.
+/// A run held in Rust: queries in order of first appearance (a fused run: a fused file's order), hits in rank order.
 #[pyclass(frozen, module = "fanfuse", name = "Run")]
 pub struct PyRun {
     pub(super) inner: Arc<CoreRun>,

@@ -6,6 +6,7 @@ use crate::error::FusionError;
 use crate::fusion::{fuse, FuseParams, ScoredLists};
 use crate::lists::RankedLists;
 use crate::rrf::TieBreak;
+use crate::runs::fuse::order::{Place, QueryGroups};
 use crate::runs::Hit;
 
 /// Fuses query `qid`: `lists[r]` is run r's hits in rank order. Returns each fused hit's best-ranked
@@ -98,8 +99,9 @@ pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), Fus
     Ok(())
 }
 
-/// Fuses whole runs in memory (query union, in order of first appearance across the runs); the
-/// runs are borrowed or shared (`Arc`), as the caller holds them.
+/// Fuses whole runs in memory (query union); the runs are borrowed or shared (`Arc`), as the caller
+/// holds them. The queries come in the order of a fused run file ([`super::order`]), each query of
+/// a run being one group: the file `fanfuse fuse` writes from the runs written as files.
 pub fn fuse_runs(
     runs: &[impl std::ops::Deref<Target = crate::runs::Run>],
     params: &FuseParams,
@@ -111,15 +113,23 @@ pub fn fuse_runs(
     validate_run_params(params, runs.len())?;
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut queries: Vec<(&str, Vec<Vec<&Hit>>)> = Vec::new();
+    let mut groups: Vec<QueryGroups> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
-        for query in &run.queries {
+        for (g, query) in run.queries.iter().enumerate() {
             let at = *index.entry(&query.qid).or_insert_with(|| {
                 queries.push((&query.qid, vec![Vec::new(); runs.len()]));
+                groups.push(QueryGroups::new(runs.len()));
                 queries.len() - 1
             });
             queries[at].1[r].extend(query.hits.iter());
+            groups[at].add(r, g as u64);
         }
     }
+    // Each query of a run is one group, so a run has as many groups as queries.
+    let counts: Vec<u64> = runs.iter().map(|run| run.queries.len() as u64).collect();
+    let mut order: Vec<(Place, usize)> = groups.iter().enumerate().map(|(i, q)| (q.place(&counts), i)).collect();
+    order.sort_unstable();
+    let queries: Vec<_> = order.into_iter().map(|(_, i)| std::mem::take(&mut queries[i])).collect();
     let fused = crate::batch::map_queries(&queries, threads, |(qid, lists)| {
         let hits = fused_hits(&fuse_query(qid, lists, params)?);
         Ok::<_, FusionError>(crate::runs::Query { qid: (*qid).to_owned(), hits })
