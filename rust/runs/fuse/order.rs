@@ -100,12 +100,6 @@ impl Layout {
         Ok(layout)
     }
 
-    /// The number of groups of each run.
-    #[must_use]
-    pub fn groups(&self) -> &[u64] {
-        &self.groups
-    }
-
     /// The step of run `run`'s end.
     fn end(&self, run: usize) -> u64 {
         step(run, self.groups[run], self.names.len())
@@ -133,17 +127,16 @@ impl QueryGroups {
         self.first[run] = Some(self.first[run].map_or(group, |f| f.min(group)));
     }
 
-    /// The query's place: each run reaches its first group there, or passes it at its end
-    /// (`groups[r]`: the number of groups of run r).
+    /// The query's place: each run reaches its first group there, or passes it at its end.
     #[must_use]
-    pub fn place(&self, groups: &[u64]) -> Place {
+    pub fn place(&self, layout: &Layout) -> Place {
         let runs = self.first.len();
         // Nothing met yet: every query has a group somewhere, which sets `first`.
         let mut place = Place { release: 0, first: u64::MAX };
         for (r, first) in self.first.iter().enumerate() {
             match first {
                 Some(g) => place.reached(step(r, *g, runs)),
-                None => place.passed(step(r, groups[r], runs)),
+                None => place.passed(layout.end(r)),
             }
         }
         place

@@ -6,7 +6,7 @@ use crate::error::FusionError;
 use crate::fusion::{fuse, FuseParams, ScoredLists};
 use crate::lists::RankedLists;
 use crate::rrf::TieBreak;
-use crate::runs::fuse::order::{Place, QueryGroups};
+use crate::runs::fuse::order::{step, Place};
 use crate::runs::Hit;
 
 /// Fuses query `qid`: `lists[r]` is run r's hits in rank order. Returns each fused hit's best-ranked
@@ -111,25 +111,42 @@ pub fn fuse_runs(
         return Err(FusionError::invalid("give at least one run to fuse"));
     }
     validate_run_params(params, runs.len())?;
+    let n = runs.len();
+    // Each query of a run is one group, so a run ends at the step after its last query.
+    let ends: Vec<u64> = runs.iter().enumerate().map(|(r, run)| step(r, run.queries.len() as u64, n)).collect();
+    let pass = |place: &mut Place, lacking: std::ops::Range<usize>| ends[lacking].iter().for_each(|&e| place.passed(e));
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut queries: Vec<(&str, Vec<Vec<&Hit>>)> = Vec::new();
-    let mut groups: Vec<QueryGroups> = Vec::new();
+    // Each query's place so far, and the last run that had it (the runs between lack it).
+    let mut places: Vec<(Place, usize)> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
         for (g, query) in run.queries.iter().enumerate() {
-            let at = *index.entry(&query.qid).or_insert_with(|| {
-                queries.push((&query.qid, vec![Vec::new(); runs.len()]));
-                groups.push(QueryGroups::new(runs.len()));
+            let at = step(r, g as u64, n);
+            let i = *index.entry(&query.qid).or_insert_with(|| {
+                queries.push((&query.qid, vec![Vec::new(); n]));
+                let mut place = Place::first_met(at);
+                pass(&mut place, 0..r);
+                places.push((place, r));
                 queries.len() - 1
             });
-            queries[at].1[r].extend(query.hits.iter());
-            groups[at].add(r, g as u64);
+            let (place, last) = &mut places[i];
+            if *last < r {
+                pass(place, *last + 1..r);
+                place.reached(at);
+                *last = r;
+            }
+            queries[i].1[r].extend(query.hits.iter());
         }
     }
-    // Each query of a run is one group, so a run has as many groups as queries.
-    let counts: Vec<u64> = runs.iter().map(|run| run.queries.len() as u64).collect();
-    let mut order: Vec<(Place, usize)> = groups.iter().enumerate().map(|(i, q)| (q.place(&counts), i)).collect();
-    order.sort_unstable();
-    let queries: Vec<_> = order.into_iter().map(|(_, i)| std::mem::take(&mut queries[i])).collect();
+    for (place, last) in &mut places {
+        pass(place, *last + 1..n);
+    }
+    // Already in order when the runs list their queries alike (the usual case): no sort, no copy.
+    if !places.is_sorted_by_key(|(place, _)| *place) {
+        let mut order: Vec<(Place, usize)> = places.iter().enumerate().map(|(i, (place, _))| (*place, i)).collect();
+        order.sort_unstable();
+        queries = order.into_iter().map(|(_, i)| std::mem::take(&mut queries[i])).collect();
+    }
     let fused = crate::batch::map_queries(&queries, threads, |(qid, lists)| {
         let hits = fused_hits(&fuse_query(qid, lists, params)?);
         Ok::<_, FusionError>(crate::runs::Query { qid: (*qid).to_owned(), hits })
