@@ -1,6 +1,7 @@
 """Parquet runs on the command line: `fanfuse fuse` on Parquet inputs writes the same bytes as on the same
-runs as TREC files; `fuse -o out.parquet` holds the rows of the TREC output and is written atomically;
-`eval` and `tune` read Parquet runs and qrels; pyarrow's absence and bad files are one-line errors."""
+runs as TREC files; `fuse -o out.parquet` holds the rows of the TREC output, is written atomically and
+refuses the flags that write text; `eval` and `tune` read Parquet runs and qrels; pyarrow's absence and
+bad files are one-line errors."""
 
 from __future__ import annotations
 

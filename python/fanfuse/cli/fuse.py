@@ -45,7 +45,8 @@ def register(subparsers: Any) -> None:
         "-o",
         "--output",
         required=True,
-        help="output file (written atomically); a name ending in .parquet is written as Parquet",
+        help=f"output file (written atomically); a name ending in {' or '.join(PARQUET_SUFFIXES)} is "
+        "written as Parquet (qid, docid, rank, score)",
     )
     parser.add_argument(
         "--method",
