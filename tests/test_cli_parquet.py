@@ -1,16 +1,18 @@
 """Parquet runs on the command line: `fanfuse fuse` on Parquet inputs writes the same bytes as on the same
-runs as TREC files; `fuse -o out.parquet` holds the rows of the TREC output and is written atomically;
-`eval` and `tune` read Parquet runs and qrels; pyarrow's absence and bad files are one-line errors."""
+runs as TREC files; `fuse -o out.parquet` holds the rows of the TREC output, is written atomically and
+refuses the flags that write text; `eval` and `tune` read Parquet runs and qrels; pyarrow's absence and
+bad files are one-line errors."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from fanfuse.cli import main
+from fanfuse.cli import build_parser, main
 from run_tables import generated_trec_runs, trec_table, trec_to_parquet
 
 pa = pytest.importorskip("pyarrow")
@@ -131,6 +133,29 @@ def test_eval_and_tune_read_parquet_runs_and_qrels(
         assert main(["tune", *files[:2], "--qrels", str(qrels_file), "--json", "--ks", "10,60"]) == 0
         reports.append(json.loads(capsys.readouterr().out))
     assert reports[0] == reports[2] and reports[1] == reports[3]
+
+
+def fuse_choices(flag: str) -> list[str]:
+    parser = build_parser("fuse")
+    (commands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    (action,) = (a for a in commands.choices["fuse"]._actions if flag in a.option_strings)
+    assert action.choices is not None and action.default in action.choices
+    return [choice for choice in action.choices if choice != action.default]
+
+
+# Every choice of the flags that decide what is written, other than the one Parquet output takes.
+TEXT_ONLY = [[flag, choice] for flag in ("--engine", "--run-format") for choice in fuse_choices(flag)]
+
+
+@pytest.mark.parametrize("flags", TEXT_ONLY, ids=" ".join)
+def test_a_parquet_output_refuses_the_choices_that_write_text(
+    runs: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    out = tmp_path / "fused.parquet"
+    assert main(["fuse", *runs, "-o", str(out), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{flags[0]} {flags[1]}" in err and "Parquet" in err, err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ that fuses run files writes that one order, whatever the runs' query orders and 
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import itertools
 import random
@@ -92,6 +93,10 @@ def by_files(paths: list[str], folder: Path) -> list[str]:
     return [line.split()[0] for line in out.read_text().splitlines()]
 
 
+def by_memory(paths: list[str], folder: Path) -> list[str]:
+    return fanfuse.fuse_files(paths, None).qids()
+
+
 def by_tables(paths: list[str], folder: Path) -> list[str]:
     from fanfuse.tables import fuse_table, read_run_table
 
@@ -115,9 +120,10 @@ def needs(module: str) -> pytest.MarkDecorator:
 
 
 # Every route that fuses run files: the stream of `fanfuse fuse` (which holds everything when a run
-# comes back to a query), the Arrow tables, and the distributed engine.
+# comes back to a query) to a file or to a Run in memory, the Arrow tables, and the distributed engine.
 ROUTES = [
     pytest.param(by_files, 60, id="files"),
+    pytest.param(by_memory, 60, id="memory"),
     pytest.param(by_tables, 60, id="tables", marks=needs("pyarrow")),
     pytest.param(by_dask, 8, id="dask", marks=needs("dask")),
 ]
@@ -134,3 +140,78 @@ def test_every_route_writes_the_documented_order(
         folder.mkdir()
         written = list(dict.fromkeys(route(write_runs(folder, runs), folder)))
         assert written == documented_order(runs), (case, runs)
+
+
+def fuse_outputs() -> list[tuple[str, list[str]]]:
+    """Every output `fanfuse fuse` writes, as (file name, flags): each --run-format choice of its
+    parser, and Parquet under each name suffix the command writes as Parquet."""
+    from fanfuse.cli import build_parser
+    from fanfuse.cli.fuse import PARQUET_SUFFIXES
+
+    parser = build_parser("fuse")
+    (commands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    (formats,) = (a for a in commands.choices["fuse"]._actions if "--run-format" in a.option_strings)
+    assert formats.choices is not None
+    written = [(f"fused.{form}", ["--run-format", form]) for form in formats.choices]
+    return written + [(f"fused{suffix}", []) for suffix in PARQUET_SUFFIXES]
+
+
+@needs("pyarrow")
+def test_every_output_format_holds_the_documented_order_and_the_same_hits(tmp_path: Path) -> None:
+    from fanfuse.cli import main
+    from fanfuse.tables import read_any_run
+
+    rng = random.Random(31)
+    for case in range(30):
+        runs = random_runs(rng)
+        folder = tmp_path / str(case)
+        folder.mkdir()
+        paths = write_runs(folder, runs)
+        written = {}
+        for name, flags in fuse_outputs():
+            assert main(["fuse", *paths, "-o", str(folder / name), *flags]) == 0, (name, runs)
+            # Read back by the rank column: the hits in the order they were written.
+            fused = read_any_run(str(folder / name), rank_from="rank")
+            assert fused.qids() == documented_order(runs), (name, case, runs)
+            written[name] = fused.columns()
+        first, *others = written.items()
+        for name, columns in others:
+            assert columns == first[1], (name, first[0], case, runs)
+
+
+@pytest.mark.parametrize("form", fanfuse.RUN_FORMATS)
+def test_the_run_fused_in_memory_writes_the_bytes_of_the_fused_file(tmp_path: Path, form: str) -> None:
+    # Inputs in every format: TREC files, and the same runs as MT-RAG JSONL (passthrough fields).
+    rng = random.Random(7)
+    for case in range(12):
+        folder = tmp_path / str(case)
+        folder.mkdir()
+        paths = write_runs(folder, random_runs(rng))
+        mtrag = [str(folder / f"run{r}.jsonl") for r in range(len(paths))]
+        for path, converted in zip(paths, mtrag, strict=True):
+            fanfuse.fuse_files([path], converted, format="mtrag", top_k=None)
+        for inputs in (paths, mtrag):
+            fanfuse.fuse_files(inputs, str(folder / "file.out"), format=form)
+            fanfuse.fuse_files(inputs, None, format=form).write(str(folder / "memory.out"), format=form)
+            assert (folder / "memory.out").read_bytes() == (folder / "file.out").read_bytes(), (case, inputs)
+
+
+def test_the_mtrag_runs_fused_in_memory_write_the_bytes_of_the_fused_file(
+    mtrag_dir: Path, tmp_path: Path
+) -> None:
+    runs = [str(mtrag_dir / "runs" / f"{r}_clapnq_rewrite.jsonl") for r in ("bm25", "bge", "elser")]
+    for form in fanfuse.RUN_FORMATS:
+        fanfuse.fuse_files(runs, str(tmp_path / "file.out"), format=form)
+        fanfuse.fuse_files(runs, None, format=form).write(str(tmp_path / "memory.out"), format=form)
+        assert (tmp_path / "memory.out").read_bytes() == (tmp_path / "file.out").read_bytes(), form
+
+
+def test_fuse_runs_lists_the_queries_in_the_order_of_a_fused_run_file(tmp_path: Path) -> None:
+    rng = random.Random(43)
+    for case in range(60):
+        runs = random_runs(rng)
+        folder = tmp_path / str(case)
+        folder.mkdir()
+        fused = fanfuse.fuse_runs([fanfuse.read_run(path) for path in write_runs(folder, runs)])
+        # A Run holds each query once, in order of first appearance: one group a query.
+        assert fused.qids() == documented_order([list(dict.fromkeys(lines)) for lines in runs]), runs

@@ -357,7 +357,8 @@ _Format = Literal["trec", "mtrag"]
 
 @final
 class Run:
-    """A run held in Rust: queries in order of first appearance, hits of a query in rank order."""
+    """A run held in Rust: queries in order of first appearance (a fused run: in the order of a fused
+    run file), hits of a query in rank order."""
 
     @staticmethod
     def from_columns(
@@ -427,6 +428,8 @@ def fuse_runs(
     **kwargs: Unpack[_RunFusionKeywords],
 ) -> Run:
     """Fuses runs query by query (the union of their queries; a missing query contributes nothing).
+    The queries come in the order of a fused run file (docs/run-files.md, "Order of a fused run"),
+    each query of a run being one group.
 
     The options are a ``FusionOptions`` or its keywords (not both), all but ``duplicates`` and
     ``explain`` (refused: a run holds a docid once a query, and has no place for contributions).
@@ -441,6 +444,7 @@ def fuse_runs(
     raises FusionError naming the query and the document.
     """
 
+@overload
 def fuse_files(
     inputs: Sequence[str | Run],
     output: str,
@@ -455,15 +459,33 @@ def fuse_files(
     progress: Callable[[int, int, int], object] | None = None,
     model: FusionModel | None = None,
     **kwargs: Unpack[_RunFusionKeywords],
-) -> dict[str, int | bool]:
-    """Streams run files through fusion into ``output`` (written atomically).
+) -> dict[str, int | bool]: ...
+@overload
+def fuse_files(
+    inputs: Sequence[str | Run],
+    output: None,
+    /,
+    *,
+    options: FusionOptions | None = None,
+    rank_from: _RankFrom | str = "score",
+    format: _Format | str = "trec",
+    collection: str | None = None,
+    tag: str = "fanfuse",
+    threads: int | None = None,
+    progress: Callable[[int, int, int], object] | None = None,
+    model: FusionModel | None = None,
+    **kwargs: Unpack[_RunFusionKeywords],
+) -> Run:
+    """Streams run files through fusion into ``output`` (written atomically), or, with ``output``
+    None, into a Run returned in memory (named ``fused``): the queries and hits the file would hold,
+    in its order (``format`` and ``tag`` then only checked; ``collection`` is the Run's).
 
     An input is a path, or a Run (e.g. read from a table by ``runs_from_table``), which is replayed
     in the order of its hits' lines (rows), so it fuses exactly as the same lines in a file.
     The options and ``model`` are those of ``fuse_runs``.
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
-    input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}``.
+    input is held (see docs/run-files.md). Returns ``{"queries", "input_lines", "buffered"}`` (or the Run).
     ``progress``: called about every 50 ms, and once more before the output is written, as
     ``progress(bytes_read, bytes_total, queries)`` (input bytes, compressed for gzip; queries fused so
     far), with the GIL held; an exception it raises stops the run (the output is not written) and is

@@ -11,14 +11,15 @@ use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOpt
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
 use crate::fusion::TrainedMethod;
-use crate::runs::fuse::stream::{self, FuseFilesOptions, FuseProgress};
+use crate::runs::fuse::progress::FuseProgress;
+use crate::runs::fuse::stream::{self, Destination, FuseFilesOptions};
 use crate::runs::read::input::RunInput;
 use crate::runs::read::qrels::Qrels;
 use crate::runs::write::OutFormat;
 use crate::runs::{self, RankFrom, Run as CoreRun};
 use crate::train::{self, TrainSizes};
 
-/// A run held in Rust: queries in order of first appearance, each query's hits in rank order.
+/// A run held in Rust: queries in order of first appearance (a fused run: a fused file's order), hits in rank order.
 #[pyclass(frozen, module = "fanfuse", name = "Run")]
 pub struct PyRun {
     pub(super) inner: Arc<CoreRun>,
@@ -154,7 +155,7 @@ fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
     Ok(read)
 }
 
-/// Streams run files through fusion into one output file. See `_core.pyi`.
+/// Streams run files through fusion into one output file, or into a Run (output None). See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (inputs, output, /, *, options = None, rank_from = "score", format = "trec", collection = None,
     tag = "fanfuse", threads = None, progress = None, model = None, **kwargs))]
@@ -163,7 +164,7 @@ fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
 pub(super) fn fuse_files<'py>(
     py: Python<'py>,
     inputs: &Bound<'_, PyAny>,
-    output: &str,
+    output: Option<&str>,
     options: Option<&Bound<'_, PyFusionOptions>>,
     rank_from: &str,
     format: &str,
@@ -173,7 +174,7 @@ pub(super) fn fuse_files<'py>(
     progress: Option<Bound<'_, PyAny>>,
     model: Option<PyRef<'_, PyFusionModel>>,
     kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let inputs = run_inputs(inputs)?;
     if let Some(callback) = progress.as_ref().filter(|c| !c.is_callable()) {
         return Err(PyTypeError::new_err(format!(
@@ -197,12 +198,16 @@ pub(super) fn fuse_files<'py>(
         (Some(callback), Some(counters)) => callback.call1(py, counters.snapshot()).map(drop),
         _ => Ok(()),
     };
-    let summary = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, output, &options))?;
+    let destination = output.map_or(Destination::Memory, Destination::File);
+    let (summary, run) = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, destination, &options))?;
+    if let Some(run) = run {
+        return Ok(Bound::new(py, PyRun { inner: Arc::new(run) })?.into_any());
+    }
     let out = PyDict::new(py);
     out.set_item("queries", summary.queries)?;
     out.set_item("input_lines", summary.input_lines)?;
     out.set_item("buffered", summary.buffered)?;
-    Ok(out)
+    Ok(out.into_any())
 }
 
 /// Trains a fusion method on runs and qrels. See `_core.pyi`.

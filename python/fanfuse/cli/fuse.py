@@ -14,8 +14,8 @@ from fanfuse._core import (
     TRAINED_METHODS,
     FusionError,
     FusionModel,
+    Run,
     fuse_files,
-    fuse_runs,
     read_qrels,
     read_run,
     train_fusion,
@@ -25,8 +25,8 @@ from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_co
 from fanfuse.cli.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
 from fanfuse.cli.paths import add_input, add_output, add_runs
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.options import FusionOptions
-from fanfuse.tables import is_parquet, read_any_run, read_parquet_run, write_parquet
+from fanfuse.errors import InvalidSetting
+from fanfuse.tables import is_parquet, read_parquet_run, write_parquet
 
 # ranx writes Parquet runs under both names.
 PARQUET_SUFFIXES = (".parquet", ".parq")
@@ -45,7 +45,8 @@ def register(subparsers: Any) -> None:
         "-o",
         "--output",
         required=True,
-        help="output file (written atomically); a name ending in .parquet is written as Parquet",
+        help=f"output file (written atomically); a name ending in {' or '.join(PARQUET_SUFFIXES)} is "
+        "written as Parquet (qid, docid, rank, score)",
     )
     parser.add_argument(
         "--method",
@@ -151,14 +152,14 @@ def trained_model(args: argparse.Namespace) -> FusionModel | None:
 
 def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
+    parquet = args.output.endswith(PARQUET_SUFFIXES)
+    check_parquet_output(args, parquet)
     options = run_fusion_options(args)
     model = trained_model(args)
     if args.engine == "dask":
         # check_engine_options refused a trained method: there is no model to pass.
         code: int = dask_commands(args).fuse(args, options)
         return code
-    if args.output.endswith(PARQUET_SUFFIXES):
-        return run_to_parquet(args, options, model)
     bar = ProgressBar("fuse", unit="bytes")
 
     def progress(bytes_read: int, bytes_total: int, queries: int) -> None:
@@ -166,9 +167,11 @@ def run(args: argparse.Namespace) -> int:
 
     # Parquet inputs are read by pyarrow, then replayed in row order: they fuse as the same lines would.
     inputs = [read_parquet_run(p, rank_from=args.rank_from) if is_parquet(p) else p for p in args.runs]
-    summary = fuse_files(
+    # Parquet output: the stream returns the fused run in memory, in the order of the run file it
+    # would write, and pyarrow writes it through the output guard.
+    result = fuse_files(
         inputs,
-        args.output,
+        None if parquet else args.output,
         options=options,
         model=model,
         threads=args.threads,
@@ -179,22 +182,34 @@ def run(args: argparse.Namespace) -> int:
         progress=progress if bar.enabled else None,
     )
     bar.close()
-    mode = " (inputs not grouped alike: buffered in memory)" if summary["buffered"] else ""
+    if isinstance(result, Run):
+        if len(result) == 0:
+            raise FusionError("nothing to write: the runs have no queries")
+        write_parquet(result, args.output)
+        print(f"fused {len(result)} queries into {args.output}", file=sys.stderr)
+        return 0
+    mode = " (inputs not grouped alike: buffered in memory)" if result["buffered"] else ""
     print(
-        f"fused {summary['queries']} queries from {summary['input_lines']} input lines "
+        f"fused {result['queries']} queries from {result['input_lines']} input lines "
         f"into {args.output}{mode}",
         file=sys.stderr,
     )
     return 0
 
 
-def run_to_parquet(args: argparse.Namespace, options: FusionOptions, model: FusionModel | None) -> int:
-    """Parquet output: the runs are read into memory, fused in one call and written by pyarrow
-    (atomically); each query's rows are those of the TREC output."""
-    runs = [read_any_run(p, rank_from=args.rank_from) for p in args.runs]
-    fused = fuse_runs(runs, options=options, model=model, threads=args.threads)
-    if len(fused) == 0:
-        raise FusionError("nothing to write: the runs have no queries")
-    write_parquet(fused, args.output)
-    print(f"fused {len(fused)} queries into {args.output}", file=sys.stderr)
-    return 0
+def check_parquet_output(args: argparse.Namespace, parquet: bool) -> None:
+    """An output named as Parquet is written by pyarrow from the fused run: refuse what would write
+    something else under that name."""
+    if not parquet:
+        return
+    if args.engine == "dask":
+        raise InvalidSetting(
+            f"--engine dask writes TREC text, not Parquet: drop --engine dask or name the output "
+            f"other than *{' / *'.join(PARQUET_SUFFIXES)}"
+        )
+    if args.run_format != "trec":
+        raise InvalidSetting(
+            f"--run-format {args.run_format} is a text format, but an output named "
+            f"*{' / *'.join(PARQUET_SUFFIXES)} is written as Parquet (qid, docid, rank, score): "
+            "drop --run-format or name the output otherwise"
+        )

@@ -4,6 +4,7 @@
 
 pub mod gather;
 pub mod order;
+pub mod progress;
 pub mod query;
 pub mod rows;
 pub mod stream;

@@ -1,15 +1,59 @@
-//! The key of a query's place in the file `fanfuse fuse` writes, from where its rows are in the
-//! runs, so that queries fused in many places can be written as one process writes them.
+//! The order of the queries in the file `fanfuse fuse` writes: the one statement of the rule, which
+//! the stream ([`super::stream`]) follows as it reads and the engines that fuse rows apart
+//! ([`super::rows`]) compute from where each query's rows are in the runs.
 //!
-//! The order (docs/run-files.md): one process takes one group (consecutive lines of one query) from
-//! each run in turn. Step `g * R + r` is the g-th group of run r of R, or the run's end when g is its
-//! number of groups. A query's release is the latest, over the runs, of the step of its first group
-//! there (of the run's end where it has none); queries are written by release, then by the step of
-//! their first group. One rule for every input: grouped runs in any query order, and runs that come
-//! back to a query (which one process fuses holding everything, [`super::stream`]).
+//! The rule (docs/run-files.md): one process takes one group (consecutive lines of one query) from
+//! each run in turn. [`step`] `g * R + r` is the g-th group of run r of R, or the run's end when g is
+//! its number of groups. A query's release is the latest, over the runs, of the step of its first
+//! group there (of the run's end where it has none); queries are written by release, then by the step
+//! of their first group ([`Place`]). One rule for every input: grouped runs in any query order, and
+//! runs that come back to a query (only first groups count).
 
 use crate::error::FusionError;
 use crate::runs::read::rows::BlockSummary;
+
+/// The step at which the reading reaches group `group` of run `run` of `runs` (or the run's end,
+/// `group` being its number of groups): a round takes one group from every run, in run order.
+#[must_use]
+pub fn step(run: usize, group: u64, runs: usize) -> u64 {
+    group * runs as u64 + run as u64
+}
+
+/// A query's place in the output, gathered from the steps at which the reading meets it: ordered as
+/// the queries are written (by release, then by the step of the first group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place {
+    /// The latest of the steps given to [`Place::reached`] and [`Place::passed`].
+    release: u64,
+    /// The earliest step given to [`Place::reached`].
+    first: u64,
+}
+
+impl Place {
+    /// A query whose first group is met at `step`.
+    #[must_use]
+    pub fn first_met(step: u64) -> Self {
+        Self { release: step, first: step }
+    }
+
+    /// A run reaches its first group of the query at `step`.
+    pub fn reached(&mut self, step: u64) {
+        self.release = self.release.max(step);
+        self.first = self.first.min(step);
+    }
+
+    /// A run without the query ends at `step`.
+    pub fn passed(&mut self, step: u64) {
+        self.release = self.release.max(step);
+    }
+
+    /// The place as one number, A before B exactly when A's is smaller (for a column of the rows the
+    /// engines fuse apart); `steps` bounds every step.
+    #[must_use]
+    pub fn key(&self, steps: u64) -> u64 {
+        self.release * steps + self.first
+    }
+}
 
 /// Where the rows of every block stand in their run: the lines and groups before each block, and
 /// each run's name (in errors) and number of groups.
@@ -56,13 +100,9 @@ impl Layout {
         Ok(layout)
     }
 
-    pub(super) fn step(&self, run: usize, group: u64) -> u64 {
-        group * self.names.len() as u64 + run as u64
-    }
-
     /// The step of run `run`'s end.
-    pub(super) fn end(&self, run: usize) -> u64 {
-        self.step(run, self.groups[run])
+    fn end(&self, run: usize) -> u64 {
+        step(run, self.groups[run], self.names.len())
     }
 
     /// One more than the last step.
@@ -87,23 +127,18 @@ impl QueryGroups {
         self.first[run] = Some(self.first[run].map_or(group, |f| f.min(group)));
     }
 
-    /// The query's release: the latest, over the runs, of the step of its first group there.
+    /// The query's place: each run reaches its first group there, or passes it at its end.
     #[must_use]
-    pub fn release(&self, layout: &Layout) -> u64 {
-        let reached = |r: usize| self.first[r].map_or_else(|| layout.end(r), |g| layout.step(r, g));
-        (0..self.first.len()).map(reached).max().unwrap_or(0)
-    }
-
-    /// The step of its first group anywhere.
-    #[must_use]
-    pub fn seq(&self, layout: &Layout) -> u64 {
-        (0..self.first.len()).filter_map(|r| self.first[r].map(|g| layout.step(r, g))).min().unwrap_or(0)
-    }
-
-    /// The query's order key: A is written before B exactly when A's key is smaller. The release,
-    /// then the first step (`steps` bounds every step).
-    #[must_use]
-    pub fn key(&self, layout: &Layout, steps: u64) -> u64 {
-        self.release(layout) * steps + self.seq(layout)
+    pub fn place(&self, layout: &Layout) -> Place {
+        let runs = self.first.len();
+        // Nothing met yet: every query has a group somewhere, which sets `first`.
+        let mut place = Place { release: 0, first: u64::MAX };
+        for (r, first) in self.first.iter().enumerate() {
+            match first {
+                Some(g) => place.reached(step(r, *g, runs)),
+                None => place.passed(layout.end(r)),
+            }
+        }
+        place
     }
 }

@@ -6,6 +6,7 @@ use crate::error::FusionError;
 use crate::fusion::{fuse, FuseParams, ScoredLists};
 use crate::lists::RankedLists;
 use crate::rrf::TieBreak;
+use crate::runs::fuse::order::{step, Place};
 use crate::runs::Hit;
 
 /// Fuses query `qid`: `lists[r]` is run r's hits in rank order. Returns each fused hit's best-ranked
@@ -77,6 +78,14 @@ fn evaluation_order(entries: &mut [(&Hit, f64)]) {
     entries.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.docid.cmp(&a.0.docid)));
 }
 
+/// Fused hits as a run holds them: each input hit (with its passthrough fields) with its fused score
+/// and its rank in the fused list (from 1).
+#[must_use]
+pub fn fused_hits(entries: &[(&Hit, f64)]) -> Vec<Hit> {
+    let rank = |i: usize| i64::try_from(i).unwrap_or(i64::MAX) + 1;
+    entries.iter().enumerate().map(|(i, &(hit, score))| Hit { score, rank: rank(i), ..hit.clone() }).collect()
+}
+
 /// Checks the options of a run fusion: those of [`FuseParams::validate`], and the tie-break, which
 /// a written run cannot keep (see [`evaluation_order`]).
 pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), FusionError> {
@@ -90,8 +99,9 @@ pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), Fus
     Ok(())
 }
 
-/// Fuses whole runs in memory (query union, in order of first appearance across the runs); the
-/// runs are borrowed or shared (`Arc`), as the caller holds them.
+/// Fuses whole runs in memory (query union); the runs are borrowed or shared (`Arc`), as the caller
+/// holds them. The queries come in the order of a fused run file ([`super::order`]), each query of
+/// a run being one group: the file `fanfuse fuse` writes from the runs written as files.
 pub fn fuse_runs(
     runs: &[impl std::ops::Deref<Target = crate::runs::Run>],
     params: &FuseParams,
@@ -101,24 +111,44 @@ pub fn fuse_runs(
         return Err(FusionError::invalid("give at least one run to fuse"));
     }
     validate_run_params(params, runs.len())?;
+    let n = runs.len();
+    // Each query of a run is one group, so a run ends at the step after its last query.
+    let ends: Vec<u64> = runs.iter().enumerate().map(|(r, run)| step(r, run.queries.len() as u64, n)).collect();
+    let pass = |place: &mut Place, lacking: std::ops::Range<usize>| ends[lacking].iter().for_each(|&e| place.passed(e));
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut queries: Vec<(&str, Vec<Vec<&Hit>>)> = Vec::new();
+    // Each query's place so far, and the last run that had it (the runs between lack it).
+    let mut places: Vec<(Place, usize)> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
-        for query in &run.queries {
-            let at = *index.entry(&query.qid).or_insert_with(|| {
-                queries.push((&query.qid, vec![Vec::new(); runs.len()]));
+        for (g, query) in run.queries.iter().enumerate() {
+            let at = step(r, g as u64, n);
+            let i = *index.entry(&query.qid).or_insert_with(|| {
+                queries.push((&query.qid, vec![Vec::new(); n]));
+                let mut place = Place::first_met(at);
+                pass(&mut place, 0..r);
+                places.push((place, r));
                 queries.len() - 1
             });
-            queries[at].1[r].extend(query.hits.iter());
+            let (place, last) = &mut places[i];
+            if *last < r {
+                pass(place, *last + 1..r);
+                place.reached(at);
+                *last = r;
+            }
+            queries[i].1[r].extend(query.hits.iter());
         }
     }
+    for (place, last) in &mut places {
+        pass(place, *last + 1..n);
+    }
+    // Already in order when the runs list their queries alike (the usual case): no sort, no copy.
+    if !places.is_sorted_by_key(|(place, _)| *place) {
+        let mut order: Vec<(Place, usize)> = places.iter().enumerate().map(|(i, (place, _))| (*place, i)).collect();
+        order.sort_unstable();
+        queries = order.into_iter().map(|(_, i)| std::mem::take(&mut queries[i])).collect();
+    }
     let fused = crate::batch::map_queries(&queries, threads, |(qid, lists)| {
-        let hits = fuse_query(qid, lists, params)?;
-        let hits = hits
-            .into_iter()
-            .enumerate()
-            .map(|(i, (hit, score))| Hit { score, rank: i64::try_from(i).unwrap_or(i64::MAX) + 1, ..hit.clone() })
-            .collect();
+        let hits = fused_hits(&fuse_query(qid, lists, params)?);
         Ok::<_, FusionError>(crate::runs::Query { qid: (*qid).to_owned(), hits })
     })?;
     let queries = fused.into_iter().collect::<Result<Vec<_>, _>>()?;

@@ -76,7 +76,7 @@ pub fn fuse_rows(
     // In key order from the start, so that each fused query goes straight to the end of its range's
     // output (holding every query's output to sort it cost a second copy of the fused text).
     let mut queries: Vec<(u64, Gathered)> =
-        gather(&columns, layout)?.into_iter().map(|query| (query.groups.key(layout, steps), query)).collect();
+        gather(&columns, layout)?.into_iter().map(|query| (query.groups.place(layout).key(steps), query)).collect();
     queries.sort_unstable_by_key(|(key, _)| *key);
     let mut outputs: Vec<Output> = (0..fusion.ranges).map(|_| Output::default()).collect();
     // The hit lists of a chunk, reused by the next: fresh lists for every chunk had the allocator

@@ -10,14 +10,13 @@
 //! returns to a query that was already released, the fusion restarts in "buffered" mode, which holds
 //! every query until all runs end (the partial output is discarded; the result is the same).
 //!
-//! Output order, in both modes: by release step, then first step ([`crate::runs::fuse::order`], where
-//! the rule is stated for the engines that fuse rows apart). A round of the merge loop takes one
-//! message from every run still open, so run r's g-th group (or its end) comes at step `g * R + r`.
+//! Output order, in both modes: the rule of [`crate::runs::fuse::order`], each query's [`Place`]
+//! gathered as the runs meet it. A round of the merge loop takes one message from every run still
+//! open, so run r's g-th group (or its end) comes at [`step`] `(r, g, R)`.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::Arc;
 
@@ -26,12 +25,14 @@ use crate::error::FusionError;
 use crate::fusion::FuseParams;
 use crate::interrupt;
 use crate::output::OutputFile;
-use crate::runs::fuse::query::fuse_query;
+use crate::runs::fuse::order::{step, Place};
+use crate::runs::fuse::progress::{FuseProgress, ProgressCounters};
+use crate::runs::fuse::query::{fuse_query, fused_hits};
 use crate::runs::read::input::{GroupReader, RunInput};
 use crate::runs::write::{
     check_tag, first_trec_line_problem, fused_query_text, nothing_written, value_error_at, OutFormat,
 };
-use crate::runs::{ranked, Hit, RankFrom};
+use crate::runs::{ranked, Hit, Query, RankFrom, Run};
 
 /// Ready queries fused per parallel batch: large enough to amortise the pool, small enough to bound memory.
 /// 1024 rather than 4096 since chunks are fused on their own thread: a smaller last chunk shortens
@@ -60,16 +61,39 @@ pub struct FuseSummary {
 }
 
 struct Pending {
-    /// Order of first appearance (the order of first steps).
-    seq: u64,
-    /// The latest, over the runs that have the query, of the step of its first group there.
-    release: u64,
+    /// Where the query goes in the output, from the steps at which the runs have met it so far.
+    place: Place,
     lists: Vec<Vec<Hit>>,
     finished: Vec<bool>,
 }
 
+/// Where [`fuse_inputs`] puts the fused run.
+#[derive(Debug, Clone, Copy)]
+pub enum Destination<'a> {
+    /// This file, in `options.format`, written as `crate::output` describes.
+    File(&'a str),
+    /// A [`Run`] returned in memory: the queries and hits of the file, in the file's order.
+    Memory,
+}
+
+/// Where the fused queries go as they are ready.
+enum Sink {
+    /// The output, and whether nothing is written yet (TREC has no line for a query without hits).
+    File {
+        out: OutputFile,
+        empty: bool,
+    },
+    Memory(Vec<Query>),
+}
+
+/// One fused query, made for its sink.
+enum Piece {
+    Text(Vec<u8>),
+    Hits(Vec<Hit>),
+}
+
 enum Outcome {
-    Done(FuseSummary),
+    Done(FuseSummary, Option<Run>),
     /// A run went back to a query already released: the inputs are not grouped consistently.
     Regrouped,
 }
@@ -78,21 +102,26 @@ enum Outcome {
 /// (see `crate::interrupt`) stops it within a poll interval, leaving any previous output as it was.
 pub fn fuse_files(inputs: &[String], output: &str, options: &FuseFilesOptions) -> Result<FuseSummary, FusionError> {
     let inputs: Vec<RunInput> = inputs.iter().cloned().map(RunInput::File).collect();
-    fuse_inputs(&inputs, output, options)
+    fuse_inputs(&inputs, Destination::File(output), options).map(|(summary, _)| summary)
 }
 
 /// [`fuse_files`] over files and runs in memory (tables): each table is replayed in its row order,
-/// so it fuses exactly as the same rows in a file.
-pub fn fuse_inputs(inputs: &[RunInput], output: &str, options: &FuseFilesOptions) -> Result<FuseSummary, FusionError> {
+/// so it fuses exactly as the same rows in a file. The fused run is returned with
+/// [`Destination::Memory`] (named `fused`, with the collection a file would have).
+pub fn fuse_inputs(
+    inputs: &[RunInput],
+    destination: Destination<'_>,
+    options: &FuseFilesOptions,
+) -> Result<(FuseSummary, Option<Run>), FusionError> {
     if inputs.is_empty() {
         return Err(FusionError::invalid("give at least one run file to fuse"));
     }
     crate::runs::fuse::query::validate_run_params(&options.params, inputs.len())?;
     check_tag(options.format, &options.tag)?;
-    match fuse_pass(inputs, output, options, false)? {
-        Outcome::Done(summary) => Ok(summary),
-        Outcome::Regrouped => match fuse_pass(inputs, output, options, true)? {
-            Outcome::Done(summary) => Ok(summary),
+    match fuse_pass(inputs, destination, options, false)? {
+        Outcome::Done(summary, run) => Ok((summary, run)),
+        Outcome::Regrouped => match fuse_pass(inputs, destination, options, true)? {
+            Outcome::Done(summary, run) => Ok((summary, run)),
             Outcome::Regrouped => unreachable!("buffered mode writes nothing before the end"),
         },
     }
@@ -109,14 +138,17 @@ const READ_AHEAD: usize = 256;
 
 fn fuse_pass(
     sources: &[RunInput],
-    output: &str,
+    destination: Destination<'_>,
     options: &FuseFilesOptions,
     buffered: bool,
 ) -> Result<Outcome, FusionError> {
     let names: Vec<String> = sources.iter().map(|s| s.name().to_owned()).collect();
     let inputs = &names[..];
     let readers = sources.iter().map(GroupReader::open).collect::<Result<Vec<_>, _>>()?;
-    let out = OutputFile::create(output, inputs)?;
+    let sink = match destination {
+        Destination::File(output) => Sink::File { out: OutputFile::create(output, inputs)?, empty: true },
+        Destination::Memory => Sink::Memory(Vec::new()),
+    };
     let collection = options.collection.clone().or_else(|| readers.iter().find_map(GroupReader::collection));
     let progress = ProgressCounters::new(sources, &readers, options.progress.clone());
     // One parsing thread per run: parsing is most of the work, and runs parse independently.
@@ -155,26 +187,32 @@ fn fuse_pass(
         // parsing threads) goes on while the pool fuses: with the fusion inline, the parsers stalled
         // behind READ_AHEAD for every chunk and 2 cores ran ~1.4 busy on average.
         let (chunks, chunk_queue) = sync_channel::<Vec<(String, Pending)>>(1);
-        let mut writer =
-            ChunkWriter { inputs, options, collection: collection.as_deref(), out, recyclers, empty: true };
+        let mut writer = ChunkWriter { inputs, options, collection: collection.as_deref(), sink, recyclers };
         let written = scope.spawn(move || {
             for chunk in chunk_queue {
                 writer.write(chunk)?;
             }
-            Ok::<_, FusionError>((writer.out, writer.empty))
+            Ok::<_, FusionError>(writer.sink)
         });
         let merged = Merge { buffered, progress, chunks }.run(&receivers);
         let written = written.join().expect("the chunk writer does not panic");
         match (merged, written) {
             // A writer error comes first: the merge then only saw the queue close.
             (_, Err(error)) | (Err(error), Ok(_)) => Err(error),
-            (Ok(Outcome::Done(summary)), Ok((_, true))) => Err(nothing_written(options.format, summary.queries)),
-            (Ok(Outcome::Done(summary)), Ok((out, false))) => {
+            (Ok(Outcome::Done(summary, _)), Ok(Sink::File { empty: true, .. })) => {
+                Err(nothing_written(options.format, summary.queries))
+            }
+            (Ok(Outcome::Done(summary, _)), Ok(sink)) => {
                 // The caller's last look at the counters (all read, all fused), and its last chance
                 // to stop the run before the output replaces what was there.
                 interrupt::poll_now()?;
-                out.commit()?;
-                Ok(Outcome::Done(summary))
+                let run = match sink {
+                    Sink::File { out, .. } => out.commit().map(|()| None)?,
+                    Sink::Memory(queries) => {
+                        Some(Run { name: "fused".into(), collection: collection.clone(), queries, source: None })
+                    }
+                };
+                Ok(Outcome::Done(summary, run))
             }
             // Dropping `out` removes the partial output.
             (Ok(Outcome::Regrouped), Ok(_)) => Ok(Outcome::Regrouped),
@@ -205,10 +243,8 @@ struct ChunkWriter<'a> {
     inputs: &'a [String],
     options: &'a FuseFilesOptions,
     collection: Option<&'a str>,
-    out: OutputFile,
+    sink: Sink,
     recyclers: Vec<Sender<Vec<Hit>>>,
-    /// Nothing written yet (TREC has no line for a query without hits).
-    empty: bool,
 }
 
 impl Merge {
@@ -223,10 +259,9 @@ impl Merge {
         let mut released: HashSet<u64> = HashSet::new();
         let mut ready: Vec<(String, Pending)> = Vec::new();
         let mut ended = vec![false; n];
-        // The step at which each run ended (see the module's note on steps).
-        let mut end_steps = vec![0_u64; n];
+        // The step of the latest run end: a query first met after it is missing from that run.
+        let mut last_end: Option<u64> = None;
         let mut round = 0_u64;
-        let mut seq = 0_u64;
         let mut summary = FuseSummary { queries: 0, input_lines: 0, buffered };
         while ended.iter().any(|e| !e) {
             interrupt::checkpoint()?;
@@ -234,20 +269,23 @@ impl Merge {
                 if ended[r] {
                     continue;
                 }
+                // Run r's `round`-th group, or its end (the module's note on steps).
+                let at = step(r, round, n);
                 let message = receive(receiver)?;
                 let (qid, hits) = match message {
                     Message::Group(qid, hits) => (qid, hits),
                     Message::End(lines) => {
                         ended[r] = true;
-                        end_steps[r] = round * n as u64 + r as u64;
+                        last_end = Some(at);
                         summary.input_lines += lines;
                         // Queries this run never had are now finished for it.
-                        let mut done: Vec<(u64, String)> = pending
+                        pending.values_mut().filter(|p| !p.finished[r]).for_each(|p| p.place.passed(at));
+                        let mut done: Vec<(Place, String)> = pending
                             .iter()
                             .filter(|(_, p)| !buffered && (0..n).all(|i| p.finished[i] || ended[i]))
-                            .map(|(q, p)| (p.seq, q.clone()))
+                            .map(|(q, p)| (p.place, q.clone()))
                             .collect();
-                        // In order of first appearance, not the map's (random) order: the output is the
+                        // In the order of the rule, not the map's (random) order: the output is the
                         // same file at every run, and the distributed engine can reproduce it.
                         done.sort_unstable();
                         for (_, qid) in done {
@@ -262,11 +300,14 @@ impl Merge {
                     return Ok(Outcome::Regrouped);
                 }
                 let entry = pending.entry(qid.clone()).or_insert_with(|| {
-                    seq += 1;
-                    Pending { seq, release: 0, lists: vec![Vec::new(); n], finished: vec![false; n] }
+                    let mut place = Place::first_met(at);
+                    if let Some(end) = last_end {
+                        place.passed(end);
+                    }
+                    Pending { place, lists: vec![Vec::new(); n], finished: vec![false; n] }
                 });
                 if !entry.finished[r] {
-                    entry.release = entry.release.max(round * n as u64 + r as u64);
+                    entry.place.reached(at); // only a run's first group of the query counts
                 }
                 if entry.lists[r].is_empty() {
                     entry.lists[r] = hits; // the usual case: move, don't copy
@@ -286,16 +327,14 @@ impl Merge {
                 self.progress.update(summary.queries);
             }
         }
-        // Left when buffered (else every query was released by the last run's end): in order of
-        // release, counting the end of each run without the query.
-        let release = |p: &Pending| (0..n).filter(|&i| !p.finished[i]).map(|i| end_steps[i]).fold(p.release, u64::max);
+        // Left when buffered (else every query was released by the last run's end).
         let mut rest: Vec<(String, Pending)> = pending.into_iter().collect();
-        rest.sort_unstable_by_key(|(_, p)| (release(p), p.seq)); // keys differ (seq): no scratch copy
+        rest.sort_unstable_by_key(|(_, p)| p.place); // places differ (first steps): no scratch copy
         ready.extend(rest);
         summary.queries += ready.len() as u64;
         self.send(&mut ready)?;
         self.progress.update(summary.queries);
-        Ok(Outcome::Done(summary))
+        Ok(Outcome::Done(summary, None))
     }
 
     /// Hands the ready queries to the chunk writer.
@@ -306,10 +345,11 @@ impl Merge {
 }
 
 impl ChunkWriter<'_> {
-    /// Orders each ready query's lists, fuses the chunk in parallel and writes it in order.
+    /// Orders each ready query's lists, fuses the chunk in parallel and hands it to the sink in order.
     fn write(&mut self, mut ready: Vec<(String, Pending)>) -> Result<(), FusionError> {
         let ready = &mut ready;
         let (inputs, options, collection) = (self.inputs, self.options, self.collection);
+        let to_file = matches!(self.sink, Sink::File { .. });
         let fused = batch::map_queries(ready, options.threads, |(qid, pending)| {
             let lists = pending
                 .lists
@@ -318,19 +358,31 @@ impl ChunkWriter<'_> {
                 .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
                 .collect::<Result<Vec<_>, _>>()?;
             let entries = fuse_query(qid, &lists, &options.params)?;
-            fused_query_text(options.format, qid, &entries, &options.tag, collection, inputs, &pending.lists)
+            Ok::<_, FusionError>(if to_file {
+                let (format, tag) = (options.format, &options.tag);
+                Piece::Text(fused_query_text(format, qid, &entries, tag, collection, inputs, &pending.lists)?)
+            } else {
+                Piece::Hits(fused_hits(&entries))
+            })
         })?;
-        for (bytes, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
-            let bytes = bytes?;
-            if self.empty && !bytes.is_empty() {
-                if let Some(message) = first_trec_line_problem(options.format, qid) {
-                    return Err(value_error_at(inputs, &pending.lists, None, message));
+        for (piece, (qid, pending)) in fused.into_iter().zip(ready.iter()) {
+            match (piece?, &mut self.sink) {
+                (Piece::Text(bytes), Sink::File { out, empty }) => {
+                    if *empty && !bytes.is_empty() {
+                        if let Some(message) = first_trec_line_problem(options.format, qid) {
+                            return Err(value_error_at(inputs, &pending.lists, None, message));
+                        }
+                    }
+                    *empty &= bytes.is_empty();
+                    out.writer().write_all(&bytes).map_err(|e| out.io_error(&e))?;
                 }
+                (Piece::Hits(hits), Sink::Memory(queries)) => queries.push(Query { qid: qid.clone(), hits }),
+                _ => unreachable!("each piece is made for the sink"),
             }
-            self.empty &= bytes.is_empty();
-            self.out.writer().write_all(&bytes).map_err(|e| self.out.io_error(&e))?;
         }
-        self.out.start_writeback();
+        if let Sink::File { out, .. } = &mut self.sink {
+            out.start_writeback();
+        }
         for (_, pending) in ready.drain(..) {
             for (recycler, hits) in self.recyclers.iter().zip(pending.lists) {
                 // Fails only when the reader has ended: then the list is simply freed.
@@ -338,52 +390,5 @@ impl ChunkWriter<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// How far a run of [`fuse_files`] has got, readable from any thread while it runs: bytes of the
-/// inputs read (compressed bytes for gzip) out of their total size, and queries fused. The core only
-/// counts; the caller draws (the Python CLI's one progress bar).
-#[derive(Debug, Default)]
-pub struct FuseProgress {
-    pub bytes_read: AtomicU64,
-    pub bytes_total: AtomicU64,
-    pub queries: AtomicU64,
-}
-
-impl FuseProgress {
-    /// `(bytes_read, bytes_total, queries)` as they stand.
-    #[must_use]
-    pub fn snapshot(&self) -> (u64, u64, u64) {
-        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        (load(&self.bytes_read), load(&self.bytes_total), load(&self.queries))
-    }
-}
-
-/// Keeps a [`FuseProgress`] (if the caller asked for one) up to date from the readers' byte counters.
-struct ProgressCounters {
-    shared: Option<Arc<FuseProgress>>,
-    readers: Vec<Arc<AtomicU64>>,
-}
-
-impl ProgressCounters {
-    fn new(inputs: &[RunInput], readers: &[GroupReader], shared: Option<Arc<FuseProgress>>) -> Self {
-        if let Some(progress) = &shared {
-            let files = inputs.iter().filter_map(|input| match input {
-                RunInput::File(path) => std::fs::metadata(path).ok(),
-                RunInput::Table(_) => None,
-            });
-            let total = files.map(|m| m.len()).sum();
-            progress.bytes_total.store(total, Ordering::Relaxed);
-        }
-        Self { shared, readers: readers.iter().map(GroupReader::consumed).collect() }
-    }
-
-    fn update(&self, queries: u64) {
-        if let Some(progress) = &self.shared {
-            let read = self.readers.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-            progress.bytes_read.store(read, Ordering::Relaxed);
-            progress.queries.store(queries, Ordering::Relaxed);
-        }
     }
 }
