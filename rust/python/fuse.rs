@@ -7,12 +7,10 @@ use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::{fused_to_py, Fused};
-use super::ids::{IdsView, ListPath, OwnedIds};
+use super::ids::{ListPath, OwnedIds};
 use super::options::{call_options, refused, PyFusionOptions};
-use super::{interruptible, FusionError};
-use crate::error::FusionError as CoreError;
+use super::{interruptible, to_py_err, FusionError};
 use crate::fusion;
-use crate::lists::RankedLists;
 pub(super) use crate::owned_ids::OwnedRuns;
 
 impl OwnedRuns {
@@ -118,41 +116,13 @@ pub(super) fn check_score(v: f64, path: impl FnOnce() -> String) -> PyResult<f64
 /// Content keys copied out of `content_keys=`: one key list per run, aligned with its ids.
 pub(super) fn parse_content_keys(keys: &Bound<'_, PyAny>, runs: &OwnedRuns) -> PyResult<OwnedIds> {
     let lists = outer_items(keys, "content_keys", "key lists (one per run, aligned with its ids)")?;
-    let n_runs = runs.ids.bounds.len() - 1;
-    if lists.len() != n_runs {
-        return Err(FusionError::new_err(format!(
-            "content_keys has {} lists but there are {n_runs} runs; give one key list per run, aligned with its ids",
-            lists.len()
-        )));
-    }
+    runs.check_key_lists(lists.len()).map_err(to_py_err)?;
     let mut owned = OwnedIds::new();
     for (i, list) in lists.iter().enumerate() {
         owned.push_list(list, ListPath { root: "content_keys", query: None, list: i })?;
-        let (want, got) = (runs.ids.bounds[i + 1] - runs.ids.bounds[i], owned.bounds[i + 1] - owned.bounds[i]);
-        if want != got {
-            return Err(FusionError::new_err(format!(
-                "content_keys[{i}] has {got} keys but runs[{i}] has {want} ids; give one key per id"
-            )));
-        }
+        runs.check_key_list(&owned, i).map_err(to_py_err)?;
     }
     Ok(owned)
-}
-
-/// Fuses `ids` after merging the ids of equal content key.
-fn fuse_keyed<T: crate::keys::FusionKey>(
-    ids: &[T],
-    keys: &IdsView<'_>,
-    owned: &OwnedRuns,
-    params: &fusion::FuseParams,
-) -> Result<fusion::Fusion, CoreError> {
-    let fuse = |canonical: &[T]| {
-        let lists = fusion::ScoredLists { ids: RankedLists::new(canonical, &owned.ids.bounds), scores: owned.scores() };
-        fusion::fuse(&lists, params)
-    };
-    match keys {
-        IdsView::Str(k) => fuse(&fusion::canonical_ids(ids, k)),
-        IdsView::Int(k) => fuse(&fusion::canonical_ids(ids, k)),
-    }
 }
 
 /// What the lists of an entry point are: their names in messages, and whether they may carry scores.
@@ -196,11 +166,7 @@ fn fuse_one(
         let fusion = interruptible(py, || owned.ids.fuse(&owned.ids.bounds, owned.scores(), params))?;
         return fused_to_py(py, &owned.ids, &fusion);
     };
-    let (keys, view) = (keys.view(), owned.ids.view());
-    let fusion = interruptible(py, || match &view {
-        IdsView::Str(strs) => fuse_keyed(strs, &keys, &owned, params),
-        IdsView::Int(ints) => fuse_keyed(ints, &keys, &owned, params),
-    })?;
+    let fusion = interruptible(py, || owned.fuse_keyed(&keys, params))?;
     fused_to_py(py, &owned.ids, &fusion)
 }
 
