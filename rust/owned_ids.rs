@@ -4,8 +4,9 @@ use std::fmt;
 
 use crate::error::FusionError;
 use crate::fusion::{self, FuseParams, Fusion, ScoredLists};
-use crate::keys::FusionKey;
 use crate::lists::RankedLists;
+
+mod content_keys;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum IdKind {
@@ -195,66 +196,6 @@ impl OwnedRuns {
     }
 }
 
-/// Content keys (`content_keys=`): one key list per run, one key per id, aligned with the runs.
-impl OwnedRuns {
-    /// The runs: how many.
-    #[must_use]
-    pub fn n_runs(&self) -> usize {
-        self.ids.bounds.len() - 1
-    }
-
-    /// Checks the number of key lists: one per run.
-    pub fn check_key_lists(&self, n_lists: usize) -> Result<(), FusionError> {
-        let n_runs = self.n_runs();
-        if n_lists == n_runs {
-            return Ok(());
-        }
-        Err(FusionError::invalid(format!(
-            "content_keys has {n_lists} lists but there are {n_runs} runs; give one key list per run, aligned with its ids"
-        )))
-    }
-
-    /// Checks key list `i` of `keys` (read so far): one key per id of run `i`.
-    pub fn check_key_list(&self, keys: &OwnedIds, i: usize) -> Result<(), FusionError> {
-        let length = |bounds: &[usize]| bounds[i + 1] - bounds[i];
-        let (want, got) = (length(&self.ids.bounds), length(&keys.bounds));
-        if want == got {
-            return Ok(());
-        }
-        Err(FusionError::invalid(format!(
-            "content_keys[{i}] has {got} keys but runs[{i}] has {want} ids; give one key per id"
-        )))
-    }
-
-    /// Fuses the runs after merging the ids of equal key: each takes the first id with its key.
-    pub fn fuse_keyed(&self, keys: &OwnedIds, params: &FuseParams) -> Result<Fusion, FusionError> {
-        fn keyed<T: FusionKey>(
-            ids: &[T],
-            keys: &IdsView<'_>,
-            runs: &OwnedRuns,
-            params: &FuseParams,
-        ) -> Result<Fusion, FusionError> {
-            let fuse = |canonical: &[T]| {
-                fusion::fuse(
-                    &ScoredLists { ids: RankedLists::new(canonical, &runs.ids.bounds), scores: runs.scores() },
-                    params,
-                )
-            };
-            match keys {
-                IdsView::Str(k) => fuse(&fusion::canonical_ids(ids, k)),
-                IdsView::Int(k) => fuse(&fusion::canonical_ids(ids, k)),
-            }
-        }
-        self.check_key_lists(keys.bounds.len() - 1)?;
-        (0..self.n_runs()).try_for_each(|i| self.check_key_list(keys, i))?;
-        let keys = keys.view();
-        match self.ids.view() {
-            IdsView::Str(ids) => keyed(&ids, &keys, self, params),
-            IdsView::Int(ids) => keyed(ids, &keys, self, params),
-        }
-    }
-}
-
 /// A chunk of a batch: its runs, and per query the window of `runs.ids.bounds` holding its lists.
 pub struct OwnedBatch {
     pub runs: OwnedRuns,
@@ -295,6 +236,19 @@ impl OwnedBatch {
             self.runs.ids.fuse(bounds, scores, params).map_err(named)
         };
         crate::batch::map_queries(&queries, threads, one)?.into_iter().collect()
+    }
+
+    /// Seconds [`Self::fuse`] takes on one thread, the best of `repeat` runs (so with warm caches,
+    /// as a batch sees its chunk just copied): the bare kernel, for the benchmarks to compare with.
+    pub fn fuse_seconds(&self, params: &FuseParams, repeat: usize) -> Result<f64, FusionError> {
+        let mut best = f64::INFINITY;
+        for _ in 0..repeat.max(1) {
+            let start = std::time::Instant::now();
+            let fused = self.fuse(params, Some(1))?;
+            best = best.min(start.elapsed().as_secs_f64());
+            drop(std::hint::black_box(fused));
+        }
+        Ok(best)
     }
 }
 
@@ -363,48 +317,5 @@ mod tests {
         let fused_ids: Vec<Vec<i64>> = fused.iter().map(|f| f.hits.iter().map(|h| ids[h.item]).collect()).collect();
         assert_eq!(fused_ids, [vec![2, 1], vec![7]]);
         assert!(batch.next_chunk().runs.ids.kind_is(IdKind::Int));
-    }
-
-    fn int_runs(lists: &[&[i64]]) -> OwnedRuns {
-        let mut runs = OwnedRuns::new();
-        runs.ids.set_kind(IdKind::Int, || "runs[0][0]".into()).unwrap();
-        for list in lists {
-            runs.ids.ints.extend_from_slice(list);
-            runs.ids.bounds.push(runs.ids.len());
-        }
-        runs
-    }
-
-    #[test]
-    fn content_keys_merge_the_ids_of_equal_key_into_the_first() {
-        let runs = int_runs(&[&[1, 2], &[3]]);
-        let mut keys = OwnedIds::new();
-        keys.set_kind(IdKind::Str, || "content_keys[0][0]".into()).unwrap();
-        for (key, end) in [("x", false), ("y", true), ("x", true)] {
-            keys.push_str(key);
-            if end {
-                keys.bounds.push(keys.len());
-            }
-        }
-        let fused = runs.fuse_keyed(&keys, &FuseParams::default()).unwrap();
-        let ids: Vec<i64> = fused.hits.iter().map(|h| runs.ids.ints[h.item]).collect();
-        assert_eq!(ids, [1, 2]); // 3 has the key of 1: one hit, in both runs
-    }
-
-    #[test]
-    fn content_keys_of_the_wrong_count_are_refused_by_name() {
-        let runs = int_runs(&[&[1, 2], &[3]]);
-        let keys = int_runs(&[&[7, 8]]).ids;
-        let message = |e: FusionError| e.to_string();
-        assert_eq!(
-            runs.fuse_keyed(&keys, &FuseParams::default()).map_err(message).unwrap_err(),
-            "content_keys has 1 lists but there are 2 runs; give one key list per run, aligned with its ids"
-        );
-        let keys = int_runs(&[&[7], &[8]]).ids;
-        assert_eq!(
-            runs.fuse_keyed(&keys, &FuseParams::default()).map_err(message).unwrap_err(),
-            "content_keys[0] has 1 keys but runs[0] has 2 ids; give one key per id"
-        );
-        assert_eq!(runs.check_key_list(&keys, 1), Ok(()));
     }
 }

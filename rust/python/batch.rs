@@ -138,8 +138,7 @@ pub(super) fn fuse_batch(
 }
 
 /// Seconds the bare kernel takes for the batch on one thread: no copying out of Python, no result
-/// objects. Like `rrf_batch`, it copies 64 queries at a time, then times the kernel on that chunk
-/// (best of `repeat`, so with warm caches, as `rrf_batch` sees them) and sums over the chunks.
+/// objects. Copied a chunk at a time as `rrf_batch` copies it, each chunk timed by the core, summed.
 /// The benchmarks compare `rrf_batch` with it. Not public API.
 #[pyfunction]
 #[pyo3(signature = (queries, /, *, options = None, repeat = 1, **kwargs))]
@@ -154,16 +153,7 @@ pub(super) fn _kernel_seconds(
     let queries = outer_items(queries, "queries", LISTS.batch_what)?;
     let mut total = 0.0;
     each_chunk(py, &queries, &LISTS, &params, |owned| {
-        total += interruptible(py, || {
-            let mut best = f64::INFINITY;
-            for _ in 0..repeat.max(1) {
-                let start = std::time::Instant::now();
-                let fused = owned.fuse(&params, Some(1))?;
-                best = best.min(start.elapsed().as_secs_f64());
-                drop(std::hint::black_box(fused));
-            }
-            Ok(best)
-        })?;
+        total += interruptible(py, || owned.fuse_seconds(&params, repeat))?;
         Ok(())
     })?;
     Ok(total)
