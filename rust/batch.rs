@@ -4,6 +4,9 @@
 //! for why serial is the default). Fork-safe: a forked child
 //! has none of the parent's pool threads, so after `fork()` every batch runs serially in the child
 //! (the same rule tokenizers follows) instead of deadlocking on a pool that no longer exists.
+//!
+//! Two ways onto the pool: [`map_queries`] over queries already in memory, and a [`Pipeline`] that
+//! takes chunks one at a time while the caller fills the next.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -297,8 +300,9 @@ mod tests {
         }
         let waited = run_polling(Box::new(|| true), || pipeline.wait());
         assert_eq!(waited.err(), Some(crate::FusionError::Interrupted));
-        drop(gate); // releases the workers; the chunks still queued find the pipeline abandoned
-                    // Jobs spawned from outside the pool start in order: once this one ran, every chunk was taken.
+        // Release the workers: the chunks still queued find the pipeline abandoned. Jobs spawned from
+        // outside the pool start in order, so once the marker ran every chunk was taken.
+        drop(gate);
         let (marker, ran) = mpsc::channel();
         pool_of_two().spawn(move || marker.send(()).unwrap());
         ran.recv().unwrap();
