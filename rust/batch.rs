@@ -4,9 +4,14 @@
 //! for why serial is the default). Fork-safe: a forked child
 //! has none of the parent's pool threads, so after `fork()` every batch runs serially in the child
 //! (the same rule tokenizers follows) instead of deadlocking on a pool that no longer exists.
+//!
+//! Two ways onto the pool: [`map_queries`] over queries already in memory, and a [`Pipeline`] that
+//! takes chunks one at a time while the caller fills the next.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 
 use rayon::prelude::*;
@@ -133,6 +138,86 @@ where
     Ok(results)
 }
 
+/// A chunk handed back by a worker: its index, the chunk, and what the work returned (or its panic).
+type Done<C, R> = (usize, C, std::thread::Result<R>);
+
+/// The chunks of one batch, handed over one at a time and each worked on by the pool as soon as it
+/// arrives, while the caller fills the next (the binding copies it out of Python, which needs the
+/// GIL); [`Pipeline::wait`] gives them back in the order they were handed over.
+pub struct Pipeline<C, R, F> {
+    pool: Arc<rayon::ThreadPool>,
+    work: Arc<F>,
+    /// Kept while waiting, so that the channel never disconnects: every worker sends its chunk back.
+    sender: Sender<Done<C, R>>,
+    receiver: Receiver<Done<C, R>>,
+    spawned: usize,
+    abandoned: Abandon,
+}
+
+/// Set once the caller stops waiting (an interrupt, or an error filling a later chunk drops the
+/// pipeline): chunks no worker has started yet are skipped instead of worked on for nobody.
+struct Abandon(Arc<AtomicBool>);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl<C, R, F> Pipeline<C, R, F>
+where
+    C: Send + 'static,
+    R: Send + 'static,
+    F: Fn(&C) -> R + Send + Sync + 'static,
+{
+    /// A pipeline applying `work` to each chunk on `pool` (see [`pool_for`]).
+    pub fn new(pool: Arc<rayon::ThreadPool>, work: F) -> Self {
+        let (sender, receiver) = mpsc::channel();
+        let abandoned = Abandon(Arc::new(AtomicBool::new(false)));
+        Self { pool, work: Arc::new(work), sender, receiver, spawned: 0, abandoned }
+    }
+
+    /// Hands `chunk` over: a worker of the pool applies the work to it.
+    pub fn spawn(&mut self, chunk: C) {
+        let (index, sender, work) = (self.spawned, self.sender.clone(), Arc::clone(&self.work));
+        let abandoned = Arc::clone(&self.abandoned.0);
+        self.pool.spawn(move || {
+            if abandoned.load(Ordering::Relaxed) {
+                return;
+            }
+            // Caught here and resumed on the waiting thread, as `map_queries` carries a worker's panic.
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| work(&chunk)));
+            drop(sender.send((index, chunk, result))); // fails only once the caller stopped waiting
+        });
+        self.spawned += 1;
+    }
+
+    /// Every chunk handed over with what the work returned for it, in the order handed over.
+    /// Waits on the calling thread, calling [`crate::interrupt::checkpoint`] at least every
+    /// [`crate::interrupt::POLL_INTERVAL`].
+    ///
+    /// # Errors
+    /// Only [`crate::FusionError::Interrupted`]; the chunks not started by then are skipped.
+    ///
+    /// # Panics
+    /// With the panic of the work on a chunk, resumed here.
+    pub fn wait(self) -> Result<Vec<(C, R)>, crate::FusionError> {
+        let mut slots: Vec<Option<(C, R)>> = (0..self.spawned).map(|_| None).collect();
+        for _ in 0..self.spawned {
+            let (index, chunk, result) = loop {
+                crate::interrupt::checkpoint()?;
+                // A timeout only: `self.sender` is alive, so the channel cannot disconnect.
+                if let Ok(done) = self.receiver.recv_timeout(crate::interrupt::POLL_INTERVAL) {
+                    break done;
+                }
+            };
+            let result = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            slots[index] = Some((chunk, result));
+        }
+        Ok(slots.into_iter().flatten().collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +242,70 @@ mod tests {
         let parallel = map_queries(&queries, Some(2), |q| q * q).unwrap();
         assert_eq!(serial, parallel);
         assert_eq!(serial[4_999], 4_999 * 4_999);
+    }
+
+    fn pool_of_two() -> Arc<rayon::ThreadPool> {
+        pool_for(Some(2), MIN_PARALLEL_QUERIES).expect("a pool of two threads")
+    }
+
+    #[test]
+    fn a_pipeline_gives_the_chunks_back_in_order_with_an_error_in_its_place() {
+        let mut pipeline = Pipeline::new(pool_of_two(), |chunk: &Vec<u64>| {
+            if chunk.contains(&13) {
+                Err(crate::FusionError::invalid("unlucky"))
+            } else {
+                Ok(chunk.iter().sum::<u64>())
+            }
+        });
+        for c in 0..50 {
+            pipeline.spawn((c * 4..c * 4 + 4).collect::<Vec<u64>>());
+        }
+        let done = pipeline.wait().unwrap();
+        let firsts: Vec<u64> = done.iter().map(|(chunk, _)| chunk[0]).collect();
+        assert_eq!(firsts, (0..50).map(|c| c * 4).collect::<Vec<u64>>());
+        assert_eq!(done[0].1, Ok(6));
+        assert_eq!(done[3].1, Err(crate::FusionError::invalid("unlucky"))); // 12..16 holds 13
+        assert_eq!(done[4].1, Ok(16 + 17 + 18 + 19));
+    }
+
+    #[test]
+    fn a_pipeline_with_no_chunk_gives_none_back() {
+        let pipeline = Pipeline::new(pool_of_two(), |chunk: &u64| chunk + 1);
+        assert_eq!(pipeline.wait(), Ok(vec![]));
+    }
+
+    #[test]
+    fn a_panic_in_the_work_reaches_the_waiting_thread() {
+        let mut pipeline = Pipeline::new(pool_of_two(), |chunk: &u64| assert!(*chunk != 1, "chunk one"));
+        pipeline.spawn(0);
+        pipeline.spawn(1);
+        let panic = std::panic::catch_unwind(AssertUnwindSafe(|| pipeline.wait())).unwrap_err();
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"chunk one"));
+    }
+
+    /// Waiting stops on a signal, and the chunks no worker started are then skipped.
+    #[test]
+    fn a_pipeline_stops_waiting_on_a_signal() {
+        use crate::interrupt::run_polling;
+        let (gate, opened) = mpsc::channel::<()>();
+        let opened = Mutex::new(opened);
+        let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&started);
+        let mut pipeline = Pipeline::new(pool_of_two(), move |_: &u64| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            opened.lock().unwrap().recv().unwrap_err(); // held until the wait gave up (nothing is sent)
+        });
+        for c in 0..10 {
+            pipeline.spawn(c);
+        }
+        let waited = run_polling(Box::new(|| true), || pipeline.wait());
+        assert_eq!(waited.err(), Some(crate::FusionError::Interrupted));
+        // Release the workers: the chunks still queued find the pipeline abandoned. Jobs spawned from
+        // outside the pool start in order, so once the marker ran every chunk was taken.
+        drop(gate);
+        let (marker, ran) = mpsc::channel();
+        pool_of_two().spawn(move || marker.send(()).unwrap());
+        ran.recv().unwrap();
+        assert!(started.load(Ordering::SeqCst) <= 2, "only the chunks taken before the signal were worked on");
     }
 }

@@ -6,6 +6,8 @@ use crate::error::FusionError;
 use crate::fusion::{self, FuseParams, Fusion, ScoredLists};
 use crate::lists::RankedLists;
 
+mod content_keys;
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum IdKind {
     Str,
@@ -186,6 +188,30 @@ impl OwnedRuns {
         self.scores.clear();
     }
 
+    /// Appends the score of the next id (at `path`, in messages): a finite number.
+    #[inline]
+    pub fn push_score(&mut self, score: f64, path: impl FnOnce() -> String) -> Result<(), FusionError> {
+        if !score.is_finite() {
+            return Err(FusionError::invalid(format!(
+                "{} is {score}; scores must be finite numbers (drop the hit or give it a real score)",
+                path()
+            )));
+        }
+        self.scores.push(score);
+        Ok(())
+    }
+
+    /// Checks that the last run (`path`, in messages) got one score per id.
+    pub fn check_last_run_scores(&self, path: impl fmt::Display) -> Result<(), FusionError> {
+        // Every run before it has one score per id, so its ids and its scores start at the same index.
+        let start = self.ids.bounds[self.ids.bounds.len() - 2];
+        let (ids, scores) = (self.ids.len() - start, self.scores.len() - start);
+        if ids == scores {
+            return Ok(());
+        }
+        Err(FusionError::invalid(format!("{path} has {ids} ids but {scores} scores; give one score per id")))
+    }
+
     /// Scores for the kernel: `None` when no run has any, so rank methods never look at them.
     #[must_use]
     pub fn scores(&self) -> Option<&[f64]> {
@@ -234,6 +260,19 @@ impl OwnedBatch {
             self.runs.ids.fuse(bounds, scores, params).map_err(named)
         };
         crate::batch::map_queries(&queries, threads, one)?.into_iter().collect()
+    }
+
+    /// Seconds [`Self::fuse`] takes on one thread, the best of `repeat` runs (so with warm caches,
+    /// as a batch sees its chunk just copied): the bare kernel, for the benchmarks to compare with.
+    pub fn fuse_seconds(&self, params: &FuseParams, repeat: usize) -> Result<f64, FusionError> {
+        let mut best = f64::INFINITY;
+        for _ in 0..repeat.max(1) {
+            let start = std::time::Instant::now();
+            let fused = self.fuse(params, Some(1))?;
+            best = best.min(start.elapsed().as_secs_f64());
+            drop(std::hint::black_box(fused));
+        }
+        Ok(best)
     }
 }
 
@@ -287,6 +326,24 @@ mod tests {
         assert_eq!(runs.scores().map(<[f64]>::len), Some(2));
         runs.clear();
         assert!(runs.ids.is_empty() && runs.scores.is_empty());
+    }
+
+    #[test]
+    fn a_run_takes_finite_scores_one_per_id() {
+        let mut runs = OwnedRuns::new();
+        runs.ids.ints.extend([1, 2]);
+        runs.ids.bounds.push(2);
+        runs.push_score(0.5, || unreachable!()).unwrap();
+        let path = ListPath { root: "runs", query: None, list: 0 };
+        let err = runs.push_score(f64::INFINITY, || format!("{path} scores[1]")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "runs[0] scores[1] is inf; scores must be finite numbers (drop the hit or give it a real score)"
+        );
+        let err = runs.check_last_run_scores(path).unwrap_err();
+        assert_eq!(err.to_string(), "runs[0] has 2 ids but 1 scores; give one score per id");
+        runs.push_score(0.25, || unreachable!()).unwrap();
+        assert_eq!(runs.check_last_run_scores(path), Ok(()));
     }
 
     #[test]

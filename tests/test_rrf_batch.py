@@ -16,6 +16,7 @@ from typing import Any
 import fanfuse
 import numpy as np
 import pytest
+from fanfuse import _core
 from hypothesis import given
 from hypothesis import strategies as st
 from rrf_strategies import OPTIONS, examples, int_calls, str_calls
@@ -206,3 +207,14 @@ def test_lists_rewritten_by_another_thread_during_a_batch() -> None:
             read = [version(tags[j].pop(), q, j) for j in range(3)]
             assert fused == fanfuse.rrf(read)
     assert all(not fused.ids[0].startswith("original") for fused in results[-1])
+
+
+def test_the_kernel_timer_of_the_benchmarks_reads_a_batch_as_rrf_batch_does() -> None:
+    # benches/compare.py times the bare kernel with it: the same chunks, checked the same way.
+    queries = random_batch(3, POOL_MIN_QUERIES)
+    assert _core._kernel_seconds(queries, top_k=5, repeat=2) > 0
+    mixed: list[Any] = [*queries, [[1]]]
+    message = rf"queries\[{POOL_MIN_QUERIES}\]\[0\]\[0\] is an int, but queries\[0\]\[0\]\[0\] is a str"
+    for call in (fanfuse.rrf_batch, _core._kernel_seconds):
+        with pytest.raises(TypeError, match=message):
+            call(mixed)

@@ -95,6 +95,16 @@ def test_batch_ids_are_one_kind_across_chunks(threads: int) -> None:
         fanfuse.rrf_batch(queries, threads=threads)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_fusion_error_in_a_later_chunk_names_its_query(threads: int) -> None:
+    # The kernel (not the copy) refuses query 300: on the pool, its chunk fails while the others fuse.
+    scored = [[("a", 1.0)], [("b", 0.5)]]
+    queries: list[Any] = [scored] * 300 + [[["a"], [("b", 0.5)]]] + [scored] * 100
+    with pytest.raises(FusionError, match=r"^queries\[300\]: runs\[0\] has no scores but method 'combsum'"):
+        fanfuse.fuse_batch(queries, method="combsum", threads=threads)
+    assert len(fanfuse.fuse_batch(queries[:300] * 2, method="combsum", threads=threads)) == 600
+
+
 def test_batch_errors_name_the_query() -> None:
     with pytest.raises(TypeError, match=r"queries\[1\]\[0\]\[0\] is an int, but queries\[0\]\[0\]\[0\]"):
         fanfuse.rrf_batch([[["a"]], [[1]]])

@@ -10,7 +10,7 @@ use crate::keys::FusionKey;
 /// duplicate policy decides what a key repeated inside one list means.
 ///
 /// # Panics
-/// If `keys` and `ids` differ in length (the binding checks this first).
+/// If `keys` and `ids` differ in length (`OwnedRuns::fuse_keyed` checks this first).
 #[must_use]
 pub fn canonical_ids<T: FusionKey, K: FusionKey>(ids: &[T], keys: &[K]) -> Vec<T> {
     assert_eq!(ids.len(), keys.len(), "one key per id");

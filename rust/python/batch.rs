@@ -2,10 +2,7 @@
 //! and fused by the core, on a thread pool with `threads` > 1.
 
 use std::fmt;
-use std::sync::mpsc::RecvTimeoutError;
-use std::sync::Arc;
 
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -16,7 +13,6 @@ use super::ids::ListPath;
 use super::options::{check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
 use super::{interruptible, to_py_err};
 use crate::batch;
-use crate::error::FusionError as CoreError;
 use crate::fusion::{FuseParams, Fusion};
 use crate::owned_ids::OwnedBatch;
 
@@ -51,9 +47,6 @@ impl OwnedBatch {
     }
 }
 
-/// A chunk of a batch, and its fused queries.
-type FusedChunk = (OwnedBatch, Result<Vec<Fusion>, CoreError>);
-
 /// `queries[q]` in error messages, formatted only when an error needs it.
 struct QueryPath(usize);
 
@@ -61,6 +54,26 @@ impl fmt::Display for QueryPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "queries[{}]", self.0)
     }
+}
+
+/// Copies `queries` out of Python a chunk of [`batch::CHUNK`] at a time into one reused buffer, and
+/// hands each chunk to `each`.
+fn each_chunk(
+    py: Python<'_>,
+    queries: &[Bound<'_, PyAny>],
+    shape: &Shape,
+    params: &FuseParams,
+    mut each: impl FnMut(&mut OwnedBatch) -> PyResult<()>,
+) -> PyResult<()> {
+    let mut owned = OwnedBatch::new();
+    for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
+        // Each chunk is short: the signal is looked for between them, where Python holds the GIL
+        // (the copy of a huge batch takes seconds too).
+        py.check_signals()?;
+        owned.refill(chunk, c * batch::CHUNK, shape, params)?;
+        each(&mut owned)?;
+    }
+    Ok(())
 }
 
 /// Fuses every query of `queries`, each a sequence of lists shaped as `shape` says.
@@ -76,53 +89,23 @@ fn fuse_queries(
     let mut fused = Vec::with_capacity(queries.len());
     let Some(pool) = batch::pool_for(threads, queries.len()) else {
         // Chunk by chunk, so that the ids copied out of Python are fused while still in cache.
-        let mut owned = OwnedBatch::new();
-        for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
-            // Each chunk is short: the signal is looked for between them, where Python holds the GIL.
-            py.check_signals()?;
-            owned.refill(chunk, c * batch::CHUNK, shape, params)?;
+        each_chunk(py, &queries, shape, params, |owned| {
             let entries = interruptible(py, || owned.fuse(params, Some(1)))?;
             fused.extend(owned.to_py(py, &entries)?);
-        }
+            Ok(())
+        })?;
         return Ok(fused);
     };
     // A pipeline: this thread copies chunk c + 1 out of Python (that needs the GIL) while the pool
     // fuses chunk c; then it releases the GIL until every chunk is done.
-    let params = Arc::new(params.clone());
-    let (sender, receiver) = std::sync::mpsc::channel();
-    let mut n_chunks = 0;
-    let mut owned = OwnedBatch::new();
-    for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
-        py.check_signals()?; // the copy of a huge batch takes seconds too
-        owned.refill(chunk, c * batch::CHUNK, shape, &params)?;
-        let next = owned.next_chunk(); // the pool takes `owned`; `next` keeps its id kind
-        let (sender, params) = (sender.clone(), Arc::clone(&params));
-        pool.spawn(move || {
-            let entries = owned.fuse(&params, Some(1));
-            drop(sender.send((c, owned, entries))); // fails only if the call already returned an error
-        });
-        owned = next;
-        n_chunks += 1;
-    }
-    drop(sender);
-    let mut done: Vec<Option<FusedChunk>> = (0..n_chunks).map(|_| None).collect();
-    let slots = &mut done;
-    interruptible(py, move || {
-        let mut waiting = n_chunks;
-        while waiting > 0 {
-            match receiver.recv_timeout(crate::interrupt::POLL_INTERVAL) {
-                Ok((c, owned, entries)) => {
-                    slots[c] = Some((owned, entries));
-                    waiting -= 1;
-                }
-                Err(RecvTimeoutError::Timeout) => crate::interrupt::checkpoint()?,
-                Err(RecvTimeoutError::Disconnected) => break, // a worker failed: reported below
-            }
-        }
+    let chunk_params = params.clone();
+    let mut pipeline = batch::Pipeline::new(pool, move |owned: &OwnedBatch| owned.fuse(&chunk_params, Some(1)));
+    each_chunk(py, &queries, shape, params, |owned| {
+        let next = owned.next_chunk(); // the pool takes the chunk; `next` keeps its id kind
+        pipeline.spawn(std::mem::replace(owned, next));
         Ok(())
     })?;
-    for chunk in done {
-        let (owned, entries) = chunk.ok_or_else(|| PyRuntimeError::new_err("a fanfuse worker thread failed"))?;
+    for (owned, entries) in interruptible(py, || pipeline.wait())? {
         fused.extend(owned.to_py(py, &entries.map_err(to_py_err)?)?);
     }
     Ok(fused)
@@ -155,8 +138,7 @@ pub(super) fn fuse_batch(
 }
 
 /// Seconds the bare kernel takes for the batch on one thread: no copying out of Python, no result
-/// objects. Like `rrf_batch`, it copies 64 queries at a time, then times the kernel on that chunk
-/// (best of `repeat`, so with warm caches, as `rrf_batch` sees them) and sums over the chunks.
+/// objects. Copied a chunk at a time as `rrf_batch` copies it, each chunk timed by the core, summed.
 /// The benchmarks compare `rrf_batch` with it. Not public API.
 #[pyfunction]
 #[pyo3(signature = (queries, /, *, options = None, repeat = 1, **kwargs))]
@@ -168,23 +150,12 @@ pub(super) fn _kernel_seconds(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<f64> {
     let params = rrf_params("_kernel_seconds", options, kwargs)?;
-    let queries = outer_items(queries, "queries", "queries (each a sequence of ranked id lists)")?;
+    let queries = outer_items(queries, "queries", LISTS.batch_what)?;
     let mut total = 0.0;
-    let mut owned = OwnedBatch::new();
-    for (c, chunk) in queries.chunks(batch::CHUNK).enumerate() {
-        py.check_signals()?; // the copy of a huge batch takes seconds too
-        owned.refill(chunk, c * batch::CHUNK, &LISTS, &params)?;
-        total += interruptible(py, || {
-            let mut best = f64::INFINITY;
-            for _ in 0..repeat.max(1) {
-                let start = std::time::Instant::now();
-                let fused = owned.fuse(&params, Some(1))?;
-                best = best.min(start.elapsed().as_secs_f64());
-                drop(std::hint::black_box(fused));
-            }
-            Ok(best)
-        })?;
-    }
+    each_chunk(py, &queries, &LISTS, &params, |owned| {
+        total += interruptible(py, || owned.fuse_seconds(&params, repeat))?;
+        Ok(())
+    })?;
     Ok(total)
 }
 

@@ -7,12 +7,10 @@ use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::{fused_to_py, Fused};
-use super::ids::{IdsView, ListPath, OwnedIds};
+use super::ids::{ListPath, OwnedIds};
 use super::options::{call_options, refused, PyFusionOptions};
-use super::{interruptible, FusionError};
-use crate::error::FusionError as CoreError;
+use super::{interruptible, to_py_err};
 use crate::fusion;
-use crate::lists::RankedLists;
 pub(super) use crate::owned_ids::OwnedRuns;
 
 impl OwnedRuns {
@@ -25,8 +23,8 @@ impl OwnedRuns {
         }
         if let Some((ids, scores)) = as_ids_and_scores(run)? {
             self.ids.push_list(&ids, path)?;
-            let expected = self.ids.len() - self.scores.len();
-            self.push_scores(&scores, path, expected)?;
+            self.push_scores(&scores, path)?;
+            self.check_last_run_scores(path).map_err(to_py_err)?;
         } else if starts_with_pair(run) {
             for (pos, pair) in outer_items(run, path.to_string(), "(id, score) pairs")?.iter().enumerate() {
                 let pair = pair.cast::<PyTuple>().ok().filter(|t| t.len() == 2).ok_or_else(|| {
@@ -36,7 +34,7 @@ impl OwnedRuns {
                     ))
                 })?;
                 self.ids.push_id(&pair.get_item(0)?, path, pos)?;
-                self.scores.push(parse_score(&pair.get_item(1)?, || format!("{path}[{pos}][1]"))?);
+                self.push_py_score(&pair.get_item(1)?, || format!("{path}[{pos}][1]"))?;
             }
             self.ids.bounds.push(self.ids.len());
         } else {
@@ -46,26 +44,22 @@ impl OwnedRuns {
         Ok(())
     }
 
-    fn push_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath, expected: usize) -> PyResult<()> {
-        let before = self.scores.len();
+    fn push_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
         if let Ok(buf) = PyBuffer::<f64>::get(scores) {
-            let values = read_1d(scores.py(), &buf, path)?;
-            for (pos, v) in values.into_iter().enumerate() {
-                self.scores.push(check_score(v, || format!("{path} scores[{pos}]"))?);
+            for (pos, v) in read_1d(scores.py(), &buf, path)?.into_iter().enumerate() {
+                self.push_score(v, || format!("{path} scores[{pos}]")).map_err(to_py_err)?;
             }
         } else {
             let items = outer_items(scores, format!("{path} scores"), "numbers (one per id)")?;
             for (pos, v) in items.iter().enumerate() {
-                self.scores.push(parse_score(v, || format!("{path} scores[{pos}]"))?);
+                self.push_py_score(v, || format!("{path} scores[{pos}]"))?;
             }
         }
-        let got = self.scores.len() - before;
-        if got != expected {
-            return Err(FusionError::new_err(format!(
-                "{path} has {expected} ids but {got} scores; give one score per id"
-            )));
-        }
         Ok(())
+    }
+
+    fn push_py_score(&mut self, value: &Bound<'_, PyAny>, path: impl Fn() -> String) -> PyResult<()> {
+        self.push_score(number(value, &path)?, path).map_err(to_py_err)
     }
 }
 
@@ -100,59 +94,16 @@ pub(super) fn starts_with_pair(run: &Bound<'_, PyAny>) -> bool {
     first.is_some_and(|f| f.is_instance_of::<PyTuple>())
 }
 
-pub(super) fn parse_score(value: &Bound<'_, PyAny>, path: impl Fn() -> String) -> PyResult<f64> {
-    check_score(number(value, &path)?, path)
-}
-
-pub(super) fn check_score(v: f64, path: impl FnOnce() -> String) -> PyResult<f64> {
-    if v.is_finite() {
-        Ok(v)
-    } else {
-        Err(FusionError::new_err(format!(
-            "{} is {v}; scores must be finite numbers (drop the hit or give it a real score)",
-            path()
-        )))
-    }
-}
-
 /// Content keys copied out of `content_keys=`: one key list per run, aligned with its ids.
 pub(super) fn parse_content_keys(keys: &Bound<'_, PyAny>, runs: &OwnedRuns) -> PyResult<OwnedIds> {
     let lists = outer_items(keys, "content_keys", "key lists (one per run, aligned with its ids)")?;
-    let n_runs = runs.ids.bounds.len() - 1;
-    if lists.len() != n_runs {
-        return Err(FusionError::new_err(format!(
-            "content_keys has {} lists but there are {n_runs} runs; give one key list per run, aligned with its ids",
-            lists.len()
-        )));
-    }
+    runs.check_key_lists(lists.len()).map_err(to_py_err)?;
     let mut owned = OwnedIds::new();
     for (i, list) in lists.iter().enumerate() {
         owned.push_list(list, ListPath { root: "content_keys", query: None, list: i })?;
-        let (want, got) = (runs.ids.bounds[i + 1] - runs.ids.bounds[i], owned.bounds[i + 1] - owned.bounds[i]);
-        if want != got {
-            return Err(FusionError::new_err(format!(
-                "content_keys[{i}] has {got} keys but runs[{i}] has {want} ids; give one key per id"
-            )));
-        }
+        runs.check_key_list(&owned, i).map_err(to_py_err)?;
     }
     Ok(owned)
-}
-
-/// Fuses `ids` after merging the ids of equal content key.
-fn fuse_keyed<T: crate::keys::FusionKey>(
-    ids: &[T],
-    keys: &IdsView<'_>,
-    owned: &OwnedRuns,
-    params: &fusion::FuseParams,
-) -> Result<fusion::Fusion, CoreError> {
-    let fuse = |canonical: &[T]| {
-        let lists = fusion::ScoredLists { ids: RankedLists::new(canonical, &owned.ids.bounds), scores: owned.scores() };
-        fusion::fuse(&lists, params)
-    };
-    match keys {
-        IdsView::Str(k) => fuse(&fusion::canonical_ids(ids, k)),
-        IdsView::Int(k) => fuse(&fusion::canonical_ids(ids, k)),
-    }
 }
 
 /// What the lists of an entry point are: their names in messages, and whether they may carry scores.
@@ -196,11 +147,7 @@ fn fuse_one(
         let fusion = interruptible(py, || owned.ids.fuse(&owned.ids.bounds, owned.scores(), params))?;
         return fused_to_py(py, &owned.ids, &fusion);
     };
-    let (keys, view) = (keys.view(), owned.ids.view());
-    let fusion = interruptible(py, || match &view {
-        IdsView::Str(strs) => fuse_keyed(strs, &keys, &owned, params),
-        IdsView::Int(ints) => fuse_keyed(ints, &keys, &owned, params),
-    })?;
+    let fusion = interruptible(py, || owned.fuse_keyed(&keys, params))?;
     fused_to_py(py, &owned.ids, &fusion)
 }
 

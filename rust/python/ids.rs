@@ -11,7 +11,7 @@ use pyo3::types::{
 
 use super::args::{read_1d, type_name};
 use super::FusionError;
-pub(super) use crate::owned_ids::{IdKind, IdsView, ListPath, OwnedIds};
+pub(super) use crate::owned_ids::{IdKind, ListPath, OwnedIds};
 
 impl OwnedIds {
     /// Appends one ranked list: a list/tuple/sequence of str or int ids, or a 1-D integer array.
