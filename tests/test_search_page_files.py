@@ -14,6 +14,7 @@ pytest.importorskip("fastapi")
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.service import create_app
 from fanfuse.service.page import CONTENT_SECURITY_POLICY
+from fanfuse.service.schema import RENAMED_FIELDS
 from fastapi.testclient import TestClient
 from multiquery_toys import KeywordRetriever
 
@@ -36,6 +37,12 @@ def test_the_page_is_served_under_its_content_security_policy() -> None:
             assert http.get(path).status_code == 404, path
         # Swagger UI and ReDoc would load their scripts from a CDN: not served.
         assert http.get("/docs").status_code == 404 and http.get("/redoc").status_code == 404
+
+
+def test_the_pages_options_carry_the_renamed_fields() -> None:
+    """The page refuses a link's old field names from the server's own table, not a copy of it."""
+    with TestClient(create_app(MultiQueryRetriever([KeywordRetriever()]))) as http:
+        assert http.get("/options").json()["renamed_fields"] == RENAMED_FIELDS
 
 
 PAGE_FILES = sorted(

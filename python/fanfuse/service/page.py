@@ -8,7 +8,8 @@ so neither a document's text nor a variant can run code in the page, even if a r
 one through as markup.
 
 `/options` lists the request fields from `SearchRequest`'s own JSON schema (the page has no list
-of options of its own) with the defaults of this server's retriever.
+of options of its own) with the defaults of this server's retriever, and the old names of renamed
+fields (`RENAMED_FIELDS`), so that the page refuses a link using one as the service refuses the field.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from fastapi.responses import JSONResponse, Response
 
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS
-from fanfuse.service.schema import SearchRequest
+from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
 __all__ = ["CONTENT_SECURITY_POLICY", "page_router"]
 
@@ -57,6 +58,7 @@ def page_router(
     options = {
         "fields": request_fields(server_defaults(retriever, expander, hybrid, renamed)),
         "roles": SearchRequest.model_json_schema()["$defs"]["Message"]["properties"]["role"]["enum"],
+        "renamed_fields": RENAMED_FIELDS,
     }
     router = APIRouter()
 
