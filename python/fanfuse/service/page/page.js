@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 const SIDES = ["a", "b"];
 let fields = []; // the request fields, as GET /options lists them
 let roles = ["user"];
+let renamedFields = {}; // a request field's old name: its name now, as GET /options lists them
 let started = 0; // searches started, so that only the latest one's answer is shown
 
 // ----- options ---------------------------------------------------------------------------
@@ -95,6 +96,20 @@ const turns = () => [...$("turns").children]
 
 // ----- the settings in the URL -----------------------------------------------------------
 
+// The link's parameter of a request field on `side`.
+const parameter = (side, name) => (side === "a" ? name : `b.${name}`);
+
+// The refusal of each parameter of the link on `side` that names a field by its old name, worded
+// as the service refuses the old name in a request.
+function renamedIn(params, side) {
+  return Object.entries(renamedFields)
+    .filter(([old]) => params.has(parameter(side, old)))
+    .map(([old, name]) => {
+      const [from, to] = [parameter(side, old), parameter(side, name)];
+      return `${from} is renamed to ${to}; use ${to}`;
+    });
+}
+
 function toURL() {
   const params = new URLSearchParams();
   params.set("q", $("query").value);
@@ -103,7 +118,7 @@ function toURL() {
   for (const side of compare ? SIDES : ["a"]) {
     for (const field of fields) {
       const value = input(side, field.name).value;
-      if (value !== "") params.set(side === "a" ? field.name : `b.${field.name}`, value);
+      if (value !== "") params.set(parameter(side, field.name), value);
     }
   }
   if (compare) params.set("compare", "1");
@@ -120,18 +135,24 @@ function fromURL() {
     const role = colon > 0 && roles.includes(turn.slice(0, colon)) ? turn.slice(0, colon) : roles[0];
     addTurn(role, colon > 0 ? turn.slice(colon + 1) : turn, false);
   }
+  const refused = [];
   for (const side of SIDES) {
-    for (const field of fields) {
-      input(side, field.name).value = params.get(side === "a" ? field.name : `b.${field.name}`) || "";
-    }
+    for (const field of fields) input(side, field.name).value = params.get(parameter(side, field.name)) || "";
+    const renamed = renamedIn(params, side);
+    refused.push(...renamed);
+    // Options a link sets are shown open, so that what the search used (or what to set in place
+    // of an old name) is in view.
+    const set = fields.some((field) => params.has(parameter(side, field.name)));
+    $(`settings-${side}`).open = set || renamed.length > 0;
   }
-  // Options a link sets are shown open, so that what the search used is in view.
-  $("settings-a").open = fields.some((field) => params.has(field.name));
-  $("settings-b").open = fields.some((field) => params.has(`b.${field.name}`));
   $("compare").checked = params.get("compare") === "1";
   $("b-no-history").checked = params.get("b.history") === "none";
   showCompare();
-  return params.get("q") !== null && params.get("q").trim() !== "";
+  // A link naming a field by its old name is refused as the service refuses it, and not searched:
+  // a search without that setting would drop it unsaid.
+  status(refused.join("\n"), refused.length > 0);
+  if (refused.length) $("answers").replaceChildren();
+  return !refused.length && params.get("q") !== null && params.get("q").trim() !== "";
 }
 
 function showCompare() {
@@ -218,6 +239,7 @@ async function start() {
     }));
     fields = options.fields;
     roles = options.roles;
+    renamedFields = options.renamed_fields;
     const index = health.index ?? "(in memory)";
     $("server").textContent = `index ${index} · retrievers ${health.retrievers.join(", ")} · expander ${health.expander}`;
   } catch (error) {

@@ -1,0 +1,95 @@
+"""The search page of `fanfuse serve` opened from a link that carries a request field under its old
+name (`RENAMED_FIELDS`), on either side of a comparison: in headless Chromium against a real
+`fanfuse serve`, the page does not search, says what the service says of the old name, keeps the
+rest of the link's settings filled in, and searches once the form is sent again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+import httpx
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service.schema import RENAMED_FIELDS
+from search_page_browser import chromium, console_errors, screenshot, wait_ready, wait_searched
+from service_server import serve_command
+from test_search_page import DOCUMENTS, QUERY, TIMEOUT
+
+RENAMED = sorted(RENAMED_FIELDS.items())
+SIDES = ("a", "b")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("search-page-renamed") / "idx"
+    TantivyRetriever.build(DOCUMENTS, directory)
+    with serve_command("--index", str(directory)) as (url, _):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as driver:
+        yield driver
+
+
+@pytest.fixture()
+def page(browser: Any) -> Iterator[Any]:
+    """The browser, with no console error in the test: a refused link sends no request."""
+    console_errors(browser)
+    yield browser
+    assert console_errors(browser) == []
+
+
+def parameter(side: str, name: str) -> str:
+    """The link's parameter of a request field on `side` of the page."""
+    return name if side == "a" else f"b.{name}"
+
+
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize(("old", "new"), RENAMED, ids=[old for old, _ in RENAMED])
+def test_a_link_with_an_old_field_name_is_refused_naming_the_new_one(
+    page: Any, server: str, old: str, new: str, side: str
+) -> None:
+    kept = {
+        "q": QUERY,
+        "turn": "user:tell me about owls",
+        "compare": "1",
+        "method": "combmnz",
+        "b.method": "rrf",
+        "b.top_k": "3",
+    }
+    page.get(f"{server}/?{urlencode({**kept, parameter(side, old): '3'})}")
+    wait_ready(page)
+    old_name, new_name = parameter(side, old), parameter(side, new)
+    status = page.find_element("id", "status")
+    assert status.text == f"{old_name} is renamed to {new_name}; use {new_name}"
+    if side == "a":  # word for word what the service answers to the same request
+        refused = httpx.post(f"{server}/search", json={"query": QUERY, old: 3}, timeout=TIMEOUT)
+        assert refused.status_code == 422
+        assert [error["msg"] for error in refused.json()["detail"]] == [status.text]
+    assert "bad" in status.get_attribute("class").split()
+    # No search was started (it would have said "searching…" and shown an answer).
+    assert page.execute_script("return document.body.dataset.searches") is None
+    assert page.find_element("id", "answers").get_attribute("childElementCount") == "0"
+    # The rest of the link is still in the form; the old value is not moved to the new name.
+    assert page.find_element("id", "query").get_attribute("value") == QUERY
+    turns = page.find_elements("css selector", ".turn textarea")
+    assert [turn.get_attribute("value") for turn in turns] == ["tell me about owls"]
+    assert page.find_element("id", "compare").is_selected()
+    for name, control in (("method", "a-method"), ("b.method", "b-method"), ("b.top_k", "b-top_k")):
+        assert page.find_element("id", control).get_attribute("value") == kept[name], name
+    assert page.find_element("id", f"{side}-{new}").get_attribute("value") == ""
+    assert page.find_element("id", f"settings-{side}").get_attribute("open") is not None
+    screenshot(page, f"renamed-{side}-{old}")
+    # Sent again from the form, the search runs and its link no longer carries the old name.
+    page.find_element("css selector", "button[type=submit]").click()
+    wait_searched(page)
+    assert old_name not in parse_qs(urlsplit(page.current_url).query)
+    assert "bad" not in page.find_element("id", "status").get_attribute("class").split()
