@@ -17,7 +17,14 @@ pytest.importorskip("uvicorn")
 import httpx
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.schema import RENAMED_FIELDS
-from search_page_browser import chromium, console_errors, screenshot, wait_ready, wait_searched
+from search_page_browser import (
+    chromium,
+    console_errors,
+    screenshot,
+    wait_for,
+    wait_ready,
+    wait_searched,
+)
 from service_server import serve_command
 from test_search_page import DOCUMENTS, QUERY, TIMEOUT
 
@@ -52,10 +59,14 @@ def parameter(side: str, name: str) -> str:
     return name if side == "a" else f"b.{name}"
 
 
-@pytest.mark.parametrize("side", SIDES)
+def refusal(old: str, new: str) -> str:
+    return f"{old} is renamed to {new}; use {new}"
+
+
+@pytest.mark.parametrize("sides", [("a",), ("b",), SIDES], ids="+".join)
 @pytest.mark.parametrize(("old", "new"), RENAMED, ids=[old for old, _ in RENAMED])
 def test_a_link_with_an_old_field_name_is_refused_naming_the_new_one(
-    page: Any, server: str, old: str, new: str, side: str
+    page: Any, server: str, old: str, new: str, sides: tuple[str, ...]
 ) -> None:
     kept = {
         "q": QUERY,
@@ -65,16 +76,16 @@ def test_a_link_with_an_old_field_name_is_refused_naming_the_new_one(
         "b.method": "rrf",
         "b.top_k": "3",
     }
-    page.get(f"{server}/?{urlencode({**kept, parameter(side, old): '3'})}")
+    page.get(f"{server}/?{urlencode(kept | {parameter(side, old): '3' for side in sides})}")
     wait_ready(page)
-    old_name, new_name = parameter(side, old), parameter(side, new)
+    refusals = [refusal(parameter(side, old), parameter(side, new)) for side in sides]
     status = page.find_element("id", "status")
-    assert status.text == f"{old_name} is renamed to {new_name}; use {new_name}"
-    if side == "a":  # word for word what the service answers to the same request
-        refused = httpx.post(f"{server}/search", json={"query": QUERY, old: 3}, timeout=TIMEOUT)
-        assert refused.status_code == 422
-        assert [error["msg"] for error in refused.json()["detail"]] == [status.text]
+    assert status.text.split("\n") == refusals
     assert "bad" in status.get_attribute("class").split()
+    # The words are the service's own for the same field in a request.
+    answer = httpx.post(f"{server}/search", json={"query": QUERY, old: 3}, timeout=TIMEOUT)
+    assert answer.status_code == 422
+    assert [error["msg"] for error in answer.json()["detail"]] == [refusal(old, new)]
     # No search was started (it would have said "searching…" and shown an answer).
     assert page.execute_script("return document.body.dataset.searches") is None
     assert page.find_element("id", "answers").get_attribute("childElementCount") == "0"
@@ -85,11 +96,16 @@ def test_a_link_with_an_old_field_name_is_refused_naming_the_new_one(
     assert page.find_element("id", "compare").is_selected()
     for name, control in (("method", "a-method"), ("b.method", "b-method"), ("b.top_k", "b-top_k")):
         assert page.find_element("id", control).get_attribute("value") == kept[name], name
-    assert page.find_element("id", f"{side}-{new}").get_attribute("value") == ""
-    assert page.find_element("id", f"settings-{side}").get_attribute("open") is not None
-    screenshot(page, f"renamed-{side}-{old}")
+    for side in sides:
+        assert page.find_element("id", f"{side}-{new}").get_attribute("value") == ""
+        assert page.find_element("id", f"settings-{side}").get_attribute("open") is not None
+    screenshot(page, f"renamed-{'+'.join(sides)}-{old}")
     # Sent again from the form, the search runs and its link no longer carries the old name.
     page.find_element("css selector", "button[type=submit]").click()
     wait_searched(page)
-    assert old_name not in parse_qs(urlsplit(page.current_url).query)
-    assert "bad" not in page.find_element("id", "status").get_attribute("class").split()
+    assert not {parameter(side, old) for side in sides} & set(parse_qs(urlsplit(page.current_url).query))
+    assert "bad" not in status.get_attribute("class").split()
+    # Back to the refused link: refused again, and the answer of the other link is not left shown.
+    page.back()
+    wait_for(page, lambda d: status.text.split("\n") == refusals, "the page did not refuse the link again")
+    assert page.find_element("id", "answers").get_attribute("childElementCount") == "0"
