@@ -8,6 +8,8 @@ from typing import BinaryIO, Literal, Self, SupportsIndex, TypedDict, Unpack, fi
 import numpy as np
 import numpy.typing as npt
 
+from fanfuse._contribution import Contribution
+
 __all__ = [
     "DUPLICATE_POLICIES",
     "FUSION_OPTIONS",
@@ -25,7 +27,6 @@ __all__ = [
     "TRAINED_METHODS",
     "TREC_EVAL_METRICS",
     "ArrowBatch",
-    "Contribution",
     "Fused",
     "FusionError",
     "FusionModel",
@@ -304,26 +305,6 @@ class FusionOptions:
     def sigma(self) -> float: ...
     @property
     def gamma(self) -> float: ...
-
-@final
-class Contribution:
-    """What one list gave one fused hit (an entry of ``Fused.explain``)."""
-
-    @property
-    def list(self) -> int:
-        """Index of the list (0-based, in input order)."""
-    @property
-    def rank(self) -> int | None:
-        """1-based rank of the hit in that list; None where the list does not contain it (Borda points)."""
-    @property
-    def id(self) -> _Id | None:
-        """The id the hit had in that list (differs from the fused id only with content keys)."""
-    @property
-    def score(self) -> float | None:
-        """The input score in that list, or None if the list had no scores."""
-    @property
-    def contribution(self) -> float:
-        """That list's term: a hit's contributions, added in list order, are exactly its score."""
 
 def fuse(
     runs: Iterable[_Run],
