@@ -18,9 +18,10 @@ pub struct Fused(FusedList);
 /// The result of one fusion: fused ids and their scores, aligned, best first.
 ///
 /// It holds no Python object and is not tracked by Python's garbage collector (pyo3 makes every class
-/// a collected type; [`Fused`] untracks each result): with tracked results, a 10k-query batch created
-/// 10k tracked objects, which triggered full collections walking every input list (~15% of the batch
-/// with two tracked lists per result). `ids`, `scores` and `explain` build fresh lists.
+/// a collected type; [`Fused`] untracks each result): tracked results that outlive their batch make
+/// the collector's full passes walk every input list (ten 10k-query batches kept: 1.23x the time with
+/// the collector on, 1.02x untracked; `benches/fused_result_cost.py`). `ids`, `scores` and `explain`
+/// build fresh lists.
 #[pyclass(frozen, module = "fanfuse", name = "Fused", sequence)]
 pub struct PyFused(FusedList);
 
