@@ -19,8 +19,8 @@ pub struct Fused(FusedList);
 ///
 /// It holds no Python object and is not tracked by Python's garbage collector (pyo3 makes every class
 /// a collected type; [`Fused`] untracks each result): tracked results that outlive their batch make
-/// the collector's full passes walk every input list (ten 10k-query batches kept: 1.23x the time with
-/// the collector on, 1.02x untracked; `benches/fused_result_cost.py`). `ids`, `scores` and `explain`
+/// the collector's full passes walk every input list (ten 10k-query batches kept: 1.2x the time with
+/// the collector on, 1.0x untracked; `benches/fused_result_cost.py`). `ids`, `scores` and `explain`
 /// build fresh lists.
 #[pyclass(frozen, module = "fanfuse", name = "Fused", sequence)]
 pub struct PyFused(FusedList);
