@@ -101,15 +101,11 @@ impl FusedList {
     #[must_use]
     pub fn new(ids: &OwnedIds, fusion: &Fusion) -> Self {
         let explain = fusion.explain.as_ref().map(|hits| {
+            // The ids of the contributions that have one, in order; each `item` becomes its position there.
             let items = hits.iter().flatten().filter_map(|c| c.item).collect::<Vec<_>>();
-            let mut at = 0..;
-            let hits = hits
-                .iter()
-                .map(|parts| {
-                    let renumber = |c: &Contribution| Contribution { item: c.item.and_then(|_| at.next()), ..*c };
-                    parts.iter().map(renumber).collect()
-                })
-                .collect();
+            let mut position = 0..;
+            let mut renumber = |c: &Contribution| Contribution { item: c.item.and_then(|_| position.next()), ..*c };
+            let hits = hits.iter().map(|parts| parts.iter().map(&mut renumber).collect()).collect();
             Explanation { ids: FusedIds::gather(ids, items.into_iter()), hits }
         });
         Self {
