@@ -4,6 +4,7 @@ pub mod arrow;
 pub mod batch;
 pub mod error;
 pub mod eval;
+pub mod fused;
 pub mod fusion;
 pub mod interrupt;
 pub mod keys;

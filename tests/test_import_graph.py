@@ -188,8 +188,8 @@ def test_the_python_modules_import_no_circle() -> None:
 # first, by step of the flow: a unit imports only units of its own layer or below, and two units never
 # import each other. A new folder or top-level module has to be placed here.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the compiled core and the process plumbing beside it
-    ("fanfuse._core", "fanfuse._panics", "fanfuse._cleanups", "fanfuse._renamed"),
+    # the compiled core, the records it builds, and the process plumbing beside it
+    ("fanfuse._core", "fanfuse._contribution", "fanfuse._panics", "fanfuse._cleanups", "fanfuse._renamed"),
     # the fusion options value, over the core's checked options
     ("fanfuse.options",),
     # what every layer raises and checks against: the errors, every number's range, JSON data
@@ -371,8 +371,8 @@ RUST_LAYERS: tuple[tuple[str, ...], ...] = (
     ("batch", "rrf"),
     # every other fusion method, and the fusion options value
     ("fusion",),
-    # ids, runs and batches copied out of the caller's lists, fused by the kernels
-    ("owned_ids",),
+    # ids, runs and batches copied out of the caller's lists, fused by the kernels; a fusion's result
+    ("owned_ids", "fused"),
     # Arrow at the boundary, the output guard
     ("arrow", "output"),
     # run files: read, fused, written

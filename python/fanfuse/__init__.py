@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from fanfuse import _renamed
+from fanfuse._contribution import Contribution
 from fanfuse._core import (
     DUPLICATE_POLICIES,
     METHOD_PARAMETERS,
@@ -25,7 +26,6 @@ from fanfuse._core import (
     SCORE_METHODS,
     TIE_BREAKS,
     TRAINED_METHODS,
-    Contribution,
     Fused,
     FusionError,
     FusionModel,

@@ -9,6 +9,8 @@ from typing_extensions import disjoint_base
 
 from fanfuse.options import FusionOptions
 
+from fanfuse._contribution import Contribution
+
 __all__ = [
     "DUPLICATE_POLICIES",
     "FUSION_OPTIONS",
@@ -26,7 +28,6 @@ __all__ = [
     "TRAINED_METHODS",
     "TREC_EVAL_METRICS",
     "ArrowBatch",
-    "Contribution",
     "Fused",
     "FusionError",
     "FusionModel",
@@ -263,26 +264,6 @@ class _FusionOptions:
     @overload
     def _value(self, name: Literal["explain", "reads_scores", "takes_weights"], /) -> bool: ...
     def __eq__(self, other: object, /) -> bool: ...
-
-@final
-class Contribution:
-    """What one list gave one fused hit (an entry of ``Fused.explain``)."""
-
-    @property
-    def list(self) -> int:
-        """Index of the list (0-based, in input order)."""
-    @property
-    def rank(self) -> int | None:
-        """1-based rank of the hit in that list; None where the list does not contain it (Borda points)."""
-    @property
-    def id(self) -> _Id | None:
-        """The id the hit had in that list (differs from the fused id only with content keys)."""
-    @property
-    def score(self) -> float | None:
-        """The input score in that list, or None if the list had no scores."""
-    @property
-    def contribution(self) -> float:
-        """That list's term: a hit's contributions, added in list order, are exactly its score."""
 
 def fuse(
     runs: Iterable[_Run],

@@ -1,84 +1,96 @@
-//! The result types: `Fused` (ids and scores, best first) and `Contribution` (explain).
+//! `Fused`, the result of one fusion: a core [`FusedList`] that builds Python values on access.
+
+use std::convert::Infallible;
 
 use pyo3::exceptions::{PyIndexError, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
 use super::args::type_name;
-use super::ids::{IdKind, OwnedIds};
+use super::ids::OwnedIds;
+use crate::fused::{FusedIds, FusedList, Id};
 use crate::fusion;
-use crate::rrf::FusedEntry;
 
-/// Fused ids, owned: str ids as the Python strs returned, int ids as plain integers.
-pub(super) enum FusedIds {
-    Str(Vec<Py<PyString>>),
-    Int(Vec<i64>),
-}
+/// The result of one fusion as the entry points return it; it becomes a [`PyFused`] on its way out.
+pub struct Fused(FusedList);
 
 /// The result of one fusion: fused ids and their scores, aligned, best first.
 ///
-/// It keeps Rust vectors, not Python lists, and is not tracked by Python's garbage collector: with
-/// two lists per result, a 10k-query batch created 20k tracked containers, which triggered full
-/// collections walking every input list (~15% of the batch). `ids`, `scores` and `explain` build fresh lists.
+/// It holds no Python object and is not tracked by Python's garbage collector (pyo3 makes every class
+/// a collected type; [`Fused`] untracks each result): tracked results that outlive their batch make
+/// the collector's full passes walk every input list (ten 10k-query batches kept: 1.2x the time with
+/// the collector on, 1.0x untracked; `benches/fused_result_cost.py`). `ids`, `scores` and `explain`
+/// build fresh lists.
 #[pyclass(frozen, module = "fanfuse", name = "Fused", sequence)]
-pub struct Fused {
-    ids: FusedIds,
-    scores: Vec<f64>,
-    /// Per-hit contributions (`fuse(..., explain=True)`), else None.
-    explain: Option<Explained>,
+pub struct PyFused(FusedList);
+
+impl<'py> IntoPyObject<'py> for Fused {
+    type Target = PyFused;
+    type Output = Bound<'py, PyFused>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        let fused = Bound::new(py, PyFused(self.0))?;
+        // SAFETY: a live object of a GC type; untracking is what CPython does for its own objects
+        // that cannot be part of a cycle (tuples of atomic values), and a `PyFused` refers to nothing.
+        unsafe { pyo3::ffi::PyObject_GC_UnTrack(fused.as_ptr().cast()) };
+        Ok(fused)
+    }
 }
 
-impl Fused {
-    /// `entries` index the ids of `ids` (as [`OwnedIds::fuse`] returns them).
-    fn build(py: Python<'_>, ids: &OwnedIds, entries: &[FusedEntry]) -> Self {
-        let fused_ids = if ids.kind_is(IdKind::Str) {
-            FusedIds::Str(entries.iter().map(|e| PyString::new(py, ids.str_at(e.item)).unbind()).collect())
-        } else {
-            FusedIds::Int(entries.iter().map(|e| ids.ints[e.item]).collect())
-        };
-        Self { ids: fused_ids, scores: entries.iter().map(|e| e.score).collect(), explain: None }
-    }
+impl<'py> IntoPyObject<'py> for Id<'_> {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = Infallible;
 
-    fn id<'py>(&self, py: Python<'py>, at: usize) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match &self.ids {
-            FusedIds::Str(strs) => strs[at].bind(py).clone().into_any(),
-            FusedIds::Int(ints) => ints[at].into_pyobject(py)?.into_any(),
+    fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Infallible> {
+        Ok(match self {
+            Id::Str(text) => PyString::new(py, text).into_any(),
+            Id::Int(int) => int.into_pyobject(py)?.into_any(),
         })
     }
 }
 
+/// `fanfuse.Contribution`, a Python record (not a class of the binding): built only on reading `explain`.
+static CONTRIBUTION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
 #[pymethods]
-impl Fused {
-    /// Fused ids, best first (str or int, like the input).
+impl PyFused {
     #[getter]
     fn ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        match &self.ids {
-            FusedIds::Str(strs) => PyList::new(py, strs.iter().map(|s| s.bind(py))),
+        match &self.0.ids {
+            FusedIds::Str(texts) => PyList::new(py, texts.iter()),
             FusedIds::Int(ints) => PyList::new(py, ints),
         }
     }
 
-    /// Fused scores, aligned with `ids`.
     #[getter]
     fn scores<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, &self.scores)
+        PyList::new(py, &self.0.scores)
     }
 
-    /// With `fuse(..., explain=True)`: one list of `Contribution`s per hit, aligned with `ids`; else None.
     #[getter]
     fn explain<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
-        let Some(explain) = &self.explain else { return Ok(None) };
-        let rows =
-            explain.iter().map(|row| PyList::new(py, row.iter().map(|c| c.bind(py)))).collect::<PyResult<Vec<_>>>()?;
+        let Some(explain) = &self.0.explain else { return Ok(None) };
+        let contribution = CONTRIBUTION.import(py, "fanfuse._contribution", "Contribution")?;
+        let to_py = |c: &fusion::Contribution| {
+            contribution.call1((c.list, c.rank, c.item.map(|i| explain.ids.get(i)), c.score, c.contribution))
+        };
+        let rows = explain
+            .hits
+            .iter()
+            .map(|parts| PyList::new(py, parts.iter().map(to_py).collect::<PyResult<Vec<_>>>()?))
+            .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, rows).map(Some)
     }
 
     fn __len__(&self) -> usize {
-        self.scores.len()
+        self.0.len()
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
-        let len = self.__len__();
+        let len = self.0.len();
         // As for a list: an index beyond the machine's integers is out of range, not an OverflowError.
         let at = match index.extract::<isize>() {
             Ok(i) if i < 0 => len.checked_sub(i.unsigned_abs()),
@@ -91,7 +103,7 @@ impl Fused {
         let Some(at) = at.filter(|&at| at < len) else {
             return Err(PyIndexError::new_err(format!("Fused index {} out of range for {len} hits", index.str()?)));
         };
-        PyTuple::new(py, [self.id(py, at)?, self.scores[at].into_pyobject(py)?.into_any()])
+        (self.0.ids.get(at), self.0.scores[at]).into_pyobject(py)
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -99,101 +111,24 @@ impl Fused {
         zip.call1((self.ids(py)?, self.scores(py)?))
     }
 
-    #[allow(clippy::float_cmp)] // equal results have bit-identical scores (the contract sums in one order)
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(other) = other.cast::<Fused>() else { return Ok(false) };
-        let other = other.get();
-        if self.scores != other.scores {
-            return Ok(false);
-        }
-        match (&self.ids, &other.ids) {
-            (FusedIds::Int(a), FusedIds::Int(b)) => Ok(a == b),
-            (FusedIds::Str(a), FusedIds::Str(b)) => {
-                for (x, y) in a.iter().zip(b) {
-                    if !x.bind(py).as_any().eq(y.bind(py))? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            // An empty result has no id kind: [] == [] whatever the input was.
-            _ => Ok(self.scores.is_empty()),
-        }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyFused>().is_ok_and(|other| self.0 == other.get().0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let shown = self.__len__().min(5);
+        let shown = self.0.len().min(5);
         let mut pairs = Vec::with_capacity(shown);
         for i in 0..shown {
-            pairs.push(format!("({}, {:.6})", self.id(py, i)?.repr()?, self.scores[i]));
+            pairs.push(format!("({}, {:.6})", self.0.ids.get(i).into_pyobject(py)?.repr()?, self.0.scores[i]));
         }
-        let more = self.__len__() - shown;
+        let more = self.0.len() - shown;
         let tail = if more > 0 { format!(", … {more} more") } else { String::new() };
         Ok(format!("Fused([{}{tail}])", pairs.join(", ")))
     }
 }
 
-/// One list's part in one fused hit (`Fused.explain`); the fields are documented in `_core.pyi`.
-#[pyclass(frozen, get_all, module = "fanfuse", name = "Contribution")]
-pub struct PyContribution {
-    list: usize,
-    rank: Option<u32>,
-    id: Option<Py<PyAny>>,
-    score: Option<f64>,
-    contribution: f64,
-}
-
-#[pymethods]
-impl PyContribution {
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let id = match &self.id {
-            Some(id) => id.bind(py).repr()?.to_string(),
-            None => "None".into(),
-        };
-        let rank = self.rank.map_or_else(|| "None".into(), |r| r.to_string());
-        let score = self.score.map_or_else(|| "None".into(), |s| s.to_string());
-        Ok(format!(
-            "Contribution(list={}, rank={rank}, id={id}, score={score}, contribution={})",
-            self.list, self.contribution
-        ))
-    }
-}
-
-/// Per hit, its contributions as (immutable) Python objects; `Fused.explain` puts them in fresh lists.
-pub(super) type Explained = Vec<Vec<Py<PyContribution>>>;
-
-fn explain_to_py(py: Python<'_>, ids: &OwnedIds, explain: &[Vec<fusion::Contribution>]) -> PyResult<Explained> {
-    let id_at = |item: usize| -> PyResult<Py<PyAny>> {
-        Ok(if ids.kind_is(IdKind::Str) {
-            PyString::new(py, ids.str_at(item)).into_any().unbind()
-        } else {
-            ids.ints[item].into_pyobject(py)?.into_any().unbind()
-        })
-    };
-    explain
-        .iter()
-        .map(|parts| {
-            parts
-                .iter()
-                .map(|c| {
-                    let id = c.item.map(id_at).transpose()?;
-                    let contribution = PyContribution {
-                        list: c.list as usize,
-                        rank: c.rank,
-                        id,
-                        score: c.score,
-                        contribution: c.contribution,
-                    };
-                    Py::new(py, contribution)
-                })
-                .collect()
-        })
-        .collect()
-}
-
 /// Builds the Python result of one fusion whose entries index the ids of `ids`.
-pub(super) fn fused_to_py(py: Python<'_>, ids: &OwnedIds, fusion: &fusion::Fusion) -> PyResult<Fused> {
-    let mut fused = Fused::build(py, ids, &fusion.hits);
-    fused.explain = fusion.explain.as_deref().map(|e| explain_to_py(py, ids, e)).transpose()?;
-    Ok(fused)
+#[allow(clippy::unnecessary_wraps)] // the entry points return its `PyResult` as theirs
+pub(super) fn fused_to_py(_py: Python<'_>, ids: &OwnedIds, fusion: &fusion::Fusion) -> PyResult<Fused> {
+    Ok(Fused(FusedList::new(ids, fusion)))
 }

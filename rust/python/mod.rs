@@ -126,8 +126,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FusionError", error_type)?;
     add_name_lists(m)?;
     m.add_class::<options::PyFusionOptions>()?;
-    m.add_class::<fused::Fused>()?;
-    m.add_class::<fused::PyContribution>()?;
+    m.add_class::<fused::PyFused>()?;
     m.add_function(wrap_pyfunction!(fuse::rrf, m)?)?;
     m.add_function(wrap_pyfunction!(batch::rrf_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::default_threads, m)?)?;

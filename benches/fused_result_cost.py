@@ -1,0 +1,96 @@
+"""What a fusion's result costs to build and to read, for two builds of fanfuse side by side.
+
+    .venv/bin/python benches/fused_result_cost.py BASE_DIR AFTER_DIR [--rounds 5]
+
+Each DIR holds a ``fanfuse`` package (with its compiled core, a release build for timing). The two
+run in turn, one process per build and round (so the machine's load falls on both alike); each time
+is the best of its rounds, and the ratio is AFTER / BASE. Inputs are ``workloads.py``'s: 4 lists of
+100 str ids per query, ``top_k`` left at its default (all hits) unless the row says ``top 10``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PROBE = r"""
+import gc, json, random, sys, time
+sys.path.insert(0, sys.argv[1])
+import fanfuse
+from workloads import TOP_K, str_batch, str_query
+
+def best(run, number, repeat=5):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            run()
+        times.append((time.perf_counter() - start) / number)
+    return min(times)
+
+one = str_query(random.Random(1))
+batch = str_batch(10_000)
+results = fanfuse.rrf_batch(batch)
+out = {
+    "rrf, one call (us)": best(lambda: fanfuse.rrf(one), 2000) * 1e6,
+    "fuse, one call (us)": best(lambda: fanfuse.fuse(one), 2000) * 1e6,
+    "rrf, one call, top 10 (us)": best(lambda: fanfuse.rrf(one, top_k=TOP_K), 2000) * 1e6,
+    "rrf(...).ids, one call (us)": best(lambda: fanfuse.rrf(one).ids, 2000) * 1e6,
+    "fuse explain, top 10 (us)": best(lambda: fanfuse.fuse(one, top_k=TOP_K, explain=True), 2000) * 1e6,
+    "fuse explain + .explain, top 10 (us)": best(
+        lambda: fanfuse.fuse(one, top_k=TOP_K, explain=True).explain, 2000
+    ) * 1e6,
+    "rrf_batch, 10k queries (ms)": best(lambda: fanfuse.rrf_batch(batch), 1) * 1e3,
+    ".ids of every result of the batch (ms)": best(lambda: [r.ids for r in results], 1) * 1e3,
+    "rrf_batch + .ids of every result (ms)": best(lambda: [r.ids for r in fanfuse.rrf_batch(batch)], 1) * 1e3,
+    "rrf_batch, 10k queries, top 10 (ms)": best(lambda: fanfuse.rrf_batch(batch, top_k=TOP_K), 1) * 1e3,
+}
+
+def ten_batches_kept(collector):
+    # Results that outlive their batch: were they tracked, the collector's full passes would walk
+    # every input list again and again.
+    gc.collect()
+    (gc.enable if collector else gc.disable)()
+    kept = []
+    start = time.perf_counter()
+    for _ in range(10):
+        kept.append(fanfuse.rrf_batch(batch, top_k=TOP_K))
+    seconds = time.perf_counter() - start
+    gc.enable()
+    return seconds
+
+for collector, name in ((True, "on"), (False, "off")):
+    kept_ms = min(ten_batches_kept(collector) for _ in range(3)) * 1e3
+    out[f"ten rrf_batch top 10, results kept, collector {name} (ms)"] = kept_ms
+print(json.dumps(out))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("base", type=Path)
+    parser.add_argument("after", type=Path)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    benches = Path(__file__).resolve().parent
+    best: dict[str, dict[str, float]] = {"base": {}, "after": {}}
+    for _ in range(args.rounds):
+        for name, directory in (("base", args.base), ("after", args.after)):
+            env = {**os.environ, "PYTHONPATH": f"{directory.resolve()}{os.pathsep}{benches}"}
+            probe = [sys.executable, "-c", PROBE, str(benches)]
+            done = subprocess.run(probe, env=env, capture_output=True, text=True, check=True)
+            for row, value in json.loads(done.stdout).items():
+                best[name][row] = min(value, best[name].get(row, value))
+    print(f"load average {os.getloadavg()[0]:.2f}")
+    print("| row | base | after | after / base |\n|---|---:|---:|---:|")
+    for row, base in best["base"].items():
+        after = best["after"][row]
+        print(f"| {row} | {base:.1f} | {after:.1f} | {after / base:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+//! The result of one fusion, owned: its ids copied out of the call's ids, their scores, and (when
+//! asked) each hit's contributions. It borrows nothing, so it outlives the call's buffers.
+
+use crate::fusion::{Contribution, Fusion};
+use crate::owned_ids::{IdKind, OwnedIds};
+
+/// One id of a result: str or int, like the call's ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Id<'a> {
+    Str(&'a str),
+    Int(i64),
+}
+
+/// Str ids as one text buffer and the end of each id in it (one allocation for all of them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Texts {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Texts {
+    fn push(&mut self, id: &str) {
+        self.text.push_str(id);
+        self.ends.push(self.text.len());
+    }
+
+    #[must_use]
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    #[must_use]
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> {
+        (0..self.ends.len()).map(|i| self.get(i))
+    }
+}
+
+/// The ids of a result, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FusedIds {
+    Str(Texts),
+    Int(Vec<i64>),
+}
+
+impl FusedIds {
+    /// The ids of `ids` at `items`, in that order. A call without ids has no kind: its (empty)
+    /// result counts as int.
+    fn gather(ids: &OwnedIds, items: impl ExactSizeIterator<Item = usize>) -> Self {
+        if ids.kind_is(IdKind::Str) {
+            let mut texts = Texts { text: String::new(), ends: Vec::with_capacity(items.len()) };
+            for item in items {
+                texts.push(ids.str_at(item));
+            }
+            Self::Str(texts)
+        } else {
+            Self::Int(items.map(|item| ids.ints[item]).collect())
+        }
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Str(texts) => texts.ends.len(),
+            Self::Int(ints) => ints.len(),
+        }
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[must_use]
+    pub fn get(&self, i: usize) -> Id<'_> {
+        match self {
+            Self::Str(texts) => Id::Str(texts.get(i)),
+            Self::Int(ints) => Id::Int(ints[i]),
+        }
+    }
+}
+
+/// Per hit, its contributions; a contribution's `item` indexes `ids`, which holds the id each one
+/// had in its list, in order (with content keys it may differ from the fused id).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation {
+    pub ids: FusedIds,
+    pub hits: Vec<Vec<Contribution>>,
+}
+
+/// Fused ids and their scores, aligned, best first; with `explain`, why each hit scored what it did.
+#[derive(Clone, Debug)]
+pub struct FusedList {
+    pub ids: FusedIds,
+    pub scores: Vec<f64>,
+    pub explain: Option<Explanation>,
+}
+
+impl FusedList {
+    /// The result of `fusion`, whose entries index the ids of `ids`.
+    #[must_use]
+    pub fn new(ids: &OwnedIds, fusion: &Fusion) -> Self {
+        let explain = fusion.explain.as_ref().map(|hits| {
+            // The ids of the contributions that have one, in order; each `item` becomes its position there.
+            let items = hits.iter().flatten().filter_map(|c| c.item).collect::<Vec<_>>();
+            let mut position = 0..;
+            let mut renumber = |c: &Contribution| Contribution { item: c.item.and_then(|_| position.next()), ..*c };
+            let hits = hits.iter().map(|parts| parts.iter().map(&mut renumber).collect()).collect();
+            Explanation { ids: FusedIds::gather(ids, items.into_iter()), hits }
+        });
+        Self {
+            ids: FusedIds::gather(ids, fusion.hits.iter().map(|e| e.item)),
+            scores: fusion.hits.iter().map(|e| e.score).collect(),
+            explain,
+        }
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+}
+
+/// Two results are equal when they hold the same ids with the same scores: the explanation says
+/// how a result came about, not what it is (`fuse(lists, explain=True) == rrf(lists)`).
+impl PartialEq for FusedList {
+    #[allow(clippy::float_cmp)] // equal results have bit-identical scores (the contract sums in one order)
+    fn eq(&self, other: &Self) -> bool {
+        // An empty result has no id kind: [] == [] whatever the input was.
+        self.scores == other.scores && (self.is_empty() || self.ids == other.ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fusion::FuseParams;
+
+    fn str_ids(lists: &[&[&str]]) -> OwnedIds {
+        let mut ids = OwnedIds::new();
+        ids.set_kind(IdKind::Str, || "lists[0][0]".into()).unwrap();
+        for list in lists {
+            for id in *list {
+                ids.push_str(id);
+            }
+            ids.bounds.push(ids.len());
+        }
+        ids
+    }
+
+    fn fused(ids: &OwnedIds, explain: bool) -> FusedList {
+        let params = FuseParams { explain, ..FuseParams::default() };
+        FusedList::new(ids, &ids.fuse(&ids.bounds, None, &params).unwrap())
+    }
+
+    #[test]
+    fn str_ids_are_copied_out_best_first_with_their_scores() {
+        let ids = str_ids(&[&["a", "bé"], &["bé", ""]]);
+        let result = fused(&ids, false);
+        let FusedIds::Str(texts) = &result.ids else { panic!("str ids give str ids") };
+        assert_eq!(texts.iter().collect::<Vec<_>>(), ["bé", "a", ""]);
+        assert_eq!(result.ids.get(2), Id::Str(""));
+        assert_eq!(result.scores, [1.0 / 62.0 + 1.0 / 61.0, 1.0 / 61.0, 1.0 / 62.0]);
+        assert!(result.explain.is_none());
+    }
+
+    #[test]
+    fn int_ids_are_copied_out() {
+        let mut ids = OwnedIds::new();
+        ids.set_kind(IdKind::Int, || "lists[0][0]".into()).unwrap();
+        ids.ints.extend([7, 8, 8]);
+        ids.bounds.extend([2, 3]);
+        let result = fused(&ids, false);
+        assert_eq!(result.ids, FusedIds::Int(vec![8, 7]));
+        assert_eq!(result.ids.get(1), Id::Int(7));
+    }
+
+    #[test]
+    fn each_contribution_resolves_to_the_id_its_list_had() {
+        let ids = str_ids(&[&["a", "b"], &["b"]]);
+        let result = fused(&ids, true);
+        let explain = result.explain.as_ref().unwrap();
+        let resolved = |c: &Contribution| (c.list, c.rank, c.item.map(|i| explain.ids.get(i)));
+        let per_hit: Vec<Vec<_>> = explain.hits.iter().map(|parts| parts.iter().map(resolved).collect()).collect();
+        let b = Some(Id::Str("b"));
+        assert_eq!(per_hit, [vec![(0, Some(2), b), (1, Some(1), b)], vec![(0, Some(1), Some(Id::Str("a")))]]);
+    }
+
+    #[test]
+    fn equality_is_ids_and_scores() {
+        let ids = str_ids(&[&["a", "b"], &["b"]]);
+        assert_eq!(fused(&ids, true), fused(&ids, false)); // the explanation is not compared
+        assert_ne!(fused(&ids, false), fused(&str_ids(&[&["a", "c"], &["c"]]), false));
+        let mut scaled = fused(&ids, false);
+        scaled.scores[1] = f64::from_bits(scaled.scores[1].to_bits() + 1);
+        assert_ne!(scaled, fused(&ids, false));
+        // Empty results are equal whatever their id kind.
+        let empty_int = FusedList { ids: FusedIds::Int(Vec::new()), scores: Vec::new(), explain: None };
+        assert_eq!(fused(&str_ids(&[&[]]), false), empty_int);
+        assert_ne!(fused(&ids, false), empty_int);
+    }
+}
