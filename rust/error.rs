@@ -67,12 +67,11 @@ impl FusionError {
 impl fmt::Display for FusionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::InvalidArgument(message) => f.write_str(message),
             Self::Input { path, line, message } if *line > 0 => write!(f, "{path}:{line}: {message}"),
             Self::Input { path, message, .. }
             | Self::Io { path, message }
             | Self::Output { path: Some(path), message } => write!(f, "{path}: {message}"),
-            Self::Output { path: None, message } => f.write_str(message),
+            Self::InvalidArgument(message) | Self::Output { path: None, message } => f.write_str(message),
             Self::ClosedPipe { path } => write!(f, "{path}: the reader closed the pipe"),
             Self::Interrupted => f.write_str("interrupted"),
         }

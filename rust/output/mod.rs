@@ -368,4 +368,29 @@ mod tests {
         assert!(error.to_string().contains("is the input"), "{error}");
         fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn every_refusal_of_an_output_is_an_output_error_naming_it() {
+        let dir = scratch("refused");
+        fs::write(dir.join("regular"), "").unwrap();
+        let input = dir.join("in.trec");
+        fs::write(&input, "q Q0 d 1 1 t\n").unwrap();
+        let inputs = [input.to_string_lossy().into_owned()];
+        let refused = ["missing/out", "regular/out", ".", "in.trec"];
+        for name in refused {
+            let path = dir.join(name).to_string_lossy().into_owned();
+            let Err(error) = OutputFile::create(&path, &inputs) else { panic!("{path} was accepted") };
+            assert!(matches!(error, FusionError::Output { .. }), "{path}: {error:?}");
+            assert!(error.to_string().contains(&path), "{error}");
+        }
+        let target = dir.join("regular").join("staged");
+        for error in [
+            directory::StagedDir::beside(&target).err().expect("staged under a regular file"),
+            directory::sync_directory(&target).unwrap_err(),
+            directory::retire_directory(&target).unwrap_err(),
+        ] {
+            assert!(matches!(error, FusionError::Output { path: Some(_), .. }), "{error:?}");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

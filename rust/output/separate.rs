@@ -162,6 +162,7 @@ mod tests {
         let error =
             check_separate(&[named("-o", &new), named("--save-model", &through_link)], &[], &inputs).unwrap_err();
         assert!(error.to_string().starts_with("the outputs -o"), "{error}");
+        assert!(matches!(error, FusionError::Output { path: None, .. }), "{error:?}");
         let null = [named("-o", "/dev/null"), named("--plot", "/dev/null")];
         assert_eq!(check_separate(&null, &[], &[named("RUN", "/dev/null")]), Ok(()));
         let (sub, inside, other) = (p("sub"), p("sub/../sub/x"), p("other"));
