@@ -9,8 +9,12 @@ pub enum FusionError {
     InvalidArgument(String),
     /// A malformed input file: `path:line: message` (line 0 when the problem is the file as a whole).
     Input { path: String, line: u64, message: String },
-    /// The operating system refused to read or write a file.
+    /// The operating system refused to read a file.
     Io { path: String, message: String },
+    /// An output the guard (`crate::output`) refuses or fails to write: a path that cannot be
+    /// created or written, a folder, a read-only file, one of the inputs, a full disk. `path` is the
+    /// output as given, or `None` when the message names the paths itself (two paths that collide).
+    Output { path: Option<String>, message: String },
     /// The reader of an output (a pipe, stdout) went away before everything was written: the
     /// end of the output was not wanted, so this is no failure of the writer (`cmd | head`).
     ClosedPipe { path: String },
@@ -35,14 +39,39 @@ impl FusionError {
         }
         Self::Io { path: path.to_owned(), message: error.to_string() }
     }
+
+    /// The output `path` could not be written because of `error` (a closed pipe is no failure of
+    /// the writer: `ClosedPipe`).
+    #[must_use]
+    pub fn output(path: &str, error: &std::io::Error) -> Self {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            return Self::ClosedPipe { path: path.to_owned() };
+        }
+        Self::refused_output(path, error.to_string())
+    }
+
+    /// The output `path` is refused: `message` says why and what to give instead.
+    #[must_use]
+    pub fn refused_output(path: &str, message: impl Into<String>) -> Self {
+        Self::Output { path: Some(path.to_owned()), message: message.into() }
+    }
+
+    /// Outputs refused together with other paths of the command (an output that is an input):
+    /// `message` names them all.
+    #[must_use]
+    pub fn colliding_outputs(message: impl Into<String>) -> Self {
+        Self::Output { path: None, message: message.into() }
+    }
 }
 
 impl fmt::Display for FusionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::InvalidArgument(message) => f.write_str(message),
             Self::Input { path, line, message } if *line > 0 => write!(f, "{path}:{line}: {message}"),
-            Self::Input { path, message, .. } | Self::Io { path, message } => write!(f, "{path}: {message}"),
+            Self::Input { path, message, .. }
+            | Self::Io { path, message }
+            | Self::Output { path: Some(path), message } => write!(f, "{path}: {message}"),
+            Self::InvalidArgument(message) | Self::Output { path: None, message } => f.write_str(message),
             Self::ClosedPipe { path } => write!(f, "{path}: the reader closed the pipe"),
             Self::Interrupted => f.write_str("interrupted"),
         }

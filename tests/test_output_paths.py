@@ -53,7 +53,7 @@ def test_output_equal_to_an_input_is_refused_naming_both(
     runs: list[str], tmp_path: Path, spell: Callable[[Path], str]
 ) -> None:
     output = spell(tmp_path)
-    with pytest.raises(fanfuse.FusionError, match=r"the output '.*a\.trec' is the input '.*a\.trec'"):
+    with pytest.raises(fanfuse.InvalidOutput, match=r"the output '.*a\.trec' is the input '.*a\.trec'"):
         fanfuse.fuse_files(runs, output)
     assert (tmp_path / "a.trec").read_text() == A
     assert temporaries(tmp_path) == []
@@ -126,7 +126,7 @@ def test_full_device_reports_no_space_and_stays_a_device(
 ) -> None:
     full = tmp_path / "full"
     os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # the same device as /dev/full
-    with pytest.raises(fanfuse.FusionError, match=r"full: No space left on device"):
+    with pytest.raises(fanfuse.InvalidOutput, match=r"full: No space left on device"):
         fanfuse.fuse_files(runs, str(full))
     assert main(["fuse", *runs, "-o", str(full)]) == 2
     err = capsys.readouterr().err
@@ -182,9 +182,9 @@ def test_read_only_file_is_refused(runs: list[str], tmp_path: Path) -> None:
     kept = tmp_path / "kept.out"
     kept.write_bytes(PREVIOUS)
     kept.chmod(0o444)
-    with pytest.raises(fanfuse.FusionError, match="is read-only; refusing to replace it"):
+    with pytest.raises(fanfuse.InvalidOutput, match="is read-only; refusing to replace it"):
         fanfuse.fuse_files(runs, str(kept))
-    with pytest.raises(fanfuse.FusionError, match="is read-only"):
+    with pytest.raises(fanfuse.InvalidOutput, match="is read-only"):
         fanfuse.read_run(runs[0]).write(str(kept))
     assert kept.read_bytes() == PREVIOUS
 

@@ -105,6 +105,6 @@ def test_qrels_header_on_line_one_is_accepted(tmp_path: Path) -> None:
 
 def test_output_in_a_missing_directory(tmp_path: Path) -> None:
     good = write(tmp_path / "good.trec", GOOD)
-    with pytest.raises(fanfuse.FusionError, match=r"the output directory '.*nowhere' does not exist"):
+    with pytest.raises(fanfuse.InvalidOutput, match=r"the output directory '.*nowhere' does not exist"):
         fanfuse.fuse_files([good], str(tmp_path / "nowhere" / "out.trec"))
     assert main(["fuse", good, "-o", str(tmp_path / "nowhere" / "out.trec")]) == 2

@@ -31,6 +31,8 @@ __all__ = [
     "Fused",
     "FusionError",
     "FusionModel",
+    "InputError",
+    "InvalidOutput",
     "Qrels",
     "Run",
     "_FusionOptions",
@@ -107,6 +109,16 @@ class FusionError(ValueError):
     option: str | None
     """For a refused fusion option (``FusionOptions`` or an entry point's option keywords), its name:
     of a combination, the option that comes later in ``FUSION_OPTIONS``. None otherwise."""
+
+class InputError(ValueError):
+    """Input other than fusion input refused: the message names the argument and what it accepts.
+    ``fanfuse.errors`` re-exports it and derives its other refusals from it."""
+
+class InvalidOutput(InputError):
+    """An output path (a file or a folder to write) that cannot be written, or that names an input
+    or another output however spelled: the message names the path and, from a command, the flag.
+    Every writer of the core raises it (``Run.write``, ``fuse_files``, ``FusionModel.save``, the
+    output guard's handles)."""
 
 @final
 class Fused:
@@ -661,8 +673,8 @@ def tukey_hsd(
     """
 
 # The handles of the output guard and the line reader (rust/output/, docs/run-files.md "Output
-# paths"); their faces are ``fanfuse.output_guard`` and ``fanfuse.corpus``. Paths are str; a refusal
-# raises FusionError with the core's message, which the faces raise as their own class.
+# paths"); their faces are ``fanfuse.output_guard`` and ``fanfuse.corpus``. Paths are str; a refused
+# output raises InvalidOutput, a bad line FusionError (which the corpus reader raises as its own class).
 
 @final
 class _Output:

@@ -24,7 +24,9 @@ line and exit status 2; the service answers a refused input 422 naming the field
 
 from __future__ import annotations
 
-from fanfuse._core import FusionError
+# The binding defines the classes the core raises (its output refusals are InvalidOutput), so the
+# core needs no re-mapping here; the other classes derive from its InputError.
+from fanfuse._core import FusionError, InputError, InvalidOutput
 
 __all__ = [
     "ConversationTooLong",
@@ -42,10 +44,6 @@ __all__ = [
     "SearchFailed",
     "TooFewQueries",
 ]
-
-
-class InputError(ValueError):
-    """Input other than fusion input refused: the message names the argument and what it accepts."""
 
 
 class OutOfRange(InputError):
@@ -89,11 +87,6 @@ class InvalidIndex(InputError):
 class InvalidEncoder(InputError):
     """An encoder that cannot be used: its model or tokenizer files, an embedder not fitted, or
     vectors it made that do not fit (shape, dimensions, NaN, another encoder's)."""
-
-
-class InvalidOutput(InputError):
-    """An output path (a file or a folder to write) that cannot be written, or that names an input
-    or another output however spelled: the message names the path and, from a command, the flag."""
 
 
 class SearchFailed(RuntimeError):

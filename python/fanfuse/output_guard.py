@@ -1,37 +1,26 @@
 """The output guard: every file and folder the Python layer writes (reports, plots, saved models,
 Parquet runs, dense vectors and caches, index manifests and versions) is written through it, by the
 rules of the run writers (docs/run-files.md, "Output paths"), which the core applies
-(``rust/output/``). This module is their Python face: path arguments, the context managers, and the
-error class. Every refusal of the guard (a path that cannot be written, is a folder, is read-only,
-is one of the inputs however spelled; a disk full while writing) raises ``InvalidOutput`` naming the
-path; a closed pipe stays ``BrokenPipeError``.
+(``rust/output/``). This module is their Python face: path arguments and the context managers.
+Every refusal of the guard (a path that cannot be written, is a folder, is read-only, is one of the
+inputs however spelled; a disk full while writing) raises ``InvalidOutput`` naming the path, the
+class the core raises itself for every output it writes; a closed pipe stays ``BrokenPipeError``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import BinaryIO, Self
 
 from fanfuse import _core
-from fanfuse._core import FusionError
 from fanfuse.errors import InputError, InvalidOutput
 
 __all__ = ["OutputFile", "StagedDirectory", "check_paths", "retire_directory", "sync_directory", "utf8_path"]
 
 PathArgument = str | os.PathLike[str]
-
-
-@contextmanager
-def _refused_as(refusal: type[InputError]) -> Iterator[None]:
-    """What the core refuses about a path raises `refusal`, with the core's message (which names it)."""
-    try:
-        yield
-    except FusionError as error:
-        raise refusal(str(error)) from None
 
 
 def utf8_path(value: object, name: str, refusal: type[InputError] = InvalidOutput) -> str:
@@ -73,16 +62,14 @@ class OutputFile:
         given = [] if inputs is None else _sequence(inputs, "inputs", "paths")
         read = [utf8_path(item, f"inputs[{i}]") for i, item in enumerate(given)]
         self._stream: BinaryIO | None = None
-        with _refused_as(InvalidOutput):
-            self._output = _core._Output(self._path, read)
+        self._output = _core._Output(self._path, read)
 
     def __enter__(self) -> BinaryIO:
         """A binary file object over a descriptor of the output of its own."""
-        with _refused_as(InvalidOutput):
-            if self._output.is_stdout():
-                # What Python printed before goes out before what is written here.
-                sys.stdout.flush()
-            descriptor = self._output.fileno()
+        if self._output.is_stdout():
+            # What Python printed before goes out before what is written here.
+            sys.stdout.flush()
+        descriptor = self._output.fileno()
         self._stream = os.fdopen(descriptor, "wb")
         return self._stream
 
@@ -100,8 +87,7 @@ class OutputFile:
             except BaseException as closing:  # the block's own exception, if any, is the one reported
                 error = closing if error is None else error
         if error is None:
-            with _refused_as(InvalidOutput):
-                self._output.commit()
+            self._output.commit()
             return
         self._output.discard()  # the previous file stays
         if isinstance(error, OSError) and not isinstance(error, BrokenPipeError):
@@ -123,8 +109,7 @@ class StagedDirectory:
 
     def __init__(self, target: PathArgument, /) -> None:
         self._target = utf8_path(target, "target")
-        with _refused_as(InvalidOutput):
-            self._staged = _core._StagedDirectory(self._target)
+        self._staged = _core._StagedDirectory(self._target)
 
     @property
     def path(self) -> str:
@@ -134,8 +119,7 @@ class StagedDirectory:
     def publish(self, target: PathArgument | None = None, /) -> None:
         """Moves the folder to ``target`` (default: the target given; same parent folder)."""
         chosen = self._target if target is None else utf8_path(target, "target")
-        with _refused_as(InvalidOutput):
-            self._staged.publish(chosen)
+        self._staged.publish(chosen)
 
     def __enter__(self) -> Self:
         return self
@@ -156,15 +140,13 @@ class StagedDirectory:
 def retire_directory(path: PathArgument, /) -> None:
     """Removes a folder so that a reader finds it whole or not at all (renamed away, then deleted)."""
     checked = utf8_path(path, "path")
-    with _refused_as(InvalidOutput):
-        _core._retire_directory(checked)
+    _core._retire_directory(checked)
 
 
 def sync_directory(path: PathArgument, /) -> None:
     """Makes the renames inside a folder durable (fsync)."""
     checked = utf8_path(path, "path")
-    with _refused_as(InvalidOutput):
-        _core._sync_directory(checked)
+    _core._sync_directory(checked)
 
 
 def _named_paths(pairs: Sequence[tuple[str, PathArgument]] | None, name: str) -> list[tuple[str, str]]:
@@ -192,5 +174,4 @@ def check_paths(
         _named_paths(output_directories, "output_directories"),
         _named_paths(inputs, "inputs"),
     )
-    with _refused_as(InvalidOutput):
-        _core._check_paths(*checked)
+    _core._check_paths(*checked)

@@ -23,11 +23,11 @@ impl StagedDir {
     /// where NAME is `target`'s name. Leftovers of NAME from killed processes are removed first.
     ///
     /// # Errors
-    /// `Io` naming `target` when its directory cannot be created or written (read-only, no permission).
+    /// `Output` naming `target` when its directory cannot be created or written (read-only, no permission).
     pub fn beside(target: &Path) -> Result<Self, FusionError> {
         let shown = target.to_string_lossy();
         let (parent, name) = parent_and_name(target)
-            .ok_or_else(|| FusionError::invalid(format!("'{shown}' names no directory to write")))?;
+            .ok_or_else(|| FusionError::refused_output(&shown, "names no directory to write"))?;
         fs::create_dir_all(&parent).map_err(|e| cannot_write(&shown, &parent, &e))?;
         remove_stale(&parent, &name);
         let path = temporary_path(&parent, &name);
@@ -51,10 +51,10 @@ impl StagedDir {
     /// renamed over a missing or empty directory; a full one is retired first and removed after.
     ///
     /// # Errors
-    /// `Io` when a rename fails; the previous `target` is then where it was.
+    /// `Output` when a rename fails; the previous `target` is then where it was.
     pub fn publish(&mut self, target: &Path) -> Result<(), FusionError> {
         let shown = target.to_string_lossy();
-        let failed = |e: &std::io::Error| FusionError::io(&shown, e);
+        let failed = |e: &std::io::Error| FusionError::output(&shown, e);
         match fs::rename(&self.path, target) {
             Ok(()) => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST)) => {
@@ -86,16 +86,16 @@ impl Drop for StagedDir {
 /// a temporary name first, then deleted.
 ///
 /// # Errors
-/// `Io` when the rename fails (the directory is then untouched).
+/// `Output` when the rename fails (the directory is then untouched).
 pub fn retire_directory(path: &Path) -> Result<(), FusionError> {
     let shown = path.to_string_lossy();
     let (parent, name) =
-        parent_and_name(path).ok_or_else(|| FusionError::invalid(format!("'{shown}' names no directory")))?;
+        parent_and_name(path).ok_or_else(|| FusionError::refused_output(&shown, "names no directory"))?;
     let retired = temporary_path(&parent, &name);
     match fs::rename(path, &retired) {
         Ok(()) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(FusionError::io(&shown, &e)),
+        Err(e) => return Err(FusionError::output(&shown, &e)),
     }
     let _ = fs::remove_dir_all(&retired);
     Ok(())
@@ -104,10 +104,10 @@ pub fn retire_directory(path: &Path) -> Result<(), FusionError> {
 /// Makes the renames inside `dir` durable.
 ///
 /// # Errors
-/// `Io` when the directory cannot be opened or synced.
+/// `Output` when the directory cannot be opened or synced.
 pub fn sync_directory(dir: &Path) -> Result<(), FusionError> {
     let shown = dir.to_string_lossy();
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| FusionError::io(&shown, &e))
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| FusionError::output(&shown, &e))
 }
 
 fn parent_and_name(path: &Path) -> Option<(PathBuf, String)> {
@@ -120,10 +120,10 @@ fn parent_and_name(path: &Path) -> Option<(PathBuf, String)> {
 }
 
 fn cannot_write(shown: &str, dir: &Path, error: &std::io::Error) -> FusionError {
-    FusionError::Io {
-        path: shown.to_owned(),
-        message: format!("cannot write in '{}' ({error}); choose a writable place", dir.display()),
-    }
+    FusionError::refused_output(
+        shown,
+        format!("cannot write in '{}' ({error}); choose a writable place", dir.display()),
+    )
 }
 
 #[cfg(test)]

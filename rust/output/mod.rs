@@ -50,22 +50,22 @@ impl OutputFile {
     /// Opens `path` for writing; `inputs` are files the caller reads while writing, which the output
     /// must not be.
     pub fn create(path: &str, inputs: &[String]) -> Result<Self, FusionError> {
-        let fail = |message: String| FusionError::Io { path: path.to_owned(), message };
+        let fail = |message: String| FusionError::refused_output(path, message);
         if path == "-" {
-            let stdout = std::io::stdout().as_fd_clone().map_err(|e| FusionError::io(path, &e))?;
-            refuse_inputs(path, &stdout.metadata().map_err(|e| FusionError::io(path, &e))?, inputs)?;
+            let stdout = std::io::stdout().as_fd_clone().map_err(|e| FusionError::output(path, &e))?;
+            refuse_inputs(path, &stdout.metadata().map_err(|e| FusionError::output(path, &e))?, inputs)?;
             return Ok(Self::streaming(path, stdout, true));
         }
         let given = Path::new(path);
         let existing = match fs::metadata(given) {
             Ok(meta) => Some(meta),
             Err(e) if e.kind() == ErrorKind::NotFound => None,
-            Err(e) => return Err(FusionError::io(path, &e)),
+            Err(e) => return Err(FusionError::output(path, &e)),
         };
         if let Some(meta) = &existing {
             refuse_inputs(path, meta, inputs)?;
             if is_stdout(meta) {
-                let stdout = std::io::stdout().as_fd_clone().map_err(|e| FusionError::io(path, &e))?;
+                let stdout = std::io::stdout().as_fd_clone().map_err(|e| FusionError::output(path, &e))?;
                 return Ok(Self::streaming(path, stdout, true));
             }
             let kind = meta.file_type();
@@ -161,7 +161,7 @@ impl OutputFile {
 
     #[must_use]
     pub fn io_error(&self, error: &std::io::Error) -> FusionError {
-        FusionError::io(&self.shown, error)
+        FusionError::output(&self.shown, error)
     }
 
     /// Flushes, and for a replaced file syncs it and renames it over the target.
@@ -215,7 +215,7 @@ fn refuse_inputs(path: &str, meta: &fs::Metadata, inputs: &[String]) -> Result<(
         return Ok(());
     }
     match separate::is_one_of(meta, inputs) {
-        Some(i) => Err(FusionError::invalid(format!(
+        Some(i) => Err(FusionError::colliding_outputs(format!(
             "the output '{path}' is the input '{}' (the same file); write the output to another path",
             inputs[i]
         ))),
@@ -366,6 +366,31 @@ mod tests {
             panic!("a hard link of the input was accepted as the output")
         };
         assert!(error.to_string().contains("is the input"), "{error}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_refusal_of_an_output_is_an_output_error_naming_it() {
+        let dir = scratch("refused");
+        fs::write(dir.join("regular"), "").unwrap();
+        let input = dir.join("in.trec");
+        fs::write(&input, "q Q0 d 1 1 t\n").unwrap();
+        let inputs = [input.to_string_lossy().into_owned()];
+        let refused = ["missing/out", "regular/out", ".", "in.trec"];
+        for name in refused {
+            let path = dir.join(name).to_string_lossy().into_owned();
+            let Err(error) = OutputFile::create(&path, &inputs) else { panic!("{path} was accepted") };
+            assert!(matches!(error, FusionError::Output { .. }), "{path}: {error:?}");
+            assert!(error.to_string().contains(&path), "{error}");
+        }
+        let target = dir.join("regular").join("staged");
+        for error in [
+            directory::StagedDir::beside(&target).err().expect("staged under a regular file"),
+            directory::sync_directory(&target).unwrap_err(),
+            directory::retire_directory(&target).unwrap_err(),
+        ] {
+            assert!(matches!(error, FusionError::Output { path: Some(_), .. }), "{error:?}");
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -80,7 +80,7 @@ fn same(a: &Identity, b: &Identity) -> bool {
 /// are one file, or an input or another output lies inside an output directory. Inputs may repeat.
 ///
 /// # Errors
-/// `InvalidArgument` naming both paths and their options, and what to do instead.
+/// `Output` naming both paths and their options, and what to do instead.
 pub fn check_separate(
     outputs: &[Named<'_>],
     directories: &[Named<'_>],
@@ -91,14 +91,14 @@ pub fn check_separate(
     let inputs: Vec<(&Named<'_>, Identity)> = inputs.iter().map(|named| (named, identity(named.path))).collect();
     for (i, (output, id)) in all_outputs.iter().enumerate() {
         if let Some((input, _)) = inputs.iter().find(|(_, other)| same(id, other)) {
-            return Err(FusionError::invalid(format!(
+            return Err(FusionError::colliding_outputs(format!(
                 "the output {} is the input {} (the same file); write the output to another path",
                 output.shown(),
                 input.shown()
             )));
         }
         if let Some((other, _)) = all_outputs[i + 1..].iter().find(|(_, other)| same(id, other)) {
-            return Err(FusionError::invalid(format!(
+            return Err(FusionError::colliding_outputs(format!(
                 "the outputs {} and {} are the same file; give each output its own path",
                 output.shown(),
                 other.shown()
@@ -109,7 +109,7 @@ pub fn check_separate(
         let replaced = location(directory.path);
         let inside = |named: &Named<'_>| named.path != "-" && location(named.path).starts_with(&replaced);
         if let Some((input, _)) = inputs.iter().find(|(named, _)| inside(named)) {
-            return Err(FusionError::invalid(format!(
+            return Err(FusionError::colliding_outputs(format!(
                 "the input {} is inside the output directory {}, which the command replaces; move the \
                  input out of it or write the output elsewhere",
                 input.shown(),
@@ -117,7 +117,7 @@ pub fn check_separate(
             )));
         }
         if let Some(other) = outputs.iter().find(|named| inside(named)) {
-            return Err(FusionError::invalid(format!(
+            return Err(FusionError::colliding_outputs(format!(
                 "the output {} is inside the output directory {}, which the command replaces; write it elsewhere",
                 other.shown(),
                 directory.shown()
@@ -162,6 +162,7 @@ mod tests {
         let error =
             check_separate(&[named("-o", &new), named("--save-model", &through_link)], &[], &inputs).unwrap_err();
         assert!(error.to_string().starts_with("the outputs -o"), "{error}");
+        assert!(matches!(error, FusionError::Output { path: None, .. }), "{error:?}");
         let null = [named("-o", "/dev/null"), named("--plot", "/dev/null")];
         assert_eq!(check_separate(&null, &[], &[named("RUN", "/dev/null")]), Ok(()));
         let (sub, inside, other) = (p("sub"), p("sub/../sub/x"), p("other"));

@@ -1,6 +1,6 @@
 //! The core's output guard (`crate::output`) and line reader (`crate::runs::read::source`) as thin
 //! handles over str paths. Their Python faces hold the rest: `fanfuse.output_guard` (path
-//! arguments, the context managers, the error classes) and `fanfuse.corpus` (the corpus reader).
+//! arguments, the context managers) and `fanfuse.corpus` (the corpus reader).
 
 use std::os::fd::{AsFd, IntoRawFd, RawFd};
 use std::path::Path;
@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::{interruptible, to_py_err, FusionError};
+use super::{interruptible, to_py_err, InvalidOutput};
 use crate::output::directory::{self, StagedDir};
 use crate::output::separate::{check_separate, Named};
 use crate::output::OutputFile as CoreOutput;
@@ -28,7 +28,7 @@ pub struct Output {
 
 impl Output {
     fn written(&self) -> PyErr {
-        FusionError::new_err(format!("{}: already written", self.path))
+        InvalidOutput::new_err(format!("{}: already written", self.path))
     }
 }
 
@@ -55,7 +55,7 @@ impl Output {
             .file()
             .as_fd()
             .try_clone_to_owned()
-            .map_err(|e| to_py_err(crate::FusionError::io(&self.path, &e)))?;
+            .map_err(|e| to_py_err(crate::FusionError::output(&self.path, &e)))?;
         Ok(descriptor.into_raw_fd())
     }
 
@@ -100,7 +100,7 @@ impl StagedDirectory {
     #[pyo3(signature = (target, /))]
     fn publish(&self, target: &str) -> PyResult<()> {
         let mut guard = lock(&self.staged);
-        let staged = guard.as_mut().ok_or_else(|| FusionError::new_err(format!("{target}: already published")))?;
+        let staged = guard.as_mut().ok_or_else(|| InvalidOutput::new_err(format!("{target}: already published")))?;
         staged.publish(Path::new(target)).map_err(to_py_err)
     }
 

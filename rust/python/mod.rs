@@ -42,12 +42,31 @@ pyo3::create_exception!(
     "Invalid fusion input: the message names the argument (or file:line) and what is accepted."
 );
 
+// The package's family of refused input other than fusion input, defined here so that the core's
+// output refusals are raised as their own class without the binding importing the package;
+// `fanfuse.errors` re-exports both and derives its other classes from `InputError`.
+pyo3::create_exception!(
+    fanfuse,
+    InputError,
+    PyValueError,
+    "Input other than fusion input refused: the message names the argument and what it accepts."
+);
+pyo3::create_exception!(
+    fanfuse,
+    InvalidOutput,
+    InputError,
+    "An output path (a file or a folder to write) that cannot be written, or that names an input\n\
+     or another output however spelled: the message names the path and, from a command, the flag."
+);
+
 /// The one mapping from core errors to Python exceptions.
 fn to_py_err(error: CoreError) -> PyErr {
     match error {
         CoreError::InvalidArgument(message) => FusionError::new_err(message),
-        // Malformed files and unusable paths are bad input too: same family, message keeps file:line.
+        // Malformed files and unreadable paths are bad input too: same family, message keeps file:line.
         error @ (CoreError::Input { .. } | CoreError::Io { .. }) => FusionError::new_err(error.to_string()),
+        // An output is no fusion input, whichever writer meets the refusal.
+        error @ CoreError::Output { .. } => InvalidOutput::new_err(error.to_string()),
         // Python's own exception for it, which the command line ends quietly on (`cmd | head`).
         error @ CoreError::ClosedPipe { .. } => PyBrokenPipeError::new_err(error.to_string()),
         // Only `interruptible` stops work, and it raises the signal handler's own exception instead.
@@ -124,6 +143,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Set on an instance raised for a fusion option: the option's name.
     error_type.setattr("option", m.py().None())?;
     m.add("FusionError", error_type)?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add("InvalidOutput", m.py().get_type::<InvalidOutput>())?;
     add_name_lists(m)?;
     m.add_class::<options::PyFusionOptions>()?;
     m.add_class::<fused::PyFused>()?;

@@ -161,7 +161,7 @@ pub fn fused_query_text<L: AsRef<[Hit]>>(
         fused.iter().map(|&(hit, score)| OutHit { docid: &hit.docid, score, extra: hit.extra.as_deref() }).collect();
     let mut text = Vec::with_capacity(hits.len() * 64);
     write_query(&mut text, format, qid, &hits, tag, collection).map_err(|e| match e {
-        WriteError::Io(e) => FusionError::io("<memory>", &e),
+        WriteError::Io(e) => FusionError::output("<memory>", &e),
         WriteError::Value { hit, message } => value_error_at(inputs, lists, hit.map(|i| fused[i].0), message),
     })?;
     Ok(text)
