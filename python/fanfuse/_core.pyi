@@ -7,9 +7,8 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import disjoint_base
 
-from fanfuse.options import FusionOptions
-
 from fanfuse._contribution import Contribution
+from fanfuse.options import FusionOptions
 
 __all__ = [
     "DUPLICATE_POLICIES",
