@@ -45,8 +45,8 @@ except ImportError:  # pragma: no cover - fanfuse[serve] installs it
     _orjson = None  # type: ignore[assignment]
 
 # Request fields handed to `search` under another name.
-_RENAMED = {"rrf_k": "k"}
-_FIELDS_BY_OPTION = {option: field for field, option in _RENAMED.items()}
+_OPTION_OF_FIELD = {"rrf_k": "k"}
+_FIELDS_BY_OPTION = {option: field for field, option in _OPTION_OF_FIELD.items()}
 
 
 class BadField(Exception):
@@ -141,7 +141,9 @@ def create_app(
                 "`fanfuse serve --expander llm ...`, or leave strategy out",
             )
 
-    app.include_router(page_router(retriever, expander=expander, hybrid=hybrid, renamed=_RENAMED))
+    app.include_router(
+        page_router(retriever, expander=expander, hybrid=hybrid, option_of_field=_OPTION_OF_FIELD)
+    )
 
     @app.get("/healthz", summary="Liveness: the server answers and which retrievers it searches")
     async def healthz() -> dict[str, Any]:
@@ -204,7 +206,7 @@ def search_options(request: SearchRequest) -> dict[str, Any]:
     given = request.model_dump(
         exclude={"query", "dense", "expander", "rerank", "mmr_lambda"}, exclude_none=True
     )
-    options = {_RENAMED.get(name, name): value for name, value in given.items()}
+    options = {_OPTION_OF_FIELD.get(name, name): value for name, value in given.items()}
     if request.expander is not None:
         options["expansion"] = request.expander != "none"
     return options

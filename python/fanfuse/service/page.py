@@ -49,14 +49,14 @@ _OWN_CONTROLS = ("query", "history")
 
 
 def page_router(
-    retriever: MultiQueryRetriever, *, expander: str, hybrid: bool, renamed: dict[str, str]
+    retriever: MultiQueryRetriever, *, expander: str, hybrid: bool, option_of_field: dict[str, str]
 ) -> APIRouter:
     """The routes of the page over `retriever` (whose settings are the defaults it shows), where
-    the server's expander is `expander`, its index `hybrid` or not, and `renamed` maps a request
+    the server's expander is `expander`, its index `hybrid` or not, and `option_of_field` maps a request
     field to the retriever's name for it."""
     files = {name: (resources.files(__package__) / "page" / name).read_bytes() for name in _FILES}
     options = {
-        "fields": request_fields(server_defaults(retriever, expander, hybrid, renamed)),
+        "fields": request_fields(server_defaults(retriever, expander, hybrid, option_of_field)),
         "roles": SearchRequest.model_json_schema()["$defs"]["Message"]["properties"]["role"]["enum"],
         "renamed_fields": RENAMED_FIELDS,
     }
@@ -83,7 +83,7 @@ def page_router(
 
 
 def server_defaults(
-    retriever: MultiQueryRetriever, expander: str, hybrid: bool, renamed: dict[str, str]
+    retriever: MultiQueryRetriever, expander: str, hybrid: bool, option_of_field: dict[str, str]
 ) -> dict[str, Any]:
     """What a request that leaves a field out gets from this server, by field name."""
     settings: dict[str, Any] = {
@@ -93,9 +93,9 @@ def server_defaults(
         "strategy": retriever.strategy,
     }
     defaults = {
-        field: settings[renamed.get(field, field)]
+        field: settings[option_of_field.get(field, field)]
         for field in SearchRequest.model_fields
-        if renamed.get(field, field) in settings
+        if option_of_field.get(field, field) in settings
     }
     defaults["expander"] = expander if retriever.config.expansion else "none"
     defaults["dense"] = hybrid
