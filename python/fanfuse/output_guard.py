@@ -13,10 +13,13 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from types import TracebackType
-from typing import BinaryIO, Self
+from typing import TYPE_CHECKING, BinaryIO
 
 from fanfuse import _core
 from fanfuse.errors import InputError, InvalidOutput
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["OutputFile", "StagedDirectory", "check_paths", "retire_directory", "sync_directory", "utf8_path"]
 
