@@ -1,8 +1,9 @@
 //! The result of one fusion, owned: its ids copied out of the call's ids, their scores, and (when
 //! asked) each hit's contributions. It borrows nothing, so it outlives the call's buffers.
 
-use crate::fusion::{Contribution, Fusion};
-use crate::owned_ids::{IdKind, OwnedIds};
+use crate::error::FusionError;
+use crate::fusion::{Contribution, FuseParams, Fusion};
+use crate::owned_ids::{IdKind, OwnedBatch, OwnedIds};
 
 /// One id of a result: str or int, like the call's ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +134,15 @@ impl PartialEq for FusedList {
     fn eq(&self, other: &Self) -> bool {
         // An empty result has no id kind: [] == [] whatever the input was.
         self.scores == other.scores && (self.is_empty() || self.ids == other.ids)
+    }
+}
+
+impl OwnedBatch {
+    /// Fuses every query of the chunk and copies each result out of the chunk's buffers, so that the
+    /// chunk can be refilled while its results live on: all of it without Python, on any thread.
+    pub fn fuse_lists(&self, params: &FuseParams) -> Result<Vec<FusedList>, FusionError> {
+        let fused = self.fuse(params, Some(1))?;
+        Ok(fused.iter().map(|fusion| FusedList::new(&self.runs.ids, fusion)).collect())
     }
 }
 

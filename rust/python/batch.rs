@@ -8,12 +8,12 @@ use pyo3::types::PyDict;
 
 use super::args::outer_items;
 use super::fuse::{fuse_params, rrf_params, Shape, LISTS, RUNS};
-use super::fused::{fused_to_py, Fused};
+use super::fused::Fused;
 use super::ids::ListPath;
 use super::options::{check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
 use super::{interruptible, to_py_err};
 use crate::batch;
-use crate::fusion::{FuseParams, Fusion};
+use crate::fusion::FuseParams;
 use crate::owned_ids::OwnedBatch;
 
 impl OwnedBatch {
@@ -40,10 +40,6 @@ impl OwnedBatch {
             query_lists.push(runs.ids.bounds.len() - 1);
         }
         Ok(())
-    }
-
-    fn to_py(&self, py: Python<'_>, fused: &[Fusion]) -> PyResult<Vec<Fused>> {
-        fused.iter().map(|fusion| fused_to_py(py, &self.runs.ids, fusion)).collect()
     }
 }
 
@@ -90,8 +86,7 @@ fn fuse_queries(
     let Some(pool) = batch::pool_for(threads, queries.len()) else {
         // Chunk by chunk, so that the ids copied out of Python are fused while still in cache.
         each_chunk(py, &queries, shape, params, |owned| {
-            let entries = interruptible(py, || owned.fuse(params, Some(1)))?;
-            fused.extend(owned.to_py(py, &entries)?);
+            fused.extend(interruptible(py, || owned.fuse_lists(params))?.into_iter().map(Fused::from));
             Ok(())
         })?;
         return Ok(fused);
@@ -99,14 +94,14 @@ fn fuse_queries(
     // A pipeline: this thread copies chunk c + 1 out of Python (that needs the GIL) while the pool
     // fuses chunk c; then it releases the GIL until every chunk is done.
     let chunk_params = params.clone();
-    let mut pipeline = batch::Pipeline::new(pool, move |owned: &OwnedBatch| owned.fuse(&chunk_params, Some(1)));
+    let mut pipeline = batch::Pipeline::new(pool, move |owned: &OwnedBatch| owned.fuse_lists(&chunk_params));
     each_chunk(py, &queries, shape, params, |owned| {
         let next = owned.next_chunk(); // the pool takes the chunk; `next` keeps its id kind
         pipeline.spawn(std::mem::replace(owned, next));
         Ok(())
     })?;
-    for (owned, entries) in interruptible(py, || pipeline.wait())? {
-        fused.extend(owned.to_py(py, &entries.map_err(to_py_err)?)?);
+    for (_, lists) in interruptible(py, || pipeline.wait())? {
+        fused.extend(lists.map_err(to_py_err)?.into_iter().map(Fused::from));
     }
     Ok(fused)
 }

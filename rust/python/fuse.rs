@@ -6,10 +6,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use super::args::{number, outer_items, read_1d, type_name};
-use super::fused::{fused_to_py, Fused};
+use super::fused::Fused;
 use super::ids::{ListPath, OwnedIds};
 use super::options::{call_options, refused, PyFusionOptions};
 use super::{interruptible, to_py_err};
+use crate::fused::FusedList;
 use crate::fusion;
 pub(super) use crate::owned_ids::OwnedRuns;
 
@@ -144,11 +145,14 @@ fn fuse_one(
         owned.push_run(run, ListPath { root: shape.root, query: None, list: i }, shape.scored)?;
     }
     let Some(keys) = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()? else {
-        let fusion = interruptible(py, || owned.ids.fuse(&owned.ids.bounds, owned.scores(), params))?;
-        return fused_to_py(py, &owned.ids, &fusion);
+        let fused = interruptible(py, || {
+            let fusion = owned.ids.fuse(&owned.ids.bounds, owned.scores(), params)?;
+            Ok(FusedList::new(&owned.ids, &fusion))
+        })?;
+        return Ok(fused.into());
     };
-    let fusion = interruptible(py, || owned.fuse_keyed(&keys, params))?;
-    fused_to_py(py, &owned.ids, &fusion)
+    let fused = interruptible(py, || Ok(FusedList::new(&owned.ids, &owned.fuse_keyed(&keys, params)?)))?;
+    Ok(fused.into())
 }
 
 /// The options of Reciprocal Rank Fusion, checked now: a bad one fails even for an empty batch.

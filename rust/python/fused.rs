@@ -8,7 +8,6 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
 use super::args::type_name;
-use super::ids::OwnedIds;
 use crate::fused::{FusedIds, FusedList, Id};
 use crate::fusion;
 
@@ -127,8 +126,8 @@ impl PyFused {
     }
 }
 
-/// Builds the Python result of one fusion whose entries index the ids of `ids`.
-#[allow(clippy::unnecessary_wraps)] // the entry points return its `PyResult` as theirs
-pub(super) fn fused_to_py(_py: Python<'_>, ids: &OwnedIds, fusion: &fusion::Fusion) -> PyResult<Fused> {
-    Ok(Fused(FusedList::new(ids, fusion)))
+impl From<FusedList> for Fused {
+    fn from(list: FusedList) -> Self {
+        Self(list)
+    }
 }
