@@ -3,38 +3,13 @@
 
 use crate::error::FusionError;
 use crate::fusion::{Contribution, FuseParams, Fusion};
-use crate::owned_ids::{IdKind, OwnedBatch, OwnedIds};
+use crate::owned_ids::{IdKind, OwnedBatch, OwnedIds, Texts};
 
 /// One id of a result: str or int, like the call's ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Id<'a> {
     Str(&'a str),
     Int(i64),
-}
-
-/// Str ids as one text buffer and the end of each id in it (one allocation for all of them).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Texts {
-    text: String,
-    ends: Vec<usize>,
-}
-
-impl Texts {
-    fn push(&mut self, id: &str) {
-        self.text.push_str(id);
-        self.ends.push(self.text.len());
-    }
-
-    #[must_use]
-    pub fn get(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.text[start..self.ends[i]]
-    }
-
-    #[must_use]
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> {
-        (0..self.ends.len()).map(|i| self.get(i))
-    }
 }
 
 /// The ids of a result, in order.
@@ -49,7 +24,7 @@ impl FusedIds {
     /// result counts as int.
     fn gather(ids: &OwnedIds, items: impl ExactSizeIterator<Item = usize>) -> Self {
         if ids.kind_is(IdKind::Str) {
-            let mut texts = Texts { text: String::new(), ends: Vec::with_capacity(items.len()) };
+            let mut texts = Texts::with_capacity(items.len());
             for item in items {
                 texts.push(ids.str_at(item));
             }
@@ -62,7 +37,7 @@ impl FusedIds {
     #[must_use]
     pub fn len(&self) -> usize {
         match self {
-            Self::Str(texts) => texts.ends.len(),
+            Self::Str(texts) => texts.len(),
             Self::Int(ints) => ints.len(),
         }
     }

@@ -40,13 +40,62 @@ impl fmt::Display for ListPath {
     }
 }
 
+/// Str ids as one text buffer and the end of each id in it: one allocation for all of them, and a
+/// slice per id without re-validating its UTF-8.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Texts {
+    /// Filled only with whole `&str`s, each followed by its end in `ends` ([`Self::get`] relies on it).
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Texts {
+    #[must_use]
+    pub fn with_capacity(ids: usize) -> Self {
+        Self { text: String::new(), ends: Vec::with_capacity(ids) }
+    }
+
+    #[inline]
+    pub fn push(&mut self, id: &str) {
+        self.text.push_str(id);
+        self.ends.push(self.text.len());
+    }
+
+    /// Id number `i`.
+    #[must_use]
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        // SAFETY: the buffer holds whole `&str`s back to back and `ends` marks their boundaries, so
+        // every slice is on char boundaries (checking them cost 15% of a call).
+        unsafe { self.text.get_unchecked(start..self.ends[i]) }
+    }
+
+    #[must_use]
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> {
+        (0..self.ends.len()).map(|i| self.get(i))
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+}
+
 /// All ids of a call (or of a whole batch), copied into two flat buffers: str ids as one UTF-8
 /// arena plus end offsets, int ids as one `i64` vector. `bounds` delimits the lists.
 pub struct OwnedIds {
     pub kind: Option<(IdKind, String)>,
-    /// Filled only with whole `&str`s, each followed by its end in `text_ends` ([`Self::str_at`] relies on it).
-    pub(crate) text: Vec<u8>,
-    pub(crate) text_ends: Vec<usize>,
+    pub texts: Texts,
     pub ints: Vec<i64>,
     pub bounds: Vec<usize>,
 }
@@ -60,14 +109,13 @@ impl Default for OwnedIds {
 impl OwnedIds {
     #[must_use]
     pub fn new() -> Self {
-        Self { kind: None, text: Vec::new(), text_ends: Vec::new(), ints: Vec::new(), bounds: vec![0] }
+        Self { kind: None, texts: Texts::default(), ints: Vec::new(), bounds: vec![0] }
     }
 
     /// Empties the buffers (keeping their memory) for the next chunk of a batch. The id kind stays:
     /// one batch is one call, all str or all int.
     pub fn clear(&mut self) {
-        self.text.clear();
-        self.text_ends.clear();
+        self.texts.clear();
         self.ints.clear();
         self.bounds.clear();
         self.bounds.push(0);
@@ -75,7 +123,7 @@ impl OwnedIds {
 
     #[must_use]
     pub fn len(&self) -> usize {
-        self.text_ends.len() + self.ints.len()
+        self.texts.len() + self.ints.len()
     }
 
     #[must_use]
@@ -86,8 +134,7 @@ impl OwnedIds {
     /// Appends one str id.
     #[inline]
     pub fn push_str(&mut self, text: &str) {
-        self.text.extend_from_slice(text.as_bytes());
-        self.text_ends.push(self.text.len());
+        self.texts.push(text);
     }
 
     /// Records the kind of the id at `path` (the first one fixes the kind of the call). The error
@@ -116,10 +163,7 @@ impl OwnedIds {
     /// Str id number `i` (counting over all lists) of a str call.
     #[must_use]
     pub fn str_at(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.text_ends[i - 1] };
-        // SAFETY: the arena holds whole `&str`s back to back and `text_ends` marks their boundaries,
-        // so every slice is valid UTF-8 (re-validating cost 15% of a call).
-        unsafe { std::str::from_utf8_unchecked(&self.text[start..self.text_ends[i]]) }
+        self.texts.get(i)
     }
 
     /// Fuses the lists that `bounds` (a window of `self.bounds`) delimits, with `scores` aligned with
@@ -157,7 +201,7 @@ impl OwnedIds {
     #[must_use]
     pub fn view(&self) -> IdsView<'_> {
         if self.kind_is(IdKind::Str) {
-            IdsView::Str((0..self.text_ends.len()).map(|i| self.str_at(i)).collect())
+            IdsView::Str(self.texts.iter().collect())
         } else {
             IdsView::Int(&self.ints)
         }

@@ -77,8 +77,8 @@ impl OwnedIds {
                     return Err(not_utf8(path, pos));
                 }
                 let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size.unsigned_abs()) };
-                self.text.extend_from_slice(bytes);
-                self.text_ends.push(self.text.len());
+                // CPython's UTF-8 form of a str is valid UTF-8 (it fails above on a lone surrogate).
+                self.push_str(unsafe { std::str::from_utf8_unchecked(bytes) });
             } else if let Some(value) = self.kind_is(IdKind::Int).then(|| unsafe { exact_i64(item) }).flatten() {
                 self.ints.push(value);
             } else {
