@@ -7,6 +7,9 @@ use std::fmt;
 pub enum FusionError {
     /// An argument has a value outside what is accepted.
     InvalidArgument(String),
+    /// An argument is of a kind the call does not take (a str where numbers are expected, a set
+    /// where order matters): Python's `TypeError`.
+    WrongType(String),
     /// A malformed input file: `path:line: message` (line 0 when the problem is the file as a whole).
     Input { path: String, line: u64, message: String },
     /// The operating system refused to read a file.
@@ -25,6 +28,10 @@ pub enum FusionError {
 impl FusionError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::InvalidArgument(message.into())
+    }
+
+    pub fn wrong_type(message: impl Into<String>) -> Self {
+        Self::WrongType(message.into())
     }
 
     #[must_use]
@@ -71,7 +78,9 @@ impl fmt::Display for FusionError {
             Self::Input { path, message, .. }
             | Self::Io { path, message }
             | Self::Output { path: Some(path), message } => write!(f, "{path}: {message}"),
-            Self::InvalidArgument(message) | Self::Output { path: None, message } => f.write_str(message),
+            Self::InvalidArgument(message) | Self::WrongType(message) | Self::Output { path: None, message } => {
+                f.write_str(message)
+            }
             Self::ClosedPipe { path } => write!(f, "{path}: the reader closed the pipe"),
             Self::Interrupted => f.write_str("interrupted"),
         }

@@ -29,7 +29,7 @@ mod trained;
 
 use std::cell::RefCell;
 
-use pyo3::exceptions::{PyBrokenPipeError, PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyBrokenPipeError, PyKeyboardInterrupt, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -63,6 +63,7 @@ pyo3::create_exception!(
 fn to_py_err(error: CoreError) -> PyErr {
     match error {
         CoreError::InvalidArgument(message) => FusionError::new_err(message),
+        CoreError::WrongType(message) => PyTypeError::new_err(message),
         // Malformed files and unreadable paths are bad input too: same family, message keeps file:line.
         error @ (CoreError::Input { .. } | CoreError::Io { .. }) => FusionError::new_err(error.to_string()),
         // An output is no fusion input, whichever writer meets the refusal.
