@@ -138,51 +138,31 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// The module `fanfuse._core`: the classes and functions of the files above, the exceptions, the
+/// name lists; `_rows` is added at its initialization.
 #[pymodule(gil_used = false)]
-fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let error_type = m.py().get_type::<FusionError>();
-    // Set on an instance raised for a fusion option: the option's name.
-    error_type.setattr("option", m.py().None())?;
-    m.add("FusionError", error_type)?;
-    m.add("InputError", m.py().get_type::<InputError>())?;
-    m.add("InvalidOutput", m.py().get_type::<InvalidOutput>())?;
-    add_name_lists(m)?;
-    m.add_class::<options::PyFusionOptions>()?;
-    m.add_class::<fused::PyFused>()?;
-    m.add_function(wrap_pyfunction!(fuse::rrf, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::rrf_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::default_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::_kernel_seconds, m)?)?;
-    m.add_function(wrap_pyfunction!(fuse::fuse, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::fuse_batch, m)?)?;
-    m.add_class::<runs::PyRun>()?;
-    m.add_class::<runs::PyQrels>()?;
-    m.add_function(wrap_pyfunction!(runs::read_run, m)?)?;
-    m.add_function(wrap_pyfunction!(runs::read_qrels, m)?)?;
-    m.add_function(wrap_pyfunction!(runs::fuse_runs, m)?)?;
-    m.add_function(wrap_pyfunction!(runs::fuse_files, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::runs_from_table, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::qrels_from_table, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::run_buffers, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::fuse_tables, m)?)?;
-    m.add_class::<tables::PyArrowBatch>()?;
-    rows::add_submodule(m)?;
-    m.add_class::<trained::PyFusionModel>()?;
-    m.add_function(wrap_pyfunction!(runs::train_fusion, m)?)?;
-    m.add_function(wrap_pyfunction!(eval::evaluate, m)?)?;
-    m.add_function(wrap_pyfunction!(eval::metric_depth, m)?)?;
-    m.add_function(wrap_pyfunction!(eval::randomization_test, m)?)?;
-    m.add_function(wrap_pyfunction!(eval::paired_t_test, m)?)?;
-    m.add_function(wrap_pyfunction!(eval::paired_t, m)?)?;
-    m.add_function(wrap_pyfunction!(eval::wilcoxon_test, m)?)?;
-    m.add_function(wrap_pyfunction!(eval::tukey_hsd, m)?)?;
-    m.add_class::<files::Output>()?;
-    m.add_class::<files::StagedDirectory>()?;
-    m.add_class::<files::Lines>()?;
-    m.add_function(wrap_pyfunction!(files::check_paths, m)?)?;
-    m.add_function(wrap_pyfunction!(files::retire_directory, m)?)?;
-    m.add_function(wrap_pyfunction!(files::sync_directory, m)?)?;
-    m.add_function(wrap_pyfunction!(files::read_lines, m)?)?;
-    files::add_reader_limits(m)?;
-    Ok(())
+mod _core {
+    #[pymodule_export]
+    use super::{
+        batch::{_kernel_seconds, default_threads, fuse_batch, rrf_batch},
+        eval::{evaluate, metric_depth, paired_t, paired_t_test, randomization_test, tukey_hsd, wilcoxon_test},
+        files::{check_paths, read_lines, retire_directory, sync_directory, Lines, Output, StagedDirectory},
+        fuse::{fuse, rrf},
+        fused::PyFused,
+        options::PyFusionOptions,
+        runs::{fuse_files, fuse_runs, read_qrels, read_run, train_fusion, PyQrels, PyRun},
+        tables::{fuse_tables, qrels_from_table, run_buffers, runs_from_table, PyArrowBatch},
+        trained::PyFusionModel,
+        FusionError, InputError, InvalidOutput,
+    };
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        // Set on an instance raised for a fusion option: the option's name.
+        m.py().get_type::<super::FusionError>().setattr("option", m.py().None())?;
+        super::add_name_lists(m)?;
+        super::files::add_reader_limits(m)?;
+        super::rows::add_submodule(m)
+    }
 }
