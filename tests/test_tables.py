@@ -375,3 +375,27 @@ def test_the_row_entry_names_what_is_wrong(tmp_path: Path) -> None:
     assert not (tmp_path / "out.trec").exists()
     # An exported batch is read again at every export; len() is its rows.
     assert len(batches[0]) == 1 and pa.record_batch(batches[0]).equals(pa.record_batch(batches[0]))
+
+
+def test_a_run_is_an_arrow_batch_equal_to_its_columns() -> None:
+    """A Run speaks the Arrow PyCapsule protocol: the batch pyarrow takes from it holds its
+    ``columns()`` with the types of ``to_arrow``, it outlives the Run, and it reads back as the Run."""
+    from fanfuse._core import Run, runs_from_table
+    from fanfuse.tables import to_arrow
+
+    qids = ["q2", "q1", "q2", "é \u4e2d", "q1", "é \u4e2d"]
+    docids = ["d1", "d2", "d3", "\U0001f600", "long-" * 20, "x"]
+    run = Run.from_columns(qids, docids, [0.5, 2.0, 1.5, -1.0, 2.0, 3.0])
+    columns = dict(zip(("qid", "docid", "rank", "score"), run.columns(), strict=True))
+    batch = pa.record_batch(run)
+    schema = pa.schema(
+        [("qid", pa.string()), ("docid", pa.string()), ("rank", pa.int64()), ("score", pa.float64())]
+    )
+    assert batch.schema == schema
+    assert batch.to_pydict() == columns
+    assert to_arrow(run).schema == schema and to_arrow(run).to_pydict() == columns
+    del run
+    assert batch.to_pydict() == columns  # the buffers are the batch's own
+    assert runs_from_table(batch, rank_from="rank")[0].columns() == tuple(columns.values())
+    empty = pa.record_batch(Run.from_columns([], [], []))
+    assert empty.schema == schema and empty.num_rows == 0

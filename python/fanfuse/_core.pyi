@@ -42,7 +42,6 @@ __all__ = [
     "_kernel_seconds",
     "_read_lines",
     "_retire_directory",
-    "_run_buffers",
     "_sync_directory",
     "default_threads",
     "evaluate",
@@ -373,6 +372,10 @@ class Run:
         """The queries of ``qids`` only, in this run's order (ids the run lacks are skipped)."""
     def columns(self) -> tuple[list[str], list[str], list[int], list[float]]:
         """``(qid, docid, rank, score)`` columns: one row per hit, hits in rank order (rank from 1)."""
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        """The Arrow PyCapsule protocol: the (schema, array) capsules of a record batch of the
+        ``columns()`` (qid and docid utf8, rank int64, score float64), built on each call, so that
+        ``pyarrow.record_batch(run)`` (or any reader of the protocol) takes a Run directly."""
     def write(
         self,
         path: str,
@@ -522,10 +525,6 @@ def fuse_tables(
 
 def qrels_from_table(table: object, /, *, name: str = "qrels") -> Qrels:
     """Reads judgments from an Arrow table: qid, docid and an integer ``relevance`` (or ``score``) column."""
-
-def _run_buffers(run: Run, /) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bool]:
-    """A run's columns as little-endian Arrow buffers: qid offsets and data, docid offsets and data
-    (int32 offsets, int64 when the last item is True), ranks (int64, from 1), scores (float64)."""
 
 # A record batch the core built (``fuse_tables``; the row batches of ``fanfuse._core._rows``).
 

@@ -22,7 +22,6 @@ from fanfuse._core import (
     FusionError,
     Qrels,
     Run,
-    _run_buffers,
     evaluate,
     fuse_tables,
     qrels_from_table,
@@ -62,23 +61,10 @@ def _arrow_input(table: Any) -> Any:
 
 def to_arrow(run: Run) -> Any:
     """A run as a pyarrow Table: qid, docid (string), rank (int64, from 1), score (float64); one row
-    per hit, queries in run order, hits in rank order."""
+    per hit, queries in run order, hits in rank order. The Run's own Arrow batch
+    (``pyarrow.record_batch(run)`` takes it through the PyCapsule protocol)."""
     pa = _pyarrow()
-    qid_offsets, qid_data, docid_offsets, docid_data, ranks, scores, large = _run_buffers(run)
-    text = pa.large_string() if large else pa.string()
-    rows = len(ranks) // 8
-
-    def strings(offsets: bytes, data: bytes) -> Any:
-        return pa.Array.from_buffers(text, rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-
-    return pa.table(
-        {
-            "qid": strings(qid_offsets, qid_data),
-            "docid": strings(docid_offsets, docid_data),
-            "rank": pa.Array.from_buffers(pa.int64(), rows, [None, pa.py_buffer(ranks)]),
-            "score": pa.Array.from_buffers(pa.float64(), rows, [None, pa.py_buffer(scores)]),
-        }
-    )
+    return pa.Table.from_batches([pa.record_batch(run)])
 
 
 def fuse_table(

@@ -151,7 +151,7 @@ mod _core {
         fused::PyFused,
         options::PyFusionOptions,
         runs::{fuse_files, fuse_runs, read_qrels, read_run, train_fusion, PyQrels, PyRun},
-        tables::{fuse_tables, qrels_from_table, run_buffers, runs_from_table, PyArrowBatch},
+        tables::{fuse_tables, qrels_from_table, runs_from_table, PyArrowBatch},
         trained::PyFusionModel,
         FusionError, InputError, InvalidOutput,
     };

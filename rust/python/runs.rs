@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 
 use super::args::{int_in, numbers, outer_items, strings};
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
@@ -69,6 +69,18 @@ impl PyRun {
 
     fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
         self.inner.columns()
+    }
+
+    /// The PyCapsule protocol: the batch of [`CoreRun::batch`], built on each call.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema; // one schema; the consumer casts if it wants another
+        let run = Arc::clone(&self.inner);
+        super::tables::export(py, &Arc::new(py.detach(move || run.batch())))
     }
 
     #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]

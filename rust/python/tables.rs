@@ -1,14 +1,14 @@
 //! Arrow tables in and out: any object with `__arrow_c_stream__` or `__arrow_c_array__` (the
 //! PyCapsule protocol) is taken over as Arrow C structs and read by the core (`crate::arrow`) with
-//! the GIL released; results go back as [`PyArrowBatch`] (the same protocol, for `tables` and
-//! `rows`) or as plain buffers that `fanfuse.tables` wraps into a pyarrow Table.
+//! the GIL released; results go back the same protocol's way: [`PyArrowBatch`] (for `tables` and
+//! `rows`), and a `Run` exports its columns through [`export`].
 
 use std::ffi::CStr;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyCapsule, PyDict, PyTuple};
+use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 use super::args::{outer_items, strings, type_name};
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
@@ -53,6 +53,14 @@ fn capsule<'py, T: 'static>(
     PyCapsule::new_with_value_and_destructor(py, Exported(exported), name, destructor)
 }
 
+/// The PyCapsule protocol's (schema, array) capsules of `batch`, exported anew.
+pub(super) fn export<'py>(py: Python<'py>, batch: &Arc<ExportBatch>) -> PyResult<Bound<'py, PyTuple>> {
+    let (schema, array) = batch.export();
+    let schema = capsule(py, c"arrow_schema", schema, |schema| schema.release)?;
+    let array = capsule(py, c"arrow_array", array, |array| array.release)?;
+    PyTuple::new(py, [schema, array])
+}
+
 #[pymethods]
 impl PyArrowBatch {
     /// The PyCapsule protocol: (schema, array) capsules of this batch; each call exports it anew.
@@ -63,10 +71,7 @@ impl PyArrowBatch {
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let _ = requested_schema; // the batch has one schema; the consumer casts if it wants another
-        let (schema, array) = self.inner.export();
-        let schema = capsule(py, c"arrow_schema", schema, |schema| schema.release)?;
-        let array = capsule(py, c"arrow_array", array, |array| array.release)?;
-        PyTuple::new(py, [schema, array])
+        export(py, &self.inner)
     }
 
     fn __len__(&self) -> usize {
@@ -175,16 +180,4 @@ pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &
     let source = table_source(table, name)?;
     let qrels = interruptible(py, move || table::qrels_from_table(source, name))?;
     Ok(PyQrels { inner: Arc::new(qrels) })
-}
-
-/// A run's columns as Arrow buffers. See `_core.pyi`.
-#[pyfunction]
-#[pyo3(name = "_run_buffers", signature = (run, /))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
-pub(super) fn run_buffers<'py>(py: Python<'py>, run: PyRef<'_, PyRun>) -> PyResult<Bound<'py, PyTuple>> {
-    let run = Arc::clone(&run.inner);
-    let buffers = py.detach(move || crate::runs::read::columns::run_buffers(&run));
-    let mut items: Vec<_> = buffers.in_order().iter().map(|data| PyBytes::new(py, data).into_any()).collect();
-    items.push(PyBool::new(py, buffers.large).to_owned().into_any());
-    PyTuple::new(py, items)
 }

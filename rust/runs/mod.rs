@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
+use crate::arrow::export::{ExportBatch, ExportColumn, TextColumn};
 use crate::error::FusionError;
 pub use read::{order_hits, ranked, read_run, trec_eval_order, RankFrom, RunReader};
 
@@ -96,6 +97,31 @@ impl Run {
         }
         (qids, docids, ranks, scores)
     }
+
+    /// The columns of [`Run::columns`] as an Arrow record batch: qid and docid (utf8; large_utf8
+    /// for a column past 2 GiB of text), rank (int64) and score (float64).
+    #[must_use]
+    pub fn batch(&self) -> ExportBatch {
+        let rows = self.queries.iter().map(|q| q.hits.len()).sum();
+        let (mut qids, mut docids) = (TextColumn::default(), TextColumn::default());
+        qids.reserve(rows, self.queries.iter().map(|q| q.qid.len() * q.hits.len()).sum());
+        docids.reserve(rows, self.queries.iter().flat_map(|q| &q.hits).map(|h| h.docid.len()).sum());
+        let (mut ranks, mut scores) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+        for query in &self.queries {
+            for (rank, hit) in (1..).zip(&query.hits) {
+                qids.push(&query.qid);
+                docids.push(&hit.docid);
+                ranks.push(rank);
+                scores.push(hit.score);
+            }
+        }
+        ExportBatch::new(vec![
+            ("qid", ExportColumn::Text(qids)),
+            ("docid", ExportColumn::Text(docids)),
+            ("rank", ExportColumn::Int64(ranks)),
+            ("score", ExportColumn::Float64(scores)),
+        ])
+    }
 }
 
 impl Run {
@@ -178,5 +204,25 @@ impl Run {
             })?;
         }
         out.commit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::read::table::{runs_from_table, TableSpec};
+    use super::{RankFrom, Run};
+
+    #[test]
+    fn a_runs_batch_reads_back_as_its_columns() {
+        let (qids, docids) = (["q2", "q1", "q2", "q1"].map(String::from), ["d1", "d2", "d3", "d1"].map(String::from));
+        let run = Run::from_columns("run", &qids, &docids, &[0.5, 2.0, 1.5, 2.0], RankFrom::Score).unwrap();
+        let batch = Arc::new(run.batch());
+        assert_eq!(batch.rows(), 4);
+        let spec = TableSpec { name: "batch", run_column: None, runs: &[], rank_from: RankFrom::Rank, first_row: 0 };
+        let read = runs_from_table(batch.source(), &spec).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].columns(), run.columns());
     }
 }

@@ -1,7 +1,6 @@
 //! Reading runs and qrels: files line by line (plain or gzip), the TREC and MT-RAG line formats,
 //! Arrow tables and columns, and blocks of either as Arrow rows for the engines that fuse apart.
 
-pub mod columns;
 pub mod fields;
 pub mod input;
 mod mtrag;
