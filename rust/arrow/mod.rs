@@ -110,6 +110,27 @@ impl Batches {
     }
 }
 
+/// An argument `name` that is no table for the PyCapsule protocol (`got`: its type).
+#[must_use]
+pub fn not_a_table_object(name: &str, got: &str) -> FusionError {
+    FusionError::wrong_type(format!(
+        "{name} must be an Arrow table: an object with __arrow_c_stream__ or __arrow_c_array__ (a pyarrow \
+         Table or RecordBatch, a polars DataFrame, a pandas DataFrame through pyarrow.table(df)); got {got}"
+    ))
+}
+
+/// A producer's `method` (`__arrow_c_stream__`, `__arrow_c_array__`) returned a `got`, not a capsule.
+#[must_use]
+pub fn not_a_capsule(method: &str, got: &str) -> FusionError {
+    FusionError::wrong_type(format!("{method} returned a {got}, not a PyCapsule"))
+}
+
+/// A producer's `__arrow_c_array__` returned something other than its (schema, array) pair.
+#[must_use]
+pub fn not_a_capsule_pair() -> FusionError {
+    FusionError::wrong_type("__arrow_c_array__ must return a pair")
+}
+
 fn check_table(name: &str, schema: &ArrowSchema) -> Result<(), FusionError> {
     if schema.format() == "+s" {
         Ok(())

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -13,13 +12,12 @@ use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOpt
 use super::runs::PyRun;
 use super::tables::{table_source, PyArrowBatch};
 use super::{interruptible, to_py_err};
-use crate::arrow::export::ExportBatch;
 use crate::arrow::TableSource;
-use crate::runs::fuse::gather::run_of_rows;
+use crate::runs::fuse::gather::{run_of_rows, ROW_BATCHES};
 use crate::runs::fuse::order::Layout;
 use crate::runs::fuse::rows::{self as core_rows, RowFusion, RowOutput};
 use crate::runs::fuse::text::FusedText;
-use crate::runs::read::rows::{self, BlockSummary};
+use crate::runs::read::rows::{self, BlockRows, BlockSummary};
 use crate::runs::read::table::TableSpec;
 use crate::runs::write::OutFormat;
 use crate::runs::RankFrom;
@@ -40,37 +38,34 @@ pub(super) fn add_submodule(core: &Bound<'_, PyModule>) -> PyResult<()> {
     py.import("sys")?.getattr("modules")?.set_item("fanfuse._core._rows", &module)
 }
 
-/// A block's batches, one per partition: every partition that received no rows shares one empty
-/// batch object, so that many partitions cost a slot each, not a batch each.
-fn partition_batches(py: Python<'_>, read: Vec<Option<ExportBatch>>) -> PyResult<Vec<Py<PyArrowBatch>>> {
+/// A block's summary as the readers return it and `fuse_rows` takes it, a tuple: (run, lines,
+/// groups, first qid, last qid).
+#[derive(FromPyObject, IntoPyObject)]
+struct Summary(usize, u64, u64, Option<String>, Option<String>);
+
+/// A block read: its summary and its batches, one per partition, where every partition that
+/// received no rows shares one empty batch object, so that many partitions cost a slot each, not a
+/// batch each.
+fn block_read(py: Python<'_>, (s, read): BlockRows) -> PyResult<(Summary, Vec<Py<PyArrowBatch>>)> {
     let empty = Py::new(py, PyArrowBatch::new(rows::empty_rows()))?;
-    read.into_iter()
-        .map(|batch| batch.map_or_else(|| Ok(empty.clone_ref(py)), |batch| Py::new(py, PyArrowBatch::new(batch))))
-        .collect()
-}
-
-/// A block's summary as Python holds it: (run, lines, groups, first qid, last qid).
-type SummaryTuple = (usize, u64, u64, Option<String>, Option<String>);
-
-fn summary_tuple(s: BlockSummary) -> SummaryTuple {
-    (s.run, s.lines, s.groups, s.first, s.last)
+    let batches = read
+        .into_iter()
+        .map(|batch| batch.map_or_else(|| Ok(empty.clone_ref(py)), |b| Py::new(py, PyArrowBatch::new(b))));
+    Ok((Summary(s.run, s.lines, s.groups, s.first, s.last), batches.collect::<PyResult<_>>()?))
 }
 
 fn layout(blocks: &Bound<'_, PyAny>, names: &Bound<'_, PyAny>) -> PyResult<Layout> {
-    let items = outer_items(blocks, "blocks", "block summaries (run, lines, groups, first, last)")?;
+    let items = outer_items(blocks, "blocks", rows::SUMMARIES)?;
     let summaries = items.iter().enumerate().map(|(i, item)| {
-        let (run, lines, groups, first, last): SummaryTuple = item.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "blocks[{i}] must be a block summary (run, lines, groups, first, last) as the readers return it"
-            ))
-        })?;
+        let Summary(run, lines, groups, first, last) =
+            item.extract().map_err(|_| to_py_err(BlockSummary::refused(i)))?;
         Ok(BlockSummary { run, lines, groups, first, last })
     });
     Layout::new(&summaries.collect::<PyResult<Vec<_>>>()?, &strings(names, "names")?).map_err(to_py_err)
 }
 
 fn row_sources(rows: &Bound<'_, PyAny>) -> PyResult<Vec<TableSource>> {
-    let items = outer_items(rows, "rows", "Arrow batches (one per block)")?;
+    let items = outer_items(rows, "rows", ROW_BATCHES)?;
     items.iter().enumerate().map(|(i, item)| table_source(item, &format!("rows[{i}]"))).collect()
 }
 
@@ -105,9 +100,8 @@ fn read_run_block(
     #[pyo3(from_py_with = start_arg)] start: u64,
     #[pyo3(from_py_with = end_arg)] end: u64,
     #[pyo3(from_py_with = partitions_arg)] partitions: usize,
-) -> PyResult<(SummaryTuple, Vec<Py<PyArrowBatch>>)> {
-    let (summary, read) = interruptible(py, || rows::read_file_block(path, start, end, run, partitions))?;
-    Ok((summary_tuple(summary), partition_batches(py, read)?))
+) -> PyResult<(Summary, Vec<Py<PyArrowBatch>>)> {
+    block_read(py, interruptible(py, || rows::read_file_block(path, start, end, run, partitions))?)
 }
 
 /// Reads a run table (or a part of one) into row batches. See `_core/_rows.pyi`.
@@ -121,12 +115,11 @@ fn read_table_block(
     #[pyo3(from_py_with = first_row_arg)] first_row: u64,
     rank_from: &str,
     #[pyo3(from_py_with = partitions_arg)] partitions: usize,
-) -> PyResult<(SummaryTuple, Vec<Py<PyArrowBatch>>)> {
+) -> PyResult<(Summary, Vec<Py<PyArrowBatch>>)> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column: None, runs: &[], rank_from, first_row };
-    let (summary, read) = interruptible(py, move || rows::read_run_table_block(source, &spec, run, partitions))?;
-    Ok((summary_tuple(summary), partition_batches(py, read)?))
+    block_read(py, interruptible(py, move || rows::read_run_table_block(source, &spec, run, partitions))?)
 }
 
 /// Fuses the rows that met by query. See `_core/_rows.pyi`.

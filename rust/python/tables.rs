@@ -6,7 +6,6 @@
 use std::ffi::CStr;
 use std::sync::Arc;
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
@@ -16,7 +15,7 @@ use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::arrow::export::ExportBatch;
 use crate::arrow::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, OwnedArray, OwnedSchema, OwnedStream};
-use crate::arrow::TableSource;
+use crate::arrow::{self, TableSource};
 use crate::runs::read::table::{self, TableSpec};
 use crate::runs::RankFrom;
 
@@ -91,9 +90,8 @@ impl PyArrowBatch {
 
 /// The pointer a capsule of the PyCapsule protocol holds, checked by its name.
 fn capsule_pointer<T>(capsule: &Bound<'_, PyAny>, name: &CStr, what: &str) -> PyResult<*mut T> {
-    let capsule = capsule
-        .cast::<PyCapsule>()
-        .map_err(|_| PyTypeError::new_err(format!("{what} returned a {}, not a PyCapsule", type_name(capsule))))?;
+    let capsule =
+        capsule.cast::<PyCapsule>().map_err(|_| to_py_err(arrow::not_a_capsule(what, &type_name(capsule))))?;
     Ok(capsule.pointer_checked(Some(name))?.as_ptr().cast())
 }
 
@@ -110,17 +108,13 @@ pub(super) fn table_source(table: &Bound<'_, PyAny>, name: &str) -> PyResult<Tab
     }
     if table.hasattr(pyo3::intern!(py, "__arrow_c_array__"))? {
         let pair = table.call_method0(pyo3::intern!(py, "__arrow_c_array__"))?;
-        let pair = pair.cast::<PyTuple>().map_err(|_| PyTypeError::new_err("__arrow_c_array__ must return a pair"))?;
+        let pair = pair.cast::<PyTuple>().map_err(|_| to_py_err(arrow::not_a_capsule_pair()))?;
         let schema = capsule_pointer::<ArrowSchema>(&pair.get_item(0)?, c"arrow_schema", "__arrow_c_array__")?;
         let array = capsule_pointer::<ArrowArray>(&pair.get_item(1)?, c"arrow_array", "__arrow_c_array__")?;
         // SAFETY: as above, for each of the two structs.
         return Ok(unsafe { TableSource::Batch(OwnedSchema::take(schema), OwnedArray::take(array)) });
     }
-    Err(PyTypeError::new_err(format!(
-        "{name} must be an Arrow table: an object with __arrow_c_stream__ or __arrow_c_array__ (a pyarrow \
-         Table or RecordBatch, a polars DataFrame, a pandas DataFrame through pyarrow.table(df)); got {}",
-        type_name(table)
-    )))
+    Err(to_py_err(arrow::not_a_table_object(name, &type_name(table))))
 }
 
 /// Reads the runs of an Arrow table. See `_core.pyi`.

@@ -62,6 +62,9 @@ impl<'a> RowColumns<'a> {
     }
 }
 
+/// What the rows of a fusion of rows are, as messages name them.
+pub const ROW_BATCHES: &str = "Arrow batches (one per block)";
+
 /// The row batches of every piece (piece i holds rows of block i of the layout), taken over.
 pub(super) fn collect(pieces: Vec<TableSource>, layout: &Layout) -> Result<Vec<Batches>, FusionError> {
     if pieces.len() != layout.runs.len() {

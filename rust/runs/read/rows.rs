@@ -34,6 +34,20 @@ pub struct BlockSummary {
     pub last: Option<String>,
 }
 
+/// What a sequence of [`BlockSummary`] holds, as messages name it: the summary's fields, in the
+/// order the engines hold them between calls (a tuple).
+pub const SUMMARIES: &str = "block summaries (run, lines, groups, first, last)";
+
+impl BlockSummary {
+    /// `blocks[at]` is not a summary as the readers return it.
+    #[must_use]
+    pub fn refused(at: usize) -> FusionError {
+        FusionError::wrong_type(format!(
+            "blocks[{at}] must be a block summary (run, lines, groups, first, last) as the readers return it"
+        ))
+    }
+}
+
 /// Rows being collected for one batch.
 #[derive(Default)]
 struct Rows {
