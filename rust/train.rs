@@ -12,7 +12,7 @@ use std::io::Write;
 
 use crate::error::FusionError;
 use crate::eval::{Judgments, Measure, Metric};
-use crate::fusion::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
+use crate::fusion::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, SEGFUSE_BOUNDS};
 use crate::runs::read::qrels::Qrels;
 use crate::runs::{Query, Run};
 
@@ -67,12 +67,6 @@ pub fn train(
     let model = TrainedModel { method, tables, segments, window };
     model.validate()?;
     Ok(model)
-}
-
-/// What a caller may give as a size (`segments` from 1, `window` from 0): an int from `low` to [`MAX_SIZE`].
-#[must_use]
-pub fn size_accepted(low: usize) -> (String, std::ops::RangeInclusive<usize>) {
-    (format!("an int from {low} to {MAX_SIZE}"), low..=MAX_SIZE)
 }
 
 /// Per training query, the judgment of each hit of `run` in rank order (`None`: not judged).

@@ -2,18 +2,17 @@
 
 use std::sync::Arc;
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
-use super::args::{int_in, numbers, outer_items, strings};
+use super::args::{int_arg, numbers, outer_items, strings, type_name};
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
-use crate::fusion::TrainedMethod;
-use crate::runs::fuse::progress::FuseProgress;
+use crate::fusion::{TrainedMethod, MAX_SIZE};
+use crate::runs::fuse::progress::{self, FuseProgress};
 use crate::runs::fuse::stream::{self, Destination, FuseFilesOptions};
-use crate::runs::read::input::RunInput;
+use crate::runs::read::input::{self, RunInput};
 use crate::runs::read::qrels::Qrels;
 use crate::runs::write::OutFormat;
 use crate::runs::{self, RankFrom, Run as CoreRun};
@@ -150,21 +149,20 @@ pub(super) fn fuse_runs(
 
 /// The inputs of `fuse_files`: paths, or runs in memory (replayed in the order of their rows).
 fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
-    let items = outer_items(inputs, "inputs", "paths (str) or Runs")?;
-    let mut read = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        if let Ok(run) = item.cast::<PyRun>() {
-            read.push(RunInput::Table(Arc::clone(&run.get().inner)));
-        } else if let Ok(path) = item.cast::<pyo3::types::PyString>() {
-            read.push(RunInput::File(path.to_str()?.to_owned()));
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "inputs[{i}] must be a path (str) or a Run (got {})",
-                super::args::type_name(item)
-            )));
-        }
-    }
-    Ok(read)
+    let items = outer_items(inputs, "inputs", input::INPUTS)?;
+    let input = |(i, item): (usize, &Bound<'_, PyAny>)| match (item.cast::<PyRun>(), item.cast::<PyString>()) {
+        (Ok(run), _) => Ok(RunInput::Table(Arc::clone(&run.get().inner))),
+        (_, Ok(path)) => Ok(RunInput::File(path.to_str()?.to_owned())),
+        _ => Err(to_py_err(RunInput::refused(i, &type_name(item)))),
+    };
+    items.iter().enumerate().map(input).collect()
+}
+
+/// What `fuse_files` returns: the summary of the file written, as a dict, or the run in memory.
+#[derive(IntoPyObject)]
+pub(super) enum FilesFused {
+    Written { queries: u64, input_lines: u64, buffered: bool },
+    Run(PyRun),
 }
 
 /// Streams run files through fusion into one output file, or into a Run (output None). See `_core.pyi`.
@@ -173,8 +171,8 @@ fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
     tag = "fanfuse", threads = None, progress = None, model = None, **kwargs))]
 #[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword arguments
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
-pub(super) fn fuse_files<'py>(
-    py: Python<'py>,
+pub(super) fn fuse_files(
+    py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
     output: Option<&str>,
     options: Option<&Bound<'_, PyFusionOptions>>,
@@ -186,15 +184,13 @@ pub(super) fn fuse_files<'py>(
     progress: Option<Bound<'_, PyAny>>,
     model: Option<PyRef<'_, PyFusionModel>>,
     kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<FilesFused> {
     let inputs = run_inputs(inputs)?;
     if let Some(callback) = progress.as_ref().filter(|c| !c.is_callable()) {
-        return Err(PyTypeError::new_err(format!(
-            "progress must be None or a callable progress(bytes_read, bytes_total, queries) (got {})",
-            callback.get_type().name()?
-        )));
+        return Err(to_py_err(progress::not_a_callback(&type_name(callback))));
     }
-    let counters = progress.as_ref().map(|_| Arc::new(FuseProgress::default()));
+    // The callback, and the counters the work keeps for it.
+    let progress = progress.map(|callback| (callback.unbind(), Arc::new(FuseProgress::default())));
     let options = FuseFilesOptions {
         params: run_params("fuse_files", options, kwargs, model.as_deref())?,
         rank_from: rank_from.parse().map_err(to_py_err)?,
@@ -202,25 +198,24 @@ pub(super) fn fuse_files<'py>(
         collection,
         tag: tag.to_owned(),
         threads,
-        progress: counters.clone(),
+        progress: progress.as_ref().map(|(_, counters)| Arc::clone(counters)),
     };
     check_thread_variable(py, threads)?;
-    let callback = progress.map(Bound::unbind);
-    let report = move |py: Python<'_>| match (&callback, &counters) {
-        (Some(callback), Some(counters)) => callback.call1(py, counters.snapshot()).map(drop),
-        _ => Ok(()),
+    let report = move |py: Python<'_>| match &progress {
+        Some((callback, counters)) => callback.call1(py, counters.snapshot()).map(drop),
+        None => Ok(()),
     };
     let destination = output.map_or(Destination::Memory, Destination::File);
-    let (summary, run) = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, destination, &options))?;
-    if let Some(run) = run {
-        return Ok(Bound::new(py, PyRun { inner: Arc::new(run) })?.into_any());
-    }
-    let out = PyDict::new(py);
-    out.set_item("queries", summary.queries)?;
-    out.set_item("input_lines", summary.input_lines)?;
-    out.set_item("buffered", summary.buffered)?;
-    Ok(out.into_any())
+    let (s, run) = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, destination, &options))?;
+    Ok(match run {
+        Some(run) => FilesFused::Run(PyRun { inner: Arc::new(run) }),
+        None => FilesFused::Written { queries: s.queries, input_lines: s.input_lines, buffered: s.buffered },
+    })
 }
+
+// The sizes of a trained method, each read with fanfuse's message naming it.
+int_arg!(segments_arg("segments") -> Option<usize>: 1..=MAX_SIZE);
+int_arg!(window_arg("window") -> Option<usize>: 0..=MAX_SIZE);
 
 /// Trains a fusion method on runs and qrels. See `_core.pyi`.
 #[pyfunction]
@@ -231,16 +226,11 @@ pub(super) fn train_fusion(
     runs: Vec<PyRef<'_, PyRun>>,
     qrels: PyRef<'_, PyQrels>,
     method: &str,
-    segments: Option<Bound<'_, PyAny>>,
-    window: Option<Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = segments_arg)] segments: Option<usize>,
+    #[pyo3(from_py_with = window_arg)] window: Option<usize>,
 ) -> PyResult<PyFusionModel> {
     let method: TrainedMethod = method.parse().map_err(to_py_err)?;
-    let size = |what: &str, value: Option<Bound<'_, PyAny>>, low: usize| -> PyResult<Option<usize>> {
-        let (accepted, range) = train::size_accepted(low);
-        let range = i128::try_from(*range.start()).unwrap_or(0)..=i128::try_from(*range.end()).unwrap_or(i128::MAX);
-        value.map(|v| int_in(&v, what, &accepted, range)).transpose()
-    };
-    let sizes = TrainSizes { segments: size("segments", segments, 1)?, window: size("window", window, 0)? };
+    let sizes = TrainSizes { segments, window };
     let owned: Vec<Arc<crate::runs::Run>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let qrels = Arc::clone(&qrels.inner);
     let model = interruptible(py, || train::train(method, &owned, &qrels, sizes))?;

@@ -25,6 +25,14 @@ impl FuseProgress {
     }
 }
 
+/// A progress callback that cannot be called (`got`: its type), refused before any work.
+#[must_use]
+pub fn not_a_callback(got: &str) -> crate::FusionError {
+    crate::FusionError::wrong_type(format!(
+        "progress must be None or a callable progress(bytes_read, bytes_total, queries) (got {got})"
+    ))
+}
+
 /// Keeps a [`FuseProgress`] (if the caller asked for one) up to date from the readers' byte counters.
 pub(super) struct ProgressCounters {
     shared: Option<Arc<FuseProgress>>,

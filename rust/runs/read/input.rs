@@ -28,6 +28,17 @@ impl RunInput {
     }
 }
 
+/// What the inputs of a streaming fusion are, as messages name them.
+pub const INPUTS: &str = "paths (str) or Runs";
+
+impl RunInput {
+    /// `inputs[at]` is neither a path nor a run in memory (`got`: its type).
+    #[must_use]
+    pub fn refused(at: usize, got: &str) -> FusionError {
+        FusionError::wrong_type(format!("inputs[{at}] must be a path (str) or a Run (got {got})"))
+    }
+}
+
 /// Reads the groups of one input.
 pub enum GroupReader {
     File(RunReader),
