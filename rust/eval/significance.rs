@@ -12,6 +12,8 @@ use crate::error::FusionError;
 
 /// What `iterations` accepts, in the one message the binding and the core give.
 pub const ITERATIONS_ACCEPTED: &str = "an int from 1 to 4294967295";
+/// What `seed` accepts: any unsigned 64-bit int, said as Python spells its bound.
+pub const SEED_ACCEPTED: &str = "an int from 0 to 2**64 - 1";
 
 /// splitmix64: tiny, fast and good enough to flip fair coins; fixed seed for reproducibility.
 struct SplitMix(u64);

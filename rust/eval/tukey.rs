@@ -21,6 +21,9 @@ const Z_LIMIT: f64 = 9.0;
 /// The outer integrand is cut where it is below e^-40 of its peak.
 const LOG_CUT: f64 = 40.0;
 
+/// What the groups are, as messages name them.
+pub const GROUPS: &str = "sequences of numbers";
+
 /// `(mean_i - mean_j, p)` for every pair of groups, as a k x k matrix (the diagonal is (0, 1)).
 ///
 /// # Errors

@@ -11,7 +11,7 @@ use super::{interruptible, to_py_err};
 use crate::eval::{self, Metric};
 
 int_arg!(iterations_arg("iterations") -> u32: 1..=u32::MAX, eval::significance::ITERATIONS_ACCEPTED);
-int_arg!(seed_arg("seed") -> u64: 0..=u64::MAX, "an int from 0 to 2**64 - 1");
+int_arg!(seed_arg("seed") -> u64: 0..=u64::MAX, eval::significance::SEED_ACCEPTED);
 
 /// Per-query metric values of a run against qrels. See `_core.pyi`.
 #[pyfunction]
@@ -81,7 +81,7 @@ pub(super) fn wilcoxon_test(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, 
 #[pyfunction]
 #[pyo3(signature = (groups, /))]
 pub(super) fn tukey_hsd(py: Python<'_>, groups: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<(f64, f64)>>> {
-    let groups = outer_items(groups, "groups", "sequences of numbers")?
+    let groups = outer_items(groups, "groups", eval::tukey::GROUPS)?
         .iter()
         .enumerate()
         .map(|(i, group)| numbers(group, &format!("groups[{i}]")))
