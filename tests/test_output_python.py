@@ -186,3 +186,20 @@ def test_stdout_gets_what_python_printed_first(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
     assert done.stdout == b"printed first\nwritten second\n"
+
+
+def test_a_finished_output_refuses_further_use_by_name(tmp_path: Path) -> None:
+    from fanfuse.output_guard import StagedDirectory
+
+    path, folder = tmp_path / "a.txt", tmp_path / "other"
+    output = OutputFile(path)
+    with output as stream:
+        stream.write(b"x")
+    with pytest.raises(InvalidOutput, match=f"^{path}: already written$"), output:
+        pass
+    staged = StagedDirectory(tmp_path / "folder")
+    with staged:
+        pass
+    with pytest.raises(InvalidOutput, match=f"^{folder}: already published$"):
+        staged.publish(folder)
+    assert path.read_bytes() == b"x" and (tmp_path / "folder").is_dir() and not folder.exists()

@@ -12,9 +12,11 @@
 //! - a directory, a block device or a socket: refused.
 //!
 //! Directories are staged whole ([`directory`]); a command's paths are checked against each other
-//! before anything is written ([`separate`]). Temporaries are described in [`temps`].
+//! before anything is written ([`separate`]); an output a caller drives call by call is [`held`].
+//! Temporaries are described in [`temps`].
 
 pub mod directory;
+pub mod held;
 pub mod separate;
 pub mod temps;
 

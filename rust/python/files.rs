@@ -2,35 +2,23 @@
 //! handles over str paths. Their Python faces hold the rest: `fanfuse.output_guard` (path
 //! arguments, the context managers) and `fanfuse.corpus` (the corpus reader).
 
-use std::os::fd::{AsFd, IntoRawFd, RawFd};
+use std::os::fd::{IntoRawFd, RawFd};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::{interruptible, to_py_err, InvalidOutput};
+use super::{interruptible, to_py_err};
 use crate::output::directory::{self, StagedDir};
+use crate::output::held::Held;
 use crate::output::separate::{check_separate, Named};
 use crate::output::OutputFile as CoreOutput;
 use crate::runs::read::source::LineSource;
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A file being written through `crate::output`, until `commit` or `discard` takes it.
+/// A file being written through `crate::output`, until `commit` or `discard` finishes it.
 #[pyclass(frozen, module = "fanfuse._core", name = "_Output")]
-pub struct Output {
-    path: String,
-    output: Mutex<Option<CoreOutput>>,
-}
-
-impl Output {
-    fn written(&self) -> PyErr {
-        InvalidOutput::new_err(format!("{}: already written", self.path))
-    }
-}
+pub struct Output(Held<CoreOutput>);
 
 #[pymethods]
 impl Output {
@@ -40,33 +28,26 @@ impl Output {
     fn new(py: Python<'_>, path: String, inputs: Vec<String>) -> PyResult<Self> {
         // Interruptible: a FIFO without a reader is waited for.
         let output = interruptible(py, || CoreOutput::create(&path, &inputs))?;
-        Ok(Self { path, output: Mutex::new(Some(output)) })
+        Ok(Self(Held::new(&path, output)))
     }
 
     fn is_stdout(&self) -> PyResult<bool> {
-        lock(&self.output).as_ref().map(CoreOutput::is_stdout).ok_or_else(|| self.written())
+        self.0.with(None, |output| Ok(output.is_stdout())).map_err(to_py_err)
     }
 
     /// A descriptor of the output of its own (the core's writes are unbuffered), which the caller closes.
     fn fileno(&self) -> PyResult<RawFd> {
-        let guard = lock(&self.output);
-        let output = guard.as_ref().ok_or_else(|| self.written())?;
-        let descriptor = output
-            .file()
-            .as_fd()
-            .try_clone_to_owned()
-            .map_err(|e| to_py_err(crate::FusionError::output(&self.path, &e)))?;
-        Ok(descriptor.into_raw_fd())
+        Ok(self.0.with(None, |output| output.descriptor()).map_err(to_py_err)?.into_raw_fd())
     }
 
     fn commit(&self, py: Python<'_>) -> PyResult<()> {
-        let output = lock(&self.output).take().ok_or_else(|| self.written())?;
+        let output = self.0.take().map_err(to_py_err)?;
         interruptible(py, || output.commit())
     }
 
     /// Removes the temporary: the previous file stays.
     fn discard(&self) {
-        drop(lock(&self.output).take());
+        self.0.discard();
     }
 }
 
@@ -74,7 +55,7 @@ impl Output {
 #[pyclass(frozen, module = "fanfuse._core", name = "_StagedDirectory")]
 pub struct StagedDirectory {
     path: String,
-    staged: Mutex<Option<StagedDir>>,
+    staged: Held<StagedDir>,
 }
 
 #[pymethods]
@@ -84,7 +65,7 @@ impl StagedDirectory {
     fn new(target: &str) -> PyResult<Self> {
         let staged = StagedDir::beside(Path::new(target)).map_err(to_py_err)?;
         let path = staged.path().to_string_lossy().into_owned();
-        Ok(Self { path, staged: Mutex::new(Some(staged)) })
+        Ok(Self { path, staged: Held::new(target, staged) })
     }
 
     #[getter]
@@ -94,18 +75,16 @@ impl StagedDirectory {
 
     #[getter]
     fn published(&self) -> bool {
-        lock(&self.staged).as_ref().is_none_or(StagedDir::is_published)
+        self.staged.finished_or(StagedDir::is_published)
     }
 
     #[pyo3(signature = (target, /))]
     fn publish(&self, target: &str) -> PyResult<()> {
-        let mut guard = lock(&self.staged);
-        let staged = guard.as_mut().ok_or_else(|| InvalidOutput::new_err(format!("{target}: already published")))?;
-        staged.publish(Path::new(target)).map_err(to_py_err)
+        self.staged.with(Some(target), |staged| staged.publish(Path::new(target))).map_err(to_py_err)
     }
 
     fn discard(&self) {
-        drop(lock(&self.staged).take());
+        self.staged.discard();
     }
 }
 
@@ -150,7 +129,7 @@ impl Lines {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<(u64, String)>> {
-        let mut guard = lock(&self.source);
+        let mut guard = self.source.lock().unwrap_or_else(PoisonError::into_inner);
         let source: &mut LineSource = &mut guard;
         let line = py.detach(|| source.next_line().map(|line| line.map(str::to_owned))).map_err(to_py_err)?;
         Ok(line.map(|text| (source.line, text)))
