@@ -5,6 +5,7 @@ and bad columns are refused by name."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import subprocess
@@ -399,3 +400,35 @@ def test_a_run_is_an_arrow_batch_equal_to_its_columns() -> None:
     assert runs_from_table(batch, rank_from="rank")[0].columns() == tuple(columns.values())
     empty = pa.record_batch(Run.from_columns([], [], []))
     assert empty.schema == schema and empty.num_rows == 0
+
+
+def test_every_entry_taking_run_labels_refuses_them_without_their_column() -> None:
+    """``runs=`` names the labels of ``run_column=``: every entry point that takes both (found by
+    signature in ``fanfuse`` and ``fanfuse._core``) refuses labels without the column, by the core's rule."""
+    import fanfuse._core
+
+    table = pa.table({"qid": ["q"], "docid": ["d"], "score": [1.0]})
+    calls = {
+        "fuse_table": lambda f: f([table], runs=["a"]),
+        "fuse_tables": lambda f: f([table], names=["t"], runs=["a"]),
+        "runs_from_table": lambda f: f(table, runs=["a"]),
+    }
+    found = {
+        name: getattr(module, name)
+        for module in (fanfuse, fanfuse._core)
+        for name in dir(module)
+        if "run_column" in _parameters(getattr(module, name))
+    }
+    assert sorted(found) == sorted(calls)
+    refused = r"^runs= names the labels of a run column: give run_column= too"
+    for name, function in found.items():
+        with pytest.raises(FusionError, match=refused):
+            calls[name](function)
+
+
+def _parameters(value: object) -> tuple[str, ...]:
+    """The parameter names of a callable (none for other values and for callables without a signature)."""
+    try:
+        return tuple(inspect.signature(value).parameters) if callable(value) else ()
+    except (TypeError, ValueError):
+        return ()

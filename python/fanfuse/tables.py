@@ -105,8 +105,6 @@ def fuse_table(
     if run_column is not None:
         given, names = [_arrow_input(tables)], ["table"]
     else:
-        if runs is not None:
-            raise FusionError("runs= names the labels of run_column=; give run_column too")
         one_table = hasattr(tables, "__arrow_c_stream__") or hasattr(tables, "__arrow_c_array__")
         if one_table or type(tables).__module__.startswith("pandas"):
             raise TypeError(

@@ -130,7 +130,6 @@ pub(super) fn runs_from_table(
 ) -> PyResult<Vec<PyRun>> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
-    table::check_run_labels(run_column, &labels).map_err(to_py_err)?;
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 };
     let read = interruptible(py, move || table::runs_from_table(source, &spec))?;

@@ -168,16 +168,6 @@ pub struct TableRow<'r> {
     pub row: u64,
 }
 
-/// Refuses run labels given without the column that holds them.
-pub fn check_run_labels(run_column: Option<&str>, runs: &[String]) -> Result<(), FusionError> {
-    if run_column.is_none() && !runs.is_empty() {
-        return Err(FusionError::invalid(
-            "runs= names the labels of a run column: give run_column= too (a table without one is one run)",
-        ));
-    }
-    Ok(())
-}
-
 /// Refuses names that are not one per table (`fuse_tables` names each table in its errors).
 pub fn check_table_names(tables: usize, names: &[String]) -> Result<(), FusionError> {
     if tables != names.len() {
@@ -196,6 +186,11 @@ pub fn for_each_row(
     mut visit: impl FnMut(TableRow<'_>) -> Result<(), FusionError>,
 ) -> Result<(), FusionError> {
     let table = spec.name;
+    if spec.run_column.is_none() && !spec.runs.is_empty() {
+        return Err(FusionError::invalid(
+            "runs= names the labels of a run column: give run_column= too (a table without one is one run)",
+        ));
+    }
     if spec.run_column.is_some() && spec.runs.is_empty() {
         return Err(FusionError::invalid(format!(
             "{table}: with a run column, give the run labels in fusion order (runs=[...]): the order decides \
@@ -323,14 +318,23 @@ pub fn qrels_from_table(source: TableSource, name: &str) -> Result<super::qrels:
 
 #[cfg(test)]
 mod tests {
-    use super::check_run_labels;
+    use std::sync::Arc;
+
+    use super::{runs_from_table, TableSpec};
+    use crate::runs::{RankFrom, Run};
 
     #[test]
-    fn run_labels_need_their_column() {
+    fn run_labels_and_their_column_go_together() {
+        let run = Run::from_columns("run", &["q".into()], &["d".into()], &[1.0], RankFrom::Score).unwrap();
+        let batch = Arc::new(run.batch());
         let labels = ["a".to_owned()];
-        assert!(check_run_labels(Some("run"), &labels).is_ok());
-        assert!(check_run_labels(None, &[]).is_ok());
-        let refused = check_run_labels(None, &labels).unwrap_err().to_string();
-        assert!(refused.starts_with("runs= names the labels of a run column"), "{refused}");
+        let refused = |run_column, runs| {
+            let spec = TableSpec { name: "t", run_column, runs, rank_from: RankFrom::Score, first_row: 0 };
+            runs_from_table(batch.source(), &spec).err().map(|e| e.to_string()).unwrap_or_default()
+        };
+        assert!(refused(None, &labels).starts_with("runs= names the labels of a run column"));
+        assert!(refused(Some("qid"), &[]).starts_with("t: with a run column, give the run labels"));
+        assert_eq!(refused(None, &[]), "");
+        assert_eq!(refused(Some("qid"), &["q".to_owned()]), "");
     }
 }
