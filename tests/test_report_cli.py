@@ -212,3 +212,26 @@ def test_real_runs_report_equals_scipy(mtrag_dir: Path, capsys: pytest.CaptureFi
         expected = scipy_wilcoxon([values[q] for q in base], [base[q] for q in base])
         assert comparison["statistic"] == expected.statistic
         assert comparison["p_value"] == pytest.approx(float(expected.pvalue), rel=1e-9)
+
+
+def test_every_option_of_compare_is_refused_before_a_run_is_read(tmp_path: Path) -> None:
+    """Each keyword option of ``fanfuse.compare`` (enumerated from its signature), given a bad value,
+    is refused by name before the runs and qrels are read: the paths here do not exist."""
+    import inspect
+
+    bad = {
+        "baseline": 2,
+        "test": "anova",
+        "correction": "bh",
+        "alpha": 1.5,
+        "names": ["a", "b", "c"],
+        "iterations": 0,
+        "seed": -1,
+    }
+    options = inspect.signature(fanfuse.compare).parameters.values()
+    assert sorted(bad) == sorted(p.name for p in options if p.kind is p.KEYWORD_ONLY)
+    runs, qrels = [str(tmp_path / "a.trec"), str(tmp_path / "b.trec")], str(tmp_path / "qrels.txt")
+    for name, value in bad.items():
+        with pytest.raises(ValueError, match=rf"^{name}\b") as refused:
+            fanfuse.compare(runs, qrels, **{name: value})  # type: ignore[arg-type]
+        assert str(tmp_path) not in str(refused.value), name

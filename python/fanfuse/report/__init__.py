@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from fanfuse._core import (
     FusionError,
@@ -98,7 +98,7 @@ def compare(
     FusionError for an unknown test or correction, a baseline out of range, an alpha outside (0, 1),
     or a run sharing fewer than two evaluated queries with the baseline.
     """
-    _check_options(len(runs), baseline, test, correction, alpha)
+    options = _options(len(runs), baseline, test, correction, alpha, iterations, seed)
     if names is not None and len(names) != len(runs):
         raise FusionError(f"names: {len(names)} names for {len(runs)} runs")
     loaded_qrels = qrels if isinstance(qrels, Qrels) else read_any_qrels(os.fspath(qrels))
@@ -106,16 +106,7 @@ def compare(
     scores = [
         score_run(run, loaded_qrels, metrics, names[i] if names else None) for i, run in enumerate(loaded)
     ]
-    return compare_scores(
-        scores,
-        metrics,
-        baseline=baseline,
-        test=test,
-        correction=correction,
-        alpha=alpha,
-        iterations=iterations,
-        seed=seed,
-    )
+    return _compare(scores, metrics, options)
 
 
 def compare_scores(
@@ -131,9 +122,40 @@ def compare_scores(
 ) -> Report:
     """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.run_scores.score_run`` or
     a distributed evaluation gives them)."""
-    _check_options(len(scores), baseline, test, correction, alpha)
+    options = _options(len(scores), baseline, test, correction, alpha, iterations, seed)
+    return _compare(scores, metrics, options)
+
+
+class _Options(NamedTuple):
+    """The options of a comparison, checked together (by :func:`compare` before it reads any run)."""
+
+    baseline: int
+    test: str
+    correction: str
+    alpha: float
+    iterations: int
+    seed: int
+
+
+def _options(
+    runs: int, baseline: int, test: str, correction: str, alpha: float, iterations: int, seed: int
+) -> _Options:
+    _check_choice("test", test, TESTS)
+    _check_choice("correction", correction, CORRECTIONS)
+    if not runs:
+        raise FusionError("runs: give at least one run")
+    if check_int("baseline", baseline) >= runs:
+        raise OutOfRange(
+            f"baseline must be the index of a run, an int from 0 to {runs - 1} (got {baseline!r})"
+        )
+    check_float("alpha", alpha)
     check_int("iterations", iterations)  # whichever test runs: a bad value is refused alike
     check_int("seed", seed)
+    return _Options(baseline, test, correction, float(alpha), iterations, seed)
+
+
+def _compare(scores: Sequence[RunScores], metrics: Sequence[str], options: _Options) -> Report:
+    baseline, test, correction, alpha, iterations, seed = options
     scores = list(scores)
     if len({s.name for s in scores}) < len(scores):
         scores = [RunScores(f"{i}:{s.name}", s.qids, s.values, s.means) for i, s in enumerate(scores)]
@@ -157,18 +179,6 @@ def compare_scores(
         for (i, m, pairs, statistic, p), q in zip(raw, adjusted, strict=True)
     ]
     return Report(list(metrics), scores, baseline, test, correction, float(alpha), comparisons)
-
-
-def _check_options(runs: int, baseline: int, test: str, correction: str, alpha: float) -> None:
-    _check_choice("test", test, TESTS)
-    _check_choice("correction", correction, CORRECTIONS)
-    if not runs:
-        raise FusionError("runs: give at least one run")
-    if check_int("baseline", baseline) >= runs:
-        raise OutOfRange(
-            f"baseline must be the index of a run, an int from 0 to {runs - 1} (got {baseline!r})"
-        )
-    check_float("alpha", alpha)
 
 
 _Raw = tuple[int, str, tuple[list[float], list[float]], float, float]
