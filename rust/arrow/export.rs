@@ -147,6 +147,12 @@ impl ExportBatch {
         self.rows
     }
 
+    /// The batch as Python shows it.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        format!("ArrowBatch(rows={})", self.rows)
+    }
+
     /// The batch as a table to read in the core again (its buffers shared, not copied).
     #[must_use]
     pub fn source(self: &Arc<Self>) -> super::TableSource {

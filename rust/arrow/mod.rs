@@ -110,6 +110,9 @@ impl Batches {
     }
 }
 
+/// What a sequence of tables holds, as messages name it.
+pub const TABLES: &str = "Arrow tables";
+
 /// An argument `name` that is no table for the PyCapsule protocol (`got`: its type).
 #[must_use]
 pub fn not_a_table_object(name: &str, got: &str) -> FusionError {

@@ -2,8 +2,6 @@
 //! as Arrow rows: reading a block of a run file or a table into row batches split by query, fusing
 //! the rows that meet by query, writing the fused text in order. Conversion and error mapping only.
 
-use std::sync::Arc;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -165,7 +163,7 @@ fn run_from_rows(
     let names = PyTuple::new(py, [name])?;
     let (sources, layout) = (row_sources(rows)?, layout(blocks, names.as_any())?);
     let (run, firsts) = interruptible(py, move || run_of_rows(sources, &layout, rank_from))?;
-    Ok((PyRun { inner: Arc::new(run) }, firsts))
+    Ok((run.into(), firsts))
 }
 
 /// Writes fused TREC text, chunk by chunk, into one output file. See `_core/_rows.pyi`.

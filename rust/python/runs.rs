@@ -30,6 +30,18 @@ pub struct PyQrels {
     pub(super) inner: Arc<Qrels>,
 }
 
+impl From<CoreRun> for PyRun {
+    fn from(run: CoreRun) -> Self {
+        Self { inner: Arc::new(run) }
+    }
+}
+
+impl From<Qrels> for PyQrels {
+    fn from(qrels: Qrels) -> Self {
+        Self { inner: Arc::new(qrels) }
+    }
+}
+
 #[pymethods]
 impl PyRun {
     #[staticmethod]
@@ -43,8 +55,7 @@ impl PyRun {
     ) -> PyResult<Self> {
         let (qids, docids, scores) = (strings(qids, "qids")?, strings(docids, "docids")?, numbers(scores, "scores")?);
         let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
-        let run = CoreRun::from_columns(name, &qids, &docids, &scores, rank_from).map_err(to_py_err)?;
-        Ok(Self { inner: Arc::new(run) })
+        CoreRun::from_columns(name, &qids, &docids, &scores, rank_from).map(Self::from).map_err(to_py_err)
     }
 
     #[getter]
@@ -62,8 +73,7 @@ impl PyRun {
 
     #[pyo3(signature = (qids, /))]
     fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let qids = strings(qids, "qids")?;
-        Ok(Self { inner: Arc::new(self.inner.subset(&qids)) })
+        Ok(self.inner.subset(&strings(qids, "qids")?).into())
     }
 
     fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
@@ -90,7 +100,7 @@ impl PyRun {
     }
 
     fn __repr__(&self) -> String {
-        format!("Run(name={:?}, queries={})", self.inner.name, self.inner.queries.len())
+        self.inner.describe()
     }
 }
 
@@ -106,8 +116,7 @@ impl PyQrels {
 
     #[pyo3(signature = (qids, /))]
     fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let qids = strings(qids, "qids")?;
-        Ok(Self { inner: Arc::new(self.inner.subset(&qids)) })
+        Ok(self.inner.subset(&strings(qids, "qids")?).into())
     }
 }
 
@@ -116,16 +125,14 @@ impl PyQrels {
 #[pyo3(signature = (path, /, *, rank_from = "score"))]
 pub(super) fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<PyRun> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
-    let run = interruptible(py, || runs::read_run(path, rank_from))?;
-    Ok(PyRun { inner: Arc::new(run) })
+    interruptible(py, || runs::read_run(path, rank_from)).map(PyRun::from)
 }
 
 /// Reads TREC or BEIR TSV qrels. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (path, /))]
 pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
-    let qrels = interruptible(py, || runs::read::qrels::read_qrels(path))?;
-    Ok(PyQrels { inner: Arc::new(qrels) })
+    interruptible(py, || runs::read::qrels::read_qrels(path)).map(PyQrels::from)
 }
 
 /// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
@@ -143,8 +150,7 @@ pub(super) fn fuse_runs(
     let params = run_params("fuse_runs", options, kwargs, model.as_deref())?;
     check_thread_variable(py, threads)?;
     let owned: Vec<Arc<CoreRun>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
-    let fused = interruptible(py, || crate::runs::fuse::query::fuse_runs(&owned, &params, threads))?;
-    Ok(PyRun { inner: Arc::new(fused) })
+    interruptible(py, || crate::runs::fuse::query::fuse_runs(&owned, &params, threads)).map(PyRun::from)
 }
 
 /// The inputs of `fuse_files`: paths, or runs in memory (replayed in the order of their rows).
@@ -208,7 +214,7 @@ pub(super) fn fuse_files(
     let destination = output.map_or(Destination::Memory, Destination::File);
     let (s, run) = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, destination, &options))?;
     Ok(match run {
-        Some(run) => FilesFused::Run(PyRun { inner: Arc::new(run) }),
+        Some(run) => FilesFused::Run(run.into()),
         None => FilesFused::Written { queries: s.queries, input_lines: s.input_lines, buffered: s.buffered },
     })
 }

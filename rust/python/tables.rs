@@ -78,7 +78,7 @@ impl PyArrowBatch {
     }
 
     fn __repr__(&self) -> String {
-        format!("ArrowBatch(rows={})", self.inner.rows())
+        self.inner.describe()
     }
 }
 
@@ -133,7 +133,7 @@ pub(super) fn runs_from_table(
     let source = table_source(table, name)?;
     let spec = TableSpec { name, run_column, runs: &labels, rank_from, first_row: 0 };
     let read = interruptible(py, move || table::runs_from_table(source, &spec))?;
-    Ok(read.into_iter().map(|run| PyRun { inner: Arc::new(run) }).collect())
+    Ok(read.into_iter().map(PyRun::from).collect())
 }
 
 /// Fuses run tables in one call of the core. See `_core.pyi`.
@@ -156,7 +156,7 @@ pub(super) fn fuse_tables(
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
     let names = strings(names, "names")?;
-    let items = outer_items(tables, "tables", "Arrow tables")?;
+    let items = outer_items(tables, "tables", arrow::TABLES)?;
     table::check_table_names(items.len(), &names).map_err(to_py_err)?;
     check_thread_variable(py, threads)?;
     let sources = items.iter().zip(&names).map(|(t, n)| table_source(t, n)).collect::<PyResult<Vec<_>>>()?;
@@ -171,6 +171,5 @@ pub(super) fn fuse_tables(
 #[pyo3(signature = (table, /, *, name = "qrels"))]
 pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &str) -> PyResult<PyQrels> {
     let source = table_source(table, name)?;
-    let qrels = interruptible(py, move || table::qrels_from_table(source, name))?;
-    Ok(PyQrels { inner: Arc::new(qrels) })
+    interruptible(py, move || table::qrels_from_table(source, name)).map(PyQrels::from)
 }

@@ -70,6 +70,12 @@ impl Run {
 const COLUMNS: &str = "<columns>";
 
 impl Run {
+    /// The run as Python shows it: its name and how many queries it holds.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        format!("Run(name={:?}, queries={})", self.name, self.queries.len())
+    }
+
     /// The queries of `qids` only, in this run's order: a fold of a cross-validation.
     #[must_use]
     pub fn subset(&self, qids: &[String]) -> Self {
