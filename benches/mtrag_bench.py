@@ -1,25 +1,36 @@
-"""What the MT-RAG benches share: their command line (where the data is, which domains, how many
-questions, where the indexes are kept), a domain's judged conversations over its indexed passage
-pool, each question asked in one of the three ways, a held-out comparison's cells, and the line that
-names the machine and the load of a run."""
+"""What the benches share. The MT-RAG benches: their command line (where the data is, which domains,
+how many questions, where the indexes are kept), a domain's judged conversations over its indexed
+passage pool, each question asked in one of the three ways, searches timed side by side, the
+default's settings over other retrievers, its routing and its query-vector cache, a held-out
+comparison's cells. Every bench: a Markdown table, a command's wall time and peak memory, and the
+line that names the machine and the load of a run."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import re
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import fanfuse
-from fanfuse import MultiQueryRetriever
+from fanfuse import MultiQueryRetriever, index_retriever
+from fanfuse.index_retriever import (
+    DEFAULT_RETRIEVER_WEIGHTS,
+    DEFAULT_VARIANT_WEIGHTS,
+    DENSE_SKIPPED_SOURCES,
+    default_expander,
+)
+from fanfuse.retrievers.base import Retriever
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
@@ -139,6 +150,79 @@ def answer(
     return run, milliseconds
 
 
+def interleaved_seconds(
+    searches: Mapping[str, Callable[[Conversation], object]],
+    conversations: Sequence[Conversation],
+    warm_up: int = 5,
+) -> dict[str, list[float]]:
+    """Each of `searches` timed on each conversation, interleaved question by question, their order
+    alternating (so that each sees the same load), after each has searched the first `warm_up`
+    (sessions, threads): the seconds of each search, by name."""
+    for c in conversations[:warm_up]:
+        for search in searches.values():
+            search(c)
+    seconds: dict[str, list[float]] = {name: [] for name in searches}
+    names = list(searches)
+    for i, c in enumerate(conversations):
+        for name in names if i % 2 else names[::-1]:
+            begin = time.perf_counter()
+            searches[name](c)
+            seconds[name].append(time.perf_counter() - begin)
+    return seconds
+
+
+def p95(milliseconds: Sequence[float]) -> float:
+    """The 95th percentile of the latencies (the one latency of a single question)."""
+    return statistics.quantiles(milliseconds, n=20)[-1] if len(milliseconds) > 1 else milliseconds[0]
+
+
+def default_search_over(bm25: TantivyRetriever, retrievers: Mapping[str, Retriever]) -> MultiQueryRetriever:
+    """The default's search (`fanfuse.open_index`: its expander, variant and retriever weights) over
+    other retrievers, top 10: a variant of the default a bench measures against it."""
+    return MultiQueryRetriever(
+        dict(retrievers),
+        expander=default_expander(bm25),
+        variant_weights=list(DEFAULT_VARIANT_WEIGHTS),
+        retriever_weights={n: w for n, w in DEFAULT_RETRIEVER_WEIGHTS.items() if n in retrievers},
+        top_k=10,
+    )
+
+
+def add_routing_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dense-skipped",
+        type=lambda text: tuple(s for s in text.split(",") if s),
+        help="comma-separated variant sources the default's dense side leaves to BM25 "
+        f"(default: {','.join(DENSE_SKIPPED_SOURCES)}, the library's)",
+    )
+
+
+@contextlib.contextmanager
+def route(skipped: tuple[str, ...] | None) -> Iterator[None]:
+    """The default built inside leaves `skipped` to BM25 (None: the library's routing)."""
+    before = index_retriever.DENSE_SKIPPED_SOURCES
+    if skipped is not None:
+        index_retriever.DENSE_SKIPPED_SOURCES = skipped
+    try:
+        yield
+    finally:
+        index_retriever.DENSE_SKIPPED_SOURCES = before
+
+
+@contextlib.contextmanager
+def query_cache_off() -> Iterator[None]:
+    """The query-vector cache off for the retrievers made inside; the environment as it was after."""
+    name, before = "FANFUSE_QUERY_CACHE_SIZE", os.environ.get("FANFUSE_QUERY_CACHE_SIZE")
+    os.environ[name] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
 def compared_cells(base: Sequence[float], new: Sequence[float], iterations: int = 10_000) -> str:
     """`mean of base | mean of new | Δ | p` of per-query scores, p the two-sided paired
     randomization test."""
@@ -160,6 +244,51 @@ def machine() -> str:
     import tantivy
 
     return f"{cpu}; Python {platform.python_version()}; tantivy-py {tantivy.__version__}"
+
+
+# A column of a Markdown table: its title, the key of its value in a row, the value's format spec.
+Column = tuple[str, str, str]
+
+
+def markdown_table(columns: Sequence[Column], aligns: str, rows: Iterable[Mapping[str, Any]]) -> str:
+    """A Markdown table of `rows`, a line each: every column aligned as its letter of `aligns` says
+    (`l` left, `r` right), each cell its value formatted by the column's spec; None, in a column
+    with a spec, is an empty cell (a comparison not made)."""
+
+    def cell(value: Any, spec: str) -> str:
+        return "" if value is None and spec else format(value, spec)
+
+    lines = [
+        "| " + " | ".join(title for title, _, _ in columns) + " |",
+        "|" + "".join("---:|" if a == "r" else "---|" for a in aligns),
+    ]
+    lines += ["| " + " | ".join(cell(r[key], spec) for _, key, spec in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def fanfuse_command(*words: str) -> list[str]:
+    """The command line of `fanfuse WORDS...` in a process of its own, run by this interpreter."""
+    return [sys.executable, "-c", "import sys; from fanfuse.cli import main; sys.exit(main())", *words]
+
+
+def time_command(command: Sequence[str], timeout: float | None = None) -> dict[str, Any] | None:
+    """`command` run under `/usr/bin/time -v`: its exit status, wall seconds, peak RSS in MB and the
+    first line of its stderr; None when it ran longer than `timeout` seconds."""
+    try:
+        done = subprocess.run(
+            ["/usr/bin/time", "-v", *command], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    clock = reversed(wall.group(1).split(":")) if wall else []
+    return {
+        "exit": done.returncode,
+        "wall_s": sum(float(part) * 60**i for i, part in enumerate(clock)) if wall else None,
+        "peak_mb": round(int(peak.group(1)) / 1024) if peak else None,
+        "error": done.stderr.splitlines()[0] if done.returncode else "",
+    }
 
 
 def run_line(started: float) -> str:
@@ -195,11 +324,17 @@ def data_parser(
     return parser
 
 
+def parse_data_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | None:
+    """The arguments of an MT-RAG bench; None, said on stderr, where the data is missing."""
+    args = parser.parse_args(argv)
+    return None if data_missing(args.data) else args
+
+
 def parse_leave_one_out(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | None:
     """The arguments of a bench that scores on one domain what it chose on the other (so: exactly two
     domains); None, said on stderr, where the data is missing."""
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
+    args = parse_data_args(parser, argv)
+    if args is None:
         return None
     if len(args.domains) != 2:
         parser.error("--domains: leaving one domain out needs exactly two")

@@ -42,9 +42,11 @@ from mtrag_bench import (
     LAST,
     REWRITE,
     answer,
-    data_missing,
     data_parser,
     judged_domain,
+    markdown_table,
+    p95,
+    parse_data_args,
     per_query_values,
     report_domains,
 )
@@ -154,7 +156,7 @@ def run_domain(
                 if against
                 else None,
                 "ms_mean": statistics.fmean(latencies),
-                "ms_p95": statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0],
+                "ms_p95": p95(latencies),
             }
         )
     _gap_closed(out)
@@ -172,21 +174,22 @@ def _gap_closed(rows: list[dict[str, Any]]) -> None:
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
-    lines = [
-        "| domain | given | retrievers | variants | n | nDCG@10 | Recall@10 | against | Δ nDCG@10 | p "
-        "| gap closed | ms/query mean | p95 |",
-        "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+    columns = [
+        ("domain", "domain", ""),
+        ("given", "given", ""),
+        ("retrievers", "retrievers", ""),
+        ("variants", "variants", ""),
+        ("n", "n", ""),
+        ("nDCG@10", "ndcg@10", ".4f"),
+        ("Recall@10", "recall@10", ".4f"),
+        ("against", "against", ""),
+        ("Δ nDCG@10", "delta", "+.4f"),
+        ("p", "p", ".4f"),
+        ("gap closed", "gap closed", ".0%"),
+        ("ms/query mean", "ms_mean", ".2f"),
+        ("p95", "ms_p95", ".2f"),
     ]
-    for r in rows:
-        delta = "" if r["delta"] is None else f"{r['delta']:+.4f}"
-        p = "" if r["p"] is None else f"{r['p']:.4f}"
-        gap = "" if r["gap closed"] is None else f"{r['gap closed']:.0%}"
-        lines.append(
-            f"| {r['domain']} | {r['given']} | {r['retrievers']} | {r['variants']} | {r['n']} "
-            f"| {r['ndcg@10']:.4f} | {r['recall@10']:.4f} | {r['against']} | {delta} | {p} | {gap} "
-            f"| {r['ms_mean']:.2f} | {r['ms_p95']:.2f} |"
-        )
-    return "\n".join(lines)
+    return markdown_table(columns, "llllrrrlrrrrr", rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-base-url", metavar="URL", help="adds a row of LLMExpander given the history")
     parser.add_argument("--llm-model", metavar="M", help="the LLM row's chat model")
     parser.add_argument("--strategy", metavar="S", default="paraphrase", help="the LLM row's strategy")
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
+    args = parse_data_args(parser, argv)
+    if args is None:
         return 2
     extra: dict[str, Expander] = {}
     if args.llm_base_url:
