@@ -50,8 +50,8 @@ def main() -> None:
             row = measure(runs, str(Path(tmp) / f"fused{n}.trec"), n, args.timeout)
             print(json.dumps(row), flush=True)
             rows.append(row)
-    columns = [("--partitions", "partitions", ""), ("exit", "exit", ""), ("wall (s)", "wall_s", "")]
-    print("\n" + markdown_table([*columns, ("peak RSS (MB)", "peak_mb", "")], "rrrr", rows))
+    columns = "--partitions=partitions | exit | wall (s)=wall_s | peak RSS (MB)=peak_mb"
+    print("\n" + markdown_table(columns, "rrrr", rows))
 
 
 if __name__ == "__main__":

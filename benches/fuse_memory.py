@@ -87,8 +87,7 @@ def main() -> None:
                 row = measure(name, found[name], str(Path(tmp) / f"fused-{name}.trec"))
                 print(json.dumps(row), flush=True)
                 rows.append(row)
-    columns = [("case", "case", ""), ("input (MB)", "input_mb", ""), ("exit", "exit", "")]
-    columns += [("wall (s)", "wall_s", ""), ("peak RSS (MB)", "peak_mb", "")]
+    columns = "case | input (MB)=input_mb | exit | wall (s)=wall_s | peak RSS (MB)=peak_mb"
     print("\n" + markdown_table(columns, "lrrrr", rows))
 
 

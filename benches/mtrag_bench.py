@@ -246,23 +246,26 @@ def machine() -> str:
     return f"{cpu}; Python {platform.python_version()}; tantivy-py {tantivy.__version__}"
 
 
-# A column of a Markdown table: its title, the key of its value in a row, the value's format spec.
-Column = tuple[str, str, str]
-
-
-def markdown_table(columns: Sequence[Column], aligns: str, rows: Iterable[Mapping[str, Any]]) -> str:
-    """A Markdown table of `rows`, a line each: every column aligned as its letter of `aligns` says
-    (`l` left, `r` right), each cell its value formatted by the column's spec; None, in a column
-    with a spec, is an empty cell (a comparison not made)."""
+def markdown_table(columns: str, aligns: str, rows: Iterable[Mapping[str, Any]]) -> str:
+    """A Markdown table of `rows`, a line each. `columns` is its header, `title | title | ...`, each
+    title followed by `=key` where the row's key is another, and by `:spec`, the format spec of the
+    value (None, in a column with a spec, is an empty cell: a comparison not made); `aligns` has a
+    letter a column, `l` (left) or `r` (right)."""
+    parsed = []
+    for column in columns.split(" | "):
+        named, _, spec = column.partition(":")
+        title, _, key = named.partition("=")
+        parsed.append((title, key or title, spec))
+    assert len(parsed) == len(aligns), (columns, aligns)
 
     def cell(value: Any, spec: str) -> str:
         return "" if value is None and spec else format(value, spec)
 
     lines = [
-        "| " + " | ".join(title for title, _, _ in columns) + " |",
+        "| " + " | ".join(title for title, _, _ in parsed) + " |",
         "|" + "".join("---:|" if a == "r" else "---|" for a in aligns),
     ]
-    lines += ["| " + " | ".join(cell(r[key], spec) for _, key, spec in columns) + " |" for r in rows]
+    lines += ["| " + " | ".join(cell(r[key], spec) for _, key, spec in parsed) + " |" for r in rows]
     return "\n".join(lines)
 
 
@@ -324,17 +327,11 @@ def data_parser(
     return parser
 
 
-def parse_data_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | None:
-    """The arguments of an MT-RAG bench; None, said on stderr, where the data is missing."""
-    args = parser.parse_args(argv)
-    return None if data_missing(args.data) else args
-
-
 def parse_leave_one_out(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | None:
     """The arguments of a bench that scores on one domain what it chose on the other (so: exactly two
     domains); None, said on stderr, where the data is missing."""
-    args = parse_data_args(parser, argv)
-    if args is None:
+    args = parser.parse_args(argv)
+    if data_missing(args.data):
         return None
     if len(args.domains) != 2:
         parser.error("--domains: leaving one domain out needs exactly two")
@@ -349,11 +346,18 @@ def data_missing(data: Path) -> bool:
 
 
 def report_domains(
-    args: argparse.Namespace,
-    rows_of: Callable[[str], list[dict[str, Any]]],
+    parser: argparse.ArgumentParser,
+    argv: list[str] | None,
+    rows_for: Callable[[argparse.Namespace], Callable[[str], list[dict[str, Any]]]],
     markdown: Callable[[list[dict[str, Any]]], str],
 ) -> int:
-    """Each of `args.domains`' rows measured in turn, then reported; the exit status."""
+    """A bench measured domain by domain: its arguments parsed, then the rows of each of
+    `--domains` (`rows_for(args)(domain)`) measured in turn and reported; the exit status (2 where
+    the data is missing)."""
+    args = parser.parse_args(argv)
+    if data_missing(args.data):
+        return 2
+    rows_of = rows_for(args)
     started = time.perf_counter()
     rows = [row for domain in args.domains for row in rows_of(domain)]
     report(rows, markdown(rows), started, args.json)

@@ -42,12 +42,12 @@ from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_bench import (
     Conversation,
+    data_missing,
     data_parser,
     default_search_over,
     interleaved_seconds,
     judged_domain,
     markdown_table,
-    parse_data_args,
     per_query_values,
     query_cache_off,
     report,
@@ -192,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quality-only", action="store_true", help="measure nDCG@10 alone")
     parser.add_argument("--alpha", type=float, default=0.5, help="the composed vector's a for the cost run")
     parser.add_argument("--routing", choices=ROUTINGS, default="both", help="the routing for the cost run")
-    args = parse_data_args(parser, argv)
-    if args is None:
+    args = parser.parse_args(argv)
+    if data_missing(args.data):
         return 2
     started = time.perf_counter()
     lines = []
@@ -205,27 +205,21 @@ def main(argv: list[str] | None = None) -> int:
             for r in quality(args.data, d, args.limit, args.iterations, args.index_dir)
         ]
         rows += q
-        columns = [
-            ("domain", "domain", ""),
-            ("n", "n", ""),
-            ("routing", "routing", ""),
-            ("a", "a", "g"),
-            ("nDCG@10 default", "default", ".4f"),
-            ("composed", "composed", ".4f"),
-            ("delta", "delta", "+.4f"),
-            ("p", "p", ".3f"),
-        ]
+        columns = (
+            "domain | n | routing | a:g | nDCG@10 default=default:.4f | composed:.4f | delta:+.4f | p:.3f"
+        )
         lines.append(markdown_table(columns, "lrlrrrrr", q))
     if not args.quality_only:
         c = [cost(args.data, d, args.limit, args.index_dir, args.alpha, args.routing) for d in args.domains]
         rows += c
         names = ("alone", "default", "turns embedded", "turns cached")
-        columns = [
-            ("domain", "domain", ""),
-            ("questions with history", "n", ""),
-            *((f"ms {n}", f"{n} ms", ".1f") for n in names),
-            *((f"{n} / alone", f"{n} / alone", ".2f") for n in names[1:]),
-        ]
+        columns = " | ".join(
+            [
+                "domain | questions with history=n",
+                *(f"ms {n}={n} ms:.1f" for n in names),
+                *(f"{n} / alone:.2f" for n in names[1:]),
+            ]
+        )
         lines.append(markdown_table(columns, "lrrrrrrrr", c))
     report(rows, "\n\n".join(lines), started, None)
     return 0

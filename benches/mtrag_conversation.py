@@ -23,6 +23,7 @@ extra={"name": expander})` adds one for any `Expander`.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -46,7 +47,6 @@ from mtrag_bench import (
     judged_domain,
     markdown_table,
     p95,
-    parse_data_args,
     per_query_values,
     report_domains,
 )
@@ -174,21 +174,11 @@ def _gap_closed(rows: list[dict[str, Any]]) -> None:
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
-    columns = [
-        ("domain", "domain", ""),
-        ("given", "given", ""),
-        ("retrievers", "retrievers", ""),
-        ("variants", "variants", ""),
-        ("n", "n", ""),
-        ("nDCG@10", "ndcg@10", ".4f"),
-        ("Recall@10", "recall@10", ".4f"),
-        ("against", "against", ""),
-        ("Δ nDCG@10", "delta", "+.4f"),
-        ("p", "p", ".4f"),
-        ("gap closed", "gap closed", ".0%"),
-        ("ms/query mean", "ms_mean", ".2f"),
-        ("p95", "ms_p95", ".2f"),
-    ]
+    columns = (
+        "domain | given | retrievers | variants | n | nDCG@10=ndcg@10:.4f | Recall@10=recall@10:.4f "
+        "| against | Δ nDCG@10=delta:+.4f | p:.4f | gap closed:.0% | ms/query mean=ms_mean:.2f "
+        "| p95=ms_p95:.2f"
+    )
     return markdown_table(columns, "llllrrrlrrrrr", rows)
 
 
@@ -200,20 +190,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-base-url", metavar="URL", help="adds a row of LLMExpander given the history")
     parser.add_argument("--llm-model", metavar="M", help="the LLM row's chat model")
     parser.add_argument("--strategy", metavar="S", default="paraphrase", help="the LLM row's strategy")
-    args = parse_data_args(parser, argv)
-    if args is None:
-        return 2
-    extra: dict[str, Expander] = {}
-    if args.llm_base_url:
-        llm = LLMExpander(base_url=args.llm_base_url, model=args.llm_model, strategy=args.strategy)
-        extra[f"LLM {args.strategy} ({args.llm_model})"] = llm
-    return report_domains(
-        args,
-        lambda domain: run_domain(
+
+    def rows_for(args: argparse.Namespace) -> Callable[[str], list[dict[str, Any]]]:
+        extra: dict[str, Expander] = {}
+        if args.llm_base_url:
+            llm = LLMExpander(base_url=args.llm_base_url, model=args.llm_model, strategy=args.strategy)
+            extra[f"LLM {args.strategy} ({args.llm_model})"] = llm
+        return lambda domain: run_domain(
             args.data, domain, args.index_dir, args.limit, args.iterations, extra, args.dense
-        ),
-        markdown,
-    )
+        )
+
+    return report_domains(parser, argv, rows_for, markdown)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,11 @@ from pathlib import Path
 from fanfuse.index_retriever import open_index
 from mtrag_bench import (
     add_routing_flag,
+    data_missing,
     data_parser,
     interleaved_seconds,
     judged_domain,
     markdown_table,
-    parse_data_args,
     query_cache_off,
     report,
     route,
@@ -55,20 +55,16 @@ def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None) -> d
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__, index_dir=True)
     add_routing_flag(parser)
-    args = parse_data_args(parser, argv)
-    if args is None:
+    args = parser.parse_args(argv)
+    if data_missing(args.data):
         return 2
     started = time.perf_counter()
     with query_cache_off(), route(args.dense_skipped):
         rows = [run_domain(args.data, domain, args.index_dir, args.limit) for domain in args.domains]
-    columns = [
-        ("domain", "domain", ""),
-        ("questions with history", "n", ""),
-        ("ms/search, last turn alone", "alone_ms", ".1f"),
-        ("with its history", "history_ms", ".1f"),
-        ("ratio of the sums", "ratio", ".2f"),
-        ("median ratio", "median_ratio", ".2f"),
-    ]
+    columns = (
+        "domain | questions with history=n | ms/search, last turn alone=alone_ms:.1f "
+        "| with its history=history_ms:.1f | ratio of the sums=ratio:.2f | median ratio=median_ratio:.2f"
+    )
     report(rows, markdown_table(columns, "lrrrrr", rows), started, None)
     return 0
 

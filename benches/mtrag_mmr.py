@@ -23,7 +23,6 @@ from mtrag_bench import (
     data_parser,
     judged_domain,
     markdown_table,
-    parse_data_args,
     per_query_values,
     report_domains,
 )
@@ -65,30 +64,23 @@ def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None, iter
 
 
 def markdown(rows: list[dict]) -> str:
-    columns = [
-        ("domain", "domain", ""),
-        ("given", "given", ""),
-        ("rerank", "rerank", ""),
-        ("n", "n", ""),
-        ("nDCG@10", "ndcg@10", ".4f"),
-        ("Recall@10", "recall@10", ".4f"),
-        ("Δ nDCG@10", "delta", "+.4f"),
-        ("p", "p", ".4f"),
-        ("ms/query", "ms_mean", ".1f"),
-    ]
+    columns = (
+        "domain | given | rerank | n | nDCG@10=ndcg@10:.4f | Recall@10=recall@10:.4f | Δ nDCG@10=delta:+.4f "
+        "| p:.4f | ms/query=ms_mean:.1f"
+    )
     return markdown_table(columns, "lllrrrrrr", rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
-    args = parse_data_args(parser, argv)
-    if args is None:
-        return 2
-
-    def rows_of(domain: str) -> list[dict]:
-        return run_domain(args.data, domain, args.index_dir, args.limit, args.iterations)
-
-    return report_domains(args, rows_of, markdown)
+    return report_domains(
+        parser,
+        argv,
+        lambda args: (
+            lambda domain: run_domain(args.data, domain, args.index_dir, args.limit, args.iterations)
+        ),
+        markdown,
+    )
 
 
 if __name__ == "__main__":

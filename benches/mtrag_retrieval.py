@@ -55,7 +55,6 @@ from mtrag_bench import (
     load_queries,
     markdown_table,
     p95,
-    parse_data_args,
     per_query_values,
     report_domains,
 )
@@ -255,20 +254,11 @@ def run_domain(data: Path, domain: str, args: argparse.Namespace, settings: Sett
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    columns = [
-        ("domain", "domain", ""),
-        ("queries", "queries", ""),
-        ("retrievers", "retrievers", ""),
-        ("variants", "variants", ""),
-        ("n", "n", ""),
-        ("nDCG@10", "ndcg@10", ".4f"),
-        ("vs single BM25", "gain", "+.1%"),
-        ("p", "p", ".4f"),
-        ("p vs single, same retrievers", "p_twin", ".4f"),
-        ("Recall@10", "recall@10", ".4f"),
-        ("ms/query mean", "ms_mean", ".2f"),
-        ("p95", "ms_p95", ".2f"),
-    ]
+    columns = (
+        "domain | queries | retrievers | variants | n | nDCG@10=ndcg@10:.4f | vs single BM25=gain:+.1% "
+        "| p:.4f | p vs single, same retrievers=p_twin:.4f | Recall@10=recall@10:.4f "
+        "| ms/query mean=ms_mean:.2f | p95=ms_p95:.2f"
+    )
     base: dict[tuple[str, str], float] = {}
     shown = []
     for r in rows:
@@ -310,19 +300,20 @@ def main(argv: list[str] | None = None) -> int:
         default=ORIGINAL_LIST_WEIGHT,
         help="fusion weight of the original query's lists in multi-query rows (variants: 1)",
     )
-    args = parse_data_args(parser, argv)
-    if args is None:
-        return 2
-    settings = Settings(
-        args.feedback_docs,
-        args.feedback_terms,
-        args.original_weight,
-        args.original_list_weight,
-        args.iterations,
-        args.dense_weight,
-        args.dense_variants,
-    )
-    return report_domains(args, lambda domain: run_domain(args.data, domain, args, settings), markdown)
+
+    def rows_for(args: argparse.Namespace) -> Callable[[str], list[dict[str, Any]]]:
+        settings = Settings(
+            args.feedback_docs,
+            args.feedback_terms,
+            args.original_weight,
+            args.original_list_weight,
+            args.iterations,
+            args.dense_weight,
+            args.dense_variants,
+        )
+        return lambda domain: run_domain(args.data, domain, args, settings)
+
+    return report_domains(parser, argv, rows_for, markdown)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ thread), measured query by query. p: the two-sided paired randomization test of 
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 from collections.abc import Callable
@@ -39,7 +40,6 @@ from mtrag_bench import (
     default_search_over,
     judged_domain,
     markdown_table,
-    parse_data_args,
     per_query_values,
     report_domains,
     route,
@@ -96,16 +96,15 @@ def run_domain(
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     names = (SINGLE, EVERY, DEFAULT)
-    columns = [
-        ("domain", "domain", ""),
-        ("asked", "given", ""),
-        ("n", "n", ""),
-        *((f"nDCG@10 {name}", f"ndcg {name}", ".4f") for name in names),
-        ("delta", "delta", "+.4f"),
-        ("p", "p", ".3f"),
-        *((f"CPU ms {name}", f"cpu {name}", ".1f") for name in names),
-        (f"{DEFAULT} / {SINGLE}", "ratio", ""),
-    ]
+    columns = " | ".join(
+        [
+            "domain | asked=given | n",
+            *(f"nDCG@10 {name}=ndcg {name}:.4f" for name in names),
+            "delta:+.4f | p:.3f",
+            *(f"CPU ms {name}=cpu {name}:.1f" for name in names),
+            f"{DEFAULT} / {SINGLE}=ratio",
+        ]
+    )
     shown = ({**r, "ratio": f"{r[f'cpu {DEFAULT}'] / r[f'cpu {SINGLE}']:.2f}x"} for r in rows)
     return markdown_table(columns, "llrrrrrrrrrr", shown)
 
@@ -113,15 +112,15 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
     add_routing_flag(parser)
-    args = parse_data_args(parser, argv)
-    if args is None:
-        return 2
 
-    def rows_of(domain: str) -> list[dict[str, Any]]:
-        return run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
+    def rows_for(args: argparse.Namespace) -> Callable[[str], list[dict[str, Any]]]:
+        def rows_of(domain: str) -> list[dict[str, Any]]:
+            with route(args.dense_skipped):
+                return run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
 
-    with route(args.dense_skipped):
-        return report_domains(args, rows_of, markdown)
+        return rows_of
+
+    return report_domains(parser, argv, rows_for, markdown)
 
 
 if __name__ == "__main__":
