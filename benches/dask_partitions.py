@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mtrag_bench import fanfuse_command, markdown_table, time_command
+from mtrag_bench import fanfuse_command, print_measured, time_command
 from scale_fuse import generate
 
 RUNS, QUERIES, HITS = 2, 5000, 2
@@ -41,17 +41,17 @@ def main() -> None:
     parser.add_argument("--partitions", default="60,240,500,5000")
     parser.add_argument("--timeout", type=float, default=900)
     args = parser.parse_args()
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         runs = generate(Path(tmp), QUERIES, runs=RUNS, hits=HITS)
         size = sum(os.path.getsize(p) for p in runs)
         print(json.dumps({"runs": RUNS, "queries": QUERIES, "input_kb": round(size / 1024)}), flush=True)
-        for n in (int(part) for part in args.partitions.split(",")):
-            row = measure(runs, str(Path(tmp) / f"fused{n}.trec"), n, args.timeout)
-            print(json.dumps(row), flush=True)
-            rows.append(row)
-    columns = "--partitions=partitions | exit | wall (s)=wall_s | peak RSS (MB)=peak_mb"
-    print("\n" + markdown_table(columns, "rrrr", rows))
+        rows = (
+            measure(runs, str(Path(tmp) / f"fused{n}.trec"), n, args.timeout)
+            for n in (int(part) for part in args.partitions.split(","))
+        )
+        print_measured(
+            rows, "--partitions=partitions | exit | wall (s)=wall_s | peak RSS (MB)=peak_mb", "rrrr"
+        )
 
 
 if __name__ == "__main__":

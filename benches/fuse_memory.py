@@ -13,14 +13,13 @@ One JSON line per case (exit code, wall seconds, peak RSS in MB), then a Markdow
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mtrag_bench import fanfuse_command, markdown_table, time_command
+from mtrag_bench import fanfuse_command, print_measured, time_command
 
 HITS = 20
 MTRAG = Path("/work/shared/data/mtrag/runs")
@@ -79,16 +78,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--cases", default="same,reversed,missing,unsorted,mtrag")
     args = parser.parse_args()
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         found = cases(Path(tmp), args.queries)
-        for name in args.cases.split(","):
-            if name in found:
-                row = measure(name, found[name], str(Path(tmp) / f"fused-{name}.trec"))
-                print(json.dumps(row), flush=True)
-                rows.append(row)
-    columns = "case | input (MB)=input_mb | exit | wall (s)=wall_s | peak RSS (MB)=peak_mb"
-    print("\n" + markdown_table(columns, "lrrrr", rows))
+        rows = (
+            measure(name, found[name], str(Path(tmp) / f"fused-{name}.trec"))
+            for name in args.cases.split(",")
+            if name in found
+        )
+        print_measured(
+            rows, "case | input (MB)=input_mb | exit | wall (s)=wall_s | peak RSS (MB)=peak_mb", "lrrrr"
+        )
 
 
 if __name__ == "__main__":

@@ -269,6 +269,16 @@ def markdown_table(columns: str, aligns: str, rows: Iterable[Mapping[str, Any]])
     return "\n".join(lines)
 
 
+def print_measured(rows: Iterable[dict[str, Any]], columns: str, aligns: str) -> None:
+    """Each row printed as a JSON line as soon as it is measured, then all of them as a Markdown
+    table (`markdown_table`'s `columns` and `aligns`)."""
+    measured = []
+    for row in rows:
+        print(json.dumps(row), flush=True)
+        measured.append(row)
+    print("\n" + markdown_table(columns, aligns, measured))
+
+
 def fanfuse_command(*words: str) -> list[str]:
     """The command line of `fanfuse WORDS...` in a process of its own, run by this interpreter."""
     return [sys.executable, "-c", "import sys; from fanfuse.cli import main; sys.exit(main())", *words]
