@@ -220,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
                 *(f"{n} / alone:.2f" for n in names[1:]),
             ]
         )
-        lines.append(markdown_table(columns, "lrrrrrrrr", c))
-    report(rows, "\n\n".join(lines), started, None)
+        lines.append("\n" + markdown_table(columns, "lrrrrrrrr", c))
+    report(rows, "\n".join(lines), started, None)
     return 0
 
 
