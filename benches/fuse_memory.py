@@ -13,15 +13,14 @@ One JSON line per case (exit code, wall seconds, peak RSS in MB), then a Markdow
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ENTRY = "import sys; from fanfuse.cli import main; sys.exit(main())"
+sys.path.insert(0, str(Path(__file__).parent))
+from mtrag_bench import fanfuse_command, print_measured, time_command
+
 HITS = 20
 MTRAG = Path("/work/shared/data/mtrag/runs")
 MTRAG_RUNS = [f"{name}_clapnq_rewrite.jsonl" for name in ("bm25", "bge", "elser")]
@@ -65,16 +64,11 @@ def cases(directory: Path, queries: int) -> dict[str, list[str]]:
 
 
 def measure(name: str, runs: list[str], output: str) -> dict[str, object]:
-    command = ["/usr/bin/time", "-v", sys.executable, "-c", ENTRY, "fuse", *runs, "-o", output]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)
-    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    clock = reversed(wall.group(1).split(":")) if wall else []
+    timed = time_command(fanfuse_command("fuse", *runs, "-o", output))
+    assert timed is not None  # no timeout
     return {
         "case": name,
-        "exit": done.returncode,
-        "wall_s": sum(float(part) * 60**i for i, part in enumerate(clock)) if wall else None,
-        "peak_mb": round(int(peak.group(1)) / 1024) if peak else None,
+        **{key: timed[key] for key in ("exit", "wall_s", "peak_mb")},
         "input_mb": round(sum(os.path.getsize(p) for p in runs) / 2**20),
     }
 
@@ -84,17 +78,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--cases", default="same,reversed,missing,unsorted,mtrag")
     args = parser.parse_args()
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         found = cases(Path(tmp), args.queries)
-        for name in args.cases.split(","):
-            if name in found:
-                row = measure(name, found[name], str(Path(tmp) / f"fused-{name}.trec"))
-                print(json.dumps(row), flush=True)
-                rows.append(row)
-    print("\n| case | input (MB) | exit | wall (s) | peak RSS (MB) |\n|---|---:|---:|---:|---:|")
-    for row in rows:
-        print(f"| {row['case']} | {row['input_mb']} | {row['exit']} | {row['wall_s']} | {row['peak_mb']} |")
+        rows = (
+            measure(name, found[name], str(Path(tmp) / f"fused-{name}.trec"))
+            for name in args.cases.split(",")
+            if name in found
+        )
+        print_measured(
+            rows, "case | input (MB)=input_mb | exit | wall (s)=wall_s | peak RSS (MB)=peak_mb", "lrrrr"
+        )
 
 
 if __name__ == "__main__":

@@ -1,25 +1,36 @@
-"""What the MT-RAG benches share: their command line (where the data is, which domains, how many
-questions, where the indexes are kept), a domain's judged conversations over its indexed passage
-pool, each question asked in one of the three ways, a held-out comparison's cells, and the line that
-names the machine and the load of a run."""
+"""What the benches share. The MT-RAG benches: their command line (where the data is, which domains,
+how many questions, where the indexes are kept), a domain's judged conversations over its indexed
+passage pool, each question asked in one of the three ways, searches timed side by side, the
+default's settings over other retrievers, its routing and its query-vector cache, a held-out
+comparison's cells. Every bench: a Markdown table, a command's wall time and peak memory, and the
+line that names the machine and the load of a run."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import re
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import fanfuse
-from fanfuse import MultiQueryRetriever
+from fanfuse import MultiQueryRetriever, index_retriever
+from fanfuse.index_retriever import (
+    DEFAULT_RETRIEVER_WEIGHTS,
+    DEFAULT_VARIANT_WEIGHTS,
+    DENSE_SKIPPED_SOURCES,
+    default_expander,
+)
+from fanfuse.retrievers.base import Retriever
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
@@ -139,6 +150,79 @@ def answer(
     return run, milliseconds
 
 
+def interleaved_seconds(
+    searches: Mapping[str, Callable[[Conversation], object]],
+    conversations: Sequence[Conversation],
+    warm_up: int = 5,
+) -> dict[str, list[float]]:
+    """Each of `searches` timed on each conversation, interleaved question by question, their order
+    alternating (so that each sees the same load), after each has searched the first `warm_up`
+    (sessions, threads): the seconds of each search, by name."""
+    for c in conversations[:warm_up]:
+        for search in searches.values():
+            search(c)
+    seconds: dict[str, list[float]] = {name: [] for name in searches}
+    names = list(searches)
+    for i, c in enumerate(conversations):
+        for name in names if i % 2 else names[::-1]:
+            begin = time.perf_counter()
+            searches[name](c)
+            seconds[name].append(time.perf_counter() - begin)
+    return seconds
+
+
+def p95(milliseconds: Sequence[float]) -> float:
+    """The 95th percentile of the latencies (the one latency of a single question)."""
+    return statistics.quantiles(milliseconds, n=20)[-1] if len(milliseconds) > 1 else milliseconds[0]
+
+
+def default_search_over(bm25: TantivyRetriever, retrievers: Mapping[str, Retriever]) -> MultiQueryRetriever:
+    """The default's search (`fanfuse.open_index`: its expander, variant and retriever weights) over
+    other retrievers, top 10: a variant of the default a bench measures against it."""
+    return MultiQueryRetriever(
+        dict(retrievers),
+        expander=default_expander(bm25),
+        variant_weights=list(DEFAULT_VARIANT_WEIGHTS),
+        retriever_weights={n: w for n, w in DEFAULT_RETRIEVER_WEIGHTS.items() if n in retrievers},
+        top_k=10,
+    )
+
+
+def add_routing_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dense-skipped",
+        type=lambda text: tuple(s for s in text.split(",") if s),
+        help="comma-separated variant sources the default's dense side leaves to BM25 "
+        f"(default: {','.join(DENSE_SKIPPED_SOURCES)}, the library's)",
+    )
+
+
+@contextlib.contextmanager
+def route(skipped: tuple[str, ...] | None) -> Iterator[None]:
+    """The default built inside leaves `skipped` to BM25 (None: the library's routing)."""
+    before = index_retriever.DENSE_SKIPPED_SOURCES
+    if skipped is not None:
+        index_retriever.DENSE_SKIPPED_SOURCES = skipped
+    try:
+        yield
+    finally:
+        index_retriever.DENSE_SKIPPED_SOURCES = before
+
+
+@contextlib.contextmanager
+def query_cache_off() -> Iterator[None]:
+    """The query-vector cache off for the retrievers made inside; the environment as it was after."""
+    name, before = "FANFUSE_QUERY_CACHE_SIZE", os.environ.get("FANFUSE_QUERY_CACHE_SIZE")
+    os.environ[name] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
 def compared_cells(base: Sequence[float], new: Sequence[float], iterations: int = 10_000) -> str:
     """`mean of base | mean of new | Δ | p` of per-query scores, p the two-sided paired
     randomization test."""
@@ -160,6 +244,64 @@ def machine() -> str:
     import tantivy
 
     return f"{cpu}; Python {platform.python_version()}; tantivy-py {tantivy.__version__}"
+
+
+def markdown_table(columns: str, aligns: str, rows: Iterable[Mapping[str, Any]]) -> str:
+    """A Markdown table of `rows`, a line each. `columns` is its header, `title | title | ...`, each
+    title followed by `=key` where the row's key is another, and by `:spec`, the format spec of the
+    value (None, in a column with a spec, is an empty cell: a comparison not made); `aligns` has a
+    letter a column, `l` (left) or `r` (right)."""
+    parsed = []
+    for column in columns.split(" | "):
+        named, _, spec = column.partition(":")
+        title, _, key = named.partition("=")
+        parsed.append((title, key or title, spec))
+    assert len(parsed) == len(aligns), (columns, aligns)
+
+    def cell(value: Any, spec: str) -> str:
+        return "" if value is None and spec else format(value, spec)
+
+    lines = [
+        "| " + " | ".join(title for title, _, _ in parsed) + " |",
+        "|" + "".join("---:|" if a == "r" else "---|" for a in aligns),
+    ]
+    lines += ["| " + " | ".join(cell(r[key], spec) for _, key, spec in parsed) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def print_measured(rows: Iterable[dict[str, Any]], columns: str, aligns: str) -> None:
+    """Each row printed as a JSON line as soon as it is measured, then all of them as a Markdown
+    table (`markdown_table`'s `columns` and `aligns`)."""
+    measured = []
+    for row in rows:
+        print(json.dumps(row), flush=True)
+        measured.append(row)
+    print("\n" + markdown_table(columns, aligns, measured))
+
+
+def fanfuse_command(*words: str) -> list[str]:
+    """The command line of `fanfuse WORDS...` in a process of its own, run by this interpreter."""
+    return [sys.executable, "-c", "import sys; from fanfuse.cli import main; sys.exit(main())", *words]
+
+
+def time_command(command: Sequence[str], timeout: float | None = None) -> dict[str, Any] | None:
+    """`command` run under `/usr/bin/time -v`: its exit status, wall seconds, peak RSS in MB and the
+    first line of its stderr; None when it ran longer than `timeout` seconds."""
+    try:
+        done = subprocess.run(
+            ["/usr/bin/time", "-v", *command], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    clock = reversed(wall.group(1).split(":")) if wall else []
+    return {
+        "exit": done.returncode,
+        "wall_s": sum(float(part) * 60**i for i, part in enumerate(clock)) if wall else None,
+        "peak_mb": round(int(peak.group(1)) / 1024) if peak else None,
+        "error": done.stderr.splitlines()[0] if done.returncode else "",
+    }
 
 
 def run_line(started: float) -> str:
@@ -214,11 +356,18 @@ def data_missing(data: Path) -> bool:
 
 
 def report_domains(
-    args: argparse.Namespace,
-    rows_of: Callable[[str], list[dict[str, Any]]],
+    parser: argparse.ArgumentParser,
+    argv: list[str] | None,
+    rows_for: Callable[[argparse.Namespace], Callable[[str], list[dict[str, Any]]]],
     markdown: Callable[[list[dict[str, Any]]], str],
 ) -> int:
-    """Each of `args.domains`' rows measured in turn, then reported; the exit status."""
+    """A bench measured domain by domain: its arguments parsed, then the rows of each of
+    `--domains` (`rows_for(args)(domain)`) measured in turn and reported; the exit status (2 where
+    the data is missing)."""
+    args = parser.parse_args(argv)
+    if data_missing(args.data):
+        return 2
+    rows_of = rows_for(args)
     started = time.perf_counter()
     rows = [row for domain in args.domains for row in rows_of(domain)]
     report(rows, markdown(rows), started, args.json)

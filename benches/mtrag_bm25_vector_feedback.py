@@ -18,23 +18,15 @@ from __future__ import annotations
 import itertools
 import statistics
 import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
 from fanfuse.multiquery import HistoryExpander
 from fanfuse.multiquery.conversation import check_history
 from fanfuse.retrievers.dense import unit_rows
-from mtrag_bench import (
-    Conversation,
-    compared_cells,
-    data_parser,
-    parse_leave_one_out,
-    per_query_values,
-    run_line,
-)
+from mtrag_bench import Conversation, compared_cells, per_query_values
 from mtrag_conversation_grid import Reading, Setting, fused
-from mtrag_conversation_heldout import BUDGET, Domain, open_domain
+from mtrag_conversation_heldout import BUDGET, Domain, held_out_main
 
 BETAS = (0.25, 0.5, 1.0)
 DOCS = (3, 5, 10)
@@ -89,13 +81,8 @@ def scores(d: Domain, moved: MovedQuestion, given: str, key: Key | None) -> list
     return per_query_values(run, d.qrels, list(d.conversations))["ndcg@10"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__, index_dir=True)
-    args = parse_leave_one_out(parser, argv)
-    if args is None:
-        return 2
-    started, mean = time.perf_counter(), statistics.fmean
-    domains = [open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains]
+def tables(domains: list[Domain]) -> None:
+    mean = statistics.fmean
     keys = list(itertools.product(BETAS, DOCS, WEIGHTS))
     table: dict[tuple[str, str], dict[Key | None, list[float]]] = {}
     for d in domains:
@@ -118,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {d.name} | {other.name} | {best[0]:g}, {best[1]}, {best[2]:g} | {given} "
                 f"| {compared_cells(base, new)} |"
             )
-    print("\n" + run_line(started), file=sys.stderr)
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return held_out_main(__doc__, argv, tables)
 
 
 if __name__ == "__main__":

@@ -35,24 +35,26 @@ import fanfuse
 import numpy as np
 import numpy.typing as npt
 from fanfuse import MultiQueryRetriever
-from fanfuse.index_retriever import (
-    DEFAULT_RETRIEVER_WEIGHTS,
-    DEFAULT_VARIANT_WEIGHTS,
-    DENSE_SKIPPED_SOURCES,
-    default_expander,
-    default_retrievers,
-    open_index,
-)
+from fanfuse.index_retriever import DENSE_SKIPPED_SOURCES, default_retrievers, open_index
 from fanfuse.multiquery.expand.history import TOPIC_SOURCE
 from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, per_query_values, report
-from mtrag_history_cost import query_cache_off
+from mtrag_bench import (
+    Conversation,
+    data_missing,
+    data_parser,
+    default_search_over,
+    interleaved_seconds,
+    judged_domain,
+    markdown_table,
+    per_query_values,
+    query_cache_off,
+    report,
+)
 
 ALPHAS = (0.5, 1.0)
 ROUTINGS = ("both", "joined", "keep-joined", "keep-topic")
-WARM_UP = 5
 
 
 def unit(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -109,14 +111,7 @@ def composed_retriever(bm25: TantivyRetriever, alpha: float, routing: str) -> tu
         "dense": PlainTextQueries(dense, skipped_sources=skipped),
         "dense-feedback": PlainTextQueries(DenseFeedback(dense), skipped_sources=skipped),
     }
-    retriever = MultiQueryRetriever(
-        retrievers,
-        expander=default_expander(bm25),
-        variant_weights=list(DEFAULT_VARIANT_WEIGHTS),
-        retriever_weights=dict(DEFAULT_RETRIEVER_WEIGHTS),
-        top_k=10,
-    )
-    return retriever, queries
+    return default_search_over(bm25, retrievers), queries
 
 
 def search(retriever: MultiQueryRetriever, queries: Any, c: Conversation) -> list[str]:
@@ -166,8 +161,6 @@ def cost(
     judged = judged_domain(data, domain, index_dir)
     bm25 = judged.bm25
     conversations = [c for c in judged.conversations.values() if c.history][:limit]
-    names = ("alone", "default", "turns embedded", "turns cached")
-    seconds: dict[str, list[float]] = {n: [] for n in names}
     with query_cache_off():
         default = open_index(bm25, top_k=10)
         composed, queries = composed_retriever(bm25, alpha, routing)
@@ -175,21 +168,13 @@ def cost(
         turns = sorted({t for c in conversations for t in c.history})
         cached_queries.cached = {t: row for t, row in zip(turns, cached_queries.inner(turns), strict=True)}
         with default, composed, cached:
-            runs = {
+            searches = {
                 "alone": lambda c: default.search(c.last),
                 "default": lambda c: search(default, None, c),
                 "turns embedded": lambda c: search(composed, queries, c),
                 "turns cached": lambda c: search(cached, cached_queries, c),
             }
-            for c in conversations[:WARM_UP]:
-                for do in runs.values():
-                    do(c)
-            for i, c in enumerate(conversations):
-                order = list(names) if i % 2 else list(names)[::-1]
-                for name in order:
-                    begin = time.perf_counter()
-                    runs[name](c)
-                    seconds[name].append(time.perf_counter() - begin)
+            seconds = interleaved_seconds(searches, conversations)
     total = {n: sum(s) for n, s in seconds.items()}
     return {
         "domain": domain,
@@ -197,7 +182,7 @@ def cost(
         "a": alpha,
         "routing": routing,
         **{f"{n} ms": 1e3 * statistics.fmean(s) for n, s in seconds.items()},
-        **{f"{n} / alone": total[n] / total["alone"] for n in names[1:]},
+        **{f"{n} / alone": total[n] / total["alone"] for n in list(seconds)[1:]},
     }
 
 
@@ -220,30 +205,22 @@ def main(argv: list[str] | None = None) -> int:
             for r in quality(args.data, d, args.limit, args.iterations, args.index_dir)
         ]
         rows += q
-        lines += [
-            "| domain | n | routing | a | nDCG@10 default | composed | delta | p |",
-            "|---|---:|---|---:|---:|---:|---:|---:|",
-        ]
-        lines += [
-            f"| {r['domain']} | {r['n']} | {r['routing']} | {r['a']:g} | {r['default']:.4f} "
-            f"| {r['composed']:.4f} | {r['delta']:+.4f} | {r['p']:.3f} |"
-            for r in q
-        ]
+        columns = (
+            "domain | n | routing | a:g | nDCG@10 default=default:.4f | composed:.4f | delta:+.4f | p:.3f"
+        )
+        lines.append(markdown_table(columns, "lrlrrrrr", q))
     if not args.quality_only:
         c = [cost(args.data, d, args.limit, args.index_dir, args.alpha, args.routing) for d in args.domains]
         rows += c
-        lines += [
-            "",
-            "| domain | questions with history | ms alone | ms default | ms turns embedded | ms turns cached "
-            "| default / alone | turns embedded / alone | turns cached / alone |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        lines += [
-            f"| {r['domain']} | {r['n']} | {r['alone ms']:.1f} | {r['default ms']:.1f} "
-            f"| {r['turns embedded ms']:.1f} | {r['turns cached ms']:.1f} | {r['default / alone']:.2f} "
-            f"| {r['turns embedded / alone']:.2f} | {r['turns cached / alone']:.2f} |"
-            for r in c
-        ]
+        names = ("alone", "default", "turns embedded", "turns cached")
+        columns = " | ".join(
+            [
+                "domain | questions with history=n",
+                *(f"ms {n}={n} ms:.1f" for n in names),
+                *(f"{n} / alone:.2f" for n in names[1:]),
+            ]
+        )
+        lines.append("\n" + markdown_table(columns, "lrrrrrrrr", c))
     report(rows, "\n".join(lines), started, None)
     return 0
 

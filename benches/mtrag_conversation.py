@@ -23,6 +23,7 @@ extra={"name": expander})` adds one for any `Expander`.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -42,9 +43,10 @@ from mtrag_bench import (
     LAST,
     REWRITE,
     answer,
-    data_missing,
     data_parser,
     judged_domain,
+    markdown_table,
+    p95,
     per_query_values,
     report_domains,
 )
@@ -154,7 +156,7 @@ def run_domain(
                 if against
                 else None,
                 "ms_mean": statistics.fmean(latencies),
-                "ms_p95": statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0],
+                "ms_p95": p95(latencies),
             }
         )
     _gap_closed(out)
@@ -172,21 +174,12 @@ def _gap_closed(rows: list[dict[str, Any]]) -> None:
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
-    lines = [
-        "| domain | given | retrievers | variants | n | nDCG@10 | Recall@10 | against | Δ nDCG@10 | p "
-        "| gap closed | ms/query mean | p95 |",
-        "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        delta = "" if r["delta"] is None else f"{r['delta']:+.4f}"
-        p = "" if r["p"] is None else f"{r['p']:.4f}"
-        gap = "" if r["gap closed"] is None else f"{r['gap closed']:.0%}"
-        lines.append(
-            f"| {r['domain']} | {r['given']} | {r['retrievers']} | {r['variants']} | {r['n']} "
-            f"| {r['ndcg@10']:.4f} | {r['recall@10']:.4f} | {r['against']} | {delta} | {p} | {gap} "
-            f"| {r['ms_mean']:.2f} | {r['ms_p95']:.2f} |"
-        )
-    return "\n".join(lines)
+    columns = (
+        "domain | given | retrievers | variants | n | nDCG@10=ndcg@10:.4f | Recall@10=recall@10:.4f "
+        "| against | Δ nDCG@10=delta:+.4f | p:.4f | gap closed:.0% | ms/query mean=ms_mean:.2f "
+        "| p95=ms_p95:.2f"
+    )
+    return markdown_table(columns, "llllrrrlrrrrr", rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,20 +190,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-base-url", metavar="URL", help="adds a row of LLMExpander given the history")
     parser.add_argument("--llm-model", metavar="M", help="the LLM row's chat model")
     parser.add_argument("--strategy", metavar="S", default="paraphrase", help="the LLM row's strategy")
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
-        return 2
-    extra: dict[str, Expander] = {}
-    if args.llm_base_url:
-        llm = LLMExpander(base_url=args.llm_base_url, model=args.llm_model, strategy=args.strategy)
-        extra[f"LLM {args.strategy} ({args.llm_model})"] = llm
-    return report_domains(
-        args,
-        lambda domain: run_domain(
+
+    def rows_for(args: argparse.Namespace) -> Callable[[str], list[dict[str, Any]]]:
+        extra: dict[str, Expander] = {}
+        if args.llm_base_url:
+            llm = LLMExpander(base_url=args.llm_base_url, model=args.llm_model, strategy=args.strategy)
+            extra[f"LLM {args.strategy} ({args.llm_model})"] = llm
+        return lambda domain: run_domain(
             args.data, domain, args.index_dir, args.limit, args.iterations, extra, args.dense
-        ),
-        markdown,
-    )
+        )
+
+    return report_domains(parser, argv, rows_for, markdown)
 
 
 if __name__ == "__main__":

@@ -115,6 +115,22 @@ def open_domain(data: Path, name: str, index_dir: Path, limit: int | None) -> Do
     return Domain(name, bm25, lists, Readings(bm25), judged.qrels, judged.conversations)
 
 
+def held_out_main(
+    description: str | None,
+    argv: list[str] | None,
+    tables: Callable[[list[Domain]], None],
+) -> int:
+    """A bench that chooses on one domain what it scores on the other: its arguments, its two domains
+    opened, `tables` printed, then the run's line on stderr; 2 where the data is missing."""
+    args = parse_leave_one_out(data_parser(description, index_dir=True), argv)
+    if args is None:
+        return 2
+    started = time.perf_counter()
+    tables([open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains])
+    print("\n" + run_line(started), file=sys.stderr)
+    return 0
+
+
 def candidates(bm25: TantivyRetriever) -> dict[Key, HistoryExpander]:
     """Every setting of the per-question reading; share 1 once (its own-words bound changes nothing)."""
     keys = [(k, s) for k in OWN_WORDS for s in SHARES if s < 1] + [(DEFAULT_MAX_OWN_WORDS, 1.0)]

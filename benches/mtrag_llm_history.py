@@ -40,7 +40,7 @@ from fanfuse import MultiQueryRetriever
 from fanfuse.index_retriever import DEFAULT_VARIANT_WEIGHTS
 from fanfuse.multiquery import LLMExpander, VariantCache
 from fanfuse.multiquery.plain_text import PlainTextQueries
-from mtrag_bench import data_missing, data_parser, load_queries, per_query_values, report_domains
+from mtrag_bench import data_parser, load_queries, markdown_table, p95, per_query_values, report_domains
 from mtrag_indexes import neural_dense, pool_index
 
 # Each user turn of a `questions` record starts a line with this tag.
@@ -132,7 +132,7 @@ def run_domain(data: Path, domain: str, args: argparse.Namespace) -> list[dict[s
                         values["ndcg@10"], scored["last turn alone"], iterations=args.iterations
                     ),
                     "ms_mean": statistics.fmean(latencies),
-                    "ms_p95": statistics.quantiles(latencies, n=20)[-1],
+                    "ms_p95": p95(latencies),
                     "fallbacks": fallbacks,
                 }
             )
@@ -140,18 +140,13 @@ def run_domain(data: Path, domain: str, args: argparse.Namespace) -> list[dict[s
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| domain | retrievers | variants | n | nDCG@10 | p vs last turn | Recall@10 | ms/query mean | p95 "
-        "| fallbacks |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        p = "" if r["variants"] == "last turn alone" else f"{r['p']:.4f}"
-        lines.append(
-            f"| {r['domain']} | {r['retrievers']} | {r['variants']} | {r['n']} | {r['ndcg@10']:.4f} | {p} "
-            f"| {r['recall@10']:.4f} | {r['ms_mean']:.1f} | {r['ms_p95']:.1f} | {r['fallbacks']} |"
-        )
-    return "\n".join(lines)
+    columns = (
+        "domain | retrievers | variants | n | nDCG@10=ndcg@10:.4f | p vs last turn=p:.4f "
+        "| Recall@10=recall@10:.4f | ms/query mean=ms_mean:.1f | p95=ms_p95:.1f | fallbacks"
+    )
+    # The last turn alone is what the others are tested against.
+    shown = ({**r, "p": None if r["variants"] == "last turn alone" else r["p"]} for r in rows)
+    return markdown_table(columns, "lllrrrrrrr", shown)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,10 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-variants", type=int, default=2, help="the question and N-1 model variants")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--timeout", type=float, default=60.0)
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
-        return 2
-    return report_domains(args, lambda domain: run_domain(args.data, domain, args), markdown)
+    return report_domains(
+        parser, argv, lambda args: lambda domain: run_domain(args.data, domain, args), markdown
+    )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ from mtrag_bench import (
     HISTORY,
     REWRITE,
     answer,
-    data_missing,
     data_parser,
     judged_domain,
+    markdown_table,
     per_query_values,
     report_domains,
 )
@@ -64,30 +64,23 @@ def run_domain(data: Path, domain: str, index_dir: Path, limit: int | None, iter
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = [
-        "| domain | given | rerank | n | nDCG@10 | Recall@10 | Δ nDCG@10 | p | ms/query |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        delta = "" if r["delta"] is None else f"{r['delta']:+.4f}"
-        p = "" if r["p"] is None else f"{r['p']:.4f}"
-        lines.append(
-            f"| {r['domain']} | {r['given']} | {r['rerank']} | {r['n']} | {r['ndcg@10']:.4f} "
-            f"| {r['recall@10']:.4f} | {delta} | {p} | {r['ms_mean']:.1f} |"
-        )
-    return "\n".join(lines)
+    columns = (
+        "domain | given | rerank | n | nDCG@10=ndcg@10:.4f | Recall@10=recall@10:.4f | Δ nDCG@10=delta:+.4f "
+        "| p:.4f | ms/query=ms_mean:.1f"
+    )
+    return markdown_table(columns, "lllrrrrrr", rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
-        return 2
-
-    def rows_of(domain: str) -> list[dict]:
-        return run_domain(args.data, domain, args.index_dir, args.limit, args.iterations)
-
-    return report_domains(args, rows_of, markdown)
+    return report_domains(
+        parser,
+        argv,
+        lambda args: (
+            lambda domain: run_domain(args.data, domain, args.index_dir, args.limit, args.iterations)
+        ),
+        markdown,
+    )
 
 
 if __name__ == "__main__":

@@ -49,7 +49,15 @@ from fanfuse.multiquery.expand.feedback import (
 from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_bench import QUERY_SETS, data_missing, data_parser, load_queries, per_query_values, report_domains
+from mtrag_bench import (
+    QUERY_SETS,
+    data_parser,
+    load_queries,
+    markdown_table,
+    p95,
+    per_query_values,
+    report_domains,
+)
 from mtrag_indexes import neural_dense, pool_index
 
 # The fusion weight of the original query's lists (the variants' weigh 1), as `fanfuse search` has it.
@@ -239,33 +247,33 @@ def run_domain(data: Path, domain: str, args: argparse.Namespace, settings: Sett
                         values["ndcg@10"], scored[row.twin], iterations=flips
                     ),
                     "ms_mean": statistics.fmean(latencies),
-                    "ms_p95": statistics.quantiles(latencies, n=20)[-1]
-                    if len(latencies) > 1
-                    else latencies[0],
+                    "ms_p95": p95(latencies),
                 }
             )
     return out
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| domain | queries | retrievers | variants | n | nDCG@10 | vs single BM25 | p | p vs single, same "
-        "retrievers | Recall@10 | ms/query mean | p95 |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    columns = (
+        "domain | queries | retrievers | variants | n | nDCG@10=ndcg@10:.4f | vs single BM25=gain:+.1% "
+        "| p:.4f | p vs single, same retrievers=p_twin:.4f | Recall@10=recall@10:.4f "
+        "| ms/query mean=ms_mean:.2f | p95=ms_p95:.2f"
+    )
     base: dict[tuple[str, str], float] = {}
+    shown = []
     for r in rows:
         key = (r["domain"], r["queries"])
         base.setdefault(key, r["ndcg@10"])
-        gain = (r["ndcg@10"] - base[key]) / base[key] if base[key] else 0.0
-        p = "" if r["retrievers"] == "BM25" and r["variants"] == "single" else f"{r['p']:.4f}"
-        p_twin = "" if r["variants"] == "single" else f"{r['p_twin']:.4f}"
-        lines.append(
-            f"| {r['domain']} | {r['queries']} | {r['retrievers']} | {r['variants']} | {r['n']} "
-            f"| {r['ndcg@10']:.4f} | {gain:+.1%} | {p} | {p_twin} | {r['recall@10']:.4f} "
-            f"| {r['ms_mean']:.2f} | {r['ms_p95']:.2f} |"
+        single = r["variants"] == "single"
+        shown.append(
+            {
+                **r,
+                "gain": (r["ndcg@10"] - base[key]) / base[key] if base[key] else 0.0,
+                "p": None if r["retrievers"] == "BM25" and single else r["p"],
+                "p_twin": None if single else r["p_twin"],
+            }
         )
-    return "\n".join(lines)
+    return markdown_table(columns, "llllrrrrrrrr", shown)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,19 +300,20 @@ def main(argv: list[str] | None = None) -> int:
         default=ORIGINAL_LIST_WEIGHT,
         help="fusion weight of the original query's lists in multi-query rows (variants: 1)",
     )
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
-        return 2
-    settings = Settings(
-        args.feedback_docs,
-        args.feedback_terms,
-        args.original_weight,
-        args.original_list_weight,
-        args.iterations,
-        args.dense_weight,
-        args.dense_variants,
-    )
-    return report_domains(args, lambda domain: run_domain(args.data, domain, args, settings), markdown)
+
+    def rows_for(args: argparse.Namespace) -> Callable[[str], list[dict[str, Any]]]:
+        settings = Settings(
+            args.feedback_docs,
+            args.feedback_terms,
+            args.original_weight,
+            args.original_list_weight,
+            args.iterations,
+            args.dense_weight,
+            args.dense_variants,
+        )
+        return lambda domain: run_domain(args.data, domain, args, settings)
+
+    return report_domains(parser, argv, rows_for, markdown)
 
 
 if __name__ == "__main__":

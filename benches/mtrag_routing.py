@@ -19,35 +19,30 @@ thread), measured query by query. p: the two-sided paired randomization test of 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import fanfuse
-from fanfuse import MultiQueryRetriever, index_retriever
-from fanfuse.index_retriever import (
-    DEFAULT_RETRIEVER_WEIGHTS,
-    DEFAULT_VARIANT_WEIGHTS,
-    DENSE_SKIPPED_SOURCES,
-    default_expander,
-    default_retrievers,
-    open_index,
-)
+from fanfuse import MultiQueryRetriever
+from fanfuse.index_retriever import default_retrievers, open_index
 from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from mtrag_bench import (
     HISTORY,
     LAST,
     REWRITE,
+    add_routing_flag,
     answer,
-    data_missing,
     data_parser,
+    default_search_over,
     judged_domain,
+    markdown_table,
     per_query_values,
     report_domains,
+    route,
 )
 from mtrag_indexes import CACHE_DIR
 
@@ -60,13 +55,7 @@ def every_variant_to_dense(bm25: TantivyRetriever) -> MultiQueryRetriever:
         name: PlainTextQueries(r.retriever) if isinstance(r, PlainTextQueries) else r
         for name, r in default_retrievers(bm25).items()
     }
-    return MultiQueryRetriever(
-        retrievers,
-        expander=default_expander(bm25),
-        variant_weights=list(DEFAULT_VARIANT_WEIGHTS),
-        retriever_weights={n: w for n, w in DEFAULT_RETRIEVER_WEIGHTS.items() if n in retrievers},
-        top_k=10,
-    )
+    return default_search_over(bm25, retrievers)
 
 
 MAKERS: dict[str, Callable[[TantivyRetriever], MultiQueryRetriever]] = {
@@ -106,54 +95,32 @@ def run_domain(
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        f"| domain | asked | n | nDCG@10 {SINGLE} | nDCG@10 {EVERY} | nDCG@10 {DEFAULT} | delta | p "
-        f"| CPU ms {SINGLE} | CPU ms {EVERY} | CPU ms {DEFAULT} | {DEFAULT} / {SINGLE} |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['domain']} | {r['given']} | {r['n']} | {r[f'ndcg {SINGLE}']:.4f} "
-            f"| {r[f'ndcg {EVERY}']:.4f} | {r[f'ndcg {DEFAULT}']:.4f} | {r['delta']:+.4f} | {r['p']:.3f} "
-            f"| {r[f'cpu {SINGLE}']:.1f} | {r[f'cpu {EVERY}']:.1f} | {r[f'cpu {DEFAULT}']:.1f} "
-            f"| {r[f'cpu {DEFAULT}'] / r[f'cpu {SINGLE}']:.2f}x |"
-        )
-    return "\n".join(lines)
-
-
-def add_routing_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--dense-skipped",
-        type=lambda text: tuple(s for s in text.split(",") if s),
-        help="comma-separated variant sources the default's dense side leaves to BM25 "
-        f"(default: {','.join(DENSE_SKIPPED_SOURCES)}, the library's)",
+    names = (SINGLE, EVERY, DEFAULT)
+    columns = " | ".join(
+        [
+            "domain | asked=given | n",
+            *(f"nDCG@10 {name}=ndcg {name}:.4f" for name in names),
+            "delta:+.4f | p:.3f",
+            *(f"CPU ms {name}=cpu {name}:.1f" for name in names),
+            f"{DEFAULT} / {SINGLE}=ratio",
+        ]
     )
-
-
-@contextlib.contextmanager
-def route(skipped: tuple[str, ...] | None) -> Iterator[None]:
-    """The default built inside leaves `skipped` to BM25 (None: the library's routing)."""
-    before = index_retriever.DENSE_SKIPPED_SOURCES
-    if skipped is not None:
-        index_retriever.DENSE_SKIPPED_SOURCES = skipped
-    try:
-        yield
-    finally:
-        index_retriever.DENSE_SKIPPED_SOURCES = before
+    shown = ({**r, "ratio": f"{r[f'cpu {DEFAULT}'] / r[f'cpu {SINGLE}']:.2f}x"} for r in rows)
+    return markdown_table(columns, "llrrrrrrrrrr", shown)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = data_parser(__doc__, index_dir=True, iterations=True, json_rows=True)
     add_routing_flag(parser)
-    args = parser.parse_args(argv)
-    if data_missing(args.data):
-        return 2
 
-    def rows_of(domain: str) -> list[dict[str, Any]]:
-        return run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
+    def rows_for(args: argparse.Namespace) -> Callable[[str], list[dict[str, Any]]]:
+        def rows_of(domain: str) -> list[dict[str, Any]]:
+            with route(args.dense_skipped):
+                return run_domain(args.data, domain, args.limit, args.iterations, args.index_dir)
 
-    with route(args.dense_skipped):
-        return report_domains(args, rows_of, markdown)
+        return rows_of
+
+    return report_domains(parser, argv, rows_for, markdown)
 
 
 if __name__ == "__main__":

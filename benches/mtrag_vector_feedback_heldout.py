@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 
 from fanfuse.index_retriever import DEFAULT_RETRIEVER_WEIGHTS
 from fanfuse.multiquery import HistoryExpander
-from mtrag_bench import compared_cells, data_parser, parse_leave_one_out, per_query_values, run_line
+from mtrag_bench import compared_cells, per_query_values
 from mtrag_conversation_grid import Setting, fused
-from mtrag_conversation_heldout import Domain, open_domain
+from mtrag_conversation_heldout import Domain, held_out_main
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0)
 SETS = ("last turn", "+ history", "rewrite")
@@ -43,14 +42,8 @@ def scores(d: Domain, weight: float) -> dict[str, list[float]]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = data_parser(__doc__, index_dir=True)
-    args = parse_leave_one_out(parser, argv)
-    if args is None:
-        return 2
-    started, mean = time.perf_counter(), statistics.fmean
-    library = DEFAULT_RETRIEVER_WEIGHTS["dense-feedback"]
-    domains = [open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains]
+def tables(domains: list[Domain]) -> None:
+    mean, library = statistics.fmean, DEFAULT_RETRIEVER_WEIGHTS["dense-feedback"]
     table = {d.name: {w: scores(d, w) for w in sorted({*WEIGHTS, library})} for d in domains}
     print(f"| weight | {' | '.join(f'{d.name} {s}' for d in domains for s in SETS)} |")
     print(f"|---:|{'---:|' * (len(domains) * len(SETS))}")
@@ -68,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         for s in SETS:
             base, new = table[d.name][library][s], table[d.name][best][s]
             print(f"| {d.name} | {best:g} | {s} | {compared_cells(base, new)} |")
-    print("\n" + run_line(started), file=sys.stderr)
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return held_out_main(__doc__, argv, tables)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Headless Chromium from the system's packages (/usr/bin/chromium, /usr/bin/chromedriver), driven
 with selenium, for the tests of the search page of `fanfuse serve`; screenshots are kept under
-test-artifacts/search-page/ (gitignored).
+test-artifacts/search-page/ (gitignored). The fixtures `browser` (one a module) and `page` (the
+browser checked for console errors around a test) are imported by the page tests.
 
 Where Chromium is absent the browser tests skip and say why, except in CI (CI=true), where
 scripts/ensure-chromium.sh installs it and its absence is a failure."""
@@ -75,6 +76,23 @@ def chromium(width: int = 1280, height: int = 1000) -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for a test module."""
+    with chromium() as driver:
+        yield driver
+
+
+@pytest.fixture()
+def page(browser: Any) -> Iterator[Any]:
+    """The browser at its first size, its console read before the test and checked after it: no
+    error (a CSP violation, a script error, a failed request) in any test that does not expect one."""
+    browser.set_window_size(1280, 1000)
+    console_errors(browser)
+    yield browser
+    assert console_errors(browser) == []
 
 
 def wait_for(driver: Any, condition: Any, message: str) -> Any:

@@ -194,6 +194,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fanfuse.options",),
     # what every layer raises and checks against: the errors, every number's range, JSON data
     ("fanfuse.errors",),
+    # path arguments: the str the core takes, refused with the class of what the path is for
+    ("fanfuse.paths",),
     # the output guard every file and folder is written through
     ("fanfuse.output_guard",),
     ("fanfuse.limits", "fanfuse.jsonl"),

@@ -6,7 +6,6 @@ refused output ends a command with one line and exit 2."""
 from __future__ import annotations
 
 import ast
-import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,6 @@ from fanfuse.output_guard import (
     check_paths,
     retire_directory,
     sync_directory,
-    utf8_path,
 )
 from generated_runs import generated_qrels, generated_runs, write_beir_qrels, write_trec
 
@@ -52,7 +50,6 @@ REFUSED: dict[str, tuple[Callable[[Path], object], str]] = {
     "check_paths": (_overlap, "an output that is an input"),
     "retire_directory": (retire_directory, "a folder under a regular file"),
     "sync_directory": (sync_directory, "a folder that does not exist"),
-    "utf8_path": (lambda path: utf8_path(path, "path"), "a path that is not UTF-8"),
 }
 
 
@@ -63,8 +60,6 @@ def _refused_path(tmp_path: Path, what: str) -> Path:
     if what == "a folder under a regular file":
         (tmp_path / "file").write_text("")
         return tmp_path / "file" / "folder"
-    if what == "a path that is not UTF-8":
-        return tmp_path / os.fsdecode(b"caf\xe9")
     return tmp_path / "run.trec"
 
 

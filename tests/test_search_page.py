@@ -23,10 +23,11 @@ from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service import create_app
 from fanfuse.service.schema import SearchRequest
 from multiquery_toys import FailingRetriever
-from search_page_browser import chromium, console_errors, screenshot, wait_ready, wait_searched
+from search_page_browser import browser, console_errors, page, screenshot, wait_ready, wait_searched
 from service_server import serve_command, serving
 
 TIMEOUT = 60.0
+__all__ = ["browser", "page"]  # the fixtures, imported for pytest
 QUERY = "which animal hunts at night"
 DOCUMENTS = [
     {
@@ -96,22 +97,6 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(index_dir: Path) -> Iterator[str]:
     with serve_command("--index", str(index_dir)) as (url, _):
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
-
-
-@pytest.fixture()
-def page(browser: Any) -> Iterator[Any]:
-    """The browser, its console read before the test and checked after it: no error (a CSP
-    violation, a script error, a failed request) in any test that does not expect one."""
-    browser.set_window_size(1280, 1000)
-    console_errors(browser)
-    yield browser
-    assert console_errors(browser) == []
 
 
 def answer(url: str, body: dict[str, Any]) -> dict[str, Any]:

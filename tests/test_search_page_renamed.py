@@ -17,16 +17,11 @@ pytest.importorskip("uvicorn")
 import httpx
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.schema import RENAMED_FIELDS
-from search_page_browser import (
-    chromium,
-    console_errors,
-    screenshot,
-    wait_for,
-    wait_ready,
-    wait_searched,
-)
+from search_page_browser import browser, page, screenshot, wait_for, wait_ready, wait_searched
 from service_server import serve_command
 from test_search_page import DOCUMENTS, QUERY, TIMEOUT
+
+__all__ = ["browser", "page"]  # the fixtures, imported for pytest
 
 RENAMED = sorted(RENAMED_FIELDS.items())
 SIDES = ("a", "b")
@@ -38,20 +33,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     TantivyRetriever.build(DOCUMENTS, directory)
     with serve_command("--index", str(directory)) as (url, _):
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
-
-
-@pytest.fixture()
-def page(browser: Any) -> Iterator[Any]:
-    """The browser, with no console error in the test: a refused link sends no request."""
-    console_errors(browser)
-    yield browser
-    assert console_errors(browser) == []
 
 
 def parameter(side: str, name: str) -> str:

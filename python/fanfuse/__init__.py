@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from fanfuse import _renamed
+from fanfuse import _renamed, errors
 from fanfuse._contribution import Contribution
 from fanfuse._core import (
     DUPLICATE_POLICIES,
@@ -27,7 +27,6 @@ from fanfuse._core import (
     TIE_BREAKS,
     TRAINED_METHODS,
     Fused,
-    FusionError,
     FusionModel,
     Qrels,
     Run,
@@ -49,21 +48,7 @@ from fanfuse._core import (
     tukey_hsd,
     wilcoxon_test,
 )
-from fanfuse.errors import (
-    ConversationTooLong,
-    InputError,
-    InvalidConversation,
-    InvalidCorpus,
-    InvalidEncoder,
-    InvalidFilter,
-    InvalidIndex,
-    InvalidOutput,
-    InvalidSetting,
-    MissingExtra,
-    OutOfRange,
-    SearchFailed,
-    TooFewQueries,
-)
+from fanfuse.errors import *  # noqa: F403
 from fanfuse.options import FusionOptions
 
 _renamed.install()  # old module paths are refused naming the new ones
@@ -156,37 +141,23 @@ __all__ = [
     "AllBranchesFailed",
     "CallableExpander",
     "Contribution",
-    "ConversationTooLong",
     "DenseRetriever",
     "Fused",
     "FusedHit",
-    "FusionError",
     "FusionModel",
     "FusionOptions",
     "HeuristicExpander",
     "Hit",
-    "InputError",
-    "InvalidConversation",
-    "InvalidCorpus",
-    "InvalidEncoder",
-    "InvalidFilter",
-    "InvalidIndex",
-    "InvalidOutput",
-    "InvalidSetting",
     "LLMExpander",
-    "MissingExtra",
     "MultiQueryRetriever",
-    "OutOfRange",
     "Provenance",
     "Qrels",
     "Report",
     "Run",
-    "SearchFailed",
     "SearchResult",
     "StaticExpander",
     "TantivyRetriever",
     "TfidfSvdEmbedder",
-    "TooFewQueries",
     "VariantCache",
     "__version__",
     "compare",
@@ -211,3 +182,4 @@ __all__ = [
     "tukey_hsd",
     "wilcoxon_test",
 ]
+__all__ += errors.__all__  # the error classes: one list, errors.__all__

@@ -18,7 +18,7 @@ from fanfuse import _core
 from fanfuse._core import FusionError
 from fanfuse.errors import InvalidCorpus
 from fanfuse.jsonl import json_line
-from fanfuse.output_guard import utf8_path
+from fanfuse.paths import utf8_path
 
 
 @dataclass(frozen=True, slots=True)

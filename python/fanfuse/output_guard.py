@@ -1,10 +1,11 @@
 """The output guard: every file and folder the Python layer writes (reports, plots, saved models,
 Parquet runs, dense vectors and caches, index manifests and versions) is written through it, by the
 rules of the run writers (docs/run-files.md, "Output paths"), which the core applies
-(``rust/output/``). This module is their Python face: path arguments and the context managers.
-Every refusal of the guard (a path that cannot be written, is a folder, is read-only, is one of the
-inputs however spelled; a disk full while writing) raises ``InvalidOutput`` naming the path, the
-class the core raises itself for every output it writes; a closed pipe stays ``BrokenPipeError``.
+(``rust/output/``). This module is their Python face: the context managers and the checks, over
+path arguments (``fanfuse.paths``). Every refusal of the guard (a path that cannot be written, is a
+folder, is read-only, is one of the inputs however spelled; a disk full while writing) raises
+``InvalidOutput`` naming the path, the class the core raises itself for every output it writes; a
+closed pipe stays ``BrokenPipeError``.
 """
 
 from __future__ import annotations
@@ -16,27 +17,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
 
 from fanfuse import _core
-from fanfuse.errors import InputError, InvalidOutput
+from fanfuse.errors import InvalidOutput
+from fanfuse.paths import PathArgument, utf8_path
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["OutputFile", "StagedDirectory", "check_paths", "retire_directory", "sync_directory", "utf8_path"]
-
-PathArgument = str | os.PathLike[str]
-
-
-def utf8_path(value: object, name: str, refusal: type[InputError] = InvalidOutput) -> str:
-    """`value` (a str or an ``os.PathLike`` naming a str path) as the str the core takes; `name`
-    names the argument in the messages."""
-    path = os.fspath(value) if isinstance(value, str | os.PathLike) else None
-    if not isinstance(path, str):
-        raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
-    try:
-        path.encode()
-    except UnicodeEncodeError:
-        raise refusal(f"{name} {path!r} is not valid UTF-8; give a UTF-8 path") from None
-    return path
+__all__ = ["OutputFile", "StagedDirectory", "check_paths", "retire_directory", "sync_directory"]
 
 
 def _sequence(value: object, name: str, what: str) -> list[object]:
@@ -61,9 +48,9 @@ class OutputFile:
     __slots__ = ("_output", "_path", "_stream")
 
     def __init__(self, path: PathArgument, /, *, inputs: Sequence[PathArgument] | None = None) -> None:
-        self._path = utf8_path(path, "path")
+        self._path = utf8_path(path, "path", InvalidOutput)
         given = [] if inputs is None else _sequence(inputs, "inputs", "paths")
-        read = [utf8_path(item, f"inputs[{i}]") for i, item in enumerate(given)]
+        read = [utf8_path(item, f"inputs[{i}]", InvalidOutput) for i, item in enumerate(given)]
         self._stream: BinaryIO | None = None
         self._output = _core._Output(self._path, read)
 
@@ -111,7 +98,7 @@ class StagedDirectory:
     __slots__ = ("_staged", "_target")
 
     def __init__(self, target: PathArgument, /) -> None:
-        self._target = utf8_path(target, "target")
+        self._target = utf8_path(target, "target", InvalidOutput)
         self._staged = _core._StagedDirectory(self._target)
 
     @property
@@ -121,7 +108,7 @@ class StagedDirectory:
 
     def publish(self, target: PathArgument | None = None, /) -> None:
         """Moves the folder to ``target`` (default: the target given; same parent folder)."""
-        chosen = self._target if target is None else utf8_path(target, "target")
+        chosen = self._target if target is None else utf8_path(target, "target", InvalidOutput)
         self._staged.publish(chosen)
 
     def __enter__(self) -> Self:
@@ -142,13 +129,13 @@ class StagedDirectory:
 
 def retire_directory(path: PathArgument, /) -> None:
     """Removes a folder so that a reader finds it whole or not at all (renamed away, then deleted)."""
-    checked = utf8_path(path, "path")
+    checked = utf8_path(path, "path", InvalidOutput)
     _core._retire_directory(checked)
 
 
 def sync_directory(path: PathArgument, /) -> None:
     """Makes the renames inside a folder durable (fsync)."""
-    checked = utf8_path(path, "path")
+    checked = utf8_path(path, "path", InvalidOutput)
     _core._sync_directory(checked)
 
 
@@ -157,7 +144,7 @@ def _named_paths(pairs: Sequence[tuple[str, PathArgument]] | None, name: str) ->
     for i, pair in enumerate([] if pairs is None else _sequence(pairs, name, "(option, path) pairs")):
         if not (isinstance(pair, tuple | list) and len(pair) == 2 and isinstance(pair[0], str)):
             raise TypeError(f"{name}[{i}] must be an (option, path) pair, not {type(pair).__name__}")
-        named.append((pair[0], utf8_path(pair[1], f"{name}[{i}]")))
+        named.append((pair[0], utf8_path(pair[1], f"{name}[{i}]", InvalidOutput)))
     return named
 
 

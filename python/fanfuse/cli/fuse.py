@@ -16,8 +16,6 @@ from fanfuse._core import (
     FusionModel,
     Run,
     fuse_files,
-    read_qrels,
-    read_run,
     train_fusion,
 )
 from fanfuse.cli._common import number_option
@@ -26,10 +24,15 @@ from fanfuse.cli.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_opti
 from fanfuse.cli.paths import add_input, add_output, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.errors import InvalidSetting
-from fanfuse.tables import is_parquet, read_parquet_run, write_parquet
+from fanfuse.tables import is_parquet, read_any_qrels, read_any_run, read_parquet_run, write_parquet
 
 # ranx writes Parquet runs under both names.
 PARQUET_SUFFIXES = (".parquet", ".parq")
+
+
+def names_parquet(output: str) -> bool:
+    """Whether an output's name asks for Parquet: it ends in one of PARQUET_SUFFIXES, in any case."""
+    return output.lower().endswith(PARQUET_SUFFIXES)
 
 
 def register(subparsers: Any) -> None:
@@ -45,8 +48,8 @@ def register(subparsers: Any) -> None:
         "-o",
         "--output",
         required=True,
-        help=f"output file (written atomically); a name ending in {' or '.join(PARQUET_SUFFIXES)} is "
-        "written as Parquet (qid, docid, rank, score)",
+        help=f"output file (written atomically); a name ending in {' or '.join(PARQUET_SUFFIXES)} (any case) "
+        "is written as Parquet (qid, docid, rank, score)",
     )
     parser.add_argument(
         "--method",
@@ -60,10 +63,14 @@ def register(subparsers: Any) -> None:
         kind="run",
         nargs="+",
         metavar="RUN",
-        help="runs to train on, one per input run, in the same order",
+        help="runs to train on (TREC, MT-RAG JSONL or Parquet), one per input run, in the same order",
     )
     add_input(
-        parser, "--train-qrels", kind="qrels", metavar="QRELS", help="qrels to train on (TREC or BEIR TSV)"
+        parser,
+        "--train-qrels",
+        kind="qrels",
+        metavar="QRELS",
+        help="qrels to train on (TREC, BEIR TSV or Parquet)",
     )
     number_option(parser, "--segments", "segments", "probfuse: segments per list (default 25)")
     number_option(parser, "--window", "window", "slidefuse: half-window (default 5)")
@@ -139,8 +146,8 @@ def trained_model(args: argparse.Namespace) -> FusionModel | None:
             "give one per input, in order"
         )
     model = train_fusion(
-        [read_run(path, rank_from=args.rank_from) for path in args.train_runs],
-        read_qrels(args.train_qrels),
+        [read_any_run(path, rank_from=args.rank_from) for path in args.train_runs],
+        read_any_qrels(args.train_qrels),
         method=args.method,
         segments=args.segments,
         window=args.window,
@@ -152,7 +159,7 @@ def trained_model(args: argparse.Namespace) -> FusionModel | None:
 
 def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
-    parquet = args.output.endswith(PARQUET_SUFFIXES)
+    parquet = names_parquet(args.output)
     check_parquet_output(args, parquet)
     options = run_fusion_options(args)
     model = trained_model(args)
