@@ -100,6 +100,42 @@ impl FusedList {
     pub fn is_empty(&self) -> bool {
         self.scores.is_empty()
     }
+
+    /// The hit at Python index `index` (negative counts from the end), if there is one; `None` for
+    /// an index beyond the machine's ints, which is out of range as for a list.
+    #[must_use]
+    pub fn position(&self, index: Option<isize>) -> Option<usize> {
+        let at = match index? {
+            i if i < 0 => self.len().checked_sub(i.unsigned_abs())?,
+            i => i.unsigned_abs(),
+        };
+        (at < self.len()).then_some(at)
+    }
+
+    /// `Fused([(id, score), ...])` with the first five hits and how many more, each id as `repr_id`
+    /// shows it.
+    pub fn repr<E>(&self, mut repr_id: impl FnMut(Id<'_>) -> Result<String, E>) -> Result<String, E> {
+        let shown = self.len().min(5);
+        let mut pairs = Vec::with_capacity(shown);
+        for i in 0..shown {
+            pairs.push(format!("({}, {:.6})", repr_id(self.ids.get(i))?, self.scores[i]));
+        }
+        let more = self.len() - shown;
+        let tail = if more > 0 { format!(", … {more} more") } else { String::new() };
+        Ok(format!("Fused([{}{tail}])", pairs.join(", ")))
+    }
+}
+
+/// An index of a result that is no int.
+#[must_use]
+pub fn index_not_an_int(type_name: &str) -> FusionError {
+    FusionError::wrong_type(format!("Fused indices must be integers, not {type_name}"))
+}
+
+/// The message of Python's `IndexError` for `index`, past the `len` hits of a result.
+#[must_use]
+pub fn index_out_of_range(index: impl std::fmt::Display, len: usize) -> String {
+    format!("Fused index {index} out of range for {len} hits")
 }
 
 /// Two results are equal when they hold the same ids with the same scores: the explanation says
@@ -174,6 +210,24 @@ mod tests {
         let per_hit: Vec<Vec<_>> = explain.hits.iter().map(|parts| parts.iter().map(resolved).collect()).collect();
         let b = Some(Id::Str("b"));
         assert_eq!(per_hit, [vec![(0, Some(2), b), (1, Some(1), b)], vec![(0, Some(1), Some(Id::Str("a")))]]);
+    }
+
+    #[test]
+    fn an_index_counts_from_either_end_within_the_hits() {
+        let result = fused(&str_ids(&[&["a", "b", "c"]]), false);
+        let at = |i| result.position(i);
+        assert_eq!([at(Some(0)), at(Some(2)), at(Some(-1)), at(Some(-3))], [Some(0), Some(2), Some(2), Some(0)]);
+        assert_eq!([at(Some(3)), at(Some(-4)), at(Some(isize::MIN)), at(None)], [None; 4]);
+    }
+
+    #[test]
+    fn the_repr_shows_five_hits_and_counts_the_rest() {
+        let many: Vec<String> = (0..7).map(|i| i.to_string()).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let show = |id: Id<'_>| Ok::<_, ()>(format!("{id:?}"));
+        let repr = fused(&str_ids(&[&many]), false).repr(show).unwrap();
+        assert!(repr.starts_with("Fused([(Str(\"0\"), 0.016393), ") && repr.ends_with(", … 2 more])"), "{repr}");
+        assert_eq!(fused(&str_ids(&[&[]]), false).repr(show), Ok("Fused([])".into()));
     }
 
     #[test]

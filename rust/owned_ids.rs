@@ -7,8 +7,10 @@ use crate::fusion::{self, FuseParams, Fusion, ScoredLists};
 use crate::lists::RankedLists;
 
 mod content_keys;
+mod paths;
 mod texts;
 
+pub use paths::{ListPath, QueryPath, Shape, LISTS, RUNS};
 pub use texts::Texts;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -22,23 +24,6 @@ impl IdKind {
         match self {
             Self::Str => "a str",
             Self::Int => "an int",
-        }
-    }
-}
-
-/// Where a list sits in the arguments, for error messages: `lists[2]` or `queries[7][2]`.
-#[derive(Clone, Copy)]
-pub struct ListPath {
-    pub root: &'static str,
-    pub query: Option<usize>,
-    pub list: usize,
-}
-
-impl fmt::Display for ListPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.query {
-            Some(q) => write!(f, "{}[{q}][{}]", self.root, self.list),
-            None => write!(f, "{}[{}]", self.root, self.list),
         }
     }
 }
@@ -89,22 +74,40 @@ impl OwnedIds {
         self.texts.push(text);
     }
 
-    /// Records the kind of the id at `path` (the first one fixes the kind of the call). The error
-    /// is the message for a call that mixes str and int ids.
-    pub fn set_kind(&mut self, kind: IdKind, path: impl FnOnce() -> String) -> Result<(), String> {
+    /// Records the kind of the id at `path` (the first one fixes the kind of the call); refuses a
+    /// call that mixes str and int ids.
+    pub fn set_kind(&mut self, kind: IdKind, path: impl FnOnce() -> String) -> Result<(), FusionError> {
         match &self.kind {
             Some((seen, _)) if *seen == kind => Ok(()),
-            Some((seen, first)) => Err(format!(
+            Some((seen, first)) => Err(FusionError::wrong_type(format!(
                 "{} is {}, but {first} is {}: all ids in one call must be str, or all int",
                 path(),
                 kind.article(),
                 seen.article()
-            )),
+            ))),
             None => {
                 self.kind = Some((kind, path()));
                 Ok(())
             }
         }
+    }
+
+    /// Appends the ids of an integer array (the list at `path`); each must fit in `i64`.
+    pub fn push_ints<T>(&mut self, values: &[T], path: ListPath) -> Result<(), FusionError>
+    where
+        T: Copy + fmt::Display,
+        i64: TryFrom<T>,
+    {
+        // Checked first, then converted by a plain map: a fallible collect would neither reserve the
+        // length nor vectorize the widening; for the types that always fit, the check compiles away.
+        if let Some(pos) = values.iter().position(|&v| i64::try_from(v).is_err()) {
+            return Err(path.too_large(pos, values[pos]));
+        }
+        if !values.is_empty() {
+            self.set_kind(IdKind::Int, || format!("{path}[0]"))?;
+        }
+        self.ints.extend(values.iter().map(|&v| i64::try_from(v).unwrap_or_default()));
+        Ok(())
     }
 
     #[must_use]
@@ -237,6 +240,20 @@ impl OwnedBatch {
         Self { runs: OwnedRuns::new(), query_lists: vec![0], first: 0 }
     }
 
+    /// Empties the chunk for the queries from number `first` on, keeping its buffers (fresh ones per
+    /// chunk cost a page fault every 4 KiB).
+    pub fn restart(&mut self, first: usize) {
+        self.runs.clear();
+        self.query_lists.clear();
+        self.query_lists.push(0);
+        self.first = first;
+    }
+
+    /// Closes the query whose lists were pushed since the previous one closed.
+    pub fn end_query(&mut self) {
+        self.query_lists.push(self.runs.ids.bounds.len() - 1);
+    }
+
     /// An empty chunk that continues this one: the same id kind is required.
     #[must_use]
     pub fn next_chunk(&self) -> Self {
@@ -296,7 +313,10 @@ mod tests {
         let mut ids = OwnedIds::new();
         ids.set_kind(IdKind::Int, || "lists[0][0]".into()).unwrap();
         let err = ids.set_kind(IdKind::Str, || "lists[1][2]".into()).unwrap_err();
-        assert_eq!(err, "lists[1][2] is a str, but lists[0][0] is an int: all ids in one call must be str, or all int");
+        assert_eq!(
+            err.to_string(),
+            "lists[1][2] is a str, but lists[0][0] is an int: all ids in one call must be str, or all int"
+        );
     }
 
     #[test]
@@ -308,7 +328,6 @@ mod tests {
         let fused = ids.fuse(&ids.bounds[1..], None, &FuseParams::default()).unwrap();
         assert_eq!(fused.hits.len(), 1);
         assert_eq!(fused.hits[0].item, 2);
-        assert_eq!(ListPath { root: "queries", query: Some(7), list: 2 }.to_string(), "queries[7][2]");
     }
 
     #[test]
@@ -330,7 +349,7 @@ mod tests {
         runs.ids.ints.extend([1, 2]);
         runs.ids.bounds.push(2);
         runs.push_score(0.5, || unreachable!()).unwrap();
-        let path = ListPath { root: "runs", query: None, list: 0 };
+        let path = ListPath::of_call("runs", 0);
         let err = runs.push_score(f64::INFINITY, || format!("{path} scores[1]")).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -347,13 +366,32 @@ mod tests {
         let mut batch = OwnedBatch::new();
         batch.runs.ids.set_kind(IdKind::Int, || "queries[0][0][0]".into()).unwrap();
         // Query 0: [1, 2] and [2]; query 1: [7].
-        batch.runs.ids.ints.extend([1, 2, 2, 7]);
-        batch.runs.ids.bounds.extend([2, 3, 4]);
-        batch.query_lists.extend([2, 3]);
+        for (list, ends_query) in [(&[1, 2][..], false), (&[2], true), (&[7], true)] {
+            batch.runs.ids.push_ints(list, ListPath::of_query(0, 0)).unwrap();
+            batch.runs.ids.bounds.push(batch.runs.ids.len());
+            if ends_query {
+                batch.end_query();
+            }
+        }
+        assert_eq!(batch.query_lists, [0, 2, 3]);
         let fused = batch.fuse(&FuseParams::default(), Some(1)).unwrap();
         let ids = &batch.runs.ids.ints;
         let fused_ids: Vec<Vec<i64>> = fused.iter().map(|f| f.hits.iter().map(|h| ids[h.item]).collect()).collect();
         assert_eq!(fused_ids, [vec![2, 1], vec![7]]);
         assert!(batch.next_chunk().runs.ids.kind_is(IdKind::Int));
+        batch.restart(64);
+        assert!(batch.runs.ids.is_empty() && batch.query_lists == [0] && batch.first == 64);
+    }
+
+    #[test]
+    fn int_arrays_widen_to_i64_and_refuse_what_does_not_fit() {
+        let mut ids = OwnedIds::new();
+        ids.push_ints::<u8>(&[], ListPath::of_call("lists", 0)).unwrap();
+        assert!(ids.kind.is_none()); // an empty array fixes no kind
+        ids.push_ints(&[3u16, 65535], ListPath::of_call("lists", 0)).unwrap();
+        assert_eq!(ids.ints, [3, 65535]);
+        let refused = ids.push_ints(&[1, u64::MAX], ListPath::of_call("lists", 1)).unwrap_err().to_string();
+        assert!(refused.starts_with("lists[1][1] = 18446744073709551615 does not fit"), "{refused}");
+        assert_eq!(ids.ints.len(), 2); // nothing of a refused array is kept
     }
 }

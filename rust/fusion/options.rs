@@ -43,19 +43,24 @@ pub const RRF_OPTIONS: [&str; 4] = ["k", "weights", "top_k", "tie_break"];
 /// place for per-hit contributions.
 pub const NOT_FOR_RUNS: [&str; 2] = ["duplicates", "explain"];
 
-/// The option called `name` in a call to `entry`, or the message of Python's `TypeError` for an
-/// unexpected keyword, listing the options.
-pub fn option_named(entry: &str, name: &str) -> Result<(&'static str, Kind, bool), String> {
+/// The option called `name` in a call to `entry`; else refused as Python refuses an unexpected
+/// keyword (a `TypeError`), listing the options.
+pub fn option_named(entry: &str, name: &str) -> Result<(&'static str, Kind, bool), FusionError> {
     OPTIONS.iter().copied().find(|o| o.0 == name).ok_or_else(|| {
         let names: Vec<&str> = OPTIONS.iter().map(|o| o.0).collect();
-        format!("{entry}() got an unexpected keyword argument '{name}' (fusion options: {})", names.join(", "))
+        let listed = names.join(", ");
+        FusionError::wrong_type(format!(
+            "{entry}() got an unexpected keyword argument '{name}' (fusion options: {listed})"
+        ))
     })
 }
 
-/// The message refusing a call to `entry` given both an options value and option keywords.
+/// Refuses a call to `entry` given both an options value and option keywords.
 #[must_use]
-pub fn given_twice(entry: &str) -> String {
-    format!("{entry}() takes options= or option keywords, not both: put every option in the FusionOptions")
+pub fn given_twice(entry: &str) -> FusionError {
+    FusionError::wrong_type(format!(
+        "{entry}() takes options= or option keywords, not both: put every option in the FusionOptions"
+    ))
 }
 
 /// A refused option: the error, and the option it is about (for a combination, the option that
@@ -287,11 +292,11 @@ impl FusionOptions {
 
     /// Refuses the first option given that `entry`, reading only `reads`, would ignore: the message
     /// is that of Python's `TypeError` for an unexpected keyword.
-    pub fn check_read_by(&self, entry: &str, reads: impl Fn(&str) -> bool) -> Result<(), String> {
+    pub fn check_read_by(&self, entry: &str, reads: impl Fn(&str) -> bool) -> Result<(), FusionError> {
         match self.given.iter().find(|name| !reads(name)) {
-            Some(name) => Err(format!(
+            Some(name) => Err(FusionError::wrong_type(format!(
                 "{entry}() got an unexpected keyword argument '{name}': it does not read that fusion option"
-            )),
+            ))),
             None => Ok(()),
         }
     }
@@ -343,10 +348,13 @@ mod tests {
     #[test]
     fn an_unknown_or_unread_option_is_refused_naming_the_entry() {
         assert_eq!(option_named("fuse", "k").unwrap().1, Kind::Number);
-        assert!(option_named("fuse", "kk").unwrap_err().starts_with("fuse() got an unexpected keyword argument 'kk'"));
+        assert!(option_named("fuse", "kk")
+            .unwrap_err()
+            .to_string()
+            .starts_with("fuse() got an unexpected keyword argument 'kk'"));
         let options = parse(vec![("k", Value::Number(1.0)), ("explain", Value::Flag(true))]).unwrap();
         assert!(options.check_read_by("fuse", |_| true).is_ok());
-        let refused = options.check_read_by("fuse_runs", |name| name != "explain").unwrap_err();
+        let refused = options.check_read_by("fuse_runs", |name| name != "explain").unwrap_err().to_string();
         assert!(refused.starts_with("fuse_runs() got an unexpected keyword argument 'explain'"), "{refused}");
     }
 

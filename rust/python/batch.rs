@@ -1,55 +1,37 @@
 //! Many queries in one call (`rrf_batch`, `fuse_batch`): copied out of Python a chunk at a time
 //! and fused by the core, on a thread pool with `threads` > 1.
 
-use std::fmt;
-
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::args::outer_items;
-use super::fuse::{fuse_params, rrf_params, Shape, LISTS, RUNS};
+use super::fuse::{fuse_params, rrf_params};
 use super::fused::Fused;
-use super::ids::ListPath;
-use super::options::{check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
+use super::options::{check_thread_variable, threads_arg, PyFusionOptions};
 use super::{interruptible, to_py_err};
 use crate::batch;
-use crate::fusion::FuseParams;
-use crate::owned_ids::OwnedBatch;
+use crate::fusion::{check_query_weights, FuseParams};
+use crate::owned_ids::{ListPath, OwnedBatch, QueryPath, Shape, LISTS, RUNS};
 
-impl OwnedBatch {
-    /// Replaces the contents with `queries` (a slice of the whole batch that starts at query number
-    /// `first`), reusing the buffers: fresh ones per chunk cost a page fault every 4 KiB.
-    fn refill(
-        &mut self,
-        queries: &[Bound<'_, PyAny>],
-        first: usize,
-        shape: &Shape,
-        params: &FuseParams,
-    ) -> PyResult<()> {
-        let Self { runs, query_lists, .. } = self;
-        runs.clear();
-        query_lists.clear();
-        query_lists.push(0);
-        self.first = first;
-        for (q, query) in (first..).zip(queries) {
-            let lists = outer_items(query, QueryPath(q), shape.what)?;
-            check_query_weights(params.weights.as_deref(), q, lists.len(), shape.noun)?;
-            for (i, list) in lists.iter().enumerate() {
-                runs.push_run(list, ListPath { root: "queries", query: Some(q), list: i }, shape.scored)?;
-            }
-            query_lists.push(runs.ids.bounds.len() - 1);
+/// Replaces the contents of `owned` with `queries` (a slice of the whole batch that starts at query
+/// number `first`).
+fn refill(
+    owned: &mut OwnedBatch,
+    queries: &[Bound<'_, PyAny>],
+    first: usize,
+    shape: &Shape,
+    params: &FuseParams,
+) -> PyResult<()> {
+    owned.restart(first);
+    for (q, query) in (first..).zip(queries) {
+        let lists = outer_items(query, QueryPath(q), shape.what)?;
+        check_query_weights(params.weights.as_deref(), q, lists.len(), shape.noun).map_err(to_py_err)?;
+        for (i, list) in lists.iter().enumerate() {
+            owned.runs.push_run(list, ListPath::of_query(q, i), shape.scored)?;
         }
-        Ok(())
+        owned.end_query();
     }
-}
-
-/// `queries[q]` in error messages, formatted only when an error needs it.
-struct QueryPath(usize);
-
-impl fmt::Display for QueryPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "queries[{}]", self.0)
-    }
+    Ok(())
 }
 
 /// Copies `queries` out of Python a chunk of [`batch::CHUNK`] at a time into one reused buffer, and
@@ -66,7 +48,7 @@ fn each_chunk(
         // Each chunk is short: the signal is looked for between them, where Python holds the GIL
         // (the copy of a huge batch takes seconds too).
         py.check_signals()?;
-        owned.refill(chunk, c * batch::CHUNK, shape, params)?;
+        refill(&mut owned, chunk, c * batch::CHUNK, shape, params)?;
         each(&mut owned)?;
     }
     Ok(())
