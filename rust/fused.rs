@@ -1,9 +1,10 @@
 //! The result of one fusion, owned: its ids copied out of the call's ids, their scores, and (when
 //! asked) each hit's contributions. It borrows nothing, so it outlives the call's buffers.
 
+use crate::batch::{pool_for, Pipeline};
 use crate::error::FusionError;
 use crate::fusion::{Contribution, FuseParams, Fusion};
-use crate::owned_ids::{IdKind, OwnedBatch, OwnedIds, Texts};
+use crate::owned_ids::{IdKind, OwnedBatch, OwnedIds, OwnedRuns, Texts};
 
 /// One id of a result: str or int, like the call's ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,12 +149,72 @@ impl PartialEq for FusedList {
     }
 }
 
+impl OwnedRuns {
+    /// The runs of one query fused; with `keys` (one per id), the ids of equal key fused as one.
+    pub fn fuse_list(&self, keys: Option<&OwnedIds>, params: &FuseParams) -> Result<FusedList, FusionError> {
+        let fusion = match keys {
+            Some(keys) => self.fuse_keyed(keys, params)?,
+            None => self.ids.fuse(&self.ids.bounds, self.scores(), params)?,
+        };
+        Ok(FusedList::new(&self.ids, &fusion))
+    }
+}
+
 impl OwnedBatch {
     /// Fuses every query of the chunk and copies each result out of the chunk's buffers, so that the
     /// chunk can be refilled while its results live on: all of it without Python, on any thread.
     pub fn fuse_lists(&self, params: &FuseParams) -> Result<Vec<FusedList>, FusionError> {
         let fused = self.fuse(params, Some(1))?;
         Ok(fused.iter().map(|fusion| FusedList::new(&self.runs.ids, fusion)).collect())
+    }
+}
+
+/// The work of a pool on one chunk of a batch.
+type ChunkWork = Box<dyn Fn(&OwnedBatch) -> Result<Vec<FusedList>, FusionError> + Send + Sync>;
+
+/// The results of a batch fused a chunk at a time as the caller fills the chunks (copying the ids
+/// out of Python, say): serially, each chunk as it is handed over, so that its ids are fused while
+/// still in cache; or on a pool, which fuses each chunk while the caller fills the next.
+pub struct ChunkFusion {
+    params: FuseParams,
+    pipeline: Option<Pipeline<OwnedBatch, Result<Vec<FusedList>, FusionError>, ChunkWork>>,
+    fused: Vec<FusedList>,
+}
+
+impl ChunkFusion {
+    /// The fusion of a batch of `n_queries` on `threads` threads (serial unless `pool_for` gives a pool).
+    #[must_use]
+    pub fn new(params: &FuseParams, threads: Option<usize>, n_queries: usize) -> Self {
+        let pipeline = pool_for(threads, n_queries).map(|pool| {
+            let chunk_params = params.clone();
+            let work: ChunkWork = Box::new(move |chunk: &OwnedBatch| chunk.fuse_lists(&chunk_params));
+            Pipeline::new(pool, work)
+        });
+        Self { params: params.clone(), pipeline, fused: Vec::with_capacity(n_queries) }
+    }
+
+    /// Takes the filled `chunk`: fuses it now, or hands it to the pool and leaves in its place an
+    /// empty chunk that continues it (the same id kind is required).
+    pub fn take(&mut self, chunk: &mut OwnedBatch) -> Result<(), FusionError> {
+        match &mut self.pipeline {
+            Some(pipeline) => {
+                let next = chunk.next_chunk();
+                pipeline.spawn(std::mem::replace(chunk, next));
+            }
+            None => self.fused.extend(chunk.fuse_lists(&self.params)?),
+        }
+        Ok(())
+    }
+
+    /// Every query's result, in order, once the pool (if any) fused every chunk.
+    pub fn finish(self) -> Result<Vec<FusedList>, FusionError> {
+        let mut fused = self.fused;
+        if let Some(pipeline) = self.pipeline {
+            for (_, lists) in pipeline.wait()? {
+                fused.extend(lists?);
+            }
+        }
+        Ok(fused)
     }
 }
 
@@ -228,6 +289,34 @@ mod tests {
         let repr = fused(&str_ids(&[&many]), false).repr(show).unwrap();
         assert!(repr.starts_with("Fused([(Str(\"0\"), 0.016393), ") && repr.ends_with(", … 2 more])"), "{repr}");
         assert_eq!(fused(&str_ids(&[&[]]), false).repr(show), Ok("Fused([])".into()));
+    }
+
+    #[test]
+    fn a_batch_fused_on_a_pool_equals_the_batch_fused_serially() {
+        use crate::owned_ids::ListPath;
+        let n_queries = crate::batch::MIN_PARALLEL_QUERIES;
+        let fuse_on = |threads| {
+            let mut fusion = ChunkFusion::new(&FuseParams::default(), Some(threads), n_queries);
+            let mut chunk = OwnedBatch::new();
+            for q in 0..n_queries {
+                if q % crate::batch::CHUNK == 0 {
+                    fusion.take(&mut chunk).unwrap();
+                    chunk.restart(q);
+                }
+                let q = i64::try_from(q).unwrap();
+                for list in [[q, q + 1], [q + 2, q]] {
+                    chunk.runs.ids.push_ints(&list, ListPath::of_query(0, 0)).unwrap();
+                    chunk.runs.ids.bounds.push(chunk.runs.ids.len());
+                }
+                chunk.end_query();
+            }
+            fusion.take(&mut chunk).unwrap();
+            fusion.finish().unwrap()
+        };
+        let serial = fuse_on(1);
+        assert_eq!(serial.len(), n_queries);
+        assert_eq!(serial[7].ids, FusedIds::Int(vec![7, 9, 8])); // 9 is first in its list, 8 second
+        assert_eq!(fuse_on(2), serial);
     }
 
     #[test]

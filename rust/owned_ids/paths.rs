@@ -13,6 +13,16 @@ pub struct Shape {
     /// One list of a query, in messages: "list" or "run".
     pub noun: &'static str,
     pub scored: bool,
+    /// The fusion options the entry points taking these lists read (`None`: every one).
+    pub options: Option<&'static [&'static str]>,
+}
+
+impl Shape {
+    /// Whether the entry points taking these lists read the fusion option `name`.
+    #[must_use]
+    pub fn reads(&self, name: &str) -> bool {
+        self.options.is_none_or(|options| options.contains(&name))
+    }
 }
 
 /// The lists of `rrf` and `rrf_batch`: ranked ids, no scores.
@@ -22,6 +32,7 @@ pub const LISTS: Shape = Shape {
     batch_what: "queries (each a sequence of ranked id lists)",
     noun: "list",
     scored: false,
+    options: Some(&crate::fusion::RRF_OPTIONS),
 };
 
 /// The runs of `fuse` and `fuse_batch`: ranked ids, or ids with scores.
@@ -31,6 +42,7 @@ pub const RUNS: Shape = Shape {
     batch_what: "queries (each a sequence of runs)",
     noun: "run",
     scored: true,
+    options: None,
 };
 
 /// `queries[q]` in messages, formatted only when an error needs it.
@@ -145,6 +157,7 @@ mod tests {
         assert_eq!(ListPath::of_query(7, 2).to_string(), "queries[7][2]");
         assert_eq!(ListPath::of_call("runs", 1).to_string(), "runs[1]");
         assert_eq!(QueryPath(3).to_string(), "queries[3]");
+        assert!(LISTS.reads("k") && !LISTS.reads("method") && RUNS.reads("method"));
         assert_eq!(
             ListPath::of_call("lists", 0).too_large(4, 1u64 << 63).to_string(),
             "lists[0][4] = 9223372036854775808 does not fit in a signed 64-bit integer; int ids must be in [-2**63, 2**63 - 1]"

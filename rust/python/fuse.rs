@@ -8,7 +8,6 @@ use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::Fused;
 use super::options::{call_options, refused, PyFusionOptions};
 use super::{interruptible, to_py_err};
-use crate::fused::FusedList;
 use crate::fusion;
 use crate::owned_ids::{ListPath, OwnedIds, OwnedRuns, Shape, LISTS, RUNS};
 
@@ -112,33 +111,19 @@ fn fuse_one(
     for (i, run) in outer_items(runs, shape.root, shape.what)?.iter().enumerate() {
         owned.push_run(run, ListPath::of_call(shape.root, i), shape.scored)?;
     }
-    let Some(keys) = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()? else {
-        let fused = interruptible(py, || {
-            let fusion = owned.ids.fuse(&owned.ids.bounds, owned.scores(), params)?;
-            Ok(FusedList::new(&owned.ids, &fusion))
-        })?;
-        return Ok(fused.into());
-    };
-    let fused = interruptible(py, || Ok(FusedList::new(&owned.ids, &owned.fuse_keyed(&keys, params)?)))?;
-    Ok(fused.into())
+    let keys = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()?;
+    Ok(interruptible(py, || owned.fuse_list(keys.as_ref(), params))?.into())
 }
 
-/// The options of Reciprocal Rank Fusion, checked now: a bad one fails even for an empty batch.
-pub(super) fn rrf_params(
+/// The options of a call to `entry` over lists of `shape`, checked now: a bad one fails even for an
+/// empty batch.
+pub(super) fn shape_params(
     entry: &str,
+    shape: &Shape,
     options: Option<&Bound<'_, PyFusionOptions>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<fusion::FuseParams> {
-    let options = call_options(entry, options, kwargs, |name| fusion::RRF_OPTIONS.contains(&name))?;
-    options.fuse_params().map_err(refused)
-}
-
-pub(super) fn fuse_params(
-    entry: &str,
-    options: Option<&Bound<'_, PyFusionOptions>>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<fusion::FuseParams> {
-    call_options(entry, options, kwargs, |_| true)?.fuse_params().map_err(refused)
+    call_options(entry, options, kwargs, |name| shape.reads(name))?.fuse_params().map_err(refused)
 }
 
 /// Weighted Reciprocal Rank Fusion of ranked id lists. See `_core.pyi` for the documentation.
@@ -150,7 +135,7 @@ pub(super) fn rrf(
     options: Option<&Bound<'_, PyFusionOptions>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
-    fuse_one(py, lists, &LISTS, None, &rrf_params("rrf", options, kwargs)?)
+    fuse_one(py, lists, &LISTS, None, &shape_params("rrf", &LISTS, options, kwargs)?)
 }
 
 /// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
@@ -163,5 +148,5 @@ pub(super) fn fuse(
     content_keys: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
-    fuse_one(py, runs, &RUNS, content_keys, &fuse_params("fuse", options, kwargs)?)
+    fuse_one(py, runs, &RUNS, content_keys, &shape_params("fuse", &RUNS, options, kwargs)?)
 }
