@@ -6,10 +6,12 @@ use crate::error::FusionError;
 use crate::fusion::{self, FuseParams, Fusion, ScoredLists};
 use crate::lists::RankedLists;
 
+mod batch;
 mod content_keys;
 mod paths;
 mod texts;
 
+pub use batch::OwnedBatch;
 pub use paths::{ListPath, QueryPath, Shape, LISTS, RUNS};
 pub use texts::Texts;
 
@@ -200,6 +202,14 @@ impl OwnedRuns {
         Ok(())
     }
 
+    /// Appends the scores of the last run's ids (the run at `path`, in messages): finite numbers.
+    pub fn push_scores(&mut self, scores: &[f64], path: ListPath) -> Result<(), FusionError> {
+        for (pos, &score) in scores.iter().enumerate() {
+            self.push_score(score, || format!("{path} scores[{pos}]"))?;
+        }
+        Ok(())
+    }
+
     /// Checks that the last run (`path`, in messages) got one score per id.
     pub fn check_last_run_scores(&self, path: impl fmt::Display) -> Result<(), FusionError> {
         // Every run before it has one score per id, so its ids and its scores start at the same index.
@@ -216,76 +226,6 @@ impl OwnedRuns {
     pub fn scores(&self) -> Option<&[f64]> {
         (self.scores.len() == self.ids.len() && self.scores.iter().any(|s| !s.is_nan()))
             .then_some(self.scores.as_slice())
-    }
-}
-
-/// A chunk of a batch: its runs, and per query the window of `runs.ids.bounds` holding its lists.
-pub struct OwnedBatch {
-    pub runs: OwnedRuns,
-    /// Query q's lists are delimited by `runs.ids.bounds[query_lists[q]..=query_lists[q + 1]]`.
-    pub query_lists: Vec<usize>,
-    /// The number of the chunk's first query in the batch, for messages.
-    pub first: usize,
-}
-
-impl Default for OwnedBatch {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl OwnedBatch {
-    #[must_use]
-    pub fn new() -> Self {
-        Self { runs: OwnedRuns::new(), query_lists: vec![0], first: 0 }
-    }
-
-    /// Empties the chunk for the queries from number `first` on, keeping its buffers (fresh ones per
-    /// chunk cost a page fault every 4 KiB).
-    pub fn restart(&mut self, first: usize) {
-        self.runs.clear();
-        self.query_lists.clear();
-        self.query_lists.push(0);
-        self.first = first;
-    }
-
-    /// Closes the query whose lists were pushed since the previous one closed.
-    pub fn end_query(&mut self) {
-        self.query_lists.push(self.runs.ids.bounds.len() - 1);
-    }
-
-    /// An empty chunk that continues this one: the same id kind is required.
-    #[must_use]
-    pub fn next_chunk(&self) -> Self {
-        let mut next = Self::new();
-        next.runs.ids.kind.clone_from(&self.runs.ids.kind);
-        next
-    }
-
-    /// Every query fused, in order (on `threads` threads; the binding runs it with the GIL released).
-    pub fn fuse(&self, params: &FuseParams, threads: Option<usize>) -> Result<Vec<Fusion>, FusionError> {
-        let queries: Vec<usize> = (0..self.query_lists.len() - 1).collect();
-        let scores = self.runs.scores();
-        let one = |&q: &usize| {
-            let bounds = &self.runs.ids.bounds[self.query_lists[q]..=self.query_lists[q + 1]];
-            // Name the query in the message: the core only knows the list's index within it.
-            let named = |e: FusionError| FusionError::invalid(format!("queries[{}]: {e}", self.first + q));
-            self.runs.ids.fuse(bounds, scores, params).map_err(named)
-        };
-        crate::batch::map_queries(&queries, threads, one)?.into_iter().collect()
-    }
-
-    /// Seconds [`Self::fuse`] takes on one thread, the best of `repeat` runs (so with warm caches,
-    /// as a batch sees its chunk just copied): the bare kernel, for the benchmarks to compare with.
-    pub fn fuse_seconds(&self, params: &FuseParams, repeat: usize) -> Result<f64, FusionError> {
-        let mut best = f64::INFINITY;
-        for _ in 0..repeat.max(1) {
-            let start = std::time::Instant::now();
-            let fused = self.fuse(params, Some(1))?;
-            best = best.min(start.elapsed().as_secs_f64());
-            drop(std::hint::black_box(fused));
-        }
-        Ok(best)
     }
 }
 
@@ -348,9 +288,8 @@ mod tests {
         let mut runs = OwnedRuns::new();
         runs.ids.ints.extend([1, 2]);
         runs.ids.bounds.push(2);
-        runs.push_score(0.5, || unreachable!()).unwrap();
         let path = ListPath::of_call("runs", 0);
-        let err = runs.push_score(f64::INFINITY, || format!("{path} scores[1]")).unwrap_err();
+        let err = runs.push_scores(&[0.5, f64::INFINITY], path).unwrap_err();
         assert_eq!(
             err.to_string(),
             "runs[0] scores[1] is inf; scores must be finite numbers (drop the hit or give it a real score)"
@@ -359,28 +298,6 @@ mod tests {
         assert_eq!(err.to_string(), "runs[0] has 2 ids but 1 scores; give one score per id");
         runs.push_score(0.25, || unreachable!()).unwrap();
         assert_eq!(runs.check_last_run_scores(path), Ok(()));
-    }
-
-    #[test]
-    fn a_batch_fuses_each_query_over_its_own_lists() {
-        let mut batch = OwnedBatch::new();
-        batch.runs.ids.set_kind(IdKind::Int, || "queries[0][0][0]".into()).unwrap();
-        // Query 0: [1, 2] and [2]; query 1: [7].
-        for (list, ends_query) in [(&[1, 2][..], false), (&[2], true), (&[7], true)] {
-            batch.runs.ids.push_ints(list, ListPath::of_query(0, 0)).unwrap();
-            batch.runs.ids.bounds.push(batch.runs.ids.len());
-            if ends_query {
-                batch.end_query();
-            }
-        }
-        assert_eq!(batch.query_lists, [0, 2, 3]);
-        let fused = batch.fuse(&FuseParams::default(), Some(1)).unwrap();
-        let ids = &batch.runs.ids.ints;
-        let fused_ids: Vec<Vec<i64>> = fused.iter().map(|f| f.hits.iter().map(|h| ids[h.item]).collect()).collect();
-        assert_eq!(fused_ids, [vec![2, 1], vec![7]]);
-        assert!(batch.next_chunk().runs.ids.kind_is(IdKind::Int));
-        batch.restart(64);
-        assert!(batch.runs.ids.is_empty() && batch.query_lists == [0] && batch.first == 64);
     }
 
     #[test]

@@ -21,7 +21,7 @@ impl OwnedRuns {
         }
         if let Some((ids, scores)) = as_ids_and_scores(run)? {
             self.ids.push_list(&ids, path)?;
-            self.push_scores(&scores, path)?;
+            self.push_py_scores(&scores, path)?;
             self.check_last_run_scores(path).map_err(to_py_err)?;
         } else if starts_with_pair(run) {
             for (pos, pair) in outer_items(run, path.to_string(), "(id, score) pairs")?.iter().enumerate() {
@@ -39,11 +39,9 @@ impl OwnedRuns {
         Ok(())
     }
 
-    fn push_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
+    fn push_py_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
         if let Ok(buf) = PyBuffer::<f64>::get(scores) {
-            for (pos, v) in read_1d(scores.py(), &buf, path)?.into_iter().enumerate() {
-                self.push_score(v, || format!("{path} scores[{pos}]")).map_err(to_py_err)?;
-            }
+            self.push_scores(&read_1d(scores.py(), &buf, path)?, path).map_err(to_py_err)?;
         } else {
             let items = outer_items(scores, format!("{path} scores"), "numbers (one per id)")?;
             for (pos, v) in items.iter().enumerate() {
