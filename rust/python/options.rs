@@ -104,35 +104,27 @@ impl PyFusionOptions {
     fn given<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let given = PyDict::new(py);
         for name in self.inner.given() {
-            given.set_item(name, self.get(py, name)?)?;
+            given.set_item(name, to_python(py, self.inner.value(name))?)?;
         }
         Ok(given)
     }
 
-    /// One option's value (`method`: the method in effect, rrf when unset), or what the method
-    /// reads (`reads_scores`, `takes_weights`): what a property of the face returns.
+    /// What the property `name` of the face returns (see `FusionOptions::property` in the core).
     #[pyo3(signature = (name, /))]
     fn _value(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match name {
-            "method" => self.inner.method_name().into_py_any(py),
-            "reads_scores" => self.inner.reads_scores().into_py_any(py),
-            "takes_weights" => self.inner.takes_weights().into_py_any(py),
-            _ => self.get(py, name),
-        }
+        to_python(py, self.inner.property(name))
     }
 }
 
-impl PyFusionOptions {
-    /// Option `name` as a Python value.
-    fn get(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match self.inner.value(name) {
-            None | Some(Value::None) => Ok(py.None()),
-            Some(Value::Name(text)) => text.into_py_any(py),
-            Some(Value::Number(x)) => x.into_py_any(py),
-            Some(Value::Numbers(xs)) => xs.into_py_any(py),
-            Some(Value::Count(n)) => n.into_py_any(py),
-            Some(Value::Flag(flag)) => flag.into_py_any(py),
-        }
+/// An option's value as a Python value.
+fn to_python(py: Python<'_>, value: Option<Value>) -> PyResult<Py<PyAny>> {
+    match value {
+        None | Some(Value::None) => Ok(py.None()),
+        Some(Value::Name(text)) => text.into_py_any(py),
+        Some(Value::Number(x)) => x.into_py_any(py),
+        Some(Value::Numbers(xs)) => xs.into_py_any(py),
+        Some(Value::Count(n)) => n.into_py_any(py),
+        Some(Value::Flag(flag)) => flag.into_py_any(py),
     }
 }
 
