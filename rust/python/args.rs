@@ -2,6 +2,7 @@
 //! 1-D buffers. Every number argument is read here (a whole int argument by a reader [`int_arg!`]
 //! declares, for pyo3's `from_py_with`), so a bad value gets fanfuse's message naming it, never
 //! pyo3's `OverflowError` or an unnamed `TypeError`. A bool is refused wherever a number is expected.
+//! The ranges and the messages are the core's (`crate::args`); these test types and read values.
 
 use std::fmt;
 

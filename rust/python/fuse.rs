@@ -1,4 +1,5 @@
-//! `fuse` and `fuse_batch`: every fusion method over ranked or scored runs.
+//! `rrf` and `fuse`: the lists or runs of one query read out of Python (ids, and scores where given),
+//! fused by the core.
 
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
