@@ -55,7 +55,7 @@ fn fuse_queries(
     let mut fusion = ChunkFusion::new(params, threads, queries.len());
     each_chunk(py, &queries, shape, params, |owned| interruptible(py, || fusion.take(owned)))?;
     // With a pool, the GIL is released until every chunk is done.
-    Ok(interruptible(py, || fusion.finish())?.into_iter().map(Fused::from).collect())
+    Ok(interruptible(py, || fusion.finish())?.into_iter().map(Fused).collect())
 }
 
 /// RRF of many queries in one call. See `_core.pyi` for the documentation.

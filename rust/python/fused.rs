@@ -13,7 +13,7 @@ use crate::fused::{self, FusedIds, FusedList, Id};
 use crate::fusion;
 
 /// The result of one fusion as the entry points return it; it becomes a [`PyFused`] on its way out.
-pub struct Fused(FusedList);
+pub struct Fused(pub(super) FusedList);
 
 /// The result of one fusion: fused ids and their scores, aligned, best first.
 ///
@@ -113,11 +113,5 @@ impl PyFused {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.0.repr(|id| Ok(id.into_pyobject(py)?.repr()?.to_string()))
-    }
-}
-
-impl From<FusedList> for Fused {
-    fn from(list: FusedList) -> Self {
-        Self(list)
     }
 }
