@@ -51,6 +51,17 @@ pub fn default_threads() -> usize {
     threads_from_env().ok().flatten().unwrap_or(1)
 }
 
+/// The threads a batch started now without `threads` runs on: [`default_threads`], but 1 in a
+/// forked child (see [`pool_for`]).
+#[must_use]
+pub fn threads_in_effect() -> usize {
+    if in_forked_child() {
+        1
+    } else {
+        default_threads()
+    }
+}
+
 /// What `threads` accepts, for the message refusing another value.
 #[must_use]
 pub fn threads_accepted() -> String {

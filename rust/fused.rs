@@ -1,9 +1,10 @@
 //! The result of one fusion, owned: its ids copied out of the call's ids, their scores, and (when
 //! asked) each hit's contributions. It borrows nothing, so it outlives the call's buffers.
 
+use crate::batch::{pool_for, Pipeline};
 use crate::error::FusionError;
 use crate::fusion::{Contribution, FuseParams, Fusion};
-use crate::owned_ids::{IdKind, OwnedBatch, OwnedIds, Texts};
+use crate::owned_ids::{IdKind, OwnedBatch, OwnedIds, OwnedRuns, Texts};
 
 /// One id of a result: str or int, like the call's ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +101,42 @@ impl FusedList {
     pub fn is_empty(&self) -> bool {
         self.scores.is_empty()
     }
+
+    /// The hit at Python index `index` (negative counts from the end), if there is one; `None` for
+    /// an index beyond the machine's ints, which is out of range as for a list.
+    #[must_use]
+    pub fn position(&self, index: Option<isize>) -> Option<usize> {
+        let at = match index? {
+            i if i < 0 => self.len().checked_sub(i.unsigned_abs())?,
+            i => i.unsigned_abs(),
+        };
+        (at < self.len()).then_some(at)
+    }
+
+    /// `Fused([(id, score), ...])` with the first five hits and how many more, each id as `repr_id`
+    /// shows it.
+    pub fn repr<E>(&self, mut repr_id: impl FnMut(Id<'_>) -> Result<String, E>) -> Result<String, E> {
+        let shown = self.len().min(5);
+        let mut pairs = Vec::with_capacity(shown);
+        for i in 0..shown {
+            pairs.push(format!("({}, {:.6})", repr_id(self.ids.get(i))?, self.scores[i]));
+        }
+        let more = self.len() - shown;
+        let tail = if more > 0 { format!(", … {more} more") } else { String::new() };
+        Ok(format!("Fused([{}{tail}])", pairs.join(", ")))
+    }
+}
+
+/// An index of a result that is no int.
+#[must_use]
+pub fn index_not_an_int(type_name: &str) -> FusionError {
+    FusionError::wrong_type(format!("Fused indices must be integers, not {type_name}"))
+}
+
+/// The message of Python's `IndexError` for `index`, past the `len` hits of a result.
+#[must_use]
+pub fn index_out_of_range(index: impl std::fmt::Display, len: usize) -> String {
+    format!("Fused index {index} out of range for {len} hits")
 }
 
 /// Two results are equal when they hold the same ids with the same scores: the explanation says
@@ -112,12 +149,72 @@ impl PartialEq for FusedList {
     }
 }
 
+impl OwnedRuns {
+    /// The runs of one query fused; with `keys` (one per id), the ids of equal key fused as one.
+    pub fn fuse_list(&self, keys: Option<&OwnedIds>, params: &FuseParams) -> Result<FusedList, FusionError> {
+        let fusion = match keys {
+            Some(keys) => self.fuse_keyed(keys, params)?,
+            None => self.ids.fuse(&self.ids.bounds, self.scores(), params)?,
+        };
+        Ok(FusedList::new(&self.ids, &fusion))
+    }
+}
+
 impl OwnedBatch {
     /// Fuses every query of the chunk and copies each result out of the chunk's buffers, so that the
     /// chunk can be refilled while its results live on: all of it without Python, on any thread.
     pub fn fuse_lists(&self, params: &FuseParams) -> Result<Vec<FusedList>, FusionError> {
         let fused = self.fuse(params, Some(1))?;
         Ok(fused.iter().map(|fusion| FusedList::new(&self.runs.ids, fusion)).collect())
+    }
+}
+
+/// The work of a pool on one chunk of a batch.
+type ChunkWork = Box<dyn Fn(&OwnedBatch) -> Result<Vec<FusedList>, FusionError> + Send + Sync>;
+
+/// The results of a batch fused a chunk at a time as the caller fills the chunks (copying the ids
+/// out of Python, say): serially, each chunk as it is handed over, so that its ids are fused while
+/// still in cache; or on a pool, which fuses each chunk while the caller fills the next.
+pub struct ChunkFusion {
+    params: FuseParams,
+    pipeline: Option<Pipeline<OwnedBatch, Result<Vec<FusedList>, FusionError>, ChunkWork>>,
+    fused: Vec<FusedList>,
+}
+
+impl ChunkFusion {
+    /// The fusion of a batch of `n_queries` on `threads` threads (serial unless `pool_for` gives a pool).
+    #[must_use]
+    pub fn new(params: &FuseParams, threads: Option<usize>, n_queries: usize) -> Self {
+        let pipeline = pool_for(threads, n_queries).map(|pool| {
+            let chunk_params = params.clone();
+            let work: ChunkWork = Box::new(move |chunk: &OwnedBatch| chunk.fuse_lists(&chunk_params));
+            Pipeline::new(pool, work)
+        });
+        Self { params: params.clone(), pipeline, fused: Vec::with_capacity(n_queries) }
+    }
+
+    /// Takes the filled `chunk`: fuses it now, or hands it to the pool and leaves in its place an
+    /// empty chunk that continues it (the same id kind is required).
+    pub fn take(&mut self, chunk: &mut OwnedBatch) -> Result<(), FusionError> {
+        match &mut self.pipeline {
+            Some(pipeline) => {
+                let next = chunk.next_chunk();
+                pipeline.spawn(std::mem::replace(chunk, next));
+            }
+            None => self.fused.extend(chunk.fuse_lists(&self.params)?),
+        }
+        Ok(())
+    }
+
+    /// Every query's result, in order, once the pool (if any) fused every chunk.
+    pub fn finish(self) -> Result<Vec<FusedList>, FusionError> {
+        let mut fused = self.fused;
+        if let Some(pipeline) = self.pipeline {
+            for (_, lists) in pipeline.wait()? {
+                fused.extend(lists?);
+            }
+        }
+        Ok(fused)
     }
 }
 
@@ -174,6 +271,52 @@ mod tests {
         let per_hit: Vec<Vec<_>> = explain.hits.iter().map(|parts| parts.iter().map(resolved).collect()).collect();
         let b = Some(Id::Str("b"));
         assert_eq!(per_hit, [vec![(0, Some(2), b), (1, Some(1), b)], vec![(0, Some(1), Some(Id::Str("a")))]]);
+    }
+
+    #[test]
+    fn an_index_counts_from_either_end_within_the_hits() {
+        let result = fused(&str_ids(&[&["a", "b", "c"]]), false);
+        let at = |i| result.position(i);
+        assert_eq!([at(Some(0)), at(Some(2)), at(Some(-1)), at(Some(-3))], [Some(0), Some(2), Some(2), Some(0)]);
+        assert_eq!([at(Some(3)), at(Some(-4)), at(Some(isize::MIN)), at(None)], [None; 4]);
+    }
+
+    #[test]
+    fn the_repr_shows_five_hits_and_counts_the_rest() {
+        let many: Vec<String> = (0..7).map(|i| i.to_string()).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let show = |id: Id<'_>| Ok::<_, ()>(format!("{id:?}"));
+        let repr = fused(&str_ids(&[&many]), false).repr(show).unwrap();
+        assert!(repr.starts_with("Fused([(Str(\"0\"), 0.016393), ") && repr.ends_with(", … 2 more])"), "{repr}");
+        assert_eq!(fused(&str_ids(&[&[]]), false).repr(show), Ok("Fused([])".into()));
+    }
+
+    #[test]
+    fn a_batch_fused_on_a_pool_equals_the_batch_fused_serially() {
+        use crate::owned_ids::ListPath;
+        let n_queries = crate::batch::MIN_PARALLEL_QUERIES;
+        let fuse_on = |threads| {
+            let mut fusion = ChunkFusion::new(&FuseParams::default(), Some(threads), n_queries);
+            let mut chunk = OwnedBatch::new();
+            for q in 0..n_queries {
+                if q % crate::batch::CHUNK == 0 {
+                    fusion.take(&mut chunk).unwrap();
+                    chunk.restart(q);
+                }
+                let q = i64::try_from(q).unwrap();
+                for list in [[q, q + 1], [q + 2, q]] {
+                    chunk.runs.ids.push_ints(&list, ListPath::of_query(0, 0)).unwrap();
+                    chunk.runs.ids.bounds.push(chunk.runs.ids.len());
+                }
+                chunk.end_query();
+            }
+            fusion.take(&mut chunk).unwrap();
+            fusion.finish().unwrap()
+        };
+        let serial = fuse_on(1);
+        assert_eq!(serial.len(), n_queries);
+        assert_eq!(serial[7].ids, FusedIds::Int(vec![7, 9, 8])); // 9 is first in its list, 8 second
+        assert_eq!(fuse_on(2), serial);
     }
 
     #[test]

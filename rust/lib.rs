@@ -1,5 +1,6 @@
 //! fanfuse: the fusion core. Plain Rust; the Python binding lives in `python/` behind the `python` feature.
 
+pub mod args;
 pub mod arrow;
 pub mod batch;
 pub mod error;

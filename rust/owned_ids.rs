@@ -6,9 +6,13 @@ use crate::error::FusionError;
 use crate::fusion::{self, FuseParams, Fusion, ScoredLists};
 use crate::lists::RankedLists;
 
+mod batch;
 mod content_keys;
+mod paths;
 mod texts;
 
+pub use batch::OwnedBatch;
+pub use paths::{ListPath, QueryPath, Shape, LISTS, RUNS};
 pub use texts::Texts;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -22,23 +26,6 @@ impl IdKind {
         match self {
             Self::Str => "a str",
             Self::Int => "an int",
-        }
-    }
-}
-
-/// Where a list sits in the arguments, for error messages: `lists[2]` or `queries[7][2]`.
-#[derive(Clone, Copy)]
-pub struct ListPath {
-    pub root: &'static str,
-    pub query: Option<usize>,
-    pub list: usize,
-}
-
-impl fmt::Display for ListPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.query {
-            Some(q) => write!(f, "{}[{q}][{}]", self.root, self.list),
-            None => write!(f, "{}[{}]", self.root, self.list),
         }
     }
 }
@@ -89,22 +76,40 @@ impl OwnedIds {
         self.texts.push(text);
     }
 
-    /// Records the kind of the id at `path` (the first one fixes the kind of the call). The error
-    /// is the message for a call that mixes str and int ids.
-    pub fn set_kind(&mut self, kind: IdKind, path: impl FnOnce() -> String) -> Result<(), String> {
+    /// Records the kind of the id at `path` (the first one fixes the kind of the call); refuses a
+    /// call that mixes str and int ids.
+    pub fn set_kind(&mut self, kind: IdKind, path: impl FnOnce() -> String) -> Result<(), FusionError> {
         match &self.kind {
             Some((seen, _)) if *seen == kind => Ok(()),
-            Some((seen, first)) => Err(format!(
+            Some((seen, first)) => Err(FusionError::wrong_type(format!(
                 "{} is {}, but {first} is {}: all ids in one call must be str, or all int",
                 path(),
                 kind.article(),
                 seen.article()
-            )),
+            ))),
             None => {
                 self.kind = Some((kind, path()));
                 Ok(())
             }
         }
+    }
+
+    /// Appends the ids of an integer array (the list at `path`); each must fit in `i64`.
+    pub fn push_ints<T>(&mut self, values: &[T], path: ListPath) -> Result<(), FusionError>
+    where
+        T: Copy + fmt::Display,
+        i64: TryFrom<T>,
+    {
+        // Checked first, then converted by a plain map: a fallible collect would neither reserve the
+        // length nor vectorize the widening; for the types that always fit, the check compiles away.
+        if let Some(pos) = values.iter().position(|&v| i64::try_from(v).is_err()) {
+            return Err(path.too_large(pos, values[pos]));
+        }
+        if !values.is_empty() {
+            self.set_kind(IdKind::Int, || format!("{path}[0]"))?;
+        }
+        self.ints.extend(values.iter().map(|&v| i64::try_from(v).unwrap_or_default()));
+        Ok(())
     }
 
     #[must_use]
@@ -197,6 +202,14 @@ impl OwnedRuns {
         Ok(())
     }
 
+    /// Appends the scores of the last run's ids (the run at `path`, in messages): finite numbers.
+    pub fn push_scores(&mut self, scores: &[f64], path: ListPath) -> Result<(), FusionError> {
+        for (pos, &score) in scores.iter().enumerate() {
+            self.push_score(score, || format!("{path} scores[{pos}]"))?;
+        }
+        Ok(())
+    }
+
     /// Checks that the last run (`path`, in messages) got one score per id.
     pub fn check_last_run_scores(&self, path: impl fmt::Display) -> Result<(), FusionError> {
         // Every run before it has one score per id, so its ids and its scores start at the same index.
@@ -213,62 +226,6 @@ impl OwnedRuns {
     pub fn scores(&self) -> Option<&[f64]> {
         (self.scores.len() == self.ids.len() && self.scores.iter().any(|s| !s.is_nan()))
             .then_some(self.scores.as_slice())
-    }
-}
-
-/// A chunk of a batch: its runs, and per query the window of `runs.ids.bounds` holding its lists.
-pub struct OwnedBatch {
-    pub runs: OwnedRuns,
-    /// Query q's lists are delimited by `runs.ids.bounds[query_lists[q]..=query_lists[q + 1]]`.
-    pub query_lists: Vec<usize>,
-    /// The number of the chunk's first query in the batch, for messages.
-    pub first: usize,
-}
-
-impl Default for OwnedBatch {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl OwnedBatch {
-    #[must_use]
-    pub fn new() -> Self {
-        Self { runs: OwnedRuns::new(), query_lists: vec![0], first: 0 }
-    }
-
-    /// An empty chunk that continues this one: the same id kind is required.
-    #[must_use]
-    pub fn next_chunk(&self) -> Self {
-        let mut next = Self::new();
-        next.runs.ids.kind.clone_from(&self.runs.ids.kind);
-        next
-    }
-
-    /// Every query fused, in order (on `threads` threads; the binding runs it with the GIL released).
-    pub fn fuse(&self, params: &FuseParams, threads: Option<usize>) -> Result<Vec<Fusion>, FusionError> {
-        let queries: Vec<usize> = (0..self.query_lists.len() - 1).collect();
-        let scores = self.runs.scores();
-        let one = |&q: &usize| {
-            let bounds = &self.runs.ids.bounds[self.query_lists[q]..=self.query_lists[q + 1]];
-            // Name the query in the message: the core only knows the list's index within it.
-            let named = |e: FusionError| FusionError::invalid(format!("queries[{}]: {e}", self.first + q));
-            self.runs.ids.fuse(bounds, scores, params).map_err(named)
-        };
-        crate::batch::map_queries(&queries, threads, one)?.into_iter().collect()
-    }
-
-    /// Seconds [`Self::fuse`] takes on one thread, the best of `repeat` runs (so with warm caches,
-    /// as a batch sees its chunk just copied): the bare kernel, for the benchmarks to compare with.
-    pub fn fuse_seconds(&self, params: &FuseParams, repeat: usize) -> Result<f64, FusionError> {
-        let mut best = f64::INFINITY;
-        for _ in 0..repeat.max(1) {
-            let start = std::time::Instant::now();
-            let fused = self.fuse(params, Some(1))?;
-            best = best.min(start.elapsed().as_secs_f64());
-            drop(std::hint::black_box(fused));
-        }
-        Ok(best)
     }
 }
 
@@ -296,7 +253,10 @@ mod tests {
         let mut ids = OwnedIds::new();
         ids.set_kind(IdKind::Int, || "lists[0][0]".into()).unwrap();
         let err = ids.set_kind(IdKind::Str, || "lists[1][2]".into()).unwrap_err();
-        assert_eq!(err, "lists[1][2] is a str, but lists[0][0] is an int: all ids in one call must be str, or all int");
+        assert_eq!(
+            err.to_string(),
+            "lists[1][2] is a str, but lists[0][0] is an int: all ids in one call must be str, or all int"
+        );
     }
 
     #[test]
@@ -308,7 +268,6 @@ mod tests {
         let fused = ids.fuse(&ids.bounds[1..], None, &FuseParams::default()).unwrap();
         assert_eq!(fused.hits.len(), 1);
         assert_eq!(fused.hits[0].item, 2);
-        assert_eq!(ListPath { root: "queries", query: Some(7), list: 2 }.to_string(), "queries[7][2]");
     }
 
     #[test]
@@ -329,9 +288,8 @@ mod tests {
         let mut runs = OwnedRuns::new();
         runs.ids.ints.extend([1, 2]);
         runs.ids.bounds.push(2);
-        runs.push_score(0.5, || unreachable!()).unwrap();
-        let path = ListPath { root: "runs", query: None, list: 0 };
-        let err = runs.push_score(f64::INFINITY, || format!("{path} scores[1]")).unwrap_err();
+        let path = ListPath::of_call("runs", 0);
+        let err = runs.push_scores(&[0.5, f64::INFINITY], path).unwrap_err();
         assert_eq!(
             err.to_string(),
             "runs[0] scores[1] is inf; scores must be finite numbers (drop the hit or give it a real score)"
@@ -343,17 +301,14 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_fuses_each_query_over_its_own_lists() {
-        let mut batch = OwnedBatch::new();
-        batch.runs.ids.set_kind(IdKind::Int, || "queries[0][0][0]".into()).unwrap();
-        // Query 0: [1, 2] and [2]; query 1: [7].
-        batch.runs.ids.ints.extend([1, 2, 2, 7]);
-        batch.runs.ids.bounds.extend([2, 3, 4]);
-        batch.query_lists.extend([2, 3]);
-        let fused = batch.fuse(&FuseParams::default(), Some(1)).unwrap();
-        let ids = &batch.runs.ids.ints;
-        let fused_ids: Vec<Vec<i64>> = fused.iter().map(|f| f.hits.iter().map(|h| ids[h.item]).collect()).collect();
-        assert_eq!(fused_ids, [vec![2, 1], vec![7]]);
-        assert!(batch.next_chunk().runs.ids.kind_is(IdKind::Int));
+    fn int_arrays_widen_to_i64_and_refuse_what_does_not_fit() {
+        let mut ids = OwnedIds::new();
+        ids.push_ints::<u8>(&[], ListPath::of_call("lists", 0)).unwrap();
+        assert!(ids.kind.is_none()); // an empty array fixes no kind
+        ids.push_ints(&[3u16, 65535], ListPath::of_call("lists", 0)).unwrap();
+        assert_eq!(ids.ints, [3, 65535]);
+        let refused = ids.push_ints(&[1, u64::MAX], ListPath::of_call("lists", 1)).unwrap_err().to_string();
+        assert!(refused.starts_with("lists[1][1] = 18446744073709551615 does not fit"), "{refused}");
+        assert_eq!(ids.ints.len(), 2); // nothing of a refused array is kept
     }
 }

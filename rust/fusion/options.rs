@@ -43,19 +43,24 @@ pub const RRF_OPTIONS: [&str; 4] = ["k", "weights", "top_k", "tie_break"];
 /// place for per-hit contributions.
 pub const NOT_FOR_RUNS: [&str; 2] = ["duplicates", "explain"];
 
-/// The option called `name` in a call to `entry`, or the message of Python's `TypeError` for an
-/// unexpected keyword, listing the options.
-pub fn option_named(entry: &str, name: &str) -> Result<(&'static str, Kind, bool), String> {
+/// The option called `name` in a call to `entry`; else refused as Python refuses an unexpected
+/// keyword (a `TypeError`), listing the options.
+pub fn option_named(entry: &str, name: &str) -> Result<(&'static str, Kind, bool), FusionError> {
     OPTIONS.iter().copied().find(|o| o.0 == name).ok_or_else(|| {
         let names: Vec<&str> = OPTIONS.iter().map(|o| o.0).collect();
-        format!("{entry}() got an unexpected keyword argument '{name}' (fusion options: {})", names.join(", "))
+        let listed = names.join(", ");
+        FusionError::wrong_type(format!(
+            "{entry}() got an unexpected keyword argument '{name}' (fusion options: {listed})"
+        ))
     })
 }
 
-/// The message refusing a call to `entry` given both an options value and option keywords.
+/// Refuses a call to `entry` given both an options value and option keywords.
 #[must_use]
-pub fn given_twice(entry: &str) -> String {
-    format!("{entry}() takes options= or option keywords, not both: put every option in the FusionOptions")
+pub fn given_twice(entry: &str) -> FusionError {
+    FusionError::wrong_type(format!(
+        "{entry}() takes options= or option keywords, not both: put every option in the FusionOptions"
+    ))
 }
 
 /// A refused option: the error, and the option it is about (for a combination, the option that
@@ -279,6 +284,18 @@ impl FusionOptions {
         }
     }
 
+    /// What a property of `fanfuse.FusionOptions` returns: option `name`'s value, but `method` is the
+    /// method in effect (rrf when unset), and `reads_scores` / `takes_weights` say what it reads.
+    #[must_use]
+    pub fn property(&self, name: &str) -> Option<Value> {
+        match name {
+            "method" => Some(Value::Name(self.method_name().to_owned())),
+            "reads_scores" => Some(Value::Flag(self.reads_scores())),
+            "takes_weights" => Some(Value::Flag(self.takes_weights())),
+            _ => self.value(name),
+        }
+    }
+
     /// Whether the method has per-list weights (trained methods weigh the runs by training).
     #[must_use]
     pub fn takes_weights(&self) -> bool {
@@ -287,11 +304,11 @@ impl FusionOptions {
 
     /// Refuses the first option given that `entry`, reading only `reads`, would ignore: the message
     /// is that of Python's `TypeError` for an unexpected keyword.
-    pub fn check_read_by(&self, entry: &str, reads: impl Fn(&str) -> bool) -> Result<(), String> {
+    pub fn check_read_by(&self, entry: &str, reads: impl Fn(&str) -> bool) -> Result<(), FusionError> {
         match self.given.iter().find(|name| !reads(name)) {
-            Some(name) => Err(format!(
+            Some(name) => Err(FusionError::wrong_type(format!(
                 "{entry}() got an unexpected keyword argument '{name}': it does not read that fusion option"
-            )),
+            ))),
             None => Ok(()),
         }
     }
@@ -333,72 +350,5 @@ impl FusionOptions {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(values: Vec<(&str, Value)>) -> Result<FusionOptions, FusionError> {
-        FusionOptions::parse(values).map_err(|e| e.error)
-    }
-
-    #[test]
-    fn an_unknown_or_unread_option_is_refused_naming_the_entry() {
-        assert_eq!(option_named("fuse", "k").unwrap().1, Kind::Number);
-        assert!(option_named("fuse", "kk").unwrap_err().starts_with("fuse() got an unexpected keyword argument 'kk'"));
-        let options = parse(vec![("k", Value::Number(1.0)), ("explain", Value::Flag(true))]).unwrap();
-        assert!(options.check_read_by("fuse", |_| true).is_ok());
-        let refused = options.check_read_by("fuse_runs", |name| name != "explain").unwrap_err();
-        assert!(refused.starts_with("fuse_runs() got an unexpected keyword argument 'explain'"), "{refused}");
-    }
-
-    #[test]
-    fn a_refusal_names_its_option() {
-        let option = |values| FusionOptions::parse(values).unwrap_err().option;
-        assert_eq!(option(vec![("sigma", Value::Number(2.0))]), "sigma");
-        assert_eq!(option(vec![("tie_break", Value::Name("x".into()))]), "tie_break");
-        let norm = vec![("norm", Value::Name("max".into())), ("method", Value::Name("rrf".into()))];
-        assert_eq!(option(norm), "norm");
-        let weights = vec![("method", Value::Name("isr".into())), ("weights", Value::Numbers(vec![1.0]))];
-        assert_eq!(option(weights), "weights");
-    }
-
-    #[test]
-    fn defaults_differ_only_in_the_unset_top_k() {
-        let options = parse(vec![]).unwrap();
-        assert_eq!(options.fuse_params().unwrap().top_k, None);
-        assert_eq!(options.run_params(None).unwrap().top_k, Some(RUN_FILE_TOP_K));
-        let all = parse(vec![("top_k", Value::None)]).unwrap();
-        assert_eq!(all.run_params(None).unwrap().top_k, None);
-    }
-
-    #[test]
-    fn values_and_combinations_are_checked_once() {
-        let error = |values| parse(values).unwrap_err().to_string();
-        assert!(error(vec![("k", Value::Number(0.0))]).starts_with("k must be"));
-        assert!(error(vec![("weights", Value::Numbers(vec![1.0, -1.0]))]).starts_with("weights[1] must be"));
-        assert!(error(vec![("method", Value::Name("nope".into()))]).starts_with("method must be one of"));
-        let isr_weights = vec![("method", Value::Name("isr".into())), ("weights", Value::Numbers(vec![1.0, 2.0]))];
-        assert!(error(isr_weights).contains("has no per-list weights"));
-        let rrf_norm = vec![("method", Value::Name("rrf".into())), ("norm", Value::Name("max".into()))];
-        assert!(error(rrf_norm).contains("reads ranks only"));
-        let unset_method = parse(vec![("norm", Value::Name("max".into()))]).unwrap();
-        let refused = unset_method.fuse_params().unwrap_err();
-        assert!(refused.error.to_string().contains("reads ranks only") && refused.option == "norm");
-        assert!(error(vec![("k", Value::Name("x".into()))]).contains("wrong kind"));
-    }
-
-    #[test]
-    fn a_trained_method_needs_a_model() {
-        let options = parse(vec![("method", Value::Name("probfuse".into()))]).unwrap();
-        assert!(options.fuse_params().is_err());
-        assert!(options.run_params(None).unwrap_err().error.to_string().contains("trained on qrels"));
-        assert!(!options.takes_weights());
-    }
-
-    #[test]
-    fn equal_values_are_equal_however_given() {
-        assert_eq!(parse(vec![]).unwrap(), parse(vec![("k", Value::Number(60.0))]).unwrap());
-        assert_ne!(parse(vec![]).unwrap(), parse(vec![("top_k", Value::None)]).unwrap());
-        let given = parse(vec![("phi", Value::Number(0.5)), ("k", Value::Number(1.0))]).unwrap();
-        assert_eq!(given.given(), ["k", "phi"]);
-    }
-}
+#[path = "options_tests.rs"]
+mod tests;

@@ -2,15 +2,17 @@
 //! 1-D buffers. Every number argument is read here (a whole int argument by a reader [`int_arg!`]
 //! declares, for pyo3's `from_py_with`), so a bad value gets fanfuse's message naming it, never
 //! pyo3's `OverflowError` or an unnamed `TypeError`. A bool is refused wherever a number is expected.
+//! The ranges and the messages are the core's (`crate::args`); these test types and read values.
 
 use std::fmt;
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyOverflowError, PyTypeError};
+use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
 
-use super::FusionError;
+use super::to_py_err;
+use crate::args;
 
 pub(super) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
@@ -22,14 +24,10 @@ pub(super) fn outer_items<'py>(
     what: &str,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(format!("{name} must be a sequence of {what}, not a {}", type_name(obj))));
+        return Err(to_py_err(args::not_a_sequence(name, what, &type_name(obj))));
     }
     if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() || obj.is_instance_of::<PyDict>() {
-        // Order matters: weights and the rank tie-break follow list order.
-        return Err(PyTypeError::new_err(format!(
-            "{name} is a {} which has no order; pass a list or tuple of {what}",
-            type_name(obj)
-        )));
+        return Err(to_py_err(args::unordered(name, what, &type_name(obj))));
     }
     if let Ok(list) = obj.cast::<PyList>() {
         return Ok(list.iter().collect());
@@ -37,10 +35,10 @@ pub(super) fn outer_items<'py>(
     if let Ok(tuple) = obj.cast::<PyTuple>() {
         return Ok(tuple.iter().collect());
     }
-    let iter = obj
-        .try_iter()
-        .map_err(|_| PyTypeError::new_err(format!("{name} must be a sequence of {what}, not a {}", type_name(obj))))?;
-    iter.collect()
+    match obj.try_iter() {
+        Ok(iter) => iter.collect(),
+        Err(_) => Err(to_py_err(args::not_a_sequence(name, what, &type_name(obj)))),
+    }
 }
 
 pub(super) fn read_1d<T: pyo3::buffer::Element + Copy>(
@@ -48,13 +46,7 @@ pub(super) fn read_1d<T: pyo3::buffer::Element + Copy>(
     buf: &PyBuffer<T>,
     path: impl fmt::Display,
 ) -> PyResult<Vec<T>> {
-    if buf.dimensions() != 1 {
-        return Err(FusionError::new_err(format!(
-            "{path} is a {}-D array of shape ({}); it must be 1-D",
-            buf.dimensions(),
-            buf.shape().iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-        )));
-    }
+    args::check_1d(path, buf.shape()).map_err(to_py_err)?;
     buf.to_vec(py)
 }
 
@@ -64,7 +56,7 @@ pub(super) fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) ->
     if let Ok(float) = value.cast::<PyFloat>() {
         return Ok(float.value());
     }
-    let not_a_number = || PyTypeError::new_err(format!("{} must be a number (got {})", name(), type_name(value)));
+    let not_a_number = || to_py_err(args::not_a_number(name(), &type_name(value)));
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyString>() {
         return Err(not_a_number());
     }
@@ -77,15 +69,10 @@ pub(super) fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) ->
     }
 }
 
-/// An int within `range`: a Python int or anything with `__index__` (NumPy integers); not a bool,
-/// not a float. Errors read `{name} must be {accepted} (got ...)`.
-pub(super) fn int_in<T: TryFrom<i128>>(
-    value: &Bound<'_, PyAny>,
-    name: &str,
-    accepted: &str,
-    range: std::ops::RangeInclusive<i128>,
-) -> PyResult<T> {
-    let wrong_type = || PyTypeError::new_err(format!("{name} must be {accepted} (got {})", type_name(value)));
+/// An int: a Python int or anything with `__index__` (NumPy integers); not a bool, not a float.
+/// One beyond `i128` is refused here, outside every range an argument has; `accepted` says what is.
+pub(super) fn int(value: &Bound<'_, PyAny>, name: &str, accepted: &str) -> PyResult<i128> {
+    let wrong_type = || to_py_err(args::not_an_int(name, accepted, &type_name(value)));
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyFloat>() {
         return Err(wrong_type());
     }
@@ -94,15 +81,21 @@ pub(super) fn int_in<T: TryFrom<i128>>(
     } else {
         value.call_method0(pyo3::intern!(value.py(), "__index__")).map_err(|_| wrong_type())?
     };
-    let v = match index.extract::<i128>() {
-        Ok(v) => v,
-        Err(_) if index.lt(0)? => i128::MIN,
-        Err(_) => i128::MAX,
-    };
-    match T::try_from(v).ok().filter(|_| range.contains(&v)) {
-        Some(v) => Ok(v),
-        None => Err(FusionError::new_err(format!("{name} must be {accepted} (got {})", index.str()?))),
+    match index.extract::<i128>() {
+        Ok(v) => Ok(v),
+        Err(_) => Err(to_py_err(args::int_out_of_range(name, accepted, index.str()?))),
     }
+}
+
+/// An int within `range` ([`int`], then the core's range check). Errors read
+/// `{name} must be {accepted} (got ...)`.
+pub(super) fn int_in<T: TryFrom<i128>>(
+    value: &Bound<'_, PyAny>,
+    name: &str,
+    accepted: &str,
+    range: std::ops::RangeInclusive<i128>,
+) -> PyResult<T> {
+    args::int_in(int(value, name, accepted)?, name, accepted, range).map_err(to_py_err)
 }
 
 /// Declares the reader of one int argument for pyo3's `from_py_with`, in one line: the reader, the
@@ -129,17 +122,12 @@ macro_rules! int_arg {
     };
     ($vis:vis $reader:ident($name:literal) -> $ty:ty: $low:literal..=$high:expr, $accepted:expr) => {
         $vis fn $reader(value: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<$ty> {
-            use $crate::python::args::{int_in, widen};
+            use $crate::{args::widen, python::args::int_in};
             int_in(value, $name, $accepted, $low..=widen($high))
         }
     };
 }
 pub(super) use int_arg;
-
-/// An int bound as [`int_in`] takes it (every bound a Rust int type has fits, but `u128`'s top).
-pub(super) fn widen<T: TryInto<i128>>(bound: T) -> i128 {
-    bound.try_into().unwrap_or(i128::MAX)
-}
 
 /// A sequence of numbers (a list, a tuple or a 1-D float64 array), each read by [`number`].
 pub(super) fn numbers(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
@@ -157,14 +145,9 @@ pub(super) fn strings(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<Str
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let text = v
-                .cast::<PyString>()
-                .map_err(|_| PyTypeError::new_err(format!("{name}[{i}] must be a str (got {})", type_name(v))))?;
-            let text = text.to_str().map_err(|_| {
-                FusionError::new_err(format!(
-                    "{name}[{i}] is not valid Unicode (a lone surrogate); it must encode as UTF-8"
-                ))
-            })?;
+            let text =
+                v.cast::<PyString>().map_err(|_| to_py_err(args::not_a_str(format!("{name}[{i}]"), &type_name(v))))?;
+            let text = text.to_str().map_err(|_| to_py_err(args::not_utf8(format!("{name}[{i}]"))))?;
             Ok(text.to_owned())
         })
         .collect()

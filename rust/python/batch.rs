@@ -1,59 +1,21 @@
 //! Many queries in one call (`rrf_batch`, `fuse_batch`): copied out of Python a chunk at a time
 //! and fused by the core, on a thread pool with `threads` > 1.
 
-use std::fmt;
-
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::args::outer_items;
-use super::fuse::{fuse_params, rrf_params, Shape, LISTS, RUNS};
+use super::args::{int_arg, outer_items};
+use super::fuse::shape_params;
 use super::fused::Fused;
-use super::ids::ListPath;
-use super::options::{check_query_weights, check_thread_variable, threads_arg, PyFusionOptions};
+use super::options::{check_thread_variable, threads_arg, PyFusionOptions};
 use super::{interruptible, to_py_err};
 use crate::batch;
-use crate::fusion::FuseParams;
-use crate::owned_ids::OwnedBatch;
+use crate::fused::ChunkFusion;
+use crate::fusion::{check_query_weights, FuseParams};
+use crate::owned_ids::{ListPath, OwnedBatch, QueryPath, Shape, LISTS, RUNS};
 
-impl OwnedBatch {
-    /// Replaces the contents with `queries` (a slice of the whole batch that starts at query number
-    /// `first`), reusing the buffers: fresh ones per chunk cost a page fault every 4 KiB.
-    fn refill(
-        &mut self,
-        queries: &[Bound<'_, PyAny>],
-        first: usize,
-        shape: &Shape,
-        params: &FuseParams,
-    ) -> PyResult<()> {
-        let Self { runs, query_lists, .. } = self;
-        runs.clear();
-        query_lists.clear();
-        query_lists.push(0);
-        self.first = first;
-        for (q, query) in (first..).zip(queries) {
-            let lists = outer_items(query, QueryPath(q), shape.what)?;
-            check_query_weights(params.weights.as_deref(), q, lists.len(), shape.noun)?;
-            for (i, list) in lists.iter().enumerate() {
-                runs.push_run(list, ListPath { root: "queries", query: Some(q), list: i }, shape.scored)?;
-            }
-            query_lists.push(runs.ids.bounds.len() - 1);
-        }
-        Ok(())
-    }
-}
-
-/// `queries[q]` in error messages, formatted only when an error needs it.
-struct QueryPath(usize);
-
-impl fmt::Display for QueryPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "queries[{}]", self.0)
-    }
-}
-
-/// Copies `queries` out of Python a chunk of [`batch::CHUNK`] at a time into one reused buffer, and
-/// hands each chunk to `each`.
+/// Copies `queries` out of Python a chunk of [`batch::CHUNK`] at a time into one reused buffer (fresh
+/// ones per chunk cost a page fault every 4 KiB), and hands each chunk to `each`.
 fn each_chunk(
     py: Python<'_>,
     queries: &[Bound<'_, PyAny>],
@@ -66,7 +28,15 @@ fn each_chunk(
         // Each chunk is short: the signal is looked for between them, where Python holds the GIL
         // (the copy of a huge batch takes seconds too).
         py.check_signals()?;
-        owned.refill(chunk, c * batch::CHUNK, shape, params)?;
+        owned.restart(c * batch::CHUNK);
+        for (q, query) in (c * batch::CHUNK..).zip(chunk) {
+            let lists = outer_items(query, QueryPath(q), shape.what)?;
+            check_query_weights(params.weights.as_deref(), q, lists.len(), shape.noun).map_err(to_py_err)?;
+            for (i, list) in lists.iter().enumerate() {
+                owned.runs.push_run(list, ListPath::of_query(q, i), shape.scored)?;
+            }
+            owned.end_query();
+        }
         each(&mut owned)?;
     }
     Ok(())
@@ -82,28 +52,10 @@ fn fuse_queries(
 ) -> PyResult<Vec<Fused>> {
     check_thread_variable(py, threads)?;
     let queries = outer_items(queries, "queries", shape.batch_what)?;
-    let mut fused = Vec::with_capacity(queries.len());
-    let Some(pool) = batch::pool_for(threads, queries.len()) else {
-        // Chunk by chunk, so that the ids copied out of Python are fused while still in cache.
-        each_chunk(py, &queries, shape, params, |owned| {
-            fused.extend(interruptible(py, || owned.fuse_lists(params))?.into_iter().map(Fused::from));
-            Ok(())
-        })?;
-        return Ok(fused);
-    };
-    // A pipeline: this thread copies chunk c + 1 out of Python (that needs the GIL) while the pool
-    // fuses chunk c; then it releases the GIL until every chunk is done.
-    let chunk_params = params.clone();
-    let mut pipeline = batch::Pipeline::new(pool, move |owned: &OwnedBatch| owned.fuse_lists(&chunk_params));
-    each_chunk(py, &queries, shape, params, |owned| {
-        let next = owned.next_chunk(); // the pool takes the chunk; `next` keeps its id kind
-        pipeline.spawn(std::mem::replace(owned, next));
-        Ok(())
-    })?;
-    for (_, lists) in interruptible(py, || pipeline.wait())? {
-        fused.extend(lists.map_err(to_py_err)?.into_iter().map(Fused::from));
-    }
-    Ok(fused)
+    let mut fusion = ChunkFusion::new(params, threads, queries.len());
+    each_chunk(py, &queries, shape, params, |owned| interruptible(py, || fusion.take(owned)))?;
+    // With a pool, the GIL is released until every chunk is done.
+    Ok(interruptible(py, || fusion.finish())?.into_iter().map(Fused).collect())
 }
 
 /// RRF of many queries in one call. See `_core.pyi` for the documentation.
@@ -116,7 +68,7 @@ pub(super) fn rrf_batch(
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<Fused>> {
-    fuse_queries(py, queries, &LISTS, &rrf_params("rrf_batch", options, kwargs)?, threads)
+    fuse_queries(py, queries, &LISTS, &shape_params("rrf_batch", &LISTS, options, kwargs)?, threads)
 }
 
 /// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
@@ -129,8 +81,10 @@ pub(super) fn fuse_batch(
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<Fused>> {
-    fuse_queries(py, queries, &RUNS, &fuse_params("fuse_batch", options, kwargs)?, threads)
+    fuse_queries(py, queries, &RUNS, &shape_params("fuse_batch", &RUNS, options, kwargs)?, threads)
 }
+
+int_arg!(repeat_arg("repeat") -> usize: 1..);
 
 /// Seconds the bare kernel takes for the batch on one thread: no copying out of Python, no result
 /// objects. Copied a chunk at a time as `rrf_batch` copies it, each chunk timed by the core, summed.
@@ -141,10 +95,10 @@ pub(super) fn _kernel_seconds(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
     options: Option<&Bound<'_, PyFusionOptions>>,
-    repeat: usize,
+    #[pyo3(from_py_with = repeat_arg)] repeat: usize,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<f64> {
-    let params = rrf_params("_kernel_seconds", options, kwargs)?;
+    let params = shape_params("_kernel_seconds", &LISTS, options, kwargs)?;
     let queries = outer_items(queries, "queries", LISTS.batch_what)?;
     let mut total = 0.0;
     each_chunk(py, &queries, &LISTS, &params, |owned| {
@@ -158,5 +112,5 @@ pub(super) fn _kernel_seconds(
 #[pyfunction]
 pub(super) fn default_threads(py: Python<'_>) -> PyResult<usize> {
     check_thread_variable(py, None)?;
-    Ok(if batch::in_forked_child() { 1 } else { batch::default_threads() })
+    Ok(batch::threads_in_effect())
 }

@@ -1,18 +1,16 @@
-//! `fuse` and `fuse_batch`: every fusion method over ranked or scored runs.
+//! `rrf` and `fuse`: the lists or runs of one query read out of Python (ids, and scores where given),
+//! fused by the core.
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::Fused;
-use super::ids::{ListPath, OwnedIds};
 use super::options::{call_options, refused, PyFusionOptions};
 use super::{interruptible, to_py_err};
-use crate::fused::FusedList;
 use crate::fusion;
-pub(super) use crate::owned_ids::OwnedRuns;
+use crate::owned_ids::{ListPath, OwnedIds, OwnedRuns, Shape, LISTS, RUNS};
 
 impl OwnedRuns {
     /// Appends one run: ids best first, or (`scored`) also `(id, score)` pairs or an `(ids, scores)`
@@ -24,16 +22,13 @@ impl OwnedRuns {
         }
         if let Some((ids, scores)) = as_ids_and_scores(run)? {
             self.ids.push_list(&ids, path)?;
-            self.push_scores(&scores, path)?;
+            self.push_py_scores(&scores, path)?;
             self.check_last_run_scores(path).map_err(to_py_err)?;
         } else if starts_with_pair(run) {
             for (pos, pair) in outer_items(run, path.to_string(), "(id, score) pairs")?.iter().enumerate() {
-                let pair = pair.cast::<PyTuple>().ok().filter(|t| t.len() == 2).ok_or_else(|| {
-                    PyTypeError::new_err(format!(
-                        "{path}[{pos}] is a {} but the run started with (id, score) pairs; give every hit as a pair",
-                        type_name(pair)
-                    ))
-                })?;
+                let Some(pair) = pair.cast::<PyTuple>().ok().filter(|t| t.len() == 2) else {
+                    return Err(to_py_err(path.not_a_pair(pos, &type_name(pair))));
+                };
                 self.ids.push_id(&pair.get_item(0)?, path, pos)?;
                 self.push_py_score(&pair.get_item(1)?, || format!("{path}[{pos}][1]"))?;
             }
@@ -45,11 +40,9 @@ impl OwnedRuns {
         Ok(())
     }
 
-    fn push_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
+    fn push_py_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
         if let Ok(buf) = PyBuffer::<f64>::get(scores) {
-            for (pos, v) in read_1d(scores.py(), &buf, path)?.into_iter().enumerate() {
-                self.push_score(v, || format!("{path} scores[{pos}]")).map_err(to_py_err)?;
-            }
+            self.push_scores(&read_1d(scores.py(), &buf, path)?, path).map_err(to_py_err)?;
         } else {
             let items = outer_items(scores, format!("{path} scores"), "numbers (one per id)")?;
             for (pos, v) in items.iter().enumerate() {
@@ -65,9 +58,7 @@ impl OwnedRuns {
 }
 
 /// `(ids, scores)`: a 2-tuple whose first element is itself a sequence or array (not an id).
-pub(super) fn as_ids_and_scores<'py>(
-    run: &Bound<'py, PyAny>,
-) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+fn as_ids_and_scores<'py>(run: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
     let Ok(tuple) = run.cast::<PyTuple>() else { return Ok(None) };
     if tuple.len() != 2 {
         return Ok(None);
@@ -84,7 +75,7 @@ pub(super) fn as_ids_and_scores<'py>(
 }
 
 /// A list or tuple whose first element is a tuple: a run of `(id, score)` pairs.
-pub(super) fn starts_with_pair(run: &Bound<'_, PyAny>) -> bool {
+fn starts_with_pair(run: &Bound<'_, PyAny>) -> bool {
     let first = if let Ok(list) = run.cast::<PyList>() {
         list.iter().next()
     } else if let Ok(tuple) = run.cast::<PyTuple>() {
@@ -96,41 +87,16 @@ pub(super) fn starts_with_pair(run: &Bound<'_, PyAny>) -> bool {
 }
 
 /// Content keys copied out of `content_keys=`: one key list per run, aligned with its ids.
-pub(super) fn parse_content_keys(keys: &Bound<'_, PyAny>, runs: &OwnedRuns) -> PyResult<OwnedIds> {
+fn parse_content_keys(keys: &Bound<'_, PyAny>, runs: &OwnedRuns) -> PyResult<OwnedIds> {
     let lists = outer_items(keys, "content_keys", "key lists (one per run, aligned with its ids)")?;
     runs.check_key_lists(lists.len()).map_err(to_py_err)?;
     let mut owned = OwnedIds::new();
     for (i, list) in lists.iter().enumerate() {
-        owned.push_list(list, ListPath { root: "content_keys", query: None, list: i })?;
+        owned.push_list(list, ListPath::of_call("content_keys", i))?;
         runs.check_key_list(&owned, i).map_err(to_py_err)?;
     }
     Ok(owned)
 }
-
-/// What the lists of an entry point are: their names in messages, and whether they may carry scores.
-pub(super) struct Shape {
-    pub root: &'static str,
-    pub what: &'static str,
-    pub batch_what: &'static str,
-    /// One list of a query, in messages: "list" or "run".
-    pub noun: &'static str,
-    pub scored: bool,
-}
-
-pub(super) const LISTS: Shape = Shape {
-    root: "lists",
-    what: "ranked id lists",
-    batch_what: "queries (each a sequence of ranked id lists)",
-    noun: "list",
-    scored: false,
-};
-pub(super) const RUNS: Shape = Shape {
-    root: "runs",
-    what: "runs (ranked id lists, or (id, score) pairs)",
-    batch_what: "queries (each a sequence of runs)",
-    noun: "run",
-    scored: true,
-};
 
 /// Fuses the lists of one query (`content_keys`: one key list per run, aligned with its ids).
 fn fuse_one(
@@ -142,35 +108,21 @@ fn fuse_one(
 ) -> PyResult<Fused> {
     let mut owned = OwnedRuns::new();
     for (i, run) in outer_items(runs, shape.root, shape.what)?.iter().enumerate() {
-        owned.push_run(run, ListPath { root: shape.root, query: None, list: i }, shape.scored)?;
+        owned.push_run(run, ListPath::of_call(shape.root, i), shape.scored)?;
     }
-    let Some(keys) = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()? else {
-        let fused = interruptible(py, || {
-            let fusion = owned.ids.fuse(&owned.ids.bounds, owned.scores(), params)?;
-            Ok(FusedList::new(&owned.ids, &fusion))
-        })?;
-        return Ok(fused.into());
-    };
-    let fused = interruptible(py, || Ok(FusedList::new(&owned.ids, &owned.fuse_keyed(&keys, params)?)))?;
-    Ok(fused.into())
+    let keys = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()?;
+    Ok(Fused(interruptible(py, || owned.fuse_list(keys.as_ref(), params))?))
 }
 
-/// The options of Reciprocal Rank Fusion, checked now: a bad one fails even for an empty batch.
-pub(super) fn rrf_params(
+/// The options of a call to `entry` over lists of `shape`, checked now: a bad one fails even for an
+/// empty batch.
+pub(super) fn shape_params(
     entry: &str,
+    shape: &Shape,
     options: Option<&Bound<'_, PyFusionOptions>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<fusion::FuseParams> {
-    let options = call_options(entry, options, kwargs, |name| fusion::RRF_OPTIONS.contains(&name))?;
-    options.fuse_params().map_err(refused)
-}
-
-pub(super) fn fuse_params(
-    entry: &str,
-    options: Option<&Bound<'_, PyFusionOptions>>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<fusion::FuseParams> {
-    call_options(entry, options, kwargs, |_| true)?.fuse_params().map_err(refused)
+    call_options(entry, options, kwargs, |name| shape.reads(name))?.fuse_params().map_err(refused)
 }
 
 /// Weighted Reciprocal Rank Fusion of ranked id lists. See `_core.pyi` for the documentation.
@@ -182,7 +134,7 @@ pub(super) fn rrf(
     options: Option<&Bound<'_, PyFusionOptions>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
-    fuse_one(py, lists, &LISTS, None, &rrf_params("rrf", options, kwargs)?)
+    fuse_one(py, lists, &LISTS, None, &shape_params("rrf", &LISTS, options, kwargs)?)
 }
 
 /// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
@@ -195,5 +147,5 @@ pub(super) fn fuse(
     content_keys: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
-    fuse_one(py, runs, &RUNS, content_keys, &fuse_params("fuse", options, kwargs)?)
+    fuse_one(py, runs, &RUNS, content_keys, &shape_params("fuse", &RUNS, options, kwargs)?)
 }

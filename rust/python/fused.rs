@@ -2,17 +2,18 @@
 
 use std::convert::Infallible;
 
-use pyo3::exceptions::{PyIndexError, PyOverflowError, PyTypeError};
+use pyo3::exceptions::{PyIndexError, PyOverflowError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
 use super::args::type_name;
-use crate::fused::{FusedIds, FusedList, Id};
+use super::to_py_err;
+use crate::fused::{self, FusedIds, FusedList, Id};
 use crate::fusion;
 
 /// The result of one fusion as the entry points return it; it becomes a [`PyFused`] on its way out.
-pub struct Fused(FusedList);
+pub struct Fused(pub(super) FusedList);
 
 /// The result of one fusion: fused ids and their scores, aligned, best first.
 ///
@@ -89,18 +90,14 @@ impl PyFused {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
-        let len = self.0.len();
         // As for a list: an index beyond the machine's integers is out of range, not an OverflowError.
-        let at = match index.extract::<isize>() {
-            Ok(i) if i < 0 => len.checked_sub(i.unsigned_abs()),
-            Ok(i) => Some(i.unsigned_abs()),
+        let index_value = match index.extract::<isize>() {
+            Ok(i) => Some(i),
             Err(error) if error.is_instance_of::<PyOverflowError>(py) => None,
-            Err(_) => {
-                return Err(PyTypeError::new_err(format!("Fused indices must be integers, not {}", type_name(index))))
-            }
+            Err(_) => return Err(to_py_err(fused::index_not_an_int(&type_name(index)))),
         };
-        let Some(at) = at.filter(|&at| at < len) else {
-            return Err(PyIndexError::new_err(format!("Fused index {} out of range for {len} hits", index.str()?)));
+        let Some(at) = self.0.position(index_value) else {
+            return Err(PyIndexError::new_err(fused::index_out_of_range(index.str()?, self.0.len())));
         };
         (self.0.ids.get(at), self.0.scores[at]).into_pyobject(py)
     }
@@ -115,19 +112,6 @@ impl PyFused {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let shown = self.0.len().min(5);
-        let mut pairs = Vec::with_capacity(shown);
-        for i in 0..shown {
-            pairs.push(format!("({}, {:.6})", self.0.ids.get(i).into_pyobject(py)?.repr()?, self.0.scores[i]));
-        }
-        let more = self.0.len() - shown;
-        let tail = if more > 0 { format!(", … {more} more") } else { String::new() };
-        Ok(format!("Fused([{}{tail}])", pairs.join(", ")))
-    }
-}
-
-impl From<FusedList> for Fused {
-    fn from(list: FusedList) -> Self {
-        Self(list)
+        self.0.repr(|id| Ok(id.into_pyobject(py)?.repr()?.to_string()))
     }
 }

@@ -3,15 +3,14 @@
 use std::fmt;
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
 
 use super::args::{read_1d, type_name};
-use super::FusionError;
-pub(super) use crate::owned_ids::{IdKind, ListPath, OwnedIds};
+use super::to_py_err;
+use crate::owned_ids::{IdKind, ListPath, OwnedIds};
 
 impl OwnedIds {
     /// Appends one ranked list: a list/tuple/sequence of str or int ids, or a 1-D integer array.
@@ -26,25 +25,14 @@ impl OwnedIds {
             || list.is_instance_of::<PyBytes>()
             || list.is_instance_of::<PyByteArray>()
         {
-            return Err(PyTypeError::new_err(format!(
-                "{path} is a {} but must be a ranked list of ids; wrap a single list in a list: [['a', 'b']]",
-                type_name(list)
-            )));
+            return Err(to_py_err(path.not_a_list(&type_name(list))));
         } else if list.is_instance_of::<PySet>()
             || list.is_instance_of::<PyFrozenSet>()
             || list.is_instance_of::<PyDict>()
         {
-            return Err(PyTypeError::new_err(format!(
-                "{path} is a {} which has no rank order; pass a list, tuple or 1-D integer array",
-                type_name(list)
-            )));
+            return Err(to_py_err(path.unordered(&type_name(list))));
         } else if !self.push_int_buffer(list, path)? {
-            let items = list.try_iter().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "{path} is a {} but must be a ranked list of ids (list, tuple or 1-D integer array)",
-                    type_name(list)
-                ))
-            })?;
+            let items = list.try_iter().map_err(|_| to_py_err(path.not_iterable(&type_name(list))))?;
             for (pos, item) in items.enumerate() {
                 self.push_id(&item?, path, pos)?;
             }
@@ -74,7 +62,7 @@ impl OwnedIds {
                 let data = unsafe { pyo3::ffi::PyUnicode_AsUTF8AndSize(item, &raw mut size) };
                 if data.is_null() {
                     drop(PyErr::take(py));
-                    return Err(not_utf8(path, pos));
+                    return Err(to_py_err(path.not_utf8(pos)));
                 }
                 let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size.unsigned_abs()) };
                 // CPython's UTF-8 form of a str is valid UTF-8 (it fails above on a lone surrogate).
@@ -102,24 +90,24 @@ impl OwnedIds {
 
     pub(super) fn push_id(&mut self, item: &Bound<'_, PyAny>, path: ListPath, pos: usize) -> PyResult<()> {
         if let Ok(text) = item.cast::<PyString>() {
-            self.set_kind(IdKind::Str, || format!("{path}[{pos}]")).map_err(PyTypeError::new_err)?;
-            let text = text.to_str().map_err(|_| not_utf8(path, pos))?;
+            self.set_kind(IdKind::Str, || format!("{path}[{pos}]")).map_err(to_py_err)?;
+            let text = text.to_str().map_err(|_| to_py_err(path.not_utf8(pos)))?;
             self.push_str(text);
             return Ok(());
         }
         if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyFloat>() {
-            return Err(not_an_id(item, path, pos));
+            return Err(to_py_err(path.not_an_id(pos, &type_name(item))));
         }
         // Python ints and anything with __index__ (NumPy integer scalars).
         if item.is_instance_of::<PyInt>() || item.hasattr(pyo3::intern!(item.py(), "__index__"))? {
-            self.set_kind(IdKind::Int, || format!("{path}[{pos}]")).map_err(PyTypeError::new_err)?;
-            let value = item
-                .extract::<i64>()
-                .map_err(|_| too_large(path, pos, item.str().map_or_else(|_| "?".into(), |s| s.to_string())))?;
+            self.set_kind(IdKind::Int, || format!("{path}[{pos}]")).map_err(to_py_err)?;
+            let value = item.extract::<i64>().map_err(|_| {
+                to_py_err(path.too_large(pos, item.str().map_or_else(|_| "?".into(), |s| s.to_string())))
+            })?;
             self.ints.push(value);
             return Ok(());
         }
-        Err(not_an_id(item, path, pos))
+        Err(to_py_err(path.not_an_id(pos, &type_name(item))))
     }
 
     /// Reads a 1-D integer buffer (NumPy array, `array.array`, memoryview) without a Python object per
@@ -140,22 +128,13 @@ impl OwnedIds {
             int_buffer::<u8>,
             int_buffer::<u64>,
         ];
-        let values = readers.iter().find_map(|read| read(obj, path).transpose()).transpose()?;
-        let Some(values) = values else {
-            let dtype = obj
-                .getattr("dtype")
-                .and_then(|d| d.str().map(|s| s.to_string()))
-                .unwrap_or_else(|_| "non-integer".into());
-            return Err(PyTypeError::new_err(format!(
-                "{path} is a {} of dtype {dtype}; ranked lists must hold str or int ids (use an integer dtype)",
-                type_name(obj)
-            )));
-        };
-        if !values.is_empty() {
-            self.set_kind(IdKind::Int, || format!("{path}[0]")).map_err(PyTypeError::new_err)?;
+        for read in readers {
+            if read(self, obj, path)? {
+                return Ok(true);
+            }
         }
-        self.ints.extend_from_slice(&values);
-        Ok(true)
+        let dtype = obj.getattr("dtype").and_then(|d| d.str().map(|s| s.to_string()));
+        Err(to_py_err(path.not_integers(&type_name(obj), &dtype.unwrap_or_else(|_| "non-integer".into()))))
     }
 }
 
@@ -166,13 +145,13 @@ impl OwnedIds {
 /// that function and a third of `rrf_batch` (a miss per id, one after the other). Requested ahead,
 /// the misses overlap.
 #[cfg(not(Py_GIL_DISABLED))]
-pub(super) const PREFETCH_AHEAD: pyo3::ffi::Py_ssize_t = 32;
+const PREFETCH_AHEAD: pyo3::ffi::Py_ssize_t = 32;
 
 /// Asks the CPU to start loading the object of `list[at]`: its first two cache lines (the header,
 /// then a str's length, flags and first bytes). Nothing if `at` is past the end.
 #[cfg(not(Py_GIL_DISABLED))]
 #[inline]
-pub(super) fn prefetch_item(list: *mut pyo3::ffi::PyObject, at: pyo3::ffi::Py_ssize_t) {
+fn prefetch_item(list: *mut pyo3::ffi::PyObject, at: pyo3::ffi::Py_ssize_t) {
     // SAFETY: the caller holds the GIL and a reference to `list`; the index is checked against the
     // current length, and a prefetch of any address is harmless (it never faults).
     #[cfg(target_arch = "x86_64")]
@@ -188,25 +167,20 @@ pub(super) fn prefetch_item(list: *mut pyo3::ffi::PyObject, at: pyo3::ffi::Py_ss
     let _ = (list, at);
 }
 
-/// Reads the ids of a 1-D buffer of one integer type: `Ok(None)` when `obj` is not one.
-type IntBufferReader = fn(&Bound<'_, PyAny>, ListPath) -> PyResult<Option<Vec<i64>>>;
+/// Appends the ids of a 1-D buffer of one integer type: false when `obj` is not one.
+type IntBufferReader = fn(&mut OwnedIds, &Bound<'_, PyAny>, ListPath) -> PyResult<bool>;
 
-/// The [`IntBufferReader`] of element type `T`; a value beyond `i64` is refused, naming its place.
-fn int_buffer<T>(obj: &Bound<'_, PyAny>, path: ListPath) -> PyResult<Option<Vec<i64>>>
+/// The [`IntBufferReader`] of element type `T`.
+fn int_buffer<T>(ids: &mut OwnedIds, obj: &Bound<'_, PyAny>, path: ListPath) -> PyResult<bool>
 where
     T: pyo3::buffer::Element + Copy + fmt::Display,
     i64: TryFrom<T>,
 {
     let Ok(buf) = PyBuffer::<T>::get(obj) else {
-        return Ok(None);
+        return Ok(false);
     };
-    let values = read_1d(obj.py(), &buf, path)?;
-    // Checked first, then converted by a plain map: a fallible collect would neither reserve the
-    // length nor vectorize the widening; for the types that always fit, the check compiles away.
-    if let Some(pos) = values.iter().position(|&v| i64::try_from(v).is_err()) {
-        return Err(too_large(path, pos, values[pos]));
-    }
-    Ok(Some(values.into_iter().map(|v| i64::try_from(v).unwrap_or_default()).collect()))
+    ids.push_ints(&read_1d(obj.py(), &buf, path)?, path).map_err(to_py_err)?;
+    Ok(true)
 }
 
 /// The value of an exact `int` (not a bool or subclass) that fits in `i64`.
@@ -214,7 +188,7 @@ where
 /// # Safety
 /// `item` must point to a live object and the caller must hold the GIL.
 #[cfg(not(Py_GIL_DISABLED))]
-pub(super) unsafe fn exact_i64(item: *mut pyo3::ffi::PyObject) -> Option<i64> {
+unsafe fn exact_i64(item: *mut pyo3::ffi::PyObject) -> Option<i64> {
     if unsafe { pyo3::ffi::PyLong_CheckExact(item) } == 0 {
         return None;
     }
@@ -222,21 +196,4 @@ pub(super) unsafe fn exact_i64(item: *mut pyo3::ffi::PyObject) -> Option<i64> {
     // Cannot fail or run Python code for an exact int; `overflow` reports values beyond 64 bits.
     let value = unsafe { pyo3::ffi::PyLong_AsLongLongAndOverflow(item, &raw mut overflow) };
     (overflow == 0).then_some(value)
-}
-
-pub(super) fn not_utf8(path: ListPath, pos: usize) -> PyErr {
-    FusionError::new_err(format!("{path}[{pos}] is not valid Unicode (a lone surrogate); ids must encode as UTF-8"))
-}
-
-fn too_large(path: ListPath, pos: usize, value: impl fmt::Display) -> PyErr {
-    FusionError::new_err(format!(
-        "{path}[{pos}] = {value} does not fit in a signed 64-bit integer; int ids must be in [-2**63, 2**63 - 1]"
-    ))
-}
-
-pub(super) fn not_an_id(item: &Bound<'_, PyAny>, path: ListPath, pos: usize) -> PyErr {
-    PyTypeError::new_err(format!(
-        "{path}[{pos}] is a {}; ids must be str, or int (Python or NumPy integers)",
-        type_name(item)
-    ))
 }

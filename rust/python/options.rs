@@ -4,14 +4,15 @@
 
 use std::ffi::CString;
 
-use pyo3::exceptions::{PyRuntimeWarning, PyTypeError};
+use pyo3::exceptions::PyRuntimeWarning;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 use pyo3::IntoPyObjectExt;
 
-use super::args::{int_in, number, outer_items, type_name};
+use super::args::{int, int_arg, number, outer_items, type_name};
 use super::to_py_err;
-use crate::batch::{self, MAX_THREADS};
+use crate::args;
+use crate::batch;
 use crate::fusion::{self, Kind, Value};
 
 /// The fusion options, checked by the core when built: the base of `fanfuse.FusionOptions`, whose
@@ -29,27 +30,20 @@ fn read_value(name: &str, kind: Kind, nullable: bool, value: &Bound<'_, PyAny>) 
     }
     Ok(match kind {
         Kind::Number => Value::Number(number(value, || name.to_owned())?),
-        Kind::Count => Value::Count(int_in(value, name, "None or an int >= 0", 0..=i128::MAX).map(|n: i128| {
-            usize::try_from(n).unwrap_or(usize::MAX) // one beyond any list keeps every hit
-        })?),
+        Kind::Count => Value::Count(args::count(int(value, name, args::COUNT_ACCEPTED)?, name).map_err(to_py_err)?),
         Kind::Numbers => {
             let items = outer_items(value, name, "numbers (one per list)")?;
             let read = items.iter().enumerate().map(|(i, w)| number(w, || format!("{name}[{i}]")));
             Value::Numbers(read.collect::<PyResult<_>>()?)
         }
-        Kind::Name => Value::Name(
-            value
-                .cast::<PyString>()
-                .map_err(|_| PyTypeError::new_err(format!("{name} must be a str (got {})", type_name(value))))?
-                .to_str()?
-                .to_owned(),
-        ),
-        Kind::Flag => Value::Flag(
-            value
-                .cast::<PyBool>()
-                .map_err(|_| PyTypeError::new_err(format!("{name} must be a bool (got {})", type_name(value))))?
-                .is_true(),
-        ),
+        Kind::Name => match value.cast::<PyString>() {
+            Ok(text) => Value::Name(text.to_str()?.to_owned()),
+            Err(_) => return Err(to_py_err(args::not_a_str(name, &type_name(value)))),
+        },
+        Kind::Flag => match value.cast::<PyBool>() {
+            Ok(flag) => Value::Flag(flag.is_true()),
+            Err(_) => return Err(to_py_err(args::not_a_bool(name, &type_name(value)))),
+        },
     })
 }
 
@@ -58,8 +52,7 @@ fn parse(entry: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<fusion::
     let mut values = Vec::new();
     for (key, value) in keywords.into_iter().flatten() {
         let key = key.cast_into::<PyString>()?;
-        let name = key.to_str()?;
-        let (name, kind, nullable) = fusion::option_named(entry, name).map_err(PyTypeError::new_err)?;
+        let (name, kind, nullable) = fusion::option_named(entry, key.to_str()?).map_err(to_py_err)?;
         values.push((name, read_value(name, kind, nullable, &value)?));
     }
     fusion::FusionOptions::parse(values).map_err(refused)
@@ -81,13 +74,11 @@ pub(super) fn call_options(
     reads: impl Fn(&str) -> bool,
 ) -> PyResult<fusion::FusionOptions> {
     let options = match options {
-        Some(_) if keywords.is_some_and(|k| !k.is_empty()) => {
-            return Err(PyTypeError::new_err(fusion::given_twice(entry)))
-        }
+        Some(_) if keywords.is_some_and(|k| !k.is_empty()) => return Err(to_py_err(fusion::given_twice(entry))),
         Some(options) => options.get().inner.clone(),
         None => parse(entry, keywords)?,
     };
-    options.check_read_by(entry, reads).map_err(PyTypeError::new_err)?;
+    options.check_read_by(entry, reads).map_err(to_py_err)?;
     Ok(options)
 }
 
@@ -113,63 +104,39 @@ impl PyFusionOptions {
     fn given<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let given = PyDict::new(py);
         for name in self.inner.given() {
-            given.set_item(name, self.get(py, name)?)?;
+            given.set_item(name, to_python(py, self.inner.value(name))?)?;
         }
         Ok(given)
     }
 
-    /// One option's value (`method`: the method in effect, rrf when unset), or what the method
-    /// reads (`reads_scores`, `takes_weights`): what a property of the face returns.
+    /// What the property `name` of the face returns (see `FusionOptions::property` in the core).
     #[pyo3(signature = (name, /))]
     fn _value(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match name {
-            "method" => self.inner.method_name().into_py_any(py),
-            "reads_scores" => self.inner.reads_scores().into_py_any(py),
-            "takes_weights" => self.inner.takes_weights().into_py_any(py),
-            _ => self.get(py, name),
-        }
+        to_python(py, self.inner.property(name))
     }
 }
 
-impl PyFusionOptions {
-    /// Option `name` as a Python value.
-    fn get(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match self.inner.value(name) {
-            None | Some(Value::None) => Ok(py.None()),
-            Some(Value::Name(text)) => text.into_py_any(py),
-            Some(Value::Number(x)) => x.into_py_any(py),
-            Some(Value::Numbers(xs)) => xs.into_py_any(py),
-            Some(Value::Count(n)) => n.into_py_any(py),
-            Some(Value::Flag(flag)) => flag.into_py_any(py),
-        }
+/// An option's value as a Python value.
+fn to_python(py: Python<'_>, value: Option<Value>) -> PyResult<Py<PyAny>> {
+    match value {
+        None | Some(Value::None) => Ok(py.None()),
+        Some(Value::Name(text)) => text.into_py_any(py),
+        Some(Value::Number(x)) => x.into_py_any(py),
+        Some(Value::Numbers(xs)) => xs.into_py_any(py),
+        Some(Value::Count(n)) => n.into_py_any(py),
+        Some(Value::Flag(flag)) => flag.into_py_any(py),
     }
 }
 
-/// The core's check that a batch's weights fit each query.
-pub(super) fn check_query_weights(weights: Option<&[f64]>, q: usize, lists: usize, noun: &str) -> PyResult<()> {
-    fusion::check_query_weights(weights, q, lists, noun).map_err(to_py_err)
-}
-
-/// The one check of `threads`: None (`FANFUSE_NUM_THREADS`, else 1) or an int from 1 to 1024.
-pub(super) fn threads_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    int_in(value, "threads", &batch::threads_accepted(), 1..=MAX_THREADS as i128).map(Some)
-}
+// The one reader of `threads`: None (`FANFUSE_NUM_THREADS`, else 1) or an int from 1 to 1024.
+int_arg!(pub(super) threads_arg("threads") -> Option<usize>: 1..=batch::MAX_THREADS, &batch::threads_accepted());
 
 /// With `threads=None` the default comes from `FANFUSE_NUM_THREADS`: when that holds anything but
 /// an int from 1 to 1024, warn (`RuntimeWarning`, naming the variable) that 1 thread is used.
 pub(super) fn check_thread_variable(py: Python<'_>, threads: Option<usize>) -> PyResult<()> {
-    if threads.is_some() {
-        return Ok(());
-    }
-    match batch::threads_from_env() {
-        Ok(_) => Ok(()),
-        Err(message) => {
-            // The value is escaped (`escape_debug`), so the message holds no NUL byte.
-            let message = CString::new(message).unwrap_or_default();
-            PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)
-        }
+    match (threads, batch::threads_from_env()) {
+        // The value is escaped (`escape_debug`), so the message holds no NUL byte.
+        (None, Err(message)) => PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &CString::new(message)?, 1),
+        _ => Ok(()),
     }
 }
