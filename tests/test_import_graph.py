@@ -367,8 +367,8 @@ def test_the_rust_modules_import_no_circle() -> None:
 # binding is the top. A unit imports only units of its own layer or below, and two never import each
 # other (the same rule as the package's LAYERS).
 RUST_LAYERS: tuple[tuple[str, ...], ...] = (
-    # errors, signals, id hashing, the list layout, the name tables
-    ("error", "interrupt", "keys", "lists", "names"),
+    # errors, signals, id hashing, the list layout, the name tables, what an argument accepts
+    ("error", "interrupt", "keys", "lists", "names", "args"),
     # the thread pool of batches, the RRF kernel
     ("batch", "rrf"),
     # every other fusion method, and the fusion options value

@@ -10,11 +10,13 @@
 //!
 //! One file per exposed area: `options` the keyword options shared by the fusion entry points,
 //! `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` / `eval` the functions,
-//! `trained` the trained model, `tables` Arrow tables in and record batches out, `rows` the private
+//! `trained` the trained model, `arrow` Arrow data in and out through capsules, `tables` the entry
+//! points over Arrow tables, `rows` the private
 //! submodule `_core._rows` (runs as Arrow rows, for the distributed engine), `files` the output
 //! guard and the line reader.
 
 mod args;
+mod arrow;
 mod batch;
 mod eval;
 mod files;
@@ -144,6 +146,7 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
 mod _core {
     #[pymodule_export]
     use super::{
+        arrow::PyArrowBatch,
         batch::{_kernel_seconds, default_threads, fuse_batch, rrf_batch},
         eval::{evaluate, metric_depth, paired_t, paired_t_test, randomization_test, tukey_hsd, wilcoxon_test},
         files::{check_paths, read_lines, retire_directory, sync_directory, Lines, Output, StagedDirectory},
@@ -151,7 +154,7 @@ mod _core {
         fused::PyFused,
         options::PyFusionOptions,
         runs::{fuse_files, fuse_runs, read_qrels, read_run, train_fusion, PyQrels, PyRun},
-        tables::{fuse_tables, qrels_from_table, runs_from_table, PyArrowBatch},
+        tables::{fuse_tables, qrels_from_table, runs_from_table},
         trained::PyFusionModel,
         FusionError, InputError, InvalidOutput,
     };

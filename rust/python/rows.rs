@@ -6,9 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use super::args::{int_arg, outer_items, strings};
+use super::arrow::{table_source, PyArrowBatch};
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::runs::PyRun;
-use super::tables::{table_source, PyArrowBatch};
 use super::{interruptible, to_py_err};
 use crate::arrow::TableSource;
 use crate::runs::fuse::gather::{run_of_rows, ROW_BATCHES};

@@ -89,7 +89,7 @@ impl PyRun {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let _ = requested_schema; // one schema; the consumer casts if it wants another
         let run = Arc::clone(&self.inner);
-        super::tables::export(py, &Arc::new(py.detach(move || run.batch())))
+        super::arrow::export(py, &Arc::new(py.detach(move || run.batch())))
     }
 
     #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
