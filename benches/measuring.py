@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,18 @@ def machine(*facts: str, cpuinfo: Path = CPUINFO) -> str:
             *facts,
         ]
     )
+
+
+def versions(*distributions: str) -> list[str]:
+    """`name version` of each installed distribution, `name (not installed)` of the others: facts for
+    `machine`."""
+    found = []
+    for name in distributions:
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name} (not installed)")
+    return found
 
 
 def run_line(started: float, *facts: str) -> str:

@@ -30,7 +30,7 @@ from fanfuse.index_retriever import (
 from fanfuse.retrievers.base import Retriever
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from measuring import run_line
+from measuring import run_line, versions
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag"
@@ -224,13 +224,6 @@ def compared_cells(base: Sequence[float], new: Sequence[float], iterations: int 
     return f"{mean(base):.4f} | {mean(new):.4f} | {mean(new) - mean(base):+.4f} | {p:.4f}"
 
 
-def tantivy_version() -> str:
-    """The search engine under every MT-RAG bench's BM25, named for its run line."""
-    import tantivy
-
-    return f"tantivy-py {tantivy.__version__}"
-
-
 def data_parser(
     description: str | None, *, index_dir: bool = False, iterations: bool = False, json_rows: bool = False
 ) -> argparse.ArgumentParser:
@@ -296,7 +289,7 @@ def report_domains(
 
 def report(rows: list[dict[str, Any]], table: str, started: float, json_path: Path | None) -> None:
     """The machine, the load while the rows were measured, the table; the rows as JSON if asked."""
-    print(run_line(started, tantivy_version()) + "\n")
+    print(run_line(started, *versions("tantivy")) + "\n")
     print(table)
     if json_path:
         json_path.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
