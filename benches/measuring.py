@@ -1,7 +1,8 @@
-"""What every bench uses to measure and report: the line that names the machine (and the one that adds
-a run's seconds and load), a Markdown table of measured rows, the 95th percentile of latencies, and a
-command's wall time and peak memory. Only the standard library and fanfuse: a bench that needs none of
-the retrievers loads none of them by importing this."""
+"""What every bench uses to measure and report: the line that names the machine (with the versions
+of the libraries a bench adds to it; and the line that adds a run's seconds and load), a Markdown
+table of measured rows, the 95th percentile of latencies, and a command's wall time and peak memory.
+Only the standard library and fanfuse: a bench that needs none of the retrievers loads none of them
+by importing this."""
 
 from __future__ import annotations
 
