@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import subprocess
 import sys
@@ -19,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import fanfuse
-import numpy as np
 from fanfuse import _core, reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measuring import machine, versions
 from numpy_rrf import rrf_numpy
 from workloads import LIST_LEN, N_LISTS, TOP_K, int64_query, str_batch, str_query
 
@@ -96,25 +95,13 @@ def batch_rows(n_queries: int, rounds: int) -> list[str]:
     return rows
 
 
-def versions() -> str:
+def rustc_version() -> str:
     try:
-        rustc = subprocess.run(
+        return subprocess.run(
             ["rustc", "--version"], capture_output=True, text=True, check=True
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        rustc = "rustc unknown"
-    cpu = platform.processor() or platform.machine()
-    if Path("/proc/cpuinfo").exists():
-        models = [
-            ln.split(":", 1)[1].strip()
-            for ln in Path("/proc/cpuinfo").read_text().splitlines()
-            if ln.startswith("model name")
-        ]
-        cpu = models[0] if models else cpu
-    return (
-        f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, {rustc}, "
-        f"numpy {np.__version__}, fanfuse {fanfuse.__version__} (release build)"
-    )
+        return "rustc unknown"
 
 
 def main() -> None:
@@ -133,7 +120,7 @@ def main() -> None:
     print("|---|---|---|")
     print("\n".join(batch_rows(args.queries, max(3, args.rounds // 2))))
     print()
-    print(f"Machine: {versions()}.  ")
+    print(f"Machine: {machine(rustc_version(), *versions('numpy'), 'release build')}.  ")
     print(f"Command: `{' '.join(['python benches/compare.py', *sys.argv[1:]])}`")
 
 

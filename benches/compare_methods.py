@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
-import platform
 import time
 import warnings
 from collections.abc import Callable
@@ -27,6 +25,7 @@ from typing import Any
 import fanfuse
 import ranx
 from bench_methods import make_runs
+from measuring import machine, versions
 
 METHODS: list[tuple[str, str, str | None, dict[str, Any]]] = [
     # (fanfuse method, ranx method, norm, params) -- norm is ranx's; fanfuse's default is the same.
@@ -108,9 +107,7 @@ def main() -> None:
     warnings.simplefilter("ignore")  # numba's cast warnings
     one = [make_runs(seed=1)]
     many = [make_runs(seed=q) for q in range(args.queries)]
-    machine = platform.processor() or platform.machine()
-    python = platform.python_version()
-    print(f"fanfuse {fanfuse.__version__}, {machine}, {os.cpu_count()} cores, Python {python}")
+    print(f"machine: {machine(*versions('ranx', 'numba'))}")
     columns = ["method", "norm", "ranx per call", "fanfuse per call", "ratio", "queries", "ranx", "fuse loop"]
     batch = f"fuse_batch, {args.threads} thread{'s' if args.threads > 1 else ''}"
     print("\n| " + " | ".join([*columns, batch, "ratio"]) + " |")

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mtrag_bench import fanfuse_command, print_measured, time_command
+from measuring import fanfuse_command, print_measured, time_command
 from scale_fuse import generate
 
 RUNS, QUERIES, HITS = 2, 5000, 2

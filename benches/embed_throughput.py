@@ -20,6 +20,7 @@ import numpy as np
 from fanfuse.retrievers.default_encoder import default_encoder
 from fanfuse.retrievers.dense import document_text
 from fanfuse.stdlib_corpus import stdlib_index
+from measuring import machine, versions
 
 
 def corpus_sample(size: int, cache_dir: str) -> list[str]:
@@ -62,7 +63,8 @@ def main() -> None:
         settings = [(length, 32, True, None) for length in (64, 128, 256)]
         settings += [(128, batch, True, None) for batch in (8, 64)]
         settings += [(128, 32, False, None), (128, 32, True, 1)]
-    print(f"{len(texts)} passages of the standard-library corpus; {os.cpu_count()} CPUs")
+    described = machine(*versions("onnxruntime"))
+    print(f"{len(texts)} passages of the standard-library corpus; machine: {described}")
     print("| max tokens | batch | batches | threads | tokens/passage | passages/s | CPU ms/passage | load |")
     print("|---:|---:|---|---:|---:|---:|---:|---:|")
     for length, batch, by_length, threads in settings:

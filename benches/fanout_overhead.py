@@ -48,6 +48,7 @@ from bench_multiquery import FOUR, QUERIES, VARIANTS, SleepingAsync, SleepingSyn
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fanout import fan_out_sync
 from fanfuse.multiquery.planning import make_plan
+from measuring import machine
 
 
 def percentiles(values: list[float]) -> str:
@@ -211,7 +212,7 @@ def main() -> None:
     parser.add_argument("--ab", metavar="REF", help="also time fanfuse.multiquery as of this git ref")
     args = parser.parse_args()
     reference = None if args.ab is None else reference_package(args.ab)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
     fan_out_table(args.calls, reference)
     print("in-thread cost per call:")
     step_table()

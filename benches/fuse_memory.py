@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mtrag_bench import fanfuse_command, print_measured, time_command
+from measuring import fanfuse_command, print_measured, time_command
 
 HITS = 20
 MTRAG = Path("/work/shared/data/mtrag/runs")

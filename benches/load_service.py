@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from measuring import machine
 from service_server import serve_command
 
 MODES = {"bm25": False, "hybrid": True}
@@ -169,9 +170,8 @@ def main() -> None:
     if args.query_cache is not None:
         os.environ["FANFUSE_QUERY_CACHE_SIZE"] = str(args.query_cache)
     texts = questions(args.queries, args.count)
-    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
-    model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), "?")
-    print(f"machine: {model}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    workers = [f"{args.workers} worker processes"] if args.workers > 1 else []
+    print(f"machine: {machine(*workers)}; load {os.getloadavg()[0]:.2f}", file=sys.stderr)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         trees: list[tuple[str, Path | None]] = [("this tree", None)]
@@ -192,11 +192,7 @@ def main() -> None:
                             result = wrk(url, script, connections, args.seconds)
                         rows.append((code, mode, variants, connections, load, result))
                         print(code, mode, variants, connections, load, result, file=sys.stderr)
-    workers = f", {args.workers} worker processes" if args.workers > 1 else ""
-    print(
-        f"Machine: {model}, {os.cpu_count()} cores{workers}; "
-        f"wrk {args.seconds} s a row, {len(texts)} queries in turn."
-    )
+    print(f"Machine: {machine(*workers)}; wrk {args.seconds} s a row, {len(texts)} queries in turn.")
     print()
     print(
         "| code | retrievers | variants | clients | answered | requests/s | p50 ms | p99 ms | not 200 "

@@ -1,9 +1,8 @@
-"""What the benches share. The MT-RAG benches: their command line (where the data is, which domains,
-how many questions, where the indexes are kept), a domain's judged conversations over its indexed
-passage pool, each question asked in one of the three ways, searches timed side by side, the
-default's settings over other retrievers, its routing and its query-vector cache, a held-out
-comparison's cells. Every bench: a Markdown table, a command's wall time and peak memory, and the
-line that names the machine and the load of a run."""
+"""What the MT-RAG benches share: their command line (where the data is, which domains, how many
+questions, where the indexes are kept), a domain's judged conversations over its indexed passage
+pool, each question asked in one of the three ways, searches timed side by side, the default's
+settings over other retrievers, its routing and its query-vector cache, a held-out comparison's
+cells, and the report of a run. What every bench uses to measure and report is measuring.py's."""
 
 from __future__ import annotations
 
@@ -11,13 +10,11 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import re
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ from fanfuse.index_retriever import (
 from fanfuse.retrievers.base import Retriever
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from measuring import run_line, versions
 from mtrag_indexes import CACHE_DIR, neural_dense, pool_index
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag"
@@ -171,11 +169,6 @@ def interleaved_seconds(
     return seconds
 
 
-def p95(milliseconds: Sequence[float]) -> float:
-    """The 95th percentile of the latencies (the one latency of a single question)."""
-    return statistics.quantiles(milliseconds, n=20)[-1] if len(milliseconds) > 1 else milliseconds[0]
-
-
 def default_search_over(bm25: TantivyRetriever, retrievers: Mapping[str, Retriever]) -> MultiQueryRetriever:
     """The default's search (`fanfuse.open_index`: its expander, variant and retriever weights) over
     other retrievers, top 10: a variant of the default a bench measures against it."""
@@ -229,86 +222,6 @@ def compared_cells(base: Sequence[float], new: Sequence[float], iterations: int 
     mean = statistics.fmean
     p = fanfuse.randomization_test(list(new), list(base), iterations=iterations)
     return f"{mean(base):.4f} | {mean(new):.4f} | {mean(new) - mean(base):+.4f} | {p:.4f}"
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        names = [
-            ln.split(":", 1)[1].strip()
-            for ln in cpuinfo.read_text().splitlines()
-            if ln.startswith("model name")
-        ]
-        cpu = f"{len(names)} x {names[0]}" if names else cpu
-    import tantivy
-
-    return f"{cpu}; Python {platform.python_version()}; tantivy-py {tantivy.__version__}"
-
-
-def markdown_table(columns: str, aligns: str, rows: Iterable[Mapping[str, Any]]) -> str:
-    """A Markdown table of `rows`, a line each. `columns` is its header, `title | title | ...`, each
-    title followed by `=key` where the row's key is another, and by `:spec`, the format spec of the
-    value (None, in a column with a spec, is an empty cell: a comparison not made); `aligns` has a
-    letter a column, `l` (left) or `r` (right)."""
-    parsed = []
-    for column in columns.split(" | "):
-        named, _, spec = column.partition(":")
-        title, _, key = named.partition("=")
-        parsed.append((title, key or title, spec))
-    assert len(parsed) == len(aligns), (columns, aligns)
-
-    def cell(value: Any, spec: str) -> str:
-        return "" if value is None and spec else format(value, spec)
-
-    lines = [
-        "| " + " | ".join(title for title, _, _ in parsed) + " |",
-        "|" + "".join("---:|" if a == "r" else "---|" for a in aligns),
-    ]
-    lines += ["| " + " | ".join(cell(r[key], spec) for _, key, spec in parsed) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def print_measured(rows: Iterable[dict[str, Any]], columns: str, aligns: str) -> None:
-    """Each row printed as a JSON line as soon as it is measured, then all of them as a Markdown
-    table (`markdown_table`'s `columns` and `aligns`)."""
-    measured = []
-    for row in rows:
-        print(json.dumps(row), flush=True)
-        measured.append(row)
-    print("\n" + markdown_table(columns, aligns, measured))
-
-
-def fanfuse_command(*words: str) -> list[str]:
-    """The command line of `fanfuse WORDS...` in a process of its own, run by this interpreter."""
-    return [sys.executable, "-c", "import sys; from fanfuse.cli import main; sys.exit(main())", *words]
-
-
-def time_command(command: Sequence[str], timeout: float | None = None) -> dict[str, Any] | None:
-    """`command` run under `/usr/bin/time -v`: its exit status, wall seconds, peak RSS in MB and the
-    first line of its stderr; None when it ran longer than `timeout` seconds."""
-    try:
-        done = subprocess.run(
-            ["/usr/bin/time", "-v", *command], capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return None
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)
-    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    clock = reversed(wall.group(1).split(":")) if wall else []
-    return {
-        "exit": done.returncode,
-        "wall_s": sum(float(part) * 60**i for i, part in enumerate(clock)) if wall else None,
-        "peak_mb": round(int(peak.group(1)) / 1024) if peak else None,
-        "error": done.stderr.splitlines()[0] if done.returncode else "",
-    }
-
-
-def run_line(started: float) -> str:
-    """The machine, the seconds since `started`, and the load average now."""
-    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    took = time.perf_counter() - started
-    return f"machine: {machine()}; {took:.0f} s; load average at the end (1 / 5 / 15 min): {load}"
 
 
 def data_parser(
@@ -376,7 +289,7 @@ def report_domains(
 
 def report(rows: list[dict[str, Any]], table: str, started: float, json_path: Path | None) -> None:
     """The machine, the load while the rows were measured, the table; the rows as JSON if asked."""
-    print(run_line(started) + "\n")
+    print(run_line(started, *versions("tantivy")) + "\n")
     print(table)
     if json_path:
         json_path.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

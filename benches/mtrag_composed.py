@@ -40,6 +40,7 @@ from fanfuse.multiquery.expand.history import TOPIC_SOURCE
 from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.dense_feedback import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from measuring import markdown_table
 from mtrag_bench import (
     Conversation,
     data_missing,
@@ -47,7 +48,6 @@ from mtrag_bench import (
     default_search_over,
     interleaved_seconds,
     judged_domain,
-    markdown_table,
     per_query_values,
     query_cache_off,
     report,

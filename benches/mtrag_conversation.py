@@ -38,6 +38,7 @@ from fanfuse.multiquery import Expander, Expansion, HistoryExpander, LLMExpander
 from fanfuse.multiquery.conversation import History, user_turns
 from fanfuse.multiquery.expand.expanders import assemble_variants
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from measuring import markdown_table, p95
 from mtrag_bench import (
     HISTORY,
     LAST,
@@ -45,8 +46,6 @@ from mtrag_bench import (
     answer,
     data_parser,
     judged_domain,
-    markdown_table,
-    p95,
     per_query_values,
     report_domains,
 )

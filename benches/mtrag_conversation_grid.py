@@ -31,7 +31,14 @@ from fanfuse.multiquery import FeedbackExpander, HeuristicExpander, HistoryExpan
 from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, per_query_values, run_line
+from measuring import run_line, versions
+from mtrag_bench import (
+    Conversation,
+    data_missing,
+    data_parser,
+    judged_domain,
+    per_query_values,
+)
 
 BRANCH_K = 20
 ITERATIONS = 5_000
@@ -236,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for domain in args.domains:
         run_domain(args.data, domain, args.index_dir, args.limit)
-    print("\n" + run_line(started))
+    print("\n" + run_line(started, *versions("tantivy")))
     return 0
 
 

@@ -43,13 +43,13 @@ from fanfuse.multiquery.expand.history import (
 from fanfuse.multiquery.expand.words import content_words
 from fanfuse.retrievers import DenseFeedback
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from measuring import run_line, versions
 from mtrag_bench import (
     Conversation,
     data_parser,
     judged_domain,
     parse_leave_one_out,
     per_query_values,
-    run_line,
 )
 from mtrag_conversation_grid import Lists, Reading, Readings, Setting, fused
 
@@ -127,7 +127,7 @@ def held_out_main(
         return 2
     started = time.perf_counter()
     tables([open_domain(args.data, name, args.index_dir, args.limit) for name in args.domains])
-    print("\n" + run_line(started), file=sys.stderr)
+    print("\n" + run_line(started, *versions("tantivy")), file=sys.stderr)
     return 0
 
 
@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             print(report_row(d, setting, "yes", values, last[d.name], rewrite[d.name]))
             print(against(d.name, "the same", values, words, "the own-words rule held out"))
     print(f"\nthe default: {label(default)}; the largest smaller gain: {label(widest)}")
-    print(run_line(started))
+    print(run_line(started, *versions("tantivy")))
     return 0
 
 

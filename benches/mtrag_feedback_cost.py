@@ -19,7 +19,8 @@ from collections.abc import Callable
 
 import fanfuse
 from fanfuse.index_retriever import open_index
-from mtrag_bench import Conversation, data_missing, data_parser, judged_domain, run_line
+from measuring import run_line, versions
+from mtrag_bench import Conversation, data_missing, data_parser, judged_domain
 
 Case = Callable[[fanfuse.MultiQueryRetriever, Conversation], object]
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {domain} | {name} | {len(values)} | {median:.1f} | {statistics.fmean(values):.1f} "
                 f"| {median / base:.2f} |"
             )
-    print("\n" + run_line(started))
+    print("\n" + run_line(started, *versions("tantivy")))
     return 0
 
 

@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 
 from fanfuse.index_retriever import open_index
+from measuring import markdown_table
 from mtrag_bench import (
     add_routing_flag,
     data_missing,
     data_parser,
     interleaved_seconds,
     judged_domain,
-    markdown_table,
     query_cache_off,
     report,
     route,

@@ -40,7 +40,8 @@ from fanfuse import MultiQueryRetriever
 from fanfuse.index_retriever import DEFAULT_VARIANT_WEIGHTS
 from fanfuse.multiquery import LLMExpander, VariantCache
 from fanfuse.multiquery.plain_text import PlainTextQueries
-from mtrag_bench import data_parser, load_queries, markdown_table, p95, per_query_values, report_domains
+from measuring import markdown_table, p95
+from mtrag_bench import data_parser, load_queries, per_query_values, report_domains
 from mtrag_indexes import neural_dense, pool_index
 
 # Each user turn of a `questions` record starts a line with this tag.

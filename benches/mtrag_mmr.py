@@ -16,16 +16,8 @@ from pathlib import Path
 
 import fanfuse
 from fanfuse.index_retriever import open_index
-from mtrag_bench import (
-    HISTORY,
-    REWRITE,
-    answer,
-    data_parser,
-    judged_domain,
-    markdown_table,
-    per_query_values,
-    report_domains,
-)
+from measuring import markdown_table
+from mtrag_bench import HISTORY, REWRITE, answer, data_parser, judged_domain, per_query_values, report_domains
 
 LAMBDAS = (None, 0.9, 0.7, 0.5)  # None: no rerank
 

@@ -49,15 +49,8 @@ from fanfuse.multiquery.expand.feedback import (
 from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.base import Hit, Retriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from mtrag_bench import (
-    QUERY_SETS,
-    data_parser,
-    load_queries,
-    markdown_table,
-    p95,
-    per_query_values,
-    report_domains,
-)
+from measuring import markdown_table, p95
+from mtrag_bench import QUERY_SETS, data_parser, load_queries, per_query_values, report_domains
 from mtrag_indexes import neural_dense, pool_index
 
 # The fusion weight of the original query's lists (the variants' weigh 1), as `fanfuse search` has it.

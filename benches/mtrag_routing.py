@@ -30,6 +30,7 @@ from fanfuse import MultiQueryRetriever
 from fanfuse.index_retriever import default_retrievers, open_index
 from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from measuring import markdown_table
 from mtrag_bench import (
     HISTORY,
     LAST,
@@ -39,7 +40,6 @@ from mtrag_bench import (
     data_parser,
     default_search_over,
     judged_domain,
-    markdown_table,
     per_query_values,
     report_domains,
     route,

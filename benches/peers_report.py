@@ -21,7 +21,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ import peer_runs
 import peer_search
 import scale_fuse
 from bench_eval import generate as eval_inputs
+from measuring import machine, versions
 from peers_plot import bar_chart
 from workloads import int64_query, str_query
 
@@ -216,20 +216,9 @@ def search(report: Report, data: Path, questions: int) -> None:
     report.close_table(before, rows, "ms per search", 1e3, "search")
 
 
-def machine() -> str:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())  # fmt: skip
-    versions = []
-    for name in PEERS:
-        try:
-            versions.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            versions.append(f"{name} (not installed)")
-    return (
-        f"Machine: {model}, {os.cpu_count()} cores (a shared VM), Linux {platform.release()}; "
-        f"Python {platform.python_version()}, fanfuse {fanfuse.__version__}; {', '.join(versions)}; "
-        f"{time.strftime('%Y-%m-%d')}."
-    )
+def machine_line() -> str:
+    facts = ["a shared VM", f"Linux {platform.release()}", *versions(*PEERS), time.strftime("%Y-%m-%d")]
+    return f"Machine: {machine(*facts)}."
 
 
 def _loop(fuse: Callable[[Any], Any], states: list[Any]) -> Callable[[], None]:
@@ -270,7 +259,7 @@ def main() -> None:
         "Written by `make bench-peers` (`.venv/bin/python benches/peers_report.py`) in one run; do not edit "
         "by hand. Every number below is from that run, on this machine:",
         "",
-        machine(),
+        machine_line(),
         "",
         "The machine is shared with other engineers' builds and tests: absolute times move from run to "
         "run, the ratios (`x fanfuse`: a contender's time over fanfuse's in the same table) much less. "

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import re
 import statistics
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import fanfuse
+from measuring import machine, versions
 from mtrag_indexes import neural_dense, pool_index
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag"
@@ -88,10 +88,8 @@ def main() -> None:
         # The searches' process CPU time (every thread), beside which the functions' times are read.
         inside[CPU_KEY] = sum(cpu[args.only]) / 1e3
         args.profile.write_text(json.dumps(inside), encoding="utf-8")
-    print(
-        f"{len(texts)} ClapNQ {args.query_set} questions, {platform.python_implementation()} "
-        f"{platform.python_version()}, fanfuse {fanfuse.__version__}"
-    )
+    described = machine(*versions("onnxruntime", "tantivy"))
+    print(f"{len(texts)} ClapNQ {args.query_set} questions; machine: {described}")
     print("| search | CPU ms / search (mean) | wall ms (p50) |\n|---|---:|---:|")
     for mode in modes:
         print(f"| {mode} | {statistics.fmean(cpu[mode]):.1f} | {statistics.median(wall[mode]):.1f} |")

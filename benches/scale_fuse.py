@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import random
 import statistics
 import subprocess
@@ -26,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measuring import machine, versions
 
 RUNS = 3
 DOCS = 100
@@ -160,7 +161,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     chosen = set(args.engines.split(","))
-    print(f"machine: {platform.machine()}, {platform.processor() or '?'}; Python {platform.python_version()}")
+    print(f"machine: {machine(*versions('ranx', 'numba'))}")
     ranx = have_ranx()
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:

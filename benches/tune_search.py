@@ -8,13 +8,13 @@ grid (5 weight levels ^ 8 runs) is out of reach. Same folds, seed and metric for
 from __future__ import annotations
 
 import argparse
-import platform
 import time
 from pathlib import Path
 
 import fanfuse
 from fanfuse.tune import tune
 from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, weight_grid
+from measuring import machine
 from tune_workload import load, tune_inputs
 
 MTRAG = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mtrag"
@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=500, help="generated queries (default 500)")
     parser.add_argument("--mtrag", type=Path, default=MTRAG, help="the MT-RAG data folder")
     args = parser.parse_args()
-    print(f"Python {platform.python_version()}, {platform.machine()}; 5-fold CV, seed 0, ndcg@10")
+    print(f"machine: {machine()}\n5-fold CV, seed 0, ndcg@10")
     print(f"default levels: k {len(DEFAULT_KS)}, weights {len(DEFAULT_WEIGHTS)} per run")
     if args.mtrag.is_dir():
         for domain in ("clapnq", "cloud"):

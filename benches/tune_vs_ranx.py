@@ -15,12 +15,12 @@ warmed up (numba compiles) on a small input first. Best of `--repeat`.
 from __future__ import annotations
 
 import argparse
-import platform
 import time
 import warnings
 from collections.abc import Callable
 
 from fanfuse.tune import tune
+from measuring import machine, versions
 from tune_workload import load, tune_inputs
 
 KS = list(range(10, 101, 10))
@@ -60,10 +60,7 @@ def main() -> None:
     for options in ({"method": "rrf", "norm": None}, {"method": "wsum", "norm": "min-max", "step": STEP}):
         ranx_search(small_qrels, small_runs, **options)()  # numba compiles here, outside the timing
     runs, qrels, dict_qrels, dict_runs = tune_inputs(3, args.queries)
-    print(
-        f"Python {platform.python_version()}, {platform.machine()}; "
-        f"3 runs x {args.queries} queries x 100 hits"
-    )
+    print(f"machine: {machine(*versions('ranx', 'numba'))}\n3 runs x {args.queries} queries x 100 hits")
     cases = [
         ("rrf", {"method": "rrf", "norm": None, "min_k": 10, "max_k": 100, "step": 10},
          {"method": "rrf", "ks": KS, "weight_levels": [1.0]}),
