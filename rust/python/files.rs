@@ -54,6 +54,7 @@ impl Output {
 /// A directory being staged by `crate::output::directory`, until `discard` removes it unless published.
 #[pyclass(frozen, module = "fanfuse._core", name = "_StagedDirectory")]
 pub struct StagedDirectory {
+    #[pyo3(get)]
     path: String,
     staged: Held<StagedDir>,
 }
@@ -66,11 +67,6 @@ impl StagedDirectory {
         let staged = StagedDir::beside(Path::new(target)).map_err(to_py_err)?;
         let path = staged.path().to_string_lossy().into_owned();
         Ok(Self { path, staged: Held::new(target, staged) })
-    }
-
-    #[getter]
-    fn path(&self) -> &str {
-        &self.path
     }
 
     #[getter]
