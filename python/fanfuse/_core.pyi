@@ -8,6 +8,7 @@ import numpy.typing as npt
 from typing_extensions import disjoint_base
 
 from fanfuse._contribution import Contribution
+from fanfuse._core import _rows as _rows  # the distributed engine's entry points, in _core/_rows.pyi
 from fanfuse.options import FusionOptions
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "_kernel_seconds",
     "_read_lines",
     "_retire_directory",
+    "_rows",
     "_sync_directory",
     "default_threads",
     "evaluate",

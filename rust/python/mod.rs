@@ -141,7 +141,7 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// The module `fanfuse._core`: the classes and functions of the files above, the exceptions, the
-/// name lists; `_rows` is added at its initialization.
+/// name lists, and the submodule `_rows`.
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
@@ -165,7 +165,22 @@ mod _core {
         // Set on an instance raised for a fusion option: the option's name.
         m.py().get_type::<super::FusionError>().setattr("option", m.py().None())?;
         super::add_name_lists(m)?;
-        super::files::add_reader_limits(m)?;
-        super::rows::add_submodule(m)
+        super::files::add_reader_limits(m)
+    }
+
+    /// `fanfuse._core._rows`: the internal entry points of the distributed engine (`rows.rs`).
+    #[pymodule(gil_used = false, module = "fanfuse._core")]
+    mod _rows {
+        #[pymodule_export]
+        use crate::python::rows::{
+            file_blocks, fuse_rows, read_run_block, read_table_block, run_from_rows, write_run_text,
+        };
+        use pyo3::prelude::*;
+
+        #[pymodule_init]
+        fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            // An extension's submodule is found by `import` only through `sys.modules`.
+            m.py().import("sys")?.getattr("modules")?.set_item(m.name()?, m)
+        }
     }
 }
