@@ -129,12 +129,13 @@ macro_rules! int_arg {
 }
 pub(super) use int_arg;
 
-/// A sequence of numbers (a list, a tuple or a 1-D float64 array), each read by [`number`].
-pub(super) fn numbers(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+/// A sequence of numbers (a list, a tuple or a 1-D float64 array), each read by [`number`]; `what`
+/// names them in the message for anything else (`numbers`, `numbers (one per list)`).
+pub(super) fn numbers(values: &Bound<'_, PyAny>, name: &str, what: &str) -> PyResult<Vec<f64>> {
     if let Ok(buf) = PyBuffer::<f64>::get(values) {
         return read_1d(values.py(), &buf, name);
     }
-    let items = outer_items(values, name, "numbers")?;
+    let items = outer_items(values, name, what)?;
     items.iter().enumerate().map(|(i, v)| number(v, || format!("{name}[{i}]"))).collect()
 }
 

@@ -51,7 +51,7 @@ pub(super) fn randomization_test(
     #[pyo3(from_py_with = iterations_arg)] iterations: u32,
     #[pyo3(from_py_with = seed_arg)] seed: u64,
 ) -> PyResult<f64> {
-    let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
+    let (a, b) = (numbers(a, "a", "numbers")?, numbers(b, "b", "numbers")?);
     interruptible(py, || eval::significance::randomization_test(&a, &b, iterations, seed))
 }
 
@@ -66,14 +66,14 @@ pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyRes
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn paired_t(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
-    eval::significance::paired_t(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
+    eval::significance::paired_t(&numbers(a, "a", "numbers")?, &numbers(b, "b", "numbers")?).map_err(to_py_err)
 }
 
 /// Two-sided Wilcoxon signed-rank test: (statistic, p-value). See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn wilcoxon_test(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
-    let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
+    let (a, b) = (numbers(a, "a", "numbers")?, numbers(b, "b", "numbers")?);
     interruptible(py, || eval::wilcoxon::wilcoxon_test(&a, &b))
 }
 
@@ -84,7 +84,7 @@ pub(super) fn tukey_hsd(py: Python<'_>, groups: &Bound<'_, PyAny>) -> PyResult<V
     let groups = outer_items(groups, "groups", eval::tukey::GROUPS)?
         .iter()
         .enumerate()
-        .map(|(i, group)| numbers(group, &format!("groups[{i}]")))
+        .map(|(i, group)| numbers(group, &format!("groups[{i}]"), "numbers"))
         .collect::<PyResult<Vec<_>>>()?;
     interruptible(py, || eval::tukey::tukey_hsd(&groups))
 }
