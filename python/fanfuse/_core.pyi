@@ -41,7 +41,6 @@ __all__ = [
     "_StagedDirectory",
     "_check_paths",
     "_kernel_seconds",
-    "_read_lines",
     "_retire_directory",
     "_rows",
     "_sync_directory",
@@ -712,15 +711,14 @@ def _check_paths(
 
 @final
 class _Lines:
-    """The numbered lines of a text file: ``(line_number, line)`` without the line end."""
+    """The numbered lines of a plain or gzip text file, ``(line_number, line)`` without the line
+    end, read by the run readers' rules (UTF-8, a UTF-8 byte-order mark at the start skipped, lines
+    end at ``\\n``, at most ``READER_LIMITS["line"]`` bytes each); a bad line raises FusionError
+    naming ``file:line``."""
 
+    def __new__(cls, path: str, /) -> Self: ...
     def __iter__(self) -> Self: ...
     def __next__(self) -> tuple[int, str]: ...
-
-def _read_lines(path: str, /) -> _Lines:
-    """The lines of a plain or gzip text file, read by the run readers' rules (UTF-8, a UTF-8
-    byte-order mark at the start skipped, lines end at ``\\n``, at most ``READER_LIMITS["line"]``
-    bytes each); a bad line raises FusionError naming ``file:line``."""
 
 READER_LIMITS: dict[str, int]
 """The longest line (``"line"``) and field or id (``"field"``) the readers accept, in bytes."""

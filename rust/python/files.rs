@@ -120,6 +120,12 @@ pub struct Lines {
 
 #[pymethods]
 impl Lines {
+    #[new]
+    #[pyo3(signature = (path, /))]
+    fn new(path: &str) -> PyResult<Self> {
+        Ok(Self { source: Mutex::new(LineSource::open(path).map_err(to_py_err)?) })
+    }
+
     fn __iter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -130,13 +136,6 @@ impl Lines {
         let line = py.detach(|| source.next_line().map(|line| line.map(str::to_owned))).map_err(to_py_err)?;
         Ok(line.map(|text| (source.line, text)))
     }
-}
-
-#[pyfunction]
-#[pyo3(name = "_read_lines", signature = (path, /))]
-pub(super) fn read_lines(path: &str) -> PyResult<Lines> {
-    let source = LineSource::open(path).map_err(to_py_err)?;
-    Ok(Lines { source: Mutex::new(source) })
 }
 
 /// The bounds of the readers, for messages and tests: `{"line": bytes, "field": bytes}`.

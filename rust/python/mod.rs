@@ -149,7 +149,7 @@ mod _core {
         arrow::PyArrowBatch,
         batch::{_kernel_seconds, default_threads, fuse_batch, rrf_batch},
         eval::{evaluate, metric_depth, paired_t, paired_t_test, randomization_test, tukey_hsd, wilcoxon_test},
-        files::{check_paths, read_lines, retire_directory, sync_directory, Lines, Output, StagedDirectory},
+        files::{check_paths, retire_directory, sync_directory, Lines, Output, StagedDirectory},
         fuse::{fuse, rrf},
         fused::PyFused,
         options::PyFusionOptions,
