@@ -36,14 +36,15 @@ fn block_read(py: Python<'_>, (s, read): BlockRows) -> PyResult<(Summary, Vec<Py
     Ok((Summary(s.run, s.lines, s.groups, s.first, s.last), batches.collect::<PyResult<_>>()?))
 }
 
-fn layout(blocks: &Bound<'_, PyAny>, names: &[String]) -> PyResult<Layout> {
+/// The layout of the blocks of runs named by `names` (read after the blocks).
+fn layout(blocks: &Bound<'_, PyAny>, names: impl FnOnce() -> PyResult<Vec<String>>) -> PyResult<Layout> {
     let items = outer_items(blocks, "blocks", rows::SUMMARIES)?;
     let summaries = items.iter().enumerate().map(|(i, item)| {
         let Summary(run, lines, groups, first, last) =
             item.extract().map_err(|_| to_py_err(BlockSummary::refused(i)))?;
         Ok(BlockSummary { run, lines, groups, first, last })
     });
-    Layout::new(&summaries.collect::<PyResult<Vec<_>>>()?, names).map_err(to_py_err)
+    Layout::new(&summaries.collect::<PyResult<Vec<_>>>()?, &names()?).map_err(to_py_err)
 }
 
 fn row_sources(rows: &Bound<'_, PyAny>) -> PyResult<Vec<TableSource>> {
@@ -127,7 +128,7 @@ pub(super) fn fuse_rows(
     let output = RowOutput::new(format, tag).map_err(to_py_err)?;
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     check_thread_variable(py, threads)?;
-    let (sources, layout) = (row_sources(rows)?, layout(blocks, &strings(names, "names")?)?);
+    let (sources, layout) = (row_sources(rows)?, layout(blocks, || strings(names, "names"))?);
     let fusion = RowFusion { params: &params, rank_from, output, ranges, threads };
     let fused = interruptible(py, move || core_rows::fuse_rows(sources, &layout, &fusion))?;
     Ok(fused.into_iter().map(PyArrowBatch::new).collect())
@@ -144,7 +145,7 @@ pub(super) fn run_from_rows(
     rank_from: &str,
 ) -> PyResult<(PyRun, Vec<u64>)> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
-    let (sources, layout) = (row_sources(rows)?, layout(blocks, &[name])?);
+    let (sources, layout) = (row_sources(rows)?, layout(blocks, || Ok(vec![name]))?);
     let (run, firsts) = interruptible(py, move || run_of_rows(sources, &layout, rank_from))?;
     Ok((run.into(), firsts))
 }
