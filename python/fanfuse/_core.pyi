@@ -22,7 +22,6 @@ __all__ = [
     "READER_LIMITS",
     "RUN_FILE_TOP_K",
     "RUN_FORMATS",
-    "RUN_TABLE_COLUMNS",
     "SCORE_METHODS",
     "TIE_BREAKS",
     "TRAINED_METHODS",
@@ -98,9 +97,6 @@ RANK_SOURCES: tuple[str, ...]
 """``rank_from=`` of ``read_run``, ``Run.from_columns`` and ``fuse_files``: where a hit's rank comes from."""
 RUN_FORMATS: tuple[str, ...]
 """``format=`` of ``Run.write`` and ``fuse_files``: the output formats."""
-RUN_TABLE_COLUMNS: dict[str, tuple[str, ...]]
-"""The column names a run table (Arrow, Parquet, a data frame) may give each role (``qid``, ``docid``,
-``score``, ``rank``), first the one fanfuse writes."""
 
 class FusionError(ValueError):
     """Invalid fusion input: the message names the argument (or file:line) and what is accepted."""
