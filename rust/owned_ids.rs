@@ -202,6 +202,14 @@ impl OwnedRuns {
         Ok(())
     }
 
+    /// Appends the scores of the last run's ids (the run at `path`, in messages): finite numbers.
+    pub fn push_scores(&mut self, scores: &[f64], path: ListPath) -> Result<(), FusionError> {
+        for (pos, &score) in scores.iter().enumerate() {
+            self.push_score(score, || format!("{path} scores[{pos}]"))?;
+        }
+        Ok(())
+    }
+
     /// Checks that the last run (`path`, in messages) got one score per id.
     pub fn check_last_run_scores(&self, path: impl fmt::Display) -> Result<(), FusionError> {
         // Every run before it has one score per id, so its ids and its scores start at the same index.
@@ -281,8 +289,7 @@ mod tests {
         runs.ids.ints.extend([1, 2]);
         runs.ids.bounds.push(2);
         let path = ListPath::of_call("runs", 0);
-        runs.push_score(0.5, || unreachable!()).unwrap();
-        let err = runs.push_score(f64::INFINITY, || format!("{path} scores[1]")).unwrap_err();
+        let err = runs.push_scores(&[0.5, f64::INFINITY], path).unwrap_err();
         assert_eq!(
             err.to_string(),
             "runs[0] scores[1] is inf; scores must be finite numbers (drop the hit or give it a real score)"

@@ -1,10 +1,11 @@
 //! `rrf` and `fuse`: the lists or runs of one query read out of Python (ids, and scores where given),
 //! fused by the core.
 
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
-use super::args::{for_each_number, number, outer_items, type_name};
+use super::args::{number, outer_items, read_1d, type_name};
 use super::fused::Fused;
 use super::options::{call_options, refused, PyFusionOptions};
 use super::{interruptible, to_py_err};
@@ -21,9 +22,7 @@ impl OwnedRuns {
         }
         if let Some((ids, scores)) = as_ids_and_scores(run)? {
             self.ids.push_list(&ids, path)?;
-            for_each_number(&scores, format_args!("{path} scores"), "numbers (one per id)", |pos, score| {
-                self.push_score(score, || format!("{path} scores[{pos}]")).map_err(to_py_err)
-            })?;
+            self.push_py_scores(&scores, path)?;
             self.check_last_run_scores(path).map_err(to_py_err)?;
         } else if starts_with_pair(run) {
             for (pos, pair) in outer_items(run, path.to_string(), "(id, score) pairs")?.iter().enumerate() {
@@ -37,6 +36,18 @@ impl OwnedRuns {
         } else {
             self.ids.push_list(run, path)?;
             self.scores.resize(self.ids.len(), f64::NAN);
+        }
+        Ok(())
+    }
+
+    fn push_py_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
+        if let Ok(buf) = PyBuffer::<f64>::get(scores) {
+            self.push_scores(&read_1d(scores.py(), &buf, path)?, path).map_err(to_py_err)?;
+        } else {
+            let items = outer_items(scores, format!("{path} scores"), "numbers (one per id)")?;
+            for (pos, v) in items.iter().enumerate() {
+                self.push_py_score(v, || format!("{path} scores[{pos}]"))?;
+            }
         }
         Ok(())
     }
