@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{IntoPyDict, PyDict};
 
 use super::args::{int_arg, numbers, outer_items, strings};
 use super::runs::{PyQrels, PyRun};
@@ -27,11 +27,7 @@ pub(super) fn evaluate<'py>(
     let parsed = eval::parse_metrics(&metrics).map_err(to_py_err)?;
     let (run, qrels) = (Arc::clone(&run.inner), Arc::clone(&qrels.inner));
     let evaluation = interruptible(py, || eval::evaluate(&run, &qrels, &parsed))?;
-    let values = PyDict::new(py);
-    for (name, column) in metrics.iter().zip(evaluation.values) {
-        values.set_item(name, column)?;
-    }
-    Ok((evaluation.qids, values))
+    Ok((evaluation.qids, metrics.into_iter().zip(evaluation.values).into_py_dict(py)?))
 }
 
 /// The deepest rank a metric reads (its cut-off). See `_core.pyi`.

@@ -7,14 +7,15 @@ use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::IntoPyDict;
 
 use super::{interruptible, to_py_err};
 use crate::output::directory::{self, StagedDir};
 use crate::output::held::Held;
 use crate::output::separate::{check_separate, Named};
 use crate::output::OutputFile as CoreOutput;
-use crate::runs::read::source::LineSource;
+use crate::runs::read::fields::MAX_FIELD_BYTES;
+use crate::runs::read::source::{LineSource, MAX_LINE_BYTES};
 
 /// A file being written through `crate::output`, until `commit` or `discard` finishes it.
 #[pyclass(frozen, module = "fanfuse._core", name = "_Output")]
@@ -140,8 +141,5 @@ impl Lines {
 
 /// The bounds of the readers, for messages and tests: `{"line": bytes, "field": bytes}`.
 pub(super) fn add_reader_limits(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let limits = PyDict::new(m.py());
-    limits.set_item("line", crate::runs::read::source::MAX_LINE_BYTES)?;
-    limits.set_item("field", crate::runs::read::fields::MAX_FIELD_BYTES)?;
-    m.add("READER_LIMITS", limits)
+    m.add("READER_LIMITS", [("line", MAX_LINE_BYTES), ("field", MAX_FIELD_BYTES)].into_py_dict(m.py())?)
 }

@@ -33,7 +33,7 @@ use std::cell::RefCell;
 
 use pyo3::exceptions::{PyBrokenPipeError, PyKeyboardInterrupt, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{IntoPyDict, PyTuple};
 
 use crate::error::FusionError as CoreError;
 
@@ -131,11 +131,8 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(attribute, PyTuple::new(py, names)?)?;
     }
     for (attribute, table) in crate::published::name_maps() {
-        let by_key = PyDict::new(py);
-        for (key, names) in table {
-            by_key.set_item(key, PyTuple::new(py, names)?)?;
-        }
-        m.add(attribute, by_key)?;
+        let by_key = table.into_iter().map(|(key, names)| Ok((key, PyTuple::new(py, names)?)));
+        m.add(attribute, by_key.collect::<PyResult<Vec<_>>>()?.into_py_dict(py)?)?;
     }
     Ok(())
 }
