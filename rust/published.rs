@@ -5,7 +5,6 @@
 use crate::eval::{metric_names, trec_eval_metric_names};
 use crate::fusion::{Duplicates, Method, Norm, TrainedMethod, OPTIONS};
 use crate::rrf::TieBreak;
-use crate::runs::read::table::RUN_COLUMNS;
 use crate::runs::write::OutFormat;
 use crate::runs::RankFrom;
 
@@ -32,13 +31,12 @@ pub fn name_lists() -> Vec<(&'static str, Vec<String>)> {
 /// Names by key: `(key, names)`.
 pub type NameTable = Vec<(&'static str, Vec<&'static str>)>;
 
-/// Every published table of names by key (`RUN_TABLE_COLUMNS`: each column of a run table by its
-/// role; `METHOD_PARAMETERS`: each method's settable options): `(attribute, [(key, names)])`.
+/// Every published table of names by key (`METHOD_PARAMETERS`: each method's settable options):
+/// `(attribute, [(key, names)])`.
 #[must_use]
 pub fn name_maps() -> Vec<(&'static str, NameTable)> {
-    let columns = RUN_COLUMNS.iter().map(|&(role, names)| (role, names.to_vec())).collect();
     let parameters = crate::fusion::method_table().into_iter().map(|(name, settable, _)| (name, settable)).collect();
-    vec![("RUN_TABLE_COLUMNS", columns), ("METHOD_PARAMETERS", parameters)]
+    vec![("METHOD_PARAMETERS", parameters)]
 }
 
 #[cfg(test)]

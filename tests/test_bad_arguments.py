@@ -83,6 +83,7 @@ WEIGHTS_VALUES: list[tuple[Any, type[Exception], str]] = [
     (["1", 1.0], TypeError, "weights[0]"),
     ("11", TypeError, "weights must be"),
     ([], FusionError, "weights has 0 entries"),
+    (np.array([[1.0, 2.0]]), FusionError, "weights is a 2-D array of shape (1, 2); it must be 1-D"),
 ]
 SAMPLE_VALUES: list[tuple[Any, type[Exception], str]] = [
     ([0.5, math.nan, 0.25], FusionError, "[1] is NaN"),
@@ -206,6 +207,7 @@ def test_threads_accepts_ints_from_one_to_1024(threads: Any) -> None:
 def test_numbers_may_be_ints_or_numpy_scalars() -> None:
     assert fanfuse.rrf(LISTS, k=60) == fanfuse.rrf(LISTS, k=np.float32(60.0)) == fanfuse.rrf(LISTS)
     assert fanfuse.rrf(LISTS, weights=np.array([1, 2])) == fanfuse.rrf(LISTS, weights=[1.0, 2.0])
+    assert fanfuse.rrf(LISTS, weights=np.array([1.0, 2.0])) == fanfuse.rrf(LISTS, weights=[1.0, 2.0])
     assert fanfuse.randomization_test(np.array([0.5, 0.25]), (0, 0)) == fanfuse.randomization_test(
         [0.5, 0.25], [0.0, 0.0]
     )

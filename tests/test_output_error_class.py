@@ -157,7 +157,7 @@ def test_an_unwritable_output_of_a_command_is_invalid_output(
 PATH_PARAMETERS = {"path", "output", "directory", "target"}
 READERS = {
     "read_run", "read_qrels", "FusionModel.load", "TfidfSvdEmbedder.load", "TantivyRetriever",
-    "_read_lines", "file_blocks", "read_run_block",
+    "_Lines", "file_blocks", "read_run_block",
 }  # fmt: skip
 
 

@@ -87,7 +87,7 @@ HANDLES = {
     "_check_paths": "output_guard.py",
     "_retire_directory": "output_guard.py",
     "_sync_directory": "output_guard.py",
-    "_read_lines": "corpus.py",
+    "_Lines": "corpus.py",
 }
 
 

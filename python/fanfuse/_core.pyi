@@ -8,6 +8,7 @@ import numpy.typing as npt
 from typing_extensions import disjoint_base
 
 from fanfuse._contribution import Contribution
+from fanfuse._core import _rows as _rows  # the distributed engine's entry points, in _core/_rows.pyi
 from fanfuse.options import FusionOptions
 
 __all__ = [
@@ -21,7 +22,6 @@ __all__ = [
     "READER_LIMITS",
     "RUN_FILE_TOP_K",
     "RUN_FORMATS",
-    "RUN_TABLE_COLUMNS",
     "SCORE_METHODS",
     "TIE_BREAKS",
     "TRAINED_METHODS",
@@ -40,8 +40,8 @@ __all__ = [
     "_StagedDirectory",
     "_check_paths",
     "_kernel_seconds",
-    "_read_lines",
     "_retire_directory",
+    "_rows",
     "_sync_directory",
     "default_threads",
     "evaluate",
@@ -97,9 +97,6 @@ RANK_SOURCES: tuple[str, ...]
 """``rank_from=`` of ``read_run``, ``Run.from_columns`` and ``fuse_files``: where a hit's rank comes from."""
 RUN_FORMATS: tuple[str, ...]
 """``format=`` of ``Run.write`` and ``fuse_files``: the output formats."""
-RUN_TABLE_COLUMNS: dict[str, tuple[str, ...]]
-"""The column names a run table (Arrow, Parquet, a data frame) may give each role (``qid``, ``docid``,
-``score``, ``rank``), first the one fanfuse writes."""
 
 class FusionError(ValueError):
     """Invalid fusion input: the message names the argument (or file:line) and what is accepted."""
@@ -710,15 +707,14 @@ def _check_paths(
 
 @final
 class _Lines:
-    """The numbered lines of a text file: ``(line_number, line)`` without the line end."""
+    """The numbered lines of a plain or gzip text file, ``(line_number, line)`` without the line
+    end, read by the run readers' rules (UTF-8, a UTF-8 byte-order mark at the start skipped, lines
+    end at ``\\n``, at most ``READER_LIMITS["line"]`` bytes each); a bad line raises FusionError
+    naming ``file:line``."""
 
+    def __new__(cls, path: str, /) -> Self: ...
     def __iter__(self) -> Self: ...
     def __next__(self) -> tuple[int, str]: ...
-
-def _read_lines(path: str, /) -> _Lines:
-    """The lines of a plain or gzip text file, read by the run readers' rules (UTF-8, a UTF-8
-    byte-order mark at the start skipped, lines end at ``\\n``, at most ``READER_LIMITS["line"]``
-    bytes each); a bad line raises FusionError naming ``file:line``."""
 
 READER_LIMITS: dict[str, int]
 """The longest line (``"line"``) and field or id (``"field"``) the readers accept, in bytes."""

@@ -89,7 +89,7 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     core's line reader; a line it refuses (not UTF-8, longer than ``READER_LIMITS["line"]``) raises
     ``InvalidCorpus`` naming file:line."""
     try:
-        yield from _core._read_lines(utf8_path(path, "corpus file", InvalidCorpus))
+        yield from _core._Lines(utf8_path(path, "corpus file", InvalidCorpus))
     except FusionError as error:
         raise InvalidCorpus(str(error)) from None
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{IntoPyDict, PyDict};
 
 use super::args::{int_arg, numbers, outer_items, strings};
 use super::runs::{PyQrels, PyRun};
@@ -27,11 +27,7 @@ pub(super) fn evaluate<'py>(
     let parsed = eval::parse_metrics(&metrics).map_err(to_py_err)?;
     let (run, qrels) = (Arc::clone(&run.inner), Arc::clone(&qrels.inner));
     let evaluation = interruptible(py, || eval::evaluate(&run, &qrels, &parsed))?;
-    let values = PyDict::new(py);
-    for (name, column) in metrics.iter().zip(evaluation.values) {
-        values.set_item(name, column)?;
-    }
-    Ok((evaluation.qids, values))
+    Ok((evaluation.qids, metrics.into_iter().zip(evaluation.values).into_py_dict(py)?))
 }
 
 /// The deepest rank a metric reads (its cut-off). See `_core.pyi`.
@@ -51,7 +47,7 @@ pub(super) fn randomization_test(
     #[pyo3(from_py_with = iterations_arg)] iterations: u32,
     #[pyo3(from_py_with = seed_arg)] seed: u64,
 ) -> PyResult<f64> {
-    let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
+    let (a, b) = (numbers(a, "a", "numbers")?, numbers(b, "b", "numbers")?);
     interruptible(py, || eval::significance::randomization_test(&a, &b, iterations, seed))
 }
 
@@ -66,14 +62,14 @@ pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyRes
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn paired_t(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
-    eval::significance::paired_t(&numbers(a, "a")?, &numbers(b, "b")?).map_err(to_py_err)
+    eval::significance::paired_t(&numbers(a, "a", "numbers")?, &numbers(b, "b", "numbers")?).map_err(to_py_err)
 }
 
 /// Two-sided Wilcoxon signed-rank test: (statistic, p-value). See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn wilcoxon_test(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
-    let (a, b) = (numbers(a, "a")?, numbers(b, "b")?);
+    let (a, b) = (numbers(a, "a", "numbers")?, numbers(b, "b", "numbers")?);
     interruptible(py, || eval::wilcoxon::wilcoxon_test(&a, &b))
 }
 
@@ -84,7 +80,7 @@ pub(super) fn tukey_hsd(py: Python<'_>, groups: &Bound<'_, PyAny>) -> PyResult<V
     let groups = outer_items(groups, "groups", eval::tukey::GROUPS)?
         .iter()
         .enumerate()
-        .map(|(i, group)| numbers(group, &format!("groups[{i}]")))
+        .map(|(i, group)| numbers(group, &format!("groups[{i}]"), "numbers"))
         .collect::<PyResult<Vec<_>>>()?;
     interruptible(py, || eval::tukey::tukey_hsd(&groups))
 }

@@ -7,14 +7,15 @@ use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::IntoPyDict;
 
 use super::{interruptible, to_py_err};
 use crate::output::directory::{self, StagedDir};
 use crate::output::held::Held;
 use crate::output::separate::{check_separate, Named};
 use crate::output::OutputFile as CoreOutput;
-use crate::runs::read::source::LineSource;
+use crate::runs::read::fields::MAX_FIELD_BYTES;
+use crate::runs::read::source::{LineSource, MAX_LINE_BYTES};
 
 /// A file being written through `crate::output`, until `commit` or `discard` finishes it.
 #[pyclass(frozen, module = "fanfuse._core", name = "_Output")]
@@ -54,6 +55,7 @@ impl Output {
 /// A directory being staged by `crate::output::directory`, until `discard` removes it unless published.
 #[pyclass(frozen, module = "fanfuse._core", name = "_StagedDirectory")]
 pub struct StagedDirectory {
+    #[pyo3(get)]
     path: String,
     staged: Held<StagedDir>,
 }
@@ -66,11 +68,6 @@ impl StagedDirectory {
         let staged = StagedDir::beside(Path::new(target)).map_err(to_py_err)?;
         let path = staged.path().to_string_lossy().into_owned();
         Ok(Self { path, staged: Held::new(target, staged) })
-    }
-
-    #[getter]
-    fn path(&self) -> &str {
-        &self.path
     }
 
     #[getter]
@@ -124,6 +121,12 @@ pub struct Lines {
 
 #[pymethods]
 impl Lines {
+    #[new]
+    #[pyo3(signature = (path, /))]
+    fn new(path: &str) -> PyResult<Self> {
+        Ok(Self { source: Mutex::new(LineSource::open(path).map_err(to_py_err)?) })
+    }
+
     fn __iter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -136,17 +139,7 @@ impl Lines {
     }
 }
 
-#[pyfunction]
-#[pyo3(name = "_read_lines", signature = (path, /))]
-pub(super) fn read_lines(path: &str) -> PyResult<Lines> {
-    let source = LineSource::open(path).map_err(to_py_err)?;
-    Ok(Lines { source: Mutex::new(source) })
-}
-
 /// The bounds of the readers, for messages and tests: `{"line": bytes, "field": bytes}`.
 pub(super) fn add_reader_limits(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let limits = PyDict::new(m.py());
-    limits.set_item("line", crate::runs::read::source::MAX_LINE_BYTES)?;
-    limits.set_item("field", crate::runs::read::fields::MAX_FIELD_BYTES)?;
-    m.add("READER_LIMITS", limits)
+    m.add("READER_LIMITS", [("line", MAX_LINE_BYTES), ("field", MAX_FIELD_BYTES)].into_py_dict(m.py())?)
 }

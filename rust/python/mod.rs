@@ -33,7 +33,7 @@ use std::cell::RefCell;
 
 use pyo3::exceptions::{PyBrokenPipeError, PyKeyboardInterrupt, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{IntoPyDict, PyTuple};
 
 use crate::error::FusionError as CoreError;
 
@@ -131,17 +131,14 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(attribute, PyTuple::new(py, names)?)?;
     }
     for (attribute, table) in crate::published::name_maps() {
-        let by_key = PyDict::new(py);
-        for (key, names) in table {
-            by_key.set_item(key, PyTuple::new(py, names)?)?;
-        }
-        m.add(attribute, by_key)?;
+        let by_key = table.into_iter().map(|(key, names)| Ok((key, PyTuple::new(py, names)?)));
+        m.add(attribute, by_key.collect::<PyResult<Vec<_>>>()?.into_py_dict(py)?)?;
     }
     Ok(())
 }
 
 /// The module `fanfuse._core`: the classes and functions of the files above, the exceptions, the
-/// name lists; `_rows` is added at its initialization.
+/// name lists, and the submodule `_rows`.
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
@@ -149,7 +146,7 @@ mod _core {
         arrow::PyArrowBatch,
         batch::{_kernel_seconds, default_threads, fuse_batch, rrf_batch},
         eval::{evaluate, metric_depth, paired_t, paired_t_test, randomization_test, tukey_hsd, wilcoxon_test},
-        files::{check_paths, read_lines, retire_directory, sync_directory, Lines, Output, StagedDirectory},
+        files::{check_paths, retire_directory, sync_directory, Lines, Output, StagedDirectory},
         fuse::{fuse, rrf},
         fused::PyFused,
         options::PyFusionOptions,
@@ -165,7 +162,22 @@ mod _core {
         // Set on an instance raised for a fusion option: the option's name.
         m.py().get_type::<super::FusionError>().setattr("option", m.py().None())?;
         super::add_name_lists(m)?;
-        super::files::add_reader_limits(m)?;
-        super::rows::add_submodule(m)
+        super::files::add_reader_limits(m)
+    }
+
+    /// `fanfuse._core._rows`: the internal entry points of the distributed engine (`rows.rs`).
+    #[pymodule(gil_used = false, module = "fanfuse._core")]
+    mod _rows {
+        #[pymodule_export]
+        use crate::python::rows::{
+            file_blocks, fuse_rows, read_run_block, read_table_block, run_from_rows, write_run_text,
+        };
+        use pyo3::prelude::*;
+
+        #[pymodule_init]
+        fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            // An extension's submodule is found by `import` only through `sys.modules`.
+            m.py().import("sys")?.getattr("modules")?.set_item(m.name()?, m)
+        }
     }
 }

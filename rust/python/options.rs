@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 use pyo3::IntoPyObjectExt;
 
-use super::args::{int, int_arg, number, outer_items, type_name};
+use super::args::{int, int_arg, number, numbers, type_name};
 use super::to_py_err;
 use crate::args;
 use crate::batch;
@@ -31,11 +31,7 @@ fn read_value(name: &str, kind: Kind, nullable: bool, value: &Bound<'_, PyAny>) 
     Ok(match kind {
         Kind::Number => Value::Number(number(value, || name.to_owned())?),
         Kind::Count => Value::Count(args::count(int(value, name, args::COUNT_ACCEPTED)?, name).map_err(to_py_err)?),
-        Kind::Numbers => {
-            let items = outer_items(value, name, "numbers (one per list)")?;
-            let read = items.iter().enumerate().map(|(i, w)| number(w, || format!("{name}[{i}]")));
-            Value::Numbers(read.collect::<PyResult<_>>()?)
-        }
+        Kind::Numbers => Value::Numbers(numbers(value, name, "numbers (one per list)")?),
         Kind::Name => match value.cast::<PyString>() {
             Ok(text) => Value::Name(text.to_str()?.to_owned()),
             Err(_) => return Err(to_py_err(args::not_a_str(name, &type_name(value)))),

@@ -3,7 +3,7 @@
 //! the rows that meet by query, writing the fused text in order. Conversion and error mapping only.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyDict;
 
 use super::args::{int_arg, outer_items, strings};
 use super::arrow::{table_source, PyArrowBatch};
@@ -20,26 +20,10 @@ use crate::runs::read::table::TableSpec;
 use crate::runs::write::OutFormat;
 use crate::runs::RankFrom;
 
-/// Adds the submodule `_rows` to `_core`, importable as `fanfuse._core._rows`.
-pub(super) fn add_submodule(core: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = core.py();
-    // Named in full, so that its functions' `__module__` is where `import` finds them.
-    let module = PyModule::new(py, "fanfuse._core._rows")?;
-    module.add_function(wrap_pyfunction!(file_blocks, &module)?)?;
-    module.add_function(wrap_pyfunction!(read_run_block, &module)?)?;
-    module.add_function(wrap_pyfunction!(read_table_block, &module)?)?;
-    module.add_function(wrap_pyfunction!(fuse_rows, &module)?)?;
-    module.add_function(wrap_pyfunction!(run_from_rows, &module)?)?;
-    module.add_function(wrap_pyfunction!(write_run_text, &module)?)?;
-    core.setattr("_rows", &module)?;
-    // An extension's submodule is found by `import` only through `sys.modules`.
-    py.import("sys")?.getattr("modules")?.set_item("fanfuse._core._rows", &module)
-}
-
 /// A block's summary as the readers return it and `fuse_rows` takes it, a tuple: (run, lines,
 /// groups, first qid, last qid).
 #[derive(FromPyObject, IntoPyObject)]
-struct Summary(usize, u64, u64, Option<String>, Option<String>);
+pub(super) struct Summary(usize, u64, u64, Option<String>, Option<String>);
 
 /// A block read: its summary and its batches, one per partition, where every partition that
 /// received no rows shares one empty batch object, so that many partitions cost a slot each, not a
@@ -52,14 +36,15 @@ fn block_read(py: Python<'_>, (s, read): BlockRows) -> PyResult<(Summary, Vec<Py
     Ok((Summary(s.run, s.lines, s.groups, s.first, s.last), batches.collect::<PyResult<_>>()?))
 }
 
-fn layout(blocks: &Bound<'_, PyAny>, names: &Bound<'_, PyAny>) -> PyResult<Layout> {
+/// The layout of the blocks of runs named by `names` (read after the blocks).
+fn layout(blocks: &Bound<'_, PyAny>, names: impl FnOnce() -> PyResult<Vec<String>>) -> PyResult<Layout> {
     let items = outer_items(blocks, "blocks", rows::SUMMARIES)?;
     let summaries = items.iter().enumerate().map(|(i, item)| {
         let Summary(run, lines, groups, first, last) =
             item.extract().map_err(|_| to_py_err(BlockSummary::refused(i)))?;
         Ok(BlockSummary { run, lines, groups, first, last })
     });
-    Layout::new(&summaries.collect::<PyResult<Vec<_>>>()?, &strings(names, "names")?).map_err(to_py_err)
+    Layout::new(&summaries.collect::<PyResult<Vec<_>>>()?, &names()?).map_err(to_py_err)
 }
 
 fn row_sources(rows: &Bound<'_, PyAny>) -> PyResult<Vec<TableSource>> {
@@ -79,7 +64,7 @@ int_arg!(first_row_arg("first_row") -> u64: 0..);
 /// The byte ranges to read a run file in. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (path, /, *, block_bytes))]
-fn file_blocks(
+pub(super) fn file_blocks(
     py: Python<'_>,
     path: &str,
     #[pyo3(from_py_with = block_bytes_arg)] block_bytes: u64,
@@ -91,7 +76,7 @@ fn file_blocks(
 #[pyfunction]
 #[pyo3(signature = (path, /, *, run = 0, start = 0, end = u64::MAX, partitions = 1),
     text_signature = "(path, /, *, run=0, start=0, end=..., partitions=1)")]
-fn read_run_block(
+pub(super) fn read_run_block(
     py: Python<'_>,
     path: &str,
     #[pyo3(from_py_with = run_arg)] run: usize,
@@ -105,7 +90,7 @@ fn read_run_block(
 /// Reads a run table (or a part of one) into row batches. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (table, /, *, run = 0, name = "table", first_row = 0, rank_from = "score", partitions = 1))]
-fn read_table_block(
+pub(super) fn read_table_block(
     py: Python<'_>,
     table: &Bound<'_, PyAny>,
     #[pyo3(from_py_with = run_arg)] run: usize,
@@ -125,7 +110,7 @@ fn read_table_block(
 #[pyo3(signature = (rows, /, *, blocks, names, ranges = 1, format = None, tag = "fanfuse",
     rank_from = "score", threads = None, options = None, **kwargs))]
 #[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword arguments
-fn fuse_rows(
+pub(super) fn fuse_rows(
     py: Python<'_>,
     rows: &Bound<'_, PyAny>,
     blocks: &Bound<'_, PyAny>,
@@ -143,7 +128,7 @@ fn fuse_rows(
     let output = RowOutput::new(format, tag).map_err(to_py_err)?;
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     check_thread_variable(py, threads)?;
-    let (sources, layout) = (row_sources(rows)?, layout(blocks, names)?);
+    let (sources, layout) = (row_sources(rows)?, layout(blocks, || strings(names, "names"))?);
     let fusion = RowFusion { params: &params, rank_from, output, ranges, threads };
     let fused = interruptible(py, move || core_rows::fuse_rows(sources, &layout, &fusion))?;
     Ok(fused.into_iter().map(PyArrowBatch::new).collect())
@@ -152,7 +137,7 @@ fn fuse_rows(
 /// The rows of one run as a Run to evaluate. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (rows, /, *, blocks, name, rank_from = "score"))]
-fn run_from_rows(
+pub(super) fn run_from_rows(
     py: Python<'_>,
     rows: &Bound<'_, PyAny>,
     blocks: &Bound<'_, PyAny>,
@@ -160,8 +145,7 @@ fn run_from_rows(
     rank_from: &str,
 ) -> PyResult<(PyRun, Vec<u64>)> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
-    let names = PyTuple::new(py, [name])?;
-    let (sources, layout) = (row_sources(rows)?, layout(blocks, names.as_any())?);
+    let (sources, layout) = (row_sources(rows)?, layout(blocks, || Ok(vec![name]))?);
     let (run, firsts) = interruptible(py, move || run_of_rows(sources, &layout, rank_from))?;
     Ok((run.into(), firsts))
 }
@@ -169,7 +153,7 @@ fn run_from_rows(
 /// Writes fused TREC text, chunk by chunk, into one output file. See `_core/_rows.pyi`.
 #[pyfunction]
 #[pyo3(signature = (output, chunks, /, *, inputs = None))]
-fn write_run_text(
+pub(super) fn write_run_text(
     py: Python<'_>,
     output: &str,
     chunks: &Bound<'_, PyAny>,

@@ -53,7 +53,8 @@ impl PyRun {
         name: &str,
         rank_from: &str,
     ) -> PyResult<Self> {
-        let (qids, docids, scores) = (strings(qids, "qids")?, strings(docids, "docids")?, numbers(scores, "scores")?);
+        let (qids, docids) = (strings(qids, "qids")?, strings(docids, "docids")?);
+        let scores = numbers(scores, "scores", "numbers")?;
         let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
         CoreRun::from_columns(name, &qids, &docids, &scores, rank_from).map(Self::from).map_err(to_py_err)
     }

@@ -15,9 +15,6 @@ pub const QID_NAMES: &[&str] = &["qid", "q_id", "query-id"];
 pub const DOCID_NAMES: &[&str] = &["docid", "doc_id", "corpus-id"];
 pub const RANK_NAMES: &[&str] = &["rank"];
 pub const SCORE_NAMES: &[&str] = &["score"];
-/// Each column of a run table by its role, as `fanfuse._core.RUN_TABLE_COLUMNS` shows them.
-pub const RUN_COLUMNS: [(&str, &[&str]); 4] =
-    [("qid", QID_NAMES), ("docid", DOCID_NAMES), ("score", SCORE_NAMES), ("rank", RANK_NAMES)];
 /// Relevance of a qrels table (`score` as in ranx's and BEIR's qrels).
 pub const RELEVANCE_NAMES: &[&str] = &["relevance", "score"];
 
