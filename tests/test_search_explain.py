@@ -14,7 +14,7 @@ from fanfuse.cli.explain import BAR_WIDTH, explain_lines
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from multiquery_toys import FailingRetriever, KeywordRetriever
-from test_search_page import DOCUMENTS, QUERY
+from search_page_site import DOCUMENTS, QUERY
 
 SEARCH = [QUERY, "--turn", "tell me about owls"]
 

@@ -18,8 +18,8 @@ import httpx
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.schema import RENAMED_FIELDS
 from search_page_browser import browser, page, screenshot, wait_for, wait_ready, wait_searched
+from search_page_site import DOCUMENTS, QUERY, TIMEOUT
 from service_server import serve_command
-from test_search_page import DOCUMENTS, QUERY, TIMEOUT
 
 __all__ = ["browser", "page"]  # the fixtures, imported for pytest
 
