@@ -5,7 +5,9 @@
 Each DIR holds a ``fanfuse`` package (with its compiled core, a release build for timing). The two
 run in turn, one process per build and round (so the machine's load falls on both alike); each time
 is the best of its rounds, and the ratio is AFTER / BASE. Inputs are ``workloads.py``'s: 4 lists of
-100 str ids per query, ``top_k`` left at its default (all hits) unless the row says ``top 10``.
+100 str ids per query, ``top_k`` left at its default (all hits) unless the row says ``top 10``. The
+``scored`` rows give each list its scores (combsum over min-max, which reads them) in the three forms
+``fuse`` takes: ``(ids, scores)`` with a list or a float64 array of scores, and ``(id, score)`` pairs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 PROBE = r"""
 import gc, json, random, sys, time
 sys.path.insert(0, sys.argv[1])
+import numpy as np
 import fanfuse
 from workloads import TOP_K, str_batch, str_query
 
@@ -35,6 +38,15 @@ def best(run, number, repeat=5):
 one = str_query(random.Random(1))
 batch = str_batch(10_000)
 results = fanfuse.rrf_batch(batch)
+SCORED = {"method": "combsum", "norm": "min-max"}
+
+def scored(query, form):
+    scores = [[1.0 / (r + 1) for r in range(len(ids))] for ids in query]
+    if form == "pairs":
+        return [list(zip(ids, s)) for ids, s in zip(query, scores)]
+    return [(ids, np.array(s) if form == "array" else s) for ids, s in zip(query, scores)]
+
+scored_batch = [scored(q, "list") for q in batch[:2_000]]
 out = {
     "rrf, one call (us)": best(lambda: fanfuse.rrf(one), 2000) * 1e6,
     "fuse, one call (us)": best(lambda: fanfuse.fuse(one), 2000) * 1e6,
@@ -44,6 +56,15 @@ out = {
     "fuse explain + .explain, top 10 (us)": best(
         lambda: fanfuse.fuse(one, top_k=TOP_K, explain=True).explain, 2000
     ) * 1e6,
+    **{
+        f"fuse, scored, {form}, one call (us)": best(
+            lambda q=scored(one, form): fanfuse.fuse(q, **SCORED), 2000
+        ) * 1e6
+        for form in ("list", "array", "pairs")
+    },
+    "fuse_batch, scored lists, 2k queries (ms)": best(
+        lambda: fanfuse.fuse_batch(scored_batch, **SCORED), 1
+    ) * 1e3,
     "rrf_batch, 10k queries (ms)": best(lambda: fanfuse.rrf_batch(batch), 1) * 1e3,
     ".ids of every result of the batch (ms)": best(lambda: [r.ids for r in results], 1) * 1e3,
     "rrf_batch + .ids of every result (ms)": best(lambda: [r.ids for r in fanfuse.rrf_batch(batch)], 1) * 1e3,

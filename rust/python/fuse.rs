@@ -1,11 +1,10 @@
 //! `rrf` and `fuse`: the lists or runs of one query read out of Python (ids, and scores where given),
 //! fused by the core.
 
-use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
-use super::args::{number, outer_items, read_1d, type_name};
+use super::args::{float_buffer, number, outer_items, read_1d, type_name};
 use super::fused::Fused;
 use super::options::{call_options, refused, PyFusionOptions};
 use super::{interruptible, to_py_err};
@@ -41,7 +40,7 @@ impl OwnedRuns {
     }
 
     fn push_py_scores(&mut self, scores: &Bound<'_, PyAny>, path: ListPath) -> PyResult<()> {
-        if let Ok(buf) = PyBuffer::<f64>::get(scores) {
+        if let Some(buf) = float_buffer(scores) {
             self.push_scores(&read_1d(scores.py(), &buf, path)?, path).map_err(to_py_err)?;
         } else {
             let items = outer_items(scores, format!("{path} scores"), "numbers (one per id)")?;
