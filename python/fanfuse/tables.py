@@ -14,7 +14,8 @@ column named by ``run_column``. Ids may be strings or integers (read as their de
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -171,13 +172,21 @@ def is_parquet(path: str | Path) -> bool:
         return False  # the core reports the path
 
 
+@contextlib.contextmanager
+def parquet_read(path: str) -> Iterator[None]:
+    """Around a read of the Parquet file ``path`` (whole, its metadata or a row group): a file pyarrow
+    cannot read is a FusionError naming it, wherever it is read."""
+    try:
+        yield
+    except (OSError, _pyarrow().ArrowException) as error:
+        raise FusionError(f"{path}: not a readable Parquet file ({error})") from None
+
+
 def read_parquet(path: str) -> Any:
     """A Parquet file as a pyarrow Table; a file pyarrow cannot read is a FusionError naming it."""
     pq = _parquet()
-    try:
+    with parquet_read(path):
         return pq.read_table(path)
-    except (OSError, _pyarrow().ArrowException) as error:
-        raise FusionError(f"{path}: not a readable Parquet file ({error})") from None
 
 
 def read_parquet_run(path: str, *, rank_from: str = "score") -> Run:

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from operator import getitem
 from typing import TYPE_CHECKING, Any
 
-from fanfuse._core import FusionError
 from fanfuse._core._rows import file_blocks
 from fanfuse.options import FusionOptions
 
@@ -46,7 +45,7 @@ if TYPE_CHECKING:
     from fanfuse._core import _RunFusionKeywords
 from fanfuse.dask.kernel import Block, count_queries, fuse_partition, query_ids, read_block
 from fanfuse.limits import check_int
-from fanfuse.tables import is_parquet
+from fanfuse.tables import is_parquet, parquet_read
 
 __all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs", "shuffle_partitions"]
 
@@ -122,10 +121,8 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
             plan.frames += parts
         elif isinstance(given, str) and is_parquet(given):
             name = given
-            try:
+            with parquet_read(given):
                 metadata = pq.ParquetFile(given).metadata
-            except (OSError, pa.ArrowException) as error:
-                raise FusionError(f"{given}: not a readable Parquet file ({error})") from None
             before = 0
             for group in range(metadata.num_row_groups):
                 plan.blocks.append(Block(run, "parquet", given, group, before))

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from fanfuse._core import Qrels, evaluate
 from fanfuse._core._rows import fuse_rows, read_run_block, read_table_block, run_from_rows
-from fanfuse.tables import read_any_qrels
+from fanfuse.tables import parquet_read, read_any_qrels
 
 # A block's summary, as the core's readers give it: (run, lines, groups, first qid, last qid).
 Summary = tuple[int, int, int, str | None, str | None]
@@ -53,7 +53,8 @@ def read_block(
         )
     else:
         if block.kind == "parquet":
-            table = pq.ParquetFile(block.path).read_row_group(block.part)
+            with parquet_read(block.path):  # the file may have changed since the plan read it
+                table = pq.ParquetFile(block.path).read_row_group(block.part)
             name, first_row = block.path, block.end
         else:
             table = pa.Table.from_pandas(frame, preserve_index=False)
