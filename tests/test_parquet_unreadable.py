@@ -53,7 +53,9 @@ def test_the_distributed_plan_and_its_read_of_a_row_group(unreadable: Path, tmp_
         read_block(plan.blocks[0], partitions=1, rank_from="score")
 
 
-@pytest.mark.parametrize("command", [["fuse", "-o", "-"], ["eval", "--qrels", "QRELS", "--metrics", "ndcg@10"]])
+@pytest.mark.parametrize(
+    "command", [["fuse", "-o", "-"], ["eval", "--qrels", "QRELS", "--metrics", "ndcg@10"]]
+)
 def test_the_commands_exit_2_naming_the_file(unreadable: Path, tmp_path: Path, command: list[str]) -> None:
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
