@@ -12,7 +12,6 @@ import os
 import random
 import subprocess
 import sys
-import timeit
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,28 +20,9 @@ import fanfuse
 from fanfuse import _core, reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measuring import machine, versions
+from measuring import best_seconds, machine, versions
 from numpy_rrf import rrf_numpy
 from workloads import LIST_LEN, N_LISTS, TOP_K, int64_query, str_batch, str_query
-
-
-def best_seconds(
-    contenders: dict[str, Callable[[], Any]], rounds: int, min_time: float = 0.05
-) -> dict[str, float]:
-    """Seconds per call of each contender: the best of `rounds` rounds, the contenders interleaved in
-    every round so that a busy spell of the machine hits all of them alike."""
-    numbers = {}
-    for name, fn in contenders.items():
-        number, elapsed = 1, timeit.timeit(fn, number=1)
-        while elapsed < min_time:
-            number *= 2
-            elapsed = timeit.timeit(fn, number=number)
-        numbers[name] = number
-    best = dict.fromkeys(contenders, float("inf"))
-    for _ in range(rounds):
-        for name, fn in contenders.items():
-            best[name] = min(best[name], timeit.timeit(fn, number=numbers[name]) / numbers[name])
-    return best
 
 
 def fanfuse_call(lists: Any) -> Callable[[], Any]:
@@ -62,7 +42,8 @@ def per_call_rows(rounds: int) -> list[str]:
             "reference": lambda lists=lists: reference.rrf(lists, top_k=TOP_K),
             "numpy": lambda lists=lists: rrf_numpy(lists, top_k=TOP_K),
         }
-        t = best_seconds(contenders, rounds)
+        # Interleaved rounds of as many calls as take 0.05 s, the collector off (as timeit).
+        t = best_seconds(contenders, repeat=rounds, number=None, min_seconds=0.05, collector=False)
         rows.append(
             f"| one call, {N_LISTS} x {LIST_LEN} {label}, top {TOP_K} | {t['fanfuse'] * 1e6:.1f} µs "
             f"| {t['reference'] * 1e6:.0f} µs (**{t['reference'] / t['fanfuse']:.1f}x**) "
@@ -87,7 +68,8 @@ def batch_rows(n_queries: int, rounds: int) -> list[str]:
         ),
         "loop of rrf": lambda: read_results([fanfuse.rrf(q, top_k=TOP_K) for q in batch]),
     }
-    t = best_seconds(contenders, rounds, min_time=0)
+    # A call each (one first, uncounted), interleaved rounds, the collector off.
+    t = best_seconds(contenders, repeat=rounds, number=None, min_seconds=0, collector=False)
     # The bare kernel: the same queries already copied into Rust, timed in Rust on one thread.
     kernel = _core._kernel_seconds(batch, top_k=TOP_K, repeat=rounds)
     rows = [f"| bare kernel, 1 thread (timed in Rust) | {kernel / n_queries * 1e6:.2f} µs | 1.00x |"]

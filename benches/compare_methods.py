@@ -16,8 +16,6 @@ Best of --repeat runs, after a warm-up call (numba compiles).
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +23,7 @@ from typing import Any
 import fanfuse
 import ranx
 from bench_methods import make_runs
-from measuring import machine, versions
+from measuring import best_seconds, machine, versions
 
 METHODS: list[tuple[str, str, str | None, dict[str, Any]]] = [
     # (fanfuse method, ranx method, norm, params) -- norm is ranx's; fanfuse's default is the same.
@@ -51,20 +49,6 @@ METHODS: list[tuple[str, str, str | None, dict[str, Any]]] = [
 ]
 
 
-def best_of(repeat: int, work: Callable[[], object]) -> float:
-    work()  # warm-up (numba compiles on first use)
-    times = []
-    gc.disable()  # as timeit does: the 10k-query inputs are millions of objects for the collector to walk
-    try:
-        for _ in range(repeat):
-            start = time.perf_counter()
-            work()
-            times.append(time.perf_counter() - start)
-    finally:
-        gc.enable()
-    return min(times)
-
-
 Queries = list[list[list[tuple[str, float]]]]
 
 
@@ -87,11 +71,17 @@ def row(
         ranx.fuse(runs, norm=norm, method=ranx_method, params=dict(params))
 
     ranx_one, ranx_many = ranx_runs(one), ranx_runs(many)
-    r1 = best_of(repeat, lambda: ranx_call(ranx_one))
-    f1 = best_of(repeat, lambda: fanfuse.fuse(one[0], method=method, **opts))
-    rn = best_of(1, lambda: ranx_call(ranx_many))
-    fn = best_of(1, lambda: [fanfuse.fuse(runs, method=method, **opts) for runs in many])
-    fb = best_of(1, lambda: fanfuse.fuse_batch(many, method=method, threads=threads, **opts))
+
+    def best(repeat: int, work: Callable[[], object]) -> float:
+        # A warm-up call first (numba compiles on first use); the collector off while timing, as
+        # timeit: the 10k-query inputs are millions of objects for it to walk.
+        return best_seconds({"work": work}, repeat=repeat, warm_up=1, collector=False)["work"]
+
+    r1 = best(repeat, lambda: ranx_call(ranx_one))
+    f1 = best(repeat, lambda: fanfuse.fuse(one[0], method=method, **opts))
+    rn = best(1, lambda: ranx_call(ranx_many))
+    fn = best(1, lambda: [fanfuse.fuse(runs, method=method, **opts) for runs in many])
+    fb = best(1, lambda: fanfuse.fuse_batch(many, method=method, threads=threads, **opts))
     return (
         f"| {method} | {norm or '-'} | {r1 * 1e6:,.0f} µs | {f1 * 1e6:,.1f} µs | {r1 / f1:,.0f}x "
         f"| {len(many):,} | {rn:,.2f} s | {fn:,.3f} s | {fb:,.3f} s | {rn / fb:,.0f}x |"

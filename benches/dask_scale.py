@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+from measuring import load_averages
 from scale_fuse import DOCS, RUNS, generate
 
 TOP_K = 100
@@ -123,10 +124,6 @@ def dask_phases(inputs: list[str], output: Path) -> dict[str, float]:
     return times
 
 
-def load() -> float:
-    return round(os.getloadavg()[0], 2)
-
-
 def _process_cpu() -> float:
     times = os.times()
     return times.user + times.system
@@ -181,7 +178,7 @@ def main() -> None:
                             "round": round_,
                             "engine": name,
                             "format": form,
-                            "load_before": load(),
+                            "load_before": load_averages()[0],
                         }
                         output = root / f"{name}-{form}.trec"
                         start, cpu = time.perf_counter(), cpu_seconds(name, clients)
@@ -194,7 +191,7 @@ def main() -> None:
                         record["seconds"] = round(time.perf_counter() - start, 3)
                         record["cpu_seconds"] = round(cpu_seconds(name, clients) - cpu, 3)
                         record.update({k: round(v, 3) for k, v in phases.items()})
-                        record["load_after"] = load()
+                        record["load_after"] = load_averages()[0]
                         record["same_file"] = output.read_bytes() == expected.read_bytes()
                         output.unlink()
                         records.append(record)

@@ -13,7 +13,6 @@ their median. With `fanfuse[embed]` it also times embedding one short query with
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 from fanfuse.retrievers.dense import DenseRetriever, unit_rows
+from measuring import load_text
 
 
 def timed_search(retriever: DenseRetriever, repeat: int) -> list[float]:
@@ -46,7 +46,7 @@ def main() -> None:
     def fixed_query(texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return np.repeat(query, len(texts), axis=0)
 
-    print(f"exact search, {args.dimensions} dimensions, k=10; load average {os.getloadavg()[0]:.1f}")
+    print(f"exact search, {args.dimensions} dimensions, k=10; {load_text()}")
     print("| vectors | file MB | open ms | best ms/query | median ms/query |")
     print("|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as scratch:

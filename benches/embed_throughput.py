@@ -20,7 +20,7 @@ import numpy as np
 from fanfuse.retrievers.default_encoder import default_encoder
 from fanfuse.retrievers.dense import document_text
 from fanfuse.stdlib_corpus import stdlib_index
-from measuring import machine, versions
+from measuring import load_averages, machine, versions
 
 
 def corpus_sample(size: int, cache_dir: str) -> list[str]:
@@ -43,7 +43,7 @@ def corpus_order(
 
 
 def measure(run: Callable[[Sequence[str]], object], texts: Sequence[str]) -> tuple[float, float, float]:
-    load = os.getloadavg()[0]
+    load = load_averages()[0]
     start, cpu = time.perf_counter(), time.process_time()
     run(texts)
     return time.perf_counter() - start, time.process_time() - cpu, load

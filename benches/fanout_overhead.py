@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import atexit
 import importlib
-import os
 import random
 import shutil
 import statistics
@@ -37,7 +36,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import timeit
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,7 +46,7 @@ from bench_multiquery import FOUR, QUERIES, VARIANTS, SleepingAsync, SleepingSyn
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fanout import fan_out_sync
 from fanfuse.multiquery.planning import make_plan
-from measuring import machine
+from measuring import best_seconds, load_text, machine
 
 
 def percentiles(values: list[float]) -> str:
@@ -201,9 +199,10 @@ def step_table() -> None:
             h.provenance for h in retriever._fuse(plan, outcomes)[0]
         ],
     }
-    for label, step in steps.items():
-        best = min(timeit.repeat(step, number=2000, repeat=5)) / 2000 * 1e6
-        print(f"  {label}: {best:.1f} µs")
+    # Step after step, best of 5 x 2000 calls, the collector off while timing (as timeit).
+    best = best_seconds(steps, repeat=5, number=2000, interleaved=False, collector=False)
+    for label, seconds in best.items():
+        print(f"  {label}: {seconds * 1e6:.1f} µs")
 
 
 def main() -> None:
@@ -212,11 +211,11 @@ def main() -> None:
     parser.add_argument("--ab", metavar="REF", help="also time fanfuse.multiquery as of this git ref")
     args = parser.parse_args()
     reference = None if args.ab is None else reference_package(args.ab)
-    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {machine()}; {load_text()}")
     fan_out_table(args.calls, reference)
     print("in-thread cost per call:")
     step_table()
-    print(f"load average {os.getloadavg()[0]:.1f}")
+    print(load_text())
 
 
 if __name__ == "__main__":

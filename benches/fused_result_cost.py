@@ -19,21 +19,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from measuring import load_text
+
 PROBE = r"""
-import gc, json, random, sys, time
+import gc, json, random, sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import fanfuse
+from measuring import best_seconds
 from workloads import TOP_K, str_batch, str_query
 
 def best(run, number, repeat=5):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            run()
-        times.append((time.perf_counter() - start) / number)
-    return min(times)
+    return best_seconds({"run": run}, repeat=repeat, number=number)["run"]
 
 one = str_query(random.Random(1))
 batch = str_batch(10_000)
@@ -71,21 +68,14 @@ out = {
     "rrf_batch, 10k queries, top 10 (ms)": best(lambda: fanfuse.rrf_batch(batch, top_k=TOP_K), 1) * 1e3,
 }
 
-def ten_batches_kept(collector):
+def ten_batches_kept():
     # Results that outlive their batch: were they tracked, the collector's full passes would walk
     # every input list again and again.
-    gc.collect()
-    (gc.enable if collector else gc.disable)()
-    kept = []
-    start = time.perf_counter()
-    for _ in range(10):
-        kept.append(fanfuse.rrf_batch(batch, top_k=TOP_K))
-    seconds = time.perf_counter() - start
-    gc.enable()
-    return seconds
+    return [fanfuse.rrf_batch(batch, top_k=TOP_K) for _ in range(10)]
 
 for collector, name in ((True, "on"), (False, "off")):
-    kept_ms = min(ten_batches_kept(collector) for _ in range(3)) * 1e3
+    kept = best_seconds({"kept": ten_batches_kept}, repeat=3, collector=collector, setup=gc.collect)
+    kept_ms = kept["kept"] * 1e3
     out[f"ten rrf_batch top 10, results kept, collector {name} (ms)"] = kept_ms
 print(json.dumps(out))
 """
@@ -106,7 +96,7 @@ def main() -> None:
             done = subprocess.run(probe, env=env, capture_output=True, text=True, check=True)
             for row, value in json.loads(done.stdout).items():
                 best[name][row] = min(value, best[name].get(row, value))
-    print(f"load average {os.getloadavg()[0]:.2f}")
+    print(load_text())
     print("| row | base | after | after / base |\n|---|---:|---:|---:|")
     for row, base in best["base"].items():
         after = best["after"][row]

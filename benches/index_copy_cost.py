@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from fanfuse.corpus import Fields, read_jsonl
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from measuring import load_averages
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/data/mtrag/passages/cloud_pool.jsonl.gz"
 QUERIES = [
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--opens", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=30, help="passes over the queries, each copy and not")
     args = parser.parse_args()
-    load_before = os.getloadavg()[0]
+    load_before = load_averages()[0]
 
     with tempfile.TemporaryDirectory() as scratch:
         index = TantivyRetriever.build(
@@ -90,7 +90,7 @@ def main() -> None:
             "search in place, median ms": round(statistics.median(searches[False]) * 1e3, 3),
             "search on the copy, median ms": round(statistics.median(searches[True]) * 1e3, 3),
             "per search, copy / in place, median of pairs": round(statistics.median(pairs), 3),
-            "1-minute load average before / after": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+            "1-minute load average before / after": [load_before, load_averages()[0]],
         }
         print(json.dumps(report, indent=2))
 

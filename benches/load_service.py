@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from measuring import machine
+from measuring import load_averages, load_text, machine
 from service_server import serve_command
 
 MODES = {"bm25": False, "hybrid": True}
@@ -171,7 +171,7 @@ def main() -> None:
         os.environ["FANFUSE_QUERY_CACHE_SIZE"] = str(args.query_cache)
     texts = questions(args.queries, args.count)
     workers = [f"{args.workers} worker processes"] if args.workers > 1 else []
-    print(f"machine: {machine(*workers)}; load {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    print(f"machine: {machine(*workers)}; {load_text()}", file=sys.stderr)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         trees: list[tuple[str, Path | None]] = [("this tree", None)]
@@ -188,7 +188,7 @@ def main() -> None:
                     for code, python_path in trees:
                         with server(args, python_path) as url:
                             wrk(url, script, 2, 1)  # warm-up
-                            load = os.getloadavg()[0]
+                            load = load_averages()[0]
                             result = wrk(url, script, connections, args.seconds)
                         rows.append((code, mode, variants, connections, load, result))
                         print(code, mode, variants, connections, load, result, file=sys.stderr)

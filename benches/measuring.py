@@ -1,11 +1,13 @@
 """What every bench uses to measure and report: the line that names the machine (with the versions
-of the libraries a bench adds to it; and the line that adds a run's seconds and load), a Markdown
-table of measured rows, the 95th percentile of latencies, and a command's wall time and peak memory.
+of the libraries a bench adds to it; and the line that adds a run's seconds and load), the load
+average, the best-of-N timer, a Markdown table of measured rows, the 95th percentile of latencies,
+and a command's wall time and peak memory.
 Only the standard library and fanfuse: a bench that needs none of the retrievers loads none of them
 by importing this."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
@@ -14,7 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -64,9 +66,76 @@ def versions(*distributions: str) -> list[str]:
 
 def run_line(started: float, *facts: str) -> str:
     """The machine (with `facts`), the seconds since `started`, and the load average now."""
-    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     took = time.perf_counter() - started
-    return f"machine: {machine(*facts)}; {took:.0f} s; load average at the end (1 / 5 / 15 min): {load}"
+    return f"machine: {machine(*facts)}; {took:.0f} s; {load_text('at the end')}"
+
+
+def load_averages() -> tuple[float, float, float]:
+    """The load average over 1, 5 and 15 minutes, to two decimals: what a bench's record keeps of
+    how busy the shared machine was."""
+    one, five, fifteen = (round(x, 2) for x in os.getloadavg())
+    return one, five, fifteen
+
+
+def load_text(when: str = "") -> str:
+    """The load average as every bench prints it, `load average WHEN (1 / 5 / 15 min): a / b / c`."""
+    named = f"load average {when}".rstrip()
+    return f"{named} (1 / 5 / 15 min): " + " / ".join(f"{x:.2f}" for x in load_averages())
+
+
+def best_seconds(
+    contenders: Mapping[str, Callable[[], object]],
+    *,
+    repeat: int,
+    number: int | None = 1,
+    min_seconds: float = 0.05,
+    interleaved: bool = True,
+    warm_up: int = 0,
+    collector: bool = True,
+    setup: Callable[[], object] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, float]:
+    """The best seconds per call of each contender: `repeat` timings of `number` calls in a row, each
+    timing divided by `number`, the least kept.
+
+    - `number=None` finds each contender's number first, as `timeit`'s autorange does: 1, 2, 4, ...
+      until that many calls take `min_seconds` (those calls are not counted).
+    - `interleaved`: every round times each contender in turn, so that a busy spell of the shared
+      machine hits all alike; otherwise each contender's `repeat` timings run before the next's.
+    - `warm_up`: calls of each contender before its timings (a JIT compiles, caches fill).
+    - `collector=False` switches the garbage collector off while timing (as `timeit` does: inputs of
+      millions of objects would otherwise be walked by its passes), back to how it was after.
+    - `setup` is called before every timing, outside it (`gc.collect` to start each from no garbage).
+    """
+
+    def timed(work: Callable[[], object], calls: int) -> float:
+        if setup is not None:
+            setup()
+        was_on = gc.isenabled()
+        (gc.enable if collector else gc.disable)()
+        try:
+            start = clock()
+            for _ in range(calls):
+                work()
+            return clock() - start
+        finally:
+            (gc.enable if was_on else gc.disable)()
+
+    numbers = {}
+    for name, work in contenders.items():
+        for _ in range(warm_up):
+            work()
+        numbers[name] = number or 1
+        while number is None and timed(work, numbers[name]) < min_seconds:
+            numbers[name] *= 2
+    best = dict.fromkeys(contenders, float("inf"))
+    if interleaved:
+        order = [name for _ in range(repeat) for name in contenders]
+    else:
+        order = [name for name in contenders for _ in range(repeat)]
+    for name in order:
+        best[name] = min(best[name], timed(contenders[name], numbers[name]) / numbers[name])
+    return best
 
 
 def p95(milliseconds: Sequence[float]) -> float:

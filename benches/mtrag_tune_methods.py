@@ -13,7 +13,7 @@ from pathlib import Path
 
 import fanfuse
 from fanfuse.tune import tune
-from tune_workload import load
+from measuring import load_text
 
 MTRAG = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mtrag"
 RETRIEVERS = ("bm25", "bge", "elser")
@@ -31,7 +31,7 @@ def main() -> None:
             fanfuse.read_run(str(args.mtrag / "runs" / f"{r}_{domain}_{args.set}.jsonl")) for r in RETRIEVERS
         ]
         inputs[domain] = runs, fanfuse.read_qrels(str(args.mtrag / "qrels" / domain / "dev.tsv"))
-    print(f"{'+'.join(RETRIEVERS)} ({args.set}); {load()}\n")
+    print(f"{'+'.join(RETRIEVERS)} ({args.set}); {load_text()}\n")
     columns = " | ".join(f"{d}: held-out (best single), p" for d in DOMAINS)
     print(f"| method | tuned | {columns} | seconds |")
     print("|---|---|" + "---|" * len(DOMAINS) + "---|")
@@ -47,7 +47,7 @@ def main() -> None:
             )
         tuned = ", ".join(fanfuse.METHOD_PARAMETERS[method]) or "-"
         print(f"| {method} | {tuned} | " + " | ".join(cells) + f" | {time.perf_counter() - started:.1f} |")
-    print(f"\n{load()}")
+    print(f"\n{load_text()}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ ratio column (a contender's time over fanfuse's) is what carries over to another
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import random
 import statistics
@@ -32,28 +31,13 @@ import peer_runs
 import peer_search
 import scale_fuse
 from bench_eval import generate as eval_inputs
-from measuring import machine, versions
+from measuring import best_seconds, load_text, machine, versions
 from peers_plot import bar_chart
 from workloads import int64_query, str_query
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = ("rankops", "ranx", "trectools", "pytrec-eval-terrier", "langchain-classic", "langchain-core",
          "llama-index-core", "haystack-ai", "numpy", "onnxruntime", "tantivy")  # fmt: skip
-
-
-def load() -> str:
-    return "{:.2f} / {:.2f} / {:.2f}".format(*os.getloadavg())
-
-
-def best_of(contenders: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
-    """Seconds per call of each, best of `rounds`, the contenders interleaved in every round."""
-    best = dict.fromkeys(contenders, float("inf"))
-    for _ in range(rounds):
-        for name, call in contenders.items():
-            begin = time.perf_counter()
-            call()
-            best[name] = min(best[name], time.perf_counter() - begin)
-    return best
 
 
 def table(rows: list[tuple[str, float, str]], unit: str, scale: float) -> list[str]:
@@ -72,12 +56,12 @@ class Report:
 
     def section(self, title: str, text: str) -> str:
         self.lines += ["", f"## {title}", "", text, ""]
-        return load()
+        return load_text("before")
 
     def close_table(self, before: str, rows: list[tuple[str, float, str]], unit: str, scale: float,
                     plot: str) -> None:  # fmt: skip
         self.lines += table(rows, unit, scale)
-        self.lines += ["", f"Load average (1 / 5 / 15 min) before: {before}; after: {load()}.", ""]
+        self.lines += ["", f"Around this table: {before}; {load_text('after')}.", ""]
         png = self.out.parent / f"benchmarks-{plot}.png"
         bar_chart(png, [(n, s * scale) for n, s, _ in rows], unit)
         self.lines.append(f"![{plot}]({png.name})")
@@ -101,7 +85,7 @@ def per_call(report: Report, queries: int) -> None:
             for c in chosen
         }
         calls = {c.name: _loop(c.fuse, states[c.name]) for c in chosen}
-        best = best_of(calls, report.rounds)
+        best = best_seconds(calls, repeat=report.rounds)
         rows = [(name, best[name] / queries, agree[name]) for name in calls]
         slug = {"str ids": "str", "(id, score) pairs": "pairs", "int64 arrays": "int64"}[form]
         report.close_table(before, rows, "µs per query", 1e6, f"per-call-{slug}")
@@ -141,7 +125,7 @@ def batches(report: Report, queries: int) -> None:
             ("fanfuse rrf_batch, str ids", fanfuse.rrf_batch(batch, top_k=10)),
         )
     }
-    best = best_of(calls, report.rounds)
+    best = best_seconds(calls, repeat=report.rounds)
     rows = [(name, best[name] / queries, agree.get(name, "per call, above")) for name in calls]
     report.close_table(before, rows, "µs per query", 1e6, "batch")
 
@@ -157,7 +141,7 @@ def run_files(report: Report, queries: int) -> None:
         peer_runs.warm_ranx()
         engines = peer_runs.fusers(paths)
         results = {name: fuse() for name, fuse in engines.items()}
-        best = best_of(engines, report.rounds)
+        best = best_seconds(engines, repeat=report.rounds)
         same = {
             name: "—" if name == "fanfuse" else _yes(peer_runs.runs_agree(paths, results[name]))
             for name in engines
@@ -177,7 +161,7 @@ def evaluation(report: Report, queries: int) -> None:
             "Qrels and Run): the time is the evaluation alone.",
         )
         means = {name: evaluate() for name, evaluate in tools.items()}
-        best = best_of(tools, report.rounds)
+        best = best_seconds(tools, repeat=report.rounds)
         same = {n: _yes(all(abs(m[k] - means["fanfuse"][k]) < 1e-9 for k in m)) for n, m in means.items()}
         rows = [(n, best[n], same[n].replace("yes", "equal means")) for n in tools]
         report.close_table(before, rows, "ms", 1e3, "evaluation")

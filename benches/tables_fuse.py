@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import fanfuse
 import pyarrow as pa
 import pyarrow.parquet as pq
 from fanfuse.tables import fuse_table, read_parquet_run, to_arrow
+from measuring import best_seconds
 
 RUNS, DOCS = 3, 100
 
@@ -52,15 +52,6 @@ def generate(folder: Path, queries: int) -> tuple[list[str], list[str], list[pa.
         parquet.append(str(folder / f"run{r}.parquet"))
         tables.append(table)
     return trec, parquet, tables
-
-
-def best(repeat: int, work: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -90,7 +81,8 @@ def main() -> None:
             "parquet files": lambda: fanfuse.fuse_files([read_parquet_run(p) for p in parquet], out),
             "pyarrow read": lambda: [pq.read_table(p) for p in parquet],
         }
-        seconds = {name: best(args.repeat, work) for name, work in paths.items()}
+        # Path after path, each timed --repeat times in a row.
+        seconds = best_seconds(paths, repeat=args.repeat, interleaved=False)
         same = fuse_table(tables).equals(in_memory())
         rows = RUNS * DOCS * args.queries
         print(

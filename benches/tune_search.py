@@ -14,8 +14,8 @@ from pathlib import Path
 import fanfuse
 from fanfuse.tune import tune
 from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, weight_grid
-from measuring import machine
-from tune_workload import load, tune_inputs
+from measuring import load_text, machine
+from tune_workload import tune_inputs
 
 MTRAG = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mtrag"
 
@@ -30,7 +30,7 @@ def compare(label: str, runs: list[fanfuse.Run], qrels: fanfuse.Qrels, method: s
         print(
             f"{label} {method} {search:10s}: {seconds:7.2f} s, {report.fusions:5d} fusions, held-out "
             f"{report.metric} {report.fused_heldout:.4f} (best single run {report.single_heldout:.4f}, "
-            f"p={report.p_value:.3f}); {load()}"
+            f"p={report.p_value:.3f}); {load_text()}"
         )
     (_, grid_s, grid), (_, coord_s, coord) = rows
     print(
@@ -69,7 +69,7 @@ def main() -> None:
         f"{report.fusions} fusions, "
         f"held-out {report.fused_heldout:.4f} (best single run {report.single_heldout:.4f}, "
         f"p={report.p_value:.3f}); the grid would fuse {grid:,} configurations, about "
-        f"{grid * per_fusion / 3600:.1f} h at this rate; {load()}"
+        f"{grid * per_fusion / 3600:.1f} h at this rate; {load_text()}"
     )
 
 

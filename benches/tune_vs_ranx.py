@@ -15,26 +15,22 @@ warmed up (numba compiles) on a small input first. Best of `--repeat`.
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 from collections.abc import Callable
 
 from fanfuse.tune import tune
-from measuring import machine, versions
-from tune_workload import load, tune_inputs
+from measuring import best_seconds, load_text, machine, versions
+from tune_workload import tune_inputs
 
 KS = list(range(10, 101, 10))
 STEP = 0.1
 WEIGHTS = [round(STEP * i, 1) for i in range(11)]
 
 
-def best_of(repeat: int, call: Callable[[], object]) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = call()
-        times.append(time.perf_counter() - started)
-    return min(times), result
+def best_and_result(repeat: int, call: Callable[[], object]) -> tuple[float, object]:
+    """The best seconds of `repeat` calls, and what the last call returned (the same every call)."""
+    returned: list[object] = []
+    return best_seconds({"call": lambda: returned.append(call())}, repeat=repeat)["call"], returned[-1]
 
 
 def main() -> None:
@@ -68,16 +64,18 @@ def main() -> None:
          {"method": "wsum", "weight_levels": WEIGHTS}),
     ]  # fmt: skip
     for label, ranx_options, fanfuse_options in cases:
-        ranx_s, (_, ranx_report) = best_of(args.repeat, ranx_search(dict_qrels, dict_runs, **ranx_options))
+        ranx_s, (_, ranx_report) = best_and_result(
+            args.repeat, ranx_search(dict_qrels, dict_runs, **ranx_options)
+        )
         ranx_configs = len(ranx_report.configs)  # type: ignore[attr-defined]
-        ours_s, report = best_of(args.repeat, lambda o=fanfuse_options: tune(runs, qrels, **o))
+        ours_s, report = best_and_result(args.repeat, lambda o=fanfuse_options: tune(runs, qrels, **o))
         ours_configs = report.fusions  # type: ignore[attr-defined]
         ranx_per, ours_per = ranx_s / ranx_configs, ours_s / ours_configs
         print(
             f"{label}: ranx optimize_fusion {ranx_s:.2f} s for {ranx_configs} configurations "
             f"({ranx_per * 1000:.0f} ms each); fanfuse tune {ours_s:.2f} s for {ours_configs} "
             f"(+ 3 single runs, 5-fold CV, test) ({ours_per * 1000:.0f} ms each); "
-            f"per configuration ranx / fanfuse = {ranx_per / ours_per:.1f}x; {load()}"
+            f"per configuration ranx / fanfuse = {ranx_per / ours_per:.1f}x; {load_text()}"
         )
 
 

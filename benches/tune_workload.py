@@ -39,8 +39,3 @@ def tune_inputs(
             out.writelines(f"{q} 0 {d} {g}\n" for q, judged in qrels.items() for d, g in judged.items())
         core_qrels = fanfuse.read_qrels(path)
     return core_runs, core_qrels, qrels, runs
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"

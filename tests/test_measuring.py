@@ -1,16 +1,19 @@
 """benches/measuring.py, what every bench uses to measure and report: the machine line (the one
-description of the machine in benches/), the Markdown table, the 95th percentile, and that importing
-it loads only the standard library beside fanfuse."""
+description of the machine in benches/), the load average (the one text of it in benches/), the
+best-of timer (the one in benches/), the Markdown table, the 95th percentile, and that importing it
+loads only the standard library beside fanfuse."""
 
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import os
 import platform
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import fanfuse
@@ -66,6 +69,16 @@ def test_run_line_is_the_machine_line_with_the_facts_then_the_run() -> None:
     line = measuring.run_line(0.0, "tantivy 1.0")
     assert line.startswith(f"machine: {measuring.machine('tantivy 1.0')}; ")
     assert re.search(r"; \d+ s; load average at the end \(1 / 5 / 15 min\): [\d.]+ / [\d.]+ / [\d.]+$", line)
+
+
+def test_load_averages_are_the_three_to_two_decimals_and_load_text_prints_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(measuring.os, "getloadavg", lambda: (0.126, 1.5, 12.0))
+    assert measuring.load_averages() == (0.13, 1.5, 12.0)
+    assert measuring.load_text() == "load average (1 / 5 / 15 min): 0.13 / 1.50 / 12.00"
+    assert measuring.load_text("before") == "load average before (1 / 5 / 15 min): 0.13 / 1.50 / 12.00"
+    assert measuring.run_line(0.0).endswith("; load average at the end (1 / 5 / 15 min): 0.13 / 1.50 / 12.00")
 
 
 def test_no_bench_describes_the_machine_by_itself() -> None:
@@ -158,3 +171,172 @@ def test_benches_import_each_helper_from_the_module_that_defines_it() -> None:
         if alias.name not in defined_names(trees[node.module])
     ]
     assert misplaced == []
+
+
+class FakeClock:
+    """A clock that moves only when a timed call says how long it took."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.calls: list[str] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def work(self, name: str, durations: Iterator[float]) -> Callable[[], None]:
+        def call() -> None:
+            self.calls.append(name)
+            self.now += next(durations)
+
+        return call
+
+
+def test_best_seconds_times_number_calls_repeat_times_and_keeps_the_least_per_call() -> None:
+    clock = FakeClock()
+    # Three timings of two calls: 6 s, 3 s and 10 s in all, so 3, 1.5 and 5 s a call.
+    work = clock.work("a", iter([3.0, 3.0, 1.0, 2.0, 5.0, 5.0]))
+    assert measuring.best_seconds({"a": work}, repeat=3, number=2, clock=clock) == {"a": 1.5}
+    assert clock.calls == ["a"] * 6
+
+
+def test_best_seconds_leaves_the_warm_up_calls_and_the_setup_out_of_the_timings() -> None:
+    clock = FakeClock()
+    setups = []
+
+    def setup() -> None:
+        setups.append(clock.now)
+        clock.now += 1000.0
+
+    work = clock.work("a", iter([100.0, 2.0, 1.0, 4.0]))
+    best = measuring.best_seconds({"a": work}, repeat=3, warm_up=1, setup=setup, clock=clock)
+    assert best == {"a": 1.0}
+    assert clock.calls == ["a"] * 4
+    assert len(setups) == 3
+
+
+@pytest.mark.parametrize(
+    ("interleaved", "order"), [(True, ["a", "b", "a", "b"]), (False, ["a", "a", "b", "b"])]
+)
+def test_best_seconds_interleaves_the_contenders_round_by_round_or_times_each_in_turn(
+    interleaved: bool, order: list[str]
+) -> None:
+    clock = FakeClock()
+    contenders = {name: clock.work(name, iter([1.0, 1.0])) for name in "ab"}
+    measuring.best_seconds(contenders, repeat=2, interleaved=interleaved, clock=clock)
+    assert clock.calls == order
+
+
+def test_best_seconds_without_a_number_doubles_it_until_the_calls_take_min_seconds() -> None:
+    clock = FakeClock()
+    work = clock.work("a", iter([0.01] * 100))
+    # 1, 2, 4 calls take less than 0.05 s, 8 calls do not: then two timings of 8 calls.
+    best = measuring.best_seconds({"a": work}, repeat=2, number=None, min_seconds=0.05, clock=clock)
+    assert best["a"] == pytest.approx(0.01)
+    assert len(clock.calls) == 1 + 2 + 4 + 8 + 2 * 8
+
+
+@pytest.mark.parametrize("collector", [True, False])
+@pytest.mark.parametrize("enabled_before", [True, False])
+def test_best_seconds_sets_the_collector_while_timing_and_restores_it_after(
+    collector: bool, enabled_before: bool
+) -> None:
+    seen = []
+    (gc.enable if enabled_before else gc.disable)()
+    try:
+        measuring.best_seconds({"a": lambda: seen.append(gc.isenabled())}, repeat=2, collector=collector)
+        assert seen == [collector, collector]
+        assert gc.isenabled() is enabled_before
+        with pytest.raises(ZeroDivisionError):
+            measuring.best_seconds({"a": lambda: 1 / 0}, repeat=1, collector=collector)
+        assert gc.isenabled() is enabled_before
+    finally:
+        gc.enable()
+
+
+CLOCKS = {"perf_counter", "perf_counter_ns", "process_time", "monotonic", "default_timer", "timeit", "repeat"}
+# A bench that keeps every timing to read a median or percentile from is sampling latencies, not
+# keeping the best of N: its best is one statistic of the sample.
+DISTRIBUTIONS = {"median", "quantiles", "p95", "percentiles"}
+
+
+def programs(text: str) -> Iterator[ast.Module]:
+    """A bench's module and each program it carries as a string (run in a process of its own)."""
+    tree = ast.parse(text)
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\ndef " in node.value:
+            yield ast.parse(node.value)
+
+
+def reads_a_clock(node: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in {"time", "timeit"}
+        and n.attr in CLOCKS
+        for n in ast.walk(node)
+    )
+
+
+def calls(node: ast.AST) -> set[str]:
+    """The names of the functions `node` calls, by name or as an attribute."""
+    found = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            found.add(n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", ""))
+    return found
+
+
+def own_timers(text: str) -> list[str]:
+    """Where a program times calls for itself and keeps the best: it imports timeit, or a function
+    reads a clock in a loop and takes a minimum (but no median or percentile)."""
+    found = []
+    for tree in programs(text):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom) and "timeit" in {
+                node.module if isinstance(node, ast.ImportFrom) else None,
+                *(a.name for a in node.names),
+            }:
+                found.append(f"line {node.lineno}: imports timeit")
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                loops = [n for n in ast.walk(node) if isinstance(n, ast.For | ast.While | ast.comprehension)]
+                called = calls(node)
+                if any(map(reads_a_clock, loops)) and "min" in called and not called & DISTRIBUTIONS:
+                    found.append(f"line {node.lineno}: {node.name} keeps the best of its own timings")
+    return found
+
+
+def test_no_bench_has_a_best_of_timer_of_its_own() -> None:
+    found = {
+        name: timers
+        for name, text in bench_sources().items()
+        if name != "measuring.py" and (timers := own_timers(text))
+    }
+    assert found == {}
+
+
+def test_the_timer_probe_finds_a_best_of_timer_and_a_timeit() -> None:
+    bench = (
+        "import time\n"
+        "def best(work, repeat):\n"
+        "    times = []\n"
+        "    for _ in range(repeat):\n"
+        "        start = time.perf_counter()\n"
+        "        work()\n"
+        "        times.append(time.perf_counter() - start)\n"
+        "    return min(times)\n"
+    )
+    assert own_timers(bench) == ["line 2: best keeps the best of its own timings"]
+    assert own_timers(f"PROBE = {bench!r}") == ["line 2: best keeps the best of its own timings"]
+    assert own_timers("from timeit import repeat") == ["line 1: imports timeit"]
+
+
+def test_no_bench_reads_the_load_average_for_itself() -> None:
+    found = [
+        f"{name}:{number}"
+        for name, text in bench_sources().items()
+        if name != "measuring.py"
+        for number, line in enumerate(text.splitlines(), 1)
+        if "getloadavg" in line
+    ]
+    assert found == []
