@@ -8,6 +8,8 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 # `make test BUILD_FLAGS=` builds the debug profile (faster to compile, slower to run).
 BUILD_FLAGS ?= --release
+# The profile the wheels are built with, which the installed wheel's tests check its core reports.
+export FANFUSE_WHEEL_BUILD := $(if $(findstring --release,$(BUILD_FLAGS)),release,debug)
 export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))

@@ -102,7 +102,7 @@ def main() -> None:
     print("|---|---|---|")
     print("\n".join(batch_rows(args.queries, max(3, args.rounds // 2))))
     print()
-    print(f"Machine: {machine(rustc_version(), *versions('numpy'), 'release build')}.  ")
+    print(f"Machine: {machine(rustc_version(), *versions('numpy'))}.  ")
     print(f"Command: `{' '.join(['python benches/compare.py', *sys.argv[1:]])}`")
 
 

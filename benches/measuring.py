@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import fanfuse
+from fanfuse import _core
 
 CPUINFO = Path("/proc/cpuinfo")
 
@@ -39,14 +40,14 @@ def cpu_model(cpuinfo: Path = CPUINFO) -> str:
 
 def machine(*facts: str, cpuinfo: Path = CPUINFO) -> str:
     """The machine a bench measured on, in one line: CPU model and core count, Python version, fanfuse
-    version, then `facts` in the order given (what else the bench's numbers depend on: other libraries'
-    versions, the build, the date)."""
+    version and the profile its core was compiled with, then `facts` in the order given (what else the
+    bench's numbers depend on: other libraries' versions, the date)."""
     cores = os.cpu_count() or 1
     return "; ".join(
         [
             f"{cpu_model(cpuinfo)}, {cores} core{'s' if cores > 1 else ''}",
             f"Python {platform.python_version()}",
-            f"fanfuse {fanfuse.__version__}",
+            f"fanfuse {fanfuse.__version__} ({_core._BUILD} build)",
             *facts,
         ]
     )

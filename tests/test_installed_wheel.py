@@ -1,6 +1,7 @@
 """When `make test` runs the suite against the installed wheel (scripts/test-installed.sh), these
 tests check that it is that wheel: imported from the environment's site-packages, not an editable
-build, not the source tree, tagged manylinux, and with no Rust toolchain that could rebuild it."""
+build, not the source tree, tagged manylinux, compiled in the profile asked for, and with no Rust
+toolchain that could rebuild it."""
 
 from __future__ import annotations
 
@@ -44,3 +45,9 @@ def test_the_wheel_is_tagged_manylinux_and_matches_the_file_installed() -> None:
 
 def test_no_rust_toolchain_is_on_the_path() -> None:
     assert shutil.which("cargo") is None and shutil.which("rustc") is None
+
+
+def test_the_wheel_core_is_built_with_the_profile_make_asked_for() -> None:
+    # Release unless `make test BUILD_FLAGS=` asked for the debug profile: what the benches' machine
+    # line states is what the core was compiled with.
+    assert os.environ.get("FANFUSE_WHEEL_BUILD", "release") == _core._BUILD

@@ -18,13 +18,16 @@ from pathlib import Path
 
 import fanfuse
 import pytest
+from fanfuse import _core
 from test_lazy_imports import HEAVY, loaded_after
 from test_mtrag_retrieval_smoke import BENCHES, load
 
 measuring = load("measuring")
-# Where a bench would find the machine for itself instead of asking `measuring.machine`.
+# Where a bench would find the machine for itself, or state the core's build without reading it,
+# instead of asking `measuring.machine`.
 MACHINE_PROBES = re.compile(
     r"/proc/cpuinfo|platform\.(processor|python_version|python_implementation|machine)\("
+    r"|[\"'](release|debug) build[\"']"
 )
 
 
@@ -38,14 +41,15 @@ def test_machine_names_the_cpu_cores_python_and_fanfuse_then_the_facts_in_order(
         "processor\t: 0\nmodel name\t: Some CPU @ 2.0GHz\n\nprocessor\t: 1\nmodel name\t: Some CPU @ 2.0GHz\n"
     )
     cores = os.cpu_count() or 1
-    line = measuring.machine("numpy 9.9", "release build", cpuinfo=cpuinfo)
+    line = measuring.machine("numpy 9.9", "2026-01-01", cpuinfo=cpuinfo)
     assert line.split("; ") == [
         f"Some CPU @ 2.0GHz, {cores} core{'s' if cores > 1 else ''}",
         f"Python {platform.python_version()}",
-        f"fanfuse {fanfuse.__version__}",
+        f"fanfuse {fanfuse.__version__} ({_core._BUILD} build)",
         "numpy 9.9",
-        "release build",
+        "2026-01-01",
     ]
+    assert _core._BUILD in ("debug", "release")
 
 
 @pytest.mark.parametrize("cpuinfo", ["processor\t: 0\nBogoMIPS\t: 50.00\n", "model name\t:\n", None])

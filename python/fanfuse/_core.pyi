@@ -26,6 +26,7 @@ __all__ = [
     "TIE_BREAKS",
     "TRAINED_METHODS",
     "TREC_EVAL_METRICS",
+    "_BUILD",
     "ArrowBatch",
     "Fused",
     "FusionError",
@@ -69,6 +70,9 @@ __all__ = [
 _Id = str | int
 _IdList = Sequence[str] | Sequence[int] | npt.NDArray[np.integer] | Iterable[_Id]
 _TieBreak = Literal["rank", "id"]
+
+_BUILD: Literal["debug", "release"]
+"""The profile the core was compiled with, which the benches' machine line states."""
 
 # The names each option accepts, from the core's own tables (tests/test_name_lists.py checks that the
 # Literal types of this stub, the reference and the CLI agree with them).

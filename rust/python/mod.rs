@@ -161,6 +161,8 @@ mod _core {
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         // Set on an instance raised for a fusion option: the option's name.
         m.py().get_type::<super::FusionError>().setattr("option", m.py().None())?;
+        // What the benches' machine line states, so a timing of a debug build says it is one.
+        m.add("_BUILD", if cfg!(debug_assertions) { "debug" } else { "release" })?;
         super::add_name_lists(m)?;
         super::files::add_reader_limits(m)
     }
