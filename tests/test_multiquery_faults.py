@@ -162,7 +162,9 @@ def test_a_hung_backend_takes_a_bounded_number_of_threads_and_never_the_healthy_
     retriever = MultiQueryRetriever(
         {"good": KeywordRetriever(name="good"), "hung": hung},
         max_variants=2,
-        branch_timeout=0.5,
+        # Long enough that the healthy branches, queued behind each other on a busy machine, finish in
+        # time: what times out is the hung backend, never them.
+        branch_timeout=2.0,
         max_workers=3,
     )
     expected = MultiQueryRetriever({"good": KeywordRetriever()}, max_variants=2).search(QUERY).ids
@@ -171,7 +173,7 @@ def test_a_hung_backend_takes_a_bounded_number_of_threads_and_never_the_healthy_
         return asyncio.run(retriever.asearch(QUERY)) if i % 2 else retriever.search(QUERY)
 
     results: list[SearchResult] = []
-    for round_ in range(5):  # 50 searches, 10 at a time; the first round already fills the hung lane
+    for round_ in range(3):  # 30 searches, 10 at a time; the first round already fills the hung lane
         threads = [
             threading.Thread(target=lambda i=i: results.append(one_search(i)))
             for i in range(10 * round_, 10 * round_ + 10)
@@ -180,7 +182,7 @@ def test_a_hung_backend_takes_a_bounded_number_of_threads_and_never_the_healthy_
             thread.start()
         for thread in threads:
             thread.join()
-    assert len(results) == 50
+    assert len(results) == 30
     for result in results:
         assert result.ids == expected
         assert {b.retriever for b in result.diagnostics.failed_branches} == {"hung"}
