@@ -26,7 +26,7 @@ import gc, json, random, sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import fanfuse
-from measuring import best_seconds
+from measuring import best_seconds, machine
 from workloads import TOP_K, str_batch, str_query
 
 def best(run, number, repeat=5):
@@ -83,7 +83,7 @@ for collector, name in ((True, "on"), (False, "off")):
     kept = best_seconds({"kept": ten_batches_kept}, repeat=3, collector=collector, setup=start_clean)
     kept_ms = kept["kept"] * 1e3
     out[f"ten rrf_batch top 10, results kept, collector {name} (ms)"] = kept_ms
-print(json.dumps(out))
+print(json.dumps({"machine": machine(), "rows": out}))
 """
 
 
@@ -95,13 +95,19 @@ def main() -> None:
     args = parser.parse_args()
     benches = Path(__file__).resolve().parent
     best: dict[str, dict[str, float]] = {"base": {}, "after": {}}
+    machines = {}
     for _ in range(args.rounds):
         for name, directory in (("base", args.base), ("after", args.after)):
             env = {**os.environ, "PYTHONPATH": f"{directory.resolve()}{os.pathsep}{benches}"}
             probe = [sys.executable, "-c", PROBE, str(benches)]
             done = subprocess.run(probe, env=env, capture_output=True, text=True, check=True)
-            for row, value in json.loads(done.stdout).items():
+            measured = json.loads(done.stdout)
+            machines[name] = measured["machine"]
+            for row, value in measured["rows"].items():
                 best[name][row] = min(value, best[name].get(row, value))
+    # Each build's own line: it states the profile that build's core was compiled with.
+    for name, described in machines.items():
+        print(f"{name}: {described}")
     print(load_text())
     print("| row | base | after | after / base |\n|---|---:|---:|---:|")
     for row, base in best["base"].items():

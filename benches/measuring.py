@@ -43,11 +43,14 @@ def machine(*facts: str, cpuinfo: Path = CPUINFO) -> str:
     version and the profile its core was compiled with, then `facts` in the order given (what else the
     bench's numbers depend on: other libraries' versions, the date)."""
     cores = os.cpu_count() or 1
+    # A bench comparing builds (fused_result_cost.py) may load one older than the core's `_BUILD`.
+    build = getattr(_core, "_BUILD", None)
+    stated = f"{build} build" if build else "build not stated by its core"
     return "; ".join(
         [
             f"{cpu_model(cpuinfo)}, {cores} core{'s' if cores > 1 else ''}",
             f"Python {platform.python_version()}",
-            f"fanfuse {fanfuse.__version__} ({_core._BUILD} build)",
+            f"fanfuse {fanfuse.__version__} ({stated})",
             *facts,
         ]
     )

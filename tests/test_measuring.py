@@ -52,6 +52,12 @@ def test_machine_names_the_cpu_cores_python_and_fanfuse_then_the_facts_in_order(
     assert _core._BUILD in ("debug", "release")
 
 
+def test_machine_says_when_the_core_does_not_state_its_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A build older than `_core._BUILD`, as a bench comparing two builds may load.
+    monkeypatch.delattr(measuring._core, "_BUILD")
+    assert f"fanfuse {fanfuse.__version__} (build not stated by its core)" in measuring.machine().split("; ")
+
+
 @pytest.mark.parametrize("cpuinfo", ["processor\t: 0\nBogoMIPS\t: 50.00\n", "model name\t:\n", None])
 def test_machine_falls_back_to_the_platform_without_a_model_name(tmp_path: Path, cpuinfo: str | None) -> None:
     path = tmp_path / "cpuinfo"
