@@ -15,7 +15,7 @@ use crate::arrow::export::ExportBatch;
 use crate::arrow::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, OwnedArray, OwnedSchema, OwnedStream};
 use crate::arrow::{self, TableSource};
 
-/// A record batch built by the core, readable by any Arrow library (`pyarrow.record_batch(batch)`).
+#[doc = stub_doc!("ArrowBatch")]
 #[pyclass(frozen, module = "fanfuse", name = "ArrowBatch")]
 pub struct PyArrowBatch {
     inner: Arc<ExportBatch>,
@@ -58,7 +58,7 @@ pub(super) fn export<'py>(py: Python<'py>, batch: &Arc<ExportBatch>) -> PyResult
 
 #[pymethods]
 impl PyArrowBatch {
-    /// The PyCapsule protocol: (schema, array) capsules of this batch; each call exports it anew.
+    #[doc = stub_doc!("ArrowBatch.__arrow_c_array__")]
     #[pyo3(signature = (requested_schema = None))]
     fn __arrow_c_array__<'py>(
         &self,

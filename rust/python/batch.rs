@@ -58,7 +58,7 @@ fn fuse_queries(
     Ok(interruptible(py, || fusion.finish())?.into_iter().map(Fused).collect())
 }
 
-/// RRF of many queries in one call. See `_core.pyi` for the documentation.
+#[doc = stub_doc!("rrf_batch")]
 #[pyfunction]
 #[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
 pub(super) fn rrf_batch(
@@ -71,7 +71,7 @@ pub(super) fn rrf_batch(
     fuse_queries(py, queries, &LISTS, &shape_params("rrf_batch", &LISTS, options, kwargs)?, threads)
 }
 
-/// `fuse` over many queries in one call. See `_core.pyi` for the documentation.
+#[doc = stub_doc!("fuse_batch")]
 #[pyfunction]
 #[pyo3(signature = (queries, /, *, options = None, threads = None, **kwargs))]
 pub(super) fn fuse_batch(
@@ -86,9 +86,7 @@ pub(super) fn fuse_batch(
 
 int_arg!(repeat_arg("repeat") -> usize: 1..);
 
-/// Seconds the bare kernel takes for the batch on one thread: no copying out of Python, no result
-/// objects. Copied a chunk at a time as `rrf_batch` copies it, each chunk timed by the core, summed.
-/// The benchmarks compare `rrf_batch` with it. Not public API.
+#[doc = stub_doc!("_kernel_seconds")]
 #[pyfunction]
 #[pyo3(signature = (queries, /, *, options = None, repeat = 1, **kwargs))]
 pub(super) fn _kernel_seconds(
@@ -108,7 +106,7 @@ pub(super) fn _kernel_seconds(
     Ok(total)
 }
 
-/// Threads a batch uses by default (`FANFUSE_NUM_THREADS`, else 1; always 1 in a forked child).
+#[doc = stub_doc!("default_threads")]
 #[pyfunction]
 pub(super) fn default_threads(py: Python<'_>) -> PyResult<usize> {
     check_thread_variable(py, None)?;

@@ -13,7 +13,7 @@ use crate::eval::{self, Metric};
 int_arg!(iterations_arg("iterations") -> u32: 1..=u32::MAX, eval::significance::ITERATIONS_ACCEPTED);
 int_arg!(seed_arg("seed") -> u64: 0..=u64::MAX, eval::significance::SEED_ACCEPTED);
 
-/// Per-query metric values of a run against qrels. See `_core.pyi`.
+#[doc = stub_doc!("evaluate")]
 #[pyfunction]
 #[pyo3(signature = (run, qrels, /, *, metrics))]
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
@@ -30,14 +30,14 @@ pub(super) fn evaluate<'py>(
     Ok((evaluation.qids, metrics.into_iter().zip(evaluation.values).into_py_dict(py)?))
 }
 
-/// The deepest rank a metric reads (its cut-off). See `_core.pyi`.
+#[doc = stub_doc!("metric_depth")]
 #[pyfunction]
 #[pyo3(signature = (metric, /))]
 pub(super) fn metric_depth(metric: &str) -> PyResult<Option<usize>> {
     Ok(metric.parse::<Metric>().map_err(to_py_err)?.cut)
 }
 
-/// Two-sided paired randomization test. See `_core.pyi`.
+#[doc = stub_doc!("randomization_test")]
 #[pyfunction]
 #[pyo3(signature = (a, b, /, *, iterations = 10_000, seed = 0))]
 pub(super) fn randomization_test(
@@ -51,21 +51,21 @@ pub(super) fn randomization_test(
     interruptible(py, || eval::significance::randomization_test(&a, &b, iterations, seed))
 }
 
-/// Two-sided paired Student t-test. See `_core.pyi`.
+#[doc = stub_doc!("paired_t_test")]
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
     paired_t(a, b).map(|(_, p)| p)
 }
 
-/// The paired t statistic and its two-sided p-value. See `_core.pyi`.
+#[doc = stub_doc!("paired_t")]
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn paired_t(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
     eval::significance::paired_t(&numbers(a, "a", "numbers")?, &numbers(b, "b", "numbers")?).map_err(to_py_err)
 }
 
-/// Two-sided Wilcoxon signed-rank test: (statistic, p-value). See `_core.pyi`.
+#[doc = stub_doc!("wilcoxon_test")]
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]
 pub(super) fn wilcoxon_test(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
@@ -73,7 +73,7 @@ pub(super) fn wilcoxon_test(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, 
     interruptible(py, || eval::wilcoxon::wilcoxon_test(&a, &b))
 }
 
-/// Tukey's HSD over groups: k x k (mean difference, p-value). See `_core.pyi`.
+#[doc = stub_doc!("tukey_hsd")]
 #[pyfunction]
 #[pyo3(signature = (groups, /))]
 pub(super) fn tukey_hsd(py: Python<'_>, groups: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<(f64, f64)>>> {

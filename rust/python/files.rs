@@ -17,7 +17,7 @@ use crate::output::OutputFile as CoreOutput;
 use crate::runs::read::fields::MAX_FIELD_BYTES;
 use crate::runs::read::source::{LineSource, MAX_LINE_BYTES};
 
-/// A file being written through `crate::output`, until `commit` or `discard` finishes it.
+#[doc = stub_doc!("_Output")]
 #[pyclass(frozen, module = "fanfuse._core", name = "_Output")]
 pub struct Output(Held<CoreOutput>);
 
@@ -36,7 +36,8 @@ impl Output {
         self.0.with(None, |output| Ok(output.is_stdout())).map_err(to_py_err)
     }
 
-    /// A descriptor of the output of its own (the core's writes are unbuffered), which the caller closes.
+    // The core's writes are unbuffered, so what the caller writes to the descriptor lands in order.
+    #[doc = stub_doc!("_Output.fileno")]
     fn fileno(&self) -> PyResult<RawFd> {
         Ok(self.0.with(None, |output| output.descriptor()).map_err(to_py_err)?.into_raw_fd())
     }
@@ -46,13 +47,13 @@ impl Output {
         interruptible(py, || output.commit())
     }
 
-    /// Removes the temporary: the previous file stays.
+    #[doc = stub_doc!("_Output.discard")]
     fn discard(&self) {
         self.0.discard();
     }
 }
 
-/// A directory being staged by `crate::output::directory`, until `discard` removes it unless published.
+#[doc = stub_doc!("_StagedDirectory")]
 #[pyclass(frozen, module = "fanfuse._core", name = "_StagedDirectory")]
 pub struct StagedDirectory {
     #[pyo3(get)]
@@ -113,7 +114,7 @@ pub(super) fn check_paths(
     check_separate(&named(&outputs), &named(&output_directories), &named(&inputs)).map_err(to_py_err)
 }
 
-/// The numbered lines of a text file, read by `crate::runs::read::source`.
+#[doc = stub_doc!("_Lines")]
 #[pyclass(frozen, module = "fanfuse._core", name = "_Lines")]
 pub struct Lines {
     source: Mutex<LineSource>,

@@ -124,7 +124,7 @@ pub(super) fn shape_params(
     call_options(entry, options, kwargs, |name| shape.reads(name))?.fuse_params().map_err(refused)
 }
 
-/// Weighted Reciprocal Rank Fusion of ranked id lists. See `_core.pyi` for the documentation.
+#[doc = stub_doc!("rrf")]
 #[pyfunction]
 #[pyo3(signature = (lists, /, *, options = None, **kwargs))]
 pub(super) fn rrf(
@@ -136,7 +136,7 @@ pub(super) fn rrf(
     fuse_one(py, lists, &LISTS, None, &shape_params("rrf", &LISTS, options, kwargs)?)
 }
 
-/// Every fusion method over ids with optional scores. See `_core.pyi` for the documentation.
+#[doc = stub_doc!("fuse")]
 #[pyfunction]
 #[pyo3(signature = (runs, /, *, options = None, content_keys = None, **kwargs))]
 pub(super) fn fuse(

@@ -15,13 +15,11 @@ use crate::fusion;
 /// The result of one fusion as the entry points return it; it becomes a [`PyFused`] on its way out.
 pub struct Fused(pub(super) FusedList);
 
-/// The result of one fusion: fused ids and their scores, aligned, best first.
-///
-/// It holds no Python object and is not tracked by Python's garbage collector (pyo3 makes every class
-/// a collected type; [`Fused`] untracks each result): tracked results that outlive their batch make
-/// the collector's full passes walk every input list (ten 10k-query batches kept: 1.2x the time with
-/// the collector on, 1.0x untracked; `benches/fused_result_cost.py`). `ids`, `scores` and `explain`
-/// build fresh lists.
+// A result holds no Python object and is not tracked by Python's garbage collector (pyo3 makes
+// every class a collected type; [`Fused`] untracks each result): tracked results that outlive their
+// batch make the collector's full passes walk every input list (ten 10k-query batches kept: 1.2x the
+// time with the collector on, 1.0x untracked; `benches/fused_result_cost.py`).
+#[doc = stub_doc!("Fused")]
 #[pyclass(frozen, module = "fanfuse", name = "Fused", sequence)]
 pub struct PyFused(FusedList);
 
@@ -57,6 +55,7 @@ static CONTRIBUTION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 #[pymethods]
 impl PyFused {
+    #[doc = stub_doc!("Fused.ids")]
     #[getter]
     fn ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         match &self.0.ids {
@@ -65,11 +64,13 @@ impl PyFused {
         }
     }
 
+    #[doc = stub_doc!("Fused.scores")]
     #[getter]
     fn scores<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, &self.0.scores)
     }
 
+    #[doc = stub_doc!("Fused.explain")]
     #[getter]
     fn explain<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
         let Some(explain) = &self.0.explain else { return Ok(None) };

@@ -6,7 +6,8 @@
 //! Every entry point follows one pattern: read the Python inputs into owned Rust values while holding
 //! the GIL (`args` the arguments, `ids` the ranked lists), release the GIL and run the core
 //! ([`interruptible`]: a signal stops any loop of the core, see `crate::interrupt`), then build the
-//! Python result. Errors from the core map to Python in one place ([`to_py_err`]).
+//! Python result. Errors from the core map to Python in one place ([`to_py_err`]). The docstrings are
+//! the stubs' (`python/fanfuse/_core.pyi`, [`stub_doc!`]).
 //!
 //! One file per exposed area: `options` the keyword options shared by the fusion entry points,
 //! `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` / `eval` the functions,
@@ -14,6 +15,14 @@
 //! points over Arrow tables, `rows` the private
 //! submodule `_core._rows` (runs as Arrow rows, for the distributed engine), `files` the output
 //! guard and the line reader.
+
+/// The docstring of `name` (`fuse`, `Run`, `Run.write`) in the core's stubs, which build.rs writes
+/// out: the one text of it that `help()` and an editor show.
+macro_rules! stub_doc {
+    ($name:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/stub_docs/", $name, ".txt"))
+    };
+}
 
 mod args;
 mod arrow;
@@ -37,29 +46,13 @@ use pyo3::types::{IntoPyDict, PyTuple};
 
 use crate::error::FusionError as CoreError;
 
-pyo3::create_exception!(
-    fanfuse,
-    FusionError,
-    PyValueError,
-    "Invalid fusion input: the message names the argument (or file:line) and what is accepted."
-);
+pyo3::create_exception!(fanfuse, FusionError, PyValueError, stub_doc!("FusionError"));
 
 // The package's family of refused input other than fusion input, defined here so that the core's
 // output refusals are raised as their own class without the binding importing the package;
 // `fanfuse.errors` re-exports both and derives its other classes from `InputError`.
-pyo3::create_exception!(
-    fanfuse,
-    InputError,
-    PyValueError,
-    "Input other than fusion input refused: the message names the argument and what it accepts."
-);
-pyo3::create_exception!(
-    fanfuse,
-    InvalidOutput,
-    InputError,
-    "An output path (a file or a folder to write) that cannot be written, or that names an input\n\
-     or another output however spelled: the message names the path and, from a command, the flag."
-);
+pyo3::create_exception!(fanfuse, InputError, PyValueError, stub_doc!("InputError"));
+pyo3::create_exception!(fanfuse, InvalidOutput, InputError, stub_doc!("InvalidOutput"));
 
 /// The one mapping from core errors to Python exceptions.
 fn to_py_err(error: CoreError) -> PyErr {

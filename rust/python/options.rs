@@ -15,8 +15,7 @@ use crate::args;
 use crate::batch;
 use crate::fusion::{self, Kind, Value};
 
-/// The fusion options, checked by the core when built: the base of `fanfuse.FusionOptions`, whose
-/// Python face (properties, `replace`, `repr`, pickling) reads the values `_values` returns.
+#[doc = stub_doc!("_FusionOptions")]
 #[pyclass(subclass, frozen, eq, module = "fanfuse._core", name = "_FusionOptions")]
 #[derive(PartialEq)]
 pub struct PyFusionOptions {
@@ -97,6 +96,7 @@ impl PyFusionOptions {
         Ok(Self { inner: parse("FusionOptions", options)? })
     }
 
+    #[doc = stub_doc!("_FusionOptions.given")]
     fn given<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let given = PyDict::new(py);
         for name in self.inner.given() {

@@ -61,7 +61,7 @@ int_arg!(start_arg("start") -> u64: 0..);
 int_arg!(end_arg("end") -> u64: 0..);
 int_arg!(first_row_arg("first_row") -> u64: 0..);
 
-/// The byte ranges to read a run file in. See `_core/_rows.pyi`.
+#[doc = stub_doc!("file_blocks")]
 #[pyfunction]
 #[pyo3(signature = (path, /, *, block_bytes))]
 pub(super) fn file_blocks(
@@ -72,7 +72,7 @@ pub(super) fn file_blocks(
     py.detach(|| rows::file_blocks(path, block_bytes)).map_err(to_py_err)
 }
 
-/// Reads a block of a run file into row batches. See `_core/_rows.pyi`.
+#[doc = stub_doc!("read_run_block")]
 #[pyfunction]
 #[pyo3(signature = (path, /, *, run = 0, start = 0, end = u64::MAX, partitions = 1),
     text_signature = "(path, /, *, run=0, start=0, end=..., partitions=1)")]
@@ -87,7 +87,7 @@ pub(super) fn read_run_block(
     block_read(py, interruptible(py, || rows::read_file_block(path, start, end, run, partitions))?)
 }
 
-/// Reads a run table (or a part of one) into row batches. See `_core/_rows.pyi`.
+#[doc = stub_doc!("read_table_block")]
 #[pyfunction]
 #[pyo3(signature = (table, /, *, run = 0, name = "table", first_row = 0, rank_from = "score", partitions = 1))]
 pub(super) fn read_table_block(
@@ -105,7 +105,7 @@ pub(super) fn read_table_block(
     block_read(py, interruptible(py, move || rows::read_run_table_block(source, &spec, run, partitions))?)
 }
 
-/// Fuses the rows that met by query. See `_core/_rows.pyi`.
+#[doc = stub_doc!("fuse_rows")]
 #[pyfunction]
 #[pyo3(signature = (rows, /, *, blocks, names, ranges = 1, format = None, tag = "fanfuse",
     rank_from = "score", threads = None, options = None, **kwargs))]
@@ -134,7 +134,7 @@ pub(super) fn fuse_rows(
     Ok(fused.into_iter().map(PyArrowBatch::new).collect())
 }
 
-/// The rows of one run as a Run to evaluate. See `_core/_rows.pyi`.
+#[doc = stub_doc!("run_from_rows")]
 #[pyfunction]
 #[pyo3(signature = (rows, /, *, blocks, name, rank_from = "score"))]
 pub(super) fn run_from_rows(
@@ -150,7 +150,7 @@ pub(super) fn run_from_rows(
     Ok((run.into(), firsts))
 }
 
-/// Writes fused TREC text, chunk by chunk, into one output file. See `_core/_rows.pyi`.
+#[doc = stub_doc!("write_run_text")]
 #[pyfunction]
 #[pyo3(signature = (output, chunks, /, *, inputs = None))]
 pub(super) fn write_run_text(

@@ -18,13 +18,13 @@ use crate::runs::write::OutFormat;
 use crate::runs::{self, RankFrom, Run as CoreRun};
 use crate::train::{self, TrainSizes};
 
-/// A run held in Rust: queries in order of first appearance (a fused run: a fused file's order), hits in rank order.
+#[doc = stub_doc!("Run")]
 #[pyclass(frozen, module = "fanfuse", name = "Run")]
 pub struct PyRun {
     pub(super) inner: Arc<CoreRun>,
 }
 
-/// Relevance judgments held in Rust.
+#[doc = stub_doc!("Qrels")]
 #[pyclass(frozen, module = "fanfuse", name = "Qrels")]
 pub struct PyQrels {
     pub(super) inner: Arc<Qrels>,
@@ -44,6 +44,7 @@ impl From<Qrels> for PyQrels {
 
 #[pymethods]
 impl PyRun {
+    #[doc = stub_doc!("Run.from_columns")]
     #[staticmethod]
     #[pyo3(signature = (qids, docids, scores, /, *, name = "run", rank_from = "score"))]
     fn from_columns(
@@ -59,6 +60,7 @@ impl PyRun {
         CoreRun::from_columns(name, &qids, &docids, &scores, rank_from).map(Self::from).map_err(to_py_err)
     }
 
+    #[doc = stub_doc!("Run.name")]
     #[getter]
     fn name(&self) -> String {
         self.inner.name.clone()
@@ -68,20 +70,23 @@ impl PyRun {
         self.inner.queries.len()
     }
 
+    #[doc = stub_doc!("Run.qids")]
     fn qids(&self) -> Vec<String> {
         self.inner.queries.iter().map(|q| q.qid.clone()).collect()
     }
 
+    #[doc = stub_doc!("Run.subset")]
     #[pyo3(signature = (qids, /))]
     fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(self.inner.subset(&strings(qids, "qids")?).into())
     }
 
+    #[doc = stub_doc!("Run.columns")]
     fn columns(&self) -> (Vec<String>, Vec<String>, Vec<i64>, Vec<f64>) {
         self.inner.columns()
     }
 
-    /// The PyCapsule protocol: the batch of [`CoreRun::batch`], built on each call.
+    #[doc = stub_doc!("Run.__arrow_c_array__")]
     #[pyo3(signature = (requested_schema = None))]
     fn __arrow_c_array__<'py>(
         &self,
@@ -93,6 +98,7 @@ impl PyRun {
         super::arrow::export(py, &Arc::new(py.detach(move || run.batch())))
     }
 
+    #[doc = stub_doc!("Run.write")]
     #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
     fn write(&self, py: Python<'_>, path: &str, format: &str, tag: &str, collection: Option<&str>) -> PyResult<()> {
         let format: OutFormat = format.parse().map_err(to_py_err)?;
@@ -111,17 +117,19 @@ impl PyQrels {
         self.inner.order.len()
     }
 
+    #[doc = stub_doc!("Qrels.qids")]
     fn qids(&self) -> Vec<String> {
         self.inner.order.clone()
     }
 
+    #[doc = stub_doc!("Qrels.subset")]
     #[pyo3(signature = (qids, /))]
     fn subset(&self, qids: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(self.inner.subset(&strings(qids, "qids")?).into())
     }
 }
 
-/// Reads a TREC or MT-RAG run file (gzip or plain). See `_core.pyi`.
+#[doc = stub_doc!("read_run")]
 #[pyfunction]
 #[pyo3(signature = (path, /, *, rank_from = "score"))]
 pub(super) fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<PyRun> {
@@ -129,14 +137,14 @@ pub(super) fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<
     interruptible(py, || runs::read_run(path, rank_from)).map(PyRun::from)
 }
 
-/// Reads TREC or BEIR TSV qrels. See `_core.pyi`.
+#[doc = stub_doc!("read_qrels")]
 #[pyfunction]
 #[pyo3(signature = (path, /))]
 pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
     interruptible(py, || runs::read::qrels::read_qrels(path)).map(PyQrels::from)
 }
 
-/// Fuses whole runs in memory (the union of their queries). See `_core.pyi`.
+#[doc = stub_doc!("fuse_runs")]
 #[pyfunction]
 #[pyo3(signature = (runs, /, *, options = None, threads = None, model = None, **kwargs))]
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
@@ -172,7 +180,7 @@ pub(super) enum FilesFused {
     Run(PyRun),
 }
 
-/// Streams run files through fusion into one output file, or into a Run (output None). See `_core.pyi`.
+#[doc = stub_doc!("fuse_files")]
 #[pyfunction]
 #[pyo3(signature = (inputs, output, /, *, options = None, rank_from = "score", format = "trec", collection = None,
     tag = "fanfuse", threads = None, progress = None, model = None, **kwargs))]
@@ -224,7 +232,7 @@ pub(super) fn fuse_files(
 int_arg!(segments_arg("segments") -> Option<usize>: 1..=MAX_SIZE);
 int_arg!(window_arg("window") -> Option<usize>: 0..=MAX_SIZE);
 
-/// Trains a fusion method on runs and qrels. See `_core.pyi`.
+#[doc = stub_doc!("train_fusion")]
 #[pyfunction]
 #[pyo3(signature = (runs, qrels, /, *, method, segments = None, window = None))]
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values

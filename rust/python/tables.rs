@@ -12,7 +12,7 @@ use super::{interruptible, to_py_err};
 use crate::runs::read::table::{self, TableSpec};
 use crate::runs::RankFrom;
 
-/// Reads the runs of an Arrow table. See `_core.pyi`.
+#[doc = stub_doc!("runs_from_table")]
 #[pyfunction]
 #[pyo3(signature = (table, /, *, name = "table", run_column = None, runs = None, rank_from = "score"))]
 pub(super) fn runs_from_table(
@@ -31,7 +31,7 @@ pub(super) fn runs_from_table(
     Ok(read.into_iter().map(PyRun::from).collect())
 }
 
-/// Fuses run tables in one call of the core. See `_core.pyi`.
+#[doc = stub_doc!("fuse_tables")]
 #[pyfunction]
 #[pyo3(signature = (tables, /, *, names, run_column = None, runs = None, rank_from = "score", options = None,
     threads = None, **kwargs))]
@@ -61,7 +61,7 @@ pub(super) fn fuse_tables(
     Ok(PyArrowBatch::new(fused))
 }
 
-/// Reads relevance judgments from an Arrow table. See `_core.pyi`.
+#[doc = stub_doc!("qrels_from_table")]
 #[pyfunction]
 #[pyo3(signature = (table, /, *, name = "qrels"))]
 pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &str) -> PyResult<PyQrels> {

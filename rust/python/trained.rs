@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use super::{interruptible, to_py_err};
 use crate::fusion::TrainedModel;
 
-/// A fusion model trained on qrels; fuse with `fuse_runs(runs, model=model)`.
+#[doc = stub_doc!("FusionModel")]
 #[pyclass(frozen, eq, module = "fanfuse", name = "FusionModel")]
 #[derive(PartialEq)]
 pub struct PyFusionModel {
@@ -16,46 +16,55 @@ pub struct PyFusionModel {
 
 #[pymethods]
 impl PyFusionModel {
+    #[doc = stub_doc!("FusionModel.method")]
     #[getter]
     fn method(&self) -> &'static str {
         self.inner.method.name()
     }
 
+    #[doc = stub_doc!("FusionModel.runs")]
     #[getter]
     fn runs(&self) -> usize {
         self.inner.tables.len()
     }
 
+    #[doc = stub_doc!("FusionModel.segments")]
     #[getter]
     fn segments(&self) -> Option<usize> {
         self.inner.segments
     }
 
+    #[doc = stub_doc!("FusionModel.window")]
     #[getter]
     fn window(&self) -> Option<usize> {
         self.inner.window
     }
 
+    #[doc = stub_doc!("FusionModel.tables")]
     #[getter]
     fn tables(&self) -> Vec<Vec<f64>> {
         self.inner.tables.clone()
     }
 
+    #[doc = stub_doc!("FusionModel.to_json")]
     fn to_json(&self) -> String {
         self.inner.to_json()
     }
 
+    #[doc = stub_doc!("FusionModel.from_json")]
     #[staticmethod]
     #[pyo3(signature = (text, /))]
     fn from_json(text: &str) -> PyResult<Self> {
         Ok(Self { inner: Arc::new(TrainedModel::from_json(text).map_err(to_py_err)?) })
     }
 
+    #[doc = stub_doc!("FusionModel.save")]
     #[pyo3(signature = (path, /))]
     fn save(&self, py: Python<'_>, path: &str) -> PyResult<()> {
         interruptible(py, || crate::train::save_model(&self.inner, path))
     }
 
+    #[doc = stub_doc!("FusionModel.load")]
     #[staticmethod]
     #[pyo3(signature = (path, /))]
     fn load(py: Python<'_>, path: &str) -> PyResult<Self> {
