@@ -100,14 +100,16 @@ pytest: build wheels $(REFERENCE_WEIGHTS) $(LLM_MODEL)
 
 # The other claimed CPythons, oldest and newest: their wheels, installed into a fresh environment of
 # each (scripts/test-python.sh), run the tests of the binding, the run-file readers and writers, the
-# Arrow tables and the CLI (the whole suite runs on the development interpreter above).
+# Arrow tables, the CLI and the docstrings `help()` shows (the whole suite runs on the development
+# interpreter above).
 OTHER_PYTHONS := 3.10 3.13
 PYTHON_SUBSET := tests/test_installed_wheel.py tests/test_rrf_properties.py tests/test_rrf_errors.py \
 	tests/test_rrf_batch.py tests/test_api_numbers.py tests/test_bad_arguments.py tests/test_name_lists.py \
 	tests/test_runs_bad_input.py tests/test_runs_input_rules.py tests/test_runs_roundtrip.py \
 	tests/test_runs_eval.py tests/test_runs_generated.py tests/test_tables.py tests/test_cli_parquet.py \
 	tests/test_cli_bad_options.py tests/test_cli_numbers.py tests/test_cli_search.py tests/test_cli_flags.py \
-	tests/test_eval_engine.py tests/test_report_cli.py tests/test_doc_commands.py tests/test_python_versions.py
+	tests/test_eval_engine.py tests/test_report_cli.py tests/test_doc_commands.py tests/test_python_versions.py \
+	tests/test_stub_docs.py
 pytest-pythons: wheels
 	$(foreach v,$(OTHER_PYTHONS),bash scripts/test-python.sh $(call python_for,$(v)) $(WHEEL_DIR) -n auto $(PYTHON_SUBSET) &&) true
 
