@@ -14,7 +14,7 @@ fn main() {
             println!("cargo:rerun-if-changed={stub}");
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(stub);
             let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{stub}: {e}"));
-            for (name, doc) in stub_docs(&text) {
+            for (name, doc) in stub_docs(stub, &text) {
                 assert!(written.insert(name.clone()), "{stub}: {name} is documented twice");
                 std::fs::write(out.join(format!("{name}.txt")), doc).expect("OUT_DIR is writable");
             }
@@ -24,14 +24,15 @@ fn main() {
 
 /// The docstring of each function, class and method of a stub, by name (`fuse`, `Run`, `Run.write`),
 /// cleaned as `inspect.cleandoc` cleans it: the first line after a header (which may span lines, up to
-/// the one ending in `:`) when it opens a docstring.
+/// the one ending in `:`) when it opens a docstring. A malformed docstring stops the build naming
+/// `stub:line`.
 #[cfg(feature = "python")]
-fn stub_docs(text: &str) -> Vec<(String, String)> {
+fn stub_docs(stub: &str, text: &str) -> Vec<(String, String)> {
     let mut docs = Vec::new();
     // The class whose body the lines are in, and the name of the header being read (or just read).
     let (mut class, mut header): (Option<String>, Option<(String, bool)>) = (None, None);
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
+    let mut lines = text.lines().zip(1..);
+    while let Some((line, number)) = lines.next() {
         let body = line.trim_start();
         let indent = line.len() - body.len();
         match header.take() {
@@ -39,9 +40,17 @@ fn stub_docs(text: &str) -> Vec<(String, String)> {
                 let mut doc = body["\"\"\"".len()..].to_owned();
                 while !doc.contains("\"\"\"") {
                     doc.push('\n');
-                    doc.push_str(lines.next().unwrap_or_else(|| panic!("{name}: docstring not closed")));
+                    let (next, _) =
+                        lines.next().unwrap_or_else(|| panic!("{stub}:{number}: {name}'s docstring is not closed"));
+                    doc.push_str(next);
                 }
-                let doc = unescape(&doc[..doc.find("\"\"\"").unwrap_or(doc.len())], &name);
+                let doc = &doc[..doc.find("\"\"\"").unwrap_or(doc.len())];
+                assert!(
+                    !doc.replace("\\\\", "").contains('\\'),
+                    "{stub}:{number}: {name}'s docstring escapes more than `\\\\`"
+                );
+                // The one escape the stubs' docstrings use, read as Python reads it.
+                let doc = doc.replace("\\\\", "\\");
                 docs.push((name, clean(&doc)));
                 continue;
             }
@@ -68,13 +77,6 @@ fn stub_docs(text: &str) -> Vec<(String, String)> {
 fn opened(line: &str) -> Option<bool> {
     let line = line.trim_end();
     (!line.ends_with("...")).then(|| line.ends_with(':'))
-}
-
-/// The text of a docstring as Python reads it: the stubs' docstrings use one escape, `\\`.
-#[cfg(feature = "python")]
-fn unescape(doc: &str, name: &str) -> String {
-    assert!(!doc.replace("\\\\", "").contains('\\'), "{name}: a stub docstring escapes only a backslash");
-    doc.replace("\\\\", "\\")
 }
 
 /// A docstring cleaned as `inspect.cleandoc` does: the first line stripped, the common indentation of
