@@ -38,7 +38,7 @@ lint: build
 	$(BIN)/ruff check python tests benches
 	$(BIN)/ruff format --check python tests benches
 	$(BIN)/mypy
-	$(PY) -m mypy.stubtest fanfuse._core fanfuse._core._rows
+	$(PY) -m mypy.stubtest fanfuse._core fanfuse._core._internal
 
 rust-test:
 	cargo test

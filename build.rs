@@ -1,6 +1,6 @@
 //! Passes PyO3's interpreter cfgs (`Py_GIL_DISABLED` on free-threaded Python) to the crate, so that
 //! rust/python/ids.rs compiles its GIL-only fast paths out of free-threaded builds; and writes the
-//! docstrings of the core's stubs (`python/fanfuse/_core.pyi`, `_core/_rows.pyi`) one file per
+//! docstrings of the core's stubs (`python/fanfuse/_core.pyi`, `_core/_internal.pyi`) one file per
 //! documented name into `OUT_DIR/stub_docs/`, where `stub_doc!` (rust/python/mod.rs) includes them:
 //! the stub is the one source of what `help()` and an editor show.
 fn main() {
@@ -10,7 +10,7 @@ fn main() {
         let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("stub_docs");
         std::fs::create_dir_all(&out).expect("OUT_DIR is writable");
         let mut written = std::collections::HashSet::new();
-        for stub in ["python/fanfuse/_core.pyi", "python/fanfuse/_core/_rows.pyi"] {
+        for stub in ["python/fanfuse/_core.pyi", "python/fanfuse/_core/_internal.pyi"] {
             println!("cargo:rerun-if-changed={stub}");
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(stub);
             let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{stub}: {e}"));

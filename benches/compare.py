@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import fanfuse
-from fanfuse import _core, reference
+from fanfuse import reference
+from fanfuse._core._internal import _kernel_seconds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measuring import best_seconds, machine, versions
@@ -71,7 +72,7 @@ def batch_rows(n_queries: int, rounds: int) -> list[str]:
     # A call each (one first, uncounted), interleaved rounds, the collector off.
     t = best_seconds(contenders, repeat=rounds, number=None, min_seconds=0, collector=False)
     # The bare kernel: the same queries already copied into Rust, timed in Rust on one thread.
-    kernel = _core._kernel_seconds(batch, top_k=TOP_K, repeat=rounds)
+    kernel = _kernel_seconds(batch, top_k=TOP_K, repeat=rounds)
     rows = [f"| bare kernel, 1 thread (timed in Rust) | {kernel / n_queries * 1e6:.2f} µs | 1.00x |"]
     rows += [f"| {name} | {s / n_queries * 1e6:.2f} µs | {s / kernel:.2f}x |" for name, s in t.items()]
     return rows

@@ -237,7 +237,7 @@ def test_every_numeric_field_of_the_service_runs_at_its_bounds(tmp_path: Path) -
 PEAK_OF_READ = """
 import sys
 from pathlib import Path
-from fanfuse._core._rows import read_run_block
+from fanfuse._core._internal import read_run_block
 summary, batches = read_run_block(sys.argv[1], partitions=int(sys.argv[2]))
 assert len(batches) == int(sys.argv[2]) and summary[1] == 600
 status = Path("/proc/self/status").read_text()
@@ -263,7 +263,7 @@ def test_a_block_costs_its_rows_whatever_the_partitions(tmp_path: Path) -> None:
     grown_mb = (peak_kib(most) - peak_kib(1)) / 1024
     assert grown_mb < 100, f"{most} partitions took {grown_mb:.0f} MB more than one"
     with pytest.raises(fanfuse.FusionError, match=f"partitions must be an int from 1 to {most} "):
-        fanfuse._core._rows.read_run_block(str(path), partitions=most + 1)
+        fanfuse._core._internal.read_run_block(str(path), partitions=most + 1)
 
 
 def test_the_dask_graph_grows_linearly_with_the_partitions(tmp_path: Path) -> None:

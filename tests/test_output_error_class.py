@@ -17,7 +17,7 @@ import fanfuse
 import pytest
 from command_inputs import write_inputs
 from fanfuse import _core
-from fanfuse._core import _rows
+from fanfuse._core import _internal
 from fanfuse.cli import _common, build_parser, command_parsers, main
 from fanfuse.cli.paths import INPUT, OUTPUT, OUTPUT_DIRECTORY, option_name, path_actions
 from fanfuse.errors import InputError, InvalidOutput
@@ -174,7 +174,7 @@ def path_callables() -> set[str]:
     modules = [
         (fanfuse, fanfuse.__all__),
         (_core, [name for name in dir(_core) if not name.startswith("__")]),
-        (_rows, [name for name in dir(_rows) if not name.startswith("__")]),
+        (_internal, [name for name in dir(_internal) if not name.startswith("__")]),
     ]
     for module, names in modules:
         for name in names:
@@ -211,15 +211,15 @@ def _embedder(inputs: Inputs, path: Path) -> None:
 
 
 def _write_run_text(inputs: Inputs, path: Path) -> None:
-    _rows.write_run_text(str(path), [b"q1 Q0 d1 1 1 fanfuse\n"])
+    _internal.write_run_text(str(path), [b"q1 Q0 d1 1 1 fanfuse\n"])
 
 
 def _output(inputs: Inputs, path: Path) -> None:
-    _core._Output(str(path), [])
+    _internal._Output(str(path), [])
 
 
 def _publish(inputs: Inputs, path: Path) -> None:
-    staged = _core._StagedDirectory(str(path.parent.parent / "staged"))
+    staged = _internal._StagedDirectory(str(path.parent.parent / "staged"))
     try:
         staged.publish(str(path))
     finally:
@@ -239,10 +239,10 @@ WRITERS: dict[str, tuple[Callable[[Inputs, Path], Any], str]] = {
     ),
     "write_run_text": (_write_run_text, OUTPUT),
     "_Output": (_output, OUTPUT),
-    "_StagedDirectory": (lambda inputs, path: _core._StagedDirectory(str(path)), OUTPUT_DIRECTORY),
+    "_StagedDirectory": (lambda inputs, path: _internal._StagedDirectory(str(path)), OUTPUT_DIRECTORY),
     "_StagedDirectory.publish": (_publish, OUTPUT_DIRECTORY),
-    "_retire_directory": (lambda inputs, path: _core._retire_directory(str(path)), OUTPUT_DIRECTORY),
-    "_sync_directory": (lambda inputs, path: _core._sync_directory(str(path)), OUTPUT_DIRECTORY),
+    "_retire_directory": (lambda inputs, path: _internal._retire_directory(str(path)), OUTPUT_DIRECTORY),
+    "_sync_directory": (lambda inputs, path: _internal._sync_directory(str(path)), OUTPUT_DIRECTORY),
 }
 
 

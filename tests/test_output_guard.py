@@ -92,7 +92,7 @@ HANDLES = {
 
 
 def test_the_handles_are_used_by_their_faces_only() -> None:
-    stub = ast.parse((PACKAGE / "_core.pyi").read_text(encoding="utf-8"))
+    stub = ast.parse((PACKAGE / "_core" / "_internal.pyi").read_text(encoding="utf-8"))
     core_all = next(
         node.value
         for node in stub.body
@@ -105,7 +105,7 @@ def test_the_handles_are_used_by_their_faces_only() -> None:
     for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "benches").rglob("*.py")]):
         where = path.relative_to(PACKAGE if PACKAGE in path.parents else ROOT).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            # `_core._Output(...)`, or `from fanfuse._core import _Output`
+            # `_internal._Output(...)`, or `from fanfuse._core._internal import _Output`
             used = node.attr if isinstance(node, ast.Attribute) else getattr(node, "name", None)
             if used in found:
                 found[used].add(where)

@@ -16,7 +16,7 @@ from typing import Any
 import fanfuse
 import numpy as np
 import pytest
-from fanfuse import _core
+from fanfuse._core import _internal
 from hypothesis import given
 from hypothesis import strategies as st
 from rrf_strategies import OPTIONS, examples, int_calls, str_calls
@@ -212,12 +212,12 @@ def test_lists_rewritten_by_another_thread_during_a_batch() -> None:
 def test_the_kernel_timer_of_the_benchmarks_reads_a_batch_as_rrf_batch_does() -> None:
     # benches/compare.py times the bare kernel with it: the same chunks, checked the same way.
     queries = random_batch(3, POOL_MIN_QUERIES)
-    assert _core._kernel_seconds(queries, top_k=5, repeat=2) > 0
+    assert _internal._kernel_seconds(queries, top_k=5, repeat=2) > 0
     for repeat in (0, -1, 2**64):  # read as every int argument is: a named refusal, no OverflowError
         with pytest.raises(fanfuse.FusionError, match=rf"^repeat must be an int >= 1 \(got {repeat}\)"):
-            _core._kernel_seconds(queries, repeat=repeat)
+            _internal._kernel_seconds(queries, repeat=repeat)
     mixed: list[Any] = [*queries, [[1]]]
     message = rf"queries\[{POOL_MIN_QUERIES}\]\[0\]\[0\] is an int, but queries\[0\]\[0\]\[0\] is a str"
-    for call in (fanfuse.rrf_batch, _core._kernel_seconds):
+    for call in (fanfuse.rrf_batch, _internal._kernel_seconds):
         with pytest.raises(TypeError, match=message):
             call(mixed)

@@ -13,10 +13,10 @@ from types import ModuleType
 import fanfuse
 import pytest
 from fanfuse import _core
-from fanfuse._core import _rows
+from fanfuse._core import _internal
 
 PACKAGE = Path(fanfuse.__file__).parent
-STUBS = {PACKAGE / "_core.pyi": _core, PACKAGE / "_core" / "_rows.pyi": _rows}
+STUBS = {PACKAGE / "_core.pyi": _core, PACKAGE / "_core" / "_internal.pyi": _internal}
 
 
 def documented(stub: Path, module: ModuleType) -> list[tuple[str, object, str]]:

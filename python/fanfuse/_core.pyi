@@ -8,7 +8,7 @@ import numpy.typing as npt
 from typing_extensions import disjoint_base
 
 from fanfuse._contribution import Contribution
-from fanfuse._core import _rows as _rows  # the distributed engine's entry points, in _core/_rows.pyi
+from fanfuse._core import _internal as _internal  # the package's own entry points, in _core/_internal.pyi
 from fanfuse.options import FusionOptions
 
 __all__ = [
@@ -36,14 +36,7 @@ __all__ = [
     "Qrels",
     "Run",
     "_FusionOptions",
-    "_Lines",
-    "_Output",
-    "_StagedDirectory",
-    "_check_paths",
-    "_kernel_seconds",
-    "_retire_directory",
-    "_rows",
-    "_sync_directory",
+    "_internal",
     "default_threads",
     "evaluate",
     "fuse",
@@ -201,20 +194,6 @@ def default_threads() -> int:
 
     A value of the variable that is not an int from 1 to 1024 counts as unset, and a RuntimeWarning
     names it. The variable is read at every call, of this function and of the batch functions.
-    """
-
-def _kernel_seconds(
-    queries: Iterable[Iterable[_IdList]],
-    /,
-    *,
-    options: FusionOptions | None = None,
-    repeat: int = 1,
-    **kwargs: Unpack[_RrfKeywords],
-) -> float:
-    """Seconds the bare kernel takes for the batch on one thread (benchmarks only, not public API).
-
-    No copying out of Python and no result objects: 64 queries are copied at a time, as in
-    ``rrf_batch``, then the kernel is timed on them (best of ``repeat``) and the chunks are summed.
     """
 
 # ---------------------------------------------------------------------------------------------
@@ -527,7 +506,7 @@ def fuse_tables(
 def qrels_from_table(table: object, /, *, name: str = "qrels") -> Qrels:
     """Reads judgments from an Arrow table: qid, docid and an integer ``relevance`` (or ``score``) column."""
 
-# A record batch the core built (``fuse_tables``; the row batches of ``fanfuse._core._rows``).
+# A record batch the core built (``fuse_tables``; the row batches of ``fanfuse._core._internal``).
 
 @final
 class ArrowBatch:
@@ -671,54 +650,7 @@ def tukey_hsd(
     an empty group, no more values than groups, or a value that is not finite.
     """
 
-# The handles of the output guard and the line reader (rust/output/, docs/run-files.md "Output
-# paths"); their faces are ``fanfuse.output_guard`` and ``fanfuse.corpus``. Paths are str; a refused
-# output raises InvalidOutput, a bad line FusionError (which the corpus reader raises as its own class).
-
-@final
-class _Output:
-    """A file being written (``fanfuse.output_guard.OutputFile``), until ``commit`` or ``discard``."""
-
-    def __new__(cls, path: str, inputs: list[str], /) -> Self: ...
-    def is_stdout(self) -> bool: ...
-    def fileno(self) -> int:
-        """A descriptor of the output of its own, which the caller closes."""
-    def commit(self) -> None: ...
-    def discard(self) -> None:
-        """Removes the temporary: the previous file stays."""
-
-@final
-class _StagedDirectory:
-    """A folder being staged (``fanfuse.output_guard.StagedDirectory``), removed at ``discard``
-    unless published."""
-
-    def __new__(cls, target: str, /) -> Self: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def published(self) -> bool: ...
-    def publish(self, target: str, /) -> None: ...
-    def discard(self) -> None: ...
-
-def _retire_directory(path: str, /) -> None: ...
-def _sync_directory(path: str, /) -> None: ...
-def _check_paths(
-    outputs: list[tuple[str, str]],
-    output_directories: list[tuple[str, str]],
-    inputs: list[tuple[str, str]],
-    /,
-) -> None: ...
-
-@final
-class _Lines:
-    """The numbered lines of a plain or gzip text file, ``(line_number, line)`` without the line
-    end, read by the run readers' rules (UTF-8, a UTF-8 byte-order mark at the start skipped, lines
-    end at ``\\n``, at most ``READER_LIMITS["line"]`` bytes each); a bad line raises FusionError
-    naming ``file:line``."""
-
-    def __new__(cls, path: str, /) -> Self: ...
-    def __iter__(self) -> Self: ...
-    def __next__(self) -> tuple[int, str]: ...
+# --- The readers' bounds: run files, qrels and the corpus (``_internal._Lines``) ---------------
 
 READER_LIMITS: dict[str, int]
 """The longest line (``"line"``) and field or id (``"field"``) the readers accept, in bytes."""

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fanfuse import _core
-from fanfuse._core import FusionError
+from fanfuse._core import FusionError, _internal
 from fanfuse.errors import InvalidCorpus
 from fanfuse.jsonl import json_line
 from fanfuse.paths import utf8_path
@@ -89,7 +88,7 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     core's line reader; a line it refuses (not UTF-8, longer than ``READER_LIMITS["line"]``) raises
     ``InvalidCorpus`` naming file:line."""
     try:
-        yield from _core._Lines(utf8_path(path, "corpus file", InvalidCorpus))
+        yield from _internal._Lines(utf8_path(path, "corpus file", InvalidCorpus))
     except FusionError as error:
         raise InvalidCorpus(str(error)) from None
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
 
-from fanfuse import _core
+from fanfuse._core import _internal
 from fanfuse.errors import InvalidOutput
 from fanfuse.paths import PathArgument, utf8_path
 
@@ -52,7 +52,7 @@ class OutputFile:
         given = [] if inputs is None else _sequence(inputs, "inputs", "paths")
         read = [utf8_path(item, f"inputs[{i}]", InvalidOutput) for i, item in enumerate(given)]
         self._stream: BinaryIO | None = None
-        self._output = _core._Output(self._path, read)
+        self._output = _internal._Output(self._path, read)
 
     def __enter__(self) -> BinaryIO:
         """A binary file object over a descriptor of the output of its own."""
@@ -99,7 +99,7 @@ class StagedDirectory:
 
     def __init__(self, target: PathArgument, /) -> None:
         self._target = utf8_path(target, "target", InvalidOutput)
-        self._staged = _core._StagedDirectory(self._target)
+        self._staged = _internal._StagedDirectory(self._target)
 
     @property
     def path(self) -> str:
@@ -130,13 +130,13 @@ class StagedDirectory:
 def retire_directory(path: PathArgument, /) -> None:
     """Removes a folder so that a reader finds it whole or not at all (renamed away, then deleted)."""
     checked = utf8_path(path, "path", InvalidOutput)
-    _core._retire_directory(checked)
+    _internal._retire_directory(checked)
 
 
 def sync_directory(path: PathArgument, /) -> None:
     """Makes the renames inside a folder durable (fsync)."""
     checked = utf8_path(path, "path", InvalidOutput)
-    _core._sync_directory(checked)
+    _internal._sync_directory(checked)
 
 
 def _named_paths(pairs: Sequence[tuple[str, PathArgument]] | None, name: str) -> list[tuple[str, str]]:
@@ -164,4 +164,4 @@ def check_paths(
         _named_paths(output_directories, "output_directories"),
         _named_paths(inputs, "inputs"),
     )
-    _core._check_paths(*checked)
+    _internal._check_paths(*checked)

@@ -28,7 +28,7 @@ from fanfuse._core import (
     qrels_from_table,
     runs_from_table,
 )
-from fanfuse._core._rows import read_run_block, read_table_block
+from fanfuse._core._internal import read_run_block, read_table_block
 from fanfuse.errors import MissingExtra
 from fanfuse.options import FusionOptions
 

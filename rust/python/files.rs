@@ -18,7 +18,7 @@ use crate::runs::read::fields::MAX_FIELD_BYTES;
 use crate::runs::read::source::{LineSource, MAX_LINE_BYTES};
 
 #[doc = stub_doc!("_Output")]
-#[pyclass(frozen, module = "fanfuse._core", name = "_Output")]
+#[pyclass(frozen, module = "fanfuse._core._internal", name = "_Output")]
 pub struct Output(Held<CoreOutput>);
 
 #[pymethods]
@@ -54,7 +54,7 @@ impl Output {
 }
 
 #[doc = stub_doc!("_StagedDirectory")]
-#[pyclass(frozen, module = "fanfuse._core", name = "_StagedDirectory")]
+#[pyclass(frozen, module = "fanfuse._core._internal", name = "_StagedDirectory")]
 pub struct StagedDirectory {
     #[pyo3(get)]
     path: String,
@@ -115,7 +115,7 @@ pub(super) fn check_paths(
 }
 
 #[doc = stub_doc!("_Lines")]
-#[pyclass(frozen, module = "fanfuse._core", name = "_Lines")]
+#[pyclass(frozen, module = "fanfuse._core._internal", name = "_Lines")]
 pub struct Lines {
     source: Mutex<LineSource>,
 }

@@ -12,9 +12,9 @@
 //! One file per exposed area: `options` the keyword options shared by the fusion entry points,
 //! `fused` the fusion result, `fuse` (one query) / `batch` (many) / `runs` / `eval` the functions,
 //! `trained` the trained model, `arrow` Arrow data in and out through capsules, `tables` the entry
-//! points over Arrow tables, `rows` the private
-//! submodule `_core._rows` (runs as Arrow rows, for the distributed engine), `files` the output
-//! guard and the line reader.
+//! points over Arrow tables, `rows` runs as Arrow rows for the distributed engine, `files` the
+//! output guard and the line reader. The entry points only the package's own layers call (`rows`,
+//! `files`, the benches' kernel timer) are in the private submodule `_core._internal`.
 
 /// The docstring of `name` (`fuse`, `Run`, `Run.write`) in the core's stubs, which build.rs writes
 /// out: the one text of it that `help()` and an editor show.
@@ -131,15 +131,14 @@ fn add_name_lists(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// The module `fanfuse._core`: the classes and functions of the files above, the exceptions, the
-/// name lists, and the submodule `_rows`.
+/// name lists, and the private submodule `_internal`.
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
     use super::{
         arrow::PyArrowBatch,
-        batch::{_kernel_seconds, default_threads, fuse_batch, rrf_batch},
+        batch::{default_threads, fuse_batch, rrf_batch},
         eval::{evaluate, metric_depth, paired_t, paired_t_test, randomization_test, tukey_hsd, wilcoxon_test},
-        files::{check_paths, retire_directory, sync_directory, Lines, Output, StagedDirectory},
         fuse::{fuse, rrf},
         fused::PyFused,
         options::PyFusionOptions,
@@ -160,12 +159,14 @@ mod _core {
         super::files::add_reader_limits(m)
     }
 
-    /// `fanfuse._core._rows`: the internal entry points of the distributed engine (`rows.rs`).
+    /// `fanfuse._core._internal`: the entry points only the package's own layers call (see the top).
     #[pymodule(gil_used = false, module = "fanfuse._core")]
-    mod _rows {
+    mod _internal {
         #[pymodule_export]
-        use crate::python::rows::{
-            file_blocks, fuse_rows, read_run_block, read_table_block, run_from_rows, write_run_text,
+        use crate::python::{
+            batch::_kernel_seconds,
+            files::{check_paths, retire_directory, sync_directory, Lines, Output, StagedDirectory},
+            rows::{file_blocks, fuse_rows, read_run_block, read_table_block, run_from_rows, write_run_text},
         };
         use pyo3::prelude::*;
 

@@ -1,4 +1,4 @@
-//! `fanfuse._core._rows`: the internal entry points of the distributed engine (`fanfuse.dask`), runs
+//! In `fanfuse._core._internal`: the entry points of the distributed engine (`fanfuse.dask`), runs
 //! as Arrow rows: reading a block of a run file or a table into row batches split by query, fusing
 //! the rows that meet by query, writing the fused text in order. Conversion and error mapping only.
 

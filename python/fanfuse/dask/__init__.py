@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from operator import getitem
 from typing import TYPE_CHECKING, Any
 
-from fanfuse._core._rows import file_blocks
+from fanfuse._core._internal import file_blocks
 from fanfuse.options import FusionOptions
 
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def fused_partitions(
     **arguments: Any,
 ) -> tuple[list[Delayed], int]:
     """One task per partition of the shuffle on qid, and how many Arrow batches of fused queries each
-    gives (``ranges``; ``fanfuse._core._rows.fuse_rows``, which takes ``options`` and ``arguments``:
+    gives (``ranges``; ``fanfuse._core._internal.fuse_rows``, which takes ``options`` and ``arguments``:
     ``rank_from``, ``threads``, ``format``, ``tag``). ``ranges`` None: one per input block, at most
     one per partition, so that a range of the output holds about a block's worth whatever the
     partitions (the batches are ranges x partitions: as many ranges as partitions would make the

@@ -21,7 +21,7 @@ from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
 from fanfuse._core import FusionError
-from fanfuse._core._rows import write_run_text
+from fanfuse._core._internal import write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition
 from fanfuse.errors import InvalidSetting

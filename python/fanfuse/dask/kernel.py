@@ -2,7 +2,7 @@
 
 - ``read_block``: one block of a run (a byte range of a TREC or MT-RAG file, a row group of a Parquet
   file, a partition of a Dask DataFrame) read by the core's reader into row batches, one per
-  partition of the shuffle on qid (``fanfuse._core._rows.read_run_block`` / ``read_table_block``).
+  partition of the shuffle on qid (``fanfuse._core._internal.read_run_block`` / ``read_table_block``).
 - ``fuse_partition``: the rows of every block for one partition's queries, fused by the core
   (``fuse_rows``): every query as ``fanfuse fuse`` fuses it, keyed by its place in the file that
   ``fanfuse fuse`` writes.
@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fanfuse._core import Qrels, evaluate
-from fanfuse._core._rows import fuse_rows, read_run_block, read_table_block, run_from_rows
+from fanfuse._core._internal import fuse_rows, read_run_block, read_table_block, run_from_rows
 from fanfuse.tables import parquet_read, read_any_qrels
 
 # A block's summary, as the core's readers give it: (run, lines, groups, first qid, last qid).

@@ -1,37 +1,53 @@
-"""The row route of the distributed engine (``fanfuse._core._rows``): its entry points are private to
-it, a run file's blocks hold each line once with its place in the file, and each entry names what is
-wrong with its input."""
+"""The private entry points of the core (``fanfuse._core._internal``): the ones only the package's own
+layers call live there and nowhere in ``_core``, whose names are its API; a run file's blocks hold each
+line once with its place in the file, and each row entry names what is wrong with its input."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 from pathlib import Path
 
+import fanfuse
+import fanfuse._core
 import pytest
 from fanfuse import FusionError
 
-pa = pytest.importorskip("pyarrow")
+STUB = Path(fanfuse.__file__).parent / "_core" / "_internal.pyi"
 
 
-def test_the_row_entry_points_are_private_to_the_distributed_engine() -> None:
-    """The entry points of the row route live in ``fanfuse._core._rows``, as its stub lists them: found
-    by ``import`` and by attribute, named there, and none of them among ``_core``'s names."""
-    import ast
-    import importlib
-
-    import fanfuse._core
-
-    stub = Path(fanfuse.__file__).parent / "_core" / "_rows.pyi"
-    names = [node.name for node in ast.parse(stub.read_text()).body if isinstance(node, ast.FunctionDef)]
-    rows = importlib.import_module("fanfuse._core._rows")
-    assert rows is fanfuse._core._rows
+def test_the_private_entry_points_live_in_the_private_submodule() -> None:
+    """Every function and class of ``_internal``'s stub is found there by ``import`` and by attribute,
+    is named there, and is none of ``_core``'s names; and ``_internal`` holds nothing else."""
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)]
+    internal = importlib.import_module("fanfuse._core._internal")
+    assert internal is fanfuse._core._internal
     for name in names:
-        assert getattr(rows, name).__module__ == "fanfuse._core._rows", name
+        assert getattr(internal, name).__module__ == "fanfuse._core._internal", name
         assert not hasattr(fanfuse._core, name), name
-    assert sorted(names) == sorted(n for n in dir(rows) if not n.startswith("_"))
+    assert sorted(names) == sorted(n for n in dir(internal) if not n.startswith("__"))
+
+
+def test_every_private_name_of_the_core_is_a_constant_or_the_base_of_its_public_face() -> None:
+    """An underscored function or class in ``_core`` would sit beside the API: each one belongs in
+    ``_internal``, but for a class whose public face of the same name derives from it
+    (``_FusionOptions``, ``fanfuse.FusionOptions``). Enumerated from the module, so a new one fails here."""
+    for name in dir(fanfuse._core):
+        if not name.startswith("_") or name.startswith("__") or name == "_internal":
+            continue
+        value = getattr(fanfuse._core, name)
+        if inspect.isclass(value):
+            face = getattr(fanfuse, name.lstrip("_"), None)
+            assert inspect.isclass(face) and issubclass(face, value), f"_core.{name} belongs in _internal"
+        else:
+            assert not callable(value), f"_core.{name} belongs in _internal"
 
 
 def test_the_blocks_of_a_run_file_hold_each_line_once_with_its_place_in_the_file(tmp_path: Path) -> None:
-    from fanfuse._core._rows import file_blocks, read_run_block
+    pa = pytest.importorskip("pyarrow")
+    from fanfuse._core._internal import file_blocks, read_run_block
 
     path = tmp_path / "run.trec"
     lines = [f"q{i // 7} Q0 d{i} {i % 7 + 1} {1 / (i + 1)!r} t\n" for i in range(500)]
@@ -59,7 +75,8 @@ def test_the_blocks_of_a_run_file_hold_each_line_once_with_its_place_in_the_file
 
 
 def test_the_row_entry_names_what_is_wrong(tmp_path: Path) -> None:
-    from fanfuse._core._rows import file_blocks, fuse_rows, read_run_block, write_run_text
+    pa = pytest.importorskip("pyarrow")
+    from fanfuse._core._internal import file_blocks, fuse_rows, read_run_block, write_run_text
 
     path = tmp_path / "run.trec"
     path.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 c 1 bad t\n", encoding="utf-8")

@@ -1,14 +1,22 @@
-"""The internal entry points of the distributed engine (``fanfuse.dask``; docs/distributed.md): runs
-as Arrow rows, read by block, fused where a query's rows meet, and the fused text written in order.
-Not public: their signatures follow the engine."""
+"""The entry points of the package's own layers, not its API (their signatures follow those layers):
+the distributed engine's (``fanfuse.dask``; docs/distributed.md), runs as Arrow rows, read by block,
+fused where a query's rows meet, and the fused text written in order; the handles of the output
+guard and the line reader; and the benches' timer of the bare kernel."""
 
 from collections.abc import Iterable, Sequence
-from typing import Literal, Unpack
+from typing import Literal, Self, Unpack, final
 
-from fanfuse._core import ArrowBatch, Run, _RankFrom, _RunFusionKeywords
+from fanfuse._core import ArrowBatch, Run, _IdList, _RankFrom, _RrfKeywords, _RunFusionKeywords
 from fanfuse.options import FusionOptions
 
 __all__ = [
+    "_Lines",
+    "_Output",
+    "_StagedDirectory",
+    "_check_paths",
+    "_kernel_seconds",
+    "_retire_directory",
+    "_sync_directory",
     "file_blocks",
     "fuse_rows",
     "read_run_block",
@@ -87,3 +95,66 @@ def write_run_text(output: str, chunks: Iterable[object], /, *, inputs: Sequence
     """Writes the ``text`` column of each chunk (tables with ``qid`` and ``text``: ``fuse_rows(format=
     "trec")``) into ``output``, in order, atomically as ``fuse_files`` writes (``inputs``: files the
     output must not be). Returns the number of rows (queries)."""
+
+# The handles of the output guard and the line reader (rust/output/, docs/run-files.md "Output
+# paths"); their faces are ``fanfuse.output_guard`` and ``fanfuse.corpus``. Paths are str; a refused
+# output raises InvalidOutput, a bad line FusionError (which the corpus reader raises as its own class).
+
+@final
+class _Output:
+    """A file being written (``fanfuse.output_guard.OutputFile``), until ``commit`` or ``discard``."""
+
+    def __new__(cls, path: str, inputs: list[str], /) -> Self: ...
+    def is_stdout(self) -> bool: ...
+    def fileno(self) -> int:
+        """A descriptor of the output of its own, which the caller closes."""
+    def commit(self) -> None: ...
+    def discard(self) -> None:
+        """Removes the temporary: the previous file stays."""
+
+@final
+class _StagedDirectory:
+    """A folder being staged (``fanfuse.output_guard.StagedDirectory``), removed at ``discard``
+    unless published."""
+
+    def __new__(cls, target: str, /) -> Self: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def published(self) -> bool: ...
+    def publish(self, target: str, /) -> None: ...
+    def discard(self) -> None: ...
+
+def _retire_directory(path: str, /) -> None: ...
+def _sync_directory(path: str, /) -> None: ...
+def _check_paths(
+    outputs: list[tuple[str, str]],
+    output_directories: list[tuple[str, str]],
+    inputs: list[tuple[str, str]],
+    /,
+) -> None: ...
+
+@final
+class _Lines:
+    """The numbered lines of a plain or gzip text file, ``(line_number, line)`` without the line
+    end, read by the run readers' rules (UTF-8, a UTF-8 byte-order mark at the start skipped, lines
+    end at ``\\n``, at most ``READER_LIMITS["line"]`` bytes each); a bad line raises FusionError
+    naming ``file:line``."""
+
+    def __new__(cls, path: str, /) -> Self: ...
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> tuple[int, str]: ...
+
+def _kernel_seconds(
+    queries: Iterable[Iterable[_IdList]],
+    /,
+    *,
+    options: FusionOptions | None = None,
+    repeat: int = 1,
+    **kwargs: Unpack[_RrfKeywords],
+) -> float:
+    """Seconds the bare kernel takes for the batch on one thread (benchmarks only, not public API).
+
+    No copying out of Python and no result objects: 64 queries are copied at a time, as in
+    ``rrf_batch``, then the kernel is timed on them (best of ``repeat``) and the chunks are summed.
+    """

@@ -1,4 +1,4 @@
-"""Every int argument of the row entry points (``fanfuse._core._rows``, found from its stub) says what
+"""Every int argument of the private entry points (``fanfuse._core._internal``, found from its stub) says what
 it accepts, and accepts exactly that: ``an int >= L`` takes L and the largest int64 and refuses
 L - 1; ``an int from L to H`` takes both ends and refuses the ints just outside them, with the same
 words. An argument added to the stub with no failing call below fails the first test. An argument
@@ -15,9 +15,9 @@ from typing import Any
 
 import fanfuse
 import pytest
-from fanfuse._core import _rows
+from fanfuse._core import _internal
 
-STUB = Path(fanfuse.__file__).parent / "_core" / "_rows.pyi"
+STUB = Path(fanfuse.__file__).parent / "_core" / "_internal.pyi"
 MISSING = "/nonexistent/fanfuse-run.trec"
 # A call of each entry point that reads every int argument, then fails on another one: so the ends of
 # a range are tried without reading a file or allocating what they would cost.
@@ -26,6 +26,7 @@ FAILING_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "read_run_block": ((MISSING,), {}),
     "read_table_block": ((42,), {}),
     "fuse_rows": ((42,), {"blocks": [], "names": [], "format": "not a format"}),
+    "_kernel_seconds": ((42,), {}),
 }
 
 
@@ -45,7 +46,7 @@ def refusal(function: str, name: str, value: int) -> str | None:
     """The message refusing ``name=value``, or None when the value is read and the call fails after."""
     args, kwargs = FAILING_CALLS[function]
     with pytest.raises(Exception) as raised:  # any failure, once the ints were read
-        getattr(_rows, function)(*args, **{**kwargs, name: value})
+        getattr(_internal, function)(*args, **{**kwargs, name: value})
     message = str(raised.value)
     return message if re.match(rf"{name} must be ", message) else None
 
@@ -79,7 +80,7 @@ PROGRAM = """
 import resource, sys
 cap = 4 << 30  # bytes of address space: a call whose size outgrows it fails instead of taking the machine
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-from fanfuse._core._rows import fuse_rows, read_run_block
+from fanfuse._core._internal import fuse_rows, read_run_block
 path, name, top = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if name == "partitions":
     out = read_run_block(path, partitions=top)[1]
