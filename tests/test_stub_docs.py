@@ -6,17 +6,20 @@ here."""
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 from pathlib import Path
 from types import ModuleType
 
 import fanfuse
 import pytest
-from fanfuse import _core
-from fanfuse._core import _internal
 
 PACKAGE = Path(fanfuse.__file__).parent
-STUBS = {PACKAGE / "_core.pyi": _core, PACKAGE / "_core" / "_internal.pyi": _internal}
+# The core's stub and those of its submodules (`_core/_internal.pyi`), each with its module.
+SUBMODULE_STUBS = sorted((PACKAGE / "_core").glob("*.pyi"))
+STUBS = {PACKAGE / "_core.pyi": importlib.import_module("fanfuse._core")} | {
+    stub: importlib.import_module(f"fanfuse._core.{stub.stem}") for stub in SUBMODULE_STUBS
+}
 
 
 def documented(stub: Path, module: ModuleType) -> list[tuple[str, object, str]]:
