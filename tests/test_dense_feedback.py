@@ -145,9 +145,9 @@ def test_bad_settings_are_refused_by_name(parts: tuple[DenseRetriever, WordVecto
     dense, _ = parts
     with pytest.raises(TypeError, match="dense must have search"):
         DenseFeedback(object())  # type: ignore[arg-type]
-    with pytest.raises(OutOfRange, match=r"feedback_docs must be an int >= 1 \(got 0\)"):
+    with pytest.raises(OutOfRange, match=r"feedback_docs must be an int from 1 to 10000 \(got 0\)"):
         DenseFeedback(dense, feedback_docs=0)
-    with pytest.raises(OutOfRange, match=r"feedback_weight must be a finite number >= 0 \(got -1\)"):
+    with pytest.raises(OutOfRange, match=r"feedback_weight must be a finite number >= 0 \(got -1.0\)"):
         DenseFeedback(dense, feedback_weight=-1)
-    with pytest.raises(TypeError, match="feedback_weight must be a number"):
+    with pytest.raises(TypeError, match=r"feedback_weight must be a finite number >= 0 \(got bool\)"):
         DenseFeedback(dense, feedback_weight=True)

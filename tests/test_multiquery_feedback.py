@@ -152,8 +152,8 @@ def test_a_failing_first_pass_falls_back_to_the_original() -> None:
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
-        ({"original_weight": 1.0}, OutOfRange, r"original_weight must be in \[0, 1\).*got 1.0"),
-        ({"original_weight": -0.1}, OutOfRange, r"original_weight must be in \[0, 1\)"),
+        ({"original_weight": 1.0}, OutOfRange, r"original_weight must be a number in \[0, 1\) \(got 1.0\)"),
+        ({"original_weight": -0.1}, OutOfRange, r"original_weight must be a number in \[0, 1\) \(got -0.1\)"),
         ({"original_weight": "0.5"}, TypeError, "original_weight must be a number"),
         ({"feedback_docs": 0}, OutOfRange, "feedback_docs must be an int from 1 to 10000"),
         ({"feedback_terms": 2.5}, TypeError, "feedback_terms must be an int"),

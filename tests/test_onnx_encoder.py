@@ -190,8 +190,8 @@ def test_graphs_that_are_not_text_encoders(tmp_path: Path) -> None:
     ("option", "value", "error", "message"),
     [
         ("pooling", "max", InvalidSetting, "pooling must be one of mean, cls"),
-        ("max_length", 1, OutOfRange, "max_length must be an integer >= 2"),
-        ("batch_size", 0, OutOfRange, "batch_size must be an integer >= 1"),
+        ("max_length", 1, OutOfRange, r"max_length must be an int from 2 to 1048576 \(got 1\)"),
+        ("batch_size", 0, OutOfRange, r"batch_size must be an int >= 1 \(got 0\)"),
         ("threads", 0, OutOfRange, "threads must be an int from 1 to 1024 \\(got 0\\)"),
     ],
 )

@@ -295,7 +295,7 @@ def test_bad_arguments_are_clear_errors(pool: ConnectionPool) -> None:
         AsyncPgvectorRetriever(pool, embed)  # type: ignore[arg-type]
     with pytest.raises(InvalidSetting, match="match = 'some': expected one of any, all"):
         PostgresFullTextRetriever(pool, match="some")
-    with pytest.raises(InvalidSetting, match="normalization = 64"):
+    with pytest.raises(OutOfRange, match=r"normalization must be an int from 0 to 63 \(got 64\)"):
         PostgresFullTextRetriever(pool, normalization=64)
     with pytest.raises(OutOfRange, match=r"k must be an int from 1 to 10000 \(got 0\)"):
         PostgresFullTextRetriever(pool).search("x", 0)

@@ -266,7 +266,11 @@ def test_coordinate_ascent_climbs_from_its_start_and_auto_switches_at_the_grid_l
         ({"method": "logn_isr", "sigmas": [2.0]}, FusionError, "sigmas[0] must be a number in [0, 1]"),
         ({"method": "combgmnz", "gammas": ["1"]}, TypeError, "gammas[0] must be a finite number"),
         ({"method": "combsum", "norms": ["l2"]}, FusionError, "norms[0] must be one of none"),
-        ({"method": "probfuse", "segment_counts": [0]}, FusionError, "segment_counts[0]: segments"),
+        (
+            {"method": "probfuse", "segment_counts": [0]},
+            FusionError,
+            "segment_counts[0] must be an int from 1 to 1000000 (got 0)",
+        ),
         ({"method": "slidefuse", "windows": [1.5]}, TypeError, "windows[0] must be an int"),
         ({"method": "probfuse", "folds": 2}, OutOfRange, "needs folds >= 3"),
         ({"search": "random"}, InvalidSetting, "search must be one of auto, grid, coordinate"),

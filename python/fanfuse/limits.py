@@ -136,6 +136,9 @@ _MAX_TRAINED_SIZE = 1_000_000  # the core's (rust/fusion/trained.rs)
 # The most partitions a block of a run is split into: the core's (rust/runs/read/rows.rs). Each costs a
 # slot in every block's batches and tasks of its own, so past the queries none is useful.
 _MAX_PARTITIONS = 100_000
+# The longest text an encoder is told to read, in tokens: past any model's positions, and a bound for
+# the tokenizer, which takes a machine-sized int.
+_MAX_TOKENS = 1 << 20
 
 #: Every numeric argument, by key. The key is the argument's Python name, except where one name has
 #: two meanings (``top_k`` of a search and of a fused run).
@@ -162,6 +165,30 @@ LIMITS: dict[str, Limit] = {
         "feedback_docs", int, "top documents read for feedback terms", low=1, high=_MAX_HITS
     ),
     "feedback_terms": Limit("feedback_terms", int, "feedback terms added to the variant", low=1),
+    "original_weight": Limit(
+        "original_weight",
+        float,
+        "RM3: the share of the question's own words, the rest going to the feedback terms",
+        low=0,
+        high=1,
+        high_open=True,
+    ),
+    "feedback_weight": Limit(
+        "feedback_weight", float, "Rocchio: how far the query vector moves toward its top documents", low=0
+    ),
+    # the conversation (HistoryExpander)
+    "min_idf": Limit("min_idf", float, "the least BM25 idf of an earlier turn's topic word", low=0),
+    "previous_weight": Limit("previous_weight", float, "a topic word's weight from the previous turn", low=0),
+    "older_weight": Limit("older_weight", float, "a topic word's weight from older turns", low=0),
+    "history_weight": Limit(
+        "weight", float, "a history variant's lists, as a share of the question's", low=0, low_open=True
+    ),
+    "max_own_words": Limit(
+        "max_own_words", int, "content words of a question that still depends on its history", low=0
+    ),
+    "independent_weight": Limit(
+        "independent_weight", float, "the share of that weight a self-contained question gets", low=0, high=1
+    ),
     "maxsize": Limit("maxsize", int, "expansions a VariantCache keeps", low=1),
     "ttl": Limit("ttl", float, "seconds a cached expansion is kept", low=0, low_open=True),
     "timeout": Limit(
@@ -187,8 +214,10 @@ LIMITS: dict[str, Limit] = {
     ),
     "seed": Limit("seed", int, "seed of a random draw", low=0, high=2**64 - 1, core=True),
     "alpha": Limit("alpha", float, "significance level", low=0, high=1, low_open=True, high_open=True),
+    "p_value": Limit("p_value", float, "a test's p-value", low=0, high=1),
     "baseline": Limit("baseline", int, "index of the baseline run, from 0 (below the runs)", low=0),
     "folds": Limit("folds", int, "cross-validation folds (at most the judged queries)", low=2),
+    "block_bytes": Limit("block_bytes", int, "bytes of a run file one Dask task reads", low=1),
     "partitions": Limit(
         "partitions", int, "partitions of the Dask shuffle (at most the queries)", low=1, high=_MAX_PARTITIONS
     ),
@@ -208,6 +237,13 @@ LIMITS: dict[str, Limit] = {
         high=TANTIVY_ARENA[1] * _MAX_THREADS,
     ),
     "batch_size": Limit("batch_size", int, "documents embedded at once", low=1),
+    "max_length": Limit("max_length", int, "tokens an encoder reads of a text", low=2, high=_MAX_TOKENS),
+    "vector_dimensions": Limit(
+        "dimensions", int, "dimensions of a pgvector column (pgvector's most)", low=1, high=16_000
+    ),
+    "normalization": Limit(
+        "normalization", int, "ts_rank_cd's normalization flags (0: none)", low=0, high=63
+    ),
     "dimensions": Limit("dimensions", int, "dimensions of the TF-IDF + SVD vectors", low=1),
     "svd_seed": Limit(
         "seed", int, "seed of the SVD (NumPy's generator takes 32 bits)", low=0, high=2**32 - 1

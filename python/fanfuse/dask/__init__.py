@@ -110,8 +110,7 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
     """The blocks of the runs, in run order, each run's blocks in file order."""
     if isinstance(runs, (str, dd.DataFrame)) or not runs:
         raise TypeError("runs must be a non-empty list of run file paths or Dask DataFrames")
-    if not isinstance(block_bytes, int) or isinstance(block_bytes, bool) or block_bytes < 1:
-        raise OutOfRange(f"block_bytes must be an int >= 1 (got {block_bytes!r})")
+    block_bytes = check_int("block_bytes", block_bytes)
     plan = Plan([], [], [])
     for run, given in enumerate(runs):
         if isinstance(given, dd.DataFrame):

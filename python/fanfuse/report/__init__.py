@@ -42,6 +42,8 @@ from fanfuse.report.data import TEST_NAMES, Comparison, ReportData
 from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
+__all__ = ["CORRECTIONS", "FORMATS", "TESTS", "Report", "adjust", "compare", "compare_scores"]
+
 TESTS = tuple(TEST_NAMES)  # the tests offered, in the order the help lists them
 CORRECTIONS = ("none", "bonferroni", "holm")
 FORMATS = ("table", "markdown", "latex", "csv", "json")
@@ -244,15 +246,16 @@ def adjust(p_values: Sequence[float], correction: str) -> list[float]:
     """Adjusted p-values of one family: Bonferroni (p * n, at most 1) or Holm's step-down
     (the k-th smallest times n - k + 1, made non-decreasing, at most 1); "none" leaves them."""
     _check_choice("correction", correction, CORRECTIONS)
-    n = len(p_values)
+    checked = [check_float("p_value", p, f"p_values[{i}]") for i, p in enumerate(p_values)]
+    n = len(checked)
     if correction == "none":
-        return list(p_values)
+        return checked
     if correction == "bonferroni":
-        return [min(1.0, p * n) for p in p_values]
+        return [min(1.0, p * n) for p in checked]
     adjusted = [0.0] * n
     running = 0.0
-    for rank, index in enumerate(sorted(range(n), key=lambda k: p_values[k])):
-        running = max(running, min(1.0, (n - rank) * p_values[index]))
+    for rank, index in enumerate(sorted(range(n), key=lambda k: checked[k])):
+        running = max(running, min(1.0, (n - rank) * checked[index]))
         adjusted[index] = running
     return adjusted
 

@@ -26,8 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse.errors import OutOfRange
-from fanfuse.limits import derived_int
+from fanfuse.limits import check_float, check_int, derived_int
 from fanfuse.retrievers.base import Hit
 
 __all__ = ["DenseFeedback", "VectorIndex"]
@@ -66,15 +65,9 @@ class DenseFeedback:
                 f"dense must have search(query, k, filter), vectors and ids, as DenseRetriever does "
                 f"(got {type(dense).__name__})"
             )
-        if not isinstance(feedback_docs, int) or isinstance(feedback_docs, bool) or feedback_docs < 1:
-            raise OutOfRange(f"feedback_docs must be an int >= 1 (got {feedback_docs!r})")
-        if isinstance(feedback_weight, bool) or not isinstance(feedback_weight, (int, float)):
-            raise TypeError(f"feedback_weight must be a number (got {type(feedback_weight).__name__})")
-        if not math.isfinite(feedback_weight) or feedback_weight < 0:
-            raise OutOfRange(f"feedback_weight must be a finite number >= 0 (got {feedback_weight})")
         self.dense = dense
-        self.feedback_docs = feedback_docs
-        self.feedback_weight = float(feedback_weight)
+        self.feedback_docs = check_int("feedback_docs", feedback_docs)
+        self.feedback_weight = check_float("feedback_weight", feedback_weight)
         self._rows: dict[str, int] | None = None
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
@@ -85,6 +78,7 @@ class DenseFeedback:
     ) -> list[list[Hit]]:
         """`[search(q, k, filter) for q in queries]`, the first searches in one call where the dense
         retriever takes several queries at once (its queries embedded together)."""
+        k = check_int("retriever_k", k)
         candidates = derived_int("retriever_k", max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k))
         batch = getattr(self.dense, "search_batch", None)
         if callable(batch):

@@ -214,9 +214,8 @@ def _check_options(
         raise InvalidSetting(
             f"pooling must be one of {', '.join(POOLINGS)} (or None: from the model), got {pooling!r}"
         )
-    for option, value, least in (("max_length", max_length, 2), ("batch_size", batch_size, 1)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise OutOfRange(f"{option} must be an integer >= {least}, got {value!r}")
+    check_int("max_length", max_length)
+    check_int("batch_size", batch_size)
     optional_int("encoder_threads", threads)  # None: every CPU
     for option, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
         if not isinstance(prefix, str):

@@ -137,17 +137,9 @@ class _FullText:
     def __init__(self, table: PostgresTable | None, match: str, normalization: int, name: str) -> None:
         if match not in MATCH_MODES:
             raise InvalidSetting(f"match = {match!r}: expected one of {', '.join(MATCH_MODES)}")
-        if (
-            not isinstance(normalization, int)
-            or isinstance(normalization, bool)
-            or not 0 <= normalization < 64
-        ):
-            raise InvalidSetting(
-                f"normalization = {normalization!r}: expected ts_rank_cd's flags, an integer 0-63 (0: none)"
-            )
         self.table = table or PostgresTable()
         self.match = match
-        self.normalization = normalization
+        self.normalization = check_int("normalization", normalization)
         self.name = name
 
     def statement(

@@ -23,7 +23,8 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from fanfuse.corpus import Document, Fields, as_documents
-from fanfuse.errors import InvalidCorpus, InvalidSetting, OutOfRange
+from fanfuse.errors import InvalidCorpus, InvalidSetting
+from fanfuse.limits import check_int, optional_int
 from fanfuse.retrievers.dense import document_text
 
 # One check of what an embedding function returns, for every backend that embeds.
@@ -112,10 +113,7 @@ def create_table(
     the pgvector extension is created if it is not already.
     """
     table = table or PostgresTable()
-    if dimensions is not None and (
-        not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1
-    ):
-        raise OutOfRange(f"dimensions must be a positive integer or None, got {dimensions!r}")
+    dimensions = optional_int("vector_dimensions", dimensions)
     names = {
         role: table.column(role) for role in ("id", "title", "text", "metadata", "tsvector", "embedding")
     }
@@ -171,8 +169,7 @@ def load_documents(
     leaves the table as it was.
     """
     table = table or PostgresTable()
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise OutOfRange(f"batch_size must be a positive integer, got {batch_size!r}")
+    batch_size = check_int("batch_size", batch_size)
     columns = ["id", "title", "text", "metadata"] + (["embedding"] if embed is not None else [])
     names = [table.column(role) for role in columns]
     values = [sql.Placeholder()] * 4 + ([sql.SQL("{}::vector").format(sql.Placeholder())] if embed else [])

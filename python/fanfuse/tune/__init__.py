@@ -20,18 +20,12 @@ from typing import Any
 
 from fanfuse._core import RUN_FILE_TOP_K, FusionError, Qrels, Run, randomization_test
 from fanfuse.errors import TooFewQueries
-from fanfuse.limits import check_int
+from fanfuse.limits import check_int, optional_int
 from fanfuse.tune.scores import FoldScores
 from fanfuse.tune.search import chosen_search, coordinate_search, grid_search
-from fanfuse.tune.space import (
-    DEFAULT_KS,
-    DEFAULT_WEIGHTS,
-    check_numbers,
-    search_space,
-    weight_grid,
-)
+from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, check_numbers, search_space
 
-__all__ = ["DEFAULT_KS", "DEFAULT_WEIGHTS", "Config", "FoldResult", "TuneReport", "tune", "weight_grid"]
+__all__ = ["DEFAULT_KS", "DEFAULT_WEIGHTS", "Config", "FoldResult", "TuneReport", "tune"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +99,7 @@ def tune(
         raise FusionError("tune needs at least two runs to fuse")
     folds = check_int("folds", folds)
     seed = check_int("seed", seed)
+    top_k = optional_int("fused_top_k", top_k)
     given = {
         "ks": ks,
         "weight_levels": weight_levels,
@@ -122,7 +117,7 @@ def tune(
     judged = set(qrels.qids())
     queries = sorted({q for run in runs for q in run.qids() if q in judged})
     if len(queries) < folds:
-        raise TooFewQueries(f"{len(queries)} judged queries cannot be split into {folds} folds")
+        raise TooFewQueries(f"folds must be at most the judged queries, {len(queries)} (got {folds})")
     space = search_space(method, runs, qrels, given)
     how = chosen_search(search, space)
     shuffled = list(queries)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +19,8 @@ from fanfuse._core import (
     FusionError,
     Qrels,
     Run,
-    train_fusion,
 )
-from fanfuse.limits import LIMITS, check_float
-from fanfuse.options import FusionOptions
+from fanfuse.limits import LIMITS, check_float, check_int
 
 DEFAULT_KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
 DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
@@ -69,10 +66,6 @@ def method_parameters(method: str) -> tuple[str, ...]:
 
 # Training options have no parser of their own in the core: a level it refuses is refused by
 # training on one judged query, before any work starts.
-def _probe_training(method: str, runs: Sequence[Run], qrels: Qrels, **options: Any) -> None:
-    train_fusion(list(runs), qrels.subset(qrels.qids()[:1]), method=method, **options)
-
-
 @dataclass
 class Space:
     """The levels searched per parameter (in `OPTIONS` order), and the method's other parameters."""
@@ -120,14 +113,14 @@ def search_space(
         if levels is None:
             unsearched.append(option.parameter)
             continue
-        space.levels[option.parameter] = _checked_levels(option, levels, space, runs, qrels)
+        space.levels[option.parameter] = _checked_levels(option, levels)
     space.unsearched = tuple(unsearched)
     return space
 
 
-def _checked_levels(
-    option: Option, values: Iterable[Any], space: Space, runs: Sequence[Run], qrels: Qrels
-) -> list[Any]:
+def _checked_levels(option: Option, values: Iterable[Any]) -> list[Any]:
+    """The levels of one option, each checked against the row of `fanfuse.limits` its option has
+    (the core's range for a fusion option); errors name the level (`phis[1]`)."""
     name = option.keyword
     if option.parameter == "norm":
         levels = _listed(values, name)
@@ -137,27 +130,11 @@ def _checked_levels(
         return levels
     if option.parameter in ("segments", "window"):
         levels = _listed(values, name)
-        for i, value in enumerate(levels):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise TypeError(f"{name}[{i}] must be an int (got {type(value).__name__})")
-            _core_check(name, i, _probe_training, space.method, runs, qrels, **{option.parameter: int(value)})
-        return [int(v) for v in levels]
+        return [check_int(option.parameter, value, f"{name}[{i}]") for i, value in enumerate(levels)]
     levels = check_numbers(values, name, LEVEL_ROWS[option.parameter])
-    if option.parameter in ("k", "weights"):
-        if option.parameter == "weights" and not any(w > 0 for w in levels):
-            raise FusionError(f"{name} has no level > 0 (got {levels}); fusion needs two weighted runs")
-        return levels
-    for i, value in enumerate(levels):
-        _core_check(name, i, FusionOptions, method=space.method, **{option.parameter: value})
+    if option.parameter == "weights" and not any(w > 0 for w in levels):
+        raise FusionError(f"{name} has no level > 0 (got {levels}); fusion needs two weighted runs")
     return levels
-
-
-def _core_check(name: str, index: int, call: Callable[..., object], *args: Any, **options: Any) -> None:
-    """Has the core check one level; its refusal is re-raised naming the level."""
-    try:
-        call(*args, **options)
-    except FusionError as error:
-        raise FusionError(f"{name}[{index}]: {error}") from None
 
 
 def _listed(values: Iterable[Any], name: str) -> list[Any]:

@@ -24,8 +24,7 @@ from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
-from fanfuse.errors import OutOfRange
-from fanfuse.limits import check_int
+from fanfuse.limits import check_float, check_int
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
@@ -85,21 +84,12 @@ class FeedbackExpander(Expander):
                 f"index must have search(query, k) and analyze(text), as TantivyRetriever does "
                 f"(got {type(index).__name__})"
             )
-        if isinstance(original_weight, bool) or not isinstance(original_weight, (int, float)):
-            raise TypeError(
-                f"original_weight must be a number in [0, 1) (got {type(original_weight).__name__})"
-            )
-        if not 0.0 <= original_weight < 1.0:
-            raise OutOfRange(
-                f"original_weight must be in [0, 1): the share of the question's own words, the rest "
-                f"going to the feedback terms (got {original_weight})"
-            )
         if not isinstance(weighted, bool):
             raise TypeError(f"weighted must be a bool (got {type(weighted).__name__})")
         self.index = index
         self.feedback_docs = check_int("feedback_docs", feedback_docs)
         self.feedback_terms = check_int("feedback_terms", feedback_terms)
-        self.original_weight = float(original_weight)
+        self.original_weight = check_float("original_weight", original_weight)
         self.weighted = weighted
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
         self._stop_terms = frozenset(term for w in self.stopwords for _, term in index.analyze(w))

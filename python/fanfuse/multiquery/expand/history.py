@@ -44,7 +44,7 @@ import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
-from fanfuse.errors import OutOfRange
+from fanfuse.limits import check_float, check_int
 from fanfuse.multiquery.conversation import History, user_turns
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_words
@@ -107,16 +107,12 @@ class HistoryExpander(Expander):
                 f"does (got {type(index).__name__})"
             )
         self.index = index
-        self.min_idf = _number(min_idf, "min_idf", low=0.0)
-        self.previous_weight = _number(previous_weight, "previous_weight", low=0.0)
-        self.older_weight = _number(older_weight, "older_weight", low=0.0)
-        self.weight = _number(weight, "weight", low=0.0, strict=True)
-        if isinstance(max_own_words, bool) or not isinstance(max_own_words, int):
-            raise TypeError(f"max_own_words must be an int (got {type(max_own_words).__name__})")
-        if max_own_words < 0:
-            raise OutOfRange(f"max_own_words must be an int >= 0 (got {max_own_words})")
-        self.max_own_words = max_own_words
-        self.independent_weight = _number(independent_weight, "independent_weight", low=0.0, high=1.0)
+        self.min_idf = check_float("min_idf", min_idf)
+        self.previous_weight = check_float("previous_weight", previous_weight)
+        self.older_weight = check_float("older_weight", older_weight)
+        self.weight = check_float("history_weight", weight)
+        self.max_own_words = check_int("max_own_words", max_own_words)
+        self.independent_weight = check_float("independent_weight", independent_weight)
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
 
     def expand(
@@ -146,12 +142,12 @@ class HistoryExpander(Expander):
     ) -> Variant | None:
         """The question and the topic words of the earlier user turns (oldest first), or None when
         they have none; its lists weigh ``weight`` (default: the expander's)."""
+        weight = self.weight if weight is None else check_float("history_weight", weight)
         topic = self.topic_words(query, earlier)
         if not topic:
             return None
         words = " ".join(f"{word}^{term_weight:g}" for word, term_weight in topic)
         plain = " ".join([query, *(word for word, _ in topic)])
-        weight = self.weight if weight is None else weight
         return Variant(f"{query_words(query)} {words}", TOPIC_SOURCE, plain, weight=weight)
 
     def joined_variant(self, query: str, earlier: Sequence[str], weight: float | None = None) -> Variant:
@@ -160,7 +156,8 @@ class HistoryExpander(Expander):
         joined = f"{earlier[-1]} {query}"
         # Each turn's words on their own: a quote left open in one turn must not pair with the next's.
         words = f"{query_words(earlier[-1])} {query_words(query)}"
-        return Variant(words, "history", joined, weight=self.weight if weight is None else weight)
+        weight = self.weight if weight is None else check_float("history_weight", weight)
+        return Variant(words, "history", joined, weight=weight)
 
     def topic_words(self, query: str, earlier: Sequence[str]) -> list[tuple[str, float]]:
         """The topic words of the earlier user turns (oldest first) and their weights, newest turn
@@ -215,13 +212,3 @@ class HistoryExpander(Expander):
 def _idf(document_frequency: int, documents: int) -> float:
     """BM25's idf (Lucene's and Tantivy's): ln(1 + (N - n + 0.5) / (n + 0.5))."""
     return math.log(1.0 + (documents - document_frequency + 0.5) / (document_frequency + 0.5))
-
-
-def _number(value: object, name: str, *, low: float, strict: bool = False, high: float = math.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number (got {type(value).__name__})")
-    if not math.isfinite(value) or value < low or (strict and value == low) or value > high:
-        bound = f"> {low:g}" if strict else f">= {low:g}"
-        within = f" and <= {high:g}" if math.isfinite(high) else ""
-        raise OutOfRange(f"{name} must be a finite number {bound}{within} (got {value})")
-    return float(value)
