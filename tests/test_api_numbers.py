@@ -1,38 +1,44 @@
-"""Every numeric argument of every public entry point, found from `fanfuse.__all__` itself: each
-function and each public method of each class, with the types of `fanfuse/_core.pyi` for the core
-and the signatures (and `SearchOptions`) for Python. Each numeric argument has a row in
+"""Every numeric argument of every public entry point, found from the public modules themselves
+(`public_modules`: the package's `__all__`, each subpackage's, and every module the docs import
+from): each function and each public method of each class, with the types of `fanfuse/_core.pyi`
+for the core and the signatures (and `SearchOptions`) for Python. Each numeric argument has a row in
 `fanfuse.limits.LIMITS`, and every value the row refuses (out of range, NaN, infinite, huge, of the
 wrong type) raises TypeError, or the refusal of whoever checks the row (``OutOfRange`` from
 ``fanfuse.limits``; the core's ``FusionError`` for a row marked ``core``), naming the argument; a
-huge count the row leaves
-unbounded is taken and the call completes. An entry point added with a numeric argument and no
-call below fails the first test."""
+huge count the row leaves unbounded is taken and the call completes. An entry point added with a
+numeric argument and no call in `api_calls.py` fails the first test."""
 
 from __future__ import annotations
 
 import ast
-import asyncio
+import importlib
 import inspect
 import math
+import pkgutil
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import fanfuse
-import numpy as np
 import pytest
+from api_calls import CALLS, A, Context
 from fanfuse import FusionError, OutOfRange
+from fanfuse.errors import TooFewQueries
 from fanfuse.limits import LIMITS, Limit
 from fanfuse.multiquery.planning import SearchOptions
-from test_cli_search_options import DOCUMENTS
 
 NUMERIC = re.compile(r"\b(int|float|SupportsIndex)\b")
 # Results and records, built by fanfuse from checked values, not entry points for a caller's numbers.
 RECORDS = {"Hit", "FusedHit", "Provenance", "Report", "Contribution", "Fused"}
+RECORDS |= {"Variant", "VariantReport", "BranchReport", "ExpansionReport", "Diagnostics"}
+RECORDS |= {"FoldResult", "TuneReport"}
 EXEMPT = {
     "VariantCache.key": "builds a cache key from the options a search has already checked",
     "open_index": "passes its keyword arguments to MultiQueryRetriever, enumerated here",
+    "integrations.conversion.framework_hits": "the adapters' shared conversion, given the k each checked",
 }
 # A per-query score or a sample value: data, any finite number.
 VALUE = Limit("value", float, "a score")
@@ -42,19 +48,27 @@ ROWS = {
         f: "fused_top_k"
         for f in (
             *("rrf", "rrf_batch", "fuse", "fuse_batch", "fuse_runs", "fuse_files"),
-            *("FusionOptions.__init__", "FusionOptions.replace"),
+            *("FusionOptions.__init__", "FusionOptions.replace", "fuse_table", "tune.tune"),
         )
-    }
-    | {"fuse_table": "fused_top_k"},
-    "k": {
-        f"{retriever}.{method}": "retriever_k"
-        for retriever in ("TantivyRetriever", "DenseRetriever")
-        for method in ("search", "search_batch")
     },
-    "threads": {"TantivyRetriever.build": "index_threads"},
+    "threads": {
+        "TantivyRetriever.build": "index_threads",
+        "retrievers.OnnxEncoder.__init__": "encoder_threads",
+    },
     "seed": {"TfidfSvdEmbedder.__init__": "svd_seed"},
+    "weight": {
+        f"multiquery.HistoryExpander.{method}": "history_weight"
+        for method in ("__init__", "joined_variant", "topic_variant")
+    },
+    "dimensions": {"retrievers.postgres.create_table": "vector_dimensions"},
+    "k": {"MultiQueryRetriever.search": "k", "MultiQueryRetriever.asearch": "k"},
 }
+# A retriever's `k` (`search(query, k)`) is the hits asked of it; elsewhere `k` is the RRF constant.
+RETRIEVER_METHODS = ("search", "search_batch", "statement")
+# A list argument, by the row of each of its entries.
 LIST_ROWS = {"weights": "weight", "variant_weights": "weight", "retriever_weights": "weight"}
+LIST_ROWS |= {"p_values": "p_value", "ks": "k", "weight_levels": "weight", "phis": "phi", "sigmas": "sigma"}
+LIST_ROWS |= {"gammas": "gamma", "segment_counts": "segments", "windows": "window"}
 DATA = {"a", "b", "groups", "scores"}
 
 
@@ -98,20 +112,86 @@ def stub_signatures() -> dict[str, dict[str, str]]:
     return out
 
 
+# The public modules whose optional extra is not installed here, as the walk met them.
+UNAVAILABLE: set[str] = set()
+
+
+def public_modules() -> Iterator[ModuleType]:
+    """The modules whose names are API: the package, each subpackage that lists its names in
+    `__all__` (a subpackage that does not, like `integrations`, by its modules), and every module the
+    README and docs/ import from. One whose optional extra is not installed is left out."""
+    names = ["fanfuse"]
+    for info in pkgutil.iter_modules(fanfuse.__path__, "fanfuse."):
+        if info.ispkg and not info.name.rpartition(".")[2].startswith("_") and info.name != "fanfuse.cli":
+            names.append(info.name)
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    texts = "".join(p.read_text() for p in [docs.parent / "README.md", *sorted(docs.glob("*.md"))])
+    names += re.findall(r"(?:from|import) (fanfuse(?:\.\w+)+)", texts)
+    done: set[str] = set()
+    UNAVAILABLE.clear()
+    while names:
+        name = names.pop(0)
+        if name in done:
+            continue
+        done.add(name)
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            UNAVAILABLE.add(name.removeprefix("fanfuse."))
+            continue
+        if name != "fanfuse" and not hasattr(module, "__all__") and hasattr(module, "__path__"):
+            for info in pkgutil.iter_modules(module.__path__, f"{name}."):
+                if not info.name.rpartition(".")[2].startswith("_"):
+                    names.append(info.name)
+        yield module
+
+
+def module_names(module: ModuleType) -> list[str]:
+    """`__all__`, else the public names the module defines itself."""
+    if hasattr(module, "__all__"):
+        return list(module.__all__)
+    return [
+        n
+        for n, o in vars(module).items()
+        if not n.startswith("_") and getattr(o, "__module__", "") == module.__name__
+    ]
+
+
 def entry_points() -> Iterator[tuple[str, dict[str, str]]]:
     stub = stub_signatures()
-    for name in fanfuse.__all__:
-        obj = getattr(fanfuse, name)
-        if name in RECORDS or not callable(obj):
+    seen: set[int] = set()
+    for module in public_modules():
+        prefix = module.__name__.removeprefix("fanfuse").removeprefix(".")
+        # The core's types are the stub's, for the package's own names only.
+        yield from module_entries(module, f"{prefix}." if prefix else "", stub if not prefix else {}, seen)
+
+
+def module_entries(
+    module: ModuleType, prefix: str, stub: dict[str, dict[str, str]], seen: set[int]
+) -> Iterator[tuple[str, dict[str, str]]]:
+    for name in module_names(module):
+        obj = getattr(module, name)
+        # A protocol is implemented by the caller's own class; a name re-exported is walked once.
+        if name in RECORDS or not callable(obj) or getattr(obj, "_is_protocol", False) or id(obj) in seen:
             continue
+        seen.add(id(obj))
         members = [(name, obj)]
         if inspect.isclass(obj):
             members = [(f"{name}.__init__", obj)]
             members += [(f"{name}.{m}", getattr(obj, m)) for m in dir(obj) if not m.startswith("_")]
         for qualified, member in members:
             if qualified in stub or qualified.replace("__init__", "__new__") in stub:
-                yield qualified, stub.get(qualified) or stub[qualified.replace("__init__", "__new__")]
-            elif callable(member) and (qualified.endswith("__init__") or not inspect.isclass(member)):
+                yield (
+                    prefix + qualified,
+                    stub.get(qualified) or stub[qualified.replace("__init__", "__new__")],
+                )
+                continue
+            inherited = not getattr(member, "__module__", "fanfuse").startswith("fanfuse")
+            if inherited and not qualified.endswith("__init__"):
+                continue  # a framework's own method of a class that derives from it (pydantic's)
+            if getattr(member, "__isabstractmethod__", False):
+                continue
+            if callable(member) and (qualified.endswith("__init__") or not inspect.isclass(member)):
                 try:
                     signature = inspect.signature(member)
                 except (TypeError, ValueError):
@@ -123,7 +203,7 @@ def entry_points() -> Iterator[tuple[str, dict[str, str]]]:
                         params |= stub.get(f"{unpacked}.", {})
                 if qualified.endswith(("MultiQueryRetriever.search", "MultiQueryRetriever.asearch")):
                     params |= {k: str(v) for k, v in SearchOptions.__annotations__.items()}
-                yield qualified, params
+                yield prefix + qualified, params
 
 
 def numeric_arguments() -> list[tuple[str, str]]:
@@ -140,6 +220,8 @@ def numeric_arguments() -> list[tuple[str, str]]:
 def row(entry: str, param: str) -> Limit:
     if param in DATA:
         return VALUE
+    if param == "k" and entry not in ROWS["k"] and entry.rpartition(".")[2] in RETRIEVER_METHODS:
+        return LIMITS["retriever_k"]
     key = ROWS.get(param, {}).get(entry) or LIST_ROWS.get(param) or param
     return LIMITS[key]
 
@@ -158,113 +240,8 @@ def test_every_call_is_of_an_entry_point_the_walk_finds() -> None:
     """A class whose constructor has no typed signature at run time would drop out of the walk, and
     its numbers out of every check here, without a failure."""
     found = {entry for entry, _ in numeric_arguments()}
-    assert sorted(set(CALLS) - found) == []
-
-
-LISTS = [["a", "b"], ["b", "c"]]
-SCORED = [[("a", 0.5), ("b", 0.25)], [("b", 1.0), ("c", 0.5)]]
-A, B = [0.5, 0.25, 0.75, 0.1], [0.25, 0.5, 0.25, 0.2]
-
-
-def embed(texts: list[str]) -> np.ndarray:
-    return np.array([[len(t) + 1.0, t.count("o") + 1.0] for t in texts], dtype=np.float32)
-
-
-class Context:
-    def __init__(self, small_runs: dict[str, str], directory: Path) -> None:
-        self.paths = [small_runs["run0"], small_runs["run1"]]
-        self.runs = [fanfuse.read_run(p) for p in self.paths]
-        self.qrels = fanfuse.read_qrels(small_runs["qrels"])
-        self.output = str(directory / "out.trec")
-        self.directory = directory
-        self.index = fanfuse.TantivyRetriever.build(DOCUMENTS, directory / "idx")
-
-
-def search(ctx: Context, **kw: Any) -> Any:
-    return fanfuse.MultiQueryRetriever(ctx.index).search("owls at night", **kw)
-
-
-def asearch(ctx: Context, **kw: Any) -> Any:
-    return asyncio.run(fanfuse.MultiQueryRetriever(ctx.index).asearch("owls at night", **kw))
-
-
-def mqr(ctx: Context, **kw: Any) -> Any:
-    retrievers = {"bm25": ctx.index}
-    return fanfuse.MultiQueryRetriever(retrievers, **kw).search("owls at night")
-
-
-def llm(**kw: Any) -> Any:
-    return fanfuse.LLMExpander(base_url="http://127.0.0.1:9", model="m", **kw)
-
-
-def fuse_table(ctx: Context, **kw: Any) -> Any:
-    pa = pytest.importorskip("pyarrow")
-    table = pa.table({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [2.0, 1.0], "run": ["x", "y"]})
-    return fanfuse.fuse_table(table, run_column="run", runs=["x", "y"], **kw)
-
-
-def tfidf(**kw: Any) -> Any:
-    pytest.importorskip("sklearn")
-    return fanfuse.TfidfSvdEmbedder(**kw).fit(["owls hunt at night", "hawks hunt by day", "moles dig"])
-
-
-CALLS: dict[str, Callable[..., Any]] = {
-    "rrf": lambda ctx, **kw: fanfuse.rrf(LISTS, **kw),
-    "rrf_batch": lambda ctx, **kw: fanfuse.rrf_batch([LISTS], **kw),
-    "fuse": lambda ctx, **kw: fanfuse.fuse(SCORED, **kw),
-    "fuse_batch": lambda ctx, **kw: fanfuse.fuse_batch([SCORED], **kw),
-    "fuse_runs": lambda ctx, **kw: fanfuse.fuse_runs(ctx.runs, **kw),
-    "fuse_files": lambda ctx, **kw: fanfuse.fuse_files(ctx.paths, ctx.output, **kw),
-    "fuse_table": fuse_table,
-    "FusionOptions.__init__": lambda ctx, **kw: fanfuse.FusionOptions(**kw),
-    "FusionOptions.replace": lambda ctx, **kw: fanfuse.FusionOptions(k=1).replace(**kw),
-    "randomization_test": lambda ctx, a=A, b=B, **kw: fanfuse.randomization_test(a, b, **kw),
-    "paired_t_test": lambda ctx, a=A, b=B: fanfuse.paired_t_test(a, b),
-    "paired_t": lambda ctx, a=A, b=B: fanfuse.paired_t(a, b),
-    "wilcoxon_test": lambda ctx, a=A, b=B: fanfuse.wilcoxon_test(a, b),
-    "tukey_hsd": lambda ctx, **kw: fanfuse.tukey_hsd(kw.get("groups", [A, B])),
-    "Run.from_columns": lambda ctx, **kw: fanfuse.Run.from_columns(["q1"], ["d1"], kw.get("scores", [1.0])),
-    "train_fusion": lambda ctx, **kw: fanfuse.train_fusion(
-        ctx.runs, ctx.qrels, method="slidefuse" if "window" in kw else "probfuse", **kw
-    ),
-    "compare": lambda ctx, **kw: fanfuse.compare(ctx.runs, ctx.qrels, ["ndcg@10"], test="fisher", **kw),
-    "MultiQueryRetriever.__init__": mqr,
-    "MultiQueryRetriever.search": search,
-    "MultiQueryRetriever.asearch": asearch,
-    "HeuristicExpander.__init__": lambda ctx, **kw: fanfuse.HeuristicExpander(**kw).expand("owls at night"),
-    "HeuristicExpander.expand": lambda ctx, **kw: fanfuse.HeuristicExpander().expand("owls at night", **kw),
-    "HeuristicExpander.aexpand": lambda ctx, **kw: asyncio.run(
-        fanfuse.HeuristicExpander().aexpand("owls at night", **kw)
-    ),
-    "StaticExpander.expand": lambda ctx, **kw: fanfuse.StaticExpander({"q": ["r"]}).expand("q", **kw),
-    "StaticExpander.aexpand": lambda ctx, **kw: asyncio.run(
-        fanfuse.StaticExpander({"q": ["r"]}).aexpand("q", **kw)
-    ),
-    "CallableExpander.expand": lambda ctx, **kw: fanfuse.CallableExpander(lambda q: [q]).expand("q", **kw),
-    "CallableExpander.aexpand": lambda ctx, **kw: asyncio.run(
-        fanfuse.CallableExpander(lambda q: [q]).aexpand("q", **kw)
-    ),
-    "LLMExpander.__init__": lambda ctx, **kw: llm(**kw),
-    "LLMExpander.expand": lambda ctx, **kw: llm().expand("q", **kw),
-    "LLMExpander.aexpand": lambda ctx, **kw: asyncio.run(llm().aexpand("q", **kw)),
-    "VariantCache.__init__": lambda ctx, **kw: fanfuse.VariantCache(**kw),
-    "TantivyRetriever.build": lambda ctx, **kw: fanfuse.TantivyRetriever.build(
-        DOCUMENTS, ctx.directory / "built", **kw
-    ),
-    "TantivyRetriever.search": lambda ctx, **kw: ctx.index.search("owls", **kw),
-    "TantivyRetriever.search_batch": lambda ctx, **kw: ctx.index.search_batch(["owls", "mice"], **kw),
-    "DenseRetriever.__init__": lambda ctx, **kw: fanfuse.DenseRetriever(embed, ["d"], embed(["d"]), **kw),
-    "DenseRetriever.search_batch": lambda ctx, **kw: fanfuse.DenseRetriever.from_documents(
-        DOCUMENTS, embed
-    ).search_batch(["owls", "mice"], **kw),
-    "DenseRetriever.from_documents": lambda ctx, **kw: fanfuse.DenseRetriever.from_documents(
-        DOCUMENTS, embed, **kw
-    ),
-    "DenseRetriever.search": lambda ctx, **kw: fanfuse.DenseRetriever.from_documents(DOCUMENTS, embed).search(
-        "owls", **kw
-    ),
-    "TfidfSvdEmbedder.__init__": lambda ctx, **kw: tfidf(**kw),
-}
+    extra = [e for e in set(CALLS) - found if not any(e.startswith(f"{m}.") for m in UNAVAILABLE)]
+    assert sorted(extra) == []
 
 
 def outside(limit: Limit) -> list[float]:
@@ -322,12 +299,26 @@ def _inside(entry: str, param: str, value: Any) -> tuple[Any, str]:
         return [A[0], value, *A[2:]], f"{param}[1]"
     if param == "scores":
         return [value], "score"  # named as a file's line is: "<columns>:1: score NaN is not finite"
-    return [1.0, value], f"{param}[1]"
+    return [taken(LIMITS[LIST_ROWS[param]]), value], f"{param}[1]"
+
+
+def taken(limit: Limit) -> int | float:
+    """A value the row takes: its lower bound, or a number inside an open or missing one."""
+    if limit.kind is int:
+        return int(limit.low or 0)
+    if limit.low is not None and limit.high is not None:
+        return (limit.low + limit.high) / 2
+    if limit.low is not None:
+        return limit.low + 1.0
+    return 1.0 if limit.high is None else limit.high - 1.0
 
 
 @pytest.fixture(scope="module")
-def context(small_runs: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Context:
-    return Context(small_runs, tmp_path_factory.mktemp("api-numbers"))
+def context(
+    small_runs: dict[str, str], tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Context]:
+    with ExitStack() as cleanups:
+        yield Context(small_runs, tmp_path_factory.mktemp("api-numbers"), request.getfixturevalue, cleanups)
 
 
 @pytest.mark.parametrize(("entry", "param", "value", "error", "named"), list(cases()))
@@ -338,7 +329,7 @@ def test_a_bad_number_is_refused_naming_the_argument(
         # Taken (the count means "all"), or refused by the bound of what is there (the runs given).
         try:
             assert CALLS[entry](context, **{param: value}) is not None
-        except (FusionError, OutOfRange) as refused:
+        except (FusionError, OutOfRange, TooFewQueries) as refused:
             assert str(refused).startswith(f"{param} must be"), str(refused)
         return
     with pytest.raises(Exception) as raised:  # the type is asserted exactly below

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,9 @@ import fanfuse
 import pytest
 from fanfuse.cli import main
 from fanfuse.cli._common import NumberListFlag
+from fanfuse.errors import OutOfRange, TooFewQueries
 from fanfuse.limits import LIMITS, Limit, derived_int
-from test_api_numbers import CALLS, EXEMPT, Context, numeric_arguments, row
+from test_api_numbers import CALLS, EXEMPT, LIST_ROWS, Context, numeric_arguments, row, taken
 from test_cli_numbers import NUMERIC
 from test_cli_search_options import DOCUMENTS
 
@@ -84,20 +86,23 @@ def api_cases() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def context(small_runs: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Context:
-    return Context(small_runs, tmp_path_factory.mktemp("number-costs"))
+def context(
+    small_runs: dict[str, str], tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Context]:
+    with ExitStack() as cleanups:
+        yield Context(small_runs, tmp_path_factory.mktemp("number-costs"), request.getfixturevalue, cleanups)
 
 
 @pytest.mark.parametrize(("entry", "param", "value"), list(api_cases()))
 def test_every_argument_runs_at_its_bounds(context: Context, entry: str, param: str, value: Any) -> None:
-    if param in ("weights", "variant_weights"):
-        value = [value, 1.0]
-    elif param == "retriever_weights":
+    if param == "retriever_weights":
         value = {"bm25": value} if entry.endswith("__init__") else {"TantivyRetriever": value}
+    elif param in LIST_ROWS:
+        value = [value, taken(LIMITS[LIST_ROWS[param]])]
     needs = API_NEEDS.get(param, {})
     try:
         result = CALLS[entry](context, **needs, **{param: value})
-    except fanfuse.FusionError as refused:
+    except (fanfuse.FusionError, OutOfRange, TooFewQueries) as refused:
         # Refused only by the bound of what is there (the runs given, the judged queries).
         assert any(bound in str(refused) for bound in BOUNDS_OF_WHAT_IS_THERE), str(refused)
         return
