@@ -293,7 +293,7 @@ def test_bad_arguments_are_clear_errors(pool: ConnectionPool) -> None:
         match=r"AsyncConnectionPool \(got ConnectionPool\); for a ConnectionPool use PgvectorRetriever",
     ):
         AsyncPgvectorRetriever(pool, embed)  # type: ignore[arg-type]
-    with pytest.raises(InvalidSetting, match="match = 'some': expected one of any, all"):
+    with pytest.raises(InvalidSetting, match=r"match must be one of any, all \(got 'some'\)"):
         PostgresFullTextRetriever(pool, match="some")
     with pytest.raises(OutOfRange, match=r"normalization must be an int from 0 to 63 \(got 64\)"):
         PostgresFullTextRetriever(pool, normalization=64)

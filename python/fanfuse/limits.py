@@ -1,5 +1,8 @@
 """Every number fanfuse takes from a caller, in one table: its name, the range it accepts and what it
-means; and the bounds of one request to `fanfuse serve`.
+means; the bounds of one request to `fanfuse serve`; and `check_choice`, the one check of a named
+choice (a strategy, a format, a role): a str that is not one of the names is refused by the error
+the caller names (``InvalidSetting`` by default), anything else is a ``TypeError``, each message
+``{name} must be one of a, b (got ...)``.
 
 Each entry point derives its checks from here, so that a range is written once:
 
@@ -31,10 +34,11 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fanfuse._core import FusionError
-from fanfuse.errors import OutOfRange
+from fanfuse.errors import InvalidSetting, OutOfRange
 
 __all__ = [
     "CONVERSATION",
@@ -42,6 +46,7 @@ __all__ = [
     "REQUEST",
     "TANTIVY_ARENA",
     "Limit",
+    "check_choice",
     "check_float",
     "check_int",
     "derived_int",
@@ -261,6 +266,19 @@ def check_int(key: str, value: object, name: str | None = None) -> int:
 def check_float(key: str, value: object, name: str | None = None) -> float:
     """`value` checked against the number row `key` of LIMITS, as a float."""
     return float(_row(key, float).check(value, name))
+
+
+def check_choice(
+    name: str, value: object, accepted: Iterable[str], error: type[Exception] = InvalidSetting
+) -> str:
+    """`value` if it is one of the names `accepted`; else `error` (a str not among them) or
+    TypeError (not a str), naming `name` and listing the names."""
+    names = tuple(accepted)
+    if isinstance(value, str) and value in names:
+        return value
+    got = repr(value) if isinstance(value, str) else type(value).__name__
+    refusal = error if isinstance(value, str) else TypeError
+    raise refusal(f"{name} must be one of {', '.join(names)} (got {got})")
 
 
 def derived_int(key: str, value: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from fanfuse.limits import check_choice
 from fanfuse.output_guard import check_paths
 
 INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
@@ -30,9 +31,7 @@ def _add(container: Any, flags: tuple[str, ...], role: str, kind: str, **kwargs:
 
 def add_input(container: Any, *flags: str, kind: str, **kwargs: Any) -> argparse.Action:
     """An option (or positional) naming files the command reads; `kind` is one of KINDS."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
-    return _add(container, flags, INPUT, kind, **kwargs)
+    return _add(container, flags, INPUT, check_choice("kind", kind, KINDS), **kwargs)
 
 
 def add_output(container: Any, *flags: str, **kwargs: Any) -> argparse.Action:

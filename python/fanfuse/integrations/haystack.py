@@ -18,7 +18,7 @@ from haystack.dataclasses import ChatMessage
 
 from fanfuse.errors import InvalidConversation
 from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
-from fanfuse.limits import check_int
+from fanfuse.limits import check_choice, check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import ROLES, converted_messages
 from fanfuse.retrievers.base import Hit
@@ -46,11 +46,10 @@ def haystack_history(history: Any) -> Any:
 
 def _turn(message: ChatMessage, i: int) -> dict[str, str]:
     role = str(getattr(message.role, "value", message.role))
-    if role not in ROLES:
-        raise InvalidConversation(
-            f"history[{i}] is a ChatMessage of role {role!r}; the roles are {', '.join(ROLES)}"
-        )
-    return {"role": role, "content": message.text or ""}
+    return {
+        "role": check_choice(f"history[{i}].role", role, ROLES, InvalidConversation),
+        "content": message.text or "",
+    }
 
 
 @component

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fanfuse.errors import ConversationTooLong, InvalidConversation
-from fanfuse.limits import CONVERSATION
+from fanfuse.limits import CONVERSATION, check_choice
 
 __all__ = [
     "ROLES",
@@ -111,16 +111,14 @@ def check_turn(item: object, name: str) -> Turn:
             raise TypeError(f'{name}["role"] must be a str (got {type(role).__name__})')
         if not isinstance(content, str):
             raise TypeError(f'{name}["content"] must be a str (got {type(content).__name__})')
-        if role not in ROLES:
-            raise InvalidConversation(f'{name}["role"] must be one of {", ".join(ROLES)} (got {role!r})')
+        check_choice(f'{name}["role"]', role, ROLES, InvalidConversation)
         name = f'{name}["content"]'
     else:
         raise TypeError(
             f'{name} must be a str (a user turn) or a {{"role": ..., "content": ...}} message '
             f"(got {type(item).__name__})"
         )
-    if role not in ROLES:  # a Turn built by hand
-        raise InvalidConversation(f"{name}.role must be one of {', '.join(ROLES)} (got {role!r})")
+    check_choice(f"{name}.role", role, ROLES, InvalidConversation)  # a Turn built by hand
     if not isinstance(content, str):
         raise TypeError(f"{name}.content must be a str (got {type(content).__name__})")
     if len(content) > CONVERSATION.turn_chars:

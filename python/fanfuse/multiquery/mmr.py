@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from fanfuse.errors import InvalidSetting
-from fanfuse.limits import check_float
+from fanfuse.limits import check_choice, check_float
 from fanfuse.multiquery.diagnostics import FusedHit
 from fanfuse.retrievers.dense import DenseRetriever
 
@@ -94,8 +94,7 @@ def named_reranker(
         if mmr_lambda is not None:
             raise InvalidSetting("mmr_lambda is a setting of the mmr reranker: give it with rerank mmr")
         return None
-    if name not in RERANKS:
-        raise InvalidSetting(f"rerank must be one of {', '.join(RERANKS)} (got {name!r})")
+    check_choice("rerank", name, RERANKS)
     vectors = getattr(retrievers.get("dense"), "retriever", retrievers.get("dense"))
     if not isinstance(vectors, DenseRetriever):
         raise InvalidSetting(

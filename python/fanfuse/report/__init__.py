@@ -35,7 +35,7 @@ from fanfuse._core import (
     wilcoxon_test,
 )
 from fanfuse.errors import OutOfRange, TooFewQueries
-from fanfuse.limits import check_float, check_int
+from fanfuse.limits import check_choice, check_float, check_int
 from fanfuse.report import plot as report_plot
 from fanfuse.report import rendering as report_format
 from fanfuse.report.data import TEST_NAMES, Comparison, ReportData
@@ -142,8 +142,8 @@ class _Options(NamedTuple):
 def _options(
     runs: int, baseline: int, test: str, correction: str, alpha: float, iterations: int, seed: int
 ) -> _Options:
-    _check_choice("test", test, TESTS)
-    _check_choice("correction", correction, CORRECTIONS)
+    check_choice("test", test, TESTS, FusionError)
+    check_choice("correction", correction, CORRECTIONS, FusionError)
     if not runs:
         raise FusionError("runs: give at least one run")
     if check_int("baseline", baseline) >= runs:
@@ -245,7 +245,7 @@ def _tukey(
 def adjust(p_values: Sequence[float], correction: str) -> list[float]:
     """Adjusted p-values of one family: Bonferroni (p * n, at most 1) or Holm's step-down
     (the k-th smallest times n - k + 1, made non-decreasing, at most 1); "none" leaves them."""
-    _check_choice("correction", correction, CORRECTIONS)
+    check_choice("correction", correction, CORRECTIONS, FusionError)
     checked = [check_float("p_value", p, f"p_values[{i}]") for i, p in enumerate(p_values)]
     n = len(checked)
     if correction == "none":
@@ -258,8 +258,3 @@ def adjust(p_values: Sequence[float], correction: str) -> list[float]:
         running = max(running, min(1.0, (n - rank) * checked[index]))
         adjusted[index] = running
     return adjusted
-
-
-def _check_choice(name: str, value: object, accepted: Sequence[str]) -> None:
-    if value not in accepted:
-        raise FusionError(f"{name} must be one of {', '.join(accepted)} (got {value!r})")

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fanfuse.limits import check_choice
 from fanfuse.report.data import ReportData
 
 CSV_FIELDS = (
@@ -39,9 +40,7 @@ def render(report: ReportData, form: str) -> str:
         "csv": _csv,
         "json": lambda r: json.dumps(as_dict(r), indent=2, ensure_ascii=False) + "\n",
     }
-    if form not in renderers:
-        raise ValueError(f"format must be one of {', '.join(renderers)} (got {form!r})")
-    return renderers[form](report)
+    return renderers[check_choice("format", form, renderers)](report)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fanfuse.errors import InvalidEncoder, InvalidSetting, MissingExtra, OutOfRange
-from fanfuse.limits import LIMITS, check_int, optional_int
+from fanfuse.errors import InvalidEncoder, MissingExtra, OutOfRange
+from fanfuse.limits import LIMITS, check_choice, check_int, optional_int
 
 EMBED_EXTRA = "pip install 'fanfuse[embed]'"
 POOLINGS = ("mean", "cls")
@@ -210,10 +210,8 @@ def _check_options(
     query_prefix: str,
     passage_prefix: str,
 ) -> None:
-    if pooling is not None and pooling not in POOLINGS:
-        raise InvalidSetting(
-            f"pooling must be one of {', '.join(POOLINGS)} (or None: from the model), got {pooling!r}"
-        )
+    if pooling is not None:  # None: the model's own
+        check_choice("pooling", pooling, POOLINGS)
     check_int("max_length", max_length)
     check_int("batch_size", batch_size)
     optional_int("encoder_threads", threads)  # None: every CPU

@@ -28,8 +28,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from fanfuse.errors import InvalidSetting
-from fanfuse.limits import check_int
+from fanfuse.limits import check_choice, check_int
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions
 from fanfuse.retrievers.postgres_table import (
@@ -135,10 +134,8 @@ class _FullText:
     """The full-text statement of one search; the sync and async retrievers only run it."""
 
     def __init__(self, table: PostgresTable | None, match: str, normalization: int, name: str) -> None:
-        if match not in MATCH_MODES:
-            raise InvalidSetting(f"match = {match!r}: expected one of {', '.join(MATCH_MODES)}")
+        self.match = check_choice("match", match, MATCH_MODES)
         self.table = table or PostgresTable()
-        self.match = match
         self.normalization = check_int("normalization", normalization)
         self.name = name
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fanfuse.errors import InvalidSetting
+from fanfuse.limits import check_choice
 from fanfuse.tune.space import Space, weight_key
 
 SEARCHES = ("auto", "grid", "coordinate")
@@ -24,8 +24,7 @@ Score = Callable[[Params], float]
 
 def chosen_search(search: str, space: Space) -> str:
     """`grid` or `coordinate`: `auto` is the grid while it holds at most `GRID_LIMIT` configurations."""
-    if search not in SEARCHES:
-        raise InvalidSetting(f"search must be one of {', '.join(SEARCHES)} (got {search!r})")
+    check_choice("search", search, SEARCHES)
     if search == "auto":
         return "grid" if space.grid_size() <= GRID_LIMIT else "coordinate"
     return search

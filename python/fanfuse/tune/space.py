@@ -20,7 +20,7 @@ from fanfuse._core import (
     Qrels,
     Run,
 )
-from fanfuse.limits import LIMITS, check_float, check_int
+from fanfuse.limits import LIMITS, check_choice, check_float, check_int
 
 DEFAULT_KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
 DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
@@ -58,8 +58,7 @@ OPTIONS = (
 
 def method_parameters(method: str) -> tuple[str, ...]:
     """The parameters the core says `method` has (`METHOD_PARAMETERS`), in the order of `OPTIONS`."""
-    if method not in METHOD_PARAMETERS:
-        raise FusionError(f"method must be one of {', '.join(METHOD_PARAMETERS)} (got {method!r})")
+    check_choice("method", method, METHOD_PARAMETERS, FusionError)
     has = METHOD_PARAMETERS[method]
     return tuple(option.parameter for option in OPTIONS if option.parameter in has)
 
@@ -124,10 +123,7 @@ def _checked_levels(option: Option, values: Iterable[Any]) -> list[Any]:
     name = option.keyword
     if option.parameter == "norm":
         levels = _listed(values, name)
-        for i, norm in enumerate(levels):
-            if norm not in NORMS:
-                raise FusionError(f"{name}[{i}] must be one of {', '.join(NORMS)} (got {norm!r})")
-        return levels
+        return [check_choice(f"{name}[{i}]", norm, NORMS, FusionError) for i, norm in enumerate(levels)]
     if option.parameter in ("segments", "window"):
         levels = _listed(values, name)
         return [check_int(option.parameter, value, f"{name}[{i}]") for i, value in enumerate(levels)]

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Se
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fanfuse.errors import InvalidSetting
+from fanfuse.limits import check_choice
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
 from fanfuse.multiquery.conversation import ROLES, History
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
@@ -199,12 +199,7 @@ class HeuristicExpander(Expander):
     ):
         self.max_variants = check_max_variants(max_variants)
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
-        if default_operator not in DEFAULT_OPERATORS:
-            raise InvalidSetting(
-                f"default_operator must be 'or' (the backend ORs the words of a plain query) or 'and' "
-                f"(it requires every word) (got {default_operator!r})"
-            )
-        self.default_operator = default_operator
+        self.default_operator = check_choice("default_operator", default_operator, DEFAULT_OPERATORS)
 
     def expand(
         self,

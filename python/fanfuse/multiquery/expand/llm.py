@@ -37,7 +37,7 @@ from typing import Any
 
 from fanfuse._panics import is_failure
 from fanfuse.errors import InvalidSetting
-from fanfuse.limits import check_float, optional_float, optional_int
+from fanfuse.limits import check_choice, check_float, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expand.expanders import (
@@ -144,10 +144,8 @@ class LLMExpander(Expander):
             self._client = _http_client(base_url, model, api_key, settings, env)
         self.sync_capable = not self._client.native_async
         self.settings = settings
-        if fallback not in FALLBACKS:
-            raise InvalidSetting(f"fallback must be 'heuristic' or 'original' (got {fallback!r})")
+        self.fallback = check_choice("fallback", fallback, FALLBACKS)
         self.timeout = check_float("timeout", timeout)
-        self.fallback = fallback
         self._heuristic = HeuristicExpander(max_variants=5)
         self._redaction: tuple[tuple[str, ...], Redactor] = ((), Redactor(()))
 

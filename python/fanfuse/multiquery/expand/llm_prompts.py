@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fanfuse.errors import InvalidSetting
+from fanfuse.limits import check_choice
 from fanfuse.multiquery.conversation import History
 
 __all__ = ["PROMPT_ROLES", "STRATEGIES", "Strategy", "check_strategy", "messages"]
@@ -69,9 +69,7 @@ PROMPT_ROLES = tuple(_ROLE_NAMES)
 
 
 def check_strategy(strategy: str) -> str:
-    if strategy not in STRATEGIES:
-        raise InvalidSetting(f"strategy must be one of {', '.join(STRATEGIES)} (got {strategy!r})")
-    return strategy
+    return check_choice("strategy", strategy, STRATEGIES)
 
 
 def messages(
