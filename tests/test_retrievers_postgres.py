@@ -303,6 +303,11 @@ def test_bad_arguments_are_clear_errors(pool: ConnectionPool) -> None:
         PgvectorRetriever(pool, lambda texts: np.zeros(2)).search("x", 3)
     with pytest.raises(psycopg.errors.UndefinedTable):
         PostgresFullTextRetriever(pool, PostgresTable(name="missing")).search("x", 3)
+    with pytest.raises(
+        OutOfRange, match=r"dimensions must be at most 2000 with vector_index=True.*\(got 2001\)"
+    ):
+        create_table(pool, PostgresTable(name="wide"), dimensions=2001)
+    create_table(pool, PostgresTable(name="wide"), dimensions=2001, vector_index=False)  # a column only
 
 
 @pytest.mark.parametrize("match", ["any", "all"])

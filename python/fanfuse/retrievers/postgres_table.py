@@ -23,7 +23,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from fanfuse.corpus import Document, Fields, as_documents
-from fanfuse.errors import InvalidCorpus, InvalidSetting
+from fanfuse.errors import InvalidCorpus, InvalidSetting, OutOfRange
 from fanfuse.limits import check_int, optional_int
 from fanfuse.retrievers.dense import document_text
 
@@ -36,6 +36,9 @@ __all__ = ["PostgresTable", "create_table", "embed_texts", "load_documents", "ve
 # at most 63 bytes (longer names are silently truncated by the server).
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
+
+# The most dimensions pgvector's HNSW index takes on a `vector` column (the column itself: 16,000).
+HNSW_DIMENSIONS = 2000
 
 
 def check_identifier(value: object, what: str) -> str:
@@ -114,6 +117,11 @@ def create_table(
     """
     table = table or PostgresTable()
     dimensions = optional_int("vector_dimensions", dimensions)
+    if dimensions is not None and vector_index and dimensions > HNSW_DIMENSIONS:
+        raise OutOfRange(
+            f"dimensions must be at most {HNSW_DIMENSIONS} with vector_index=True, pgvector's most for an "
+            f"HNSW index; pass vector_index=False for a wider column (got {dimensions})"
+        )
     names = {
         role: table.column(role) for role in ("id", "title", "text", "metadata", "tsvector", "embedding")
     }
