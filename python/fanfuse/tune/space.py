@@ -1,7 +1,8 @@
 """What `tune` searches for a fusion method: its parameters, their levels, and the configurations.
 
-Which parameters a method has is the core's table (`METHOD_PARAMETERS`), never listed here. The core
-also checks every level given (its ranges are its own) on a small probe before any work starts.
+Which parameters a method has is the core's table (`METHOD_PARAMETERS`), never listed here. Every level
+given is checked by its row of `fanfuse.limits` before any work starts: for a fusion or training
+option, the core's range (tests/test_limits.py and tests/test_api_numbers.py hold the core to it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from fanfuse._core import (
     NORMS,
     TRAINED_METHODS,
     FusionError,
-    Qrels,
     Run,
 )
 from fanfuse.limits import LIMITS, check_choice, check_float, check_int
@@ -63,8 +63,6 @@ def method_parameters(method: str) -> tuple[str, ...]:
     return tuple(option.parameter for option in OPTIONS if option.parameter in has)
 
 
-# Training options have no parser of their own in the core: a level it refuses is refused by
-# training on one judged query, before any work starts.
 @dataclass
 class Space:
     """The levels searched per parameter (in `OPTIONS` order), and the method's other parameters."""
@@ -88,9 +86,7 @@ class Space:
         )
 
 
-def search_space(
-    method: str, runs: Sequence[Run], qrels: Qrels, given: dict[str, Iterable[Any] | None]
-) -> Space:
+def search_space(method: str, runs: Sequence[Run], given: dict[str, Iterable[Any] | None]) -> Space:
     """The levels to search for `method`: the given ones (checked) or the defaults of its parameters.
 
     A level list given for a parameter the method does not have is an error naming both."""
