@@ -17,6 +17,7 @@ from typing import Any
 import fanfuse
 import numpy as np
 import pytest
+from fanfuse.report import adjust, compare_scores
 from test_cli_search_options import DOCUMENTS
 
 LISTS = [["a", "b"], ["b", "c"]]
@@ -29,11 +30,11 @@ def embed(texts: list[str]) -> np.ndarray:
 
 
 class Context:
-    def __init__(
-        self, small_runs: dict[str, str], directory: Path, fixture: Callable[[str], Any], cleanups: ExitStack
-    ) -> None:
+    """What the calls share, for one test module; what it opens is closed when the `with` ends."""
+
+    def __init__(self, small_runs: dict[str, str], directory: Path, fixture: Callable[[str], Any]) -> None:
         self.fixture = fixture  # a fixture by name, started only for the calls that need it
-        self.cleanups = cleanups
+        self.cleanups = ExitStack()
         self.postgres: str | None = None  # postgres_database's, once made
         self.tables = 0
         self.paths = [small_runs["run0"], small_runs["run1"]]
@@ -43,6 +44,12 @@ class Context:
         self.directory = directory
         self.index = fanfuse.TantivyRetriever.build(DOCUMENTS, directory / "idx")
         self.dense = fanfuse.DenseRetriever.from_documents(DOCUMENTS, embed)
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanups.close()
 
 
 def search(ctx: Context, **kw: Any) -> Any:
@@ -215,7 +222,7 @@ def postgres_search(ctx: Context, name: str, method: str, **kw: Any) -> Any:
         async with psycopg_pool.AsyncConnectionPool(postgres_database(ctx), min_size=1) as pool:
             return await postgres(ctx, name, pool).search("owls", **kw)
 
-    return asynchronously(search())
+    return asyncio.run(search())
 
 
 def create_table(ctx: Context, **kw: Any) -> Any:
@@ -294,40 +301,34 @@ def dask_fuse(ctx: Context, **kw: Any) -> Any:
     return fanfuse.dask.fuse_runs(ctx.paths, **kw).compute()
 
 
+# The method whose parameter a level list searches (rrf for the rest).
+LEVELS_OF = {"segment_counts": "probfuse", "windows": "slidefuse", "phis": "rbc", "sigmas": "logn_isr"}
+LEVELS_OF |= {"gammas": "combgmnz"}
+
+
 def tune(ctx: Context, **kw: Any) -> Any:
     from fanfuse.tune import tune as tune_runs
 
-    method = "probfuse" if {"segment_counts", "windows"} & set(kw) else "rrf"
-    if "windows" in kw:
-        method = "slidefuse"
-    for levels in ("phis", "sigmas", "gammas"):
-        if levels in kw:
-            method = {"phis": "rbc", "sigmas": "logn_isr", "gammas": "combgmnz"}[levels]
+    method = next((m for levels, m in LEVELS_OF.items() if levels in kw), "rrf")
     folds = kw.pop("folds", 3)  # a trained method trains without two folds
     return tune_runs(ctx.runs, ctx.qrels, method=method, metric="ndcg@10", folds=folds, **kw)
 
 
-def asynchronously(call: Any) -> Any:
-    return asyncio.run(call)
-
-
 SUBPACKAGE_CALLS: dict[str, Callable[..., Any]] = {
     "dask.fuse_runs": dask_fuse,
-    "multiquery.Expander.aexpand": lambda ctx, **kw: asynchronously(OneVariant().aexpand("owls", **kw)),
+    "multiquery.Expander.aexpand": lambda ctx, **kw: asyncio.run(OneVariant().aexpand("owls", **kw)),
     "multiquery.CombinedExpander.expand": lambda ctx, **kw: fanfuse.multiquery.CombinedExpander(
         [fanfuse.HeuristicExpander()]
     ).expand("owls at night", **kw),
-    "multiquery.CombinedExpander.aexpand": lambda ctx, **kw: asynchronously(
+    "multiquery.CombinedExpander.aexpand": lambda ctx, **kw: asyncio.run(
         fanfuse.multiquery.CombinedExpander([fanfuse.HeuristicExpander()]).aexpand("owls at night", **kw)
     ),
     "multiquery.FeedbackExpander.__init__": feedback,
     "multiquery.FeedbackExpander.expand": lambda ctx, **kw: feedback(ctx).expand("owls", **kw),
-    "multiquery.FeedbackExpander.aexpand": lambda ctx, **kw: asynchronously(
-        feedback(ctx).aexpand("owls", **kw)
-    ),
+    "multiquery.FeedbackExpander.aexpand": lambda ctx, **kw: asyncio.run(feedback(ctx).aexpand("owls", **kw)),
     "multiquery.HistoryExpander.__init__": lambda ctx, **kw: history(**kw),
     "multiquery.HistoryExpander.expand": lambda ctx, **kw: history().expand("what do they eat", **kw),
-    "multiquery.HistoryExpander.aexpand": lambda ctx, **kw: asynchronously(
+    "multiquery.HistoryExpander.aexpand": lambda ctx, **kw: asyncio.run(
         history().aexpand("what do they eat", **kw)
     ),
     "multiquery.HistoryExpander.joined_variant": lambda ctx, **kw: history().joined_variant(
@@ -340,12 +341,8 @@ SUBPACKAGE_CALLS: dict[str, Callable[..., Any]] = {
     "multiquery.MultiQueryConfig.from_env": lambda ctx, **kw: fanfuse.multiquery.MultiQueryConfig.from_env(
         {}, **kw
     ),
-    "report.compare_scores": lambda ctx, **kw: __import__("fanfuse.report").report.compare_scores(
-        run_scores(ctx), ["ndcg@10"], **kw
-    ),
-    "report.adjust": lambda ctx, **kw: __import__("fanfuse.report").report.adjust(
-        kw.get("p_values", [0.5, 0.01]), "holm"
-    ),
+    "report.compare_scores": lambda ctx, **kw: compare_scores(run_scores(ctx), ["ndcg@10"], **kw),
+    "report.adjust": lambda ctx, **kw: adjust(kw.get("p_values", [0.5, 0.01]), "holm"),
     "retrievers.DenseFeedback.__init__": dense_feedback,
     "retrievers.DenseFeedback.search": lambda ctx, **kw: dense_feedback(ctx).search("owls", **kw),
     "retrievers.DenseFeedback.search_batch": lambda ctx, **kw: dense_feedback(ctx).search_batch(
@@ -356,19 +353,19 @@ SUBPACKAGE_CALLS: dict[str, Callable[..., Any]] = {
     "retrievers.postgres.create_table": create_table,
     "retrievers.postgres.load_documents": load_documents,
     "integrations.langchain.LangChainRetriever.search": lambda ctx, **kw: langchain().search("owls", **kw),
-    "integrations.langchain.AsyncLangChainRetriever.search": lambda ctx, **kw: asynchronously(
+    "integrations.langchain.AsyncLangChainRetriever.search": lambda ctx, **kw: asyncio.run(
         langchain(asynchronous=True).search("owls", **kw)
     ),
     "integrations.llamaindex.LlamaIndexRetriever.search": lambda ctx, **kw: llamaindex().search("owls", **kw),
-    "integrations.llamaindex.AsyncLlamaIndexRetriever.search": lambda ctx, **kw: asynchronously(
+    "integrations.llamaindex.AsyncLlamaIndexRetriever.search": lambda ctx, **kw: asyncio.run(
         llamaindex(asynchronous=True).search("owls", **kw)
     ),
     "integrations.haystack.HaystackRetriever.search": lambda ctx, **kw: haystack().search("owls", **kw),
-    "integrations.haystack.AsyncHaystackRetriever.search": lambda ctx, **kw: asynchronously(
+    "integrations.haystack.AsyncHaystackRetriever.search": lambda ctx, **kw: asyncio.run(
         haystack(asynchronous=True).search("owls", **kw)
     ),
     "integrations.haystack.FanfuseRetriever.run": lambda ctx, **kw: haystack_component(ctx).run("owls", **kw),
-    "integrations.haystack.FanfuseRetriever.run_async": lambda ctx, **kw: asynchronously(
+    "integrations.haystack.FanfuseRetriever.run_async": lambda ctx, **kw: asyncio.run(
         haystack_component(ctx).run_async("owls", **kw)
     ),
 }

@@ -17,7 +17,6 @@ import math
 import pkgutil
 import re
 from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -317,8 +316,8 @@ def taken(limit: Limit) -> int | float:
 def context(
     small_runs: dict[str, str], tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[Context]:
-    with ExitStack() as cleanups:
-        yield Context(small_runs, tmp_path_factory.mktemp("api-numbers"), request.getfixturevalue, cleanups)
+    with Context(small_runs, tmp_path_factory.mktemp("api-numbers"), request.getfixturevalue) as context:
+        yield context
 
 
 @pytest.mark.parametrize(("entry", "param", "value", "error", "named"), list(cases()))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +88,8 @@ def api_cases() -> Iterator[Any]:
 def context(
     small_runs: dict[str, str], tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[Context]:
-    with ExitStack() as cleanups:
-        yield Context(small_runs, tmp_path_factory.mktemp("number-costs"), request.getfixturevalue, cleanups)
+    with Context(small_runs, tmp_path_factory.mktemp("number-costs"), request.getfixturevalue) as context:
+        yield context
 
 
 @pytest.mark.parametrize(("entry", "param", "value"), list(api_cases()))
