@@ -4,8 +4,12 @@ its refusals, and a scan of the package for a check written by hand instead."""
 from __future__ import annotations
 
 import ast
+import importlib
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import fanfuse
 import pytest
@@ -72,3 +76,116 @@ def test_the_scan_finds_a_check_written_by_hand(tmp_path: Path, monkeypatch: pyt
     )
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path)
     assert hand_written_choices() == ["mine.py:4"]
+
+
+# Functions that take any str to check it (the Literal is what they return), by the module that
+# defines them and the names they accept: a call of one is a check like `check_choice`'s.
+CHECKERS = {
+    "check_strategy": "fanfuse.multiquery.expand.llm_prompts.STRATEGIES",
+    "named_reranker": "fanfuse.multiquery.mmr.RERANKS",
+}
+# Checked parameters that stay `str`, each with the reason.
+NOT_TYPED = {
+    ("multiquery/expand/llm.py", "_asked", "strategy"): "the Expander protocol's: any expander's own name",
+    ("multiquery/retriever.py", "__init__", "strategy"): "the Expander protocol's: any expander's own name",
+    ("tune/space.py", "method_parameters", "method"): "a fusion method: the core's names, typed by _core.pyi",
+}
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A parameter a check of a named choice reads: in `function` of `file`, the names `accepted`
+    (source text, evaluated in the file's module)."""
+
+    file: str
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    parameter: str
+    accepted: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.file, self.function.name, self.parameter)
+
+    def module(self) -> dict[str, Any]:
+        dotted = self.file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        return vars(importlib.import_module(f"fanfuse.{dotted}"))
+
+
+def checked_parameters() -> list[Checked]:
+    """Each check of a named choice whose value is a parameter of the function around it: a
+    `check_choice` call, or a call of a checker."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or function.name in CHECKERS:
+                continue
+            parameters = {a.arg for a in [*function.args.args, *function.args.kwonlyargs]}
+            for call in ast.walk(function):
+                if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                    continue
+                if call.func.id == "check_choice":
+                    value, accepted = call.args[1], ast.unparse(call.args[2])
+                elif call.func.id in CHECKERS:
+                    value, accepted = call.args[0], CHECKERS[call.func.id]
+                else:
+                    continue
+                if isinstance(value, ast.Name) and value.id in parameters:
+                    found.append(Checked(relative, function, value.id, accepted))
+    return found
+
+
+def literal_names(annotation: object) -> tuple[object, ...] | None:
+    """The names of a `Literal[...]` annotation, `| None` allowed; None for anything else."""
+    members = [annotation]
+    if get_origin(annotation) in (Union, UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+    if len(members) == 1 and get_origin(members[0]) is Literal:
+        return get_args(members[0])
+    return None
+
+
+def test_the_scan_finds_the_checked_parameters() -> None:
+    found = {checked.key for checked in checked_parameters()}
+    assert ("multiquery/expand/llm.py", "__init__", "fallback") in found
+    assert ("index_retriever.py", "open_index", "rerank") in found  # through a checker
+    assert set(NOT_TYPED) <= found, "an exemption no longer names a checked parameter"
+
+
+def test_every_checked_parameter_is_typed_as_its_names() -> None:
+    """A parameter a choice check reads is a `Literal` of exactly the names it accepts, in their order:
+    a type checker then refuses a misspelled name before it runs, and every caller that passes one
+    on must be typed the same way (mypy refuses a `str` there)."""
+    wrong = []
+    for checked in checked_parameters():
+        if checked.key in NOT_TYPED:
+            continue
+        try:
+            namespace = checked.module()
+        except ImportError:  # an optional extra this environment lacks: checked where it is installed
+            continue
+        if "." in checked.accepted and checked.accepted.startswith("fanfuse."):
+            home, _, name = checked.accepted.rpartition(".")
+            accepted = tuple(getattr(importlib.import_module(home), name))
+        else:
+            try:
+                accepted = tuple(eval(checked.accepted, namespace))
+            except NameError:  # a list of names the type cannot be checked against
+                wrong.append(
+                    f"{checked.file}:{checked.function.lineno} {checked.accepted} is not a module's name"
+                )
+                continue
+        argument = next(
+            a
+            for a in [*checked.function.args.args, *checked.function.args.kwonlyargs]
+            if a.arg == checked.parameter
+        )
+        annotation = (
+            None if argument.annotation is None else eval(ast.unparse(argument.annotation), namespace)
+        )
+        if literal_names(annotation) != accepted:
+            line = f"{checked.file}:{checked.function.lineno}"
+            wrong.append(
+                f"{line} {checked.function.name}({checked.parameter}: {annotation}) accepts {accepted}"
+            )
+    assert wrong == []

@@ -48,7 +48,7 @@ from fanfuse.multiquery import (
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.multiquery.expand.history import HistoryExpander
 from fanfuse.multiquery.fusion import takes_weights
-from fanfuse.multiquery.mmr import named_reranker
+from fanfuse.multiquery.mmr import RerankName, named_reranker
 from fanfuse.multiquery.plain_text import PlainTextQueries
 from fanfuse.retrievers.dense import DenseRetriever
 from fanfuse.retrievers.dense_feedback import DenseFeedback
@@ -81,7 +81,7 @@ def open_index(
     dense: bool | None = None,
     encoder: PassageEncoder | None = None,
     progress: Callable[[int], None] | None = None,
-    rerank: str | None = None,
+    rerank: RerankName | None = None,
     mmr_lambda: float | None = None,
     **overrides: Any,
 ) -> MultiQueryRetriever:

@@ -2,7 +2,9 @@
 means; the bounds of one request to `fanfuse serve`; and `check_choice`, the one check of a named
 choice (a strategy, a format, a role): a str that is not one of the names is refused by the error
 the caller names (``InvalidSetting`` by default), anything else is a ``TypeError``, each message
-``{name} must be one of a, b (got ...)``.
+``{name} must be one of a, b (got ...)``. The parameter it reads is typed as a ``Literal`` of the
+names (``Pooling = Literal["mean", "cls"]``, the names' tuple taken from it), so that a type checker
+refuses a misspelled name before anything runs.
 
 Each entry point derives its checks from here, so that a range is written once:
 
@@ -36,6 +38,7 @@ import numbers
 import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from fanfuse._core import FusionError
 from fanfuse.errors import InvalidSetting, OutOfRange
@@ -268,14 +271,19 @@ def check_float(key: str, value: object, name: str | None = None) -> float:
     return float(_row(key, float).check(value, name))
 
 
+_Choice = TypeVar("_Choice", bound=str)
+
+
 def check_choice(
-    name: str, value: object, accepted: Iterable[str], error: type[Exception] = InvalidSetting
-) -> str:
-    """`value` if it is one of the names `accepted`; else `error` (a str not among them) or
-    TypeError (not a str), naming `name` and listing the names."""
+    name: str, value: object, accepted: Iterable[_Choice], error: type[Exception] = InvalidSetting
+) -> _Choice:
+    """`value` if it is one of the names `accepted` (typed as they are: a ``Literal`` of them is
+    what the caller's parameter declares); else `error` (a str not among them) or TypeError (not a
+    str), naming `name` and listing the names."""
     names = tuple(accepted)
-    if isinstance(value, str) and value in names:
-        return value
+    for known in names:
+        if isinstance(value, str) and value == known:
+            return known
     got = repr(value) if isinstance(value, str) else type(value).__name__
     refusal = error if isinstance(value, str) else TypeError
     raise refusal(f"{name} must be one of {', '.join(names)} (got {got})")

@@ -8,7 +8,7 @@ cannot miss the check, and the tests enumerate the marked options of every parse
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Literal, get_args
 
 from fanfuse.limits import check_choice
 from fanfuse.output_guard import check_paths
@@ -17,7 +17,8 @@ INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
 ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
 # What an input option reads, for the tests that build one of each: a run, qrels, a JSONL corpus,
 # a saved model, an index directory, a conversation (`--history`).
-KINDS = ("run", "qrels", "corpus", "model", "index", "history")
+Kind = Literal["run", "qrels", "corpus", "model", "index", "history"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
 _ROLE = "fanfuse_path_role"
 _KIND = "fanfuse_path_kind"
 
@@ -29,7 +30,7 @@ def _add(container: Any, flags: tuple[str, ...], role: str, kind: str, **kwargs:
     return action
 
 
-def add_input(container: Any, *flags: str, kind: str, **kwargs: Any) -> argparse.Action:
+def add_input(container: Any, *flags: str, kind: Kind, **kwargs: Any) -> argparse.Action:
     """An option (or positional) naming files the command reads; `kind` is one of KINDS."""
     return _add(container, flags, INPUT, check_choice("kind", kind, KINDS), **kwargs)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -28,10 +28,11 @@ from fanfuse.limits import check_choice, check_float
 from fanfuse.multiquery.diagnostics import FusedHit
 from fanfuse.retrievers.dense import DenseRetriever
 
-__all__ = ["DEFAULT_MMR_LAMBDA", "RERANKS", "MaximalMarginalRelevance", "named_reranker"]
+__all__ = ["DEFAULT_MMR_LAMBDA", "RERANKS", "MaximalMarginalRelevance", "RerankName", "named_reranker"]
 
 #: The rerankers a search may ask for by name.
-RERANKS = ("mmr",)
+RerankName = Literal["mmr"]
+RERANKS: tuple[RerankName, ...] = get_args(RerankName)
 # Relevance's weight: at 0.9 only a near-copy of a hit already taken gives up its place, the one
 # setting that lost nothing measurable on MT-RAG (docs/mtrag-retrieval.md, "Diversity").
 DEFAULT_MMR_LAMBDA = 0.9

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, get_args
 
 from fanfuse._core import (
     FusionError,
@@ -38,22 +38,33 @@ from fanfuse.errors import OutOfRange, TooFewQueries
 from fanfuse.limits import check_choice, check_float, check_int
 from fanfuse.report import plot as report_plot
 from fanfuse.report import rendering as report_format
-from fanfuse.report.data import TEST_NAMES, Comparison, ReportData
+from fanfuse.report.data import TEST_NAMES, Comparison, Correction, ReportData, TestName
+from fanfuse.report.rendering import FORMATS, ReportFormat
 from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
-__all__ = ["CORRECTIONS", "FORMATS", "TESTS", "Report", "adjust", "compare", "compare_scores"]
+__all__ = [
+    "CORRECTIONS",
+    "FORMATS",
+    "TESTS",
+    "Correction",
+    "Report",
+    "ReportFormat",
+    "TestName",
+    "adjust",
+    "compare",
+    "compare_scores",
+]
 
-TESTS = tuple(TEST_NAMES)  # the tests offered, in the order the help lists them
-CORRECTIONS = ("none", "bonferroni", "holm")
-FORMATS = ("table", "markdown", "latex", "csv", "json")
+TESTS: tuple[TestName, ...] = tuple(TEST_NAMES)  # in the order the help lists them
+CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
 
 
 class Report(ReportData):
     """The outcome of :func:`compare`: means per run and metric, and one :class:`Comparison` per
     non-baseline run and metric."""
 
-    def render(self, form: str = "table") -> str:
+    def render(self, form: ReportFormat = "table") -> str:
         return report_format.render(self, form)
 
     def to_table(self) -> str:
@@ -86,8 +97,8 @@ def compare(
     metrics: Sequence[str] = DEFAULT_METRICS,
     *,
     baseline: int = 0,
-    test: str = "t",
-    correction: str = "holm",
+    test: TestName = "t",
+    correction: Correction = "holm",
     alpha: float = 0.05,
     names: Sequence[str] | None = None,
     iterations: int = 10_000,
@@ -116,8 +127,8 @@ def compare_scores(
     metrics: Sequence[str],
     *,
     baseline: int = 0,
-    test: str = "t",
-    correction: str = "holm",
+    test: TestName = "t",
+    correction: Correction = "holm",
     alpha: float = 0.05,
     iterations: int = 10_000,
     seed: int = 0,
@@ -132,15 +143,15 @@ class _Options(NamedTuple):
     """The options of a comparison, checked together (by :func:`compare` before it reads any run)."""
 
     baseline: int
-    test: str
-    correction: str
+    test: TestName
+    correction: Correction
     alpha: float
     iterations: int
     seed: int
 
 
 def _options(
-    runs: int, baseline: int, test: str, correction: str, alpha: float, iterations: int, seed: int
+    runs: int, baseline: int, test: TestName, correction: Correction, alpha: float, iterations: int, seed: int
 ) -> _Options:
     check_choice("test", test, TESTS, FusionError)
     check_choice("correction", correction, CORRECTIONS, FusionError)
@@ -187,7 +198,7 @@ _Raw = tuple[int, str, tuple[list[float], list[float]], float, float]
 
 
 def _raw_comparisons(
-    scores: list[RunScores], metrics: list[str], baseline: int, test: str, iterations: int, seed: int
+    scores: list[RunScores], metrics: list[str], baseline: int, test: TestName, iterations: int, seed: int
 ) -> list[_Raw]:
     """(run index, metric, (run values, baseline values) on shared queries, statistic, p) per
     non-baseline run and metric, runs outer, metrics inner."""
@@ -242,7 +253,7 @@ def _tukey(
     return out
 
 
-def adjust(p_values: Sequence[float], correction: str) -> list[float]:
+def adjust(p_values: Sequence[float], correction: Correction) -> list[float]:
     """Adjusted p-values of one family: Bonferroni (p * n, at most 1) or Holm's step-down
     (the k-th smallest times n - k + 1, made non-decreasing, at most 1); "none" leaves them."""
     check_choice("correction", correction, CORRECTIONS, FusionError)

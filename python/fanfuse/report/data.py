@@ -4,10 +4,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from fanfuse.run_scores import RunScores
 
-TEST_NAMES = {
+#: The paired tests a comparison offers, in the order the help lists them.
+TestName = Literal["t", "fisher", "wilcoxon", "tukey"]
+#: How the p-values of one family are adjusted for multiple comparisons.
+Correction = Literal["none", "bonferroni", "holm"]
+TEST_NAMES: dict[TestName, str] = {
     "t": "two-sided paired Student t-test",
     "fisher": "two-sided paired randomization (Fisher) test",
     "wilcoxon": "two-sided Wilcoxon signed-rank test",
@@ -52,8 +57,8 @@ class ReportData:
     metrics: list[str]
     scores: list[RunScores]
     baseline: int
-    test: str
-    correction: str
+    test: TestName
+    correction: Correction
     alpha: float
     comparisons: list[Comparison]
 

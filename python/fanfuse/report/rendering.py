@@ -9,10 +9,14 @@ import io
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from fanfuse.limits import check_choice
 from fanfuse.report.data import ReportData
+
+#: The renderings of a report, each a method of ``Report`` too (``to_markdown``, ...).
+ReportFormat = Literal["table", "markdown", "latex", "csv", "json"]
+FORMATS: tuple[ReportFormat, ...] = get_args(ReportFormat)
 
 CSV_FIELDS = (
     "run",
@@ -31,16 +35,9 @@ CSV_FIELDS = (
 )
 
 
-def render(report: ReportData, form: str) -> str:
-    """`report` as `form`, one of fanfuse.report.FORMATS."""
-    renderers: dict[str, Callable[[ReportData], str]] = {
-        "table": _table,
-        "markdown": _markdown,
-        "latex": _latex,
-        "csv": _csv,
-        "json": lambda r: json.dumps(as_dict(r), indent=2, ensure_ascii=False) + "\n",
-    }
-    return renderers[check_choice("format", form, renderers)](report)
+def render(report: ReportData, form: ReportFormat) -> str:
+    """`report` as `form`, one of `FORMATS`."""
+    return _RENDERERS[check_choice("format", form, FORMATS)](report)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -215,3 +212,16 @@ def _csv(report: ReportData) -> str:
                 ]
             )
     return out.getvalue()
+
+
+def _json(report: ReportData) -> str:
+    return json.dumps(as_dict(report), indent=2, ensure_ascii=False) + "\n"
+
+
+_RENDERERS: dict[ReportFormat, Callable[[ReportData], str]] = {
+    "table": _table,
+    "markdown": _markdown,
+    "latex": _latex,
+    "csv": _csv,
+    "json": _json,
+}

@@ -20,7 +20,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,9 @@ from fanfuse.errors import InvalidEncoder, MissingExtra, OutOfRange
 from fanfuse.limits import LIMITS, check_choice, check_int, optional_int
 
 EMBED_EXTRA = "pip install 'fanfuse[embed]'"
-POOLINGS = ("mean", "cls")
+#: How token vectors become one: their mean over the attention mask, or the first token's (CLS).
+Pooling = Literal["mean", "cls"]
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 # Where Hugging Face repositories and sentence-transformers exports keep the graph.
 _MODEL_FILES = ("model.onnx", "onnx/model.onnx")
 _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
@@ -72,7 +74,7 @@ class OnnxEncoder:
         *,
         tokenizer: str | os.PathLike[str] | None = None,
         name: str | None = None,
-        pooling: str | None = None,
+        pooling: Pooling | None = None,
         normalize: bool = True,
         query_prefix: str = "",
         passage_prefix: str = "",
@@ -203,7 +205,7 @@ class OnnxEncoder:
 
 
 def _check_options(
-    pooling: str | None,
+    pooling: Pooling | None,
     max_length: int,
     batch_size: int,
     threads: int | None,
@@ -285,7 +287,7 @@ def _tokenizer_file(model_file: Path, tokenizer: str | os.PathLike[str] | None) 
     )
 
 
-def _configured_pooling(model_file: Path) -> str | None:
+def _configured_pooling(model_file: Path) -> Pooling | None:
     """The pooling a sentence-transformers export declares in `1_Pooling/config.json`, if any."""
     config = _model_root(model_file) / "1_Pooling" / "config.json"
     if not config.is_file():

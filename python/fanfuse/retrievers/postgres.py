@@ -21,7 +21,7 @@ import inspect
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 from psycopg import sql
@@ -41,8 +41,10 @@ from fanfuse.retrievers.postgres_table import (
 )
 
 __all__ = [
+    "MATCH_MODES",
     "AsyncPgvectorRetriever",
     "AsyncPostgresFullTextRetriever",
+    "Match",
     "PgvectorRetriever",
     "PostgresFullTextRetriever",
     "PostgresTable",
@@ -50,7 +52,9 @@ __all__ = [
     "load_documents",
 ]
 
-MATCH_MODES = ("any", "all")
+#: Whether a full-text search needs any of the query's words or all of them.
+Match = Literal["any", "all"]
+MATCH_MODES: tuple[Match, ...] = get_args(Match)
 # The most query pieces (words, phrases) one statement sends: each is a parsed expression of the
 # statement, and thousands of them exceed the server's stack depth (StatementTooComplex). A longer
 # query is searched by its first distinct pieces, the positive ones before the negated ones.
@@ -133,7 +137,7 @@ def _hits(rows: Sequence[tuple[Any, ...]]) -> list[Hit]:
 class _FullText:
     """The full-text statement of one search; the sync and async retrievers only run it."""
 
-    def __init__(self, table: PostgresTable | None, match: str, normalization: int, name: str) -> None:
+    def __init__(self, table: PostgresTable | None, match: Match, normalization: int, name: str) -> None:
         self.match = check_choice("match", match, MATCH_MODES)
         self.table = table or PostgresTable()
         self.normalization = check_int("normalization", normalization)
@@ -210,7 +214,7 @@ class PostgresFullTextRetriever(_FullText):
         pool: ConnectionPool,
         table: PostgresTable | None = None,
         *,
-        match: str = "any",
+        match: Match = "any",
         normalization: int = 4,
         name: str = "postgres-text",
     ) -> None:
@@ -234,7 +238,7 @@ class AsyncPostgresFullTextRetriever(_FullText):
         pool: AsyncConnectionPool,
         table: PostgresTable | None = None,
         *,
-        match: str = "any",
+        match: Match = "any",
         normalization: int = 4,
         name: str = "postgres-text",
     ) -> None:

@@ -22,10 +22,10 @@ from fanfuse._core import RUN_FILE_TOP_K, FusionError, Qrels, Run, randomization
 from fanfuse.errors import TooFewQueries
 from fanfuse.limits import check_int, optional_int
 from fanfuse.tune.scores import FoldScores
-from fanfuse.tune.search import chosen_search, coordinate_search, grid_search
+from fanfuse.tune.search import Search, chosen_search, coordinate_search, grid_search
 from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, check_numbers, search_space
 
-__all__ = ["DEFAULT_KS", "DEFAULT_WEIGHTS", "Config", "FoldResult", "TuneReport", "tune"]
+__all__ = ["DEFAULT_KS", "DEFAULT_WEIGHTS", "Config", "FoldResult", "Search", "TuneReport", "tune"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class FoldResult:
 class TuneReport:
     method: str
     metric: str
-    search: str  # "grid" or "coordinate" ("grid" with one configuration when nothing is searched)
+    search: Search  # "grid" or "coordinate" ("grid" with one configuration when nothing is searched)
     levels: dict[str, list[Any]]  # the levels searched per parameter
     fusions: int  # configurations fused and evaluated (per fold model for trained methods)
     folds: list[FoldResult]
@@ -84,7 +84,7 @@ def tune(
     norms: Iterable[str] | None = None,
     segment_counts: Iterable[int] | None = None,
     windows: Iterable[int] | None = None,
-    search: str = "auto",
+    search: Search = "auto",
     folds: int = 5,
     seed: int = 0,
     top_k: int | None = RUN_FILE_TOP_K,

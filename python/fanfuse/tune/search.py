@@ -6,12 +6,14 @@ of the best score; ties keep the earlier configuration, so a search is determini
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_args
 
 from fanfuse.limits import check_choice
 from fanfuse.tune.space import Space, weight_key
 
-SEARCHES = ("auto", "grid", "coordinate")
+#: How the space is searched: the full grid, coordinate ascent, or (auto) the grid while it is small.
+Search = Literal["auto", "grid", "coordinate"]
+SEARCHES: tuple[Search, ...] = get_args(Search)
 # `auto` searches the full grid up to this many configurations (3 runs of RRF with the default
 # levels: 406), coordinate ascent beyond.
 GRID_LIMIT = 1000
@@ -22,7 +24,7 @@ Params = dict[str, Any]
 Score = Callable[[Params], float]
 
 
-def chosen_search(search: str, space: Space) -> str:
+def chosen_search(search: Search, space: Space) -> Search:
     """`grid` or `coordinate`: `auto` is the grid while it holds at most `GRID_LIMIT` configurations."""
     check_choice("search", search, SEARCHES)
     if search == "auto":

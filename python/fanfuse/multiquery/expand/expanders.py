@@ -15,7 +15,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from fanfuse.limits import check_choice
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
@@ -25,6 +25,7 @@ from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
 __all__ = [
     "CallableExpander",
     "CombinedExpander",
+    "DefaultOperator",
     "Expander",
     "Expansion",
     "HeuristicExpander",
@@ -171,7 +172,9 @@ def _check_call(kwargs: dict[str, Any], reads_history: bool) -> None:
         kwargs.pop("history", None)
 
 
-DEFAULT_OPERATORS = ("or", "and")
+#: How a backend combines the words of a plain query (``HeuristicExpander``'s ``default_operator``).
+DefaultOperator = Literal["or", "and"]
+DEFAULT_OPERATORS: tuple[DefaultOperator, ...] = get_args(DefaultOperator)
 
 
 class HeuristicExpander(Expander):
@@ -195,7 +198,7 @@ class HeuristicExpander(Expander):
         max_variants: int = DEFAULT_MAX_VARIANTS,
         *,
         stopwords: Iterable[str] | None = None,
-        default_operator: str = "or",
+        default_operator: DefaultOperator = "or",
     ):
         self.max_variants = check_max_variants(max_variants)
         self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)

@@ -33,7 +33,7 @@ import os
 import time
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from fanfuse._panics import is_failure
 from fanfuse.errors import InvalidSetting
@@ -51,14 +51,22 @@ from fanfuse.multiquery.expand.llm_clients import DEFAULT_TEMPERATURE, ChatClien
 from fanfuse.multiquery.expand.llm_deadline import await_by, awaited, call_by, call_by_async, outcome
 from fanfuse.multiquery.expand.llm_http import MAX_ANSWER_BYTES, Endpoint, HTTPFailure, TooLarge
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, parse_passage, parse_variants
-from fanfuse.multiquery.expand.llm_prompts import PROMPT_ROLES, STRATEGIES, check_strategy, messages
+from fanfuse.multiquery.expand.llm_prompts import (
+    PROMPT_ROLES,
+    STRATEGIES,
+    StrategyName,
+    check_strategy,
+    messages,
+)
 from fanfuse.multiquery.expand.llm_redact import MIN_FRAGMENT, Redactor, shown
 
-__all__ = ["STRATEGIES", "LLMExpander", "check_strategy"]
+__all__ = ["FALLBACKS", "STRATEGIES", "Fallback", "LLMExpander", "StrategyName", "check_strategy"]
 
 logger = logging.getLogger("fanfuse.multiquery")
 
-FALLBACKS = ("heuristic", "original")
+#: What a failed request gives: the heuristic variants, or the original query alone.
+Fallback = Literal["heuristic", "original"]
+FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Longest fallback reason kept (the server's text in it is clipped, not the whole answer).
 _REASON_LIMIT = 300
@@ -70,7 +78,7 @@ class _Asked:
 
     query: str
     max_variants: int
-    strategy: str
+    strategy: StrategyName
     history: History
     wanted: int
     messages: list[dict[str, str]]
@@ -110,14 +118,14 @@ class LLMExpander(Expander):
         base_url: str | None = None,
         model: str | None = None,
         api_key: str | None = None,
-        strategy: str = "paraphrase",
+        strategy: StrategyName = "paraphrase",
         *,
         client: object | None = None,
         instructions: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
         timeout: float = 8.0,
-        fallback: str = "heuristic",
+        fallback: Fallback = "heuristic",
         extra_body: Mapping[str, Any] | None = None,
         environ: Mapping[str, str] | None = None,
     ):

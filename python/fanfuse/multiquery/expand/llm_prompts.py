@@ -1,7 +1,8 @@
 """What ``LLMExpander`` asks a chat model for: one entry per strategy, and the messages of a request.
 
-``STRATEGIES`` is the one list of strategy names: ``LLMExpander(strategy=...)``, ``search(...,
-strategy=...)``, ``fanfuse search --strategy`` and the service's ``strategy`` field all take its keys.
+``StrategyName`` is the one list of strategy names, and ``STRATEGIES`` has an entry for each:
+``LLMExpander(strategy=...)``, ``search(..., strategy=...)``, ``fanfuse search --strategy`` and the
+service's ``strategy`` field all take them.
 
 Given the conversation before the question (``history``), every strategy reads it: the earlier user
 and assistant turns are written into the request above the question, and the model is told to resolve
@@ -16,11 +17,14 @@ searched only by the retrievers that read plain text (the dense side), never by 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from fanfuse.limits import check_choice
 from fanfuse.multiquery.conversation import History
 
-__all__ = ["PROMPT_ROLES", "STRATEGIES", "Strategy", "check_strategy", "messages"]
+__all__ = ["PROMPT_ROLES", "STRATEGIES", "Strategy", "StrategyName", "check_strategy", "messages"]
+
+StrategyName = Literal["paraphrase", "entity", "stepback", "decompose", "condense", "hyde"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +38,7 @@ class Strategy:
     needs_history: bool = False
 
 
-STRATEGIES: dict[str, Strategy] = {
+STRATEGIES: dict[StrategyName, Strategy] = {
     "paraphrase": Strategy(
         "Rewrite the search query in {n} different ways that keep its meaning exactly: "
         "use synonyms, other word order and other phrasing."
@@ -68,12 +72,12 @@ _ROLE_NAMES = {"user": "User", "assistant": "Assistant"}
 PROMPT_ROLES = tuple(_ROLE_NAMES)
 
 
-def check_strategy(strategy: str) -> str:
+def check_strategy(strategy: object) -> StrategyName:
     return check_choice("strategy", strategy, STRATEGIES)
 
 
 def messages(
-    strategy: str, query: str, history: History, n: int, instructions: str | None
+    strategy: StrategyName, query: str, history: History, n: int, instructions: str | None
 ) -> list[dict[str, str]]:
     """The chat messages asking for ``n`` variants of ``query`` (one passage for ``hyde``)."""
     chosen = STRATEGIES[strategy]
