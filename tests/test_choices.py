@@ -152,6 +152,19 @@ def test_the_scan_finds_the_checked_parameters() -> None:
     assert set(NOT_TYPED) <= found, "an exemption no longer names a checked parameter"
 
 
+def test_every_check_names_the_parameter_it_reads() -> None:
+    """The refusal's `{name} must be one of ...` names the argument the caller gave."""
+    labels = []
+    for checked in checked_parameters():
+        for call in ast.walk(checked.function):
+            if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "check_choice":
+                label, value = call.args[0], call.args[1]
+                if getattr(value, "id", None) == checked.parameter and isinstance(label, ast.Constant):
+                    labels.append((label.value, checked.parameter))
+    assert labels, "the scan found no check"
+    assert [(label, parameter) for label, parameter in labels if label != parameter] == []
+
+
 def test_every_checked_parameter_is_typed_as_its_names() -> None:
     """A parameter a choice check reads is a `Literal` of exactly the names it accepts, in their order:
     a type checker then refuses a misspelled name before it runs, and every caller that passes one

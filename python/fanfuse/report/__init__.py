@@ -64,8 +64,8 @@ class Report(ReportData):
     """The outcome of :func:`compare`: means per run and metric, and one :class:`Comparison` per
     non-baseline run and metric."""
 
-    def render(self, form: ReportFormat = "table") -> str:
-        return report_format.render(self, form)
+    def render(self, format: ReportFormat = "table") -> str:
+        return report_format.render(self, format)
 
     def to_table(self) -> str:
         return self.render("table")

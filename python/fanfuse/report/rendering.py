@@ -35,9 +35,9 @@ CSV_FIELDS = (
 )
 
 
-def render(report: ReportData, form: ReportFormat) -> str:
-    """`report` as `form`, one of `FORMATS`."""
-    return _RENDERERS[check_choice("format", form, FORMATS)](report)
+def render(report: ReportData, format: ReportFormat) -> str:
+    """`report` in `format`, one of `FORMATS`."""
+    return _RENDERERS[check_choice("format", format, FORMATS)](report)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
