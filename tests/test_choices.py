@@ -88,11 +88,6 @@ CHECKERS = {
 NOT_TYPED = {
     ("multiquery/expand/llm.py", "_asked", "strategy"): "the Expander protocol's: any expander's own name",
     ("multiquery/retriever.py", "__init__", "strategy"): "the Expander protocol's: any expander's own name",
-    (
-        "tune/space.py",
-        "method_parameters",
-        "method",
-    ): "a fusion method: `_core.pyi`'s `_Method | str`, as the core takes it",
 }
 
 

@@ -186,8 +186,16 @@ def test_the_python_modules_import_no_circle() -> None:
 # first, by step of the flow: a unit imports only units of its own layer or below, and two units never
 # import each other. A new folder or top-level module has to be placed here.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the compiled core, the records it builds, and the process plumbing beside it
-    ("fanfuse._core", "fanfuse._contribution", "fanfuse._panics", "fanfuse._cleanups", "fanfuse._renamed"),
+    # the compiled core, the names of its choices as types, the records it builds, and the process
+    # plumbing beside it
+    (
+        "fanfuse._core",
+        "fanfuse.choices",
+        "fanfuse._contribution",
+        "fanfuse._panics",
+        "fanfuse._cleanups",
+        "fanfuse._renamed",
+    ),
     # the fusion options value, over the core's checked options
     ("fanfuse.options",),
     # what every layer raises and checks against: the errors, every number's range, JSON data

@@ -1,47 +1,31 @@
 """Every list of option names has one source, the core's tables (`fanfuse.METHODS`, `fanfuse.NORMS`,
-...): the functions accept exactly those names, and the stub's Literal types, the reference, the CLI,
-the docs and the method tests list the same ones."""
+...): the functions accept exactly those names, and the Literal types of `fanfuse.choices`, the
+reference, the CLI, the docs and the method tests list the same ones."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import fanfuse
 import pytest
-from fanfuse import reference
+from fanfuse import choices, reference
 from fanfuse.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
-STUB = ROOT / "python" / "fanfuse" / "_core.pyi"
 
-# The stub's Literal alias of each option, and the tuple the core exports for it.
+# The Literal type of each option (fanfuse.choices, which the stubs and the package's signatures use),
+# and the tuple the core exports for it.
 LITERALS = {
-    "_Method": fanfuse.METHODS,
-    "_TrainedMethod": fanfuse.TRAINED_METHODS,
-    "_Norm": fanfuse.NORMS,
-    "_TieBreak": fanfuse.TIE_BREAKS,
-    "_Duplicates": fanfuse.DUPLICATE_POLICIES,
-    "_RankFrom": fanfuse.RANK_SOURCES,
-    "_Format": fanfuse.RUN_FORMATS,
+    "Method": fanfuse.METHODS,
+    "TrainedMethod": fanfuse.TRAINED_METHODS,
+    "Norm": fanfuse.NORMS,
+    "TieBreak": fanfuse.TIE_BREAKS,
+    "DuplicatePolicy": fanfuse.DUPLICATE_POLICIES,
+    "RankFrom": fanfuse.RANK_SOURCES,
+    "RunFormat": fanfuse.RUN_FORMATS,
 }
-
-
-def stub_literals() -> dict[str, tuple[str, ...]]:
-    """The stub's `_Name = Literal["a", "b"]` aliases, as {"_Name": ("a", "b")}."""
-    found = {}
-    for node in ast.parse(STUB.read_text()).body:
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)):
-            continue
-        if ast.unparse(node.value.value) != "Literal":
-            continue
-        items = node.value.slice.elts if isinstance(node.value.slice, ast.Tuple) else [node.value.slice]
-        target = node.targets[0]
-        assert isinstance(target, ast.Name)
-        found[target.id] = tuple(ast.literal_eval(item) for item in items)
-    return found
 
 
 def test_the_core_exports_each_list_as_a_tuple_of_distinct_names() -> None:
@@ -52,8 +36,11 @@ def test_the_core_exports_each_list_as_a_tuple_of_distinct_names() -> None:
     assert "rrf" in fanfuse.METHODS and "min-max" in fanfuse.NORMS
 
 
-def test_the_stub_literals_are_the_core_lists_in_the_same_order() -> None:
-    assert stub_literals() == LITERALS
+def test_the_literal_types_are_the_core_lists_in_the_same_order() -> None:
+    assert {name: get_args(getattr(choices, name)) for name in LITERALS} == LITERALS
+    assert get_args(choices.AnyMethod) == fanfuse.METHODS + fanfuse.TRAINED_METHODS
+    assert tuple(fanfuse.METHOD_PARAMETERS) == get_args(choices.AnyMethod)
+    assert set(choices.__all__) == {*LITERALS, "AnyMethod"}
 
 
 def test_every_listed_name_is_accepted(tmp_path: Path) -> None:

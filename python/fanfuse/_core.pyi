@@ -9,6 +9,7 @@ from typing_extensions import disjoint_base
 
 from fanfuse._contribution import Contribution
 from fanfuse._core import _internal as _internal  # the package's own entry points, in _core/_internal.pyi
+from fanfuse.choices import AnyMethod, DuplicatePolicy, Norm, RankFrom, RunFormat, TieBreak, TrainedMethod
 from fanfuse.options import FusionOptions
 
 __all__ = [
@@ -62,13 +63,12 @@ __all__ = [
 # Private aliases (underscored: they exist only in the stub).
 _Id = str | int
 _IdList = Sequence[str] | Sequence[int] | npt.NDArray[np.integer] | Iterable[_Id]
-_TieBreak = Literal["rank", "id"]
 
 _BUILD: Literal["debug", "release"]
 """The profile the core was compiled with, which the benches' machine line states."""
 
 # The names each option accepts, from the core's own tables (tests/test_name_lists.py checks that the
-# Literal types of this stub, the reference and the CLI agree with them).
+# Literal types of fanfuse.choices, the reference and the CLI agree with them).
 RUN_FILE_TOP_K: int
 """Hits a run fusion keeps per query when ``top_k`` is left unset: trec_eval reads at most 1000."""
 FUSION_OPTIONS: tuple[str, ...]
@@ -201,13 +201,6 @@ def default_threads() -> int:
 
 _Scores = Sequence[float] | npt.NDArray[np.floating]
 _Run = _IdList | Sequence[tuple[_Id, float]] | tuple[_IdList, _Scores]
-_Duplicates = Literal["first", "max", "sum"]
-_Method = Literal[
-    "rrf", "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "w_bordafuse", "condorcet", "w_condorcet",
-    "combsum", "combmnz", "combmax", "combmin", "combmed", "combanz", "combgmnz", "wsum", "wmnz", "mixed",
-    "dbsf", "relative_score",
-]  # fmt: skip
-_Norm = Literal["none", "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda"]
 
 class _RrfKeywords(TypedDict, total=False):
     """The options of ``rrf`` and ``rrf_batch`` as keywords, each as ``FusionOptions`` takes it."""
@@ -215,13 +208,13 @@ class _RrfKeywords(TypedDict, total=False):
     k: float
     weights: Sequence[float] | npt.NDArray[np.floating] | None
     top_k: SupportsIndex | None
-    tie_break: _TieBreak | str
+    tie_break: TieBreak
 
 class _RunFusionKeywords(_RrfKeywords, total=False):
     """The options of a run fusion as keywords (all but ``duplicates`` and ``explain``)."""
 
-    method: _Method | _TrainedMethod | str | None
-    norm: _Norm | str | None
+    method: AnyMethod | None
+    norm: Norm | None
     phi: float
     sigma: float
     gamma: float
@@ -229,7 +222,7 @@ class _RunFusionKeywords(_RrfKeywords, total=False):
 class _FusionKeywords(_RunFusionKeywords, total=False):
     """Every fusion option as a keyword, each as ``FusionOptions`` takes it."""
 
-    duplicates: _Duplicates | str
+    duplicates: DuplicatePolicy
     explain: bool
 
 @disjoint_base
@@ -242,9 +235,13 @@ class _FusionOptions:
         """The options given when built, by name (the ones left unset take their defaults)."""
     # One value, typed by its name: what each property of the face returns.
     @overload
-    def _value(self, name: Literal["method", "tie_break", "duplicates"], /) -> str: ...
+    def _value(self, name: Literal["method"], /) -> AnyMethod: ...
     @overload
-    def _value(self, name: Literal["norm"], /) -> str | None: ...
+    def _value(self, name: Literal["tie_break"], /) -> TieBreak: ...
+    @overload
+    def _value(self, name: Literal["duplicates"], /) -> DuplicatePolicy: ...
+    @overload
+    def _value(self, name: Literal["norm"], /) -> Norm | None: ...
     @overload
     def _value(self, name: Literal["k", "phi", "sigma", "gamma"], /) -> float: ...
     @overload
@@ -323,9 +320,6 @@ def fuse_batch(
 
 # --- Run files: reading, fusing, writing and evaluating whole runs ---------------------------
 
-_RankFrom = Literal["score", "rank", "file"]
-_Format = Literal["trec", "mtrag"]
-
 @final
 class Run:
     """A run held in Rust: queries in order of first appearance (a fused run: in the order of a fused
@@ -339,7 +333,7 @@ class Run:
         /,
         *,
         name: str = "run",
-        rank_from: _RankFrom | str = "score",
+        rank_from: RankFrom = "score",
     ) -> Run:
         """Builds a run from aligned columns, one row per hit (rows of a query need not be adjacent)."""
     @property
@@ -361,7 +355,7 @@ class Run:
         path: str,
         /,
         *,
-        format: _Format | str = "trec",
+        format: RunFormat = "trec",
         tag: str = "fanfuse",
         collection: str | None = None,
     ) -> None:
@@ -381,7 +375,7 @@ class Qrels:
     def subset(self, qids: Sequence[str], /) -> Qrels:
         """The judgments of ``qids`` only, in file order (ids not judged are skipped): a training fold."""
 
-def read_run(path: str, /, *, rank_from: _RankFrom | str = "score") -> Run:
+def read_run(path: str, /, *, rank_from: RankFrom = "score") -> Run:
     """Reads a TREC (``qid Q0 docid rank score tag``) or MT-RAG JSONL run, plain or gzip.
 
     The format is recognised from the content. ``rank_from`` orders each query's hits: ``"score"``
@@ -426,8 +420,8 @@ def fuse_files(
     /,
     *,
     options: FusionOptions | None = None,
-    rank_from: _RankFrom | str = "score",
-    format: _Format | str = "trec",
+    rank_from: RankFrom = "score",
+    format: RunFormat = "trec",
     collection: str | None = None,
     tag: str = "fanfuse",
     threads: int | None = None,
@@ -442,8 +436,8 @@ def fuse_files(
     /,
     *,
     options: FusionOptions | None = None,
-    rank_from: _RankFrom | str = "score",
-    format: _Format | str = "trec",
+    rank_from: RankFrom = "score",
+    format: RunFormat = "trec",
     collection: str | None = None,
     tag: str = "fanfuse",
     threads: int | None = None,
@@ -475,7 +469,7 @@ def runs_from_table(
     name: str = "table",
     run_column: str | None = None,
     runs: Sequence[str] | None = None,
-    rank_from: _RankFrom | str = "score",
+    rank_from: RankFrom = "score",
 ) -> list[Run]:
     """Reads the runs of an Arrow table (an object with ``__arrow_c_stream__`` or ``__arrow_c_array__``).
 
@@ -493,7 +487,7 @@ def fuse_tables(
     names: Sequence[str],
     run_column: str | None = None,
     runs: Sequence[str] | None = None,
-    rank_from: _RankFrom | str = "score",
+    rank_from: RankFrom = "score",
     options: FusionOptions | None = None,
     threads: int | None = None,
     **kwargs: Unpack[_RunFusionKeywords],
@@ -516,8 +510,6 @@ class ArrowBatch:
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
         """The (schema, array) capsules of the batch; each call exports it anew."""
     def __len__(self) -> int: ...
-
-_TrainedMethod = Literal["probfuse", "segfuse", "slidefuse", "bayesfuse", "posfuse", "mapfuse"]
 
 @final
 class FusionModel:
@@ -558,7 +550,7 @@ def train_fusion(
     qrels: Qrels,
     /,
     *,
-    method: _TrainedMethod | str,
+    method: TrainedMethod,
     segments: int | None = None,
     window: int | None = None,
 ) -> FusionModel:

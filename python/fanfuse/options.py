@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self, Unpack
 
     from fanfuse._core import _FusionKeywords
+    from fanfuse.choices import AnyMethod, DuplicatePolicy, Norm, TieBreak
 
 
 class FusionOptions(_core._FusionOptions):
@@ -54,7 +55,7 @@ class FusionOptions(_core._FusionOptions):
         return f"{type(self).__name__}({given})"
 
     @property
-    def method(self) -> str:
+    def method(self) -> AnyMethod:
         """The method's name (``"rrf"`` when unset)."""
         return self._value("method")
 
@@ -69,7 +70,7 @@ class FusionOptions(_core._FusionOptions):
         return self._value("takes_weights")
 
     @property
-    def norm(self) -> str | None:
+    def norm(self) -> Norm | None:
         return self._value("norm")
 
     @property
@@ -86,11 +87,11 @@ class FusionOptions(_core._FusionOptions):
         return self._value("top_k")
 
     @property
-    def tie_break(self) -> str:
+    def tie_break(self) -> TieBreak:
         return self._value("tie_break")
 
     @property
-    def duplicates(self) -> str:
+    def duplicates(self) -> DuplicatePolicy:
         return self._value("duplicates")
 
     @property

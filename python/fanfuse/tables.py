@@ -29,6 +29,7 @@ from fanfuse._core import (
     runs_from_table,
 )
 from fanfuse._core._internal import read_run_block, read_table_block
+from fanfuse.choices import RankFrom
 from fanfuse.errors import MissingExtra
 from fanfuse.options import FusionOptions
 
@@ -73,7 +74,7 @@ def fuse_table(
     *,
     run_column: str | None = None,
     runs: Sequence[str] | None = None,
-    rank_from: str = "score",
+    rank_from: RankFrom = "score",
     threads: int | None = None,
     options: FusionOptions | None = None,
     **kwargs: Unpack[_RunFusionKeywords],
@@ -189,12 +190,12 @@ def read_parquet(path: str) -> Any:
         return pq.read_table(path)
 
 
-def read_parquet_run(path: str, *, rank_from: str = "score") -> Run:
+def read_parquet_run(path: str, *, rank_from: RankFrom = "score") -> Run:
     """A Parquet run file as a Run (one run per file; rows are ``path:row`` in errors)."""
     return runs_from_table(read_parquet(path), name=path, rank_from=rank_from)[0]
 
 
-def read_any_run(path: str, *, rank_from: str = "score") -> Run:
+def read_any_run(path: str, *, rank_from: RankFrom = "score") -> Run:
     """A run file of any format: Parquet (by its magic bytes) through pyarrow, else the core's reader."""
     from fanfuse._core import read_run
 
@@ -237,7 +238,7 @@ def to_pandas(run: Run) -> Any:
     return to_arrow(run).to_pandas()
 
 
-def from_frame(frame: Any, *, name: str = "run", rank_from: str = "score") -> Run:
+def from_frame(frame: Any, *, name: str = "run", rank_from: RankFrom = "score") -> Run:
     """A run from any frame with qid, docid and score columns (pandas DataFrame or pyarrow Table).
 
     Ids are converted to str. ``rank_from="file"`` keeps the row order within each query.

@@ -6,7 +6,8 @@ guard and the line reader; and the benches' timer of the bare kernel."""
 from collections.abc import Iterable, Sequence
 from typing import Literal, Self, Unpack, final
 
-from fanfuse._core import ArrowBatch, Run, _IdList, _RankFrom, _RrfKeywords, _RunFusionKeywords
+from fanfuse._core import ArrowBatch, Run, _IdList, _RrfKeywords, _RunFusionKeywords
+from fanfuse.choices import RankFrom
 from fanfuse.options import FusionOptions
 
 __all__ = [
@@ -51,7 +52,7 @@ def read_table_block(
     run: int = 0,
     name: str = "table",
     first_row: int = 0,
-    rank_from: _RankFrom | str = "score",
+    rank_from: RankFrom = "score",
     partitions: int = 1,
 ) -> tuple[_BlockSummary, list[ArrowBatch]]:
     """``read_run_block`` for a run table (or a part of one: rows are numbered after ``first_row``),
@@ -66,7 +67,7 @@ def fuse_rows(
     ranges: int = 1,
     format: Literal["trec"] | None = None,
     tag: str = "fanfuse",
-    rank_from: _RankFrom | str = "score",
+    rank_from: RankFrom = "score",
     threads: int | None = None,
     options: FusionOptions | None = None,
     **kwargs: Unpack[_RunFusionKeywords],
@@ -86,7 +87,7 @@ def run_from_rows(
     *,
     blocks: Sequence[_BlockSummary],
     name: str,
-    rank_from: _RankFrom | str = "score",
+    rank_from: RankFrom = "score",
 ) -> tuple[Run, list[int]]:
     """The rows of one run (``name`` in errors) as a Run, as ``read_run`` reads the whole run, and
     each query's first group in the run (the order of the queries in the whole run)."""

@@ -37,6 +37,7 @@ from operator import getitem
 from typing import TYPE_CHECKING, Any
 
 from fanfuse._core._internal import file_blocks
+from fanfuse.choices import RankFrom
 from fanfuse.options import FusionOptions
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class Plan:
     frames: list[Any]
     names: list[str]
 
-    def tasks(self, partitions: int, rank_from: str) -> Tasks:
+    def tasks(self, partitions: int, rank_from: RankFrom) -> Tasks:
         """The read tasks, as a graph: each block's summary, and each partition's rows from every
         block (the shuffle: blocks x partitions entries)."""
         name = f"fanfuse-read-{tokenize(self.blocks, self.frames, partitions, rank_from)}"
@@ -80,7 +81,7 @@ class Plan:
                 tasks.rows[j].append((f"{name}-rows", i, j))
         return tasks
 
-    def read(self, partitions: int, rank_from: str) -> tuple[list[Delayed], list[list[Delayed]]]:
+    def read(self, partitions: int, rank_from: RankFrom) -> tuple[list[Delayed], list[list[Delayed]]]:
         """The read tasks as Delayed objects: each block's summary, and each partition's rows from
         every block."""
         tasks = self.tasks(partitions, rank_from)
@@ -140,7 +141,7 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
     return plan
 
 
-def shuffle_partitions(partitions: object, plan: Plan, rank_from: str = "score") -> int:
+def shuffle_partitions(partitions: object, plan: Plan, rank_from: RankFrom = "score") -> int:
     """The partitions of the shuffle on qid: one per block by default. A number given must not
     exceed the queries: a partition past them would be empty, yet each costs tasks of its own (a
     slot in every block's batches, a fusion call). The queries are counted (one
@@ -207,7 +208,7 @@ def fuse_runs(
     *,
     partitions: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
-    rank_from: str = "score",
+    rank_from: RankFrom = "score",
     threads: int | None = None,
     options: FusionOptions | None = None,
     **keywords: Unpack[_RunFusionKeywords],

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from fanfuse._core import Qrels, evaluate
 from fanfuse._core._internal import fuse_rows, read_run_block, read_table_block, run_from_rows
+from fanfuse.choices import RankFrom
 from fanfuse.tables import parquet_read, read_any_qrels
 
 # A block's summary, as the core's readers give it: (run, lines, groups, first qid, last qid).
@@ -44,7 +45,7 @@ class Block:
 
 
 def read_block(
-    block: Block, partitions: int, rank_from: str, frame: Any = None
+    block: Block, partitions: int, rank_from: RankFrom, frame: Any = None
 ) -> tuple[Summary, list[pa.RecordBatch]]:
     """The block's rows, one batch per partition, and its summary."""
     if block.kind == "file":

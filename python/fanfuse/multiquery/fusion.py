@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from fanfuse._core import FUSION_OPTIONS, FusionError, fuse
+from fanfuse.choices import AnyMethod
 from fanfuse.multiquery.diagnostics import FusedHit, Provenance
 from fanfuse.multiquery.fanout import Branch, BranchOutcome
 from fanfuse.multiquery.hits import CheckedHits
@@ -51,7 +52,8 @@ def checked(values: Mapping[str, Any], *, weighted: bool) -> FusionOptions:
 def takes_weights(method: str) -> bool:
     """Whether fusion ``method`` has a weighted form (False too for a name the core does not know)."""
     try:
-        return FusionOptions(method=method).takes_weights
+        # Any name: one the core does not know is its refusal, answered False.
+        return FusionOptions(method=cast("AnyMethod", method)).takes_weights
     except (FusionError, TypeError):
         return False
 
@@ -119,7 +121,7 @@ class _Explanation:
             self._lists = []  # set fields are read as such: the hits' lists are no longer needed
 
 
-def _scored_run(branch: Branch, hits: CheckedHits, method: str) -> tuple[list[str], list[float]]:
+def _scored_run(branch: Branch, hits: CheckedHits, method: AnyMethod) -> tuple[list[str], list[float]]:
     scores: list[Any] = [getattr(hit, "score", None) for hit in hits.hits]
     missing = next((i for i, s in enumerate(scores, 1) if s is None), None)
     if missing is not None:

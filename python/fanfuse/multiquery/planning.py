@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
+from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
 from fanfuse.errors import InvalidSetting
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
@@ -43,14 +44,14 @@ class SearchOptions(TypedDict, total=False):
     rerank_window: int | None
     return_k: int | None
     min_score: float | None
-    method: str | None
+    method: Method | None
     k: float | None
-    norm: str | None
+    norm: Norm | None
     phi: float | None
     sigma: float | None
     gamma: float | None
-    tie_break: str | None
-    duplicates: str | None
+    tie_break: TieBreak | None
+    duplicates: DuplicatePolicy | None
 
 
 _OPTION_NAMES = SearchOptions.__optional_keys__

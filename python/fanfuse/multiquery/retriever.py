@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
 from fanfuse.limits import check_int, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.config import (
@@ -100,14 +101,14 @@ class MultiQueryRetriever:
         retrievers: AnyRetriever | Sequence[AnyRetriever] | Mapping[str, AnyRetriever],
         *,
         expander: Expander | None = None,
-        method: str | None = None,
+        method: Method | None = None,
         k: float | None = None,
-        norm: str | None = None,
+        norm: Norm | None = None,
         phi: float | None = None,
         sigma: float | None = None,
         gamma: float | None = None,
-        tie_break: str | None = None,
-        duplicates: str | None = None,
+        tie_break: TieBreak | None = None,
+        duplicates: DuplicatePolicy | None = None,
         top_k: int = 10,
         expansion: bool | None = None,
         max_variants: int | None = None,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fanfuse._core import RUN_FILE_TOP_K, FusionError, Qrels, Run, randomization_test
+from fanfuse.choices import AnyMethod
 from fanfuse.errors import TooFewQueries
 from fanfuse.limits import check_int, optional_int
 from fanfuse.tune.scores import FoldScores
@@ -32,7 +33,7 @@ __all__ = ["DEFAULT_KS", "DEFAULT_WEIGHTS", "Config", "FoldResult", "Search", "T
 class Config:
     """A fusion configuration: the method and its parameters (the core's keyword names)."""
 
-    method: str
+    method: AnyMethod
     params: dict[str, Any]
 
     def describe(self) -> str:
@@ -58,7 +59,7 @@ class FoldResult:
 
 @dataclass
 class TuneReport:
-    method: str
+    method: AnyMethod
     metric: str
     search: Search  # "grid" or "coordinate" ("grid" with one configuration when nothing is searched)
     levels: dict[str, list[Any]]  # the levels searched per parameter
@@ -74,7 +75,7 @@ def tune(
     runs: Sequence[Run],
     qrels: Qrels,
     *,
-    method: str = "rrf",
+    method: AnyMethod = "rrf",
     metric: str = "ndcg@10",
     ks: Iterable[float] | None = None,
     weight_levels: Iterable[float] | None = None,

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from fanfuse._core import Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
+from fanfuse.choices import AnyMethod, TrainedMethod
 from fanfuse.errors import OutOfRange
 from fanfuse.tune.search import Params, params_key
 
@@ -27,7 +28,7 @@ class FoldScores:
         runs: Sequence[Run],
         qrels: Qrels,
         *,
-        method: str,
+        method: AnyMethod,
         metric: str,
         trained: bool,
         queries: Sequence[str],
@@ -68,7 +69,9 @@ class FoldScores:
         if self.trained:
             scored = [q for f in sorted(held_out) for q in self.fold_queries[f]]
             training = [q for q in self.queries if self.fold_of[q] not in held_out]
-            model = train_fusion(runs, self.qrels.subset(training), method=self.method, **params)
+            # Trained: tune took the method from TRAINED_METHODS.
+            method = cast("TrainedMethod", self.method)
+            model = train_fusion(runs, self.qrels.subset(training), method=method, **params)
             fused = fuse_runs([r.subset(scored) for r in runs], model=model, top_k=self.top_k)
         else:
             fused = fuse_runs(runs, method=self.method, top_k=self.top_k, **params)

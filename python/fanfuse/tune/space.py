@@ -20,6 +20,7 @@ from fanfuse._core import (
     FusionError,
     Run,
 )
+from fanfuse.choices import AnyMethod
 from fanfuse.limits import LIMITS, check_choice, check_float, check_int
 
 DEFAULT_KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
@@ -56,7 +57,7 @@ OPTIONS = (
 )
 
 
-def method_parameters(method: str) -> tuple[str, ...]:
+def method_parameters(method: AnyMethod) -> tuple[str, ...]:
     """The parameters the core says `method` has (`METHOD_PARAMETERS`), in the order of `OPTIONS`."""
     check_choice("method", method, METHOD_PARAMETERS, FusionError)
     has = METHOD_PARAMETERS[method]
@@ -67,7 +68,7 @@ def method_parameters(method: str) -> tuple[str, ...]:
 class Space:
     """The levels searched per parameter (in `OPTIONS` order), and the method's other parameters."""
 
-    method: str
+    method: AnyMethod
     trained: bool
     runs: int
     levels: dict[str, list[Any]] = field(default_factory=dict)
@@ -86,7 +87,7 @@ class Space:
         )
 
 
-def search_space(method: str, runs: Sequence[Run], given: dict[str, Iterable[Any] | None]) -> Space:
+def search_space(method: AnyMethod, runs: Sequence[Run], given: dict[str, Iterable[Any] | None]) -> Space:
     """The levels to search for `method`: the given ones (checked) or the defaults of its parameters.
 
     A level list given for a parameter the method does not have is an error naming both."""

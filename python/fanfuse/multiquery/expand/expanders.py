@@ -138,29 +138,29 @@ class Expander(ABC):
         return None
 
 
-def _budget_checked(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method`` with its ``max_variants`` keyword checked first (None: the expander's own limit),
-    and ``history`` left out for a method written without it."""
-    reads_history = _takes_keyword(method, "history")
-    if inspect.iscoroutinefunction(method):
+def _budget_checked(expand: Callable[..., Any]) -> Callable[..., Any]:
+    """An expander's ``expand`` (or ``aexpand``) with its ``max_variants`` keyword checked first
+    (None: the expander's own limit), and ``history`` left out for one written without it."""
+    reads_history = _takes_keyword(expand, "history")
+    if inspect.iscoroutinefunction(expand):
 
-        @functools.wraps(method)
+        @functools.wraps(expand)
         async def checked_async(self: Expander, query: str, *args: Any, **kwargs: Any) -> Any:
             _check_call(kwargs, reads_history)
-            return await method(self, query, *args, **kwargs)
+            return await expand(self, query, *args, **kwargs)
 
         return checked_async
 
-    @functools.wraps(method)
+    @functools.wraps(expand)
     def checked(self: Expander, query: str, *args: Any, **kwargs: Any) -> Any:
         _check_call(kwargs, reads_history)
-        return method(self, query, *args, **kwargs)
+        return expand(self, query, *args, **kwargs)
 
     return checked
 
 
-def _takes_keyword(method: Callable[..., Any], name: str) -> bool:
-    parameters = inspect.signature(method).parameters.values()
+def _takes_keyword(function: Callable[..., Any], name: str) -> bool:
+    parameters = inspect.signature(function).parameters.values()
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
