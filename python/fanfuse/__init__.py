@@ -96,7 +96,17 @@ _LAZY = {
     **dict.fromkeys(["fuse_table", "evaluate_table"], "fanfuse.tables"),
     **dict.fromkeys(["Report", "compare"], "fanfuse.report"),
 }
-_SUBMODULES = {"multiquery", "retrievers", "run_scores", "reference", "report", "tune", "corpus", "tables"}
+_SUBMODULES = {
+    "choices",
+    "multiquery",
+    "retrievers",
+    "run_scores",
+    "reference",
+    "report",
+    "tune",
+    "corpus",
+    "tables",
+}
 
 
 def __getattr__(name: str) -> Any:
