@@ -14,12 +14,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import UnionType
-from typing import Literal, Union, get_args, get_origin, get_type_hints
+from typing import get_type_hints
 
 import fanfuse
 import pytest
 from fanfuse import choices
+from test_choices import literal_names, module_name
 
 PACKAGE = Path(fanfuse.__file__).parent
 STUBS = {
@@ -49,22 +49,12 @@ class Taker:
         return f"{self.callee}({self.before}{given}{self.after})"
 
 
-def literal_of(value: object) -> tuple[object, ...]:
-    """The names a Literal type accepts (`| None` allowed): () for any other type."""
-    members = [value]
-    if get_origin(value) in (Union, UnionType):  # `X | None`
-        members = [a for a in get_args(value) if a is not type(None)]
-    if len(members) != 1 or get_origin(members[0]) is not Literal:
-        return ()
-    return get_args(members[0])
-
-
 def names_of(annotation: ast.expr | None, namespace: dict[str, object]) -> tuple[object, ...]:
     """The names a Literal annotation accepts, evaluated in `namespace`: () for any other."""
     if annotation is None:
         return ()
     try:
-        return literal_of(eval(ast.unparse(annotation), namespace))
+        return literal_names(eval(ast.unparse(annotation), namespace)) or ()
     except NameError:  # a name imported only for the type checker: not one of these Literals
         return ()
 
@@ -143,7 +133,9 @@ def takers_of(module: str, tree: ast.Module, namespace: dict[str, object]) -> It
         if unpacked and unpacked.group(1) in stubs:
             typed |= {key: names_of(a, vars(choices)) for key, a in stubs[unpacked.group(1)].items()}
         elif unpacked:
-            typed |= {key: literal_of(t) for key, t in get_type_hints(namespace[unpacked.group(1)]).items()}
+            typed |= {
+                key: literal_names(t) or () for key, t in get_type_hints(namespace[unpacked.group(1)]).items()
+            }
         for argument, names in typed.items():
             if names:
                 yield taker(module, owner, function, argument, str(names[0]))
@@ -152,7 +144,7 @@ def takers_of(module: str, tree: ast.Module, namespace: dict[str, object]) -> It
 def package_modules() -> Iterator[tuple[str, Path]]:
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE).as_posix()
-        yield "fanfuse." + relative.removesuffix(".py").removesuffix("/__init__").replace("/", "."), path
+        yield module_name(relative), path
 
 
 def all_takers() -> list[Taker]:

@@ -106,8 +106,12 @@ class Checked:
         return (self.file, self.function.name, self.parameter)
 
     def module(self) -> dict[str, Any]:
-        dotted = self.file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-        return vars(importlib.import_module(f"fanfuse.{dotted}"))
+        return vars(importlib.import_module(module_name(self.file)))
+
+
+def module_name(relative: str) -> str:
+    """The module of a file of the package, by its path there (`report/__init__.py`: `fanfuse.report`)."""
+    return "fanfuse." + relative.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def checked_parameters() -> list[Checked]:
