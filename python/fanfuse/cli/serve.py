@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     # stacks, measured in docs/performance.md; uvicorn falls back to asyncio and h11 without them.
     stack: dict[str, Any] = {"loop": "auto", "http": "auto", "log_level": log_level}
     if args.workers == 1:
-        uvicorn.Server(uvicorn.Config(app, **stack)).run(sockets=[listening])
+        serve_one(uvicorn.Server(uvicorn.Config(app, **stack)), listening)
         return 0
     del app
     # Each worker process opens the copy itself (the vectors are memory-mapped: their pages are
@@ -123,32 +125,60 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def supervise(config: Any, listening: socket.socket) -> None:
-    """Runs uvicorn's supervisor of `config.workers` processes until a signal stops it, then ends as
-    the one-process server does: by that signal (KeyboardInterrupt, Terminated), which the command's
-    end turns into exit status 130 / 143 after the cleanups."""
-    from uvicorn.supervisors import Multiprocess
+STOPPING = (signal.SIGINT, signal.SIGTERM)
 
+
+@contextlib.contextmanager
+def stopped_by_signal() -> Iterator[list[int]]:
+    """The signals that stop a server, which its handlers append to the list this yields. Once the
+    server has returned, the handlers from before are back, and the first signal ends the command as
+    one at work does (KeyboardInterrupt, Terminated: exit status 130 / 143 after the cleanups)."""
+    handlers = {signum: signal.getsignal(signum) for signum in STOPPING}
     stopped_by: list[int] = []
-
-    class Supervisor(Multiprocess):
-        # uvicorn's supervisor queues the signals it handles and returns normally once stopped.
-        def handle_int(self) -> None:
-            stopped_by.append(signal.SIGINT)
-            super().handle_int()
-
-        def handle_term(self) -> None:
-            stopped_by.append(signal.SIGTERM)
-            super().handle_term()
-
-    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        Supervisor(config, sockets=[listening]).run()
+        yield stopped_by
     finally:
         for signum, handler in handlers.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
     if stopped_by:
         raise KeyboardInterrupt if stopped_by[0] == signal.SIGINT else Terminated
+
+
+def serve_one(server: Any, listening: socket.socket) -> None:
+    """Runs uvicorn's one-process server until a signal stops it. uvicorn handles SIGINT and SIGTERM
+    only once its loop runs the server; before that (the loop being made, or made and not yet at the
+    server), a signal raised as an exception would land inside asyncio, which logs it, leaves the
+    server's coroutine never awaited, or loses it in a callback. So from here on a signal only asks
+    the server to stop, at whatever moment it comes."""
+    with stopped_by_signal() as stopped_by:
+
+        def stop(signum: int, frame: object) -> None:
+            stopped_by.append(signum)
+            server.handle_exit(signum, frame)
+
+        for signum in STOPPING:
+            signal.signal(signum, stop)
+        server.run(sockets=[listening])
+
+
+def supervise(config: Any, listening: socket.socket) -> None:
+    """Runs uvicorn's supervisor of `config.workers` processes until a signal stops it, then ends as
+    the one-process server does."""
+    from uvicorn.supervisors import Multiprocess
+
+    with stopped_by_signal() as stopped_by:
+
+        class Supervisor(Multiprocess):
+            # uvicorn's supervisor queues the signals it handles and returns normally once stopped.
+            def handle_int(self) -> None:
+                stopped_by.append(signal.SIGINT)
+                super().handle_int()
+
+            def handle_term(self) -> None:
+                stopped_by.append(signal.SIGTERM)
+                super().handle_term()
+
+        Supervisor(config, sockets=[listening]).run()
 
 
 def worker_app(copy: str, dense: bool | None, name: str, overrides: dict[str, Any]) -> Any:
