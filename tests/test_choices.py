@@ -205,3 +205,29 @@ def test_every_checked_parameter_is_typed_as_its_names() -> None:
                 f"{line} {checked.function.name}({checked.parameter}: {annotation}) accepts {accepted}"
             )
     assert wrong == []
+
+
+def choice_checks() -> list[tuple[str, str, str]]:
+    """Each `check_choice` call of the package: (file:line, the names it accepts, the error it raises)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        for call in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "check_choice":
+                error = ast.unparse(call.args[3]) if len(call.args) > 3 else "InvalidSetting"
+                found.append((f"{relative}:{call.lineno}", ast.unparse(call.args[2]), error))
+    return found
+
+
+def test_a_choice_is_refused_as_a_fusion_error_only_when_it_is_a_fusion_option() -> None:
+    """FusionError means fusion input the core refused: a choice refused as one is a list of names the
+    core publishes for its options (methods, norms, ...), and every such choice is refused as one."""
+    core_names = {name for name in dir(fanfuse._core) if name.isupper()}
+    checks = choice_checks()
+    assert any(error == "FusionError" for _, _, error in checks), "the scan found no fusion option"
+    wrong = [
+        f"{where} checks {names} as {error}"
+        for where, names, error in checks
+        if (error == "FusionError") != (names in core_names)
+    ]
+    assert wrong == []

@@ -204,8 +204,8 @@ def test_tukey_report_equals_statsmodels(generated: tuple[list[str], str]) -> No
 def test_bad_arguments_name_what_is_accepted(generated: tuple[list[str], str]) -> None:
     paths, qrels = generated
     for kwargs, error, message in [
-        ({"test": "anova"}, fanfuse.FusionError, "test must be one of t, fisher, wilcoxon, tukey"),
-        ({"correction": "bh"}, fanfuse.FusionError, "correction must be one of none, bonferroni, holm"),
+        ({"test": "anova"}, fanfuse.InvalidSetting, "test must be one of t, fisher, wilcoxon, tukey"),
+        ({"correction": "bh"}, fanfuse.InvalidSetting, "correction must be one of none, bonferroni, holm"),
         ({"baseline": 4}, fanfuse.OutOfRange, "baseline must be the index of a run, an int from 0 to 3"),
         ({"alpha": 1.5}, fanfuse.OutOfRange, "alpha must be a number in \\(0, 1\\)"),
     ]:

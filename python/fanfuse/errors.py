@@ -65,8 +65,9 @@ class TooFewQueries(InputError):
 
 
 class InvalidSetting(InputError):
-    """A setting of a retriever, expander, encoder, reranker or search (an argument, a flag, an
-    environment variable) that is not one accepted, or that does not go with another given."""
+    """A setting of a retriever, expander, encoder, reranker, search or comparison of runs (an
+    argument, a flag, an environment variable) that is not one accepted, or that does not go with
+    another given."""
 
 
 class InvalidFilter(InputError):

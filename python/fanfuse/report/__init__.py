@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple, get_args
 
 from fanfuse._core import (
-    FusionError,
     Qrels,
     Run,
     paired_t,
@@ -34,7 +33,7 @@ from fanfuse._core import (
     tukey_hsd,
     wilcoxon_test,
 )
-from fanfuse.errors import OutOfRange, TooFewQueries
+from fanfuse.errors import InvalidSetting, OutOfRange, TooFewQueries
 from fanfuse.limits import check_choice, check_float, check_int
 from fanfuse.report import plot as report_plot
 from fanfuse.report import rendering as report_format
@@ -108,12 +107,14 @@ def compare(
 
     Runs and qrels are objects or paths of any format ``fanfuse eval`` reads (TREC, MT-RAG JSONL,
     BEIR TSV qrels, Parquet). ``iterations`` and ``seed`` are the randomization test's. Raises
-    FusionError for an unknown test or correction, a baseline out of range, an alpha outside (0, 1),
-    or a run sharing fewer than two evaluated queries with the baseline.
+    InvalidSetting for an unknown test or correction, no runs, or names not one per run; OutOfRange
+    for a baseline, an alpha or an iteration count outside its range; TooFewQueries for a run sharing
+    fewer than two evaluated queries with the baseline; FusionError for a run or qrels file the core
+    cannot read.
     """
     options = _options(len(runs), baseline, test, correction, alpha, iterations, seed)
     if names is not None and len(names) != len(runs):
-        raise FusionError(f"names: {len(names)} names for {len(runs)} runs")
+        raise InvalidSetting(f"names: {len(names)} names for {len(runs)} runs: give one name per run")
     loaded_qrels = qrels if isinstance(qrels, Qrels) else read_any_qrels(os.fspath(qrels))
     loaded = [run if isinstance(run, Run) else read_any_run(os.fspath(run)) for run in runs]
     scores = [
@@ -153,10 +154,10 @@ class _Options(NamedTuple):
 def _options(
     runs: int, baseline: int, test: TestName, correction: Correction, alpha: float, iterations: int, seed: int
 ) -> _Options:
-    check_choice("test", test, TESTS, FusionError)
-    check_choice("correction", correction, CORRECTIONS, FusionError)
+    check_choice("test", test, TESTS)
+    check_choice("correction", correction, CORRECTIONS)
     if not runs:
-        raise FusionError("runs: give at least one run")
+        raise InvalidSetting("runs: give at least one run")
     if check_int("baseline", baseline) >= runs:
         raise OutOfRange(
             f"baseline must be the index of a run, an int from 0 to {runs - 1} (got {baseline!r})"
@@ -256,7 +257,7 @@ def _tukey(
 def adjust(p_values: Sequence[float], correction: Correction) -> list[float]:
     """Adjusted p-values of one family: Bonferroni (p * n, at most 1) or Holm's step-down
     (the k-th smallest times n - k + 1, made non-decreasing, at most 1); "none" leaves them."""
-    check_choice("correction", correction, CORRECTIONS, FusionError)
+    check_choice("correction", correction, CORRECTIONS)
     checked = [check_float("p_value", p, f"p_values[{i}]") for i, p in enumerate(p_values)]
     n = len(checked)
     if correction == "none":
