@@ -1,6 +1,6 @@
-"""Every old spelling in the table of renamed modules (``fanfuse._renamed.RENAMED``) is refused, by
-import and by attribute, with a message naming the new one; the new one exists; a module that does
-exist is never answered by the table."""
+"""Every old spelling in the table of renamed modules and names (``fanfuse._renamed.RENAMED``) is
+refused, by import and as an attribute of its module, with a message naming the new one; the new one
+exists; a module that does exist is never answered by the table."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import fanfuse
 import pytest
@@ -23,8 +24,60 @@ def test_the_table_is_read() -> None:
     assert len(RENAMED) >= 8, "the table holds the renamed modules"
 
 
+def parent(old: str) -> ModuleType:
+    """The module an old name was in, imported (skipped where it needs an extra this environment lacks)."""
+    name = old.rpartition(".")[0]
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        if error.name is not None and not error.name.startswith("fanfuse"):
+            pytest.skip(f"{name} needs {error.name}")
+        raise
+
+
+def exists(dotted: str) -> bool:
+    """Whether a module (found, not imported: an integration's framework is an optional extra) or a
+    name in a module (its module imported) is there."""
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            spec = importlib.util.find_spec(".".join(parts[:split]))
+        except ModuleNotFoundError:  # a name under a module that is not a package
+            continue
+        if spec is not None:
+            found: object = importlib.import_module(".".join(parts[:split])) if split < len(parts) else spec
+            for attribute in parts[split:]:
+                found = getattr(found, attribute, None)
+            return found is not None
+    return False
+
+
 @pytest.mark.parametrize("old", sorted(RENAMED))
-def test_an_old_module_path_is_refused_naming_the_new_one(old: str) -> None:
+def test_an_old_name_is_refused_as_an_attribute_of_its_module_naming_the_new_one(old: str) -> None:
+    module = parent(old)
+    with pytest.raises(AttributeError) as raised:
+        getattr(module, old.rpartition(".")[2])
+    assert str(raised.value) == f"{old} is renamed: use {RENAMED[old]}"
+    assert getattr(module, old.rpartition(".")[2], None) is None  # a probe for the old name still works
+    with pytest.raises(
+        AttributeError, match=re.escape(f"module {module.__name__!r} has no attribute 'nope'")
+    ):
+        module.nope  # noqa: B018
+
+
+def in_package(old: str) -> bool:
+    """Whether an old name was in a package (read off the tree: importing one may need an extra)."""
+    folder = Path(fanfuse.__file__).parent.joinpath(*old.split(".")[1:-1])
+    return (folder / "__init__.py").is_file()
+
+
+IN_PACKAGES = sorted(filter(in_package, RENAMED))
+
+
+@pytest.mark.parametrize("old", IN_PACKAGES)
+def test_from_a_package_an_old_path_is_refused_by_import_naming_the_new_one(old: str) -> None:
+    """Of a module that is not a package, `from module import OLD` gets Python's own message (the
+    import statement drops the attribute's); of a package, the finder's."""
     with pytest.raises(ImportError) as raised:
         importlib.import_module(old)
     assert str(raised.value) == f"{old} is renamed: use {RENAMED[old]}"
@@ -36,22 +89,16 @@ def test_an_old_module_path_is_refused_naming_the_new_one(old: str) -> None:
 
 @pytest.mark.parametrize("old", sorted(RENAMED))
 def test_the_new_spellings_exist_and_the_old_do_not(old: str) -> None:
-    """The finder answers only for a module that is gone; every module the message names is there
-    (found, not imported: an integration's framework is an optional extra)."""
-    assert importlib.util.find_spec(old.rpartition(".")[0]) is not None
+    """The table answers only for a module or name that is gone; every module and name its message
+    names is there (a module found, not imported: an integration's framework is an optional extra)."""
+    module = parent(old)
+    stem = old.rpartition(".")[2]
+    assert stem not in vars(module)
+    places = getattr(module, "__path__", [])
+    assert not any((Path(p) / f"{stem}.py").exists() or (Path(p) / stem).is_dir() for p in places)
     named = _MODULE.findall(RENAMED[old])
     assert named, RENAMED[old]
-    for new in named:
-        assert importlib.util.find_spec(new) is not None, new
-    package = importlib.import_module(old.rpartition(".")[0])
-    stem = old.rpartition(".")[2]
-    assert not any((Path(p) / f"{stem}.py").exists() or (Path(p) / stem).is_dir() for p in package.__path__)
-
-
-@pytest.mark.parametrize("old", sorted(name for name in RENAMED if name.count(".") == 1))
-def test_an_old_attribute_of_the_package_is_refused_naming_the_new_one(old: str) -> None:
-    with pytest.raises(AttributeError, match=re.escape(f"{old} is renamed: use {RENAMED[old]}")):
-        getattr(fanfuse, old.partition(".")[2])
+    assert [new for new in named if not exists(new)] == []
 
 
 def test_a_missing_module_is_still_not_found() -> None:

@@ -116,10 +116,8 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module(f"fanfuse.{name}")
     elif name == "__version__":
         value = _installed_version()
-    elif f"{__name__}.{name}" in _renamed.RENAMED:
-        raise AttributeError(_renamed.message(f"{__name__}.{name}"))
     else:
-        raise AttributeError(f"module 'fanfuse' has no attribute {name!r}")
+        _renamed.refuse(__name__, name)
     globals()[name] = value  # later look-ups find it directly
     return value
 

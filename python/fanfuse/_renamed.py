@@ -1,18 +1,23 @@
 """Old spellings of public modules and names: each refused with a message naming the new one.
 
-One table, read two ways: importing an old module path (``import fanfuse.runs``, ``from
-fanfuse.retrievers.langchain import ...``) raises ``ImportError`` from a finder placed last
-on ``sys.meta_path``, so it answers only for a module that no longer exists; an old attribute of the
-package (``fanfuse.runs``) raises ``AttributeError`` from ``fanfuse.__getattr__``. A renamed spelling
-keeps no second path to the same code: the message is the only thing it gives.
+One table, read two ways: importing an old path (``import fanfuse.runs``, ``from
+fanfuse.retrievers.langchain import ...``, ``from fanfuse.tune import weight_grid``) raises
+``ImportError`` from a finder placed last on ``sys.meta_path``, so it answers only for a module that
+does not exist; an old attribute of a module (``fanfuse.runs``, ``fanfuse.multiquery.fusion.FusionSettings``)
+raises ``AttributeError`` from that module's ``__getattr__`` (:func:`refuse`), which every module
+holding an old name defines. From a module that is not a package, ``from ... import OLD`` gives
+Python's own ``cannot import name`` (the import statement drops an ``AttributeError``'s message). A
+renamed spelling keeps no second path to the same code: the message is the only thing it gives.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
+from typing import NoReturn
 
 # Old dotted name -> where its content is now.
 RENAMED: dict[str, str] = {
@@ -28,11 +33,30 @@ RENAMED: dict[str, str] = {
     "fanfuse.multiquery.expand.named": "fanfuse.multiquery.retriever_names",
     "fanfuse.multiquery.expand.plain": "fanfuse.multiquery.plain_text",
     "fanfuse.json_data": "fanfuse.multiquery.result_json (as_data) and fanfuse.jsonl (json_line)",
+    "fanfuse.multiquery.fusion.FusionSettings": "fanfuse.FusionOptions",
+    "fanfuse.service.schema.SearchResponse": (
+        "fanfuse.service.schema.response_model(fanfuse.multiquery.SearchResult), the model of the "
+        "answer made from the result type"
+    ),
+    "fanfuse.tune.weight_grid": "fanfuse.tune.space.weight_grid",
 }
 
 
 def message(old: str) -> str:
     return f"{old} is renamed: use {RENAMED[old]}"
+
+
+def refuse(module: str, name: str) -> NoReturn:
+    """What ``module.__getattr__(name)`` raises for a name it does not have: ``AttributeError``, whose
+    message names the new spelling of an old one."""
+    if f"{module}.{name}" in RENAMED:
+        raise AttributeError(message(f"{module}.{name}"))
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
+def module_getattr(module: str) -> Callable[[str], NoReturn]:
+    """The ``__getattr__`` of a module that holds old names: :func:`refuse` for that module."""
+    return functools.partial(refuse, module)
 
 
 class RenamedModules:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from fanfuse import _renamed
 from fanfuse._core import FUSION_OPTIONS, FusionError, fuse
 from fanfuse.choices import AnyMethod
 from fanfuse.multiquery.diagnostics import FusedHit, Provenance
@@ -20,6 +21,10 @@ from fanfuse.multiquery.hits import CheckedHits
 from fanfuse.options import FusionOptions
 
 __all__ = ["SEARCH_FUSION_OPTIONS", "checked", "fuse_outcomes", "is_weighted", "takes_weights"]
+
+if not TYPE_CHECKING:  # at run time only: a type checker still refuses any name the module lacks
+    __getattr__ = _renamed.module_getattr(__name__)  # an old name is refused naming its new spelling
+
 
 #: The fusion options a search caller sets; the search sets the others itself (the lists' weights
 #: from variant and retriever weights, its own ``top_k``, and ``explain`` for the provenance).

@@ -7,6 +7,9 @@ onnxruntime is imported only when an encoder is made). The framework adapters (L
 LlamaIndex, Haystack) are in `fanfuse.integrations`.
 """
 
+from typing import TYPE_CHECKING
+
+from fanfuse import _renamed
 from fanfuse.retrievers.base import AsyncRetriever, Hit, Retriever
 from fanfuse.retrievers.default_encoder import default_encoder
 from fanfuse.retrievers.dense import DenseRetriever, TfidfSvdEmbedder
@@ -28,3 +31,6 @@ __all__ = [
     "default_encoder",
     "open_dense",
 ]
+
+if not TYPE_CHECKING:  # at run time only: a type checker still refuses any name the module lacks
+    __getattr__ = _renamed.module_getattr(__name__)  # an old name is refused naming its new spelling

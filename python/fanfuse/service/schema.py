@@ -15,7 +15,7 @@ import operator
 import types
 import typing
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -31,6 +31,7 @@ from pydantic import (
     field_validator,
 )
 
+from fanfuse import _renamed
 from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
 from fanfuse.errors import InvalidFilter
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
@@ -43,6 +44,10 @@ from fanfuse.options import FusionOptions
 from fanfuse.retrievers.filters import conditions
 
 __all__ = ["RENAMED_FIELDS", "SearchRequest", "failed_search_model", "response_model"]
+
+if not TYPE_CHECKING:  # at run time only: a type checker still refuses any name the module lacks
+    __getattr__ = _renamed.module_getattr(__name__)  # an old name is refused naming its new spelling
+
 
 # Old spellings of request fields: a request still sending one is refused (422) naming the new field,
 # as `fanfuse search` refuses the old flag (`fanfuse.cli.flags.RENAMED`). `variants` is a list of

@@ -16,8 +16,9 @@ import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from fanfuse import _renamed
 from fanfuse._core import RUN_FILE_TOP_K, FusionError, Qrels, Run, randomization_test
 from fanfuse.choices import AnyMethod
 from fanfuse.errors import TooFewQueries
@@ -27,6 +28,9 @@ from fanfuse.tune.search import Search, chosen_search, coordinate_search, grid_s
 from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, check_numbers, search_space
 
 __all__ = ["DEFAULT_KS", "DEFAULT_WEIGHTS", "Config", "FoldResult", "Search", "TuneReport", "tune"]
+
+if not TYPE_CHECKING:  # at run time only: a type checker still refuses any name the module lacks
+    __getattr__ = _renamed.module_getattr(__name__)  # an old name is refused naming its new spelling
 
 
 @dataclass(frozen=True)
