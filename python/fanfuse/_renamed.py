@@ -1,4 +1,4 @@
-"""Old spellings of public modules and names: each refused with a message naming the new one.
+"""Old spellings of public modules, names and keywords: each refused with a message naming the new one.
 
 One table, read two ways: importing an old path (``import fanfuse.runs``, ``from
 fanfuse.retrievers.langchain import ...``, ``from fanfuse.tune import weight_grid``) raises
@@ -6,8 +6,10 @@ fanfuse.retrievers.langchain import ...``, ``from fanfuse.tune import weight_gri
 does not exist; an old attribute of a module (``fanfuse.runs``, ``fanfuse.multiquery.fusion.FusionSettings``)
 raises ``AttributeError`` from that module's ``__getattr__`` (:func:`refuse`), which every module
 holding an old name defines. From a module that is not a package, ``from ... import OLD`` gives
-Python's own ``cannot import name`` (the import statement drops an ``AttributeError``'s message). A
-renamed spelling keeps no second path to the same code: the message is the only thing it gives.
+Python's own ``cannot import name`` (the import statement drops an ``AttributeError``'s message). An
+old keyword of a public callable (``RENAMED_KEYWORDS``) raises ``TypeError`` from the wrapper
+:func:`refusing_old_keywords` puts around it. A renamed spelling keeps no second path to the same
+code: the message is the only thing it gives.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar, cast
 
 # Old dotted name -> where its content is now.
 RENAMED: dict[str, str] = {
@@ -40,6 +42,28 @@ RENAMED: dict[str, str] = {
     ),
     "fanfuse.tune.weight_grid": "fanfuse.tune.space.weight_grid",
 }
+
+
+# Old keyword arguments of public callables: the callable's dotted name -> {old keyword: new}.
+RENAMED_KEYWORDS: dict[str, dict[str, str]] = {
+    "fanfuse.report.Report.render": {"form": "format"},
+}
+
+_Callable = TypeVar("_Callable", bound=Callable[..., Any])
+
+
+def refusing_old_keywords(function: _Callable) -> _Callable:
+    """`function`, refusing each of its old keywords (``RENAMED_KEYWORDS``) with a ``TypeError`` naming
+    the new one, as Python refuses a keyword a function does not take."""
+    renamed = RENAMED_KEYWORDS[f"{function.__module__}.{function.__qualname__}"]
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for old in renamed.keys() & kwargs.keys():
+            raise TypeError(f"{function.__qualname__}() keyword {old} is renamed: use {renamed[old]}")
+        return function(*args, **kwargs)
+
+    return cast(_Callable, checked)
 
 
 def message(old: str) -> str:

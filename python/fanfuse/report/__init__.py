@@ -33,6 +33,7 @@ from fanfuse._core import (
     tukey_hsd,
     wilcoxon_test,
 )
+from fanfuse._renamed import refusing_old_keywords
 from fanfuse.errors import InvalidSetting, OutOfRange, TooFewQueries
 from fanfuse.limits import check_choice, check_float, check_int
 from fanfuse.report import plot as report_plot
@@ -63,6 +64,7 @@ class Report(ReportData):
     """The outcome of :func:`compare`: means per run and metric, and one :class:`Comparison` per
     non-baseline run and metric."""
 
+    @refusing_old_keywords
     def render(self, format: ReportFormat = "table") -> str:
         return report_format.render(self, format)
 
