@@ -46,7 +46,9 @@ RENAMED: dict[str, str] = {
 
 # Old keyword arguments of public callables: the callable's dotted name -> {old keyword: new}.
 RENAMED_KEYWORDS: dict[str, dict[str, str]] = {
+    "fanfuse.multiquery.fusion.fuse_outcomes": {"settings": "options"},
     "fanfuse.report.Report.render": {"form": "format"},
+    "fanfuse.service.page.page_router": {"renamed": "option_of_field"},
 }
 
 _Callable = TypeVar("_Callable", bound=Callable[..., Any])
@@ -59,7 +61,8 @@ def refusing_old_keywords(function: _Callable) -> _Callable:
 
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        for old in renamed.keys() & kwargs.keys():
+        if kwargs and not renamed.keys().isdisjoint(kwargs):  # no set built on a call's way through
+            old = next(keyword for keyword in kwargs if keyword in renamed)
             raise TypeError(f"{function.__qualname__}() keyword {old} is renamed: use {renamed[old]}")
         return function(*args, **kwargs)
 

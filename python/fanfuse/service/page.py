@@ -20,6 +20,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 
+from fanfuse._renamed import refusing_old_keywords
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
@@ -48,6 +49,7 @@ _FILES = {
 _OWN_CONTROLS = ("query", "history")
 
 
+@refusing_old_keywords
 def page_router(
     retriever: MultiQueryRetriever, *, expander: str, hybrid: bool, option_of_field: dict[str, str]
 ) -> APIRouter:
