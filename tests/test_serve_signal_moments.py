@@ -7,6 +7,7 @@ process itself, just before or just after that step runs."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -80,15 +81,21 @@ def test_a_signal_at_each_moment_of_the_start_ends_the_server_cleanly(
     moment = {"SIGNAL_AT": step, "SIGNAL_WHEN": when, "SIGNUM": str(signum)}
     environment = {**os.environ, "TMPDIR": str(place), **moment}
     command = [sys.executable, "-c", INJECTED, "serve", "--index", str(index), "--port", "0", "--no-dense"]
-    done = subprocess.run(
+    process = subprocess.Popen(
         [*command, "--workers", str(workers)],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env=environment,
-        timeout=120,
         start_new_session=True,
-        check=False,
     )
+    try:
+        _, stderr = process.communicate(timeout=120)
+    finally:  # however the run ends, no server or worker outlives it
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    done = subprocess.CompletedProcess(process.args, process.returncode, "", stderr)
     assert done.returncode == -signum, done.stderr
     assert done.stderr == "fanfuse serve: interrupted\n"
     assert sorted(place.iterdir()) == []
