@@ -68,7 +68,6 @@ def is_weighted(variant_weights: Iterable[float], retriever_weights: Iterable[fl
     return any(w not in (0.0, 1.0) for w in (*variant_weights, *retriever_weights))
 
 
-@_renamed.refusing_old_keywords
 def fuse_outcomes(
     outcomes: Sequence[BranchOutcome], options: FusionOptions, *, top_k: int | None
 ) -> list[FusedHit]:
