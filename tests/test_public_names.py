@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import fanfuse
 import pytest
@@ -56,15 +57,20 @@ def callables(dotted: str) -> Iterator[tuple[str, set[str]]] | None:
     public method's (defined by the class itself, not a base) under `Class.method`. None where the
     module's optional extra is not installed here."""
     module_name, _, name = dotted.rpartition(".")
+    module = imported(module_name)
+    return None if module is None else _taken(dotted, getattr(module, name))
+
+
+def imported(module_name: str) -> ModuleType | None:
+    """A module of the package, imported; None where it needs an optional extra not installed here."""
     try:
-        value = getattr(importlib.import_module(module_name), name)
+        return importlib.import_module(module_name)
     except MissingExtra:
         return None
     except ImportError as error:
         if error.name is not None and not error.name.startswith("fanfuse"):
             return None
         raise
-    return _taken(dotted, value)
 
 
 def own_keywords(cls: type) -> set[str]:
@@ -165,22 +171,25 @@ def test_every_public_name_and_keyword_is_listed(now: dict[str, set[str]]) -> No
 
 
 def resolve(dotted: str) -> object:
-    """A public name by its dotted path: its module imported, then attribute by attribute."""
+    """A name by its dotted path: its module imported, then attribute by attribute (None for one
+    that is not there)."""
     parts = dotted.split(".")
     for split in range(len(parts) - 1, 0, -1):
         try:
             found: object = importlib.import_module(".".join(parts[:split]))
-        except ModuleNotFoundError:  # a class, not a module
+        except ModuleNotFoundError:  # a class or a name, not a module
             continue
         for part in parts[split:]:
-            found = getattr(found, part)
+            found = getattr(found, part, None)
         return found
-    raise LookupError(dotted)
+    return None
 
 
 @pytest.mark.parametrize("name", sorted(RENAMED_KEYWORDS))
-def test_an_old_keyword_is_refused_naming_the_new_one(name: str, now: dict[str, set[str]]) -> None:
-    assert name in now, "the table names a callable that is not public"
+def test_an_old_keyword_is_refused_naming_the_new_one(name: str, api: Api, now: dict[str, set[str]]) -> None:
+    assert api.has(name), "the table names a callable that is not public"
+    if name not in api.taken:
+        pytest.skip(f"{name}'s module needs an optional extra not installed here")
     target = resolve(name)
     assert callable(target)
     for old, new in RENAMED_KEYWORDS[name].items():

@@ -15,6 +15,7 @@ from types import ModuleType
 import fanfuse
 import pytest
 from fanfuse._renamed import RENAMED
+from test_public_names import imported, resolve
 
 # A dotted module name of the package inside a table entry's text.
 _MODULE = re.compile(r"\bfanfuse(?:\.\w+)+")
@@ -26,30 +27,21 @@ def test_the_table_is_read() -> None:
 
 def parent(old: str) -> ModuleType:
     """The module an old name was in, imported (skipped where it needs an extra this environment lacks)."""
-    name = old.rpartition(".")[0]
-    try:
-        return importlib.import_module(name)
-    except ImportError as error:
-        if error.name is not None and not error.name.startswith("fanfuse"):
-            pytest.skip(f"{name} needs {error.name}")
-        raise
+    module = imported(old.rpartition(".")[0])
+    if module is None:
+        pytest.skip(f"{old.rpartition('.')[0]} needs an optional extra")
+    return module
 
 
 def exists(dotted: str) -> bool:
     """Whether a module (found, not imported: an integration's framework is an optional extra) or a
     name in a module (its module imported) is there."""
-    parts = dotted.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            spec = importlib.util.find_spec(".".join(parts[:split]))
-        except ModuleNotFoundError:  # a name under a module that is not a package
-            continue
-        if spec is not None:
-            found: object = importlib.import_module(".".join(parts[:split])) if split < len(parts) else spec
-            for attribute in parts[split:]:
-                found = getattr(found, attribute, None)
-            return found is not None
-    return False
+    try:
+        if importlib.util.find_spec(dotted) is not None:
+            return True
+    except ModuleNotFoundError:  # a name under a module that is not a package
+        pass
+    return resolve(dotted) is not None
 
 
 @pytest.mark.parametrize("old", sorted(RENAMED))
