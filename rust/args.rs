@@ -2,7 +2,8 @@
 //! sequences, numbers, ints in a range, strs, flags, 1-D arrays. A binding tests a value's type and
 //! reads it; the range an int must be in and every refusal's text are here, so each reads the same
 //! from every entry point. A refused kind of value is [`FusionError::WrongType`] (Python's
-//! `TypeError`), a refused value of the right kind [`FusionError::InvalidArgument`].
+//! `TypeError`), a refused value of the right kind [`FusionError::InvalidArgument`], or for a number
+//! setting of a call (threads, a test's iterations) [`FusionError::OutOfRange`].
 
 use std::fmt::Display;
 use std::ops::RangeInclusive;
@@ -70,14 +71,28 @@ pub fn int_out_of_range(name: &str, accepted: &str, shown: impl Display) -> Fusi
     FusionError::invalid(format!("{name} must be {accepted} (got {shown})"))
 }
 
+/// An int argument as read: its value, or the text of one beyond `i128` (outside every range).
+pub type ReadInt = Result<i128, String>;
+
 /// The int `value` given as `name`, if within `range` and of type `T`; `accepted` says in words what is.
 pub fn int_in<T: TryFrom<i128>>(
-    value: i128,
+    value: ReadInt,
     name: &str,
     accepted: &str,
     range: RangeInclusive<i128>,
 ) -> Result<T, FusionError> {
+    let value = value.map_err(|shown| int_out_of_range(name, accepted, shown))?;
     T::try_from(value).ok().filter(|_| range.contains(&value)).ok_or_else(|| int_out_of_range(name, accepted, value))
+}
+
+/// [`int_in`] for a number setting of a call, neither fusion input nor a fusion option.
+pub fn setting_int_in<T: TryFrom<i128>>(
+    value: ReadInt,
+    name: &str,
+    accepted: &str,
+    range: RangeInclusive<i128>,
+) -> Result<T, FusionError> {
+    int_in(value, name, accepted, range).map_err(FusionError::of_number_setting)
 }
 
 /// An int bound as [`int_in`] takes it (every bound a Rust int type has fits, but `u128`'s top).
@@ -90,7 +105,7 @@ pub fn widen<T: TryInto<i128>>(bound: T) -> i128 {
 pub const COUNT_ACCEPTED: &str = "None or an int >= 0";
 
 /// A count given as `name`: an int >= 0. One beyond any list (more than `usize` holds) keeps every hit.
-pub fn count(value: i128, name: &str) -> Result<usize, FusionError> {
+pub fn count(value: ReadInt, name: &str) -> Result<usize, FusionError> {
     let count: i128 = int_in(value, name, COUNT_ACCEPTED, 0..=i128::MAX)?;
     Ok(usize::try_from(count).unwrap_or(usize::MAX))
 }
@@ -101,20 +116,25 @@ mod tests {
 
     #[test]
     fn an_int_is_accepted_within_its_range_and_its_type() {
-        assert_eq!(int_in::<u8>(7, "n", "an int from 1 to 9", 1..=9), Ok(7));
-        let refused = int_in::<u8>(0, "n", "an int from 1 to 9", 1..=9).unwrap_err();
+        assert_eq!(int_in::<u8>(Ok(7), "n", "an int from 1 to 9", 1..=9), Ok(7));
+        let refused = int_in::<u8>(Ok(0), "n", "an int from 1 to 9", 1..=9).unwrap_err();
         assert_eq!(refused, FusionError::invalid("n must be an int from 1 to 9 (got 0)"));
         // Within the range but not of the type: refused the same way.
-        assert!(int_in::<u8>(256, "n", "an int >= 0", 0..=i128::MAX).is_err());
+        assert!(int_in::<u8>(Ok(256), "n", "an int >= 0", 0..=i128::MAX).is_err());
+        let huge = int_in::<u64>(Err("1".repeat(40)), "n", "an int >= 0", 0..=i128::MAX).unwrap_err();
+        assert_eq!(huge, FusionError::invalid(format!("n must be an int >= 0 (got {})", "1".repeat(40))));
+        // A setting's number is refused as out of range, with the same words.
+        let setting = setting_int_in::<u8>(Ok(0), "n", "an int from 1 to 9", 1..=9).unwrap_err();
+        assert_eq!(setting, FusionError::out_of_range("n must be an int from 1 to 9 (got 0)"));
         assert_eq!(widen(u128::MAX), i128::MAX);
         assert_eq!(widen(u64::MAX), i128::from(u64::MAX));
     }
 
     #[test]
     fn a_count_saturates_beyond_what_a_list_can_hold() {
-        assert_eq!(count(3, "top_k"), Ok(3));
-        assert_eq!(count(i128::MAX, "top_k"), Ok(usize::MAX));
-        assert_eq!(count(-1, "top_k").unwrap_err().to_string(), "top_k must be None or an int >= 0 (got -1)");
+        assert_eq!(count(Ok(3), "top_k"), Ok(3));
+        assert_eq!(count(Ok(i128::MAX), "top_k"), Ok(usize::MAX));
+        assert_eq!(count(Ok(-1), "top_k").unwrap_err().to_string(), "top_k must be None or an int >= 0 (got -1)");
     }
 
     #[test]

@@ -5,8 +5,15 @@ use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FusionError {
-    /// An argument has a value outside what is accepted.
+    /// Fusion input (a ranked list, a run, qrels, a sample of a test, a model) or a fusion option has
+    /// a value outside what is accepted.
     InvalidArgument(String),
+    /// A setting of the call, neither fusion input nor a fusion option (a metric, a run file's
+    /// format or tag, where ranks come from, a method to train), names nothing accepted.
+    InvalidSetting(String),
+    /// A number setting of that kind (threads, a test's iterations or seed, a trained method's
+    /// sizes, a distributed reader's sizes) is outside its range.
+    OutOfRange(String),
     /// An argument is of a kind the call does not take (a str where numbers are expected, a set
     /// where order matters): Python's `TypeError`.
     WrongType(String),
@@ -32,6 +39,33 @@ impl FusionError {
 
     pub fn wrong_type(message: impl Into<String>) -> Self {
         Self::WrongType(message.into())
+    }
+
+    pub fn setting(message: impl Into<String>) -> Self {
+        Self::InvalidSetting(message.into())
+    }
+
+    pub fn out_of_range(message: impl Into<String>) -> Self {
+        Self::OutOfRange(message.into())
+    }
+
+    /// This refusal of a value, made by a check shared with fusion options (a name, an int's
+    /// range), as the refusal of a setting; other errors unchanged.
+    #[must_use]
+    pub fn of_setting(self) -> Self {
+        match self {
+            Self::InvalidArgument(message) => Self::InvalidSetting(message),
+            other => other,
+        }
+    }
+
+    /// [`Self::of_setting`] for a number out of range.
+    #[must_use]
+    pub fn of_number_setting(self) -> Self {
+        match self {
+            Self::InvalidArgument(message) => Self::OutOfRange(message),
+            other => other,
+        }
     }
 
     #[must_use]
@@ -78,9 +112,11 @@ impl fmt::Display for FusionError {
             Self::Input { path, message, .. }
             | Self::Io { path, message }
             | Self::Output { path: Some(path), message } => write!(f, "{path}: {message}"),
-            Self::InvalidArgument(message) | Self::WrongType(message) | Self::Output { path: None, message } => {
-                f.write_str(message)
-            }
+            Self::InvalidArgument(message)
+            | Self::InvalidSetting(message)
+            | Self::OutOfRange(message)
+            | Self::WrongType(message)
+            | Self::Output { path: None, message } => f.write_str(message),
             Self::ClosedPipe { path } => write!(f, "{path}: the reader closed the pipe"),
             Self::Interrupted => f.write_str("interrupted"),
         }
@@ -88,3 +124,19 @@ impl fmt::Display for FusionError {
 }
 
 impl std::error::Error for FusionError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_check_refuses_a_setting_as_a_setting_with_the_same_words() {
+        let refused = FusionError::invalid("format must be 'trec' or 'mtrag' (got 'x')");
+        assert_eq!(refused.clone().of_setting(), FusionError::setting(refused.to_string()));
+        assert_eq!(refused.clone().of_number_setting(), FusionError::out_of_range(refused.to_string()));
+        // Any other error is left as it is: a file's line stays the file's.
+        let input = FusionError::input("run.trec", 3, "bad");
+        assert_eq!(input.clone().of_setting(), input);
+        assert_eq!(input.to_string(), "run.trec:3: bad");
+    }
+}

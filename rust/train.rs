@@ -27,6 +27,12 @@ pub struct TrainSizes {
 pub const DEFAULT_SEGMENTS: usize = 25;
 pub const DEFAULT_WINDOW: usize = 5;
 
+/// The method a caller asks to train, by name: a setting of the training (a model file's method is
+/// the file's, read by `crate::fusion::model_json`).
+pub fn method_named(name: &str) -> Result<TrainedMethod, FusionError> {
+    name.parse().map_err(FusionError::of_setting)
+}
+
 /// Trains `method` on `runs` (in the order they will be fused) and `qrels`.
 pub fn train(
     method: TrainedMethod,
@@ -47,7 +53,7 @@ pub fn train(
     for (what, given, used) in [("segments", sizes.segments, segments), ("window", sizes.window, window)] {
         if given.is_some() && used.is_none() {
             let owner = if what == "segments" { "probfuse" } else { "slidefuse" };
-            return Err(FusionError::invalid(format!("{what} applies to {owner} only, not {}", method.name())));
+            return Err(FusionError::setting(format!("{what} applies to {owner} only, not {}", method.name())));
         }
     }
     let tables = runs

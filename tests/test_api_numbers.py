@@ -3,8 +3,8 @@
 from): each function and each public method of each class, with the types of `fanfuse/_core.pyi`
 for the core and the signatures (and `SearchOptions`) for Python. Each numeric argument has a row in
 `fanfuse.limits.LIMITS`, and every value the row refuses (out of range, NaN, infinite, huge, of the
-wrong type) raises TypeError, or the refusal of whoever checks the row (``OutOfRange`` from
-``fanfuse.limits``; the core's ``FusionError`` for a row marked ``core``), naming the argument; a
+wrong type) raises TypeError, or the class the row names (``FusionError`` for a fusion option or a
+sample of the core's tests, else ``OutOfRange``) whoever checks it, naming the argument; a
 huge count the row leaves unbounded is taken and the call completes. An entry point added with a
 numeric argument and no call in `api_calls.py` fails the first test."""
 
@@ -256,11 +256,11 @@ def outside(limit: Limit) -> list[float]:
 
 
 def bad_values(limit: Limit, entry: str) -> list[tuple[Any, type[Exception] | None]]:
-    """(value, the exception it raises; None: a huge count the row takes). The core refuses with
-    FusionError, as the library does a fusion option (a row marked ``core``); other rows the library
-    refuses with OutOfRange."""
+    """(value, the exception it raises; None: a huge count the row takes). A fusion option (a row
+    marked ``fusion_option``) and a value of the core's input (a sample of a test) are refused as
+    FusionError, by the core or the library; every other row as OutOfRange."""
     in_core = hasattr(fanfuse._core, entry.partition(".")[0])
-    refused = FusionError if limit.core or in_core else OutOfRange
+    refused = FusionError if limit.fusion_option or (in_core and limit is VALUE) else OutOfRange
     values: list[tuple[Any, type[Exception] | None]] = [(v, refused) for v in outside(limit)]
     values += [("3", TypeError), (True, TypeError), ([3], TypeError)]
     if limit.kind is int:

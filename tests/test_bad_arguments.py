@@ -1,5 +1,6 @@
 """Every number argument of the public API, given a value out of range or of the wrong type, raises
-FusionError (bad value) or TypeError (bad type) with a message that names it: never pyo3's
+FusionError (a bad value of fusion input or a fusion option), OutOfRange (of another setting) or
+TypeError (bad type) with a message that names it: never pyo3's
 OverflowError, a ZeroDivisionError or a message that leaves the argument to guess.
 
 Bool is refused wherever a number is expected (``top_k=True`` is a mistake, not 1). Each number's
@@ -16,7 +17,7 @@ from typing import Any
 import fanfuse
 import numpy as np
 import pytest
-from fanfuse import FusionError, OutOfRange
+from fanfuse import FusionError, InvalidSetting, OutOfRange
 from fanfuse.tune import tune
 
 LISTS = [["a", "b"], ["b", "c"]]
@@ -61,18 +62,19 @@ CALLS: dict[str, Call] = {
     "tune": lambda f, **kw: tune(f.runs, f.qrels, **{"folds": 2, "ks": [60.0], "weight_levels": [1.0], **kw}),
 }
 
-# (value, exception): the same bad values for every argument of a kind; the message must name it.
+# (value, exception): the same bad values for every number setting (not a fusion option) of a kind;
+# the message must name it.
 COUNT_VALUES: list[tuple[Any, type[Exception]]] = [
-    (-1, FusionError),
-    (-(2**70), FusionError),
+    (-1, OutOfRange),
+    (-(2**70), OutOfRange),
     (2.0, TypeError),
     (1.5, TypeError),
     ("3", TypeError),
     (True, TypeError),
     (np.float64(2.0), TypeError),
 ]
-ITERATIONS_VALUES = [*COUNT_VALUES, (0, FusionError), (2**32, FusionError), (2**70, FusionError)]
-SEED_VALUES = [*COUNT_VALUES, (2**64, FusionError), (2**70, FusionError)]
+ITERATIONS_VALUES = [*COUNT_VALUES, (0, OutOfRange), (2**32, OutOfRange), (2**70, OutOfRange)]
+SEED_VALUES = [*COUNT_VALUES, (2**64, OutOfRange), (2**70, OutOfRange)]
 WEIGHTS_VALUES: list[tuple[Any, type[Exception], str]] = [
     ([math.nan, 1.0], FusionError, "weights[0]"),
     ([1.0, math.inf], FusionError, "weights[1]"),
@@ -137,7 +139,7 @@ def rows() -> list[Any]:
         "evaluate",
         "metrics",
         ["ndcg@0"],
-        FusionError,
+        InvalidSetting,
         "metric 'ndcg@0': the cut-off after @ (or _) must be an integer >= 1",
     )
     for value, error in [
@@ -148,7 +150,7 @@ def rows() -> list[Any]:
         (2.0, TypeError),
     ]:
         add("tune", "folds", value, error)
-    for value, error in [(-1, FusionError), (2**64, FusionError), (True, TypeError), (0.5, TypeError)]:
+    for value, error in [(-1, OutOfRange), (2**64, OutOfRange), (True, TypeError), (0.5, TypeError)]:
         add("tune", "seed", value, error)
     for value, error, named in [
         ([math.nan], FusionError, "ks[0] must be a finite number > 0"),

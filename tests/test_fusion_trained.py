@@ -218,11 +218,12 @@ def test_bad_models_are_refused_naming_the_field(tmp_path: Path) -> None:
 def test_bad_training_and_fusion_options_are_refused(tmp_path: Path) -> None:
     runs, model = small_model(tmp_path)
     qrels = fanfuse_qrels({"q0": {"d1": 1}}, tmp_path)
-    with pytest.raises(fanfuse.FusionError, match="method must be 'probfuse', 'segfuse'"):
+    # What to train is a setting; a model, and the options it fuses with, are fusion input.
+    with pytest.raises(fanfuse.InvalidSetting, match="method must be 'probfuse', 'segfuse'"):
         fanfuse.train_fusion(runs, qrels, method="rrf")
-    with pytest.raises(fanfuse.FusionError, match="segments applies to probfuse only, not posfuse"):
+    with pytest.raises(fanfuse.InvalidSetting, match="segments applies to probfuse only, not posfuse"):
         fanfuse.train_fusion(runs, qrels, method="posfuse", segments=3)
-    with pytest.raises(fanfuse.FusionError, match="segments must be an int from 1"):
+    with pytest.raises(fanfuse.OutOfRange, match="segments must be an int from 1"):
         fanfuse.train_fusion(runs, qrels, method="probfuse", segments=0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'w'"):
         fanfuse.train_fusion(runs, qrels, method="slidefuse", w=3)  # type: ignore[call-arg]

@@ -12,7 +12,7 @@ from pathlib import Path
 import fanfuse
 import fanfuse._core
 import pytest
-from fanfuse import FusionError
+from fanfuse import FusionError, InvalidSetting, OutOfRange
 
 STUB = Path(fanfuse.__file__).parent / "_core" / "_internal.pyi"
 
@@ -82,9 +82,9 @@ def test_the_row_entry_names_what_is_wrong(tmp_path: Path) -> None:
     path.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 c 1 bad t\n", encoding="utf-8")
     with pytest.raises(FusionError, match=r"run.trec:3: "):
         read_run_block(str(path), start=20)  # the bad line, in a block that starts at line 2
-    with pytest.raises(FusionError, match=r"partitions must be an int from 1 to 100000 \(got 0\)"):
+    with pytest.raises(OutOfRange, match=r"partitions must be an int from 1 to 100000 \(got 0\)"):
         read_run_block(str(path), partitions=0)
-    with pytest.raises(FusionError, match=r"block_bytes must be an int >= 1 \(got 0\)"):
+    with pytest.raises(OutOfRange, match=r"block_bytes must be an int >= 1 \(got 0\)"):
         file_blocks(str(path), block_bytes=0)
     packed = tmp_path / "run.trec.gz"
     packed.write_bytes(__import__("gzip").compress(b"q1 Q0 a 1 2.0 t\n"))
@@ -100,7 +100,7 @@ def test_the_row_entry_names_what_is_wrong(tmp_path: Path) -> None:
         fuse_rows([pa.record_batch(batches[0]).drop_columns(["group"])], blocks=[summary], names=["good"])
     with pytest.raises(FusionError, match=r"blocks\[0\] is of run 0, but there are 0 runs"):
         fuse_rows(batches, blocks=[summary], names=[])
-    with pytest.raises(FusionError, match=r"format='mtrag' needs the passthrough fields"):
+    with pytest.raises(InvalidSetting, match=r"format='mtrag' needs the passthrough fields"):
         fuse_rows(batches, blocks=[summary], names=["good"], format="mtrag")
     with pytest.raises(TypeError, match=r"blocks\[0\] must be a block summary"):
         fuse_rows(batches, blocks=[(0, 1)], names=["good"])

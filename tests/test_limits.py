@@ -15,7 +15,7 @@ import pytest
 import tantivy
 from cli_process import CLI
 from fanfuse import FusionError, OutOfRange
-from fanfuse.errors import InvalidCorpus
+from fanfuse.errors import InvalidCorpus, InvalidSetting
 from fanfuse.limits import LIMITS, REQUEST, Limit, check_float, check_int
 from test_cli_search_options import DOCUMENTS
 
@@ -49,7 +49,7 @@ def test_a_check_names_the_argument_and_the_type() -> None:
         check_float("weight", math.nan, "weights[2]")
     with pytest.raises(FusionError, match=r"^k must be a finite number > 0 \(got inf\)$"):
         check_float("k", 2**2000)  # beyond the float range: infinite
-    with pytest.raises(FusionError, match=r"\(got an int of 1001 bits\)$"):
+    with pytest.raises(OutOfRange, match=r"\(got an int of 1001 bits\)$"):
         check_int("seed", 2**1000)  # its thousands of digits are not printed
     assert check_int("top_k", 7) == 7 and check_float("k", 60) == 60.0
 
@@ -85,11 +85,13 @@ def test_the_core_takes_what_its_rows_say() -> None:
     core_rows = {key for key, limit in LIMITS.items() if limit.core}
     assert core_rows == set(CORE) | {"segments", "window"}  # those two: test_api_numbers.py
     for key, call in CORE.items():
+        # The core's refusal is the row's: FusionError for a fusion option, else OutOfRange.
+        refusal = FusionError if LIMITS[key].fusion_option else OutOfRange
         for value, taken in probes(LIMITS[key]):
             if taken:
                 call(value)
             else:
-                with pytest.raises(FusionError):
+                with pytest.raises(refusal):
                     call(value)
 
 
@@ -144,9 +146,9 @@ def test_an_empty_list_where_one_is_needed_is_refused(small_runs: dict[str, str]
     run, qrels = fanfuse.read_run(small_runs["run0"]), fanfuse.read_qrels(small_runs["qrels"])
     with pytest.raises(FusionError, match="give at least one run to fuse"):
         fanfuse.fuse_runs([])  # was an empty run, where fuse_files refuses no files
-    with pytest.raises(FusionError, match="metrics is empty: name at least one, such as ndcg@10"):
+    with pytest.raises(InvalidSetting, match="metrics is empty: name at least one, such as ndcg@10"):
         fanfuse.evaluate(run, qrels, metrics=[])
-    with pytest.raises(FusionError, match="metrics is empty"):
+    with pytest.raises(InvalidSetting, match="metrics is empty"):
         fanfuse.compare([run, run], qrels, metrics=[])
 
 

@@ -63,18 +63,32 @@ def test_every_listed_name_is_accepted(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("call", "names"),
+    ("call", "names", "refusal"),
     [
-        (lambda: fanfuse.fuse([["a"]], method="nope"), fanfuse.METHODS),
-        (lambda: fanfuse.fuse([[("a", 1.0)]], method="combsum", norm="nope"), fanfuse.NORMS),
-        (lambda: fanfuse.rrf([["a"]], tie_break="nope"), fanfuse.TIE_BREAKS),
-        (lambda: fanfuse.fuse([["a"]], duplicates="nope"), fanfuse.DUPLICATE_POLICIES),
-        (lambda: fanfuse.read_run("unread.trec", rank_from="nope"), fanfuse.RANK_SOURCES),
-        (lambda: fanfuse.Run.from_columns([], [], []).write("unwritten", format="nope"), fanfuse.RUN_FORMATS),
+        (lambda: fanfuse.fuse([["a"]], method="nope"), fanfuse.METHODS, fanfuse.FusionError),
+        (
+            lambda: fanfuse.fuse([[("a", 1.0)]], method="combsum", norm="nope"),
+            fanfuse.NORMS,
+            fanfuse.FusionError,
+        ),
+        (lambda: fanfuse.rrf([["a"]], tie_break="nope"), fanfuse.TIE_BREAKS, fanfuse.FusionError),
+        (lambda: fanfuse.fuse([["a"]], duplicates="nope"), fanfuse.DUPLICATE_POLICIES, fanfuse.FusionError),
+        (
+            lambda: fanfuse.read_run("unread.trec", rank_from="nope"),
+            fanfuse.RANK_SOURCES,
+            fanfuse.InvalidSetting,
+        ),
+        (
+            lambda: fanfuse.Run.from_columns([], [], []).write("unwritten", format="nope"),
+            fanfuse.RUN_FORMATS,
+            fanfuse.InvalidSetting,
+        ),
     ],
 )
-def test_an_unknown_name_is_refused_with_every_accepted_name(call: Any, names: tuple[str, ...]) -> None:
-    with pytest.raises(fanfuse.FusionError, match="got 'nope'") as caught:
+def test_an_unknown_name_is_refused_with_every_accepted_name(
+    call: Any, names: tuple[str, ...], refusal: type[Exception]
+) -> None:
+    with pytest.raises(refusal, match="got 'nope'") as caught:
         call()
     listed = re.findall(r"[\w-]+", str(caught.value).split("must be", 1)[1].split("(got", 1)[0])
     assert [word for word in listed if word not in ("one", "of", "or")] == list(names)

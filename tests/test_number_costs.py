@@ -266,7 +266,7 @@ def test_a_block_costs_its_rows_whatever_the_partitions(tmp_path: Path) -> None:
     most = int(LIMITS["partitions"].high or 0)
     grown_mb = (peak_kib(most) - peak_kib(1)) / 1024
     assert grown_mb < 100, f"{most} partitions took {grown_mb:.0f} MB more than one"
-    with pytest.raises(fanfuse.FusionError, match=f"partitions must be an int from 1 to {most} "):
+    with pytest.raises(fanfuse.OutOfRange, match=f"partitions must be an int from 1 to {most} "):
         fanfuse._core._internal.read_run_block(str(path), partitions=most + 1)
 
 

@@ -214,7 +214,7 @@ def test_the_kernel_timer_of_the_benchmarks_reads_a_batch_as_rrf_batch_does() ->
     queries = random_batch(3, POOL_MIN_QUERIES)
     assert _internal._kernel_seconds(queries, top_k=5, repeat=2) > 0
     for repeat in (0, -1, 2**64):  # read as every int argument is: a named refusal, no OverflowError
-        with pytest.raises(fanfuse.FusionError, match=rf"^repeat must be an int >= 1 \(got {repeat}\)"):
+        with pytest.raises(fanfuse.OutOfRange, match=rf"^repeat must be an int >= 1 \(got {repeat}\)"):
             _internal._kernel_seconds(queries, repeat=repeat)
     mixed: list[Any] = [*queries, [[1]]]
     message = rf"queries\[{POOL_MIN_QUERIES}\]\[0\]\[0\] is an int, but queries\[0\]\[0\]\[0\] is a str"

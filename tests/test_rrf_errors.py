@@ -113,7 +113,7 @@ def test_batch_errors_name_the_query() -> None:
     with pytest.raises(TypeError, match=r"queries\[0\] must be a sequence of ranked id lists, not a str"):
         fanfuse.rrf_batch(["ab"])
     with pytest.raises(
-        FusionError,
+        fanfuse.OutOfRange,
         match=r"threads must be None \(FANFUSE_NUM_THREADS, else 1\) or an int from 1 to 1024 \(got 0\)",
     ):
         fanfuse.rrf_batch([LISTS], threads=0)

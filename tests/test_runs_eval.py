@@ -134,5 +134,5 @@ def test_unknown_metric_names_what_is_accepted(tmp_path: Path) -> None:
     run.write_text("q Q0 a 1 3 t\n")
     qrels = tmp_path / "q.txt"
     qrels.write_text("q 0 a 1\n")
-    with pytest.raises(fanfuse.FusionError, match="metric 'err@5': unknown name; accepted: NAME"):
+    with pytest.raises(fanfuse.InvalidSetting, match="metric 'err@5': unknown name; accepted: NAME"):
         fanfuse.evaluate(fanfuse.read_run(str(run)), fanfuse.read_qrels(str(qrels)), metrics=["err@5"])

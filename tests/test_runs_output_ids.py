@@ -35,7 +35,7 @@ def test_a_tag_a_trec_line_cannot_hold_is_refused(
     err = capsys.readouterr().err
     assert f"tag {shown}" in err and "Traceback" not in err
     assert not out.exists()
-    with pytest.raises(fanfuse.FusionError, match="tag"):
+    with pytest.raises(fanfuse.InvalidSetting, match="tag"):
         fanfuse.read_run(str(run)).write(str(out), tag=tag)
     assert not out.exists()
     # MT-RAG output has no tag field: the same tag is no reason to refuse it.

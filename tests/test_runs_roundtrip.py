@@ -91,6 +91,6 @@ def test_a_tag_is_refused_exactly_when_a_trec_line_cannot_hold_it(
             except fanfuse.FusionError as error:  # an id, not the tag, was refused
                 assert re.search(r"^<columns>:\d+: (query|document) id ", str(error)), str(error)
         else:
-            with pytest.raises(fanfuse.FusionError, match="tag"):
+            with pytest.raises(fanfuse.InvalidSetting, match="tag"):
                 built.write(str(out), tag=tag)
             assert not out.exists()

@@ -130,12 +130,12 @@ def test_large_differences_give_the_p_values_of_small_ones() -> None:
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
-        ({"iterations": 0}, fanfuse.FusionError, r"iterations must be an int from 1 to 4294967295 \(got 0\)"),
-        ({"iterations": -1}, fanfuse.FusionError, r"iterations must be an int from 1 .*\(got -1\)"),
-        ({"iterations": 2**32}, fanfuse.FusionError, r"iterations must be .*\(got 4294967296\)"),
+        ({"iterations": 0}, fanfuse.OutOfRange, r"iterations must be an int from 1 to 4294967295 \(got 0\)"),
+        ({"iterations": -1}, fanfuse.OutOfRange, r"iterations must be an int from 1 .*\(got -1\)"),
+        ({"iterations": 2**32}, fanfuse.OutOfRange, r"iterations must be .*\(got 4294967296\)"),
         ({"iterations": 10.0}, TypeError, r"iterations must be an int from 1 .*\(got float\)"),
-        ({"seed": -1}, fanfuse.FusionError, r"seed must be an int from 0 to 2\*\*64 - 1 \(got -1\)"),
-        ({"seed": 2**64}, fanfuse.FusionError, r"seed must be an int from 0 .*\(got 18446744073709551616\)"),
+        ({"seed": -1}, fanfuse.OutOfRange, r"seed must be an int from 0 to 2\*\*64 - 1 \(got -1\)"),
+        ({"seed": 2**64}, fanfuse.OutOfRange, r"seed must be an int from 0 .*\(got 18446744073709551616\)"),
     ],
 )
 def test_randomization_options_are_checked(

@@ -73,7 +73,7 @@ PROBE_VALUES = {"k": (1.0, 30.0), "phi": (0.3, 0.9), "sigma": (0.0, 0.9), "gamma
 def core_accepts(call: Any, **options: Any) -> bool:
     try:
         call(**options)
-    except FusionError:
+    except (FusionError, InvalidSetting):  # a fusion option's refusal, or a training setting's
         return False
     return True
 
@@ -268,7 +268,7 @@ def test_coordinate_ascent_climbs_from_its_start_and_auto_switches_at_the_grid_l
         ({"method": "combsum", "norms": ["l2"]}, FusionError, "norms[0] must be one of none"),
         (
             {"method": "probfuse", "segment_counts": [0]},
-            FusionError,
+            OutOfRange,
             "segment_counts[0] must be an int from 1 to 1000000 (got 0)",
         ),
         ({"method": "slidefuse", "windows": [1.5]}, TypeError, "windows[0] must be an int"),

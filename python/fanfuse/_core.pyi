@@ -34,6 +34,8 @@ __all__ = [
     "FusionModel",
     "InputError",
     "InvalidOutput",
+    "InvalidSetting",
+    "OutOfRange",
     "Qrels",
     "Run",
     "_FusionOptions",
@@ -96,7 +98,8 @@ RUN_FORMATS: tuple[str, ...]
 """``format=`` of ``Run.write`` and ``fuse_files``: the output formats."""
 
 class FusionError(ValueError):
-    """Invalid fusion input: the message names the argument (or file:line) and what is accepted."""
+    """Invalid fusion input (a ranked list, a run, qrels, a file of them, a sample of a test, a model)
+    or fusion option: the message names the argument (or file:line) and what is accepted."""
 
     option: str | None
     """For a refused fusion option (``FusionOptions`` or an entry point's option keywords), its name:
@@ -111,6 +114,17 @@ class InvalidOutput(InputError):
     or another output however spelled: the message names the path and, from a command, the flag.
     Every writer of the core raises it (``Run.write``, ``fuse_files``, ``FusionModel.save``, the
     output guard's handles)."""
+
+class InvalidSetting(InputError):
+    """A setting (an argument, a flag, an environment variable) that is not one accepted, or that does
+    not go with another given: of a retriever, expander, encoder, reranker or search; of an evaluation
+    or comparison of runs (a metric, a test); of reading, writing or training on runs (``rank_from``,
+    ``format``, ``tag``, the method to train)."""
+
+class OutOfRange(InputError):
+    """A number outside the range it accepts (NaN and infinities included): a row of
+    ``fanfuse.limits`` (a fusion option is refused as ``FusionError``), or a range stated beside its
+    argument."""
 
 @final
 class Fused:

@@ -1,14 +1,16 @@
 """The errors fanfuse raises, each named for what went wrong; the messages name the argument (or
 file:line, or request field) and say what is accepted.
 
-- ``FusionError`` (the core's, a ``ValueError``): fusion input the core refused: a ranked list, a
-  run or qrels file, a fusion option (method, k, weights, ...).
+- ``FusionError`` (the core's, a ``ValueError``): fusion input refused (a ranked list, a run,
+  qrels, a file of them, a sample of a significance test, a trained model) or a fusion option
+  (method, k, weights, ...).
 - ``InputError`` (a ``ValueError``): other input a caller gave, refused before any fusion:
-  ``OutOfRange`` (a number outside its range, most declared in ``fanfuse.limits``),
-  ``InvalidConversation`` (a turn that is no message) and its ``ConversationTooLong`` (more turns or
-  characters than ``fanfuse.limits.CONVERSATION`` accepts), ``TooFewQueries`` (the judged queries
-  cannot carry what was asked: folds, a test, a mean), ``InvalidSetting`` (a setting, argument or
-  flag that is not one accepted, or that does not go with another given), ``InvalidFilter`` (a
+  ``OutOfRange`` (a number outside its range, most declared in ``fanfuse.limits``: threads, a
+  test's iterations too), ``InvalidConversation`` (a turn that is no message) and its
+  ``ConversationTooLong`` (more turns or characters than ``fanfuse.limits.CONVERSATION`` accepts),
+  ``TooFewQueries`` (the judged queries cannot carry what was asked: folds, a test, a mean),
+  ``InvalidSetting`` (a setting, argument or flag that is not one accepted, or that does not go with
+  another given: a metric, a run file's format, the method to train too), ``InvalidFilter`` (a
   metadata filter), ``InvalidCorpus`` (documents to index or search: a corpus file or record, a
   duplicate id), ``InvalidIndex`` (an index folder that cannot be opened, read or written),
   ``InvalidEncoder`` (an encoder's model files, or the vectors an encoder made), ``InvalidOutput``
@@ -24,9 +26,9 @@ line and exit status 2; the service answers a refused input 422 naming the field
 
 from __future__ import annotations
 
-# The binding defines the classes the core raises (its output refusals are InvalidOutput), so the
+# The binding defines the classes the core raises (its refusals of outputs and settings too), so the
 # core needs no re-mapping here; the other classes derive from its InputError.
-from fanfuse._core import FusionError, InputError, InvalidOutput
+from fanfuse._core import FusionError, InputError, InvalidOutput, InvalidSetting, OutOfRange
 
 __all__ = [
     "ConversationTooLong",
@@ -46,12 +48,6 @@ __all__ = [
 ]
 
 
-class OutOfRange(InputError):
-    """A number outside the range it accepts (NaN and infinities included): a row of
-    ``fanfuse.limits`` (one marked ``core`` is a fusion option, refused as ``FusionError``), or a
-    range stated beside its argument."""
-
-
 class InvalidConversation(InputError):
     """A conversation turn that is not a user turn or a ``{"role", "content"}`` message."""
 
@@ -62,12 +58,6 @@ class ConversationTooLong(InvalidConversation):
 
 class TooFewQueries(InputError):
     """Too few (judged) queries for what was asked: folds, a test, a mean over the queries."""
-
-
-class InvalidSetting(InputError):
-    """A setting of a retriever, expander, encoder, reranker, search or comparison of runs (an
-    argument, a flag, an environment variable) that is not one accepted, or that does not go with
-    another given."""
 
 
 class InvalidFilter(InputError):

@@ -10,7 +10,7 @@ Each entry point derives its checks from here, so that a range is written once:
 
 - the Python API checks an argument with ``check_int(key, value)`` or ``check_float``: a wrong type
   is a ``TypeError``, a value out of range (or NaN, or infinite) an ``OutOfRange`` (a ``FusionError``
-  for a row marked ``core``: a fusion option), each naming the
+  for a row marked ``fusion_option``), each naming the
   argument and what it accepts;
 - the command line builds each numeric flag's argparse type and help from its row
   (``fanfuse.cli._common.number_option``): ``argument --top-k: must be an int from 1 to 10000 (got '0')``;
@@ -19,7 +19,9 @@ Each entry point derives its checks from here, so that a range is written once:
 
 Rows marked ``core`` are arguments the Rust core checks itself (the fusion functions, the tests of
 ``fanfuse eval``): the row states what the core accepts, for the flags and fields that pass them on,
-and ``tests/test_limits.py`` holds the core to it at every bound.
+and ``tests/test_limits.py`` holds the core to it at every bound. Of those, the rows marked
+``fusion_option`` are fusion options, which the core refuses as ``FusionError``; it refuses the
+others (threads, a test's iterations) as ``OutOfRange``, as the library does.
 
 Nothing is allocated by a caller's number, only by what is there (hits found, queries read), so a
 count without an upper bound here (a cache's size, the threads of a pool, hits kept per fused query)
@@ -62,7 +64,8 @@ __all__ = [
 class Limit:
     """One argument's range. ``kind`` int: a whole number (a bool is refused); float: a real number,
     always finite. ``low``/``high`` None: unbounded on that side; ``*_open``: the bound itself is
-    refused."""
+    refused. ``core``: the core checks it too; ``fusion_option``: it is a fusion option, refused as
+    ``FusionError``."""
 
     name: str
     kind: type[int] | type[float]
@@ -72,6 +75,7 @@ class Limit:
     low_open: bool = False
     high_open: bool = False
     core: bool = False
+    fusion_option: bool = False
 
     def accepted(self) -> str:
         """What the argument accepts, as every message and help text says it."""
@@ -97,15 +101,15 @@ class Limit:
         return self.high is None or not (value > self.high or (self.high_open and value == self.high))
 
     def check(self, value: object, name: str | None = None) -> int | float:
-        """`value` as an int or float, or TypeError / OutOfRange (FusionError: a ``core`` row) naming
-        `name` (default: the row's)."""
+        """`value` as an int or float, or TypeError / OutOfRange (FusionError: a fusion option)
+        naming `name` (default: the row's)."""
         name = name or self.name
         number = _as_number(value, self.kind)
         if number is None:
             raise TypeError(f"{name} must be {self.accepted()} (got {type(value).__name__})")
         if not self.admits(number):
-            # A row the core checks is a fusion option: its refusal is the core's, whoever checks first.
-            refusal = FusionError if self.core else OutOfRange
+            # A fusion option's refusal is the core's, whoever checks first.
+            refusal = FusionError if self.fusion_option else OutOfRange
             raise refusal(f"{name} must be {self.accepted()} (got {_shown(number)})")
         return number
 
@@ -205,12 +209,26 @@ LIMITS: dict[str, Limit] = {
     "temperature": Limit("temperature", float, "sampling temperature of the LLM", low=0, high=2),
     "max_tokens": Limit("max_tokens", int, "the longest answer the LLM may write, in tokens", low=1),
     # fusion (the core)
-    "k": Limit("k", float, "the RRF constant", low=0, low_open=True, core=True),
-    "weight": Limit("weight", float, "a list's fusion weight (0: ignored)", low=0, core=True),
-    "phi": Limit("phi", float, "rbc: persistence", low=0, high=1, low_open=True, high_open=True, core=True),
-    "sigma": Limit("sigma", float, "logn_isr: smoothing", low=0, high=1, core=True),
-    "gamma": Limit("gamma", float, "combgmnz: exponent of the hit count", core=True),
-    "fused_top_k": Limit("top_k", int, "hits kept per query of a fused run", low=0, core=True),
+    "k": Limit("k", float, "the RRF constant", low=0, low_open=True, core=True, fusion_option=True),
+    "weight": Limit(
+        "weight", float, "a list's fusion weight (0: ignored)", low=0, core=True, fusion_option=True
+    ),
+    "phi": Limit(
+        "phi",
+        float,
+        "rbc: persistence",
+        low=0,
+        high=1,
+        low_open=True,
+        high_open=True,
+        core=True,
+        fusion_option=True,
+    ),
+    "sigma": Limit("sigma", float, "logn_isr: smoothing", low=0, high=1, core=True, fusion_option=True),
+    "gamma": Limit("gamma", float, "combgmnz: exponent of the hit count", core=True, fusion_option=True),
+    "fused_top_k": Limit(
+        "top_k", int, "hits kept per query of a fused run", low=0, core=True, fusion_option=True
+    ),
     "threads": Limit("threads", int, "fusion threads", low=1, high=_MAX_THREADS, core=True),
     "segments": Limit(
         "segments", int, "probfuse: segments per list", low=1, high=_MAX_TRAINED_SIZE, core=True

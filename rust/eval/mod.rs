@@ -44,7 +44,7 @@ impl Evaluation {
 /// The metrics a caller named, in order: at least one, each a known name.
 pub fn parse_metrics(names: &[String]) -> Result<Vec<Metric>, FusionError> {
     if names.is_empty() {
-        return Err(FusionError::invalid("metrics is empty: name at least one, such as ndcg@10"));
+        return Err(FusionError::setting("metrics is empty: name at least one, such as ndcg@10"));
     }
     names.iter().map(|name| name.parse()).collect()
 }

@@ -137,7 +137,7 @@ fn parse_cut(original: &str, cut: &str) -> Result<usize, FusionError> {
 }
 
 fn bad_metric(name: &str, why: &str) -> FusionError {
-    FusionError::invalid(format!(
+    FusionError::setting(format!(
         "metric '{name}': {why}; accepted: NAME, NAME@K, NAME-lN or NAME@K-lN (judgments below N count as \
          non-relevant) with NAME one of {}, rbp as rbp.P (persistence 0.P); trec_eval's {}, P@K, success@K \
          (any case)",

@@ -122,7 +122,7 @@ pub(super) fn scale_by_power_of_two(mut x: f64, mut e: i32) -> f64 {
 /// Unequal lengths, no pairs, a value that is not finite, or `iterations` = 0.
 pub fn randomization_test(a: &[f64], b: &[f64], iterations: u32, seed: u64) -> Result<f64, FusionError> {
     if iterations == 0 {
-        return Err(FusionError::invalid(format!("iterations must be {ITERATIONS_ACCEPTED} (got 0)")));
+        return Err(FusionError::out_of_range(format!("iterations must be {ITERATIONS_ACCEPTED} (got 0)")));
     }
     let Differences { values: diffs, resolution } = differences(a, b, "randomization_test", 1)?;
     let observed = diffs.iter().sum::<f64>().abs();

@@ -70,8 +70,9 @@ pub(super) fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) ->
 }
 
 /// An int: a Python int or anything with `__index__` (NumPy integers); not a bool, not a float.
-/// One beyond `i128` is refused here, outside every range an argument has; `accepted` says what is.
-pub(super) fn int(value: &Bound<'_, PyAny>, name: &str, accepted: &str) -> PyResult<i128> {
+/// One beyond `i128` is read as its text, for the range check that follows to refuse; `accepted`
+/// says what is.
+pub(super) fn int(value: &Bound<'_, PyAny>, name: &str, accepted: &str) -> PyResult<args::ReadInt> {
     let wrong_type = || to_py_err(args::not_an_int(name, accepted, &type_name(value)));
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyFloat>() {
         return Err(wrong_type());
@@ -81,28 +82,28 @@ pub(super) fn int(value: &Bound<'_, PyAny>, name: &str, accepted: &str) -> PyRes
     } else {
         value.call_method0(pyo3::intern!(value.py(), "__index__")).map_err(|_| wrong_type())?
     };
-    match index.extract::<i128>() {
+    Ok(match index.extract::<i128>() {
         Ok(v) => Ok(v),
-        Err(_) => Err(to_py_err(args::int_out_of_range(name, accepted, index.str()?))),
-    }
+        Err(_) => Err(index.str()?.to_string()),
+    })
 }
 
-/// An int within `range` ([`int`], then the core's range check). Errors read
+/// An int setting within `range` ([`int`], then the core's range check). Errors read
 /// `{name} must be {accepted} (got ...)`.
-pub(super) fn int_in<T: TryFrom<i128>>(
+pub(super) fn setting_int_in<T: TryFrom<i128>>(
     value: &Bound<'_, PyAny>,
     name: &str,
     accepted: &str,
     range: std::ops::RangeInclusive<i128>,
 ) -> PyResult<T> {
-    args::int_in(int(value, name, accepted)?, name, accepted, range).map_err(to_py_err)
+    args::setting_int_in(int(value, name, accepted)?, name, accepted, range).map_err(to_py_err)
 }
 
-/// Declares the reader of one int argument for pyo3's `from_py_with`, in one line: the reader, the
+/// Declares the reader of one int setting for pyo3's `from_py_with`, in one line: the reader, the
 /// argument's name, its type and the ints it accepts, which the message states: `low..` (to the
 /// type's largest) reads `an int >= low`, `low..=high` reads `an int from low to high` unless the
 /// words are given after it. With `Option<T>`, None passes as None. A value outside reads
-/// `{name} must be {accepted} (got ...)`, the message [`int_in`] gives.
+/// `{name} must be {accepted} (got ...)`, the message [`setting_int_in`] gives.
 macro_rules! int_arg {
     ($vis:vis $reader:ident($name:literal) -> Option<$ty:ty>: $($accepted:tt)+) => {
         $vis fn $reader(value: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<Option<$ty>> {
@@ -122,8 +123,8 @@ macro_rules! int_arg {
     };
     ($vis:vis $reader:ident($name:literal) -> $ty:ty: $low:literal..=$high:expr, $accepted:expr) => {
         $vis fn $reader(value: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<$ty> {
-            use $crate::{args::widen, python::args::int_in};
-            int_in(value, $name, $accepted, $low..=widen($high))
+            use $crate::{args::widen, python::args::setting_int_in};
+            setting_int_in(value, $name, $accepted, $low..=widen($high))
         }
     };
 }

@@ -49,15 +49,19 @@ use crate::error::FusionError as CoreError;
 pyo3::create_exception!(fanfuse, FusionError, PyValueError, stub_doc!("FusionError"));
 
 // The package's family of refused input other than fusion input, defined here so that the core's
-// output refusals are raised as their own class without the binding importing the package;
-// `fanfuse.errors` re-exports both and derives its other classes from `InputError`.
+// refusals of outputs and settings are raised as their own classes without the binding importing
+// the package; `fanfuse.errors` re-exports them and derives its other classes from `InputError`.
 pyo3::create_exception!(fanfuse, InputError, PyValueError, stub_doc!("InputError"));
 pyo3::create_exception!(fanfuse, InvalidOutput, InputError, stub_doc!("InvalidOutput"));
+pyo3::create_exception!(fanfuse, InvalidSetting, InputError, stub_doc!("InvalidSetting"));
+pyo3::create_exception!(fanfuse, OutOfRange, InputError, stub_doc!("OutOfRange"));
 
 /// The one mapping from core errors to Python exceptions.
 fn to_py_err(error: CoreError) -> PyErr {
     match error {
         CoreError::InvalidArgument(message) => FusionError::new_err(message),
+        CoreError::InvalidSetting(message) => InvalidSetting::new_err(message),
+        CoreError::OutOfRange(message) => OutOfRange::new_err(message),
         CoreError::WrongType(message) => PyTypeError::new_err(message),
         // Malformed files and unreadable paths are bad input too: same family, message keeps file:line.
         error @ (CoreError::Input { .. } | CoreError::Io { .. }) => FusionError::new_err(error.to_string()),
@@ -145,7 +149,7 @@ mod _core {
         runs::{fuse_files, fuse_runs, read_qrels, read_run, train_fusion, PyQrels, PyRun},
         tables::{fuse_tables, qrels_from_table, runs_from_table},
         trained::PyFusionModel,
-        FusionError, InputError, InvalidOutput,
+        FusionError, InputError, InvalidOutput, InvalidSetting, OutOfRange,
     };
     use pyo3::prelude::*;
 

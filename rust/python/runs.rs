@@ -9,7 +9,7 @@ use super::args::{int_arg, numbers, outer_items, strings, type_name};
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
-use crate::fusion::{TrainedMethod, MAX_SIZE};
+use crate::fusion::MAX_SIZE;
 use crate::runs::fuse::progress::{self, FuseProgress};
 use crate::runs::fuse::stream::{self, Destination, FuseFilesOptions};
 use crate::runs::read::input::{self, RunInput};
@@ -244,7 +244,7 @@ pub(super) fn train_fusion(
     #[pyo3(from_py_with = segments_arg)] segments: Option<usize>,
     #[pyo3(from_py_with = window_arg)] window: Option<usize>,
 ) -> PyResult<PyFusionModel> {
-    let method: TrainedMethod = method.parse().map_err(to_py_err)?;
+    let method = train::method_named(method).map_err(to_py_err)?;
     let sizes = TrainSizes { segments, window };
     let owned: Vec<Arc<crate::runs::Run>> = runs.iter().map(|r| Arc::clone(&r.inner)).collect();
     let qrels = Arc::clone(&qrels.inner);

@@ -25,7 +25,7 @@ impl std::str::FromStr for OutFormat {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        crate::names::parse(Self::BY_NAME, "format", s)
+        crate::names::parse(Self::BY_NAME, "format", s).map_err(FusionError::of_setting)
     }
 }
 
@@ -91,7 +91,7 @@ fn check_trec_ids(qid: &str, hits: &[OutHit<'_>]) -> Result<(), WriteError> {
 /// Refuses a tag that cannot be the sixth field of a TREC line (MT-RAG output has no tag).
 pub fn check_tag(format: OutFormat, tag: &str) -> Result<(), FusionError> {
     match fields::problem(tag) {
-        Some(problem) if format == OutFormat::Trec => Err(FusionError::invalid(format!(
+        Some(problem) if format == OutFormat::Trec => Err(FusionError::setting(format!(
             "tag {} {problem}; the tag is the last field of every TREC line: non-empty, no whitespace or control \
              characters",
             shown(tag)

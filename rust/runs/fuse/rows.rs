@@ -29,7 +29,7 @@ impl<'a> RowOutput<'a> {
         match format {
             None => Ok(Self::Hits),
             Some(OutFormat::Trec) => Ok(Self::Trec { tag }),
-            Some(OutFormat::Mtrag) => Err(FusionError::invalid(
+            Some(OutFormat::Mtrag) => Err(FusionError::setting(
                 "format='mtrag' needs the passthrough fields of every context, which rows do not hold; \
                  rows are fused to hits (format=None) or TREC text (format='trec')",
             )),
@@ -65,7 +65,7 @@ pub fn fuse_rows(
         check_tag(OutFormat::Trec, tag)?;
     }
     if fusion.ranges == 0 {
-        return Err(FusionError::invalid("ranges must be at least 1"));
+        return Err(FusionError::out_of_range("ranges must be at least 1"));
     }
     let steps = layout.steps();
     let space = steps.checked_mul(steps).filter(|&s| i64::try_from(s).is_ok()).ok_or_else(|| {

@@ -30,7 +30,7 @@ impl FromStr for RankFrom {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        crate::names::parse(Self::BY_NAME, "rank_from", s)
+        crate::names::parse(Self::BY_NAME, "rank_from", s).map_err(FusionError::of_setting)
     }
 }
 
