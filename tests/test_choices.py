@@ -219,15 +219,33 @@ def choice_checks() -> list[tuple[str, str, str]]:
     return found
 
 
+# The core's lists of names by what they name: the values of fusion options, which it refuses as
+# FusionError, and the values of settings (a run file's format, a metric), which it refuses as
+# InvalidSetting. A trained method is a fusion option's value (`method=` with a model) as well.
+FUSION_OPTION_LISTS = {"METHODS", "TRAINED_METHODS", "METHOD_PARAMETERS", "SCORE_METHODS", "NORMS"}
+FUSION_OPTION_LISTS |= {"TIE_BREAKS", "DUPLICATE_POLICIES", "FUSION_OPTIONS"}
+SETTING_LISTS = {"RANK_SOURCES", "RUN_FORMATS", "METRICS", "TREC_EVAL_METRICS"}
+
+
+def test_every_list_of_names_of_the_core_is_of_fusion_options_or_of_settings() -> None:
+    def is_names(value: object) -> bool:  # a tuple of names, or a dict of them by key
+        if isinstance(value, dict):
+            return all(is_names(names) for names in value.values())
+        return isinstance(value, tuple) and all(isinstance(name, str) for name in value)
+
+    lists = {name for name in dir(fanfuse._core) if name.isupper() and is_names(getattr(fanfuse._core, name))}
+    assert lists == FUSION_OPTION_LISTS | SETTING_LISTS
+
+
 def test_a_choice_is_refused_as_a_fusion_error_only_when_it_is_a_fusion_option() -> None:
-    """FusionError means fusion input the core refused: a choice refused as one is a list of names the
-    core publishes for its options (methods, norms, ...), and every such choice is refused as one."""
-    core_names = {name for name in dir(fanfuse._core) if name.isupper()}
+    """FusionError means fusion input or a fusion option the core refused: a choice refused as one
+    is a list of names the core publishes for its options (methods, norms, ...), and every such
+    choice is refused as one; any other choice is a setting, refused as InvalidSetting."""
     checks = choice_checks()
     assert any(error == "FusionError" for _, _, error in checks), "the scan found no fusion option"
     wrong = [
         f"{where} checks {names} as {error}"
         for where, names, error in checks
-        if (error == "FusionError") != (names in core_names)
+        if (error == "FusionError") != (names in FUSION_OPTION_LISTS)
     ]
     assert wrong == []
