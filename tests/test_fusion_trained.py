@@ -270,3 +270,33 @@ def test_the_fuse_command_trains_saves_and_reuses_a_model(
         "fanfuse fuse: error: --method slidefuse is trained: give --train-runs and --train-qrels (or --model)"
     )
     assert not (tmp_path / "x.trec").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "refusal", "said"),
+    [
+        (["--method", "rrf", "--window", "1"], fanfuse.InvalidSetting, "apply to the trained methods"),
+        (
+            ["--method", "slidefuse", "--model", "m.json", "--train-qrels", "q"],
+            fanfuse.InvalidSetting,
+            "not both",
+        ),
+        (["--method", "slidefuse", "--train-qrels", "q"], fanfuse.InvalidSetting, "is trained: give"),
+        (
+            ["--method", "slidefuse", "--train-runs", "a", "--train-qrels", "q"],
+            fanfuse.FusionError,
+            "one per input",
+        ),
+    ],
+)
+def test_the_fuse_command_refuses_flags_that_do_not_go_together_as_settings(
+    flags: list[str], refusal: type[Exception], said: str
+) -> None:
+    """Flags that do not go with the method or with each other are a setting's refusal; runs that
+    do not match the inputs are fusion input's."""
+    from fanfuse.cli import build_parser
+    from fanfuse.cli.fuse import trained_model
+
+    args = build_parser("fuse").parse_args(["fuse", "in0.trec", "in1.trec", "-o", "out.trec", *flags])
+    with pytest.raises(refusal, match=said):
+        trained_model(args)

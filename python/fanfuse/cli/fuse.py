@@ -124,20 +124,22 @@ def trained_model(args: argparse.Namespace) -> FusionModel | None:
     training = args.train_runs is not None or args.train_qrels is not None
     if args.method not in TRAINED_METHODS:
         if training or args.model or args.save_model or args.segments or args.window is not None:
-            raise FusionError(
+            raise InvalidSetting(
                 f"--train-runs, --train-qrels, --model, --save-model, --segments and --window apply to the "
                 f"trained methods ({', '.join(TRAINED_METHODS)}), not {args.method}"
             )
         return None
     if args.model:
         if training:
-            raise FusionError("--model is a trained model: give it or --train-runs/--train-qrels, not both")
+            raise InvalidSetting(
+                "--model is a trained model: give it or --train-runs/--train-qrels, not both"
+            )
         model = FusionModel.load(args.model)
         if model.method != args.method:
             raise FusionError(f"--model {args.model} is a {model.method} model, not {args.method}")
         return model
     if args.train_runs is None or args.train_qrels is None:
-        raise FusionError(
+        raise InvalidSetting(
             f"--method {args.method} is trained: give --train-runs and --train-qrels (or --model)"
         )
     if len(args.train_runs) != len(args.runs):
