@@ -9,7 +9,8 @@ pub enum FusionError {
     /// a value outside what is accepted.
     InvalidArgument(String),
     /// A setting of the call, neither fusion input nor a fusion option (a metric, a run file's
-    /// format or tag, where ranks come from, a method to train), names nothing accepted.
+    /// format or tag, where ranks come from, a method to train), is not one accepted, or does not
+    /// go with another given.
     InvalidSetting(String),
     /// A number setting of that kind (threads, a test's iterations or seed, a trained method's
     /// sizes, a distributed reader's sizes) is outside its range.
