@@ -109,7 +109,7 @@ PYTHON_SUBSET := tests/test_installed_wheel.py tests/test_rrf_properties.py test
 	tests/test_runs_eval.py tests/test_runs_generated.py tests/test_tables.py tests/test_cli_parquet.py \
 	tests/test_cli_bad_options.py tests/test_cli_numbers.py tests/test_cli_search.py tests/test_cli_flags.py \
 	tests/test_eval_engine.py tests/test_report_cli.py tests/test_doc_commands.py tests/test_python_versions.py \
-	tests/test_stub_docs.py
+	tests/test_stub_docs.py tests/test_setting_refusals.py
 pytest-pythons: wheels
 	$(foreach v,$(OTHER_PYTHONS),bash scripts/test-python.sh $(call python_for,$(v)) $(WHEEL_DIR) -n auto $(PYTHON_SUBSET) &&) true
 
