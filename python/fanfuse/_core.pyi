@@ -375,8 +375,9 @@ class Run:
     ) -> None:
         """Writes the run atomically (temporary file, then rename) as TREC or MT-RAG JSONL.
 
-        TREC refuses (FusionError) an id or ``tag`` that is empty or holds whitespace or a control
-        character, and a query id starting with ``#``: MT-RAG JSONL holds any id.
+        TREC refuses an id that is empty or holds whitespace or a control character, and a query id
+        starting with ``#`` (FusionError: MT-RAG JSONL holds any id), and such a ``tag``
+        (InvalidSetting).
         """
 
 @final
@@ -600,7 +601,7 @@ def evaluate(
 def metric_depth(metric: str, /) -> int | None:
     """The deepest rank ``metric`` (a name ``evaluate`` takes) reads: its cut-off ``K``, or None when
     it reads the whole run. A fused run cut at that depth evaluates exactly as the whole run does.
-    Raises FusionError for a name ``evaluate`` refuses."""
+    Raises InvalidSetting for a name ``evaluate`` refuses."""
 
 def randomization_test(
     a: Sequence[float] | npt.NDArray[np.floating],
