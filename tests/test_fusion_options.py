@@ -247,17 +247,50 @@ def test_the_python_layers_never_fuse_to_check_options(module: str, allowed: set
                 assert node.func.id not in FUSING, f"{module}: {function.name} calls {node.func.id}"
 
 
+def _sample_values(node: ast.Call) -> list[str]:
+    """The keywords of `node` given a literal list or tuple of numbers: sample values, not a caller's."""
+    return [
+        keyword.arg or "**"
+        for keyword in node.keywords
+        if isinstance(keyword.value, ast.List | ast.Tuple)
+        and keyword.value.elts
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, int | float) for e in keyword.value.elts)
+    ]
+
+
+def test_the_package_never_checks_options_with_sample_values() -> None:
+    """An option is checked with the value a caller gave, never by building options from made-up
+    numbers to get the core's refusal (every module of the package is read)."""
+    for path in sorted(PYTHON.rglob("*.py")):
+        if path.name == "reference.py":  # the spec, in plain Python: it calls nothing
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                assert not _sample_values(node), f"{path.relative_to(PYTHON)}:{node.lineno}"
+
+
+def test_a_search_checks_the_weights_it_was_given() -> None:
+    from fanfuse.multiquery import fusion
+
+    assert fusion.checked({"method": "isr"}, weights=[1.0, 0.0, 1.0]).method == "isr"
+    with pytest.raises(FusionError, match=r"method 'isr' has no per-list weights.*variant_weights x retr"):
+        fusion.checked({"method": "isr"}, weights=[1.0, 0.5])
+    assert fusion.checked({"method": "wsum"}, weights=[0.5, 3.0]).takes_weights
+    with pytest.raises(TypeError, match="keyword weighted is renamed: use weights"):
+        fusion.checked({"method": "isr"}, weighted=True)  # type: ignore[call-arg]
+
+
 def test_checking_search_options_runs_no_fusion(monkeypatch: pytest.MonkeyPatch) -> None:
     from fanfuse.multiquery import fusion
 
     fused: list[object] = []
     real = fusion.fuse
     monkeypatch.setattr(fusion, "fuse", lambda *a, **kw: fused.append(a) or real(*a, **kw))
-    settings = fusion.checked({"method": "combsum", "norm": "max", "k": 10.0}, weighted=False)
+    settings = fusion.checked({"method": "combsum", "norm": "max", "k": 10.0})
     assert (settings.reads_scores, settings.takes_weights) == (True, True)
     assert fusion.takes_weights("isr") is False
     with pytest.raises(FusionError, match="reads ranks only"):
-        fusion.checked({"method": "isr", "norm": "max"}, weighted=False)
+        fusion.checked({"method": "isr", "norm": "max"})
     assert fused == []
 
 

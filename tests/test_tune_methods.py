@@ -125,7 +125,7 @@ def test_multiquery_fusion_passes_scores_to_the_score_methods_only() -> None:
     from fanfuse.multiquery.fusion import checked
 
     for method in METHODS:
-        assert checked({"method": method}, weighted=False).reads_scores == (method in fanfuse.SCORE_METHODS)
+        assert checked({"method": method}).reads_scores == (method in fanfuse.SCORE_METHODS)
 
 
 @pytest.mark.parametrize("method", TRAINED_METHODS)

@@ -46,6 +46,7 @@ RENAMED: dict[str, str] = {
 
 # Old keyword arguments of public callables: the callable's dotted name -> {old keyword: new}.
 RENAMED_KEYWORDS: dict[str, dict[str, str]] = {
+    "fanfuse.multiquery.fusion.checked": {"weighted": "weights"},
     "fanfuse.report.Report.render": {"form": "format"},
     "fanfuse.service.page.page_router": {"renamed": "option_of_field"},
 }

@@ -106,7 +106,7 @@ def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
     """The fusion flags given, checked by the core at once (a refusal names its flag: `named_by_flags`)."""
     given = {"k": args.rrf_k, **{name: getattr(args, name) for name in FUSION_FLAG_OPTIONS}}
     options = {name: value for name, value in given.items() if value is not None}
-    checked(options, weighted=False)
+    checked(options)
     return options
 
 

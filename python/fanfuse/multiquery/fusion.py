@@ -31,9 +31,11 @@ if not TYPE_CHECKING:  # at run time only: a type checker still refuses any name
 SEARCH_FUSION_OPTIONS = tuple(name for name in FUSION_OPTIONS if name not in ("weights", "top_k", "explain"))
 
 
-def checked(values: Mapping[str, Any], *, weighted: bool) -> FusionOptions:
+@_renamed.refusing_old_keywords
+def checked(values: Mapping[str, Any], *, weights: Iterable[float] = ()) -> FusionOptions:
     """The fusion options of ``values`` (None: the core's default), checked by the core when built.
-    ``weighted``: the lists will carry weights other than 1, which some methods refuse."""
+    ``weights``: the variant and retriever weights the lists' weights are made of; a method without
+    per-list weights refuses any but 0 (a list not searched) and 1."""
     unknown = values.keys() - set(SEARCH_FUSION_OPTIONS)
     if unknown:
         raise TypeError(f"{sorted(unknown)[0]!r} is not a fusion option of a search")
@@ -43,9 +45,10 @@ def checked(values: Mapping[str, Any], *, weighted: bool) -> FusionOptions:
         # A search has no trained model, so the method left unset is the core's default, and the
         # norm is judged against it now rather than at the first search.
         options = options.replace(method=options.method)
-    if weighted and not options.takes_weights:
+    uneven = [w for w in weights if w not in (0.0, 1.0)]
+    if uneven and not options.takes_weights:
         try:
-            options.replace(weights=[1.0, 2.0])  # the core's own words for a method without weights
+            options.replace(weights=uneven)  # refused, in the core's words
         except FusionError as error:
             raise FusionError(
                 f"{error} (the lists' weights are variant_weights x retriever_weights: leave them at 1 "

@@ -20,7 +20,7 @@ from fanfuse.errors import InvalidSetting
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
-from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked, is_weighted
+from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 from fanfuse.options import FusionOptions
 
@@ -175,7 +175,7 @@ def _fusion(
         return base
     own_variant = variant_weights if "variant_weights" in given else ()
     own_retriever = [retriever_weights[name] for name in given.get("retriever_weights", ())]
-    return checked({**base.given(), **changes}, weighted=is_weighted(own_variant, own_retriever))
+    return checked({**base.given(), **changes}, weights=[*own_variant, *own_retriever])
 
 
 def _unit(weights: Iterable[float]) -> list[float]:

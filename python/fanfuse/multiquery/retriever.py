@@ -161,7 +161,7 @@ class MultiQueryRetriever:
                 "tie_break": tie_break,
                 "duplicates": duplicates,
             },
-            weighted=is_weighted(self.variant_weights, self.retriever_weights.values()),
+            weights=[*self.variant_weights, *self.retriever_weights.values()],
         )
         self.max_concurrency = check_int("max_concurrency", max_concurrency)
         self.branch_timeout = optional_float("branch_timeout", branch_timeout)
