@@ -91,7 +91,6 @@ CALLS: dict[str, Callable[..., Any]] = {
     "FusionOptions.__init__": lambda ctx, **kw: fanfuse.FusionOptions(**kw),
     "FusionOptions.replace": lambda ctx, **kw: fanfuse.FusionOptions(k=1).replace(**kw),
     "randomization_test": lambda ctx, a=A, b=B, **kw: fanfuse.randomization_test(a, b, **kw),
-    "paired_t_test": lambda ctx, a=A, b=B: fanfuse.paired_t_test(a, b),
     "paired_t": lambda ctx, a=A, b=B: fanfuse.paired_t(a, b),
     "wilcoxon_test": lambda ctx, a=A, b=B: fanfuse.wilcoxon_test(a, b),
     "tukey_hsd": lambda ctx, **kw: fanfuse.tukey_hsd(kw.get("groups", [A, B])),

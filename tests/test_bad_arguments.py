@@ -53,7 +53,7 @@ CALLS: dict[str, Call] = {
     "randomization_test": lambda f, a=(0.5, 0.25, 0.75), b=(0.25, 0.25, 0.5), **kw: (
         fanfuse.randomization_test(a, b, **kw)
     ),
-    "paired_t_test": lambda f, a=(0.5, 0.25, 0.75), b=(0.25, 0.5, 0.25): fanfuse.paired_t_test(a, b),
+    "paired_t": lambda f, a=(0.5, 0.25, 0.75), b=(0.25, 0.5, 0.25): fanfuse.paired_t(a, b),
     "from_columns": lambda f, **kw: fanfuse.Run.from_columns(
         kw.get("qids", ["q1"]), kw.get("docids", ["d1"]), kw.get("scores", [1.0])
     ),
@@ -120,7 +120,7 @@ def rows() -> list[Any]:
         add("compare", "iterations", value, error)
     for value, error in SEED_VALUES:
         add("compare", "seed", value, error)
-    for call in ["randomization_test", "paired_t_test"]:
+    for call in ["randomization_test", "paired_t"]:
         for side in ("a", "b"):
             for value, error, named in SAMPLE_VALUES:
                 add(call, side, value, error, f"{side}{named}" if named.startswith(("[", " ")) else named)

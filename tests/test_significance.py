@@ -16,13 +16,13 @@ stats = pytest.importorskip("scipy.stats")
 
 @pytest.mark.parametrize("n", [2, 3, 5, 30, 208, 2000])
 @pytest.mark.parametrize("seed", range(5))
-def test_paired_t_test_equals_scipy(n: int, seed: int) -> None:
+def test_paired_t_p_value_equals_scipy(n: int, seed: int) -> None:
     rng = random.Random(seed * 7919 + n)
     # Metric-like values in [0, 1] with many ties and zeros, as per-query nDCG or recall are.
     a = [rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()]) for _ in range(n)]
     b = [min(1.0, max(0.0, x + rng.gauss(0.02 * seed, 0.2))) for x in a]
     expected = float(stats.ttest_rel(a, b).pvalue)
-    ours = fanfuse.paired_t_test(a, b)
+    ours = fanfuse.paired_t(a, b)[1]
     if math.isnan(expected):  # all differences zero: scipy's t is 0/0, ours is "identical systems"
         assert a == b
         assert ours == 1.0
@@ -31,17 +31,17 @@ def test_paired_t_test_equals_scipy(n: int, seed: int) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")  # scipy on equal differences
-def test_paired_t_test_far_tail_and_edge_cases() -> None:
+def test_paired_t_far_tail_and_edge_cases() -> None:
     a = [0.9 + 0.001 * i for i in range(50)]
     b = [0.1 + 0.0013 * (i % 7) for i in range(50)]
-    assert fanfuse.paired_t_test(a, b) == pytest.approx(float(stats.ttest_rel(a, b).pvalue), rel=1e-6)
-    assert fanfuse.paired_t_test([0.3, 0.4], [0.3, 0.4]) == 1.0
+    assert fanfuse.paired_t(a, b)[1] == pytest.approx(float(stats.ttest_rel(a, b).pvalue), rel=1e-6)
+    assert fanfuse.paired_t([0.3, 0.4], [0.3, 0.4])[1] == 1.0
     # Equal non-zero differences: t is infinite, p is 0, as scipy gives it.
-    assert fanfuse.paired_t_test([0.5, 0.75], [0.25, 0.5]) == 0.0
+    assert fanfuse.paired_t([0.5, 0.75], [0.25, 0.5])[1] == 0.0
     assert float(stats.ttest_rel([0.5, 0.75], [0.25, 0.5]).pvalue) == 0.0
-    assert fanfuse.paired_t_test([0.5, 0.6], [0.3, 0.4]) == 0.0
+    assert fanfuse.paired_t([0.5, 0.6], [0.3, 0.4])[1] == 0.0
     with pytest.raises(fanfuse.FusionError, match="equal lengths"):
-        fanfuse.paired_t_test([1.0, 2.0], [1.0])
+        fanfuse.paired_t([1.0, 2.0], [1.0])[1]
 
 
 def metric_like_pairs(rng: random.Random, n: int) -> tuple[list[float], list[float]]:
@@ -91,7 +91,7 @@ def test_randomization_test_draws_flips_when_there_are_more_than_iterations() ->
 
 TESTS = {
     "randomization_test": lambda a, b: fanfuse.randomization_test(a, b, iterations=200),
-    "paired_t_test": fanfuse.paired_t_test,
+    "paired_t": lambda a, b: fanfuse.paired_t(a, b)[1],
 }
 
 
@@ -106,22 +106,22 @@ def test_a_value_that_is_not_finite_is_refused(test: str, bad: float, side: str)
         TESTS[test](a, b)
 
 
-@pytest.mark.parametrize(("test", "n", "needed"), [("randomization_test", 0, 1), ("paired_t_test", 1, 2)])
+@pytest.mark.parametrize(("test", "n", "needed"), [("randomization_test", 0, 1), ("paired_t", 1, 2)])
 def test_too_few_pairs_are_refused(test: str, n: int, needed: int) -> None:
     with pytest.raises(fanfuse.FusionError, match=rf"{test} needs at least {needed} pairs? \(got {n}\)"):
         TESTS[test]([0.5] * n, [0.25] * n)
 
 
 def test_a_difference_beyond_the_float_range_is_refused() -> None:
-    with pytest.raises(fanfuse.FusionError, match=r"paired_t_test: a\[0\] - b\[0\] overflows a float"):
-        fanfuse.paired_t_test([1e308, 0.5], [-1e308, 0.25])
+    with pytest.raises(fanfuse.FusionError, match=r"paired_t: a\[0\] - b\[0\] overflows a float"):
+        fanfuse.paired_t([1e308, 0.5], [-1e308, 0.25])[1]
 
 
 def test_large_differences_give_the_p_values_of_small_ones() -> None:
     # Both tests are scale-invariant; squares of 1e200 overflow, which made the t-test return 0.
     a, b = [1.0, 2.0, 3.0, 5.0], [1.0, 1.0, 2.0, 2.0]
     big_a, big_b = [x * 1e200 for x in a], [x * 1e200 for x in b]
-    assert fanfuse.paired_t_test(big_a, big_b) == pytest.approx(fanfuse.paired_t_test(a, b), rel=1e-12)
+    assert fanfuse.paired_t(big_a, big_b)[1] == pytest.approx(fanfuse.paired_t(a, b)[1], rel=1e-12)
     assert fanfuse.randomization_test(big_a, big_b, iterations=500) == fanfuse.randomization_test(
         a, b, iterations=500
     )

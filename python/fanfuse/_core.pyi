@@ -49,7 +49,6 @@ __all__ = [
     "fuse_tables",
     "metric_depth",
     "paired_t",
-    "paired_t_test",
     "qrels_from_table",
     "randomization_test",
     "read_qrels",
@@ -621,21 +620,15 @@ def randomization_test(
     difference look significant).
     """
 
-def paired_t_test(
-    a: Sequence[float] | npt.NDArray[np.floating], b: Sequence[float] | npt.NDArray[np.floating], /
-) -> float:
-    """Two-sided paired Student t-test of mean(a) != mean(b) (``scipy.stats.ttest_rel``); the p-value.
-
-    With zero variance of the differences: 1 if they are all zero (scipy: NaN), else 0 (as scipy).
-    Raises FusionError for unequal lengths, fewer than two pairs, or a value that is not finite.
-    """
-
 def paired_t(
     a: Sequence[float] | npt.NDArray[np.floating], b: Sequence[float] | npt.NDArray[np.floating], /
 ) -> tuple[float, float]:
-    """The statistic and p-value of :func:`paired_t_test`: t = mean(a - b) / (sd(a - b) / sqrt(n)).
+    """Two-sided paired Student t-test of mean(a) != mean(b): (t, p-value), as
+    ``scipy.stats.ttest_rel(a, b)`` gives them; t = mean(a - b) / (sd(a - b) / sqrt(n)).
 
-    With zero variance of the differences t is +-inf (p = 0), or 0 when they are all zero (p = 1).
+    With zero variance of the differences t is +-inf and p = 0 (as scipy), or t = 0 and p = 1 when
+    they are all zero (scipy: NaN). Raises FusionError for unequal lengths, fewer than two pairs, or a
+    value that is not finite.
     """
 
 def wilcoxon_test(

@@ -36,6 +36,7 @@ RENAMED: dict[str, str] = {
     "fanfuse.multiquery.expand.plain": "fanfuse.multiquery.plain_text",
     "fanfuse.json_data": "fanfuse.multiquery.result_json (as_data) and fanfuse.jsonl (json_line)",
     "fanfuse.multiquery.fusion.FusionSettings": "fanfuse.FusionOptions",
+    "fanfuse.paired_t_test": "fanfuse.paired_t, which returns (t, p-value)",
     "fanfuse.service.schema.SearchResponse": (
         "fanfuse.service.schema.response_model(fanfuse.multiquery.SearchResult), the model of the "
         "answer made from the result type"

@@ -175,24 +175,15 @@ fn exhaustive_p_value(diffs: &[f64], iterations: u32, threshold: f64) -> Result<
     Ok(Some(at_least as f64 / half as f64))
 }
 
-/// Two-sided p-value of the paired t-test of mean(a - b) = 0, as `scipy.stats.ttest_rel` gives it.
-/// Identical differences (zero variance, where t is ±inf or 0/0) give 0 when they are not zero
-/// (scipy: 0 too) and 1 when they are all zero (identical systems, like the randomization test;
-/// scipy: NaN).
+/// The paired t-test of mean(a - b) = 0: the t statistic and its two-sided p-value, as
+/// `scipy.stats.ttest_rel` gives them. Identical differences (zero variance) give t = ±inf and p = 0
+/// when they are not zero (scipy: the same), t = 0 and p = 1 when they are all zero (identical
+/// systems, like the randomization test; scipy: NaN).
 ///
 /// # Errors
 /// Unequal lengths, fewer than two pairs (no variance to test against), or a value that is not finite.
-pub fn paired_t_test(a: &[f64], b: &[f64]) -> Result<f64, FusionError> {
-    paired_t(a, b).map(|(_, p)| p)
-}
-
-/// The t statistic of [`paired_t_test`] and its p-value. With zero variance the statistic is ±inf
-/// (differences all equal, not zero) or 0 (all zero).
-///
-/// # Errors
-/// As [`paired_t_test`].
 pub fn paired_t(a: &[f64], b: &[f64]) -> Result<(f64, f64), FusionError> {
-    let Differences { values: diffs, resolution } = differences(a, b, "paired_t_test", 2)?;
+    let Differences { values: diffs, resolution } = differences(a, b, "paired_t", 2)?;
     let count = diffs.len() as f64;
     let mean = diffs.iter().sum::<f64>() / count;
     // A mean within rounding of zero is zero (each difference is known to its resolution, and the
@@ -228,14 +219,19 @@ mod tests {
         assert_eq!(counted, Err(FusionError::Interrupted));
     }
 
+    /// The p-value of [`paired_t`].
+    fn paired_t_p(a: &[f64], b: &[f64]) -> Result<f64, FusionError> {
+        paired_t(a, b).map(|(_, p)| p)
+    }
+
     #[test]
-    fn paired_t_test_edge_cases() {
+    fn paired_t_edge_cases() {
         let a = [0.1, 0.5, 0.3, 0.9];
-        assert!((paired_t_test(&a, &a).unwrap() - 1.0).abs() < 1e-15);
+        assert!((paired_t_p(&a, &a).unwrap() - 1.0).abs() < 1e-15);
         let shifted: Vec<f64> = a.iter().map(|x| x + 0.25).collect();
-        assert!(paired_t_test(&shifted, &a).unwrap().abs() < 1e-15);
+        assert!(paired_t_p(&shifted, &a).unwrap().abs() < 1e-15);
         // scipy.stats.ttest_rel([1, 2, 3, 5], [1, 1, 2, 2]).pvalue
-        let p = paired_t_test(&[1.0, 2.0, 3.0, 5.0], &[1.0, 1.0, 2.0, 2.0]).unwrap();
+        let p = paired_t_p(&[1.0, 2.0, 3.0, 5.0], &[1.0, 1.0, 2.0, 2.0]).unwrap();
         assert!((p - 0.141_121_939_714_034_47).abs() < 1e-12);
     }
 
@@ -243,8 +239,8 @@ mod tests {
     fn large_differences_give_the_p_value_of_the_scaled_down_data() {
         let (a, b) = ([1.0, 2.0, 3.0, 5.0], [1.0, 1.0, 2.0, 2.0]);
         let big = |x: &[f64]| x.iter().map(|v| v * 1e300).collect::<Vec<_>>();
-        let p = paired_t_test(&a, &b).unwrap();
-        assert!((paired_t_test(&big(&a), &big(&b)).unwrap() - p).abs() < 1e-12);
+        let p = paired_t_p(&a, &b).unwrap();
+        assert!((paired_t_p(&big(&a), &big(&b)).unwrap() - p).abs() < 1e-12);
         let r = randomization_test(&a, &b, 1000, 3).unwrap();
         assert!((randomization_test(&big(&a), &big(&b), 1000, 3).unwrap() - r).abs() < 1e-12);
     }
@@ -255,24 +251,24 @@ mod tests {
         let run: Vec<f64> = (0..30).map(|i| f64::from((7 * i) % 13) / 12.0).collect();
         let baseline: Vec<f64> = (0..30).map(|i| f64::from((5 * i + 3) % 11) / 10.0).collect();
         let flips = randomization_test(&run, &baseline, 10_000, 0).unwrap();
-        let student = paired_t_test(&run, &baseline).unwrap();
+        let student = paired_t_p(&run, &baseline).unwrap();
         for unit in [1e-12, 1e-16, 1e-200, 1e-300, 3.7, 1e300] {
             let scaled = |values: &[f64]| values.iter().map(|v| v * unit).collect::<Vec<f64>>();
             let (run_s, baseline_s) = (scaled(&run), scaled(&baseline));
             assert!((randomization_test(&run_s, &baseline_s, 10_000, 0).unwrap() - flips).abs() < 1e-15, "{unit}");
-            assert!((paired_t_test(&run_s, &baseline_s).unwrap() - student).abs() <= 1e-9 * student, "{unit}");
+            assert!((paired_t_p(&run_s, &baseline_s).unwrap() - student).abs() <= 1e-9 * student, "{unit}");
         }
     }
 
     #[test]
     fn bad_samples_are_refused_with_the_offending_value() {
         let err = |r: Result<f64, FusionError>| r.unwrap_err().to_string();
-        assert!(err(paired_t_test(&[1.0], &[0.0])).contains("at least 2 pairs (got 1)"));
+        assert!(err(paired_t_p(&[1.0], &[0.0])).contains("at least 2 pairs (got 1)"));
         assert!(err(randomization_test(&[], &[], 10, 0)).contains("at least 1 pair (got 0)"));
-        assert!(err(paired_t_test(&[1.0, 2.0], &[1.0])).contains("equal lengths (got 2 and 1)"));
+        assert!(err(paired_t_p(&[1.0, 2.0], &[1.0])).contains("equal lengths (got 2 and 1)"));
         assert!(err(randomization_test(&[0.5, f64::NAN], &[0.0, 0.0], 10, 0)).contains("a[1] is NaN"));
-        assert!(err(paired_t_test(&[0.5, 0.1], &[0.0, f64::INFINITY])).contains("b[1] is inf"));
-        assert!(err(paired_t_test(&[1e308, 0.0], &[-1e308, 0.0])).contains("a[0] - b[0]"));
+        assert!(err(paired_t_p(&[0.5, 0.1], &[0.0, f64::INFINITY])).contains("b[1] is inf"));
+        assert!(err(paired_t_p(&[1e308, 0.0], &[-1e308, 0.0])).contains("a[0] - b[0]"));
         assert!(err(randomization_test(&[1.0], &[0.0], 0, 0)).contains("iterations must be an int from 1"));
     }
 

@@ -51,13 +51,6 @@ pub(super) fn randomization_test(
     interruptible(py, || eval::significance::randomization_test(&a, &b, iterations, seed))
 }
 
-#[doc = stub_doc!("paired_t_test")]
-#[pyfunction]
-#[pyo3(signature = (a, b, /))]
-pub(super) fn paired_t_test(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
-    paired_t(a, b).map(|(_, p)| p)
-}
-
 #[doc = stub_doc!("paired_t")]
 #[pyfunction]
 #[pyo3(signature = (a, b, /))]

@@ -142,7 +142,7 @@ mod _core {
     use super::{
         arrow::PyArrowBatch,
         batch::{default_threads, fuse_batch, rrf_batch},
-        eval::{evaluate, metric_depth, paired_t, paired_t_test, randomization_test, tukey_hsd, wilcoxon_test},
+        eval::{evaluate, metric_depth, paired_t, randomization_test, tukey_hsd, wilcoxon_test},
         fuse::{fuse, rrf},
         fused::PyFused,
         options::PyFusionOptions,
