@@ -1,7 +1,7 @@
 """One flag name per concept, read from the parsers and the table of `fanfuse.cli.flags`: a flag of
 several commands is in the table and has the same destination, value type and choices in each; a
-destination has one flag name everywhere; an old spelling exits 2 naming the new one; the service's
-request fields are the flags' words."""
+destination has one flag name everywhere; an old spelling exits 2 naming the new one; a misspelt
+flag exits 2 naming the command and the flag meant; the service's request fields are the flags' words."""
 
 from __future__ import annotations
 
@@ -76,6 +76,59 @@ def test_an_old_spelling_exits_2_naming_the_new_one(
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"fanfuse {command}: error: {old} is renamed to {new}; use {new}"]
+
+
+def required_words(parser: argparse.ArgumentParser) -> list[str]:
+    """Words for what `parser` requires (a value for each positional, each required flag with a
+    value), so that parsing reaches the words it does not take. Parsing reads no file."""
+    words: list[str] = []
+    for action in parser._actions:
+        value = str(next(iter(action.choices))) if action.choices else "1"
+        if not action.option_strings:
+            words += [value] if action.nargs not in ("?", "*") else []
+        elif action.required:
+            words += [action.option_strings[-1], value]
+    return words
+
+
+def misspelt(flag: str, flags: list[str]) -> str:
+    """`flag` with one letter of its word dropped, as no flag of `flags` starts (argparse takes any
+    prefix of a flag for the flag)."""
+    for at in range(len(flag) - 1, 3, -1):
+        wrong = flag[:at] + flag[at + 1 :]
+        if not any(other.startswith(wrong) for other in flags):
+            return wrong
+    raise AssertionError(f"no misspelling of {flag} that is not a prefix of a flag")
+
+
+MISSPELT = [(c, f) for c, f, _ in options() if f.startswith("--") and len(f) > 5]
+
+
+@pytest.mark.parametrize(("command", "flag"), MISSPELT, ids=[f"{c} {f}" for c, f in MISSPELT])
+def test_a_misspelt_flag_exits_2_naming_the_command_and_the_flag_meant(
+    command: str, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = commands()[command]
+    wrong = misspelt(flag, [f for a in parser._actions for f in a.option_strings])
+    with pytest.raises(SystemExit) as stop:
+        main([command, *required_words(parser), f"{wrong}=1"])
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    head = f"fanfuse {command}: error: unrecognized arguments: {wrong}=1; {wrong}: did you mean "
+    assert line.startswith(head)
+    assert flag in line.split("did you mean ", 1)[1].split("?")[0].split(" or ")
+    assert line.endswith(f"(`fanfuse {command} --help` lists its options)")
+
+
+def test_a_word_no_command_takes_exits_2_naming_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = commands()["eval"]
+    with pytest.raises(SystemExit) as stop:
+        main(["eval", *required_words(parser), "stray", "--no-such-flag"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "fanfuse eval: error: unrecognized arguments: stray --no-such-flag"
+        " (`fanfuse eval --help` lists its options)"
+    ]
 
 
 def test_the_service_fields_are_the_flags_words() -> None:

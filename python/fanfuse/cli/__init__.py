@@ -69,7 +69,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with terminal_safe_output():
         parser = build_parser(command if command in COMMANDS else None)
-        args = parser.parse_args(argv)
+        # The command's parser names the words it does not take (argparse's own names only `fanfuse`).
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:
+            from fanfuse.cli.flags import unrecognized
+
+            command_parser = command_parsers(parser)[args.command]
+            command_parser.error(unrecognized(command_parser, unknown))
         from fanfuse.cli._common import named_by_flags, run_command
         from fanfuse.cli.paths import check_command_paths
 

@@ -10,6 +10,7 @@ same table for users.
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,6 +76,22 @@ def add_renamed(parser: argparse.ArgumentParser, command: str) -> None:
     """Adds the old spellings of `command`'s renamed flags."""
     for old, new in RENAMED.get(command, {}).items():
         parser.add_argument(old, action=Renamed, new=new)
+
+
+def unrecognized(parser: argparse.ArgumentParser, words: Sequence[str]) -> str:
+    """The usage error of `parser` for the words it does not take: the flags of its own that are
+    closest to each unknown flag, and where its options are listed (old spellings are not offered:
+    they are refused too)."""
+    flags = [flag for a in parser._actions if not isinstance(a, Renamed) for flag in a.option_strings]
+    hints = []
+    for word in words:
+        name = word.split("=", 1)[0]
+        close = difflib.get_close_matches(name, flags, n=2, cutoff=0.7) if name.startswith("--") else []
+        if close:
+            hints.append(f"{name}: did you mean {' or '.join(close)}?")
+    return "; ".join([f"unrecognized arguments: {' '.join(words)}", *hints]) + (
+        f" (`{parser.prog} --help` lists its options)"
+    )
 
 
 # The hits a search may return: `--top-k 0` of a search command (keep all, as in `fanfuse fuse`) asks
