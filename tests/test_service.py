@@ -139,7 +139,7 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
         ({"query": QUERY, "strategy": "condense"}, "strategy", "this server has none"),
         ({"query": QUERY, "strategy": "nope"}, "strategy", "'nope' is not one of paraphrase"),
         ({"query": QUERY, "dense": True}, "dense", "fanfuse serve --dense"),
-        ({"query": QUERY, "topk": 3}, "topk", "Extra inputs are not permitted"),
+        ({"query": QUERY, "topk": 3}, "topk", "not a field of SearchRequest (did you mean top_k?)"),
         ({"query": QUERY, "filter": ["lang"]}, "filter", "valid dictionary"),
     ],
 )
@@ -161,6 +161,38 @@ def test_a_field_under_its_old_name_is_refused_naming_the_new_one(
     assert response.status_code == 422
     message = f"{old} is renamed to {new}; use {new}"
     assert response.json()["detail"] == [{"type": "extra_forbidden", "loc": ["body", old], "msg": message}]
+
+
+def misspelt(field: str) -> str:
+    return field[:-2] + field[-1]  # its last but one letter dropped
+
+
+@pytest.mark.parametrize("model", ["SearchRequest", "Message"])
+def test_a_misspelt_field_is_refused_naming_the_field_meant(client: TestClient, model: str) -> None:
+    """Every field of the request schema (the body's and a conversation message's), misspelt."""
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    fields = list(schemas[model]["properties"])
+    for field in fields:
+        wrong = misspelt(field)
+        assert wrong not in fields and wrong not in RENAMED_FIELDS, wrong
+        message = {"role": "user", "content": "earlier", wrong: 1}
+        body = {"query": QUERY, **({wrong: 1} if model == "SearchRequest" else {"history": [message]})}
+        response = client.post("/search", json=body)
+        assert response.status_code == 422
+        (error,) = (e for e in response.json()["detail"] if e["type"] == "extra_forbidden")
+        assert error["loc"][-1] == wrong and error["loc"][-2] in ("body", model), error
+        head, _, listed = error["msg"].partition("; its fields: ")
+        assert head.startswith(f"{wrong} is not a field of {model} (did you mean "), error
+        assert field in head.removesuffix("?)").split("did you mean ")[1].split(" or "), error
+        assert listed.split(", ") == fields, error
+
+
+def test_an_unknown_field_is_named_without_echoing_a_long_name(client: TestClient) -> None:
+    response = client.post("/search", json={"query": QUERY, "x" * 100_000: 1})
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert error["msg"].startswith("x" * 40 + "... is not a field of SearchRequest; its fields: query, ")
+    assert len(error["msg"]) < 300
 
 
 def test_a_body_that_is_not_json_is_refused(client: TestClient) -> None:

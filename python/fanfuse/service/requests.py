@@ -7,8 +7,9 @@
 - Every refused field is answered 422 in one shape, `{"detail": [{"loc", "msg", "type"}]}`: what
   the request held is not echoed back. Echoing it is what made a NaN, an infinity or a lone
   surrogate (none of which JSON can encode) a 500, and a refused 1 MB string a 1 MB answer.
-- A field under its old name (`schema.RENAMED_FIELDS`) is refused as an unknown field whose message
-  names the new one, as the command refuses an old flag.
+- An unknown field is refused with a message that names the fields accepted where it stands, the
+  closest first, as the command refuses an unknown flag; under its old name (`schema.RENAMED_FIELDS`),
+  naming the new one, as the command refuses an old flag.
 - A body JSON cannot parse is 422 `json_invalid` too: a number of more digits than Python converts
   and nesting deeper than its parser recurses included (the framework answers those 400). A body
   that is not UTF-8 text stays 400.
@@ -18,23 +19,28 @@ None of this depends on the JSON library that parses the body or writes the answ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+import difflib
+import typing
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException  # what FastAPI raises for a body it cannot parse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fanfuse.limits import REQUEST
-from fanfuse.service.schema import RENAMED_FIELDS
+from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
 __all__ = ["BoundedBody", "CheckedBodyRoute", "refusal", "validation_refusal"]
 
 # The most characters of a message or a location part that a refusal shows.
-_SHOWN_CHARS = 200
+_SHOWN_CHARS = 300
+# The most characters of an unknown field's name that its message repeats (its location shows it too).
+_NAME_CHARS = 40
 
 
 class BoundedBody:
@@ -114,20 +120,54 @@ def refusal(errors: Iterable[Mapping[str, Any]]) -> JSONResponse:
 async def validation_refusal(_: Request, error: Exception) -> JSONResponse:
     """FastAPI's handler of RequestValidationError: the same answer as every other refusal."""
     assert isinstance(error, RequestValidationError)
-    return refusal(_renamed_named(error.errors()))
+    return refusal(_unknown_named(error.errors()))
 
 
-def _renamed_named(errors: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """`errors` with each old spelling of a field (`RENAMED_FIELDS`, refused as an unknown field)
-    saying its new name."""
+def _unknown_named(errors: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """`errors` with each unknown field's message naming what is accepted there: the new name of an
+    old spelling (`RENAMED_FIELDS`), else the fields of the object that holds it, the closest first."""
     named: list[Mapping[str, Any]] = []
     for error in errors:
         loc = list(error["loc"])
-        new = RENAMED_FIELDS.get(loc[1]) if len(loc) == 2 and loc[0] == "body" else None
-        if error["type"] == "extra_forbidden" and new is not None:
-            error = {**error, "msg": f"{loc[1]} is renamed to {new}; use {new}"}
+        if error["type"] == "extra_forbidden" and len(loc) >= 2:
+            error = {**error, "msg": _unknown_field(loc)}
         named.append(error)
     return named
+
+
+def _unknown_field(loc: Sequence[Any]) -> str:
+    """The message of the unknown field at `loc` (`body`, ..., its name)."""
+    name = str(loc[-1])
+    new = RENAMED_FIELDS.get(name) if len(loc) == 2 else None
+    if new is not None:
+        return f"{name} is renamed to {new}; use {new}"
+    shown = name if len(name) <= _NAME_CHARS else name[:_NAME_CHARS] + "..."
+    model = _model_at(loc[1:-1])
+    if model is None:
+        return f"{shown} is not a field here"
+    fields = list(model.model_fields)
+    close = difflib.get_close_matches(name, fields, n=2, cutoff=0.7)
+    guess = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return f"{shown} is not a field of {model.__name__}{guess}; its fields: {', '.join(fields)}"
+
+
+def _model_at(path: Sequence[Any]) -> type[BaseModel] | None:
+    """The request model of the object at `path` from the body: fields lead into their models, list
+    positions and the union member pydantic names by its model stay where they are."""
+    model: type[BaseModel] | None = SearchRequest
+    for part in path:
+        if model is None or isinstance(part, int) or part == model.__name__:
+            continue
+        field = model.model_fields.get(str(part))
+        model = _model_in(field.annotation) if field is not None else None
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The first model among `annotation` and the types it is made of (`list[str | Message] | None`)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next(filter(None, map(_model_in, typing.get_args(annotation))), None)
 
 
 def _shown(text: str) -> str:
