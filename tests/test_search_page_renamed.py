@@ -1,7 +1,8 @@
 """The search page of `fanfuse serve` opened from a link that carries a request field under its old
 name (`RENAMED_FIELDS`), on either side of a comparison: in headless Chromium against a real
 `fanfuse serve`, the page does not search, says what the service says of the old name, keeps the
-rest of the link's settings filled in, and searches once the form is sent again."""
+rest of the link's settings filled in, and searches once the form is sent again. A link with a
+setting misspelt is refused naming the setting; a parameter far from every setting is left alone."""
 
 from __future__ import annotations
 
@@ -90,3 +91,34 @@ def test_a_link_with_an_old_field_name_is_refused_naming_the_new_one(
     page.back()
     wait_for(page, lambda d: status.text.split("\n") == refusals, "the page did not refuse the link again")
     assert page.find_element("id", "answers").get_attribute("childElementCount") == "0"
+
+
+def misspelt(name: str) -> str:
+    return name[:-2] + name[-1]  # its last but one letter dropped
+
+
+def test_a_link_with_a_setting_misspelt_is_refused_naming_the_setting(page: Any, server: str) -> None:
+    """Every request field the page shows, misspelt on both sides at once, among parameters that are
+    not the page's (a mail's or a site's tracking)."""
+    fields = [field["name"] for field in httpx.get(f"{server}/options", timeout=TIMEOUT).json()["fields"]]
+    known = {"q", "turn", "compare", "b.history", *(parameter(side, f) for side in SIDES for f in fields)}
+    meant = {parameter(side, misspelt(f)): parameter(side, f) for side in SIDES for f in fields}
+    assert not set(meant) & known
+    others = {"utm_source": "mail", "fbclid": "IwAR0x"}
+    page.get(f"{server}/?{urlencode({'q': QUERY, **dict.fromkeys(meant, '3'), **others})}")
+    wait_ready(page)
+    status = page.find_element("id", "status")
+    lines = status.text.split("\n")
+    assert len(lines) == len(meant), lines
+    for line, (wrong, setting) in zip(lines, meant.items(), strict=True):
+        head = f"{wrong} is not a setting of this page (did you mean "
+        assert line.startswith(head) and line.endswith("?)"), line
+        assert setting in line[len(head) : -2].split(" or "), line
+    assert "bad" in status.get_attribute("class").split()
+    assert page.execute_script("return document.body.dataset.searches") is None
+    screenshot(page, "misspelt")
+    # The parameters that are not the page's alone: searched.
+    page.get(f"{server}/?{urlencode({'q': QUERY, **others})}")
+    wait_searched(page)
+    assert "bad" not in page.find_element("id", "status").get_attribute("class").split()
+    assert page.find_element("id", "answers").get_attribute("childElementCount") != "0"

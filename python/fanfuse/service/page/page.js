@@ -110,6 +110,41 @@ function renamedIn(params, side) {
     });
 }
 
+// The link's parameters besides the request fields.
+const LINK_PARAMETERS = ["q", "turn", "compare", "b.history"];
+
+// The fewest edits (a letter inserted, deleted or replaced) that turn `a` into `b`.
+function edits(a, b) {
+  let above = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(above[j] + 1, row[j - 1] + 1, above[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    above = row;
+  }
+  return above[b.length];
+}
+
+// The refusal of each parameter of the link that is a setting misspelt (a few edits from one of the
+// page's parameters; it names those fewest edits away): a search without it would drop the setting
+// unsaid. Parameters far from every setting are not the page's (links gain tracking parameters on
+// their way) and are left alone.
+function misspeltIn(params) {
+  const known = [...LINK_PARAMETERS, ...SIDES.flatMap((side) => fields.map((f) => parameter(side, f.name)))];
+  const old = SIDES.flatMap((side) => Object.keys(renamedFields).map((name) => parameter(side, name)));
+  const refused = [];
+  for (const name of new Set(params.keys())) {
+    if (known.includes(name) || old.includes(name)) continue;
+    const counts = known.map((setting) => edits(name, setting));
+    const fewest = Math.min(...counts);
+    if (fewest > Math.min(Math.max(1, Math.floor(name.length / 3)), name.length - 1)) continue;
+    const close = known.filter((_, at) => counts[at] === fewest);
+    refused.push(`${name} is not a setting of this page (did you mean ${close.join(" or ")}?)`);
+  }
+  return refused;
+}
+
 function toURL() {
   const params = new URLSearchParams();
   params.set("q", $("query").value);
@@ -145,11 +180,13 @@ function fromURL() {
     const set = fields.some((field) => params.has(parameter(side, field.name)));
     $(`settings-${side}`).open = set || renamed.length > 0;
   }
+  refused.push(...misspeltIn(params));
   $("compare").checked = params.get("compare") === "1";
   $("b-no-history").checked = params.get("b.history") === "none";
   showCompare();
-  // A link naming a field by its old name is refused as the service refuses it, and not searched:
-  // a search without that setting would drop it unsaid.
+  // A link naming a field by its old name is refused as the service refuses it, and a link with a
+  // setting misspelt is refused naming the setting; neither is searched: a search without that
+  // setting would drop it unsaid.
   status(refused.join("\n"), refused.length > 0);
   if (refused.length) $("answers").replaceChildren();
   return !refused.length && params.get("q") !== null && params.get("q").trim() !== "";
