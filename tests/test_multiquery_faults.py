@@ -7,6 +7,7 @@ on every path (``search`` without an event loop, ``search`` through the backgrou
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import threading
 import time
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
+from fanfuse.multiquery.planning import SearchOptions
 from fanfuse.retrievers import Hit
 from multiquery_toys import AsyncKeywordRetriever, FixedRetriever, KeywordRetriever
 
@@ -225,9 +227,47 @@ def test_a_retrievers_own_timeout_is_its_error_not_the_branch_deadline(mode: str
     )
 
 
-def test_an_unknown_option_is_a_type_error() -> None:
+@pytest.mark.parametrize("option", sorted(SearchOptions.__optional_keys__))
+def test_an_unknown_option_is_a_type_error_that_lists_the_options(option: str) -> None:
+    """Every search option, misspelt, in both calls: the message names it and lists the options."""
     retriever = MultiQueryRetriever([KeywordRetriever()])
-    with pytest.raises(TypeError, match="unexpected keyword argument 'topk'"):
-        retriever.search(QUERY, topk=3)  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match="unexpected keyword argument 'topk'"):
-        asyncio.run(retriever.asearch(QUERY, topk=3))  # type: ignore[call-arg]
+    wrong = option[:-2] + option[-1] if len(option) > 2 else option * 2  # a letter dropped or doubled
+    assert wrong not in SearchOptions.__optional_keys__
+    listed = f"(search options: {', '.join(SearchOptions.__annotations__)})"
+    calls = {
+        "search": retriever.search,
+        "asearch": lambda query, **options: asyncio.run(retriever.asearch(query, **options)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(TypeError) as refused:
+            call(QUERY, **{wrong: 3})
+        assert str(refused.value) == f"{name}() got an unexpected keyword argument {wrong!r} {listed}"
+        assert option in listed
+
+
+# The framework adapters that hand search options to every search: its package, and whether it takes
+# the retriever by keyword (LangChain's is a pydantic model).
+ADAPTERS = {
+    "langchain": ("langchain_core", True),
+    "llamaindex": ("llama_index.core", False),
+    "haystack": ("haystack", False),
+}
+
+
+@pytest.mark.parametrize("framework", ADAPTERS)
+def test_an_adapter_refuses_an_unknown_search_option_when_it_is_made(framework: str) -> None:
+    """At construction, as `search` refuses it, not at the first search of a running chain."""
+    package, by_keyword = ADAPTERS[framework]
+    pytest.importorskip(package)
+    adapter = importlib.import_module(f"fanfuse.integrations.{framework}").FanfuseRetriever
+    multi = MultiQueryRetriever([KeywordRetriever()])
+    positional, keywords = ((), {"retriever": multi}) if by_keyword else ((multi,), {})
+
+    def made(options: dict[str, Any]) -> Any:
+        return adapter(*positional, **keywords, search_kwargs=options)
+
+    listed = f"(search options: {', '.join(SearchOptions.__annotations__)})"
+    with pytest.raises(TypeError) as refused:
+        made({"top_k": 3, "topk": 3})
+    assert str(refused.value) == f"search_kwargs got an unexpected keyword argument 'topk' {listed}"
+    assert made({"top_k": 3, "method": "rrf"}).search_kwargs == {"top_k": 3, "method": "rrf"}

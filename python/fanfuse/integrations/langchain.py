@@ -16,13 +16,14 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document as LCDocument
 from langchain_core.messages import BaseMessage, ChatMessage
 from langchain_core.retrievers import BaseRetriever
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from fanfuse.errors import InvalidConversation
 from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.conversation import converted_messages
+from fanfuse.multiquery.planning import check_option_names
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions, is_fanfuse_filter, matches
 
@@ -73,6 +74,12 @@ class FanfuseRetriever(BaseRetriever):
 
     retriever: MultiQueryRetriever
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("search_kwargs")
+    @classmethod
+    def _search_options(cls, search_kwargs: dict[str, Any]) -> dict[str, Any]:
+        check_option_names(search_kwargs, "search_kwargs")  # when it is given, not at the first search
+        return search_kwargs
 
     def _options(self, history: Any) -> dict[str, Any]:
         options = dict(self.search_kwargs)

@@ -24,7 +24,15 @@ from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 from fanfuse.options import FusionOptions
 
-__all__ = ["InstanceSettings", "Plan", "SearchOptions", "check_return_k", "make_plan", "weights_by_retriever"]
+__all__ = [
+    "InstanceSettings",
+    "Plan",
+    "SearchOptions",
+    "check_option_names",
+    "check_return_k",
+    "make_plan",
+    "weights_by_retriever",
+]
 
 
 class SearchOptions(TypedDict, total=False):
@@ -55,6 +63,8 @@ class SearchOptions(TypedDict, total=False):
 
 
 _OPTION_NAMES = SearchOptions.__optional_keys__
+# The options in the order of their declaration, as a refused keyword's message lists them.
+_LISTED_OPTIONS = ", ".join(SearchOptions.__annotations__)
 
 
 class InstanceSettings(Protocol):
@@ -98,11 +108,20 @@ class Plan:
     fusion: FusionOptions
 
 
-def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any], caller: str) -> Plan:
-    """The call's options checked, the instance's settings where they are left out or None."""
+def check_option_names(options: Mapping[str, Any], holder: str) -> None:
+    """Refuses a name in `options` that is no search option, as Python refuses an unknown keyword;
+    `holder` names the call or the argument that gave them (`search()`, `search_kwargs`)."""
     unknown = options.keys() - _OPTION_NAMES
     if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+        raise TypeError(
+            f"{holder} got an unexpected keyword argument {sorted(unknown)[0]!r} "
+            f"(search options: {_LISTED_OPTIONS})"
+        )
+
+
+def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any], caller: str) -> Plan:
+    """The call's options checked, the instance's settings where they are left out or None."""
+    check_option_names(options, f"{caller}()")
     if not isinstance(query, str):
         raise TypeError(f"query must be a str (got {type(query).__name__})")
     if not query.strip():
