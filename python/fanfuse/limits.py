@@ -54,6 +54,7 @@ __all__ = [
     "check_choice",
     "check_float",
     "check_int",
+    "closest_names",
     "derived_int",
     "optional_float",
     "optional_int",
@@ -305,6 +306,14 @@ def check_choice(
     got = repr(value) if isinstance(value, str) else type(value).__name__
     refusal = error if isinstance(value, str) else TypeError
     raise refusal(f"{name} must be one of {', '.join(names)} (got {got})")
+
+
+def closest_names(name: str, names: Iterable[str]) -> list[str]:
+    """The (at most two) names of `names` closest to a misspelt `name`, closest first: what a refusal
+    of an unknown flag or field suggests."""
+    import difflib  # only a refusal pays for it
+
+    return difflib.get_close_matches(name, list(names), n=2, cutoff=0.7)
 
 
 def derived_int(key: str, value: int) -> int:

@@ -10,13 +10,12 @@ same table for users.
 from __future__ import annotations
 
 import argparse
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
 from fanfuse.cli._common import number_option
 from fanfuse.errors import OutOfRange
-from fanfuse.limits import LIMITS
+from fanfuse.limits import LIMITS, closest_names
 
 # The flags of more than one command, and the one thing each means everywhere.
 SHARED: dict[str, str] = {
@@ -86,7 +85,7 @@ def unrecognized(parser: argparse.ArgumentParser, words: Sequence[str]) -> str:
     hints = []
     for word in words:
         name = word.split("=", 1)[0]
-        close = difflib.get_close_matches(name, flags, n=2, cutoff=0.7) if name.startswith("--") else []
+        close = closest_names(name, flags) if name.startswith("--") else []
         if close:
             hints.append(f"{name}: did you mean {' or '.join(close)}?")
     return "; ".join([f"unrecognized arguments: {' '.join(words)}", *hints]) + (

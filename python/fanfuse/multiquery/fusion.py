@@ -45,7 +45,7 @@ def checked(values: Mapping[str, Any], *, weights: Iterable[float] = ()) -> Fusi
         # A search has no trained model, so the method left unset is the core's default, and the
         # norm is judged against it now rather than at the first search.
         options = options.replace(method=options.method)
-    uneven = [w for w in weights if w not in (0.0, 1.0)]
+    uneven = _uneven(weights)
     if uneven and not options.takes_weights:
         try:
             options.replace(weights=uneven)  # refused, in the core's words
@@ -68,7 +68,12 @@ def takes_weights(method: str) -> bool:
 
 def is_weighted(variant_weights: Iterable[float], retriever_weights: Iterable[float]) -> bool:
     """Whether some list may get a weight other than 1 (weight 0 lists are not searched at all)."""
-    return any(w not in (0.0, 1.0) for w in (*variant_weights, *retriever_weights))
+    return bool(_uneven([*variant_weights, *retriever_weights]))
+
+
+def _uneven(weights: Iterable[float]) -> list[float]:
+    """The weights that make a list weigh other than 1: neither 1 nor 0 (a list not searched)."""
+    return [w for w in weights if w not in (0.0, 1.0)]
 
 
 def fuse_outcomes(

@@ -19,7 +19,6 @@ None of this depends on the JSON library that parses the body or writes the answ
 
 from __future__ import annotations
 
-import difflib
 import typing
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
@@ -32,7 +31,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException  # what FastAPI raises for a body it cannot parse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fanfuse.limits import REQUEST
+from fanfuse.limits import REQUEST, closest_names
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
 __all__ = ["BoundedBody", "CheckedBodyRoute", "refusal", "validation_refusal"]
@@ -146,7 +145,7 @@ def _unknown_field(loc: Sequence[Any]) -> str:
     if model is None:
         return f"{shown} is not a field here"
     fields = list(model.model_fields)
-    close = difflib.get_close_matches(name, fields, n=2, cutoff=0.7)
+    close = closest_names(name, fields)
     guess = f" (did you mean {' or '.join(close)}?)" if close else ""
     return f"{shown} is not a field of {model.__name__}{guess}; its fields: {', '.join(fields)}"
 
