@@ -127,7 +127,7 @@ def test_eval_and_tune_read_parquet_runs_and_qrels(
     parquet = as_parquet(runs, tmp_path)
     reports = []
     for files, qrels_file in [(runs, qrels), (parquet, qrels_parquet)]:
-        assert main(["eval", *files, "--qrels", str(qrels_file), "--json", "--iterations", "100"]) == 0
+        assert main(["eval", *files, "--qrels", str(qrels_file), "--json"]) == 0
         report = json.loads(capsys.readouterr().out)
         reports.append([{k: v for k, v in r.items() if k != "run"} for r in report["runs"]])
         assert main(["tune", *files[:2], "--qrels", str(qrels_file), "--json", "--ks", "10,60"]) == 0

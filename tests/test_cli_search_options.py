@@ -96,9 +96,9 @@ def test_duplicates_flag_reaches_the_retriever(index_dir: Path, capsys: pytest.C
         (["--norm", "zmuv"], "--norm: method 'rrf' reads ranks only"),
         (["--tie-break", "best"], "--tie-break must be 'rank' or 'id' (got 'best')"),
         (["--duplicates", "all"], "--duplicates must be 'first', 'max' or 'sum' (got 'all')"),
-        (["--strategy", "entity"], "--strategy sets what --expander llm asks the model for"),
-        (["--instructions", "About owls."], "--instructions sets what --expander llm asks the model for"),
-        (["--llm-model", "m"], "--llm-model sets what --expander llm asks the model for"),
+        (["--strategy", "entity"], "--strategy goes with --expander llm"),
+        (["--instructions", "About owls."], "--instructions goes with --expander llm"),
+        (["--llm-model", "m"], "--llm-model goes with --expander llm"),
         (
             ["--expander", "llm", "--llm-model", "m", "--temperature", "nan"],
             "--temperature: must be a number in",

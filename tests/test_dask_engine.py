@@ -137,7 +137,6 @@ SAME_FILE: dict[str, list[list[str]]] = {
     "top_k": [["--top-k", "0"], ["--top-k", "3"]],
     "rank_from": [["--rank-from", r] for r in fanfuse.RANK_SOURCES],
     "run_format": [["--run-format", "trec"]],
-    "collection": [["--collection", "other"]],
     "tag": [["--tag", "mine"]],
     "threads": [["--threads", "2"]],
 }
@@ -158,6 +157,8 @@ REFUSED: dict[str, tuple[list[str], str]] = {
         "trained",
     ),
     "model": (["--method", "probfuse", "--model", "MODEL"], "trained"),
+    # The Dask engine writes TREC runs only, which have no collection.
+    "collection": (["--collection", "other"], "--collection goes with --run-format mtrag"),
     "save_model": (
         [
             "--method",
@@ -326,7 +327,7 @@ def test_eval_on_dask_prints_what_one_process_prints(tmp_path: Path, form: str) 
     paths = write_runs(tmp_path, seed=4, interleaved=True, queries=40)
     converted = [FORMATS[form](p, Path(p).with_name(f"{Path(p).stem}-{form}")) for p in paths]
     qrels = str(tmp_path / "qrels.txt")
-    metrics = ["--metrics", "ndcg@5,map,recall@10,P_5", "--json", "--iterations", "200"]
+    metrics = ["--metrics", "ndcg@5,map,recall@10,P_5", "--json", "--test", "fisher", "--iterations", "200"]
     one = run_command("eval", *converted, "--qrels", qrels, *metrics)
     many = run_command(
         "eval", *converted, "--qrels", qrels, *metrics, "--engine", "dask", "--partitions", "3"

@@ -146,7 +146,7 @@ def fuse_outputs() -> list[tuple[str, list[str]]]:
     """Every output `fanfuse fuse` writes, as (file name, flags): each --run-format choice of its
     parser, and Parquet under each name suffix the command writes as Parquet."""
     from fanfuse.cli import build_parser
-    from fanfuse.cli.fuse import PARQUET_SUFFIXES
+    from fanfuse.cli.paths import PARQUET_SUFFIXES
 
     parser = build_parser("fuse")
     (commands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -275,7 +275,6 @@ def test_the_fuse_command_trains_saves_and_reuses_a_model(
 @pytest.mark.parametrize(
     ("flags", "refusal", "said"),
     [
-        (["--method", "rrf", "--window", "1"], fanfuse.InvalidSetting, "apply to the trained methods"),
         (
             ["--method", "slidefuse", "--model", "m.json", "--train-qrels", "q"],
             fanfuse.InvalidSetting,

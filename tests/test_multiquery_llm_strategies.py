@@ -134,8 +134,8 @@ def test_every_llm_flag_without_expander_llm_is_refused(
     args = [command, "--index", str(tmp_path), *(["question"] if command == "search" else [])]
     assert main([*args, flag, values.get(dest, "m")]) == 2
     err = capsys.readouterr().err
-    assert err == f"fanfuse {command}: error: {flag} sets what --expander llm asks the model for; " + (
-        "add --expander llm\n"
+    assert err == f"fanfuse {command}: error: {flag} goes with --expander llm and would do nothing here; " + (
+        f"drop {flag} or give --expander llm\n"
     )
 
 

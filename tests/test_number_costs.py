@@ -146,6 +146,7 @@ FLAG_NEEDS = {
     "--partitions": ["--engine", "dask"],
     "eval --alpha": ["--test", "fisher"],
     "eval --seed": ["--test", "fisher"],
+    "eval --iterations": ["--test", "fisher"],
     # The rerank reads the vectors a hybrid index stores.
     "--mmr-lambda": ["--rerank", "mmr", "--index", "{dense_index}"],
 }

@@ -77,14 +77,15 @@ def test_an_empty_corpus_leaves_the_existing_index(
 
 
 @pytest.mark.parametrize(
-    "extra",
-    [[], ["--json"], ["--baseline", "0"], ["--engine", "dask"]],
+    ("others", "extra"),
+    [([], []), ([], ["--json"]), (["b.trec"], ["--baseline", "0"]), ([], ["--engine", "dask"])],
     ids=["table", "json", "report", "dask"],
 )
 def test_runs_and_qrels_sharing_no_query_are_refused(
-    runs: Path, extra: list[str], capsys: pytest.CaptureFixture[str]
+    runs: Path, others: list[str], extra: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["eval", str(runs / "a.trec"), "--qrels", str(runs / "other-qrels.txt"), *extra]) == 2
+    inputs = [str(runs / name) for name in ("a.trec", *others)]
+    assert main(["eval", *inputs, "--qrels", str(runs / "other-qrels.txt"), *extra]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith(

@@ -12,7 +12,7 @@ import pytest
 from command_inputs import write_inputs
 from fanfuse import tables
 from fanfuse.cli import main
-from fanfuse.cli.fuse import PARQUET_SUFFIXES
+from fanfuse.cli.paths import PARQUET_SUFFIXES
 from run_tables import trec_to_parquet
 from test_input_bounds import INVOCATIONS, input_positions
 

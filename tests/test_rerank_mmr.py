@@ -122,9 +122,7 @@ def test_a_rerank_without_vectors_or_a_setting_without_the_rerank_is_refused_by_
     assert cli_error(hybrid_dir, capsys, "--rerank", "mmr", "--no-dense").startswith(
         "fanfuse search: error: --rerank mmr reads the document vectors"
     )
-    assert "--mmr-lambda is a setting of the mmr reranker" in cli_error(
-        hybrid_dir, capsys, "--mmr-lambda", "0.5"
-    )
+    assert "--mmr-lambda goes with --rerank mmr" in cli_error(hybrid_dir, capsys, "--mmr-lambda", "0.5")
     assert "--mmr-lambda" in cli_error(hybrid_dir, capsys, "--rerank", "mmr", "--mmr-lambda", "2")
     assert "--rerank" in cli_error(hybrid_dir, capsys, "--rerank", "diverse")
     pytest.importorskip("fastapi")

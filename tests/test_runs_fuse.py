@@ -213,9 +213,7 @@ def test_cli_eval_table_and_mtrag_output_from_trec(
     assert [r["Collection"] for r in records] == ["my-index", "my-index"]
     assert [c["document_id"] for c in records[1]["contexts"]] == ["d3", "d4"]
     capsys.readouterr()
-    assert (
-        main(["eval", a, b, "--qrels", str(qrels), "--metrics", "mrr,precision@1", "--iterations", "50"]) == 0
-    )
+    assert main(["eval", a, b, "--qrels", str(qrels), "--metrics", "mrr,precision@1"]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["run", "queries", "mrr", "precision@1"]
     assert table[2].split() == [a, "(baseline)", "2", "0.7500", "0.5000"]

@@ -109,3 +109,9 @@ class FusionOptions(_core._FusionOptions):
     @property
     def gamma(self) -> float:
         return self._value("gamma")
+
+
+def methods_reading(parameter: str) -> tuple[str, ...]:
+    """The methods whose fusion reads ``parameter`` (``"k"``: rrf; ``"phi"``: rbc), from the core's
+    table ``METHOD_PARAMETERS``: a value given for another method is checked but changes nothing."""
+    return tuple(method for method, read in _core.METHOD_PARAMETERS.items() if parameter in read)

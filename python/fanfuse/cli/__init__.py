@@ -77,10 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             command_parser = command_parsers(parser)[args.command]
             command_parser.error(unrecognized(command_parser, unknown))
         from fanfuse.cli._common import named_by_flags, run_command
+        from fanfuse.cli.idle_flags import refuse_idle_flags
         from fanfuse.cli.paths import check_command_paths
 
         def checked_run() -> int:
             command_parser = command_parsers(parser)[args.command]
+            # The command's own words: those after its name (the top level takes no option with a value).
+            refuse_idle_flags(args.command, command_parser, argv[argv.index(args.command) + 1 :], args)
             check_command_paths(command_parser, args)
             with named_by_flags(command_parser):
                 code: int = args.run(args)

@@ -47,6 +47,17 @@ SHARED: dict[str, str] = {
     "--max-variants": "the most query variants per search, the question included",
 }
 
+# The flags of `--expander llm` (search, serve), by the dest each fills.
+LLM_FLAGS = {
+    "llm_base_url": "--llm-base-url",
+    "llm_model": "--llm-model",
+    "strategy": "--strategy",
+    "instructions": "--instructions",
+    "temperature": "--temperature",
+    "max_tokens": "--max-tokens",
+    "llm_timeout": "--llm-timeout",
+}
+
 # Old spellings, per command: each exits 2 naming the new flag. A renamed flag keeps no second
 # meaning: a script still passing it learns the new name at once, where an alias that kept working
 # would keep the old, ambiguous word alive (`--format` was a run format in fuse and a report format

@@ -21,18 +21,10 @@ from fanfuse._core import (
 from fanfuse.cli._common import number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
-from fanfuse.cli.paths import add_input, add_output, add_runs
+from fanfuse.cli.paths import PARQUET_SUFFIXES, add_input, add_output, add_runs, names_parquet
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.errors import InvalidSetting
 from fanfuse.tables import is_parquet, read_any_qrels, read_any_run, read_parquet_run, write_parquet
-
-# ranx writes Parquet runs under both names.
-PARQUET_SUFFIXES = (".parquet", ".parq")
-
-
-def names_parquet(output: str) -> bool:
-    """Whether an output's name asks for Parquet: it ends in one of PARQUET_SUFFIXES, in any case."""
-    return output.lower().endswith(PARQUET_SUFFIXES)
 
 
 def register(subparsers: Any) -> None:
@@ -121,13 +113,9 @@ def register(subparsers: Any) -> None:
 
 def trained_model(args: argparse.Namespace) -> FusionModel | None:
     """The model of a trained method: loaded (--model) or trained (--train-runs, --train-qrels)."""
+    # fanfuse.cli.idle_flags refused these flags beside a method that is not trained.
     training = args.train_runs is not None or args.train_qrels is not None
     if args.method not in TRAINED_METHODS:
-        if training or args.model or args.save_model or args.segments or args.window is not None:
-            raise InvalidSetting(
-                f"--train-runs, --train-qrels, --model, --save-model, --segments and --window apply to the "
-                f"trained methods ({', '.join(TRAINED_METHODS)}), not {args.method}"
-            )
         return None
     if args.model:
         if training:

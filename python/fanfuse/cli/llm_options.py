@@ -8,21 +8,12 @@ import argparse
 from typing import Any
 
 from fanfuse.cli._common import number_option
-from fanfuse.errors import InputError, InvalidSetting
+from fanfuse.cli.flags import LLM_FLAGS
+from fanfuse.errors import InputError
 from fanfuse.multiquery import LLMExpander
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 
 EXPANDERS = ("heuristic", "llm", "none")
-# The LLMExpander argument each flag of `--expander llm` sets.
-LLM_FLAGS = {
-    "llm_base_url": "--llm-base-url",
-    "llm_model": "--llm-model",
-    "strategy": "--strategy",
-    "instructions": "--instructions",
-    "temperature": "--temperature",
-    "max_tokens": "--max-tokens",
-    "llm_timeout": "--llm-timeout",
-}
 _ARGUMENT = {"llm_base_url": "base_url", "llm_model": "model", "llm_timeout": "timeout"}
 
 
@@ -75,14 +66,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def make_expander(args: argparse.Namespace) -> LLMExpander | None:
-    """The LLM expander for `--expander llm`; None keeps the default (or no expansion at all). A flag of
-    `--expander llm` given without it is refused: it would do nothing."""
-    given = {name: getattr(args, name) for name in LLM_FLAGS if getattr(args, name) is not None}
+    """The LLM expander for `--expander llm`; None keeps the default (or no expansion at all). Its
+    flags without `--expander llm` were refused by ``fanfuse.cli.idle_flags``."""
     if args.expander != "llm":
-        if given:
-            flag = LLM_FLAGS[next(iter(given))]
-            raise InvalidSetting(f"{flag} sets what --expander llm asks the model for; add --expander llm")
         return None
+    given = {name: getattr(args, name) for name in LLM_FLAGS if getattr(args, name) is not None}
     options: dict[str, Any] = {_ARGUMENT.get(name, name): value for name, value in given.items()}
     try:
         return LLMExpander(**options)

@@ -19,8 +19,15 @@ ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
 # a saved model, an index directory, a conversation (`--history`).
 Kind = Literal["run", "qrels", "corpus", "model", "index", "history"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
+# ranx writes Parquet runs under both names.
+PARQUET_SUFFIXES = (".parquet", ".parq")
 _ROLE = "fanfuse_path_role"
 _KIND = "fanfuse_path_kind"
+
+
+def names_parquet(output: str) -> bool:
+    """Whether an output's name asks for Parquet: it ends in one of PARQUET_SUFFIXES, in any case."""
+    return output.lower().endswith(PARQUET_SUFFIXES)
 
 
 def _add(container: Any, flags: tuple[str, ...], role: str, kind: str, **kwargs: Any) -> argparse.Action:

@@ -1,0 +1,163 @@
+"""The flags that do something only beside another setting, for every command in one table.
+
+A flag given where it would do nothing is refused before any work (exit 2), naming it, what it goes
+with and how to mend the line: a command never runs as if it had read a flag it ignored
+(``fuse --collection`` with TREC output, ``eval --seed`` with the t-test, ``search --phi`` without
+``--method rbc``). A flag counts as given when it is on the command line, whatever its value, so
+``--tag fanfuse`` beside ``--run-format mtrag`` is refused as any other tag would be. The
+conversation (``--history``, ``--turn``) is the question's context, not a setting, and is never
+refused for going unread, as the service takes it.
+
+`tests/test_cli_idle_flags.py` holds every rule to its flags and gives every flag of ``fuse`` and
+``eval`` on a small input, expecting each one either to change what the command writes or to be
+refused here.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fanfuse._core import TRAINED_METHODS
+from fanfuse.cli.flags import LLM_FLAGS
+from fanfuse.cli.paths import PARQUET_SUFFIXES, names_parquet
+from fanfuse.errors import InvalidSetting
+from fanfuse.options import methods_reading
+
+
+@dataclass(frozen=True)
+class GoesWith:
+    """``flags`` do something only where ``holds(args)``: with ``needs``, which the message names.
+    ``add`` is the words that make it hold, when a few words do (the message offers them)."""
+
+    flags: tuple[str, ...]
+    needs: str
+    holds: Callable[[argparse.Namespace], bool]
+    add: tuple[str, ...] = ()
+
+
+# The fusion parameter each flag sets: a method that does not read it fuses as without the flag.
+_PARAMETER_FLAGS = {
+    "--rrf-k": "k",
+    "--phi": "phi",
+    "--sigma": "sigma",
+    "--gamma": "gamma",
+    "--segments": "segments",
+    "--window": "window",
+}
+
+
+def _read_by_method(flag: str, default_method: str) -> GoesWith:
+    """``flag`` goes with the methods that read its parameter."""
+    methods = methods_reading(_PARAMETER_FLAGS[flag])
+    return GoesWith(
+        (flag,),
+        "--method " + " or ".join(methods),
+        lambda args: (args.method or default_method) in methods,
+        ("--method", methods[0]),
+    )
+
+
+def _expands(args: argparse.Namespace) -> bool:
+    """Whether the search asks for variants: with one variant the question goes alone."""
+    return bool(args.expander != "none" and args.max_variants != 1)
+
+
+_DASK = GoesWith(
+    ("--scheduler", "--partitions"), "--engine dask", lambda args: args.engine == "dask", ("--engine", "dask")
+)
+_LLM = GoesWith(
+    tuple(LLM_FLAGS.values()),
+    "--expander llm",
+    lambda args: args.expander == "llm",
+    ("--expander", "llm"),
+)
+
+RULES: dict[str, tuple[GoesWith, ...]] = {
+    "fuse": (
+        _DASK,
+        GoesWith(
+            ("--train-runs", "--train-qrels", "--model", "--save-model"),
+            f"a trained --method ({', '.join(TRAINED_METHODS)})",
+            lambda args: args.method in TRAINED_METHODS,
+            ("--method", TRAINED_METHODS[0]),
+        ),
+        *(_read_by_method(flag, "rrf") for flag in _PARAMETER_FLAGS),
+        # A model given with --model keeps the sizes it was trained with, and is saved already.
+        GoesWith(
+            ("--segments", "--window", "--save-model"),
+            "training (--train-runs and --train-qrels)",
+            lambda args: args.train_runs is not None,
+        ),
+        GoesWith(
+            ("--collection",),
+            "--run-format mtrag",
+            lambda args: args.run_format == "mtrag",
+            ("--run-format", "mtrag"),
+        ),
+        GoesWith(
+            ("--tag",),
+            "TREC text output (--run-format trec, the default, to an output not named "
+            f"*{' / *'.join(PARQUET_SUFFIXES)})",
+            lambda args: args.run_format == "trec" and not names_parquet(args.output),
+        ),
+    ),
+    "eval": (
+        _DASK,
+        GoesWith(
+            ("--iterations", "--seed"),
+            "--test fisher",
+            lambda args: args.test == "fisher",
+            ("--test", "fisher"),
+        ),
+        GoesWith(
+            ("--baseline", "--test", "--correction", "--alpha"),
+            "two runs or more (the runs it compares)",
+            lambda args: len(args.runs) >= 2,
+        ),
+    ),
+    "search": (
+        _LLM,
+        GoesWith(
+            tuple(LLM_FLAGS.values()),
+            "query expansion (an --expander other than none, --max-variants above 1)",
+            _expands,
+        ),
+        GoesWith(
+            ("--max-variants",),
+            "query expansion (an --expander other than none)",
+            lambda args: args.expander != "none",
+        ),
+        _read_by_method("--rrf-k", "rrf"),
+        GoesWith(("--mmr-lambda",), "--rerank mmr", lambda args: args.rerank == "mmr", ("--rerank", "mmr")),
+        # --json prints the whole result, provenance and branches included.
+        GoesWith(("--explain",), "text output (without --json)", lambda args: not args.json),
+    ),
+    "serve": (_LLM,),
+}
+
+
+def given_flags(parser: argparse.ArgumentParser, words: Sequence[str], flags: Sequence[str]) -> set[str]:
+    """Which of ``flags`` the command's ``words`` give. argparse fills in a default for a flag left
+    out unless the namespace has the attribute already, so the words are read again with each of
+    them preset to None, which no given flag reads as (an appending flag starts its list anew)."""
+    actions = {flag: action for action in parser._actions for flag in action.option_strings}
+    preset = argparse.Namespace(**{actions[flag].dest: None for flag in flags})
+    parsed, _ = parser.parse_known_args(words, preset)
+    return {flag for flag in flags if getattr(parsed, actions[flag].dest) is not None}
+
+
+def refuse_idle_flags(
+    command: str, parser: argparse.ArgumentParser, words: Sequence[str], args: argparse.Namespace
+) -> None:
+    """InvalidSetting for the first flag of ``words`` that ``command`` would not read with ``args``."""
+    rules = RULES.get(command, ())
+    given = given_flags(parser, words, sorted({flag for rule in rules for flag in rule.flags}))
+    for rule in rules:
+        idle = [flag for flag in rule.flags if flag in given]
+        if idle and not rule.holds(args):
+            mend = f" or give {' '.join(rule.add)}" if rule.add else ""
+            raise InvalidSetting(
+                f"{idle[0]} goes with {rule.needs} and would do nothing here; drop {idle[0]}{mend}"
+            )

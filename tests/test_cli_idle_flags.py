@@ -1,0 +1,261 @@
+"""No flag is read and ignored: a flag that does something only beside another setting is refused where
+it would do nothing (`fanfuse.cli.idle_flags`), and every flag of `fuse` and `eval`, given on a small
+input, either changes what the command writes or is refused naming it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+from fanfuse.cli import build_parser, command_parsers, main
+from fanfuse.cli._common import NumberFlag, NumberListFlag
+from fanfuse.cli.flags import LLM_FLAGS, Renamed
+from fanfuse.cli.idle_flags import RULES, GoesWith, refuse_idle_flags
+from fanfuse.errors import InvalidSetting
+
+PARSERS = command_parsers(build_parser())
+
+
+def actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {flag: action for action in parser._actions for flag in action.option_strings}
+
+
+def given(action: argparse.Action) -> list[str]:
+    """The flag with a value its type accepts."""
+    flag = action.option_strings[-1]
+    if action.nargs == 0:
+        return [flag]
+    if action.choices:
+        return [flag, str(next(iter(action.choices)))]
+    if isinstance(action.type, NumberFlag | NumberListFlag):
+        return [flag, "1" if action.type.limit.kind is int else "0.5"]
+    return [flag, "x"]
+
+
+def required_words(parser: argparse.ArgumentParser) -> list[str]:
+    """One value for each positional and each required flag (nothing reads them before the check)."""
+    words: list[str] = []
+    for action in parser._actions:
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            words.append("1")
+        elif action.required:
+            words += [action.option_strings[-1], "1"]
+    return words
+
+
+def parsed(command: str, words: list[str]) -> argparse.Namespace:
+    return PARSERS[command].parse_args(words)
+
+
+# Words that make one rule fail, and every rule before it hold, where the command's required words
+# alone do not; keyed by the command, the flag and the first word of what the rule's flag goes with.
+LLM_ON_ONE_VARIANT = ["--expander", "llm", "--max-variants", "1"]
+UNLESS = {
+    ("fuse", "--rrf-k", "--method"): ["--method", "isr"],
+    ("fuse", "--segments", "training"): ["--method", "probfuse"],
+    ("fuse", "--window", "training"): ["--method", "slidefuse"],
+    ("fuse", "--save-model", "training"): ["--method", "probfuse"],
+    ("fuse", "--tag", "TREC"): ["--run-format", "mtrag"],
+    **{("search", flag, "query"): LLM_ON_ONE_VARIANT for flag in LLM_FLAGS.values()},
+    ("search", "--max-variants", "query"): ["--expander", "none"],
+    ("search", "--rrf-k", "--method"): ["--method", "isr"],
+    ("search", "--explain", "text"): ["--json"],
+}
+
+
+def unless(command: str, rule: GoesWith, flag: str) -> list[str]:
+    return UNLESS.get((command, flag, rule.needs.split()[0]), [])
+
+
+CASES = [
+    pytest.param(command, rule, flag, id=f"{command}-{flag}-{rule.needs[:20]}")
+    for command, rules in RULES.items()
+    for rule in rules
+    for flag in rule.flags
+]
+
+
+def test_the_rules_name_commands_and_their_flags() -> None:
+    for command, rules in RULES.items():
+        assert command in PARSERS
+        for rule in rules:
+            assert set(rule.flags) <= set(actions(PARSERS[command])), (command, rule.flags)
+            assert rule.add == () or rule.holds(
+                parsed(command, [*required_words(PARSERS[command]), *rule.add])
+            )
+
+
+@pytest.mark.parametrize(("command", "rule", "flag"), CASES)
+def test_a_flag_where_it_would_do_nothing_exits_2_naming_it_and_what_it_goes_with(
+    command: str, rule: GoesWith, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = PARSERS[command]
+    words = [command, *required_words(parser), *unless(command, rule, flag)]
+    assert not rule.holds(parsed(command, words[1:])), f"add the words that make {flag} idle to UNLESS"
+    assert main_code([*words, *given(actions(parser)[flag])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fanfuse {command}: error: {flag} goes with {rule.needs} ")
+    assert f"would do nothing here; drop {flag}" in err
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("command", "rule", "flag"), [case for case in CASES if case.values[1].add])
+def test_the_words_a_refusal_offers_let_the_flag_through(command: str, rule: GoesWith, flag: str) -> None:
+    parser = PARSERS[command]
+    words = [*required_words(parser), *given(actions(parser)[flag]), *rule.add]
+    refuse_one = {command: (rule,)}
+    assert rule.holds(parsed(command, words))
+    # The rule alone: other rules of the flag (a trained method's training) are not this test's.
+    original = RULES[command]
+    RULES.update(refuse_one)
+    try:
+        refuse_idle_flags(command, parser, words, parsed(command, words))
+    finally:
+        RULES[command] = original
+
+
+def test_docs_cli_lists_the_rules() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    rows = {line for line in page.splitlines() if line.startswith("| `")}
+    for command, rules in RULES.items():
+        for rule in rules:
+            assert f"| `{command}` | {', '.join(f'`{f}`' for f in rule.flags)} | {rule.needs} |" in rows
+
+
+def test_a_flag_is_given_by_being_on_the_line_whatever_its_value() -> None:
+    words = ["1", "-o", "1", "--run-format", "mtrag", "--tag", "fanfuse"]
+    with pytest.raises(InvalidSetting, match="--tag goes with TREC text output"):
+        refuse_idle_flags("fuse", PARSERS["fuse"], words, parsed("fuse", words))
+    # A prefix argparse takes for the flag is the flag.
+    words = ["1", "-o", "1", "--coll", "c"]
+    with pytest.raises(InvalidSetting, match="--collection goes with --run-format mtrag"):
+        refuse_idle_flags("fuse", PARSERS["fuse"], words, parsed("fuse", words))
+
+
+def test_a_model_loaded_is_not_retrained_so_its_sizes_and_saving_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    words = ["fuse", "a", "b", "-o", str(tmp_path / "out"), "--method", "probfuse", "--model", "m"]
+    for extra in (["--segments", "3"], ["--save-model", str(tmp_path / "again.json")]):
+        assert main_code([*words, *extra]) == 2
+        assert "goes with training (--train-runs and --train-qrels)" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def main_code(words: list[str]) -> int:
+    try:
+        return main(words)
+    except SystemExit as ended:
+        return int(ended.code or 0)
+
+
+# Every flag of the run-file commands, given on a small input, with a value other than its default.
+# Each must change what the command writes, or be refused naming it. Flags that change how the work
+# runs and never what it writes are listed apart, each with why.
+RUN_A = "q1 Q0 d1 2 1.0 a\nq1 Q0 d2 3 3.0 a\nq1 Q0 d3 1 2.0 a\nq2 Q0 d5 1 2.0 a\nq2 Q0 d6 2 1.0 a\n"
+RUN_B = "q1 Q0 d4 1 5.0 b\nq1 Q0 d1 2 4.0 b\nq2 Q0 d6 1 9.0 b\nq2 Q0 d7 2 1.0 b\n"
+RUN_C = "q1 Q0 d3 1 5.0 c\nq1 Q0 d2 2 4.0 c\nq2 Q0 d6 1 9.0 c\nq2 Q0 d5 2 1.0 c\nq3 Q0 d8 1 1.0 c\n"
+QRELS = "q1 0 d1 1\nq1 0 d3 2\nq2 0 d6 1\nq2 0 d7 1\nq3 0 d8 1\n"
+
+FUSE_VALUES = {
+    "--method": ["isr"],
+    "--train-runs": ["a.run", "b.run"],
+    "--train-qrels": ["qrels"],
+    "--segments": ["3"],
+    "--window": ["3"],
+    "--model": ["model.json"],
+    "--save-model": ["saved.json"],
+    "--norm": ["min-max"],
+    "--rrf-k": ["5"],
+    "--weights": ["1,3"],
+    "--phi": ["0.5"],
+    "--sigma": ["0.5"],
+    "--gamma": ["2"],
+    "--top-k": ["1"],
+    "--rank-from": ["rank"],
+    "--run-format": ["mtrag"],
+    "--collection": ["c"],
+    "--tag": ["other"],
+    "--scheduler": ["tcp://127.0.0.1:1"],
+    "--partitions": ["2"],
+}
+FUSE_SAME_OUTPUT = {
+    "--output": "the base of every call",
+    "--help": "prints the help",
+    "--threads": "any number of threads writes the same bytes",
+    "--engine": "the Dask engine writes the same bytes (tests/test_dask_engine.py)",
+}
+EVAL_VALUES = {
+    "--qrels": None,
+    "--metrics": ["map"],
+    "--iterations": ["50"],
+    "--seed": ["3"],
+    "--json": [],
+    "--scheduler": ["tcp://127.0.0.1:1"],
+    "--partitions": ["2"],
+    "--baseline": ["1"],
+    "--test": ["wilcoxon"],
+    "--correction": ["none"],
+    "--alpha": ["0.9"],
+    "--format": ["csv"],
+}
+EVAL_SAME_OUTPUT = {
+    "--help": "prints the help",
+    "--engine": "the Dask engine evaluates the same numbers (tests/test_dask_engine.py)",
+    "--output": "writes the same report to a file",
+    "--plot": "writes a picture besides the report (tests/test_report_plot.py)",
+}
+
+
+def long_flags(parser: argparse.ArgumentParser) -> set[str]:
+    return {a.option_strings[-1] for a in parser._actions if a.option_strings and not isinstance(a, Renamed)}
+
+
+@pytest.mark.parametrize(
+    ("command", "values", "same"),
+    [("fuse", FUSE_VALUES, FUSE_SAME_OUTPUT), ("eval", EVAL_VALUES, EVAL_SAME_OUTPUT)],
+)
+def test_every_flag_of_the_run_file_commands_is_classified(
+    command: str, values: dict[str, object], same: dict[str, str]
+) -> None:
+    assert long_flags(PARSERS[command]) == set(values) | set(same)
+
+
+@pytest.mark.parametrize("flag", sorted(FUSE_VALUES))
+def test_every_flag_of_fuse_changes_the_run_written_or_is_refused(
+    flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, text in {"a.run": RUN_A, "b.run": RUN_B, "qrels": QRELS}.items():
+        Path(name).write_text(text)
+    assert main(["fuse", "a.run", "b.run", "-o", "base.run"]) == 0
+    code = main_code(["fuse", "a.run", "b.run", "-o", "out.run", flag, *FUSE_VALUES[flag]])
+    err = capsys.readouterr().err
+    if code == 2:
+        assert f"error: {flag}" in err
+        assert not Path("out.run").exists()
+    else:
+        assert code == 0, err
+        assert Path("out.run").read_bytes() != Path("base.run").read_bytes()
+
+
+@pytest.mark.parametrize("flag", sorted(set(EVAL_VALUES) - {"--qrels"}))
+def test_every_flag_of_eval_changes_the_report_or_is_refused(
+    flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, text in {"a.run": RUN_A, "b.run": RUN_B, "c.run": RUN_C, "qrels": QRELS}.items():
+        Path(name).write_text(text)
+    words = ["eval", "a.run", "b.run", "c.run", "--qrels", "qrels"]
+    assert main(words) == 0
+    base = capsys.readouterr().out
+    values = EVAL_VALUES[flag]
+    assert values is not None
+    code = main_code([*words, flag, *values])
+    out, err = capsys.readouterr()
+    if code == 2:
+        assert f"error: {flag}" in err
+    else:
+        assert code == 0, err
+        assert out != base
