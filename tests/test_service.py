@@ -136,7 +136,7 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
         ({"query": QUERY, "rrf_k": -1}, "rrf_k", "greater than 0"),
         ({"query": QUERY, "expander": "llm"}, "expander", "this server's expander is heuristic"),
         ({"query": QUERY, "expander": "model"}, "expander", "'heuristic', 'llm' or 'none'"),
-        ({"query": QUERY, "strategy": "condense"}, "strategy", "this server has none"),
+        ({"query": QUERY, "strategy": "condense"}, "strategy", "strategy goes with the LLM expander"),
         ({"query": QUERY, "strategy": "nope"}, "strategy", "'nope' is not one of paraphrase"),
         ({"query": QUERY, "dense": True}, "dense", "fanfuse serve --dense"),
         ({"query": QUERY, "topk": 3}, "topk", "not a field of SearchRequest (did you mean top_k?)"),

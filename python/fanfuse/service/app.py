@@ -18,7 +18,7 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -33,6 +33,7 @@ from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriev
 from fanfuse.multiquery.mmr import named_reranker
 from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service.idle_fields import Server, idle_field
 from fanfuse.service.page import page_router
 from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
 from fanfuse.service.schema import SearchRequest, failed_search_model, response_model
@@ -90,7 +91,12 @@ def create_app(
     """The app over `retriever` (closed when the app shuts down). `bm25_only`: the one a request with
     `"dense": false` searches, where `retriever` has a dense half."""
     hybrid = "dense" in retriever.retriever_names
-    expander = "llm" if isinstance(retriever.expander, LLMExpander) else "heuristic"
+    expander: Literal["heuristic", "llm"] = (
+        "llm" if isinstance(retriever.expander, LLMExpander) else "heuristic"
+    )
+    server = Server(
+        expander, retriever.config.expansion, retriever.config.max_variants, retriever.fusion.method
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -126,20 +132,18 @@ def create_app(
             )
         return bm25_only if bm25_only is not None else retriever
 
-    def check_expander(request: SearchRequest) -> None:
-        """A request may name the server's expander or none; strategy is the LLM expander's."""
+    def check_fields(request: SearchRequest) -> None:
+        """A request may name the server's expander or none, and gives no field the search would not
+        read (``fanfuse.service.idle_fields``)."""
         if request.expander not in (None, "none", expander):
             raise BadField(
                 "expander",
                 f"this server's expander is {expander}: ask for {expander} or none (`fanfuse serve "
                 "--expander llm ...` serves the LLM expander)",
             )
-        if request.strategy is not None and expander != "llm":
-            raise BadField(
-                "strategy",
-                "strategy sets what the LLM expander asks for, and this server has none: start it with "
-                "`fanfuse serve --expander llm ...`, or leave strategy out",
-            )
+        idle = idle_field(request, server)
+        if idle is not None:
+            raise BadField(*idle)
 
     app.include_router(
         page_router(retriever, expander=expander, hybrid=hybrid, option_of_field=_OPTION_OF_FIELD)
@@ -178,7 +182,7 @@ def create_app(
     )
     async def search(request: SearchRequest) -> Response:
         try:
-            check_expander(request)
+            check_fields(request)
             searcher = chosen(request.dense)
             options = search_options(request)
             try:

@@ -1,0 +1,131 @@
+"""A request field given where the search would not read it is refused naming it
+(`fanfuse.service.idle_fields`); every field of the OpenAPI schema is either read by every search or
+has a rule, and every rule is held on each of its fields."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fanfuse.multiquery import LLMExpander
+from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service import app_for_index
+from fanfuse.service.idle_fields import RULES
+from fastapi.testclient import TestClient
+from test_cli_search_options import DOCUMENTS, QUERY
+
+# The fields every search reads, whatever else the request says.
+# The conversation is the question's context, not a setting: a chat client sends it with every
+# request, whether the search expands or not.
+ALWAYS_READ = {
+    "query",
+    "history",
+    "top_k",
+    "expander",
+    "method",
+    "norm",
+    "tie_break",
+    "duplicates",
+    "filter",
+    "dense",
+    "rerank",
+}
+
+# For each rule and field: a request where the rule does not hold, on a server with the heuristic
+# expander (expansion on, rrf).
+IDLE: dict[tuple[str, str], dict[str, Any]] = {
+    ("max_variants", "query expansion (an expander other than none)"): {
+        "expander": "none",
+        "max_variants": 3,
+    },
+    ("strategy", "query expansion (an expander other than none, max_variants above 1)"): {
+        "max_variants": 1,
+        "strategy": "paraphrase",
+    },
+    ("strategy", "the LLM expander (a server started with `fanfuse serve --expander llm`)"): {
+        "strategy": "paraphrase"
+    },
+    ("rrf_k", "method rrf"): {"method": "isr", "rrf_k": 5},
+    ("phi", "method rbc"): {"phi": 0.5},
+    ("sigma", "method logn_isr"): {"sigma": 0.5},
+    ("gamma", "method combgmnz"): {"method": "combsum", "gamma": 2},
+    ("mmr_lambda", "rerank mmr"): {"mmr_lambda": 0.5},
+}
+
+# Requests where each field is read: none is refused as idle.
+READ = [
+    {"max_variants": 2},
+    {"history": ["an earlier turn"]},
+    {"method": "rrf", "rrf_k": 5},
+    {"method": "rbc", "phi": 0.5},
+    {"method": "logn_isr", "sigma": 0.5},
+    {"method": "combgmnz", "gamma": 2},
+]
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("idle") / "idx"
+    TantivyRetriever.build(DOCUMENTS, directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def client(index_dir: Path) -> Iterator[TestClient]:
+    with TestClient(app_for_index(index_dir)) as test_client:
+        yield test_client
+
+
+def test_every_field_is_read_always_or_has_a_rule(client: TestClient) -> None:
+    fields = set(client.get("/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"])
+    ruled = {field for rule in RULES for field in rule.fields}
+    assert fields == ALWAYS_READ | ruled
+    assert not ALWAYS_READ & ruled
+    assert set(IDLE) == {(field, rule.needs) for rule in RULES for field in rule.fields}
+
+
+@pytest.mark.parametrize(("field", "needs"), sorted(IDLE))
+def test_a_field_where_it_would_do_nothing_is_refused_naming_it(
+    client: TestClient, field: str, needs: str
+) -> None:
+    response = client.post("/search", json={"query": QUERY, **IDLE[field, needs]})
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["detail"]
+    assert error["loc"] == ["body", field]
+    assert error["msg"].startswith(f"{field} goes with {needs} and would do nothing here; leave {field} out")
+
+
+@pytest.mark.parametrize("body", READ, ids=lambda body: ",".join(body))
+def test_a_field_where_it_is_read_is_searched(client: TestClient, body: dict[str, Any]) -> None:
+    response = client.post("/search", json={"query": QUERY, **body})
+    assert response.status_code == 200, response.text
+
+
+def test_a_value_equal_to_the_default_is_given_all_the_same(client: TestClient) -> None:
+    response = client.post("/search", json={"query": QUERY, "method": "isr", "rrf_k": 60})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "rrf_k"]
+
+
+def test_strategy_is_read_by_a_server_with_the_llm_expander(index_dir: Path) -> None:
+    # No model answers at this address: the search degrades to the question alone, and the field
+    # was read (not refused).
+    expander = LLMExpander(base_url="http://127.0.0.1:9", model="m", timeout=1.0)
+    with TestClient(app_for_index(index_dir, expander=expander)) as client:
+        response = client.post("/search", json={"query": QUERY, "strategy": "entity"})
+        assert response.status_code == 200, response.text
+        refused = client.post("/search", json={"query": QUERY, "strategy": "entity", "expander": "none"})
+        assert refused.status_code == 422
+        assert refused.json()["detail"][0]["msg"].startswith("strategy goes with query expansion")
+
+
+def test_docs_service_lists_the_rules() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "service.md").read_text(encoding="utf-8")
+    rows = {line.strip() for line in page.splitlines()}
+    for rule in RULES:
+        assert f"| {', '.join(f'`{f}`' for f in rule.fields)} | {rule.needs} |" in rows
