@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from fanfuse.cli import build_parser, main
-from fanfuse.cli.flags import MAX_HITS, RENAMED, SHARED, Renamed, search_top_k
+from fanfuse.cli.flags import MAX_HITS, REMOVED, RENAMED, SHARED, Renamed, search_top_k
 from fanfuse.errors import OutOfRange
 
 
@@ -131,6 +131,21 @@ def test_a_word_no_command_takes_exits_2_naming_the_command(capsys: pytest.Captu
     ]
 
 
+@pytest.mark.parametrize(
+    ("command", "gone", "why"),
+    [(c, gone, why) for c, removed in REMOVED.items() for gone, why in removed.items()],
+)
+def test_a_removed_flag_exits_2_saying_why(
+    command: str, gone: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = commands()[command]
+    assert not any(gone in a.option_strings for a in parser._actions if not isinstance(a, Renamed))
+    with pytest.raises(SystemExit) as stop:
+        main([command, gone, "x"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == f"fanfuse {command}: error: {gone} is removed: {why}\n"
+
+
 def test_the_service_fields_are_the_flags_words() -> None:
     """Each field of a search request is the word of a flag (`rrf_k` is `--rrf-k`) with that same
     destination, or the search's positional question."""
@@ -168,6 +183,9 @@ def test_docs_cli_lists_the_table() -> None:
     rows = {line for line in page.splitlines() if line.startswith("| `")}
     assert {f"| `{flag}` | {concept} |" for flag, concept in SHARED.items()} <= rows
     assert {f"| `{c}` | `{old}` | `{new}` |" for c, r in RENAMED.items() for old, new in r.items()} <= rows
+    for command, removed in REMOVED.items():
+        for gone in removed:
+            assert any(row.startswith(f"| `{command}` | `{gone}` | ") for row in rows), gone
 
 
 def test_search_top_k_0_keeps_all_a_search_returns() -> None:

@@ -84,8 +84,17 @@ def test_tie_break_orders_the_equal_scores_of_a_score_method(
     assert ranked == bm25
 
 
-def test_duplicates_flag_reaches_the_retriever(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_json(index_dir, capsys, "--duplicates", "sum") == library_json(index_dir, duplicates="sum")
+def test_a_duplicate_policy_never_changed_a_search_of_the_index(
+    index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each id is in the index once, so no branch lists one twice: every policy fuses alike (which is
+    why `fanfuse search` has no `--duplicates`)."""
+    results = {policy: library_json(index_dir, duplicates=policy) for policy in ("first", "max", "sum")}
+    assert results["max"] == results["first"] == results["sum"]
+    with pytest.raises(SystemExit) as stop:
+        main(["search", "--index", str(index_dir), QUERY, "--duplicates", "sum"])
+    assert stop.value.code == 2
+    assert "--duplicates is removed: an index holds each id once" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -95,7 +104,6 @@ def test_duplicates_flag_reaches_the_retriever(index_dir: Path, capsys: pytest.C
         (["--method", "combsum", "--norm", "nope"], "--norm must be one of none, min-max,"),
         (["--norm", "zmuv"], "--norm: method 'rrf' reads ranks only"),
         (["--tie-break", "best"], "--tie-break must be 'rank' or 'id' (got 'best')"),
-        (["--duplicates", "all"], "--duplicates must be 'first', 'max' or 'sum' (got 'all')"),
         (["--strategy", "entity"], "--strategy goes with --expander llm"),
         (["--instructions", "About owls."], "--instructions goes with --expander llm"),
         (["--llm-model", "m"], "--llm-model goes with --expander llm"),

@@ -17,6 +17,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 import httpx
+from fanfuse._renamed import REMOVED_KEYWORDS
 from fanfuse.cli import main
 from fanfuse.cli.render import as_json
 from fanfuse.index_retriever import open_index
@@ -70,7 +71,6 @@ REQUESTS = [
         {"method": "rbc", "phi": 0.5, "tie_break": "id"},
     ),
     ({"query": QUERY, "method": "condorcet"}, {"method": "condorcet"}),
-    ({"query": "owls", "dense": False, "duplicates": "max"}, {"duplicates": "max"}),
 ]
 
 
@@ -161,6 +161,18 @@ def test_a_field_under_its_old_name_is_refused_naming_the_new_one(
     assert response.status_code == 422
     message = f"{old} is renamed to {new}; use {new}"
     assert response.json()["detail"] == [{"type": "extra_forbidden", "loc": ["body", old], "msg": message}]
+
+
+@pytest.mark.parametrize(
+    ("gone", "why"), sorted(REMOVED_KEYWORDS["fanfuse.service.schema.SearchRequest"].items())
+)
+def test_a_removed_field_is_refused_saying_why(client: TestClient, gone: str, why: str) -> None:
+    fields = client.get("/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]
+    assert gone not in fields
+    response = client.post("/search", json={"query": QUERY, gone: "max"})
+    assert response.status_code == 422
+    message = f"{gone} is removed: {why}"
+    assert response.json()["detail"] == [{"type": "extra_forbidden", "loc": ["body", gone], "msg": message}]
 
 
 def misspelt(field: str) -> str:

@@ -30,7 +30,6 @@ ALWAYS_READ = {
     "method",
     "norm",
     "tie_break",
-    "duplicates",
     "filter",
     "dense",
     "rerank",

@@ -45,12 +45,23 @@ RENAMED: dict[str, str] = {
 }
 
 
+# Options of a search over an index (`fanfuse search`'s flags, the service's fields) that are gone,
+# each refused with why: none of them ever changed a search.
+REMOVED_SEARCH_OPTIONS: dict[str, str] = {
+    "duplicates": "an index holds each id once, so no list of its search repeats an id, and the policy "
+    "for a repeated id never applied (fanfuse.fuse and MultiQueryRetriever over other retrievers take it)",
+}
+
 # Old keyword arguments of public callables: the callable's dotted name -> {old keyword: new}.
 RENAMED_KEYWORDS: dict[str, dict[str, str]] = {
     "fanfuse.multiquery.fusion.checked": {"weighted": "weights"},
     "fanfuse.report.Report.render": {"form": "format"},
     "fanfuse.service.page.page_router": {"renamed": "option_of_field"},
 }
+
+# Keywords that are gone, by callable: each answered with why where it is given. The request model's
+# are answered by the service (422), as it answers every field a request may not send.
+REMOVED_KEYWORDS: dict[str, dict[str, str]] = {"fanfuse.service.schema.SearchRequest": REMOVED_SEARCH_OPTIONS}
 
 _Callable = TypeVar("_Callable", bound=Callable[..., Any])
 

@@ -13,6 +13,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from fanfuse._renamed import REMOVED_SEARCH_OPTIONS
 from fanfuse.cli._common import number_option
 from fanfuse.errors import OutOfRange
 from fanfuse.limits import LIMITS, closest_names
@@ -71,21 +72,38 @@ RENAMED: dict[str, dict[str, str]] = {
 }
 
 
-class Renamed(argparse.Action):
-    """A hidden old spelling: using it is a usage error naming the new flag (exit 2)."""
+# Flags that are gone, per command: each exits 2 saying why (none of them ever changed a search).
+REMOVED: dict[str, dict[str, str]] = {
+    "search": {f"--{name}": why for name, why in REMOVED_SEARCH_OPTIONS.items()},
+}
 
-    def __init__(self, option_strings: Sequence[str], dest: str, new: str = "", **options: Any) -> None:
+
+class Renamed(argparse.Action):
+    """A hidden old spelling: using it is a usage error naming the new flag, or saying why the flag is
+    gone (exit 2)."""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, new: str = "", why: str = "", **options: Any
+    ) -> None:
         super().__init__(option_strings, dest=argparse.SUPPRESS, nargs="?", help=argparse.SUPPRESS)
         self.new = new
+        self.why = why
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        parser.error(f"{self.option_strings[0]} is renamed to {self.new}; use {self.new}")
+        flag = self.option_strings[0]
+        parser.error(
+            f"{flag} is renamed to {self.new}; use {self.new}"
+            if self.new
+            else f"{flag} is removed: {self.why}"
+        )
 
 
 def add_renamed(parser: argparse.ArgumentParser, command: str) -> None:
-    """Adds the old spellings of `command`'s renamed flags."""
+    """Adds the old spellings of `command`'s renamed and removed flags."""
     for old, new in RENAMED.get(command, {}).items():
         parser.add_argument(old, action=Renamed, new=new)
+    for gone, why in REMOVED.get(command, {}).items():
+        parser.add_argument(gone, action=Renamed, why=why)
 
 
 def unrecognized(parser: argparse.ArgumentParser, words: Sequence[str]) -> str:

@@ -23,7 +23,7 @@ from fanfuse.retrievers.filters import filter_from_flags
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
 # The fusion flags whose dest is the option of `fanfuse.FusionOptions` they set (`--rrf-k` sets k).
-FUSION_FLAG_OPTIONS = ("method", "norm", "tie_break", "duplicates")
+FUSION_FLAG_OPTIONS = ("method", "norm", "tie_break")
 
 
 def register(subparsers: Any) -> None:
@@ -58,11 +58,6 @@ def register(subparsers: Any) -> None:
     number_option(parser, "--rrf-k", "k", f"RRF constant k (default {DEFAULTS.k:g})")
     parser.add_argument(
         "--tie-break", help=f"order of equal fused scores: {' (default) or '.join(TIE_BREAKS)}"
-    )
-    parser.add_argument(
-        "--duplicates",
-        help="an id repeated in one list counts once at its first rank (first, default), by its best "
-        "score (max) or summed (sum)",
     )
     parser.add_argument(
         "--filter",

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException  # what FastAPI raises for a body it cannot parse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from fanfuse._renamed import REMOVED_SEARCH_OPTIONS
 from fanfuse.limits import REQUEST, closest_names
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
@@ -140,6 +141,8 @@ def _unknown_field(loc: Sequence[Any]) -> str:
     new = RENAMED_FIELDS.get(name) if len(loc) == 2 else None
     if new is not None:
         return f"{name} is renamed to {new}; use {new}"
+    if len(loc) == 2 and name in REMOVED_SEARCH_OPTIONS:
+        return f"{name} is removed: {REMOVED_SEARCH_OPTIONS[name]}"
     shown = name if len(name) <= _NAME_CHARS else name[:_NAME_CHARS] + "..."
     model = _model_at(loc[1:-1])
     if model is None:

@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from fanfuse import _renamed
-from fanfuse._core import DUPLICATE_POLICIES, METHODS, NORMS, TIE_BREAKS
+from fanfuse._core import METHODS, NORMS, TIE_BREAKS
 from fanfuse.errors import InvalidFilter
 from fanfuse.limits import CONVERSATION, LIMITS, REQUEST
 from fanfuse.multiquery.conversation import ROLES
@@ -59,7 +59,6 @@ _NAMES = {
     "method": METHODS,
     "norm": NORMS,
     "tie_break": TIE_BREAKS,
-    "duplicates": DUPLICATE_POLICIES,
     "strategy": tuple(STRATEGIES),
     "rerank": RERANKS,
 }
@@ -168,7 +167,6 @@ class SearchRequest(BaseModel):
     sigma: float | None = _number("sigma", "smoothing of logn_isr")
     gamma: float | None = _number("gamma", "exponent of the hit count of combgmnz")
     tie_break: str | None = _one_of("tie_break", "order of equal fused scores")
-    duplicates: str | None = _one_of("duplicates", "what an id repeated in one list means")
     filter: Annotated[dict[str, Any], WithJsonSchema(_FILTER_SCHEMA)] | None = Field(
         None,
         description="keep hits whose metadata key equals the value, or holds it in a list; a list here "
@@ -215,7 +213,7 @@ class SearchRequest(BaseModel):
             raise ValueError(str(error)) from None
         return filter
 
-    @field_validator("method", "norm", "tie_break", "duplicates", "strategy", "rerank")
+    @field_validator("method", "norm", "tie_break", "strategy", "rerank")
     @classmethod
     def _known_name(cls, value: str | None, info: Any) -> str | None:
         accepted = _NAMES[info.field_name]
