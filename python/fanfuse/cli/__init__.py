@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -68,6 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from fanfuse.cli.terminal import terminal_safe_output
 
     with terminal_safe_output():
+        from fanfuse.environment import misspelt_lines
+
+        # Before parsing, so that a command refused at once has said it too.
+        prog = f"fanfuse {command}" if command in COMMANDS else "fanfuse"
+        for line in misspelt_lines(os.environ):
+            print(f"{prog}: warning: {line}", file=sys.stderr)
         parser = build_parser(command if command in COMMANDS else None)
         # The command's parser names the words it does not take (argparse's own names only `fanfuse`).
         args, unknown = parser.parse_known_args(argv)
