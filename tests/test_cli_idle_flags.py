@@ -1,10 +1,11 @@
 """No flag is read and ignored: a flag that does something only beside another setting is refused where
-it would do nothing (`fanfuse.cli.idle_flags`), and every flag of `fuse` and `eval`, given on a small
-input, either changes what the command writes or is refused naming it."""
+it would do nothing (`fanfuse.cli.idle_flags`), and every flag of `fuse`, `eval` and `search`, given on
+a small input, either changes what the command writes or is refused naming it."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -259,3 +260,71 @@ def test_every_flag_of_eval_changes_the_report_or_is_refused(
     else:
         assert code == 0, err
         assert out != base
+
+
+# Every flag of `search`: the words given with it (besides the flag's own), and its value. Each must
+# change the JSON answer over a small index, or be refused naming it.
+SEARCH_VALUES: dict[str, tuple[list[str], list[str]]] = {
+    "--history": ([], ["history.jsonl"]),
+    "--turn": ([], ["tell me about bats"]),
+    "--expander": ([], ["none"]),
+    "--llm-base-url": ([], ["http://127.0.0.1:9/v1"]),
+    "--llm-model": ([], ["m"]),
+    "--strategy": ([], ["condense"]),
+    "--instructions": ([], ["About owls."]),
+    "--temperature": ([], ["0.5"]),
+    "--max-tokens": ([], ["5"]),
+    "--llm-timeout": ([], ["1"]),
+    "--max-variants": ([], ["1"]),
+    "--top-k": ([], ["1"]),
+    "--method": ([], ["isr"]),
+    "--norm": ([], ["min-max"]),
+    "--rrf-k": ([], ["5"]),
+    # Two documents of one text tie under a score method over the question alone.
+    "--tie-break": (["--method", "combsum", "--expander", "none"], ["id"]),
+    "--filter": ([], ["lang=en"]),
+    "--rerank": ([], ["mmr"]),
+    "--mmr-lambda": ([], ["0.5"]),
+    "--explain": ([], []),
+}
+SEARCH_SAME_OUTPUT = {
+    "--index": "the base of every call",
+    "--json": "the base of every call",
+    "--help": "prints the help",
+    "--no-dense": "this index stores no vectors; the hybrid search and its switch: tests/test_cli_dense.py",
+}
+
+
+def test_every_flag_of_search_is_classified() -> None:
+    assert long_flags(PARSERS["search"]) == set(SEARCH_VALUES) | set(SEARCH_SAME_OUTPUT)
+
+
+@pytest.fixture(scope="module")
+def search_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from fanfuse.retrievers.tantivy_index import TantivyRetriever
+    from test_cli_search_options import DOCUMENTS
+
+    directory = tmp_path_factory.mktemp("search-flags")
+    TantivyRetriever.build(DOCUMENTS, directory / "idx")
+    (directory / "history.jsonl").write_text('{"role": "user", "content": "tell me about bats"}\n')
+    return directory
+
+
+@pytest.mark.parametrize("flag", sorted(SEARCH_VALUES))
+def test_every_flag_of_search_changes_the_answer_or_is_refused(
+    flag: str, search_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_cli_search_options import QUERY, without_timings
+
+    monkeypatch.chdir(search_dir)
+    companions, value = SEARCH_VALUES[flag]
+    words = ["search", "--index", "idx", QUERY, "--json", *companions]
+    assert main(words) == 0
+    base = without_timings(json.loads(capsys.readouterr().out))
+    code = main_code([*words, flag, *value])
+    out, err = capsys.readouterr()
+    if code == 2:
+        assert f"error: {flag}" in err
+    else:
+        assert code == 0, err
+        assert without_timings(json.loads(out)) != base

@@ -8,9 +8,9 @@ with and how to mend the line: a command never runs as if it had read a flag it 
 conversation (``--history``, ``--turn``) is the question's context, not a setting, and is never
 refused for going unread, as the service takes it.
 
-`tests/test_cli_idle_flags.py` holds every rule to its flags and gives every flag of ``fuse`` and
-``eval`` on a small input, expecting each one either to change what the command writes or to be
-refused here.
+`tests/test_cli_idle_flags.py` holds every rule to its flags and gives every flag of ``fuse``,
+``eval`` and ``search`` on a small input, expecting each one either to change what the command writes
+or to be refused.
 """
 
 from __future__ import annotations
