@@ -205,6 +205,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the output guard every file and folder is written through
     ("fanfuse.output_guard",),
     ("fanfuse.limits", "fanfuse.jsonl"),
+    # the environment variables read, checked by name against them
+    ("fanfuse.environment",),
     # documents, run files and their evaluation, the spec in plain Python
     (
         "fanfuse.corpus",
