@@ -28,11 +28,14 @@ class Server:
     max_variants: int
     method: AnyMethod
 
+    def expansion_on(self, request: SearchRequest) -> bool:
+        """Whether the request's search expands: as the request says, else as the server does."""
+        return self.expansion if request.expander is None else request.expander != "none"
+
     def expands(self, request: SearchRequest) -> bool:
         """Whether the search asks for variants: with one variant the question goes alone."""
-        on = self.expansion if request.expander is None else request.expander != "none"
         most = self.max_variants if request.max_variants is None else request.max_variants
-        return on and most > 1
+        return self.expansion_on(request) and most > 1
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ RULES: tuple[GoesWith, ...] = (
     GoesWith(
         ("max_variants",),
         "query expansion (an expander other than none)",
-        lambda request, server: server.expansion if request.expander is None else request.expander != "none",
+        lambda request, server: server.expansion_on(request),
     ),
     GoesWith(
         ("strategy",),
@@ -86,8 +89,7 @@ def idle_field(request: SearchRequest, server: Server) -> tuple[str, str] | None
     for rule in RULES:
         idle = [field for field in rule.fields if field in request.model_fields_set]
         if idle and not rule.holds(request, server):
+            field = idle[0]
             mend = f" or give {rule.add}" if rule.add else ""
-            return idle[
-                0
-            ], f"{idle[0]} goes with {rule.needs} and would do nothing here; leave {idle[0]} out{mend}"
+            return field, f"{field} goes with {rule.needs} and would do nothing here; leave {field} out{mend}"
     return None
