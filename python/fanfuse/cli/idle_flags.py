@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from fanfuse._core import TRAINED_METHODS
 from fanfuse.cli.flags import LLM_FLAGS
+from fanfuse.cli.fusion_options import DEFAULTS
 from fanfuse.cli.paths import PARQUET_SUFFIXES, names_parquet
 from fanfuse.errors import InvalidSetting
 from fanfuse.options import methods_reading
@@ -48,13 +49,13 @@ _PARAMETER_FLAGS = {
 }
 
 
-def _read_by_method(flag: str, default_method: str) -> GoesWith:
-    """``flag`` goes with the methods that read its parameter."""
+def _read_by_method(flag: str) -> GoesWith:
+    """``flag`` goes with the methods that read its parameter (``--method`` left out: the default)."""
     methods = methods_reading(_PARAMETER_FLAGS[flag])
     return GoesWith(
         (flag,),
         "--method " + " or ".join(methods),
-        lambda args: (args.method or default_method) in methods,
+        lambda args: (args.method or DEFAULTS.method) in methods,
         ("--method", methods[0]),
     )
 
@@ -83,7 +84,7 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
             lambda args: args.method in TRAINED_METHODS,
             ("--method", TRAINED_METHODS[0]),
         ),
-        *(_read_by_method(flag, "rrf") for flag in _PARAMETER_FLAGS),
+        *(_read_by_method(flag) for flag in _PARAMETER_FLAGS),
         # A model given with --model keeps the sizes it was trained with, and is saved already.
         GoesWith(
             ("--segments", "--window", "--save-model"),
@@ -129,7 +130,7 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
             "query expansion (an --expander other than none)",
             lambda args: args.expander != "none",
         ),
-        _read_by_method("--rrf-k", "rrf"),
+        _read_by_method("--rrf-k"),
         GoesWith(("--mmr-lambda",), "--rerank mmr", lambda args: args.rerank == "mmr", ("--rerank", "mmr")),
         # --json prints the whole result, provenance and branches included.
         GoesWith(("--explain",), "text output (without --json)", lambda args: not args.json),
