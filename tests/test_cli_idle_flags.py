@@ -39,8 +39,8 @@ def required_words(parser: argparse.ArgumentParser) -> list[str]:
     """One value for each positional and each required flag (nothing reads them before the check)."""
     words: list[str] = []
     for action in parser._actions:
-        if not action.option_strings and action.nargs not in ("?", "*"):
-            words.append("1")
+        if not action.option_strings:
+            words += [] if action.nargs in ("?", "*") else ["1"]
         elif action.required:
             words += [action.option_strings[-1], "1"]
     return words
@@ -59,15 +59,22 @@ UNLESS = {
     ("fuse", "--window", "training"): ["--method", "slidefuse"],
     ("fuse", "--save-model", "training"): ["--method", "probfuse"],
     ("fuse", "--tag", "TREC"): ["--run-format", "mtrag"],
-    **{("search", flag, "query"): LLM_ON_ONE_VARIANT for flag in LLM_FLAGS.values()},
+    **{("search", flag, "more"): LLM_ON_ONE_VARIANT for flag in LLM_FLAGS.values()},
     ("search", "--max-variants", "query"): ["--expander", "none"],
     ("search", "--rrf-k", "--method"): ["--method", "isr"],
     ("search", "--explain", "text"): ["--json"],
 }
 
 
-def unless(command: str, rule: GoesWith, flag: str) -> list[str]:
-    return UNLESS.get((command, flag, rule.needs.split()[0]), [])
+# The environment that makes a rule fail where no words do: the demo's search has no --expander.
+UNLESS_ENVIRONMENT = {("demo", "--max-variants", "query"): {"FANFUSE_QUERY_EXPANSION": "off"}}
+
+
+def unless(command: str, rule: GoesWith, flag: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    key = (command, flag, rule.needs.split()[0])
+    for name, value in UNLESS_ENVIRONMENT.get(key, {}).items():
+        monkeypatch.setenv(name, value)
+    return UNLESS.get(key, [])
 
 
 CASES = [
@@ -90,10 +97,14 @@ def test_the_rules_name_commands_and_their_flags() -> None:
 
 @pytest.mark.parametrize(("command", "rule", "flag"), CASES)
 def test_a_flag_where_it_would_do_nothing_exits_2_naming_it_and_what_it_goes_with(
-    command: str, rule: GoesWith, flag: str, capsys: pytest.CaptureFixture[str]
+    command: str,
+    rule: GoesWith,
+    flag: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     parser = PARSERS[command]
-    words = [command, *required_words(parser), *unless(command, rule, flag)]
+    words = [command, *required_words(parser), *unless(command, rule, flag, monkeypatch)]
     assert not rule.holds(parsed(command, words[1:])), f"add the words that make {flag} idle to UNLESS"
     assert main_code([*words, *given(actions(parser)[flag])]) == 2
     err = capsys.readouterr().err
@@ -328,3 +339,124 @@ def test_every_flag_of_search_changes_the_answer_or_is_refused(
     code = main_code([*words, flag, *value])
     out, err = capsys.readouterr()
     assert_changed_or_refused(flag, code, err, lambda: without_timings(json.loads(out)) != base)
+
+
+# The environment a search reads where its flags leave a setting out, and the value each flag takes
+# under it where the one above would only state what the environment gives.
+SEARCH_ENVIRONMENTS: dict[str, tuple[dict[str, str], dict[str, list[str]]]] = {
+    "expansion-off": (
+        {"FANFUSE_QUERY_EXPANSION": "off"},
+        {"--expander": ["heuristic"], "--max-variants": ["3"]},
+    ),
+    "one-variant": ({"FANFUSE_MAX_QUERY_VARIANTS": "1"}, {"--max-variants": ["3"]}),
+}
+# What a flag may leave unchanged under one of them, without being refused, and why.
+_CONVERSATION = "the conversation is context, never refused for going unread (docs/cli.md)"
+SEARCH_SAME_UNDER: dict[tuple[str, str], str] = {
+    **{
+        (flag, environment): _CONVERSATION
+        for flag in ("--history", "--turn")
+        for environment in SEARCH_ENVIRONMENTS
+    },
+    # As --no-dense on an index without vectors: a switch stating what the setting gives already.
+    ("--expander", "one-variant"): "--expander none states what one variant gives: the question alone",
+}
+
+
+def test_what_may_stay_unchanged_names_flags_and_environments() -> None:
+    for flag, environment in SEARCH_SAME_UNDER:
+        assert flag in SEARCH_VALUES and environment in SEARCH_ENVIRONMENTS
+
+
+@pytest.mark.parametrize(
+    ("flag", "environment"),
+    [
+        (flag, environment)
+        for flag in sorted(SEARCH_VALUES)
+        for environment in sorted(SEARCH_ENVIRONMENTS)
+        if (flag, environment) not in SEARCH_SAME_UNDER
+    ],
+)
+def test_every_flag_of_search_changes_the_answer_or_is_refused_whatever_the_environment(
+    flag: str,
+    environment: str,
+    search_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_cli_search_options import QUERY, without_timings
+
+    variables, values = SEARCH_ENVIRONMENTS[environment]
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(search_dir)
+    companions, value = SEARCH_VALUES[flag]
+    words = ["search", "--index", "idx", QUERY, "--json", *companions]
+    assert main(words) == 0
+    base = without_timings(json.loads(capsys.readouterr().out))
+    code = main_code([*words, flag, *values.get(flag, value)])
+    out, err = capsys.readouterr()
+    assert_changed_or_refused(flag, code, err, lambda: without_timings(json.loads(out)) != base)
+
+
+def test_the_llm_flags_are_refused_where_the_environment_asks_for_one_variant(
+    search_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_cli_search_options import QUERY
+
+    monkeypatch.chdir(search_dir)
+    monkeypatch.setenv("FANFUSE_MAX_QUERY_VARIANTS", "1")
+    llm = ["search", "--index", "idx", QUERY, "--expander", "llm", "--llm-base-url", "http://127.0.0.1:9/v1"]
+    llm += ["--llm-model", "m"]
+    assert main_code([*llm, "--strategy", "entity"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "fanfuse search: error: --llm-base-url goes with more than one query variant (query expansion, and "
+        "--max-variants, else FANFUSE_MAX_QUERY_VARIANTS, above 1) and would do nothing here"
+    )
+    # A --max-variants above 1 asks the model again (which is down here: the search falls back).
+    assert main_code([*llm, "--max-variants", "2", "--json", "--llm-timeout", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["diagnostics"]["expansion"]["fallback_reason"]
+
+
+def test_max_variants_is_refused_where_the_environment_turns_expansion_off(
+    search_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_cli_search_options import QUERY
+
+    monkeypatch.chdir(search_dir)
+    monkeypatch.setenv("FANFUSE_QUERY_EXPANSION", "off")
+    words = ["search", "--index", "idx", QUERY, "--json", "--max-variants", "3"]
+    assert main_code(words) == 2
+    err = capsys.readouterr().err
+    assert (
+        "--max-variants goes with query expansion (--expander heuristic or llm, or no --expander and " in err
+    )
+    assert err.rstrip().endswith("drop --max-variants or give --expander heuristic")
+    assert main_code([*words, "--expander", "heuristic"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["diagnostics"]["variants"]) == 3
+
+
+def test_a_malformed_variable_is_named_by_the_search_not_taken_for_a_setting(
+    search_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_cli_search_options import QUERY
+
+    monkeypatch.chdir(search_dir)
+    monkeypatch.setenv("FANFUSE_QUERY_EXPANSION", "maybe")
+    assert main_code(["search", "--index", "idx", QUERY, "--max-variants", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "FANFUSE_QUERY_EXPANSION" in err
+    assert "goes with" not in err
+
+
+def test_the_demo_refuses_max_variants_with_expansion_off_before_indexing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FANFUSE_QUERY_EXPANSION", "off")
+    cache = tmp_path / "cache"
+    assert main_code(["demo", "--max-variants", "3", "--no-dense", "--cache-dir", str(cache)]) == 2
+    assert capsys.readouterr().err.startswith(
+        "fanfuse demo: error: --max-variants goes with query expansion (FANFUSE_QUERY_EXPANSION not off) "
+        "and would do nothing here; drop --max-variants"
+    )
+    assert not cache.exists()

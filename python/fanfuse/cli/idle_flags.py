@@ -23,7 +23,7 @@ from fanfuse._core import TRAINED_METHODS
 from fanfuse.cli.flags import LLM_FLAGS
 from fanfuse.cli.fusion_options import DEFAULTS
 from fanfuse.cli.paths import PARQUET_SUFFIXES, names_parquet
-from fanfuse.errors import InvalidSetting
+from fanfuse.errors import InputError, InvalidSetting
 from fanfuse.options import methods_reading
 
 
@@ -60,9 +60,37 @@ def _read_by_method(flag: str) -> GoesWith:
     )
 
 
+def _search_setting(args: argparse.Namespace) -> tuple[bool, int] | None:
+    """Whether the search expands, and into how many variants at most: the flags, else the
+    environment (``FANFUSE_QUERY_EXPANSION``, ``FANFUSE_MAX_QUERY_VARIANTS``), as the search reads
+    them. None where a value is refused: the search itself then says so, naming it."""
+    # Imported here: only a search or the demo asks, and the run-file commands load no multi-query code.
+    from fanfuse.cli.llm_options import expansion_switch
+    from fanfuse.multiquery.config import MultiQueryConfig
+
+    try:
+        switch = expansion_switch(getattr(args, "expander", None))
+        config = MultiQueryConfig.from_env(expansion=switch, max_variants=args.max_variants)
+    except (InputError, TypeError):
+        return None
+    return config.expansion, config.max_variants
+
+
+def _expansion_on(args: argparse.Namespace) -> bool:
+    setting = _search_setting(args)
+    return setting is None or setting[0]
+
+
 def _expands(args: argparse.Namespace) -> bool:
     """Whether the search asks for variants: with one variant the question goes alone."""
-    return bool(args.expander != "none" and args.max_variants != 1)
+    setting = _search_setting(args)
+    return setting is None or (setting[0] and setting[1] != 1)
+
+
+# Where a search expands: what an --expander says, else what the environment says.
+_EXPANSION = (
+    "query expansion (--expander heuristic or llm, or no --expander and FANFUSE_QUERY_EXPANSION not off)"
+)
 
 
 _DASK = GoesWith(
@@ -122,20 +150,21 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
         _LLM,
         GoesWith(
             tuple(LLM_FLAGS.values()),
-            "query expansion (an --expander other than none, --max-variants above 1)",
+            "more than one query variant (query expansion, and --max-variants, "
+            "else FANFUSE_MAX_QUERY_VARIANTS, above 1)",
             _expands,
         ),
-        GoesWith(
-            ("--max-variants",),
-            "query expansion (an --expander other than none)",
-            lambda args: args.expander != "none",
-        ),
+        GoesWith(("--max-variants",), _EXPANSION, _expansion_on, ("--expander", "heuristic")),
         _read_by_method("--rrf-k"),
         GoesWith(("--mmr-lambda",), "--rerank mmr", lambda args: args.rerank == "mmr", ("--rerank", "mmr")),
         # --json prints the whole result, provenance and branches included.
         GoesWith(("--explain",), "text output (without --json)", lambda args: not args.json),
     ),
     "serve": (_LLM,),
+    # The demo's search has no --expander: the environment alone turns its expansion off.
+    "demo": (
+        GoesWith(("--max-variants",), "query expansion (FANFUSE_QUERY_EXPANSION not off)", _expansion_on),
+    ),
 }
 
 
