@@ -1,22 +1,21 @@
 """No flag is read and ignored: a flag that does something only beside another setting is refused where
-it would do nothing (`fanfuse.cli.idle_flags`), and every flag of `fuse`, `eval` and `search`, given on
-a small input, either changes what the command writes or is refused naming it."""
+it would do nothing (`fanfuse.cli.idle_flags`), before any work, naming it and what it goes with.
+What every flag does on a small input is `test_cli_flag_effects.py`'s."""
 
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from fanfuse.cli import build_parser, command_parsers, main
 from fanfuse.cli._common import NumberFlag, NumberListFlag
-from fanfuse.cli.flags import LLM_FLAGS, Renamed
-from fanfuse.cli.idle_flags import RULES, GoesWith, refuse_idle_flags
+from fanfuse.cli.flags import LLM_FLAGS
+from fanfuse.cli.idle_flags import GoesWith, refuse_idle_flags, rules_of
 from fanfuse.errors import InvalidSetting
 
 PARSERS = command_parsers(build_parser())
+RULES = {command: rules_of(command) for command in PARSERS if rules_of(command)}
 
 
 def actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -62,6 +61,8 @@ UNLESS = {
     **{("search", flag, "more"): LLM_ON_ONE_VARIANT for flag in LLM_FLAGS.values()},
     ("search", "--max-variants", "query"): ["--expander", "none"],
     ("search", "--rrf-k", "--method"): ["--method", "isr"],
+    ("tune", "--ks", "--method"): ["--method", "isr"],
+    ("tune", "--weight-levels", "--method"): ["--method", "isr"],
     ("search", "--explain", "text"): ["--json"],
 }
 
@@ -117,15 +118,9 @@ def test_a_flag_where_it_would_do_nothing_exits_2_naming_it_and_what_it_goes_wit
 def test_the_words_a_refusal_offers_let_the_flag_through(command: str, rule: GoesWith, flag: str) -> None:
     parser = PARSERS[command]
     words = [*required_words(parser), *given(actions(parser)[flag]), *rule.add]
-    refuse_one = {command: (rule,)}
     assert rule.holds(parsed(command, words))
     # The rule alone: other rules of the flag (a trained method's training) are not this test's.
-    original = RULES[command]
-    RULES.update(refuse_one)
-    try:
-        refuse_idle_flags(command, parser, words, parsed(command, words))
-    finally:
-        RULES[command] = original
+    refuse_idle_flags(command, parser, words, parsed(command, words), (rule,))
 
 
 def test_docs_cli_lists_the_rules() -> None:
@@ -161,302 +156,3 @@ def main_code(words: list[str]) -> int:
         return main(words)
     except SystemExit as ended:
         return int(ended.code or 0)
-
-
-# Every flag of the run-file commands, given on a small input, with a value other than its default.
-# Each must change what the command writes, or be refused naming it. Flags that change how the work
-# runs and never what it writes are listed apart, each with why.
-RUN_A = "q1 Q0 d1 2 1.0 a\nq1 Q0 d2 3 3.0 a\nq1 Q0 d3 1 2.0 a\nq2 Q0 d5 1 2.0 a\nq2 Q0 d6 2 1.0 a\n"
-RUN_B = "q1 Q0 d4 1 5.0 b\nq1 Q0 d1 2 4.0 b\nq2 Q0 d6 1 9.0 b\nq2 Q0 d7 2 1.0 b\n"
-RUN_C = "q1 Q0 d3 1 5.0 c\nq1 Q0 d2 2 4.0 c\nq2 Q0 d6 1 9.0 c\nq2 Q0 d5 2 1.0 c\nq3 Q0 d8 1 1.0 c\n"
-QRELS = "q1 0 d1 1\nq1 0 d3 2\nq2 0 d6 1\nq2 0 d7 1\nq3 0 d8 1\n"
-
-FUSE_VALUES = {
-    "--method": ["isr"],
-    "--train-runs": ["a.run", "b.run"],
-    "--train-qrels": ["qrels"],
-    "--segments": ["3"],
-    "--window": ["3"],
-    "--model": ["model.json"],
-    "--save-model": ["saved.json"],
-    "--norm": ["min-max"],
-    "--rrf-k": ["5"],
-    "--weights": ["1,3"],
-    "--phi": ["0.5"],
-    "--sigma": ["0.5"],
-    "--gamma": ["2"],
-    "--top-k": ["1"],
-    "--rank-from": ["rank"],
-    "--run-format": ["mtrag"],
-    "--collection": ["c"],
-    "--tag": ["other"],
-    "--scheduler": ["tcp://127.0.0.1:1"],
-    "--partitions": ["2"],
-}
-FUSE_SAME_OUTPUT = {
-    "--output": "the base of every call",
-    "--help": "prints the help",
-    "--threads": "any number of threads writes the same bytes",
-    "--engine": "the Dask engine writes the same bytes (tests/test_dask_engine.py)",
-}
-EVAL_VALUES = {
-    "--qrels": None,
-    "--metrics": ["map"],
-    "--iterations": ["50"],
-    "--seed": ["3"],
-    "--json": [],
-    "--scheduler": ["tcp://127.0.0.1:1"],
-    "--partitions": ["2"],
-    "--baseline": ["1"],
-    "--test": ["wilcoxon"],
-    "--correction": ["none"],
-    "--alpha": ["0.9"],
-    "--format": ["csv"],
-}
-EVAL_SAME_OUTPUT = {
-    "--help": "prints the help",
-    "--engine": "the Dask engine evaluates the same numbers (tests/test_dask_engine.py)",
-    "--output": "writes the same report to a file",
-    "--plot": "writes a picture besides the report (tests/test_report_plot.py)",
-}
-
-
-def assert_changed_or_refused(flag: str, code: int, err: str, changed: Callable[[], bool]) -> None:
-    """The command given ``flag`` changed what it writes, or refused the flag naming it (exit 2)."""
-    if code == 2:
-        assert f"error: {flag}" in err
-    else:
-        assert code == 0, err
-        assert changed()
-
-
-def long_flags(parser: argparse.ArgumentParser) -> set[str]:
-    return {a.option_strings[-1] for a in parser._actions if a.option_strings and not isinstance(a, Renamed)}
-
-
-@pytest.mark.parametrize(
-    ("command", "values", "same"),
-    [("fuse", FUSE_VALUES, FUSE_SAME_OUTPUT), ("eval", EVAL_VALUES, EVAL_SAME_OUTPUT)],
-)
-def test_every_flag_of_the_run_file_commands_is_classified(
-    command: str, values: dict[str, object], same: dict[str, str]
-) -> None:
-    assert long_flags(PARSERS[command]) == set(values) | set(same)
-
-
-@pytest.mark.parametrize("flag", sorted(FUSE_VALUES))
-def test_every_flag_of_fuse_changes_the_run_written_or_is_refused(
-    flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    for name, text in {"a.run": RUN_A, "b.run": RUN_B, "qrels": QRELS}.items():
-        Path(name).write_text(text)
-    assert main(["fuse", "a.run", "b.run", "-o", "base.run"]) == 0
-    code = main_code(["fuse", "a.run", "b.run", "-o", "out.run", flag, *FUSE_VALUES[flag]])
-    err = capsys.readouterr().err
-    assert_changed_or_refused(
-        flag, code, err, lambda: Path("out.run").read_bytes() != Path("base.run").read_bytes()
-    )
-    assert code == 0 or not Path("out.run").exists()
-
-
-@pytest.mark.parametrize("flag", sorted(set(EVAL_VALUES) - {"--qrels"}))
-def test_every_flag_of_eval_changes_the_report_or_is_refused(
-    flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    for name, text in {"a.run": RUN_A, "b.run": RUN_B, "c.run": RUN_C, "qrels": QRELS}.items():
-        Path(name).write_text(text)
-    words = ["eval", "a.run", "b.run", "c.run", "--qrels", "qrels"]
-    assert main(words) == 0
-    base = capsys.readouterr().out
-    values = EVAL_VALUES[flag]
-    assert values is not None
-    code = main_code([*words, flag, *values])
-    out, err = capsys.readouterr()
-    assert_changed_or_refused(flag, code, err, lambda: out != base)
-
-
-# Every flag of `search`: the words given with it (besides the flag's own), and its value. Each must
-# change the JSON answer over a small index, or be refused naming it.
-SEARCH_VALUES: dict[str, tuple[list[str], list[str]]] = {
-    "--history": ([], ["history.jsonl"]),
-    "--turn": ([], ["tell me about bats"]),
-    "--expander": ([], ["none"]),
-    "--llm-base-url": ([], ["http://127.0.0.1:9/v1"]),
-    "--llm-model": ([], ["m"]),
-    "--strategy": ([], ["condense"]),
-    "--instructions": ([], ["About owls."]),
-    "--temperature": ([], ["0.5"]),
-    "--max-tokens": ([], ["5"]),
-    "--llm-timeout": ([], ["1"]),
-    "--max-variants": ([], ["1"]),
-    "--top-k": ([], ["1"]),
-    "--method": ([], ["isr"]),
-    "--norm": ([], ["min-max"]),
-    "--rrf-k": ([], ["5"]),
-    # Two documents of one text tie under a score method over the question alone.
-    "--tie-break": (["--method", "combsum", "--expander", "none"], ["id"]),
-    "--filter": ([], ["lang=en"]),
-    "--rerank": ([], ["mmr"]),
-    "--mmr-lambda": ([], ["0.5"]),
-    "--explain": ([], []),
-}
-SEARCH_SAME_OUTPUT = {
-    "--index": "the base of every call",
-    "--json": "the base of every call",
-    "--help": "prints the help",
-    "--no-dense": "this index stores no vectors; the hybrid search and its switch: tests/test_cli_dense.py",
-}
-
-
-def test_every_flag_of_search_is_classified() -> None:
-    assert long_flags(PARSERS["search"]) == set(SEARCH_VALUES) | set(SEARCH_SAME_OUTPUT)
-
-
-@pytest.fixture(scope="module")
-def search_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from fanfuse.retrievers.tantivy_index import TantivyRetriever
-    from test_cli_search_options import DOCUMENTS
-
-    directory = tmp_path_factory.mktemp("search-flags")
-    TantivyRetriever.build(DOCUMENTS, directory / "idx")
-    (directory / "history.jsonl").write_text('{"role": "user", "content": "tell me about bats"}\n')
-    return directory
-
-
-@pytest.mark.parametrize("flag", sorted(SEARCH_VALUES))
-def test_every_flag_of_search_changes_the_answer_or_is_refused(
-    flag: str, search_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from test_cli_search_options import QUERY, without_timings
-
-    monkeypatch.chdir(search_dir)
-    companions, value = SEARCH_VALUES[flag]
-    words = ["search", "--index", "idx", QUERY, "--json", *companions]
-    assert main(words) == 0
-    base = without_timings(json.loads(capsys.readouterr().out))
-    code = main_code([*words, flag, *value])
-    out, err = capsys.readouterr()
-    assert_changed_or_refused(flag, code, err, lambda: without_timings(json.loads(out)) != base)
-
-
-# The environment a search reads where its flags leave a setting out, and the value each flag takes
-# under it where the one above would only state what the environment gives.
-SEARCH_ENVIRONMENTS: dict[str, tuple[dict[str, str], dict[str, list[str]]]] = {
-    "expansion-off": (
-        {"FANFUSE_QUERY_EXPANSION": "off"},
-        {"--expander": ["heuristic"], "--max-variants": ["3"]},
-    ),
-    "one-variant": ({"FANFUSE_MAX_QUERY_VARIANTS": "1"}, {"--max-variants": ["3"]}),
-}
-# What a flag may leave unchanged under one of them, without being refused, and why.
-_CONVERSATION = "the conversation is context, never refused for going unread (docs/cli.md)"
-SEARCH_SAME_UNDER: dict[tuple[str, str], str] = {
-    **{
-        (flag, environment): _CONVERSATION
-        for flag in ("--history", "--turn")
-        for environment in SEARCH_ENVIRONMENTS
-    },
-    # As --no-dense on an index without vectors: a switch stating what the setting gives already.
-    ("--expander", "one-variant"): "--expander none states what one variant gives: the question alone",
-}
-
-
-def test_what_may_stay_unchanged_names_flags_and_environments() -> None:
-    for flag, environment in SEARCH_SAME_UNDER:
-        assert flag in SEARCH_VALUES and environment in SEARCH_ENVIRONMENTS
-
-
-@pytest.mark.parametrize(
-    ("flag", "environment"),
-    [
-        (flag, environment)
-        for flag in sorted(SEARCH_VALUES)
-        for environment in sorted(SEARCH_ENVIRONMENTS)
-        if (flag, environment) not in SEARCH_SAME_UNDER
-    ],
-)
-def test_every_flag_of_search_changes_the_answer_or_is_refused_whatever_the_environment(
-    flag: str,
-    environment: str,
-    search_dir: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    from test_cli_search_options import QUERY, without_timings
-
-    variables, values = SEARCH_ENVIRONMENTS[environment]
-    for name, value in variables.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(search_dir)
-    companions, value = SEARCH_VALUES[flag]
-    words = ["search", "--index", "idx", QUERY, "--json", *companions]
-    assert main(words) == 0
-    base = without_timings(json.loads(capsys.readouterr().out))
-    code = main_code([*words, flag, *values.get(flag, value)])
-    out, err = capsys.readouterr()
-    assert_changed_or_refused(flag, code, err, lambda: without_timings(json.loads(out)) != base)
-
-
-def test_the_llm_flags_are_refused_where_the_environment_asks_for_one_variant(
-    search_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from test_cli_search_options import QUERY
-
-    monkeypatch.chdir(search_dir)
-    monkeypatch.setenv("FANFUSE_MAX_QUERY_VARIANTS", "1")
-    llm = ["search", "--index", "idx", QUERY, "--expander", "llm", "--llm-base-url", "http://127.0.0.1:9/v1"]
-    llm += ["--llm-model", "m"]
-    assert main_code([*llm, "--strategy", "entity"]) == 2
-    assert capsys.readouterr().err.startswith(
-        "fanfuse search: error: --llm-base-url goes with more than one query variant (query expansion, and "
-        "--max-variants, else FANFUSE_MAX_QUERY_VARIANTS, above 1) and would do nothing here"
-    )
-    # A --max-variants above 1 asks the model again (which is down here: the search falls back).
-    assert main_code([*llm, "--max-variants", "2", "--json", "--llm-timeout", "1"]) == 0
-    assert json.loads(capsys.readouterr().out)["diagnostics"]["expansion"]["fallback_reason"]
-
-
-def test_max_variants_is_refused_where_the_environment_turns_expansion_off(
-    search_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from test_cli_search_options import QUERY
-
-    monkeypatch.chdir(search_dir)
-    monkeypatch.setenv("FANFUSE_QUERY_EXPANSION", "off")
-    words = ["search", "--index", "idx", QUERY, "--json", "--max-variants", "3"]
-    assert main_code(words) == 2
-    err = capsys.readouterr().err
-    assert (
-        "--max-variants goes with query expansion (--expander heuristic or llm, or no --expander and " in err
-    )
-    assert err.rstrip().endswith("drop --max-variants or give --expander heuristic")
-    assert main_code([*words, "--expander", "heuristic"]) == 0
-    assert len(json.loads(capsys.readouterr().out)["diagnostics"]["variants"]) == 3
-
-
-def test_a_malformed_variable_is_named_by_the_search_not_taken_for_a_setting(
-    search_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from test_cli_search_options import QUERY
-
-    monkeypatch.chdir(search_dir)
-    monkeypatch.setenv("FANFUSE_QUERY_EXPANSION", "maybe")
-    assert main_code(["search", "--index", "idx", QUERY, "--max-variants", "3"]) == 2
-    err = capsys.readouterr().err
-    assert "FANFUSE_QUERY_EXPANSION" in err
-    assert "goes with" not in err
-
-
-def test_the_demo_refuses_max_variants_with_expansion_off_before_indexing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("FANFUSE_QUERY_EXPANSION", "off")
-    cache = tmp_path / "cache"
-    assert main_code(["demo", "--max-variants", "3", "--no-dense", "--cache-dir", str(cache)]) == 2
-    assert capsys.readouterr().err.startswith(
-        "fanfuse demo: error: --max-variants goes with query expansion (FANFUSE_QUERY_EXPANSION not off) "
-        "and would do nothing here; drop --max-variants"
-    )
-    assert not cache.exists()

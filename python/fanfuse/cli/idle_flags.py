@@ -1,21 +1,24 @@
-"""The flags that do something only beside another setting, for every command in one table.
+"""The flags that do something only beside another setting, for every command: one table, ``RULES``,
+and ``tune``'s level lists read from the table of what it searches (``rules_of`` gives either).
 
 A flag given where it would do nothing is refused before any work (exit 2), naming it, what it goes
 with and how to mend the line: a command never runs as if it had read a flag it ignored
-(``fuse --collection`` with TREC output, ``eval --seed`` with the t-test, ``search --phi`` without
-``--method rbc``). A flag counts as given when it is on the command line, whatever its value, so
-``--tag fanfuse`` beside ``--run-format mtrag`` is refused as any other tag would be. The
+(``fuse --collection`` with TREC output, ``eval --seed`` with the t-test, ``fuse --phi`` or
+``tune --phis`` without ``--method rbc``). A flag counts as given when it is on the command line,
+whatever its value, so ``--tag fanfuse`` beside ``--run-format mtrag`` is refused as any other tag
+would be. The
 conversation (``--history``, ``--turn``) is the question's context, not a setting, and is never
 refused for going unread, as the service takes it.
 
-`tests/test_cli_idle_flags.py` holds every rule to its flags and gives every flag of ``fuse``,
-``eval`` and ``search`` on a small input, expecting each one either to change what the command writes
-or to be refused.
+`tests/test_cli_idle_flags.py` holds every rule to its flags; `tests/test_cli_flag_effects.py` gives
+every flag of ``fuse``, ``eval``, ``search`` and ``tune`` on a small input, expecting each one either to
+change what the command writes or to be refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -49,9 +52,9 @@ _PARAMETER_FLAGS = {
 }
 
 
-def _read_by_method(flag: str) -> GoesWith:
-    """``flag`` goes with the methods that read its parameter (``--method`` left out: the default)."""
-    methods = methods_reading(_PARAMETER_FLAGS[flag])
+def _read_by_method(flag: str, parameter: str) -> GoesWith:
+    """``flag`` goes with the methods that read ``parameter`` (``--method`` left out: the default)."""
+    methods = methods_reading(parameter)
     return GoesWith(
         (flag,),
         "--method " + " or ".join(methods),
@@ -112,7 +115,7 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
             lambda args: args.method in TRAINED_METHODS,
             ("--method", TRAINED_METHODS[0]),
         ),
-        *(_read_by_method(flag) for flag in _PARAMETER_FLAGS),
+        *(_read_by_method(flag, parameter) for flag, parameter in _PARAMETER_FLAGS.items()),
         # A model given with --model keeps the sizes it was trained with, and is saved already.
         GoesWith(
             ("--segments", "--window", "--save-model"),
@@ -155,7 +158,7 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
             _expands,
         ),
         GoesWith(("--max-variants",), _EXPANSION, _expansion_on, ("--expander", "heuristic")),
-        _read_by_method("--rrf-k"),
+        _read_by_method("--rrf-k", "k"),
         GoesWith(("--mmr-lambda",), "--rerank mmr", lambda args: args.rerank == "mmr", ("--rerank", "mmr")),
         # --json prints the whole result, provenance and branches included.
         GoesWith(("--explain",), "text output (without --json)", lambda args: not args.json),
@@ -166,6 +169,25 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
         GoesWith(("--max-variants",), "query expansion (FANFUSE_QUERY_EXPANSION not off)", _expansion_on),
     ),
 }
+
+
+@functools.cache
+def _tune_rules() -> tuple[GoesWith, ...]:
+    """``tune``'s level lists: each goes with the methods that have the parameter it searches."""
+    # Imported here: `fanfuse.tune` loads only for the command that reads it.
+    from fanfuse.tune.space import OPTIONS
+
+    return tuple(_read_by_method(level_flag(option.keyword), option.parameter) for option in OPTIONS)
+
+
+def rules_of(command: str) -> tuple[GoesWith, ...]:
+    """The rules of ``command``'s flags."""
+    return _tune_rules() if command == "tune" else RULES.get(command, ())
+
+
+def level_flag(keyword: str) -> str:
+    """The flag of one of ``tune``'s level lists: ``segment_counts`` is ``--segment-counts``."""
+    return "--" + keyword.replace("_", "-")
 
 
 def given_flags(parser: argparse.ArgumentParser, words: Sequence[str], flags: Sequence[str]) -> set[str]:
@@ -179,10 +201,15 @@ def given_flags(parser: argparse.ArgumentParser, words: Sequence[str], flags: Se
 
 
 def refuse_idle_flags(
-    command: str, parser: argparse.ArgumentParser, words: Sequence[str], args: argparse.Namespace
+    command: str,
+    parser: argparse.ArgumentParser,
+    words: Sequence[str],
+    args: argparse.Namespace,
+    rules: Sequence[GoesWith] | None = None,
 ) -> None:
-    """InvalidSetting for the first flag of ``words`` that ``command`` would not read with ``args``."""
-    rules = RULES.get(command, ())
+    """InvalidSetting for the first flag of ``words`` that ``command`` would not read with ``args``
+    (by ``rules``: the command's own where None)."""
+    rules = rules_of(command) if rules is None else rules
     given = given_flags(parser, words, sorted({flag for rule in rules for flag in rule.flags}))
     for rule in rules:
         idle = [flag for flag in rule.flags if flag in given]

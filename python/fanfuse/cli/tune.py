@@ -9,6 +9,7 @@ from typing import Any
 
 from fanfuse._core import METHODS, TRAINED_METHODS
 from fanfuse.cli._common import number_option
+from fanfuse.cli.idle_flags import level_flag
 from fanfuse.cli.paths import add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report.rendering import table
@@ -61,7 +62,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--metric", default="ndcg@10", help="metric to optimise (default ndcg@10)")
     for option in OPTIONS:
         what, key = WHAT[option.keyword]
-        flag, help = "--" + option.keyword.replace("_", "-"), _levels_help(option.default, what)
+        flag, help = level_flag(option.keyword), _levels_help(option.default, what)
         if key is None:
             parser.add_argument(flag, dest=option.keyword, type=name_list, help=help)
         else:
