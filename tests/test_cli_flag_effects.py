@@ -358,3 +358,45 @@ def test_every_flag_of_tune_changes_the_report_or_is_refused(
     monkeypatch.chdir(tmp_path)
     words = ["tune", *write_tune_input(tmp_path), "--qrels", "qrels"]
     assert_printed_changed_or_refused(words, [flag, *TUNE_VALUES[flag]], capsys)
+
+
+# Every flag of `index`, over a corpus whose records hold each field under two keys.
+INDEX_VALUES = {"--id-field": ["doc"], "--text-field": ["body"], "--title-field": ["name"]}
+INDEX_SAME_OUTPUT = {
+    "--index": "the base of every call",
+    "--help": "prints the help",
+    "--dense": "adds vectors, which the BM25 search here does not read (tests/test_cli_dense.py)",
+}
+INDEX_RECORDS = [
+    {
+        "id": "a",
+        "text": "owls hunt at night",
+        "title": "Owls",
+        "doc": "x",
+        "body": "owls sleep by day",
+        "name": "N1",
+    },
+    {"id": "b", "text": "owls and bats", "title": "Bats", "doc": "y", "body": "owls fly", "name": "N2"},
+]
+
+
+def test_every_flag_of_index_is_classified() -> None:
+    assert long_flags(PARSERS["index"]) == set(INDEX_VALUES) | set(INDEX_SAME_OUTPUT)
+
+
+@pytest.mark.parametrize("flag", sorted(INDEX_VALUES))
+def test_every_flag_of_index_changes_the_documents_indexed_or_is_refused(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fanfuse.retrievers.tantivy_index import TantivyRetriever
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(record) + "\n" for record in INDEX_RECORDS))
+
+    def documents(index: str) -> list[tuple[str, dict[str, object]]]:
+        return [(hit.id, dict(hit.payload)) for hit in TantivyRetriever(tmp_path / index).search("owls", 10)]
+
+    assert main(["index", str(corpus), "--index", str(tmp_path / "base")]) == 0
+    code = main_code(["index", str(corpus), "--index", str(tmp_path / "out"), flag, *INDEX_VALUES[flag]])
+    err = capsys.readouterr().err
+    assert_changed_or_refused(flag, code, err, lambda: documents("out") != documents("base"))

@@ -226,3 +226,22 @@ def test_search_with_a_bad_environment_is_a_clear_error(
     monkeypatch.setenv("FANFUSE_MAX_QUERY_VARIANTS", "9")
     assert main(["search", "--index", str(index_dir), "owls"]) == 2
     assert "FANFUSE_MAX_QUERY_VARIANTS must be an int from 1 to 5" in capsys.readouterr().err
+
+
+def test_a_title_field_no_document_has_is_refused_and_the_index_kept(
+    index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = index_dir.parent / "corpus.jsonl"
+    before = sorted(p.relative_to(index_dir) for p in index_dir.rglob("*"))
+    args = ["index", str(corpus), "--index", str(index_dir), "--id-field", "doc", "--text-field", "body"]
+    assert main([*args, "--title-field", "headline"]) == 2
+    assert capsys.readouterr().err == (
+        f"fanfuse index: error: {corpus}: no document has a title under 'headline' (--title-field); "
+        "the first one's keys: doc, body, name, zone; drop --title-field or give the key of the titles\n"
+    )
+    assert sorted(p.relative_to(index_dir) for p in index_dir.rglob("*")) == before
+    assert TantivyRetriever(index_dir).search("owls", 1)[0].payload["title"] == "Owls"
+    # Left out, the key `title` is read where documents have it, and nothing is asked of those without.
+    assert main(args) == 0
+    assert "indexed 4 documents" in capsys.readouterr().out
+    assert TantivyRetriever(index_dir).search("owls", 1)[0].payload["title"] == ""

@@ -7,13 +7,14 @@ import argparse
 import functools
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from fanfuse.cli.paths import add_input, add_output_directory
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.corpus import Document, Fields, count_lines, read_jsonl
+from fanfuse.errors import InvalidCorpus
 from fanfuse.index_retriever import EMBED_HINT
 from fanfuse.retrievers.default_encoder import embed_extra_installed
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -37,7 +38,10 @@ def register(subparsers: Any) -> None:
     add_output_directory(parser, "--index", required=True, metavar="DIR", help="the index directory to write")
     parser.add_argument("--id-field", default="id", help="key of the document id (default: id)")
     parser.add_argument("--text-field", default="text", help="key of the text (default: text)")
-    parser.add_argument("--title-field", default="title", help="key of the optional title (default: title)")
+    parser.add_argument(
+        "--title-field",
+        help="key of the optional title (default: title); given, at least one document must have it",
+    )
     parser.add_argument(
         "--dense",
         action="store_true",
@@ -48,7 +52,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    fields = Fields(id=args.id_field, text=args.text_field, title=args.title_field)
+    fields = Fields(id=args.id_field, text=args.text_field, title=args.title_field or Fields().title)
     if args.dense and not embed_extra_installed():  # refused before anything is written
         print(f"fanfuse index: error: --dense needs fanfuse[embed]: {EMBED_HINT}", file=sys.stderr)
         return 2
@@ -58,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
     if progress.enabled:
         progress.total = count_lines(args.corpus)
     try:
+        documents = read_jsonl(args.corpus, fields)
         index = TantivyRetriever.build(
-            read_jsonl(args.corpus, fields),
+            documents if args.title_field is None else titled(documents, args.corpus, fields),
             args.index,
             progress=progress,
             then=functools.partial(store_vectors, progress) if args.dense else None,
@@ -69,6 +74,24 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     print(f"indexed {len(index)} documents into {args.index} in {seconds:.1f} s")
     return 0
+
+
+def titled(documents: Iterable[Document], corpus: str, fields: Fields) -> Iterator[Document]:
+    """The documents, then InvalidCorpus if none had a title under the key --title-field named: the
+    flag would have done nothing, and a misspelt key would index no title, silently. Raised as the
+    last document is read, so the new index is never published."""
+    documents = iter(documents)
+    keys: list[str] = []
+    for document in documents:
+        yield document
+        if document.title:
+            yield from documents
+            return
+        keys = keys or [fields.id, fields.text, *document.metadata]
+    raise InvalidCorpus(
+        f"{corpus}: no document has a title under {fields.title!r} (--title-field); the first one's keys: "
+        f"{', '.join(keys)}; drop --title-field or give the key of the titles"
+    )
 
 
 def store_vectors(indexing: ProgressBar, version: Path, documents: Sequence[Document]) -> None:
