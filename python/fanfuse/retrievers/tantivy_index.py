@@ -10,7 +10,9 @@ of failing.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import itertools
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -36,6 +38,13 @@ _WORD = re.compile(r"\w+")
 _OPERATORS = {"AND", "OR", "NOT"}
 # The filter tokens of each document's metadata (`filters.index_terms`): a filter is term lookups.
 FILTER_FIELD = "filter_terms"
+# The metadata as its JSON text, returned as it was given. Not a Tantivy JSON field: that reads a
+# string written as an RFC 3339 date as a date, and gives back a datetime in UTC, not the string.
+METADATA_FIELD = "metadata_json"
+# One encoder for every document (json.dumps with an option builds a new one per call). NaN is no JSON.
+_METADATA_JSON = json.JSONEncoder(allow_nan=False)
+# Where indexes built before METADATA_FIELD hold the metadata: a Tantivy JSON field.
+_JSON_METADATA_FIELD = "metadata"
 # The analyzer of the title and text fields, and the same chain without its last step: Tantivy's
 # built-in en_stem is the simple tokenizer, tokens over 40 bytes dropped, lower case, English stemmer.
 TEXT_TOKENIZER = "en_stem"
@@ -49,7 +58,7 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("title", stored=True, tokenizer_name=TEXT_TOKENIZER)
     builder.add_text_field("text", stored=True, tokenizer_name=TEXT_TOKENIZER)
     # The metadata as stored and returned; filters read FILTER_FIELD.
-    builder.add_json_field("metadata", stored=True, tokenizer_name="raw")
+    builder.add_bytes_field(METADATA_FIELD, stored=True)
     builder.add_text_field(FILTER_FIELD, stored=False, tokenizer_name="raw", index_option="basic")
     return builder.build()
 
@@ -74,7 +83,10 @@ class TantivyRetriever:
             self.directory, lambda manifest, data: self._open(manifest, data, private_copy)
         )
         self._schema = self._index.schema
-        self._filter_terms = _has_field(self._schema, FILTER_FIELD)
+        self._filter_terms = _has_field(self._schema, FILTER_FIELD, "")
+        self._metadata = (
+            _stored_metadata if _has_field(self._schema, METADATA_FIELD, b"") else _json_field_metadata
+        )
 
     @classmethod
     def build(
@@ -171,8 +183,10 @@ class TantivyRetriever:
                 # An index built before filter terms: every match of the query, checked one by one.
                 found = self._searcher.search(parsed, documents).hits
                 stored = ((score, self._searcher.doc(address)) for score, address in found)
-                kept = (_hit(score, doc) for score, doc in stored if matches(checked, _stored_metadata(doc)))
-                return list(itertools.islice(kept, k))
+                # Its metadata as Tantivy reads it: a date-like string is a date there, which no filter
+                # value equals (never a wrong document; such a value is not found).
+                kept = ((score, doc) for score, doc in stored if matches(checked, _json_field(doc)))
+                return [self._hit(score, doc) for score, doc in itertools.islice(kept, k)]
             if checked:
                 # Score 0 for the filter clause: filtering must not reorder the BM25 ranking.
                 restriction = tantivy.Query.const_score_query(self._filter_query(checked), 0.0)
@@ -181,7 +195,7 @@ class TantivyRetriever:
                 )
             # Tantivy sizes its top-k buffer by the limit: ask for no more than the index holds.
             found = self._searcher.search(parsed, min(k, documents)).hits
-            return [_hit(score, self._searcher.doc(address)) for score, address in found]
+            return [self._hit(score, self._searcher.doc(address)) for score, address in found]
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
@@ -197,6 +211,12 @@ class TantivyRetriever:
                 f"index {str(self.directory)!r} could not be read ({error}); it may be corrupt: "
                 f"rebuild it with `fanfuse index`"
             ) from None
+
+    def _hit(self, score: float, stored: tantivy.Document) -> Hit:
+        payload: dict[str, Any] = dict(self._metadata(stored))
+        payload["title"] = stored.get_first("title") or ""
+        payload["text"] = stored.get_first("text") or ""
+        return Hit(str(stored.get_first("id")), float(score), payload)
 
     def search_batch(
         self, queries: Sequence[str], k: int, filter: Mapping[str, Any] | None = None
@@ -236,7 +256,7 @@ class TantivyRetriever:
                 str(stored.get_first("id")),
                 stored.get_first("text") or "",
                 stored.get_first("title") or "",
-                _stored_metadata(stored),
+                self._metadata(stored),
             )
 
     def _parse(self, query: str) -> tantivy.Query | None:
@@ -283,24 +303,40 @@ _WORDS_ANALYZER = _text_analyzer(stem=False)
 _TERMS_ANALYZER = _text_analyzer(stem=True)
 
 
-def _has_field(schema: tantivy.Schema, name: str) -> bool:
+def _has_field(schema: tantivy.Schema, name: str, value: str | bytes) -> bool:
+    """Whether ``schema`` has the field ``name``, whose terms are of ``value``'s type."""
     try:
-        tantivy.Query.term_query(schema, name, "")
+        tantivy.Query.term_query(schema, name, value)
     except ValueError:
         return False
     return True
 
 
 def _stored_metadata(stored: tantivy.Document) -> Mapping[str, Any]:
-    metadata: Mapping[str, Any] = stored.get_first("metadata") or {}
+    text = stored.get_first(METADATA_FIELD)
+    metadata: Mapping[str, Any] = json.loads(text) if text else {}
     return metadata
 
 
-def _hit(score: float, stored: tantivy.Document) -> Hit:
-    payload: dict[str, Any] = dict(_stored_metadata(stored))
-    payload["title"] = stored.get_first("title") or ""
-    payload["text"] = stored.get_first("text") or ""
-    return Hit(str(stored.get_first("id")), float(score), payload)
+def _json_field(stored: tantivy.Document) -> Mapping[str, Any]:
+    metadata: Mapping[str, Any] = stored.get_first(_JSON_METADATA_FIELD) or {}
+    return metadata
+
+
+def _json_field_metadata(stored: tantivy.Document) -> Mapping[str, Any]:
+    """The metadata of an index built before METADATA_FIELD: its dates back as RFC 3339 text (UTC, as
+    Tantivy keeps them; a string written with another offset or precision is not recovered)."""
+    return {key: _undated(value) for key, value in _json_field(stored).items()}
+
+
+def _undated(value: Any) -> Any:
+    if isinstance(value, datetime.datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, list):
+        return [_undated(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _undated(item) for key, item in value.items()}
+    return value
 
 
 def _write_index(
@@ -343,16 +379,16 @@ def _add_all(
             )
         first_seen[document.id] = document.source
         fields: dict[str, Any] = {"id": document.id, "title": document.title, "text": document.text}
-        if document.metadata:
-            fields["metadata"] = dict(document.metadata)
-            if terms := index_terms(document.metadata):
-                fields[FILTER_FIELD] = terms
         try:
+            if document.metadata:
+                fields[METADATA_FIELD] = _METADATA_JSON.encode(document.metadata).encode()
+                if terms := index_terms(document.metadata):
+                    fields[FILTER_FIELD] = terms
             writer.add_document(tantivy.Document(**fields))
-        except ValueError as error:
+        except (TypeError, ValueError) as error:
             raise InvalidCorpus(
                 f"{document.source}: document {document.id!r} cannot be indexed ({error}); metadata "
-                f"holds JSON values, whole numbers from -2**63 to 2**64 - 1"
+                f"holds JSON values: str, finite numbers, bool, null, lists and objects of them"
             ) from None
         count += 1
         if progress is not None and count % 1000 == 0:
