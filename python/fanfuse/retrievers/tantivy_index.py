@@ -10,9 +10,7 @@ of failing.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import itertools
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,6 +29,13 @@ from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import Condition, conditions, index_terms, matches
 from fanfuse.retrievers.index_copy import private_copy
 from fanfuse.retrievers.index_versions import MANIFEST
+from fanfuse.retrievers.tantivy_metadata import (
+    METADATA_FIELD,
+    json_field,
+    json_field_metadata,
+    metadata_json,
+    stored_metadata,
+)
 
 SEARCH_FIELDS = ["title", "text"]
 # Words only: what a query falls back to when it is not valid query syntax.
@@ -38,13 +43,6 @@ _WORD = re.compile(r"\w+")
 _OPERATORS = {"AND", "OR", "NOT"}
 # The filter tokens of each document's metadata (`filters.index_terms`): a filter is term lookups.
 FILTER_FIELD = "filter_terms"
-# The metadata as its JSON text, returned as it was given. Not a Tantivy JSON field: that reads a
-# string written as an RFC 3339 date as a date, and gives back a datetime in UTC, not the string.
-METADATA_FIELD = "metadata_json"
-# One encoder for every document (json.dumps with an option builds a new one per call). NaN is no JSON.
-_METADATA_JSON = json.JSONEncoder(allow_nan=False)
-# Where indexes built before METADATA_FIELD hold the metadata: a Tantivy JSON field.
-_JSON_METADATA_FIELD = "metadata"
 # The analyzer of the title and text fields, and the same chain without its last step: Tantivy's
 # built-in en_stem is the simple tokenizer, tokens over 40 bytes dropped, lower case, English stemmer.
 TEXT_TOKENIZER = "en_stem"
@@ -85,7 +83,7 @@ class TantivyRetriever:
         self._schema = self._index.schema
         self._filter_terms = _has_field(self._schema, FILTER_FIELD, "")
         self._metadata = (
-            _stored_metadata if _has_field(self._schema, METADATA_FIELD, b"") else _json_field_metadata
+            stored_metadata if _has_field(self._schema, METADATA_FIELD, b"") else json_field_metadata
         )
 
     @classmethod
@@ -185,7 +183,7 @@ class TantivyRetriever:
                 stored = ((score, self._searcher.doc(address)) for score, address in found)
                 # Its metadata as Tantivy reads it: a date-like string is a date there, which no filter
                 # value equals (never a wrong document; such a value is not found).
-                kept = ((score, doc) for score, doc in stored if matches(checked, _json_field(doc)))
+                kept = ((score, doc) for score, doc in stored if matches(checked, json_field(doc)))
                 return [self._hit(score, doc) for score, doc in itertools.islice(kept, k)]
             if checked:
                 # Score 0 for the filter clause: filtering must not reorder the BM25 ranking.
@@ -312,33 +310,6 @@ def _has_field(schema: tantivy.Schema, name: str, value: str | bytes) -> bool:
     return True
 
 
-def _stored_metadata(stored: tantivy.Document) -> Mapping[str, Any]:
-    text = stored.get_first(METADATA_FIELD)
-    metadata: Mapping[str, Any] = json.loads(text) if text else {}
-    return metadata
-
-
-def _json_field(stored: tantivy.Document) -> Mapping[str, Any]:
-    metadata: Mapping[str, Any] = stored.get_first(_JSON_METADATA_FIELD) or {}
-    return metadata
-
-
-def _json_field_metadata(stored: tantivy.Document) -> Mapping[str, Any]:
-    """The metadata of an index built before METADATA_FIELD: its dates back as RFC 3339 text (UTC, as
-    Tantivy keeps them; a string written with another offset or precision is not recovered)."""
-    return {key: _undated(value) for key, value in _json_field(stored).items()}
-
-
-def _undated(value: Any) -> Any:
-    if isinstance(value, datetime.datetime):
-        return value.isoformat().replace("+00:00", "Z")
-    if isinstance(value, list):
-        return [_undated(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _undated(item) for key, item in value.items()}
-    return value
-
-
 def _write_index(
     documents: Iterable[Document],
     directory: Path,
@@ -381,7 +352,7 @@ def _add_all(
         fields: dict[str, Any] = {"id": document.id, "title": document.title, "text": document.text}
         try:
             if document.metadata:
-                fields[METADATA_FIELD] = _METADATA_JSON.encode(document.metadata).encode()
+                fields[METADATA_FIELD] = metadata_json(document.metadata)
                 if terms := index_terms(document.metadata):
                     fields[FILTER_FIELD] = terms
             writer.add_document(tantivy.Document(**fields))
