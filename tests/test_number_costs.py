@@ -50,7 +50,10 @@ def rerank(query: str, hits: list[Any]) -> list[float]:
 
 
 # What an argument needs beside it to do anything.
-API_NEEDS: dict[str, dict[str, Any]] = {"return_k": {"reranker": rerank}}
+API_NEEDS: dict[str, dict[str, Any]] = {
+    "return_k": {"reranker": rerank},
+    "rerank_window": {"reranker": rerank},
+}
 
 
 def in_range(limit: Limit) -> list[int | float]:

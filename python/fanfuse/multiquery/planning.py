@@ -134,6 +134,9 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     if max_variants is not None:
         check_max_variants(max_variants)
     variants = _checked_variants(given.get("variants"))
+    _check_expansion_read(
+        given, expansion, retriever.config.max_variants if max_variants is None else max_variants
+    )
     top_k = check_int("top_k", given["top_k"]) if "top_k" in given else retriever.top_k
     window = optional_int("rerank_window", given.get("rerank_window")) or retriever.rerank_window
     branch_k = (
@@ -144,6 +147,11 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     reranker = check_reranker(given["reranker"]) if "reranker" in given else retriever.reranker
     return_k = optional_int("return_k", given.get("return_k"))
     check_return_k(return_k, reranker)
+    if "rerank_window" in given and reranker is None:
+        raise InvalidSetting(
+            "rerank_window goes with a reranker (how many fused hits it reranks) and would do nothing "
+            "here; leave rerank_window out"
+        )
     variant_weights = (
         check_variant_weights(given["variant_weights"])
         if "variant_weights" in given
@@ -199,6 +207,25 @@ def _fusion(
 
 def _unit(weights: Iterable[float]) -> list[float]:
     return [0.0 if w == 0.0 else 1.0 for w in weights]
+
+
+def _check_expansion_read(given: Mapping[str, Any], expansion: bool, most_variants: int) -> None:
+    """An option of the expansion that this search would not read is refused, naming it (as
+    ``return_k`` without a reranker): the variants a call gives replace the expander, which with
+    expansion off or a single variant is not asked either. ``given``: the call's options not None."""
+    unread = None
+    if "variants" in given:
+        unread = next((name for name in ("expansion", "strategy") if name in given), None)
+        needs = "a search without variants= (the call's own variants replace the expander)"
+    elif not expansion:
+        unread = next((name for name in ("max_variants", "strategy") if name in given), None)
+        needs = (
+            "query expansion, which is off for this search (expansion=False, or the retriever's own setting)"
+        )
+    elif most_variants == 1 and "strategy" in given:
+        unread, needs = "strategy", "more than one variant (max_variants above 1): the question goes alone"
+    if unread is not None:
+        raise InvalidSetting(f"{unread} goes with {needs} and would do nothing here; leave {unread} out")
 
 
 def check_return_k(return_k: int | None, reranker: Reranker | None) -> None:
