@@ -6,9 +6,10 @@ with and how to mend the line: a command never runs as if it had read a flag it 
 (``fuse --collection`` with TREC output, ``eval --seed`` with the t-test, ``fuse --phi`` or
 ``tune --phis`` without ``--method rbc``). A flag counts as given when it is on the command line,
 whatever its value, so ``--tag fanfuse`` beside ``--run-format mtrag`` is refused as any other tag
-would be. The
-conversation (``--history``, ``--turn``) is the question's context, not a setting, and is never
-refused for going unread, as the service takes it.
+would be. Where a flag leaves a setting to the environment, a rule reads the environment as the
+command does (``FANFUSE_QUERY_EXPANSION=off`` makes ``--max-variants`` idle). The conversation
+(``--history``, ``--turn``) is the question's context, not a setting, and is never refused for going
+unread, as the service takes it.
 
 `tests/test_cli_idle_flags.py` holds every rule to its flags; `tests/test_cli_flag_effects.py` gives
 every flag of ``fuse``, ``eval``, ``search`` and ``tune`` on a small input, expecting each one either to
@@ -74,7 +75,7 @@ def _search_setting(args: argparse.Namespace) -> tuple[bool, int] | None:
     try:
         switch = expansion_switch(getattr(args, "expander", None))
         config = MultiQueryConfig.from_env(expansion=switch, max_variants=args.max_variants)
-    except (InputError, TypeError):
+    except InputError:
         return None
     return config.expansion, config.max_variants
 
