@@ -5,12 +5,13 @@ or is refused, or is listed below with why it may do neither."""
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
 from fanfuse import FusionError, open_index
 from fanfuse.errors import InputError, InvalidSetting
-from fanfuse.multiquery import MultiQueryRetriever
+from fanfuse.multiquery import Expander, HeuristicExpander, MultiQueryRetriever
 from fanfuse.multiquery.planning import SearchOptions
 from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -91,9 +92,10 @@ VALUES: dict[str, tuple[dict[str, Any], Any]] = {
     "norm": ({}, "zmuv"),
     # Two documents of one text tie under a score method over the question alone.
     "tie_break": ({"method": "combsum", "expansion": False}, "id"),
+    # The default expander of an index reads no strategy (an LLM expander does: tests/test_llm_expander.py).
+    "strategy": ({}, "entity"),
 }
 UNCHANGED = {
-    "strategy": "read by an expander that takes one (LLMExpander); the heuristic expander takes none",
     "phi": "a fusion parameter of a method other than the call's: FusionOptions checks every parameter "
     "whatever the method, so that replace(method=...) can switch (docs/cli.md)",
     "sigma": "as phi",
@@ -117,3 +119,34 @@ def test_every_option_changes_the_result_or_is_refused(index: TantivyRetriever, 
         assert option in str(error)
     else:
         assert given != base
+
+
+def test_a_strategy_goes_with_an_expander_that_reads_one(index: TantivyRetriever) -> None:
+    from fanfuse.multiquery import CombinedExpander, FeedbackExpander, LLMExpander
+
+    refused = "strategy goes with an expander that reads one (LLMExpander; this one, heuristic, reads none)"
+    with pytest.raises(InvalidSetting, match=re.escape(refused)):
+        MultiQueryRetriever([index], strategy="entity")
+    with pytest.raises(InvalidSetting, match=re.escape(refused)):
+        MultiQueryRetriever([index]).search(QUERY, strategy="entity")
+    llm = LLMExpander(base_url="http://127.0.0.1:9/v1", model="m", timeout=0.5)
+    combined = CombinedExpander([HeuristicExpander(), FeedbackExpander(index), llm])
+    assert combined.strategies == llm.strategies and "entity" in llm.strategies
+    # An expander that reads strategies takes one (the model is down here: the search falls back).
+    result = MultiQueryRetriever([index], expander=combined).search(QUERY, strategy="entity")
+    assert result.hits
+
+
+class Custom(Expander):
+    """An expander that does not say which strategies it reads: any is passed on to it."""
+
+    def expand(self, query: str, *, max_variants: int, strategy: str | None = None, history: Any = ()) -> Any:
+        self.asked = strategy
+        return HeuristicExpander().expand(query, max_variants=max_variants)
+
+
+def test_an_expander_that_does_not_say_is_given_any_strategy(index: TantivyRetriever) -> None:
+    custom = Custom()
+    assert custom.strategies is None
+    MultiQueryRetriever([index], expander=custom).search(QUERY, strategy="my own")
+    assert custom.asked == "my own"

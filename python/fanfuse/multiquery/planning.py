@@ -20,6 +20,7 @@ from fanfuse.errors import InvalidSetting
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
+from fanfuse.multiquery.expand.expanders import Expander
 from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 from fanfuse.options import FusionOptions
@@ -30,6 +31,7 @@ __all__ = [
     "SearchOptions",
     "check_option_names",
     "check_return_k",
+    "check_strategy_read",
     "make_plan",
     "weights_by_retriever",
 ]
@@ -71,6 +73,7 @@ class InstanceSettings(Protocol):
     """The settings of a ``MultiQueryRetriever`` that a call's left-out options take."""
 
     config: MultiQueryConfig
+    expander: Expander
     top_k: int
     strategy: str | None
     variant_weights: list[float]
@@ -137,6 +140,8 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     _check_expansion_read(
         given, expansion, retriever.config.max_variants if max_variants is None else max_variants
     )
+    if "strategy" in given:
+        check_strategy_read(given["strategy"], retriever.expander)
     top_k = check_int("top_k", given["top_k"]) if "top_k" in given else retriever.top_k
     window = optional_int("rerank_window", given.get("rerank_window")) or retriever.rerank_window
     branch_k = (
@@ -226,6 +231,16 @@ def _check_expansion_read(given: Mapping[str, Any], expansion: bool, most_varian
         unread, needs = "strategy", "more than one variant (max_variants above 1): the question goes alone"
     if unread is not None:
         raise InvalidSetting(f"{unread} goes with {needs} and would do nothing here; leave {unread} out")
+
+
+def check_strategy_read(strategy: str, expander: Expander) -> None:
+    """A strategy for an expander that reads none is refused (as an option the search would not read);
+    one that reads some checks the name itself."""
+    if expander.strategies == ():
+        raise InvalidSetting(
+            f"strategy goes with an expander that reads one (LLMExpander; this one, {expander.name}, reads "
+            "none) and would do nothing here; leave strategy out"
+        )
 
 
 def check_return_k(return_k: int | None, reranker: Reranker | None) -> None:

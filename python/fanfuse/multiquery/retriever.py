@@ -39,7 +39,14 @@ from fanfuse.multiquery.expand.llm_prompts import check_strategy
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
 from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
 from fanfuse.multiquery.plain_text import reads_plain_text, skipped_sources
-from fanfuse.multiquery.planning import Plan, SearchOptions, check_return_k, make_plan, weights_by_retriever
+from fanfuse.multiquery.planning import (
+    Plan,
+    SearchOptions,
+    check_return_k,
+    check_strategy_read,
+    make_plan,
+    weights_by_retriever,
+)
 from fanfuse.multiquery.rerank import (
     Reranked,
     Reranker,
@@ -139,6 +146,8 @@ class MultiQueryRetriever:
             )
         self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
         self.top_k = check_int("top_k", top_k)
+        if strategy is not None:
+            check_strategy_read(strategy, self.expander)
         if strategy is not None and isinstance(self.expander, LLMExpander):
             check_strategy(strategy)
         self.strategy = strategy

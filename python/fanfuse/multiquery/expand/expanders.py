@@ -110,6 +110,9 @@ class Expander(ABC):
     history_roles: tuple[str, ...] = ROLES
     #: Whether ``expand`` works (a sync search without an event loop calls it in the caller's thread).
     sync_capable: bool = True
+    #: The ``strategy`` names ``expand`` reads: a search refuses a strategy for an expander that reads
+    #: none. None (a subclass that does not say) passes any on.
+    strategies: tuple[str, ...] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -191,6 +194,7 @@ class HeuristicExpander(Expander):
     """
 
     name = "heuristic"
+    strategies = ()
     history_roles = ()
 
     def __init__(
@@ -246,6 +250,7 @@ class StaticExpander(Expander):
 
     name = "static"
     history_roles = ()
+    strategies = ()
 
     def __init__(self, mapping: Mapping[str, str | Sequence[str]]):
         if not isinstance(mapping, Mapping):
@@ -280,6 +285,9 @@ class CombinedExpander(Expander):
         # Each part is given the turns any part reads, within one budget.
         self.history_roles = tuple(r for r in ROLES if any(r in e.history_roles for e in self.expanders))
         self.sync_capable = all(e.sync_capable for e in self.expanders)
+        # Any part's strategies; not said if a part does not say.
+        reads = [e.strategies for e in self.expanders]
+        self.strategies = None if None in reads else tuple(dict.fromkeys(n for r in reads for n in r or ()))
 
     def expand(
         self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
@@ -352,6 +360,7 @@ class CallableExpander(Expander):
 
     name = "callable"
     history_roles = ()
+    strategies = ()
 
     def __init__(self, fn: ExpandFunction):
         if not callable(fn):

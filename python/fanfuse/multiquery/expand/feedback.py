@@ -67,6 +67,7 @@ class FeedbackExpander(Expander):
     """
 
     name = "feedback"
+    strategies = ()
     history_roles = ()
 
     def __init__(

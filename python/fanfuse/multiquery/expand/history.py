@@ -85,6 +85,7 @@ class HistoryExpander(Expander):
     """The question's topic and joined readings given the earlier user turns (see the module)."""
 
     name = "history"
+    strategies = ()
     history_roles = ("user",)
 
     def __init__(

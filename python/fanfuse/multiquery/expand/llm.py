@@ -111,6 +111,7 @@ class LLMExpander(Expander):
     """
 
     name = "llm"
+    strategies = tuple(STRATEGIES)
     history_roles = PROMPT_ROLES
 
     def __init__(
