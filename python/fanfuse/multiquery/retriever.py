@@ -86,7 +86,8 @@ class MultiQueryRetriever:
             within one branch's list means, ``first``, ``max`` or ``sum`` (chunks of one document).
         top_k: hits returned per search.
         expansion, max_variants: override ``FANFUSE_QUERY_EXPANSION`` / ``FANFUSE_MAX_QUERY_VARIANTS``.
-        strategy: the expander strategy (``LLMExpander``: paraphrase, entity, stepback, decompose).
+        strategy: the expander strategy (``LLMExpander``: paraphrase, entity, stepback, decompose);
+            refused for an expander that reads none (``Expander.strategies``).
         variant_weights: fusion weight of variant i is ``variant_weights[i]``, the last entry repeating
             (``[2.0, 1.0]``: the original counts double). Default: all 1.
         retriever_weights: name -> weight (default 1). A list's weight = variant weight x retriever
