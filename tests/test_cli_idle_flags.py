@@ -11,7 +11,7 @@ import pytest
 from fanfuse.cli import build_parser, command_parsers, main
 from fanfuse.cli._common import NumberFlag, NumberListFlag
 from fanfuse.cli.flags import LLM_FLAGS
-from fanfuse.cli.idle_flags import GoesWith, refuse_idle_flags, rules_of
+from fanfuse.cli.idle_flags import FlagRule, refuse_idle_flags, rules_of
 from fanfuse.errors import InvalidSetting
 
 PARSERS = command_parsers(build_parser())
@@ -71,7 +71,7 @@ UNLESS = {
 UNLESS_ENVIRONMENT = {("demo", "--max-variants", "query"): {"FANFUSE_QUERY_EXPANSION": "off"}}
 
 
-def unless(command: str, rule: GoesWith, flag: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def unless(command: str, rule: FlagRule, flag: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     key = (command, flag, rule.needs.split()[0])
     for name, value in UNLESS_ENVIRONMENT.get(key, {}).items():
         monkeypatch.setenv(name, value)
@@ -82,7 +82,7 @@ CASES = [
     pytest.param(command, rule, flag, id=f"{command}-{flag}-{rule.needs[:20]}")
     for command, rules in RULES.items()
     for rule in rules
-    for flag in rule.flags
+    for flag in rule.names
 ]
 
 
@@ -90,7 +90,7 @@ def test_the_rules_name_commands_and_their_flags() -> None:
     for command, rules in RULES.items():
         assert command in PARSERS
         for rule in rules:
-            assert set(rule.flags) <= set(actions(PARSERS[command])), (command, rule.flags)
+            assert set(rule.names) <= set(actions(PARSERS[command])), (command, rule.names)
             assert rule.add == () or rule.holds(
                 parsed(command, [*required_words(PARSERS[command]), *rule.add])
             )
@@ -99,7 +99,7 @@ def test_the_rules_name_commands_and_their_flags() -> None:
 @pytest.mark.parametrize(("command", "rule", "flag"), CASES)
 def test_a_flag_where_it_would_do_nothing_exits_2_naming_it_and_what_it_goes_with(
     command: str,
-    rule: GoesWith,
+    rule: FlagRule,
     flag: str,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -115,7 +115,7 @@ def test_a_flag_where_it_would_do_nothing_exits_2_naming_it_and_what_it_goes_wit
 
 
 @pytest.mark.parametrize(("command", "rule", "flag"), [case for case in CASES if case.values[1].add])
-def test_the_words_a_refusal_offers_let_the_flag_through(command: str, rule: GoesWith, flag: str) -> None:
+def test_the_words_a_refusal_offers_let_the_flag_through(command: str, rule: FlagRule, flag: str) -> None:
     parser = PARSERS[command]
     words = [*required_words(parser), *given(actions(parser)[flag]), *rule.add]
     assert rule.holds(parsed(command, words))
@@ -128,7 +128,7 @@ def test_docs_cli_lists_the_rules() -> None:
     rows = {line for line in page.splitlines() if line.startswith("| `")}
     for command, rules in RULES.items():
         for rule in rules:
-            assert f"| `{command}` | {', '.join(f'`{f}`' for f in rule.flags)} | {rule.needs} |" in rows
+            assert f"| `{command}` | {', '.join(f'`{f}`' for f in rule.names)} | {rule.needs} |" in rows
 
 
 def test_a_flag_is_given_by_being_on_the_line_whatever_its_value() -> None:

@@ -345,12 +345,18 @@ def test_every_weight_zero_is_an_empty_result_not_a_failure() -> None:
     assert result.ids == [] and a.queries == []
 
 
-def test_return_k_without_a_reranker_is_refused() -> None:
-    with pytest.raises(InvalidSetting, match="return_k needs a reranker"):
-        MultiQueryRetriever([KeywordRetriever()], return_k=3)
+@pytest.mark.parametrize("option", ["return_k", "rerank_window"])
+def test_a_reranker_setting_without_a_reranker_is_refused(option: str) -> None:
+    refused = rf"^{option} goes with a reranker \(.*\) and would do nothing here; leave {option} out$"
+    with pytest.raises(InvalidSetting, match=refused):
+        MultiQueryRetriever([KeywordRetriever()], **{option: 3})
+    with pytest.raises(InvalidSetting, match=refused):
+        MultiQueryRetriever([KeywordRetriever()]).search(QUERY, **{option: 3})
+    assert MultiQueryRetriever([KeywordRetriever()], reranker=reverse_reranker, **{option: 3}).search(BROAD)
+
+
+def test_return_k_is_how_many_reranked_hits_come_back() -> None:
     retriever = MultiQueryRetriever([KeywordRetriever()])
-    with pytest.raises(InvalidSetting, match="return_k needs a reranker"):
-        retriever.search(QUERY, return_k=3)
     assert len(retriever.search(BROAD, return_k=2, reranker=reverse_reranker).ids) == 2
     with_reranker = MultiQueryRetriever([KeywordRetriever()], reranker=reverse_reranker, return_k=2)
     assert len(with_reranker.search(BROAD).ids) == 2

@@ -82,10 +82,10 @@ def client(index_dir: Path) -> Iterator[TestClient]:
 
 def test_every_field_is_read_always_or_has_a_rule(client: TestClient) -> None:
     fields = set(client.get("/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"])
-    ruled = {field for rule in RULES for field in rule.fields}
+    ruled = {field for rule in RULES for field in rule.names}
     assert fields == ALWAYS_READ | ruled
     assert not ALWAYS_READ & ruled
-    assert set(IDLE) == {(field, rule.needs) for rule in RULES for field in rule.fields}
+    assert set(IDLE) == {(field, rule.needs) for rule in RULES for field in rule.names}
 
 
 @pytest.mark.parametrize(("field", "needs"), sorted(IDLE))
@@ -127,4 +127,4 @@ def test_docs_service_lists_the_rules() -> None:
     page = (Path(__file__).resolve().parents[1] / "docs" / "service.md").read_text(encoding="utf-8")
     rows = {line.strip() for line in page.splitlines()}
     for rule in RULES:
-        assert f"| {', '.join(f'`{f}`' for f in rule.fields)} | {rule.needs} |" in rows
+        assert f"| {', '.join(f'`{f}`' for f in rule.names)} | {rule.needs} |" in rows

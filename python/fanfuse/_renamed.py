@@ -36,6 +36,9 @@ RENAMED: dict[str, str] = {
     "fanfuse.multiquery.expand.plain": "fanfuse.multiquery.plain_text",
     "fanfuse.json_data": "fanfuse.multiquery.result_json (as_data) and fanfuse.jsonl (json_line)",
     "fanfuse.multiquery.fusion.FusionSettings": "fanfuse.FusionOptions",
+    "fanfuse.multiquery.planning.check_return_k": (
+        "fanfuse.multiquery.planning.check_reranked, which takes the names given (rerank_window, return_k)"
+    ),
     "fanfuse.paired_t_test": "fanfuse.paired_t, which returns (t, p-value)",
     "fanfuse.service.schema.SearchResponse": (
         "fanfuse.service.schema.response_model(fanfuse.multiquery.SearchResult), the model of the "

@@ -20,26 +20,17 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from fanfuse._core import TRAINED_METHODS
 from fanfuse.cli.flags import LLM_FLAGS
 from fanfuse.cli.fusion_options import DEFAULTS
 from fanfuse.cli.paths import PARQUET_SUFFIXES, names_parquet
 from fanfuse.errors import InputError, InvalidSetting
-from fanfuse.options import methods_reading
+from fanfuse.idle_settings import GoesWith, first_idle, idle_message, read_by_method
 
-
-@dataclass(frozen=True)
-class GoesWith:
-    """``flags`` do something only where ``holds(args)``: with ``needs``, which the message names.
-    ``add`` is the words that make it hold, when a few words do (the message offers them)."""
-
-    flags: tuple[str, ...]
-    needs: str
-    holds: Callable[[argparse.Namespace], bool]
-    add: tuple[str, ...] = ()
+# A flag's rule: what it goes with, over the parsed command line.
+FlagRule = GoesWith[argparse.Namespace]
 
 
 # The fusion parameter each flag sets: a method that does not read it fuses as without the flag.
@@ -53,14 +44,10 @@ _PARAMETER_FLAGS = {
 }
 
 
-def _read_by_method(flag: str, parameter: str) -> GoesWith:
+def _read_by_method(flag: str, parameter: str) -> FlagRule:
     """``flag`` goes with the methods that read ``parameter`` (``--method`` left out: the default)."""
-    methods = methods_reading(parameter)
-    return GoesWith(
-        (flag,),
-        "--method " + " or ".join(methods),
-        lambda args: (args.method or DEFAULTS.method) in methods,
-        ("--method", methods[0]),
+    return read_by_method(
+        flag, parameter, lambda args: args.method or DEFAULTS.method, "--method", lambda m: ("--method", m)
     )
 
 
@@ -97,20 +84,20 @@ _EXPANSION = (
 )
 
 
-_DASK = GoesWith(
+_DASK = FlagRule(
     ("--scheduler", "--partitions"), "--engine dask", lambda args: args.engine == "dask", ("--engine", "dask")
 )
-_LLM = GoesWith(
+_LLM = FlagRule(
     tuple(LLM_FLAGS.values()),
     "--expander llm",
     lambda args: args.expander == "llm",
     ("--expander", "llm"),
 )
 
-RULES: dict[str, tuple[GoesWith, ...]] = {
+RULES: dict[str, tuple[FlagRule, ...]] = {
     "fuse": (
         _DASK,
-        GoesWith(
+        FlagRule(
             ("--train-runs", "--train-qrels", "--model", "--save-model"),
             f"a trained --method ({', '.join(TRAINED_METHODS)})",
             lambda args: args.method in TRAINED_METHODS,
@@ -118,18 +105,18 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
         ),
         *(_read_by_method(flag, parameter) for flag, parameter in _PARAMETER_FLAGS.items()),
         # A model given with --model keeps the sizes it was trained with, and is saved already.
-        GoesWith(
+        FlagRule(
             ("--segments", "--window", "--save-model"),
             "training (--train-runs and --train-qrels)",
             lambda args: args.train_runs is not None,
         ),
-        GoesWith(
+        FlagRule(
             ("--collection",),
             "--run-format mtrag",
             lambda args: args.run_format == "mtrag",
             ("--run-format", "mtrag"),
         ),
-        GoesWith(
+        FlagRule(
             ("--tag",),
             "TREC text output (--run-format trec, the default, to an output not named "
             f"*{' / *'.join(PARQUET_SUFFIXES)})",
@@ -138,13 +125,13 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
     ),
     "eval": (
         _DASK,
-        GoesWith(
+        FlagRule(
             ("--iterations", "--seed"),
             "--test fisher",
             lambda args: args.test == "fisher",
             ("--test", "fisher"),
         ),
-        GoesWith(
+        FlagRule(
             ("--baseline", "--test", "--correction", "--alpha"),
             "two runs or more (the runs it compares)",
             lambda args: len(args.runs) >= 2,
@@ -152,28 +139,28 @@ RULES: dict[str, tuple[GoesWith, ...]] = {
     ),
     "search": (
         _LLM,
-        GoesWith(
+        FlagRule(
             tuple(LLM_FLAGS.values()),
             "more than one query variant (query expansion, and --max-variants, "
             "else FANFUSE_MAX_QUERY_VARIANTS, above 1)",
             _expands,
         ),
-        GoesWith(("--max-variants",), _EXPANSION, _expansion_on, ("--expander", "heuristic")),
+        FlagRule(("--max-variants",), _EXPANSION, _expansion_on, ("--expander", "heuristic")),
         _read_by_method("--rrf-k", "k"),
-        GoesWith(("--mmr-lambda",), "--rerank mmr", lambda args: args.rerank == "mmr", ("--rerank", "mmr")),
+        FlagRule(("--mmr-lambda",), "--rerank mmr", lambda args: args.rerank == "mmr", ("--rerank", "mmr")),
         # --json prints the whole result, provenance and branches included.
-        GoesWith(("--explain",), "text output (without --json)", lambda args: not args.json),
+        FlagRule(("--explain",), "text output (without --json)", lambda args: not args.json),
     ),
     "serve": (_LLM,),
     # The demo's search has no --expander: the environment alone turns its expansion off.
     "demo": (
-        GoesWith(("--max-variants",), "query expansion (FANFUSE_QUERY_EXPANSION not off)", _expansion_on),
+        FlagRule(("--max-variants",), "query expansion (FANFUSE_QUERY_EXPANSION not off)", _expansion_on),
     ),
 }
 
 
 @functools.cache
-def _tune_rules() -> tuple[GoesWith, ...]:
+def _tune_rules() -> tuple[FlagRule, ...]:
     """``tune``'s level lists: each goes with the methods that have the parameter it searches."""
     # Imported here: `fanfuse.tune` loads only for the command that reads it.
     from fanfuse.tune.space import OPTIONS
@@ -181,7 +168,7 @@ def _tune_rules() -> tuple[GoesWith, ...]:
     return tuple(_read_by_method(level_flag(option.keyword), option.parameter) for option in OPTIONS)
 
 
-def rules_of(command: str) -> tuple[GoesWith, ...]:
+def rules_of(command: str) -> tuple[FlagRule, ...]:
     """The rules of ``command``'s flags."""
     return _tune_rules() if command == "tune" else RULES.get(command, ())
 
@@ -206,16 +193,13 @@ def refuse_idle_flags(
     parser: argparse.ArgumentParser,
     words: Sequence[str],
     args: argparse.Namespace,
-    rules: Sequence[GoesWith] | None = None,
+    rules: Sequence[FlagRule] | None = None,
 ) -> None:
     """InvalidSetting for the first flag of ``words`` that ``command`` would not read with ``args``
     (by ``rules``: the command's own where None)."""
     rules = rules_of(command) if rules is None else rules
-    given = given_flags(parser, words, sorted({flag for rule in rules for flag in rule.flags}))
-    for rule in rules:
-        idle = [flag for flag in rule.flags if flag in given]
-        if idle and not rule.holds(args):
-            mend = f" or give {' '.join(rule.add)}" if rule.add else ""
-            raise InvalidSetting(
-                f"{idle[0]} goes with {rule.needs} and would do nothing here; drop {idle[0]}{mend}"
-            )
+    given = given_flags(parser, words, sorted({flag for rule in rules for flag in rule.names}))
+    idle = first_idle(rules, given, args)
+    if idle is not None:
+        flag, rule = idle
+        raise InvalidSetting(idle_message(flag, rule, f"drop {flag}"))

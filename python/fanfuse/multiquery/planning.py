@@ -11,12 +11,14 @@ weights other than 1, which it refuses (docs/multiquery.md, "Weights").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict
 
+from fanfuse import _renamed
 from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
 from fanfuse.errors import InvalidSetting
+from fanfuse.idle_settings import GoesWith, refuse_idle
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
@@ -30,11 +32,15 @@ __all__ = [
     "Plan",
     "SearchOptions",
     "check_option_names",
-    "check_return_k",
+    "check_reranked",
     "check_strategy_read",
     "make_plan",
     "weights_by_retriever",
 ]
+
+
+if not TYPE_CHECKING:  # at run time only: a type checker still refuses any name the module lacks
+    __getattr__ = _renamed.module_getattr(__name__)  # an old name is refused naming its new spelling
 
 
 class SearchOptions(TypedDict, total=False):
@@ -137,9 +143,9 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     if max_variants is not None:
         check_max_variants(max_variants)
     variants = _checked_variants(given.get("variants"))
-    _check_expansion_read(
-        given, expansion, retriever.config.max_variants if max_variants is None else max_variants
-    )
+    most_variants = retriever.config.max_variants if max_variants is None else max_variants
+    if not _EXPANSION_OPTIONS.isdisjoint(given):  # most calls give none: no rule to read
+        refuse_idle(_EXPANSION_RULES, given, _Reads("variants" in given, expansion, most_variants))
     if "strategy" in given:
         check_strategy_read(given["strategy"], retriever.expander)
     top_k = check_int("top_k", given["top_k"]) if "top_k" in given else retriever.top_k
@@ -151,12 +157,7 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     )
     reranker = check_reranker(given["reranker"]) if "reranker" in given else retriever.reranker
     return_k = optional_int("return_k", given.get("return_k"))
-    check_return_k(return_k, reranker)
-    if "rerank_window" in given and reranker is None:
-        raise InvalidSetting(
-            "rerank_window goes with a reranker (how many fused hits it reranks) and would do nothing "
-            "here; leave rerank_window out"
-        )
+    check_reranked(given, reranker)
     variant_weights = (
         check_variant_weights(given["variant_weights"])
         if "variant_weights" in given
@@ -214,42 +215,63 @@ def _unit(weights: Iterable[float]) -> list[float]:
     return [0.0 if w == 0.0 else 1.0 for w in weights]
 
 
-def _check_expansion_read(given: Mapping[str, Any], expansion: bool, most_variants: int) -> None:
-    """An option of the expansion that this search would not read is refused, naming it (as
-    ``return_k`` without a reranker): the variants a call gives replace the expander, which with
-    expansion off or a single variant is not asked either. ``given``: the call's options not None."""
-    unread = None
-    if "variants" in given:
-        unread = next((name for name in ("expansion", "strategy") if name in given), None)
-        needs = "a search without variants= (the call's own variants replace the expander)"
-    elif not expansion:
-        unread = next((name for name in ("max_variants", "strategy") if name in given), None)
-        needs = (
-            "query expansion, which is off for this search (expansion=False, or the retriever's own setting)"
-        )
-    elif most_variants == 1 and "strategy" in given:
-        unread, needs = "strategy", "more than one variant (max_variants above 1): the question goes alone"
-    if unread is not None:
-        raise InvalidSetting(f"{unread} goes with {needs} and would do nothing here; leave {unread} out")
+class _Reads(NamedTuple):
+    """What decides which of a search's options it reads."""
+
+    variants_given: bool
+    expansion: bool
+    most_variants: int
+
+
+_OptionRule = GoesWith[_Reads]
+
+# The expansion's options: the variants a call gives replace the expander, which with expansion off
+# or a single variant is not asked either.
+_EXPANSION_RULES: tuple[_OptionRule, ...] = (
+    _OptionRule(
+        ("expansion", "strategy"),
+        "a search without variants= (the call's own variants replace the expander)",
+        lambda reads: not reads.variants_given,
+    ),
+    _OptionRule(
+        ("max_variants", "strategy"),
+        "query expansion, which is off for this search (expansion=False, or the retriever's own setting)",
+        lambda reads: reads.variants_given or reads.expansion,
+    ),
+    _OptionRule(
+        ("strategy",),
+        "more than one variant (max_variants above 1): the question goes alone",
+        lambda reads: reads.most_variants != 1,
+    ),
+)
+
+_EXPANSION_OPTIONS = frozenset(name for rule in _EXPANSION_RULES for name in rule.names)
+
+# What a reranker reads: nothing else does.
+_RERANK_RULES: tuple[GoesWith[Reranker | None], ...] = tuple(
+    GoesWith((name,), f"a reranker ({what})", lambda reranker: reranker is not None)
+    for name, what in (
+        ("rerank_window", "how many fused hits it reranks"),
+        ("return_k", "how many reranked hits come back; without one, top_k sets how many hits come back"),
+    )
+)
+
+_RERANK_OPTIONS = frozenset(name for rule in _RERANK_RULES for name in rule.names)
+
+
+def check_reranked(given: Collection[str], reranker: Reranker | None) -> None:
+    """``rerank_window`` and ``return_k`` are the reranker's: without one, they would do nothing."""
+    if reranker is None and not _RERANK_OPTIONS.isdisjoint(given):
+        refuse_idle(_RERANK_RULES, given, reranker)
 
 
 def check_strategy_read(strategy: str, expander: Expander) -> None:
     """A strategy for an expander that reads none is refused (as an option the search would not read);
     one that reads some checks the name itself."""
-    if expander.strategies == ():
-        raise InvalidSetting(
-            f"strategy goes with an expander that reads one (LLMExpander; this one, {expander.name}, reads "
-            "none) and would do nothing here; leave strategy out"
-        )
-
-
-def check_return_k(return_k: int | None, reranker: Reranker | None) -> None:
-    """``return_k`` is how many reranked hits come back: without a reranker it would do nothing."""
-    if return_k is not None and reranker is None:
-        raise InvalidSetting(
-            "return_k needs a reranker: it is how many reranked hits come back; "
-            "without a reranker, top_k sets how many hits come back"
-        )
+    needs = f"an expander that reads one (LLMExpander; this one, {expander.name}, reads none)"
+    refuse_idle(
+        (GoesWith(("strategy",), needs, lambda read: read != ()),), ("strategy",), expander.strategies
+    )
 
 
 def weights_by_retriever(

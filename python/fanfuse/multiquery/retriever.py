@@ -42,7 +42,7 @@ from fanfuse.multiquery.plain_text import reads_plain_text, skipped_sources
 from fanfuse.multiquery.planning import (
     Plan,
     SearchOptions,
-    check_return_k,
+    check_reranked,
     check_strategy_read,
     make_plan,
     weights_by_retriever,
@@ -158,7 +158,14 @@ class MultiQueryRetriever:
         self.reranker = check_reranker(reranker)
         self.rerank_window = optional_int("rerank_window", rerank_window)
         self.return_k = optional_int("return_k", return_k)
-        check_return_k(self.return_k, self.reranker)
+        check_reranked(
+            [
+                name
+                for name, value in (("rerank_window", rerank_window), ("return_k", return_k))
+                if value is not None
+            ],
+            self.reranker,
+        )
         self.min_score = optional_float("min_score", min_score)
         self.fusion = checked(
             {

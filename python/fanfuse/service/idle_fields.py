@@ -10,12 +10,11 @@ either read by every search or has its rule here, and each rule's field is refus
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from fanfuse.choices import AnyMethod
-from fanfuse.options import methods_reading
+from fanfuse.idle_settings import GoesWith, first_idle, idle_message, read_by_method
 from fanfuse.service.schema import SearchRequest
 
 
@@ -38,58 +37,56 @@ class Server:
         return self.expansion_on(request) and most > 1
 
 
-@dataclass(frozen=True)
-class GoesWith:
-    """``fields`` are read only where ``holds(request, server)``: with ``needs``, as the message says."""
+class Asked(NamedTuple):
+    """What a field's rule reads: the request and the server that answers it."""
 
-    fields: tuple[str, ...]
-    needs: str
-    holds: Callable[[SearchRequest, Server], bool]
-    add: str = ""  # the JSON member that makes it hold, where one does (the message offers it)
+    request: SearchRequest
+    server: Server
 
 
-def _read_by_method(field: str, parameter: str) -> GoesWith:
-    methods = methods_reading(parameter)
-    return GoesWith(
-        (field,),
-        "method " + " or ".join(methods),
-        lambda request, server: (request.method or server.method) in methods,
-        f'"method": "{methods[0]}"',
+FieldRule = GoesWith[Asked]
+
+
+def _read_by_method(field: str, parameter: str) -> FieldRule:
+    return read_by_method(
+        field,
+        parameter,
+        lambda asked: asked.request.method or asked.server.method,
+        "method",
+        lambda method: (f'"method": "{method}"',),
     )
 
 
-RULES: tuple[GoesWith, ...] = (
-    GoesWith(
+RULES: tuple[FieldRule, ...] = (
+    FieldRule(
         ("max_variants",),
         "query expansion (an expander other than none)",
-        lambda request, server: server.expansion_on(request),
+        lambda asked: asked.server.expansion_on(asked.request),
     ),
-    GoesWith(
+    FieldRule(
         ("strategy",),
         "query expansion (an expander other than none, max_variants above 1)",
-        lambda request, server: server.expands(request),
+        lambda asked: asked.server.expands(asked.request),
     ),
-    GoesWith(
+    FieldRule(
         ("strategy",),
         "the LLM expander (a server started with `fanfuse serve --expander llm`)",
-        lambda request, server: server.expander == "llm",
+        lambda asked: asked.server.expander == "llm",
     ),
     _read_by_method("rrf_k", "k"),
     _read_by_method("phi", "phi"),
     _read_by_method("sigma", "sigma"),
     _read_by_method("gamma", "gamma"),
-    GoesWith(
-        ("mmr_lambda",), "rerank mmr", lambda request, server: request.rerank == "mmr", '"rerank": "mmr"'
+    FieldRule(
+        ("mmr_lambda",), "rerank mmr", lambda asked: asked.request.rerank == "mmr", ('"rerank": "mmr"',)
     ),
 )
 
 
 def idle_field(request: SearchRequest, server: Server) -> tuple[str, str] | None:
     """The first field of ``request`` the search would not read, and the message refusing it."""
-    for rule in RULES:
-        idle = [field for field in rule.fields if field in request.model_fields_set]
-        if idle and not rule.holds(request, server):
-            field = idle[0]
-            mend = f" or give {rule.add}" if rule.add else ""
-            return field, f"{field} goes with {rule.needs} and would do nothing here; leave {field} out{mend}"
-    return None
+    idle = first_idle(RULES, request.model_fields_set, Asked(request, server))
+    if idle is None:
+        return None
+    field, rule = idle
+    return field, idle_message(field, rule, f"leave {field} out")
