@@ -10,7 +10,6 @@ asks a chat model.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
@@ -20,6 +19,7 @@ from typing import Any, Literal, get_args
 from fanfuse.limits import check_choice
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
 from fanfuse.multiquery.conversation import ROLES, History
+from fanfuse.multiquery.expand.calls import budget_checked, takes_keyword
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
 
 __all__ = [
@@ -117,12 +117,12 @@ class Expander(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         written = [cls.__dict__[m] for m in ("expand", "aexpand") if m in cls.__dict__]
-        reads = any(_takes_keyword(method, "history") for method in written)
+        reads = any(takes_keyword(method, "history") for method in written)
         if "history_roles" not in cls.__dict__ and written and not reads:
             cls.history_roles = ()
         for method in ("expand", "aexpand"):
             if method in cls.__dict__:
-                setattr(cls, method, _budget_checked(cls.__dict__[method]))
+                setattr(cls, method, budget_checked(cls.__dict__[method]))
 
     @abstractmethod
     def expand(
@@ -139,40 +139,6 @@ class Expander(ABC):
         """The settings that determine this expander's output (part of the variant cache key), or
         None when its output must not be cached."""
         return None
-
-
-def _budget_checked(expand: Callable[..., Any]) -> Callable[..., Any]:
-    """An expander's ``expand`` (or ``aexpand``) with its ``max_variants`` keyword checked first
-    (None: the expander's own limit), and ``history`` left out for one written without it."""
-    reads_history = _takes_keyword(expand, "history")
-    if inspect.iscoroutinefunction(expand):
-
-        @functools.wraps(expand)
-        async def checked_async(self: Expander, query: str, *args: Any, **kwargs: Any) -> Any:
-            _check_call(kwargs, reads_history)
-            return await expand(self, query, *args, **kwargs)
-
-        return checked_async
-
-    @functools.wraps(expand)
-    def checked(self: Expander, query: str, *args: Any, **kwargs: Any) -> Any:
-        _check_call(kwargs, reads_history)
-        return expand(self, query, *args, **kwargs)
-
-    return checked
-
-
-def _takes_keyword(function: Callable[..., Any], name: str) -> bool:
-    parameters = inspect.signature(function).parameters.values()
-    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-
-
-def _check_call(kwargs: dict[str, Any], reads_history: bool) -> None:
-    budget = kwargs.get("max_variants")
-    if budget is not None:
-        check_max_variants(budget)
-    if not reads_history:
-        kwargs.pop("history", None)
 
 
 #: How a backend combines the words of a plain query (``HeuristicExpander``'s ``default_operator``).

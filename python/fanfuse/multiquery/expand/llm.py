@@ -47,9 +47,9 @@ from fanfuse.multiquery.expand.expanders import (
     Variant,
     assemble_variants,
 )
-from fanfuse.multiquery.expand.llm_clients import DEFAULT_TEMPERATURE, ChatClient, HTTPChat, client_adapter
+from fanfuse.multiquery.expand.llm_clients import ChatClient, HTTPChat, client_adapter, http_chat
 from fanfuse.multiquery.expand.llm_deadline import await_by, awaited, call_by, call_by_async, outcome
-from fanfuse.multiquery.expand.llm_http import MAX_ANSWER_BYTES, Endpoint, HTTPFailure, TooLarge
+from fanfuse.multiquery.expand.llm_http import MAX_ANSWER_BYTES, HTTPFailure, TooLarge
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, parse_passage, parse_variants
 from fanfuse.multiquery.expand.llm_prompts import (
     PROMPT_ROLES,
@@ -67,7 +67,6 @@ logger = logging.getLogger("fanfuse.multiquery")
 #: What a failed request gives: the heuristic variants, or the original query alone.
 Fallback = Literal["heuristic", "original"]
 FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Longest fallback reason kept (the server's text in it is clipped, not the whole answer).
 _REASON_LIMIT = 300
 
@@ -150,7 +149,7 @@ class LLMExpander(Expander):
                 client, model, env.get("FANFUSE_LLM_MODEL"), settings, given
             )
         else:
-            self._client = _http_client(base_url, model, api_key, settings, env)
+            self._client = http_chat(base_url, model, api_key, settings, env)
         self.sync_capable = not self._client.native_async
         self.settings = settings
         self.fallback = check_choice("fallback", fallback, FALLBACKS)
@@ -298,27 +297,6 @@ class LLMExpander(Expander):
         return redactor
 
 
-def _http_client(
-    base_url: str | None,
-    model: str | None,
-    api_key: str | None,
-    settings: dict[str, Any],
-    env: Mapping[str, str],
-) -> HTTPChat:
-    base_url = base_url or env.get("FANFUSE_LLM_BASE_URL") or DEFAULT_BASE_URL
-    if not base_url.startswith(("http://", "https://")):
-        raise InvalidSetting(
-            f"base_url (or FANFUSE_LLM_BASE_URL) must start with http:// or https:// (got {base_url!r})"
-        )
-    model = model or env.get("FANFUSE_LLM_MODEL")
-    if not model:
-        raise InvalidSetting("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
-    endpoint = Endpoint.parse(
-        base_url.rstrip("/") + "/chat/completions", "base_url (or FANFUSE_LLM_BASE_URL)"
-    )
-    return HTTPChat(endpoint, model, _api_key(api_key, env), {"temperature": DEFAULT_TEMPERATURE, **settings})
-
-
 def _settings(
     temperature: float | None, max_tokens: int | None, extra_body: Mapping[str, Any] | None
 ) -> dict[str, Any]:
@@ -340,46 +318,6 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-_KEY_SOURCES = ("FANFUSE_LLM_API_KEY", "OPENAI_API_KEY")
-
-
-def _api_key(given: object, env: Mapping[str, str]) -> str | None:
-    """The key from the argument, else the first variable set; checked, surrounding whitespace removed.
-
-    An error names where the key came from and what is wrong with it, never the key itself."""
-    candidates = [("api_key", given), *((name, env.get(name)) for name in _KEY_SOURCES)]
-    for source, value in candidates:
-        if value is None or value == "":
-            continue
-        if not isinstance(value, str):
-            raise TypeError(f"{source} must be a str or None (got {type(value).__name__})")
-        key = value.strip()
-        if not key:
-            raise InvalidSetting(
-                f"{source} is blank (whitespace only); leave it unset for a server without keys"
-            )
-        for position, char in enumerate(key, start=1):
-            if not "!" <= char <= "~":
-                raise InvalidSetting(
-                    f"{source} must be printable ASCII without whitespace, but has {_char_kind(char)} at "
-                    f"position {position} (the key is not shown)"
-                )
-        return key
-    return None
-
-
-def _char_kind(char: str) -> str:
-    if char == " ":
-        return "a space"
-    if char in "\r\n":
-        return "a line break"
-    if char == "\t":
-        return "a tab"
-    if char < " " or char == "\x7f":
-        return "a control character"
-    return "a non-ASCII character"
 
 
 def _timed_out(timeout: float) -> str:

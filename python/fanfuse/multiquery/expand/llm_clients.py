@@ -44,6 +44,8 @@ __all__ = [
 Messages = list[dict[str, str]]
 #: The sampling temperature of a request the expander makes (base_url, an openai client).
 DEFAULT_TEMPERATURE = 0.3
+#: The endpoint of a ``base_url`` left out, and of no ``FANFUSE_LLM_BASE_URL``.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,3 +301,66 @@ def _model_name(obj: object) -> str | None:
         if isinstance(value, str):
             return value
     return None
+
+
+def http_chat(
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    settings: dict[str, Any],
+    env: Mapping[str, str],
+) -> HTTPChat:
+    """The client of an OpenAI-compatible endpoint: ``base_url``, ``model`` and ``api_key`` as given, else
+    from ``env`` (``FANFUSE_LLM_BASE_URL``, ``FANFUSE_LLM_MODEL``, the key variables), each checked."""
+    base_url = base_url or env.get("FANFUSE_LLM_BASE_URL") or DEFAULT_BASE_URL
+    if not base_url.startswith(("http://", "https://")):
+        raise InvalidSetting(
+            f"base_url (or FANFUSE_LLM_BASE_URL) must start with http:// or https:// (got {base_url!r})"
+        )
+    model = model or env.get("FANFUSE_LLM_MODEL")
+    if not model:
+        raise InvalidSetting("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
+    endpoint = Endpoint.parse(
+        base_url.rstrip("/") + "/chat/completions", "base_url (or FANFUSE_LLM_BASE_URL)"
+    )
+    return HTTPChat(endpoint, model, _api_key(api_key, env), {"temperature": DEFAULT_TEMPERATURE, **settings})
+
+
+_KEY_SOURCES = ("FANFUSE_LLM_API_KEY", "OPENAI_API_KEY")
+
+
+def _api_key(given: object, env: Mapping[str, str]) -> str | None:
+    """The key from the argument, else the first variable set; checked, surrounding whitespace removed.
+
+    An error names where the key came from and what is wrong with it, never the key itself."""
+    candidates = [("api_key", given), *((name, env.get(name)) for name in _KEY_SOURCES)]
+    for source, value in candidates:
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            raise TypeError(f"{source} must be a str or None (got {type(value).__name__})")
+        key = value.strip()
+        if not key:
+            raise InvalidSetting(
+                f"{source} is blank (whitespace only); leave it unset for a server without keys"
+            )
+        for position, char in enumerate(key, start=1):
+            if not "!" <= char <= "~":
+                raise InvalidSetting(
+                    f"{source} must be printable ASCII without whitespace, but has {_char_kind(char)} at "
+                    f"position {position} (the key is not shown)"
+                )
+        return key
+    return None
+
+
+def _char_kind(char: str) -> str:
+    if char == " ":
+        return "a space"
+    if char in "\r\n":
+        return "a line break"
+    if char == "\t":
+        return "a tab"
+    if char < " " or char == "\x7f":
+        return "a control character"
+    return "a non-ASCII character"
