@@ -1,9 +1,11 @@
 """A request field given where the search would not read it is refused naming it
 (`fanfuse.service.idle_fields`); every field of the OpenAPI schema is either read by every search or
-has a rule, and every rule is held on each of its fields."""
+has a rule, and every rule is held on each of its fields; and every field, given over a real index on
+a server of each setting, changes the answer or is refused naming it."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,3 +130,69 @@ def test_docs_service_lists_the_rules() -> None:
     rows = {line.strip() for line in page.splitlines()}
     for rule in RULES:
         assert f"| {', '.join(f'`{f}`' for f in rule.names)} | {rule.needs} |" in rows
+
+
+# Every field of the request, given over a real index: the other fields of the request, and its value.
+# Each must change the answer or be refused naming it (422 at its place in the body).
+FIELD_VALUES: dict[str, tuple[dict[str, Any], Any]] = {
+    "history": ({}, ["tell me about bats"]),
+    "top_k": ({}, 1),
+    "expander": ({}, "none"),
+    "max_variants": ({}, 1),
+    "strategy": ({}, "entity"),
+    "method": ({}, "isr"),
+    "rrf_k": ({}, 5),
+    "norm": ({}, "min-max"),
+    "phi": ({}, 0.5),
+    "sigma": ({}, 0.5),
+    "gamma": ({}, 2),
+    # Two documents of one text tie under a score method over the question alone.
+    "tie_break": ({"method": "combsum", "expander": "none"}, "id"),
+    "filter": ({}, {"lang": "en"}),
+    "dense": ({}, True),
+    "rerank": ({}, "mmr"),
+    "mmr_lambda": ({}, 0.5),
+}
+FIELDS_APART = {"query": "the base of every request"}
+# The server settings a request's fields are read against, and the value a field takes under one
+# where the one above would only state what the server gives.
+SERVERS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "default": ({}, {}),
+    "expansion-off": ({"expansion": False}, {"expander": "heuristic", "max_variants": 3}),
+}
+# What a field may leave unchanged under one of them, without being refused, and why.
+SAME_UNDER = {("history", "expansion-off"): "the conversation is context, never refused for going unread"}
+
+
+def test_every_field_of_the_request_has_a_value() -> None:
+    assert set(FIELD_VALUES) | set(FIELDS_APART) == ALWAYS_READ | {f for rule in RULES for f in rule.names}
+
+
+@pytest.fixture(scope="module")
+def clients(index_dir: Path) -> Iterator[dict[str, TestClient]]:
+    with contextlib.ExitStack() as stack:
+        yield {
+            name: stack.enter_context(TestClient(app_for_index(index_dir, **settings)))
+            for name, (settings, _) in SERVERS.items()
+        }
+
+
+@pytest.mark.parametrize(
+    ("field", "server"),
+    [(f, s) for f in sorted(FIELD_VALUES) for s in sorted(SERVERS) if (f, s) not in SAME_UNDER],
+)
+def test_every_field_changes_the_answer_or_is_refused_naming_it(
+    clients: dict[str, TestClient], field: str, server: str
+) -> None:
+    from test_cli_search_options import without_timings
+
+    companions, value = FIELD_VALUES[field]
+    value = SERVERS[server][1].get(field, value)
+    base = clients[server].post("/search", json={"query": QUERY, **companions})
+    assert base.status_code == 200, base.text
+    given = clients[server].post("/search", json={"query": QUERY, **companions, field: value})
+    if given.status_code == 422:
+        assert [error["loc"] for error in given.json()["detail"]] == [["body", field]]
+    else:
+        assert given.status_code == 200, given.text
+        assert without_timings(given.json()) != without_timings(base.json())
