@@ -1,8 +1,9 @@
 """The search page of `fanfuse serve` opened from a link that carries a request field under its old
 name (`RENAMED_FIELDS`), on either side of a comparison: in headless Chromium against a real
 `fanfuse serve`, the page does not search, says what the service says of the old name, keeps the
-rest of the link's settings filled in, and searches once the form is sent again. A link with a
-setting misspelt is refused naming the setting; a parameter far from every setting is left alone."""
+rest of the link's settings filled in, and searches once the form is sent again; so with a field that
+is gone (`REMOVED_SEARCH_OPTIONS`), refused with the service's reason. A link with a setting misspelt
+is refused naming the setting; a parameter far from every setting is left alone."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 import httpx
+from fanfuse._renamed import REMOVED_SEARCH_OPTIONS
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.schema import RENAMED_FIELDS
 from search_page_browser import browser, page, screenshot, wait_for, wait_ready, wait_searched
@@ -122,3 +124,32 @@ def test_a_link_with_a_setting_misspelt_is_refused_naming_the_setting(page: Any,
     wait_searched(page)
     assert "bad" not in page.find_element("id", "status").get_attribute("class").split()
     assert page.find_element("id", "answers").get_attribute("childElementCount") != "0"
+
+
+REMOVED = sorted(REMOVED_SEARCH_OPTIONS)
+
+
+@pytest.mark.parametrize("sides", [("a",), ("b",), SIDES], ids="+".join)
+@pytest.mark.parametrize("name", REMOVED)
+def test_a_link_with_a_field_that_is_gone_is_refused_with_the_services_reason(
+    page: Any, server: str, name: str, sides: tuple[str, ...]
+) -> None:
+    kept = {"q": QUERY, "compare": "1", "b.method": "combmnz"}
+    page.get(f"{server}/?{urlencode(kept | {parameter(side, name): 'max' for side in sides})}")
+    wait_ready(page)
+    status = page.find_element("id", "status")
+    # The words are the service's own for the same field in a request.
+    answer = httpx.post(f"{server}/search", json={"query": QUERY, name: "max"}, timeout=TIMEOUT)
+    assert answer.status_code == 422
+    (said,) = [error["msg"] for error in answer.json()["detail"]]
+    assert said.startswith(f"{name} is removed: ")
+    assert status.text.split("\n") == [said.replace(name, parameter(side, name), 1) for side in sides]
+    assert "bad" in status.get_attribute("class").split()
+    assert page.execute_script("return document.body.dataset.searches") is None
+    assert page.find_element("id", "answers").get_attribute("childElementCount") == "0"
+    assert page.find_element("id", "b-method").get_attribute("value") == "combmnz"
+    # Sent again from the form, the search runs without it.
+    page.find_element("css selector", "button[type=submit]").click()
+    wait_searched(page)
+    assert not {parameter(side, name) for side in sides} & set(parse_qs(urlsplit(page.current_url).query))
+    assert "bad" not in status.get_attribute("class").split()

@@ -8,8 +8,9 @@ so neither a document's text nor a variant can run code in the page, even if a r
 one through as markup.
 
 `/options` lists the request fields from `SearchRequest`'s own JSON schema (the page has no list
-of options of its own) with the defaults of this server's retriever, and the old names of renamed
-fields (`RENAMED_FIELDS`), so that the page refuses a link using one as the service refuses the field.
+of options of its own) with the defaults of this server's retriever, the old names of renamed fields
+(`RENAMED_FIELDS`) and the fields that are gone, each with why (`REMOVED_SEARCH_OPTIONS`), so that the
+page refuses a link using one as the service refuses the field.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 
-from fanfuse._renamed import refusing_old_keywords
+from fanfuse._renamed import REMOVED_SEARCH_OPTIONS, refusing_old_keywords
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
@@ -61,6 +62,7 @@ def page_router(
         "fields": request_fields(server_defaults(retriever, expander, hybrid, option_of_field)),
         "roles": SearchRequest.model_json_schema()["$defs"]["Message"]["properties"]["role"]["enum"],
         "renamed_fields": RENAMED_FIELDS,
+        "removed_fields": REMOVED_SEARCH_OPTIONS,
     }
     router = APIRouter()
 

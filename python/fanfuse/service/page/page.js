@@ -10,6 +10,7 @@ const SIDES = ["a", "b"];
 let fields = []; // the request fields, as GET /options lists them
 let roles = ["user"];
 let renamedFields = {}; // a request field's old name: its name now, as GET /options lists them
+let removedFields = {}; // a request field that is gone: why, as GET /options lists them
 let started = 0; // searches started, so that only the latest one's answer is shown
 
 // ----- options ---------------------------------------------------------------------------
@@ -110,6 +111,14 @@ function renamedIn(params, side) {
     });
 }
 
+// The refusal of each parameter of the link on `side` that names a field that is gone, worded as the
+// service refuses it in a request.
+function removedIn(params, side) {
+  return Object.entries(removedFields)
+    .filter(([name]) => params.has(parameter(side, name)))
+    .map(([name, why]) => `${parameter(side, name)} is removed: ${why}`);
+}
+
 // The link's parameters besides the request fields.
 const LINK_PARAMETERS = ["q", "turn", "compare", "b.history"];
 
@@ -132,7 +141,8 @@ function edits(a, b) {
 // their way) and are left alone.
 function misspeltIn(params) {
   const known = [...LINK_PARAMETERS, ...SIDES.flatMap((side) => fields.map((f) => parameter(side, f.name)))];
-  const old = SIDES.flatMap((side) => Object.keys(renamedFields).map((name) => parameter(side, name)));
+  const gone = [...Object.keys(renamedFields), ...Object.keys(removedFields)];
+  const old = SIDES.flatMap((side) => gone.map((name) => parameter(side, name)));
   const refused = [];
   for (const name of new Set(params.keys())) {
     if (known.includes(name) || old.includes(name)) continue;
@@ -173,7 +183,7 @@ function fromURL() {
   const refused = [];
   for (const side of SIDES) {
     for (const field of fields) input(side, field.name).value = params.get(parameter(side, field.name)) || "";
-    const renamed = renamedIn(params, side);
+    const renamed = [...renamedIn(params, side), ...removedIn(params, side)];
     refused.push(...renamed);
     // Options a link sets are shown open, so that what the search used (or what to set in place
     // of an old name) is in view.
@@ -184,9 +194,9 @@ function fromURL() {
   $("compare").checked = params.get("compare") === "1";
   $("b-no-history").checked = params.get("b.history") === "none";
   showCompare();
-  // A link naming a field by its old name is refused as the service refuses it, and a link with a
-  // setting misspelt is refused naming the setting; neither is searched: a search without that
-  // setting would drop it unsaid.
+  // A link naming a field by its old name, or a field that is gone, is refused as the service
+  // refuses it, and a link with a setting misspelt is refused naming the setting; none is searched:
+  // a search without that setting would drop it unsaid.
   status(refused.join("\n"), refused.length > 0);
   if (refused.length) $("answers").replaceChildren();
   return !refused.length && params.get("q") !== null && params.get("q").trim() !== "";
@@ -277,6 +287,7 @@ async function start() {
     fields = options.fields;
     roles = options.roles;
     renamedFields = options.renamed_fields;
+    removedFields = options.removed_fields;
     const index = health.index ?? "(in memory)";
     $("server").textContent = `index ${index} · retrievers ${health.retrievers.join(", ")} · expander ${health.expander}`;
   } catch (error) {
