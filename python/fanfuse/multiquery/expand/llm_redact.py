@@ -4,7 +4,8 @@ A server may echo what it was sent (the ``Authorization`` header above all) in a
 ``Location`` header, an error body, broken JSON or the model's answer; a client library may put that
 body into its exception's message. By the time the text reaches a message it may be spelled as the
 raw key, JSON-escaped (``\\"``, ``\\\\``, ``\\/``), as Python's ``repr`` writes it, URL-encoded (either
-hex case, ``+`` or ``%20`` for a space) or HTML-escaped, and a preview or a server may have cut it
+hex case, ``+`` or ``%20`` for a space) or HTML-escaped; a key that holds an escape (``\\n``) echoed raw
+into a JSON string is read back with the escape decoded; and a preview or a server may have cut it
 anywhere. So ``Redactor`` removes every run of at least ``MIN_FRAGMENT`` characters that also occurs
 in one of the secret's spellings (each spelling, and each of those spelled again, e.g. the JSON of a
 repr), wherever it starts or ends: a cut key is a fragment too. A secret shorter than that is removed
@@ -39,6 +40,17 @@ def _json_slashes(text: str) -> str:
     return _json(text).replace("/", "\\/")
 
 
+def _json_read(text: str) -> str:
+    """As a JSON reader reads ``text`` written raw between quotes: its escapes (``\\n``) decoded."""
+    if "\\" not in text:
+        return text
+    try:
+        read = json.loads(f'"{text}"')
+    except ValueError:
+        return text
+    return read if isinstance(read, str) else text
+
+
 def _single_quoted(text: str) -> str:
     """As ``repr`` writes a string that holds both quotes: a backslash doubled, ``'`` escaped."""
     return text.replace("\\", "\\\\").replace("'", "\\'")
@@ -67,6 +79,7 @@ def _lower_hex(encoded: str) -> str:
 
 _SPELLINGS: tuple[Callable[[str], str], ...] = (
     _json,
+    _json_read,
     _json_ascii_off,
     _json_slashes,
     _repr,
