@@ -1,6 +1,7 @@
 """Every way a filter enters a search means the same: `fanfuse search --filter` (each flag of the
 command that takes one, read from its parser) and the service's `filter` field (read from its OpenAPI
-schema) give, on both halves of a hybrid index, exactly the documents `filters.matches` keeps."""
+schema) give, on both halves of a hybrid index, exactly the documents `filters.matches` keeps; a key
+no document has is refused by each of them, and by a Python call, naming it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from fanfuse.cli import build_parser, main
+from fanfuse.errors import InvalidIndex
 from fanfuse.retrievers.filters import filter_from_flags, matches
 
 DOCUMENTS = [
@@ -30,8 +32,10 @@ CASES = [
     (['tags=["x","y"]'], {"tags": ["x", "y"]}),
     (["product=cloud", "product=onprem"], {"product": ["cloud", "onprem"]}),
     (["product=cloud", "n=1"], {"product": "cloud", "n": 1}),
-    (["missing=1"], {"missing": 1}),
 ]
+# A key that no document has: refused, naming it and the keys there are.
+UNKNOWN_KEY = "filter names the metadata key 'missing', which no document has, and would match nothing; "
+KEYS = "the documents' keys: 'flag', 'n', 'product', 'tags'"
 
 
 @pytest.fixture(scope="module")
@@ -105,3 +109,52 @@ def test_the_service_filter_field(hybrid: Path, flags: list[str], filter: dict[s
         )
     assert response.status_code == 200, response.text
     assert found_by_retriever(response.json()) == expected(filter, response.json())
+
+
+def test_a_key_no_document_has_is_refused_by_every_entry_point(
+    hybrid: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fanfuse import open_index
+    from fanfuse.errors import InvalidFilter
+    from fanfuse.retrievers.tantivy_index import TantivyRetriever
+
+    argv = ["search", "common", "--index", str(hybrid), "--filter", "missing=1"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"fanfuse search: error: --filter: {UNKNOWN_KEY}{KEYS}\n"
+    retriever = open_index(hybrid)
+    assert {"bm25", "dense"} <= set(retriever.retriever_names)
+    # Once for the whole search, not as a failure of every branch.
+    with pytest.raises(InvalidFilter, match=f"^{UNKNOWN_KEY}{KEYS}$"):
+        retriever.search("common", filter={"missing": 1})
+    for name in ("bm25", "dense"):
+        with pytest.raises(InvalidFilter, match=f"^{UNKNOWN_KEY}{KEYS}$"):
+            retriever.retrievers[name].search("common", 5, {"missing": 1})
+    assert TantivyRetriever(hybrid).metadata_keys == {"flag", "n", "product", "tags"}
+    pytest.importorskip("fastapi")
+    from fanfuse.service import app_for_index
+    from fastapi.testclient import TestClient
+
+    with TestClient(app_for_index(hybrid)) as client:
+        response = client.post("/search", json={"query": "common", "filter": {"missing": 1}})
+    assert response.status_code == 422
+    assert [(e["loc"], e["msg"]) for e in response.json()["detail"]] == [
+        (["body", "filter"], UNKNOWN_KEY + KEYS)
+    ]
+
+
+def test_an_index_that_lists_no_keys_leaves_the_key_to_the_match(tmp_path: Path) -> None:
+    from fanfuse.retrievers.tantivy_index import TantivyRetriever
+
+    index = TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
+    manifest = tmp_path / "idx" / "fanfuse-index.json"
+    written = json.loads(manifest.read_text(encoding="utf-8"))
+    assert written["metadata_keys"] == ["flag", "n", "product", "tags"]
+    del written["metadata_keys"]  # as an index built before the list
+    manifest.write_text(json.dumps(written), encoding="utf-8")
+    index = TantivyRetriever(tmp_path / "idx")
+    assert index.metadata_keys is None
+    assert index.search("common", 5, {"missing": 1}) == []
+    written["metadata_keys"] = "flag"
+    manifest.write_text(json.dumps(written), encoding="utf-8")
+    with pytest.raises(InvalidIndex, match="corrupt manifest \\('metadata_keys'\\)"):
+        TantivyRetriever(tmp_path / "idx")

@@ -97,7 +97,9 @@ def hostile(node: dict[str, Any]) -> list[tuple[str, bool]]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
     directory = tmp_path_factory.mktemp("hostile") / "idx"
-    TantivyRetriever.build(DOCUMENTS, directory)
+    # A document with the metadata key "k" that the hostile filters name, so that their values reach
+    # the search (a key no document has is refused before).
+    TantivyRetriever.build([*DOCUMENTS, {"id": "keyed", "text": "owls", "k": 1}], directory)
     with serve_command("--index", str(directory), "--no-dense") as served:
         yield served
 

@@ -15,6 +15,7 @@ from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.fusion_options import DEFAULTS
 from fanfuse.cli.paths import add_index
 from fanfuse.cli.progress import ProgressBar
+from fanfuse.errors import InvalidFilter
 from fanfuse.index_retriever import open_index
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS
 from fanfuse.multiquery.fusion import checked
@@ -141,7 +142,10 @@ def run(args: argparse.Namespace) -> int:
 
             print(f"embedded {embedded[0]} documents, {where_vectors_went(index)}", file=sys.stderr)
         with retriever:
-            result = retriever.search(args.query, filter=filters or None, history=history)
+            try:
+                result = retriever.search(args.query, filter=filters or None, history=history)
+            except InvalidFilter as error:  # a key the index's documents do not have
+                raise InvalidFilter(f"--filter: {error}") from None
     except ImportError as error:
         print(f"fanfuse search: error: {error}", file=sys.stderr)
         return 2

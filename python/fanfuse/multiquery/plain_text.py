@@ -23,6 +23,7 @@ from typing import Any
 from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery.expand.words import plain_text
 from fanfuse.retrievers.base import Hit, Retriever
+from fanfuse.retrievers.filters import known_metadata_keys
 
 __all__ = ["PlainTextQueries", "reads_plain_text", "skipped_sources"]
 
@@ -53,6 +54,11 @@ class PlainTextQueries:
             if not callable(batch)
             else lambda queries, k, filter=None: batch([plain_text(query) for query in queries], k, filter)
         )
+
+    @property
+    def metadata_keys(self) -> frozenset[str] | None:
+        """The wrapped retriever's (what a filter may name), where it says."""
+        return known_metadata_keys(self.retriever)
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> Sequence[Hit]:
         return self.retriever.search(plain_text(query), k, filter)

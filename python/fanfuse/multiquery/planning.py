@@ -26,6 +26,7 @@ from fanfuse.multiquery.expand.expanders import Expander
 from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 from fanfuse.options import FusionOptions
+from fanfuse.retrievers.filters import check_known_keys, conditions
 
 __all__ = [
     "InstanceSettings",
@@ -93,6 +94,9 @@ class InstanceSettings(Protocol):
 
     @property
     def retriever_names(self) -> list[str]: ...
+
+    @property
+    def metadata_keys(self) -> frozenset[str] | None: ...
 
 
 @dataclass(slots=True)
@@ -177,7 +181,7 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
         top_k=top_k,
         expansion=expansion,
         max_variants=max_variants,
-        filter=given.get("filter"),
+        filter=_checked_filter(given.get("filter"), retriever.metadata_keys),
         variants=variants,
         history=check_history(given.get("history")),
         strategy=given.get("strategy", retriever.strategy),
@@ -209,6 +213,16 @@ def _fusion(
     own_variant = variant_weights if "variant_weights" in given else ()
     own_retriever = [retriever_weights[name] for name in given.get("retriever_weights", ())]
     return checked({**base.given(), **changes}, weights=[*own_variant, *own_retriever])
+
+
+def _checked_filter(
+    filter: Mapping[str, Any] | None, known: frozenset[str] | None
+) -> Mapping[str, Any] | None:
+    """``filter`` checked once for the whole search where the retrievers say their documents' keys
+    (a key none has is refused here, not by every branch); else left to each retriever."""
+    if filter is not None and known is not None:
+        check_known_keys(conditions(filter), known)
+    return filter
 
 
 def _unit(weights: Iterable[float]) -> list[float]:

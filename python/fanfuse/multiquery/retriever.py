@@ -9,6 +9,7 @@ same tail: fuse, rerank, cut, report.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -59,6 +60,7 @@ from fanfuse.multiquery.retriever_names import named_retrievers
 from fanfuse.multiquery.variants import VariantSource
 from fanfuse.multiquery.workers import Workers
 from fanfuse.retrievers.base import AsyncRetriever, Retriever
+from fanfuse.retrievers.filters import known_metadata_keys
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -197,6 +199,18 @@ class MultiQueryRetriever:
     @property
     def retriever_names(self) -> list[str]:
         return [r.name for r in self._retrievers]
+
+    @functools.cached_property
+    def metadata_keys(self) -> frozenset[str] | None:
+        """The keys a filter may name: those of every retriever's documents, where each says them
+        (None where one does not: a filter's key is then left to the retrievers)."""
+        keys: set[str] = set()
+        for named in self._retrievers:
+            known = known_metadata_keys(named.retriever)
+            if known is None:
+                return None
+            keys |= known
+        return frozenset(keys)
 
     @property
     def retrievers(self) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from fanfuse.errors import InvalidCorpus, InvalidEncoder, MissingExtra
 from fanfuse.limits import check_int
 from fanfuse.output_guard import OutputFile
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.filters import conditions, value_terms
+from fanfuse.retrievers.filters import check_known_keys, conditions, value_terms
 from fanfuse.retrievers.query_vectors import QueryVectors, cache_size_from_env, embedded
 
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
@@ -104,6 +104,7 @@ class DenseRetriever:
         self._metadata = list(metadata) if metadata is not None else self._payloads
         # Per filtered key, the rows holding each value's term (filters.value_terms), made once.
         self._rows_by_term: dict[str, dict[str, npt.NDArray[np.intp]]] = {}
+        self._metadata_keys: frozenset[str] | None = None
 
     @classmethod
     def from_documents(
@@ -204,9 +205,18 @@ class DenseRetriever:
         order = np.lexsort((positions, -scores[positions]))
         return [Hit(self.ids[i], float(scores[i]), self._payloads[i]) for i in positions[order]]
 
+    @property
+    def metadata_keys(self) -> frozenset[str]:
+        """The keys of the documents' metadata, which a filter may name (read once, when first asked)."""
+        if self._metadata_keys is None:
+            self._metadata_keys = frozenset(key for metadata in self._metadata for key in metadata)
+        return self._metadata_keys
+
     def _filter_mask(self, filter: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
         mask = np.ones(len(self.ids), dtype=bool)
-        for condition in conditions(filter):
+        checked = conditions(filter)
+        check_known_keys(checked, self.metadata_keys)
+        for condition in checked:
             rows = self._rows_by_term.get(condition.key)
             if rows is None:
                 rows = self._rows_by_term[condition.key] = self._index_key(condition.key)

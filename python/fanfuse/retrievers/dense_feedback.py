@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from fanfuse.limits import check_float, check_int, derived_int
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.filters import known_metadata_keys
 
 __all__ = ["DenseFeedback", "VectorIndex"]
 
@@ -69,6 +70,11 @@ class DenseFeedback:
         self.feedback_docs = check_int("feedback_docs", feedback_docs)
         self.feedback_weight = check_float("feedback_weight", feedback_weight)
         self._rows: dict[str, int] | None = None
+
+    @property
+    def metadata_keys(self) -> frozenset[str] | None:
+        """The dense retriever's (what a filter may name), where it says."""
+        return known_metadata_keys(self.dense)
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         return self.search_batch([query], k, filter)[0]

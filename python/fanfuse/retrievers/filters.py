@@ -16,6 +16,10 @@ A filter maps metadata keys to the values wanted:
 the service's `filter` field (its schema states the types; this decides) and `fanfuse search
 --filter KEY=VALUE` (`filter_from_flags` reads the text, then this checks it).
 
+A key no document has would match nothing: a retriever that knows its documents' keys
+(`metadata_keys`: the embedded index, the dense retriever) refuses it (`check_known_keys`), naming
+the key and the keys there are, as a search over retrievers that all know theirs does.
+
 `matches` is that predicate; the dense retriever applies it, the adapters check every hit a framework
 returns with it. Tantivy indexes `index_terms(metadata)` and looks up `Condition.tokens`, PostgreSQL
 builds the same rules from jsonb containment (`postgres.py`); a property test checks all of them
@@ -27,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -37,10 +41,12 @@ from fanfuse.errors import InvalidFilter
 __all__ = [
     "Condition",
     "FilterScalar",
+    "check_known_keys",
     "conditions",
     "filter_from_flags",
     "index_terms",
     "is_fanfuse_filter",
+    "known_metadata_keys",
     "matches",
     "value_terms",
 ]
@@ -49,6 +55,8 @@ FilterScalar = str | int | float | bool
 _SCALARS = (str, int, float, bool)
 _MANY = (list, tuple, set, frozenset)
 ACCEPTED = "a str, bool, int or finite float, or a non-empty list of them"
+# How many of the documents' keys a refusal of an unknown one lists.
+_LISTED_KEYS = 20
 # Index tokens longer than this are stored as their hash: Tantivy drops tokens over 65,530 bytes.
 _LONGEST_TOKEN = 200
 
@@ -99,6 +107,28 @@ def conditions(filter: Mapping[str, Any]) -> list[Condition]:
             distinct.setdefault(_term(value) or "", value)
         checked.append(Condition(key, tuple(distinct.values())))
     return checked
+
+
+def check_known_keys(checked: Iterable[Condition], known: Collection[str]) -> None:
+    """A filter on a key that no document's metadata has would match nothing: an ``InvalidFilter``
+    naming the key and those there are (``known``: every document's keys)."""
+    for condition in checked:
+        if condition.key not in known:
+            keys = sorted(known)
+            listed = ", ".join(repr(key) for key in keys[:_LISTED_KEYS]) + (
+                ", ..." if len(keys) > _LISTED_KEYS else ""
+            )
+            raise InvalidFilter(
+                f"filter names the metadata key {condition.key!r}, which no document has, and would match "
+                f"nothing; the documents' keys: {listed or 'none (they have no metadata)'}"
+            )
+
+
+def known_metadata_keys(retriever: object) -> frozenset[str] | None:
+    """The keys of the metadata of ``retriever``'s documents, where it says (``metadata_keys``, a set);
+    None where it does not."""
+    keys = getattr(retriever, "metadata_keys", None)
+    return frozenset(keys) if isinstance(keys, (set, frozenset)) else None
 
 
 def filter_from_flags(items: Iterable[str], flag: str = "--filter") -> dict[str, Any]:

@@ -26,14 +26,16 @@ from fanfuse.errors import InputError, InvalidCorpus, InvalidIndex, OutOfRange
 from fanfuse.limits import TANTIVY_ARENA, check_int
 from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.filters import Condition, conditions, index_terms, matches
+from fanfuse.retrievers.filters import Condition, check_known_keys, conditions, index_terms, matches
 from fanfuse.retrievers.index_copy import private_copy
 from fanfuse.retrievers.index_versions import MANIFEST
 from fanfuse.retrievers.tantivy_metadata import (
     METADATA_FIELD,
     json_field,
     json_field_metadata,
+    listed_keys,
     metadata_json,
+    metadata_keys,
     stored_metadata,
 )
 
@@ -82,6 +84,8 @@ class TantivyRetriever:
         )
         self._schema = self._index.schema
         self._filter_terms = _has_field(self._schema, FILTER_FIELD, "")
+        #: The keys of the documents' metadata, which a filter may name (None: not listed).
+        self.metadata_keys = metadata_keys(self.manifest, self.directory)
         self._metadata = (
             stored_metadata if _has_field(self._schema, METADATA_FIELD, b"") else json_field_metadata
         )
@@ -125,10 +129,11 @@ class TantivyRetriever:
             docs = as_documents(documents, fields)
             if then is not None:
                 docs = _kept(docs, seen)
-            count = _write_index(docs, version, progress, heap_size, threads)
+            keys: set[str] = set()
+            count = _write_index(docs, version, progress, heap_size, threads, keys)
             if then is not None:
                 then(version, seen)
-            return {"backend": "tantivy", "documents": count}
+            return {"backend": "tantivy", "documents": count, **listed_keys(keys)}
 
         index_versions.build(directory, write)
         return cls(directory)
@@ -172,6 +177,8 @@ class TantivyRetriever:
         """
         k = check_int("retriever_k", k)
         checked = conditions(filter) if filter else []
+        if checked and self.metadata_keys is not None:
+            check_known_keys(checked, self.metadata_keys)
         parsed = self._parse(query)
         documents = len(self)
         if parsed is None or documents == 0:
@@ -316,11 +323,12 @@ def _write_index(
     progress: Callable[[int], None] | None,
     heap_size: int,
     threads: int,
+    keys: set[str],
 ) -> int:
     index = tantivy.Index(_schema(), path=str(directory), reuse=False)
     writer = index.writer(heap_size=heap_size, num_threads=threads)
     try:
-        count = _add_all(writer, documents, progress)
+        count = _add_all(writer, documents, progress, keys)
         if count == 0:
             raise InvalidCorpus(
                 "no documents to index; an index needs at least one (an existing index is kept)"
@@ -338,8 +346,12 @@ def _write_index(
 
 
 def _add_all(
-    writer: tantivy.IndexWriter, documents: Iterable[Document], progress: Callable[[int], None] | None
+    writer: tantivy.IndexWriter,
+    documents: Iterable[Document],
+    progress: Callable[[int], None] | None,
+    keys: set[str],
 ) -> int:
+    """Adds every document, and the keys of their metadata to ``keys``."""
     first_seen: dict[str, str] = {}
     count = 0
     for document in documents:
@@ -352,6 +364,7 @@ def _add_all(
         fields: dict[str, Any] = {"id": document.id, "title": document.title, "text": document.text}
         try:
             if document.metadata:
+                keys.update(document.metadata)
                 fields[METADATA_FIELD] = metadata_json(document.metadata)
                 if terms := index_terms(document.metadata):
                     fields[FILTER_FIELD] = terms

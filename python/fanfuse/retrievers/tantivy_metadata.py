@@ -3,7 +3,8 @@
 Not a Tantivy JSON field: that reads a string written as an RFC 3339 date as a date and gives back a
 datetime in UTC, not the string. Indexes built before the JSON text hold the metadata in such a field
 (``json_field``); their payloads give those dates as RFC 3339 text (``json_field_metadata``). Filters
-read neither: they look up the filter terms (``filters.index_terms``).
+read neither: they look up the filter terms (``filters.index_terms``). The manifest lists the keys of
+the documents' metadata (``metadata_keys``), so that a filter on a key none has is refused.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from typing import Any
 
 import tantivy
 
+from fanfuse.errors import InvalidIndex
+from fanfuse.retrievers.index_versions import MANIFEST, REBUILD
+
 METADATA_FIELD = "metadata_json"
+# The manifest's list of the documents' metadata keys, and the most it lists (beyond, none is listed).
+METADATA_KEYS = "metadata_keys"
+MOST_KEYS_LISTED = 10_000
 # Where indexes built before METADATA_FIELD hold the metadata.
 _JSON_FIELD = "metadata"
 # One encoder for every document (json.dumps with an option builds a new one per call). NaN is no JSON.
@@ -53,3 +60,19 @@ def _undated(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _undated(item) for key, item in value.items()}
     return value
+
+
+def listed_keys(keys: set[str]) -> dict[str, Any]:
+    """What the manifest says of the documents' metadata keys: their list, unless there are too many."""
+    return {METADATA_KEYS: sorted(keys)} if len(keys) <= MOST_KEYS_LISTED else {}
+
+
+def metadata_keys(manifest: Mapping[str, Any], directory: Any) -> frozenset[str] | None:
+    """The keys the manifest of the index in ``directory`` lists; None where it lists none (an index
+    built before it did, or with more keys than it lists)."""
+    listed = manifest.get(METADATA_KEYS)
+    if listed is None:
+        return None
+    if not isinstance(listed, list) or not all(isinstance(key, str) for key in listed):
+        raise InvalidIndex(f"{directory}/{MANIFEST}: corrupt manifest ({METADATA_KEYS!r}); {REBUILD}")
+    return frozenset(listed)
