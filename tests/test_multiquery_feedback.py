@@ -168,7 +168,9 @@ def test_bad_settings_name_the_argument(
 
 
 def test_an_index_without_an_analyzer_is_refused() -> None:
-    with pytest.raises(TypeError, match=r"index must have search\(query, k\) and analyze\(text\)"):
+    with pytest.raises(
+        TypeError, match=r"index must have search\(query, k, filter=None\) and analyze\(text\)"
+    ):
         FeedbackExpander(object())  # type: ignore[arg-type]
 
 

@@ -1,9 +1,10 @@
 """Which variants a search uses: given by the call, none (expansion off), or the expander's, cached.
 
 The cache key is the expander's ``cache_key()`` (its settings, its default strategy included), the
-call's strategy, the variant budget, the query and the conversation the expander is given (the recent
-turns of the roles it reads, ``conversation.recent``: how many the budget dropped is reported); an
-expander whose key is None is not cached, and a fallback is never stored.
+call's strategy, the variant budget, the query, the conversation the expander is given (the recent
+turns of the roles it reads, ``conversation.recent``: how many the budget dropped is reported) and the
+search's filter where the expander reads it (``Expander.reads_filter``); an expander whose key is None
+is not cached, and a fallback is never stored.
 
 A variant whose expander gave it a weight (``Variant.weight``, a share of the original query's) sets
 its own list weight in the search's plan; the others keep ``variant_weights``' by position. With a
@@ -15,13 +16,16 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 from fanfuse.multiquery.config import MultiQueryConfig, variant_weight
 from fanfuse.multiquery.conversation import History, recent
 from fanfuse.multiquery.diagnostics import ExpansionReport
 from fanfuse.multiquery.expand.cache import VariantCache
+from fanfuse.multiquery.expand.calls import given_to
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.planning import Plan
+from fanfuse.retrievers.filters import filter_key
 
 __all__ = ["VariantSource"]
 
@@ -50,7 +54,7 @@ class VariantSource:
         history, dropped = recent(plan.history, self.expander.history_roles)
         limit, key, cached = self._cached(plan, history)
         result = cached or self.expander.expand(
-            plan.query, max_variants=limit, strategy=plan.strategy, history=history
+            plan.query, max_variants=limit, strategy=plan.strategy, history=history, **self._filtered(plan)
         )
         return self._expanded(plan, limit, key, cached, result, begin, dropped)
 
@@ -59,9 +63,13 @@ class VariantSource:
         history, dropped = recent(plan.history, self.expander.history_roles)
         limit, key, cached = self._cached(plan, history)
         result = cached or await self.expander.aexpand(
-            plan.query, max_variants=limit, strategy=plan.strategy, history=history
+            plan.query, max_variants=limit, strategy=plan.strategy, history=history, **self._filtered(plan)
         )
         return self._expanded(plan, limit, key, cached, result, begin, dropped)
+
+    def _filtered(self, plan: Plan) -> dict[str, Any]:
+        """The search's filter, for an expander that reads it."""
+        return given_to(self.expander, plan.filter or None)
 
     def _limit(self, plan: Plan) -> int:
         return self.config.max_variants if plan.max_variants is None else plan.max_variants
@@ -72,6 +80,8 @@ class VariantSource:
         expander_key = None if self.cache is None else self.expander.cache_key()
         if self.cache is None or expander_key is None:
             return limit, None, None
+        if plan.filter and self.expander.reads_filter:
+            expander_key = (expander_key, filter_key(plan.filter))
         key = VariantCache.key(expander_key, plan.strategy, limit, plan.query, history)
         return limit, key, self.cache.get(key)
 

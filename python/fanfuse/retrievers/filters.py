@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -44,6 +44,7 @@ __all__ = [
     "check_known_keys",
     "conditions",
     "filter_from_flags",
+    "filter_key",
     "index_terms",
     "is_fanfuse_filter",
     "known_metadata_keys",
@@ -129,6 +130,12 @@ def known_metadata_keys(retriever: object) -> frozenset[str] | None:
     None where it does not."""
     keys = getattr(retriever, "metadata_keys", None)
     return frozenset(keys) if isinstance(keys, (set, frozenset)) else None
+
+
+def filter_key(filter: Mapping[str, Any]) -> Hashable:
+    """What ``filter`` means, hashable: equal for filters that keep the same documents however written
+    (``{"n": 1}`` and ``{"n": 1.0}``, a list in another order)."""
+    return tuple(sorted((condition.key, tuple(sorted(condition.terms))) for condition in conditions(filter)))
 
 
 def filter_from_flags(items: Iterable[str], flag: str = "--filter") -> dict[str, Any]:

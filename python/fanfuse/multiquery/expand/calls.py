@@ -1,12 +1,12 @@
 """What every expander's ``expand`` and ``aexpand`` do before their own code (``Expander`` wraps each
-one a subclass writes): the ``max_variants`` keyword is checked, and ``history`` is left out for one
-written without it, so an expander of one's own needs neither."""
+one a subclass writes): the ``max_variants`` keyword is checked, and ``history`` and ``filter`` are
+left out for one written without them, so an expander of one's own needs neither."""
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fanfuse.multiquery.config import check_max_variants
@@ -14,20 +14,21 @@ from fanfuse.multiquery.config import check_max_variants
 
 def budget_checked(expand: Callable[..., Any]) -> Callable[..., Any]:
     """An expander's ``expand`` (or ``aexpand``) with its ``max_variants`` keyword checked first
-    (None: the expander's own limit), and ``history`` left out for one written without it."""
-    reads_history = takes_keyword(expand, "history")
+    (None: the expander's own limit), and ``history`` and ``filter`` left out for one written
+    without them."""
+    unread = tuple(name for name in ("history", "filter") if not takes_keyword(expand, name))
     if inspect.iscoroutinefunction(expand):
 
         @functools.wraps(expand)
         async def checked_async(self: object, query: str, *args: Any, **kwargs: Any) -> Any:
-            _check_call(kwargs, reads_history)
+            _check_call(kwargs, unread)
             return await expand(self, query, *args, **kwargs)
 
         return checked_async
 
     @functools.wraps(expand)
     def checked(self: object, query: str, *args: Any, **kwargs: Any) -> Any:
-        _check_call(kwargs, reads_history)
+        _check_call(kwargs, unread)
         return expand(self, query, *args, **kwargs)
 
     return checked
@@ -39,9 +40,20 @@ def takes_keyword(function: Callable[..., Any], name: str) -> bool:
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
-def _check_call(kwargs: dict[str, Any], reads_history: bool) -> None:
+def _check_call(kwargs: dict[str, Any], unread: tuple[str, ...]) -> None:
     budget = kwargs.get("max_variants")
     if budget is not None:
         check_max_variants(budget)
-    if not reads_history:
-        kwargs.pop("history", None)
+    for name in unread:
+        kwargs.pop(name, None)
+
+
+async def calling_expand(self: Any, query: str, **options: Any) -> Any:
+    """The ``aexpand`` of an expander whose ``expand`` reads the filter and that writes no ``aexpand``:
+    ``expand`` called directly, as the inherited one does, with every keyword passed on."""
+    return self.expand(query, **options)
+
+
+def given_to(expander: Any, filter: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a search gives an expander besides the question: its filter, where the expander reads one."""
+    return {"filter": filter} if filter is not None and expander.reads_filter else {}

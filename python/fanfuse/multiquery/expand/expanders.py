@@ -19,7 +19,7 @@ from typing import Any, Literal, get_args
 from fanfuse.limits import check_choice
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
 from fanfuse.multiquery.conversation import ROLES, History
-from fanfuse.multiquery.expand.calls import budget_checked, takes_keyword
+from fanfuse.multiquery.expand.calls import budget_checked, calling_expand, given_to, takes_keyword
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
 
 __all__ = [
@@ -99,7 +99,9 @@ class Expander(ABC):
     ``history`` is the conversation before the query (``conversation.py``: checked, oldest first), the
     most recent turns of the roles in ``history_roles`` within the conversation's budget. An expander
     whose ``expand`` / ``aexpand`` takes no ``history`` parameter is still called, without it: it
-    expands the query alone.
+    expands the query alone. So with ``filter``, the search's metadata filter: an expander that searches
+    (pseudo-relevance feedback) takes it, so that its variants come from the documents the search may
+    return; one written without it is called without it (``reads_filter`` says which).
     """
 
     #: Short name shown in diagnostics.
@@ -113,6 +115,9 @@ class Expander(ABC):
     #: The ``strategy`` names ``expand`` reads: a search refuses a strategy for an expander that reads
     #: none. None (a subclass that does not say) passes any on.
     strategies: tuple[str, ...] | None = None
+    #: Whether ``expand`` reads the search's ``filter`` (its variants then depend on it): true where a
+    #: subclass's methods take it.
+    reads_filter: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -120,6 +125,11 @@ class Expander(ABC):
         reads = any(takes_keyword(method, "history") for method in written)
         if "history_roles" not in cls.__dict__ and written and not reads:
             cls.history_roles = ()
+        if "reads_filter" not in cls.__dict__ and written:
+            cls.reads_filter = any(takes_keyword(method, "filter") for method in written)
+        if "expand" in cls.__dict__ and "aexpand" not in cls.__dict__ and cls.reads_filter:
+            # The inherited aexpand calls expand directly: this one passes the filter on too.
+            cls.aexpand = calling_expand  # type: ignore[method-assign]
         for method in ("expand", "aexpand"):
             if method in cls.__dict__:
                 setattr(cls, method, budget_checked(cls.__dict__[method]))
@@ -254,29 +264,42 @@ class CombinedExpander(Expander):
         # Any part's strategies; not said if a part does not say.
         reads = [e.strategies for e in self.expanders]
         self.strategies = None if None in reads else tuple(dict.fromkeys(n for r in reads for n in r or ()))
+        self.reads_filter = any(e.reads_filter for e in self.expanders)
 
     def expand(
-        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+        self,
+        query: str,
+        *,
+        max_variants: int,
+        strategy: str | None = None,
+        history: History = (),
+        filter: Mapping[str, Any] | None = None,
     ) -> Expansion:
         parts: list[Expansion | BaseException] = []
         for expander in self.expanders:
             if parts and len(self._combine(query, parts, max_variants).variants) >= max_variants:
                 break
+            asked = {"strategy": strategy, "history": history, **given_to(expander, filter)}
             try:
-                parts.append(
-                    expander.expand(query, max_variants=max_variants, strategy=strategy, history=history)
-                )
+                parts.append(expander.expand(query, max_variants=max_variants, **asked))
             except Exception as exc:  # one part failing must not fail the others or the search
                 parts.append(exc)
         return self._combine(query, parts, max_variants)
 
     async def aexpand(
-        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+        self,
+        query: str,
+        *,
+        max_variants: int,
+        strategy: str | None = None,
+        history: History = (),
+        filter: Mapping[str, Any] | None = None,
     ) -> Expansion:
+        asked = [{"strategy": strategy, "history": history, **given_to(e, filter)} for e in self.expanders]
         parts = await asyncio.gather(
             *(
-                e.aexpand(query, max_variants=max_variants, strategy=strategy, history=history)
-                for e in self.expanders
+                e.aexpand(query, max_variants=max_variants, **a)
+                for e, a in zip(self.expanders, asked, strict=True)
             ),
             return_exceptions=True,
         )

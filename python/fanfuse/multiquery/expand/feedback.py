@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Protocol
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from fanfuse.limits import check_float, check_int
 from fanfuse.multiquery.conversation import History
@@ -48,7 +48,7 @@ class FeedbackIndex(Protocol):
     """What feedback needs of an index (``TantivyRetriever`` has both): a search whose hits carry the
     stored ``title`` and ``text`` in their payload, and the index's analyzer as (word, term) pairs."""
 
-    def search(self, query: str, k: int) -> Sequence[Hit]: ...
+    def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> Sequence[Hit]: ...
 
     def analyze(self, text: str) -> list[tuple[str, str]]: ...
 
@@ -56,8 +56,9 @@ class FeedbackIndex(Protocol):
 class FeedbackExpander(Expander):
     """The original query and one feedback variant (RM3) computed through ``index``.
 
-    The first pass runs inside ``expand`` (one extra search of the question on ``index``, without the
-    search's ``filter``: an expander is not given it). When it finds nothing, fails, or its documents
+    The first pass runs inside ``expand``: one extra search of the question on ``index``, with the
+    search's ``filter``, so that the terms come from documents the search may return (none from a
+    document the filter leaves out). When it finds nothing, fails, or its documents
     have no text, the expansion is the original alone and ``fallback_reason`` says why.
     ``feedback_query(query, hits)`` builds the variant from hits already at hand instead.
 
@@ -82,7 +83,7 @@ class FeedbackExpander(Expander):
     ):
         if not callable(getattr(index, "search", None)) or not callable(getattr(index, "analyze", None)):
             raise TypeError(
-                f"index must have search(query, k) and analyze(text), as TantivyRetriever does "
+                f"index must have search(query, k, filter=None) and analyze(text), as TantivyRetriever does "
                 f"(got {type(index).__name__})"
             )
         if not isinstance(weighted, bool):
@@ -98,12 +99,22 @@ class FeedbackExpander(Expander):
         self._counts_lock = threading.Lock()
 
     def expand(
-        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+        self,
+        query: str,
+        *,
+        max_variants: int,
+        strategy: str | None = None,
+        history: History = (),
+        filter: Mapping[str, Any] | None = None,
     ) -> Expansion:
         if max_variants < 2:
             return Expansion((Variant(query, "original"),))
         try:
-            hits = self.index.search(query, self.feedback_docs)
+            hits = (
+                self.index.search(query, self.feedback_docs, filter)
+                if filter
+                else self.index.search(query, self.feedback_docs)
+            )
             written, reason = self._written(query, hits)
         except Exception as exc:  # the search goes on with the original query, as for a failed model
             written, reason = None, f"no feedback variant: {type(exc).__name__}: {exc}"
@@ -117,10 +128,18 @@ class FeedbackExpander(Expander):
         )
 
     async def aexpand(
-        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+        self,
+        query: str,
+        *,
+        max_variants: int,
+        strategy: str | None = None,
+        history: History = (),
+        filter: Mapping[str, Any] | None = None,
     ) -> Expansion:
         # The first pass is a blocking search: keep it off the event loop.
-        return await asyncio.to_thread(self.expand, query, max_variants=max_variants, strategy=strategy)
+        return await asyncio.to_thread(
+            self.expand, query, max_variants=max_variants, strategy=strategy, filter=filter
+        )
 
     def feedback_query(self, query: str, hits: Sequence[Hit]) -> tuple[str | None, str | None]:
         """The feedback variant of ``query`` given the first pass's ``hits`` (best first; only the
