@@ -204,7 +204,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fanfuse.paths",),
     # the output guard every file and folder is written through
     ("fanfuse.output_guard",),
-    ("fanfuse.limits", "fanfuse.jsonl"),
+    # every number's range, a JSON line; a setting that goes with another, refused where it would do nothing
+    ("fanfuse.limits", "fanfuse.jsonl", "fanfuse.idle_settings"),
     # the environment variables read, checked by name against them
     ("fanfuse.environment",),
     # documents, run files and their evaluation, the spec in plain Python
