@@ -32,7 +32,7 @@ TOP_K, BRANCH_K = 10, 20
 def fanfuse_search(
     retrievers: Mapping[str, Any], variants: Mapping[str, list[str]]
 ) -> Callable[[str], list[str]]:
-    searcher = MultiQueryRetriever(dict(retrievers), k=59, top_k=TOP_K, branch_k=BRANCH_K)
+    searcher = MultiQueryRetriever(dict(retrievers), rrf_k=59, top_k=TOP_K, branch_k=BRANCH_K)
 
     def search(question: str) -> list[str]:
         result = searcher.search(question, variants=variants[question][1:], max_variants=4)

@@ -60,7 +60,8 @@ ROWS = {
         for method in ("__init__", "joined_variant", "topic_variant")
     },
     "dimensions": {"retrievers.postgres.create_table": "vector_dimensions"},
-    "k": {"MultiQueryRetriever.search": "k", "MultiQueryRetriever.asearch": "k"},
+    # A search's RRF constant is the core's k.
+    "rrf_k": {f"MultiQueryRetriever.{method}": "k" for method in ("__init__", "search", "asearch")},
 }
 # A retriever's `k` (`search(query, k)`) is the hits asked of it; elsewhere `k` is the RRF constant.
 RETRIEVER_METHODS = ("search", "search_batch", "statement")
@@ -219,7 +220,7 @@ def numeric_arguments() -> list[tuple[str, str]]:
 def row(entry: str, param: str) -> Limit:
     if param in DATA:
         return VALUE
-    if param == "k" and entry not in ROWS["k"] and entry.rpartition(".")[2] in RETRIEVER_METHODS:
+    if param == "k" and entry.rpartition(".")[2] in RETRIEVER_METHODS:
         return LIMITS["retriever_k"]
     key = ROWS.get(param, {}).get(entry) or LIST_ROWS.get(param) or param
     return LIMITS[key]

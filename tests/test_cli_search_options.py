@@ -59,7 +59,7 @@ def library_json(index_dir: Path, **options: Any) -> Any:
         (["--method", "combsum"], {"method": "combsum"}),
         (["--method", "combsum", "--norm", "zmuv"], {"method": "combsum", "norm": "zmuv"}),
         (["--method", "bordafuse"], {"method": "bordafuse"}),
-        (["--rrf-k", "2"], {"k": 2.0}),
+        (["--rrf-k", "2"], {"rrf_k": 2.0}),
         (["--method", "combsum", "--tie-break", "id"], {"method": "combsum", "tie_break": "id"}),
     ],
 )

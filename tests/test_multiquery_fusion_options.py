@@ -56,7 +56,12 @@ def core_fusion(result: SearchResult, options: Mapping[str, Any], branch_k: int 
         hits = RETRIEVERS[branch.retriever].search(branch.variant, branch_k)
         runs.append(([h.id for h in hits], [h.score for h in hits]))
         weights.append(result.diagnostics.variants[branch.variant_index].weight)
-    fusion = {name: value for name, value in options.items() if name != "variant_weights"}
+    # The search's rrf_k is the core's k.
+    fusion = {
+        "k" if name == "rrf_k" else name: value
+        for name, value in options.items()
+        if name != "variant_weights"
+    }
     uniform = all(w == 1.0 for w in weights)
     return fanfuse.fuse(runs, weights=None if uniform else weights, top_k=10, **fusion)
 
@@ -69,7 +74,7 @@ CASES = [
     ({"method": "dbsf"}, {}),
     ({"method": "bordafuse"}, {}),
     ({"method": "condorcet"}, {"method": "bordafuse"}),
-    ({"k": 1.0}, {}),
+    ({"rrf_k": 1.0}, {}),
     ({"method": "rbc", "phi": 0.3}, {"method": "rbc"}),
     ({"method": "logn_isr", "sigma": 0.9}, {"method": "logn_isr"}),
     ({"method": "combgmnz", "gamma": 3.0}, {"method": "combgmnz"}),
@@ -152,7 +157,7 @@ def test_async_search_takes_the_same_options() -> None:
         ({"norm": "zmuv"}, "method 'rrf' reads ranks only"),
         ({"tie_break": "best"}, "tie_break must be 'rank' or 'id'"),
         ({"duplicates": "all"}, "duplicates must be 'first', 'max' or 'sum'"),
-        ({"k": 0}, "k must be"),
+        ({"rrf_k": 0}, "rrf_k must be"),
         ({"method": "rbc", "phi": 1.5}, "phi must be in (0, 1)"),
         ({"method": "isr", "variant_weights": [2.0, 1.0]}, "variant_weights x retriever_weights"),
         ({"method": "combmax", "retriever_weights": {"b": 0.5}}, "has no per-list weights"),

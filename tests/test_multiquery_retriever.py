@@ -170,7 +170,7 @@ def test_bad_environment_fails_at_construction(environ: dict[str, str], message:
     [
         ({"top_k": 0}, OutOfRange, "top_k must be an int from 1 to 10000"),
         ({"top_k": "5"}, TypeError, "top_k must be an int"),
-        ({"k": 0.0}, FusionError, "k must be a finite number > 0"),
+        ({"rrf_k": 0.0}, FusionError, "rrf_k must be a finite number > 0"),
         ({"max_variants": 6}, OutOfRange, "max_variants must be an int from 1 to 5"),
         ({"variant_weights": [1.0, -1.0]}, FusionError, r"variant_weights\[1\] must be a finite number >= 0"),
         ({"retriever_weights": {"nope": 1.0}}, InvalidSetting, "'nope', which is not a retriever"),
@@ -267,7 +267,7 @@ def test_async_reranker_and_a_failing_one() -> None:
 
 
 def test_min_score_drops_weak_hits() -> None:
-    retriever = MultiQueryRetriever([FixedRetriever(["a", "b", "c"])], expansion=False, k=1.0)
+    retriever = MultiQueryRetriever([FixedRetriever(["a", "b", "c"])], expansion=False, rrf_k=1.0)
     assert retriever.search("q", min_score=1 / 3).ids == ["a", "b"]  # 1/2, 1/3 pass; 1/4 does not
 
 
@@ -299,7 +299,9 @@ def test_per_call_retriever_weights_override_only_the_named_retrievers() -> None
         FixedRetriever(["y"], name="b"),
         FixedRetriever(["z"], name="c"),
     )
-    retriever = MultiQueryRetriever([a, b, c], expansion=False, k=1.0, retriever_weights={"b": 3.0, "c": 2.0})
+    retriever = MultiQueryRetriever(
+        [a, b, c], expansion=False, rrf_k=1.0, retriever_weights={"b": 3.0, "c": 2.0}
+    )
     result = retriever.search("q", retriever_weights={"c": 0.5})
     assert [(h.id, h.score) for h in result.hits] == [("y", 1.5), ("x", 0.5), ("z", 0.25)]
     assert retriever.search("q").ids == ["y", "z", "x"]  # the instance's weights are untouched
@@ -360,3 +362,21 @@ def test_return_k_is_how_many_reranked_hits_come_back() -> None:
     assert len(retriever.search(BROAD, return_k=2, reranker=reverse_reranker).ids) == 2
     with_reranker = MultiQueryRetriever([KeywordRetriever()], reranker=reverse_reranker, return_k=2)
     assert len(with_reranker.search(BROAD).ids) == 2
+
+
+def test_a_searchs_k_is_renamed_rrf_k_as_it_would_read_as_how_many_hits() -> None:
+    retriever = MultiQueryRetriever([KeywordRetriever()], rrf_k=5.0)
+    assert retriever.fusion.k == 5.0 and "rrf_k=5" in repr(retriever)
+    refused = (
+        r"^search\(\) keyword k is renamed: use rrf_k \(the RRF constant; how many hits come back is top_k\)$"
+    )
+    with pytest.raises(TypeError, match=refused):
+        retriever.search(QUERY, k=3)
+    with pytest.raises(TypeError, match=refused.replace("search", "asearch", 1)):
+        asyncio.run(retriever.asearch(QUERY, k=3))
+    with pytest.raises(TypeError, match=r"^MultiQueryRetriever\(\) keyword k is renamed: use rrf_k$"):
+        MultiQueryRetriever([KeywordRetriever()], k=5.0)  # type: ignore[call-arg]
+    # The core's refusal of a value names the search's option.
+    with pytest.raises(FusionError, match=r"^rrf_k must be a finite number > 0") as error:
+        retriever.search(QUERY, rrf_k=0.0)
+    assert getattr(error.value, "option", None) == "rrf_k"

@@ -88,7 +88,7 @@ VALUES: dict[str, tuple[dict[str, Any], Any]] = {
     "return_k": ({}, 1),
     "min_score": ({}, 0.08),
     "method": ({}, "isr"),
-    "k": ({}, 5.0),
+    "rrf_k": ({}, 5.0),
     "norm": ({}, "zmuv"),
     # Two documents of one text tie under a score method over the question alone.
     "tie_break": ({"method": "combsum", "expansion": False}, "id"),

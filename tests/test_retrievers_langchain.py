@@ -4,6 +4,7 @@ against the real langchain-core (installed by the dev extra)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,15 @@ def test_filters_reach_the_store_and_what_comes_back_is_checked() -> None:
     own_syntax = {"n": {"$gte": 1}}  # the store's own: passed as it is, its meaning kept
     assert [h.id for h in adapter.search("q", 5, own_syntax)] == ["one", "true"]
     assert store.filters == [{"n": 1}, {"tags": "a"}, own_syntax]
+
+
+def test_search_kwargs_k_of_langchain_is_refused_naming_rrf_k_and_top_k(bm25: TantivyRetriever) -> None:
+    # LangChain's retrievers take search_kwargs={"k": 4} as how many documents; a search's k would have
+    # been the RRF constant, and the count left at top_k.
+    refused = (
+        "search_kwargs keyword k is renamed: use rrf_k (the RRF constant; how many hits come back is top_k)"
+    )
+    with MultiQueryRetriever({"bm25": bm25}) as multi:
+        with pytest.raises(TypeError, match=f"^{re.escape(refused)}$"):
+            FanfuseRetriever(retriever=multi, search_kwargs={"k": 1})
+        assert len(FanfuseRetriever(retriever=multi, search_kwargs={"top_k": 1}).invoke("rank fusion")) == 1

@@ -65,7 +65,7 @@ REQUESTS = [
         {"query": QUERY, "top_k": 2, "max_variants": 2, "method": "combmnz"},
         {"top_k": 2, "max_variants": 2, "method": "combmnz"},
     ),
-    ({"query": QUERY, "expander": "none", "rrf_k": 10}, {"expansion": False, "k": 10.0}),
+    ({"query": QUERY, "expander": "none", "rrf_k": 10}, {"expansion": False, "rrf_k": 10.0}),
     (
         {"query": QUERY, "method": "rbc", "phi": 0.5, "tie_break": "id"},
         {"method": "rbc", "phi": 0.5, "tie_break": "id"},

@@ -56,7 +56,18 @@ REMOVED_SEARCH_OPTIONS: dict[str, str] = {
 }
 
 # Old keyword arguments of public callables: the callable's dotted name -> {old keyword: new}.
+# A search's RRF constant, whose ``k`` read as how many hits, as a retriever's ``search(query, k)`` means.
+RENAMED_SEARCH_OPTIONS: dict[str, str] = {"k": "rrf_k"}
+
 RENAMED_KEYWORDS: dict[str, dict[str, str]] = {
+    **dict.fromkeys(
+        (
+            "fanfuse.MultiQueryRetriever",
+            "fanfuse.multiquery.MultiQueryRetriever",
+            "fanfuse.multiquery.retriever.MultiQueryRetriever",
+        ),
+        RENAMED_SEARCH_OPTIONS,
+    ),
     "fanfuse.multiquery.fusion.checked": {"weighted": "weights"},
     "fanfuse.report.Report.render": {"form": "format"},
     "fanfuse.service.page.page_router": {"renamed": "option_of_field"},
@@ -72,13 +83,15 @@ _Callable = TypeVar("_Callable", bound=Callable[..., Any])
 def refusing_old_keywords(function: _Callable) -> _Callable:
     """`function`, refusing each of its old keywords (``RENAMED_KEYWORDS``) with a ``TypeError`` naming
     the new one, as Python refuses a keyword a function does not take."""
-    renamed = RENAMED_KEYWORDS[f"{function.__module__}.{function.__qualname__}"]
+    # A class's __init__ is named as the class is called.
+    called = function.__qualname__.removesuffix(".__init__")
+    renamed = RENAMED_KEYWORDS[f"{function.__module__}.{called}"]
 
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
         if kwargs and not renamed.keys().isdisjoint(kwargs):  # no set built on a call's way through
             old = next(keyword for keyword in kwargs if keyword in renamed)
-            raise TypeError(f"{function.__qualname__}() keyword {old} is renamed: use {renamed[old]}")
+            raise TypeError(f"{called}() keyword {old} is renamed: use {renamed[old]}")
         return function(*args, **kwargs)
 
     return cast(_Callable, checked)

@@ -23,7 +23,7 @@ from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
 from fanfuse.retrievers.filters import filter_from_flags
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 
-# The fusion flags whose dest is the option of `fanfuse.FusionOptions` they set (`--rrf-k` sets k).
+# The fusion flags whose dest is the search option they set, as `--rrf-k` sets rrf_k.
 FUSION_FLAG_OPTIONS = ("method", "norm", "tie_break")
 
 
@@ -100,7 +100,7 @@ def register(subparsers: Any) -> None:
 
 def fusion_options(args: argparse.Namespace) -> dict[str, Any]:
     """The fusion flags given, checked by the core at once (a refusal names its flag: `named_by_flags`)."""
-    given = {"k": args.rrf_k, **{name: getattr(args, name) for name in FUSION_FLAG_OPTIONS}}
+    given = {"rrf_k": args.rrf_k, **{name: getattr(args, name) for name in FUSION_FLAG_OPTIONS}}
     options = {name: value for name, value in given.items() if value is not None}
     checked(options)
     return options

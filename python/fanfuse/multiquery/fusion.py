@@ -20,27 +20,58 @@ from fanfuse.multiquery.fanout import Branch, BranchOutcome
 from fanfuse.multiquery.hits import CheckedHits
 from fanfuse.options import FusionOptions
 
-__all__ = ["SEARCH_FUSION_OPTIONS", "checked", "fuse_outcomes", "is_weighted", "takes_weights"]
+__all__ = [
+    "SEARCH_FUSION_OPTIONS",
+    "checked",
+    "fuse_outcomes",
+    "is_weighted",
+    "search_name",
+    "search_settings",
+    "takes_weights",
+]
 
 if not TYPE_CHECKING:  # at run time only: a type checker still refuses any name the module lacks
     __getattr__ = _renamed.module_getattr(__name__)  # an old name is refused naming its new spelling
 
 
-#: The fusion options a search caller sets; the search sets the others itself (the lists' weights
-#: from variant and retriever weights, its own ``top_k``, and ``explain`` for the provenance).
-SEARCH_FUSION_OPTIONS = tuple(name for name in FUSION_OPTIONS if name not in ("weights", "top_k", "explain"))
+# A search's name of a fusion option where it is not the core's: a search's ``k`` would read as how
+# many hits, as a retriever's ``search(query, k)`` means, so the RRF constant is ``rrf_k``, as the
+# service and the command line call it.
+_SEARCH_NAMES = {"k": "rrf_k"}
+_CORE_NAMES = {search: core for core, search in _SEARCH_NAMES.items()}
+
+#: The fusion options a search caller sets, by the search's names; the search sets the others itself
+#: (the lists' weights from variant and retriever weights, its own ``top_k``, and ``explain`` for the
+#: provenance).
+SEARCH_FUSION_OPTIONS = tuple(
+    _SEARCH_NAMES.get(name, name) for name in FUSION_OPTIONS if name not in ("weights", "top_k", "explain")
+)
+
+
+def search_name(option: str) -> str:
+    """A search's name of the core's fusion option ``option`` (``k``: ``rrf_k``)."""
+    return _SEARCH_NAMES.get(option, option)
+
+
+def search_settings(options: FusionOptions) -> dict[str, Any]:
+    """The fusion options a search caller sets, as ``options`` holds them, by the search's names."""
+    return {name: getattr(options, _CORE_NAMES.get(name, name)) for name in SEARCH_FUSION_OPTIONS}
 
 
 @_renamed.refusing_old_keywords
 def checked(values: Mapping[str, Any], *, weights: Iterable[float] = ()) -> FusionOptions:
-    """The fusion options of ``values`` (None: the core's default), checked by the core when built.
+    """The fusion options of ``values`` (by the search's names; None: the core's default), checked by
+    the core when built.
     ``weights``: the variant and retriever weights the lists' weights are made of; a method without
     per-list weights refuses any but 0 (a list not searched) and 1."""
     unknown = values.keys() - set(SEARCH_FUSION_OPTIONS)
     if unknown:
         raise TypeError(f"{sorted(unknown)[0]!r} is not a fusion option of a search")
-    given = {name: value for name, value in values.items() if value is not None}
-    options = FusionOptions(**given)
+    given = {_CORE_NAMES.get(name, name): value for name, value in values.items() if value is not None}
+    try:
+        options = FusionOptions(**given)
+    except (FusionError, TypeError) as error:
+        raise _in_search_names(error) from None
     if "method" not in given:
         # A search has no trained model, so the method left unset is the core's default, and the
         # norm is judged against it now rather than at the first search.
@@ -55,6 +86,18 @@ def checked(values: Mapping[str, Any], *, weights: Iterable[float] = ()) -> Fusi
                 f"with this method)"
             ) from None
     return options
+
+
+def _in_search_names(error: Exception) -> Exception:
+    """``error`` naming the search's option where it names the core's (``k must be ...``: ``rrf_k must
+    be ...``), its ``option`` too; else ``error`` itself."""
+    for core, search in _SEARCH_NAMES.items():
+        if str(error).startswith(f"{core} "):
+            renamed = type(error)(search + str(error)[len(core) :])
+            if getattr(error, "option", None) is not None:
+                renamed.option = search  # type: ignore[attr-defined]
+            return renamed
+    return error
 
 
 def takes_weights(method: str) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict
 
 from fanfuse import _renamed
+from fanfuse._renamed import RENAMED_SEARCH_OPTIONS
 from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
 from fanfuse.errors import InvalidSetting
 from fanfuse.idle_settings import GoesWith, refuse_idle
@@ -23,7 +24,7 @@ from fanfuse.limits import check_float, check_int, derived_int, optional_float, 
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
 from fanfuse.multiquery.expand.expanders import Expander
-from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked
+from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked, search_name
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 from fanfuse.options import FusionOptions
 from fanfuse.retrievers.filters import check_known_keys, conditions
@@ -62,7 +63,7 @@ class SearchOptions(TypedDict, total=False):
     return_k: int | None
     min_score: float | None
     method: Method | None
-    k: float | None
+    rrf_k: float | None
     norm: Norm | None
     phi: float | None
     sigma: float | None
@@ -125,6 +126,12 @@ def check_option_names(options: Mapping[str, Any], holder: str) -> None:
     """Refuses a name in `options` that is no search option, as Python refuses an unknown keyword;
     `holder` names the call or the argument that gave them (`search()`, `search_kwargs`)."""
     unknown = options.keys() - _OPTION_NAMES
+    if not unknown.isdisjoint(RENAMED_SEARCH_OPTIONS):
+        old = min(unknown & RENAMED_SEARCH_OPTIONS.keys())
+        raise TypeError(
+            f"{holder} keyword {old} is renamed: use {RENAMED_SEARCH_OPTIONS[old]} (the RRF constant; "
+            "how many hits come back is top_k)"
+        )
     if unknown:
         raise TypeError(
             f"{holder} got an unexpected keyword argument {sorted(unknown)[0]!r} "
@@ -212,7 +219,8 @@ def _fusion(
         return base
     own_variant = variant_weights if "variant_weights" in given else ()
     own_retriever = [retriever_weights[name] for name in given.get("retriever_weights", ())]
-    return checked({**base.given(), **changes}, weights=[*own_variant, *own_retriever])
+    instance = {search_name(name): value for name, value in base.given().items()}
+    return checked({**instance, **changes}, weights=[*own_variant, *own_retriever])
 
 
 def _checked_filter(

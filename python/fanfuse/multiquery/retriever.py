@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from fanfuse import _renamed
 from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
 from fanfuse.limits import check_int, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
@@ -81,7 +82,8 @@ class MultiQueryRetriever:
         expander: where variants come from (default: ``HeuristicExpander``).
         method: the fusion method, any of ``fanfuse.fuse``'s (default ``rrf``); score methods
             (``combsum``, ``dbsf``, ...) fuse the scores the retrievers return.
-        k: the RRF constant. norm, phi, sigma, gamma: ``fanfuse.fuse``'s normalisation (score
+        rrf_k: the RRF constant (``fanfuse.fuse``'s ``k``; how many hits come back is ``top_k``). norm,
+            phi, sigma, gamma: ``fanfuse.fuse``'s normalisation (score
             methods) and method parameters. Every fusion option left None takes the default of
             ``fanfuse.FusionOptions``; the checked value is ``self.fusion``.
         tie_break: order of equal fused scores, ``rank`` or ``id``. duplicates: what an id repeated
@@ -106,13 +108,14 @@ class MultiQueryRetriever:
         environ: read settings from this mapping instead of ``os.environ`` (tests, embedding).
     """
 
+    @_renamed.refusing_old_keywords
     def __init__(
         self,
         retrievers: AnyRetriever | Sequence[AnyRetriever] | Mapping[str, AnyRetriever],
         *,
         expander: Expander | None = None,
         method: Method | None = None,
-        k: float | None = None,
+        rrf_k: float | None = None,
         norm: Norm | None = None,
         phi: float | None = None,
         sigma: float | None = None,
@@ -172,7 +175,7 @@ class MultiQueryRetriever:
         self.fusion = checked(
             {
                 "method": method,
-                "k": k,
+                "rrf_k": rrf_k,
                 "norm": norm,
                 "phi": phi,
                 "sigma": sigma,
@@ -368,7 +371,7 @@ class MultiQueryRetriever:
         return (
             f"MultiQueryRetriever(retrievers={self.retriever_names}, expander={self.expander!r}, "
             f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, "
-            f"method={self.fusion.method!r}, k={self.fusion.k:g})"
+            f"method={self.fusion.method!r}, rrf_k={self.fusion.k:g})"
         )
 
 

@@ -30,6 +30,7 @@ from fanfuse.errors import InputError
 from fanfuse.index_retriever import open_index
 from fanfuse.limits import REQUEST
 from fanfuse.multiquery import AllBranchesFailed, LLMExpander, MultiQueryRetriever, SearchResult
+from fanfuse.multiquery.fusion import search_name
 from fanfuse.multiquery.mmr import named_reranker
 from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -44,10 +45,6 @@ try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - fanfuse[serve] installs it
     _orjson = None  # type: ignore[assignment]
-
-# Request fields handed to `search` under another name.
-_OPTION_OF_FIELD = {"rrf_k": "k"}
-_FIELDS_BY_OPTION = {option: field for field, option in _OPTION_OF_FIELD.items()}
 
 
 class BadField(Exception):
@@ -145,9 +142,7 @@ def create_app(
         if idle is not None:
             raise BadField(*idle)
 
-    app.include_router(
-        page_router(retriever, expander=expander, hybrid=hybrid, option_of_field=_OPTION_OF_FIELD)
-    )
+    app.include_router(page_router(retriever, expander=expander, hybrid=hybrid))
 
     @app.get("/healthz", summary="Liveness: the server answers and which retrievers it searches")
     async def healthz() -> dict[str, Any]:
@@ -210,20 +205,19 @@ def search_options(request: SearchRequest) -> dict[str, Any]:
     given = request.model_dump(
         exclude={"query", "dense", "expander", "rerank", "mmr_lambda"}, exclude_none=True
     )
-    options = {_OPTION_OF_FIELD.get(name, name): value for name, value in given.items()}
+    options = dict(given)  # each field is the search option of its name
     if request.expander is not None:
         options["expansion"] = request.expander != "none"
     return options
 
 
 def refused_field(options: Mapping[str, Any], error: ValueError) -> str | None:
-    """The request field that `error` is about: the fusion option the core refused (`error.option`),
-    else the option its message starts with."""
+    """The request field that `error` is about: the fusion option the core refused (`error.option`,
+    by the search's name), else the option its message starts with."""
     option: str | None = getattr(error, "option", None)
     if option is not None:
-        return _FIELDS_BY_OPTION.get(option, option)
-    named = (name for name in options if str(error).startswith(f"{name} "))
-    return next((_FIELDS_BY_OPTION.get(name, name) for name in named), None)
+        return search_name(option)
+    return next((name for name in options if str(error).startswith(f"{name} ")), None)
 
 
 def json_bytes(data: Any) -> bytes:

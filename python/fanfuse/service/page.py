@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse, Response
 
 from fanfuse._renamed import REMOVED_SEARCH_OPTIONS, refusing_old_keywords
 from fanfuse.multiquery import MultiQueryRetriever
-from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS
+from fanfuse.multiquery.fusion import search_settings
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
 __all__ = ["CONTENT_SECURITY_POLICY", "page_router"]
@@ -52,14 +52,18 @@ _OWN_CONTROLS = ("query", "history")
 
 @refusing_old_keywords
 def page_router(
-    retriever: MultiQueryRetriever, *, expander: str, hybrid: bool, option_of_field: dict[str, str]
+    retriever: MultiQueryRetriever,
+    *,
+    expander: str,
+    hybrid: bool,
+    option_of_field: dict[str, str] | None = None,
 ) -> APIRouter:
     """The routes of the page over `retriever` (whose settings are the defaults it shows), where
     the server's expander is `expander`, its index `hybrid` or not, and `option_of_field` maps a request
-    field to the retriever's name for it."""
+    field to the retriever's name for it where they differ (none do for `fanfuse serve`'s request)."""
     files = {name: (resources.files(__package__) / "page" / name).read_bytes() for name in _FILES}
     options = {
-        "fields": request_fields(server_defaults(retriever, expander, hybrid, option_of_field)),
+        "fields": request_fields(server_defaults(retriever, expander, hybrid, option_of_field or {})),
         "roles": SearchRequest.model_json_schema()["$defs"]["Message"]["properties"]["role"]["enum"],
         "renamed_fields": RENAMED_FIELDS,
         "removed_fields": REMOVED_SEARCH_OPTIONS,
@@ -91,7 +95,7 @@ def server_defaults(
 ) -> dict[str, Any]:
     """What a request that leaves a field out gets from this server, by field name."""
     settings: dict[str, Any] = {
-        **{name: getattr(retriever.fusion, name) for name in SEARCH_FUSION_OPTIONS},
+        **search_settings(retriever.fusion),
         "top_k": retriever.top_k,
         "max_variants": retriever.config.max_variants,
         "strategy": retriever.strategy,
