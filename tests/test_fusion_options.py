@@ -286,7 +286,7 @@ def test_checking_search_options_runs_no_fusion(monkeypatch: pytest.MonkeyPatch)
     fused: list[object] = []
     real = fusion.fuse
     monkeypatch.setattr(fusion, "fuse", lambda *a, **kw: fused.append(a) or real(*a, **kw))
-    settings = fusion.checked({"method": "combsum", "norm": "max", "k": 10.0})
+    settings = fusion.checked({"method": "combsum", "norm": "max", "rrf_k": 10.0})
     assert (settings.reads_scores, settings.takes_weights) == (True, True)
     assert fusion.takes_weights("isr") is False
     with pytest.raises(FusionError, match="reads ranks only"):

@@ -180,7 +180,7 @@ def test_the_options_of_the_multiquery_docs_state_the_table() -> None:
         ("`retriever_weights`", "weight"),
         ("`branch_k`", "branch_k"),
         ("`min_score`", "min_score"),
-        ("`k`", "k"),
+        ("`rrf_k`", "k"),
     ]:
         assert LIMITS[key].accepted() in rows[option], option
     grouped = {
