@@ -4,9 +4,9 @@ Every option left out (or None) takes the instance's setting. ``history`` (the c
 the query, ``conversation.py``) is the call's alone: the expander reads it. A per-call
 ``retriever_weights`` sets the weights of the retrievers it names and leaves the others at the
 instance's weights. The fusion options (``method``, ``rrf_k``, ``norm``, ``phi``, ``sigma``, ``gamma``,
-``tie_break``, ``duplicates``) are ``fanfuse.fuse``'s (``rrf_k`` its ``k``) and are checked by the core. A method without a
-weighted form (``isr``, ``combmax``...) fuses every list with weight 1 unless the call itself gives
-weights other than 1, which it refuses (docs/multiquery.md, "Weights").
+``tie_break``, ``duplicates``) are ``fanfuse.fuse``'s (``rrf_k`` its ``k``) and are checked by the
+core. A method without a weighted form (``isr``, ``combmax``...) fuses every list with weight 1
+unless the call itself gives weights other than 1, which it refuses (docs/multiquery.md, "Weights").
 """
 
 from __future__ import annotations
