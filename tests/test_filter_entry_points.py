@@ -158,3 +158,29 @@ def test_an_index_that_lists_no_keys_leaves_the_key_to_the_match(tmp_path: Path)
     manifest.write_text(json.dumps(written), encoding="utf-8")
     with pytest.raises(InvalidIndex, match="corrupt manifest \\('metadata_keys'\\)"):
         TantivyRetriever(tmp_path / "idx")
+
+
+def test_only_a_filtered_search_asks_the_retrievers_for_their_keys() -> None:
+    # A dense retriever reads its keys from every document's metadata: no unfiltered search pays that.
+    from fanfuse.errors import InvalidFilter
+    from fanfuse.multiquery import MultiQueryRetriever
+
+    class Keyed:
+        asked = 0
+
+        @property
+        def metadata_keys(self) -> frozenset[str]:
+            self.asked += 1
+            return frozenset({"team"})
+
+        def search(self, query: str, k: int, filter: dict[str, Any] | None = None) -> list[Any]:
+            return []
+
+    keyed = Keyed()
+    retriever = MultiQueryRetriever([keyed], expansion=False)
+    retriever.search("common")
+    assert keyed.asked == 0
+    retriever.search("common", filter={"team": "x"})
+    with pytest.raises(InvalidFilter, match="'other', which no document has"):
+        retriever.search("common", filter={"other": "x"})
+    assert keyed.asked == 1  # read once, then kept

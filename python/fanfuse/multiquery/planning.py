@@ -188,7 +188,7 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
         top_k=top_k,
         expansion=expansion,
         max_variants=max_variants,
-        filter=_checked_filter(given.get("filter"), retriever.metadata_keys),
+        filter=_checked_filter(given.get("filter"), retriever),
         variants=variants,
         history=check_history(given.get("history")),
         strategy=given.get("strategy", retriever.strategy),
@@ -224,11 +224,12 @@ def _fusion(
 
 
 def _checked_filter(
-    filter: Mapping[str, Any] | None, known: frozenset[str] | None
+    filter: Mapping[str, Any] | None, retriever: InstanceSettings
 ) -> Mapping[str, Any] | None:
     """``filter`` checked once for the whole search where the retrievers say their documents' keys
-    (a key none has is refused here, not by every branch); else left to each retriever."""
-    if filter is not None and known is not None:
+    (a key none has is refused here, not by every branch); else left to each retriever. The keys
+    are asked for only by a filtered search: a dense retriever reads them from every document."""
+    if filter is not None and (known := retriever.metadata_keys) is not None:
         check_known_keys(conditions(filter), known)
     return filter
 

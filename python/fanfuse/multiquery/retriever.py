@@ -61,7 +61,7 @@ from fanfuse.multiquery.retriever_names import named_retrievers
 from fanfuse.multiquery.variants import VariantSource
 from fanfuse.multiquery.workers import Workers
 from fanfuse.retrievers.base import AsyncRetriever, Retriever
-from fanfuse.retrievers.filters import known_metadata_keys
+from fanfuse.retrievers.filters import shared_metadata_keys
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -207,13 +207,7 @@ class MultiQueryRetriever:
     def metadata_keys(self) -> frozenset[str] | None:
         """The keys a filter may name: those of every retriever's documents, where each says them
         (None where one does not: a filter's key is then left to the retrievers)."""
-        keys: set[str] = set()
-        for named in self._retrievers:
-            known = known_metadata_keys(named.retriever)
-            if known is None:
-                return None
-            keys |= known
-        return frozenset(keys)
+        return shared_metadata_keys(named.retriever for named in self._retrievers)
 
     @property
     def retrievers(self) -> dict[str, Any]:

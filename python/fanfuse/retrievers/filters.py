@@ -49,6 +49,7 @@ __all__ = [
     "is_fanfuse_filter",
     "known_metadata_keys",
     "matches",
+    "shared_metadata_keys",
     "value_terms",
 ]
 
@@ -130,6 +131,18 @@ def known_metadata_keys(retriever: object) -> frozenset[str] | None:
     None where it does not."""
     keys = getattr(retriever, "metadata_keys", None)
     return frozenset(keys) if isinstance(keys, (set, frozenset)) else None
+
+
+def shared_metadata_keys(retrievers: Iterable[object]) -> frozenset[str] | None:
+    """The keys of the documents of all ``retrievers`` (``known_metadata_keys``), or None where one
+    does not say."""
+    keys: set[str] = set()
+    for retriever in retrievers:
+        known = known_metadata_keys(retriever)
+        if known is None:
+            return None
+        keys |= known
+    return frozenset(keys)
 
 
 def filter_key(filter: Mapping[str, Any]) -> Hashable:
