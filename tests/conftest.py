@@ -1,5 +1,6 @@
-"""Shared test setup: Hypothesis profiles, the location of the real MT-RAG data, a hybrid index, and a
-throwaway PostgreSQL server for the database tests."""
+"""Shared test setup: Hypothesis profiles, the location of the real MT-RAG data, a hybrid index, a
+throwaway PostgreSQL server for the database tests, and the run's own temporary folder (its hooks are
+tests/session_temp.py's)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import postgres_server as postgres_server_module
 import pytest
 from hypothesis import HealthCheck, settings
 from postgres_server import Server
+from session_temp import pytest_configure, pytest_sessionfinish, pytest_unconfigure  # noqa: F401 (pytest's hooks)
 from tmpfs_mount import Mount, mounting
 
 # Example budgets: "dev" for quick local runs, "ci" for CI (CI=true), where the core properties

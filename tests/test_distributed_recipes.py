@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,6 +65,7 @@ def spark() -> Iterator[object]:
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers import fanfuse from this environment
+    scratch = tempfile.gettempdir()
     with time_limit(START_SECONDS):
         session = (
             SparkSession.builder.master("local[2]")
@@ -71,6 +73,10 @@ def spark() -> Iterator[object]:
             .config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "4")
+            # The JVM's scratch files go where the run's other temporary files go (Java reads /tmp,
+            # not TMPDIR), and it keeps no performance-data file (/tmp/hsperfdata_USER).
+            .config("spark.local.dir", scratch)
+            .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={scratch} -XX:-UsePerfData")
             .getOrCreate()
         )
         yield session

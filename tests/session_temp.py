@@ -1,0 +1,87 @@
+"""A test run's own temporary folder: every temporary file of the run lands in it and it goes when the
+run ends, so that a run leaves nothing behind in the machine's temporary directory, however many runs
+there are.
+
+The first process of a run (the only one, or the controller of pytest-xdist's workers) makes the
+folder, points ``TMPDIR`` at it (the workers, the servers the tests start, Chromium and Dask inherit
+it) and removes it at the end. Before removing it, it lists what is still there: a file or folder
+left by the package or a test fails the run, naming it (a leak of disk is a bug). What a third party
+leaves by its own design is removed without a word (``THIRD_PARTY_LEFTOVERS``, each with the reason).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# Set by the first process of a run; the workers read it to know they are inside one.
+SESSION_VARIABLE = "FANFUSE_TEST_TEMP"
+
+# Names left in the run's folder that are no leak of fanfuse or of its tests (glob patterns).
+THIRD_PARTY_LEFTOVERS = {
+    # pytest's own `tmp_path` folders, which it keeps after the run for a look at failures.
+    "pytest-of-*": "pytest's tmp_path folders",
+    # Chromium's singleton folder (a lock socket), which it leaves when chromedriver ends it.
+    "org.chromium.Chromium.*": "Chromium's singleton lock",
+    # Dask's scratch space, shared by every cluster of the machine and kept by design.
+    "dask-scratch-space": "Dask's scratch space",
+    # Ray's session folders (logs, sockets), kept by design after the cluster stops.
+    "ray": "Ray's session folders",
+    # onnxruntime writes an id file at import (one, rewritten each time).
+    ".ses": "onnxruntime's id file",
+    # The copy of a PostgreSQL installation the server user can reach, shared by the run's workers.
+    "fanfuse-pginstall-*": "the run's copy of a PostgreSQL installation (tests/postgres_server.py)",
+}
+
+
+def _first_process(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not _first_process(config) or os.environ.get(SESSION_VARIABLE):
+        return
+    folder = tempfile.mkdtemp(prefix="fanfuse-tests-")
+    # Reachable by the user the PostgreSQL server runs as (its installation may be copied in here).
+    os.chmod(folder, 0o755)
+    os.environ[SESSION_VARIABLE] = os.environ["TMPDIR"] = folder
+    tempfile.tempdir = None  # read TMPDIR again
+    config.stash[_FOLDER] = Path(folder)
+
+
+_FOLDER = pytest.StashKey[Path]()
+
+
+def leftovers(folder: Path) -> list[str]:
+    """The names in `folder` that no third party explains: what a run leaked."""
+    return sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in THIRD_PARTY_LEFTOVERS)
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    folder = session.config.stash.get(_FOLDER, None)
+    if folder is None:
+        return
+    leaked = leftovers(folder)
+    if leaked:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = f"the run left {len(leaked)} temporary file(s) behind in {folder}: {', '.join(leaked)}"
+        if reporter is not None:
+            reporter.write_sep("=", "temporary files leaked", red=True)
+            reporter.write_line(message)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_FOLDER, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
