@@ -33,7 +33,7 @@ def run_session(root: Path, body: str, *arguments: str) -> tuple[subprocess.Comp
     (project / "test_body.py").write_text(textwrap.dedent(body))
     environment = {key: value for key, value in os.environ.items() if key != SESSION_VARIABLE}
     environment["TMPDIR"] = str(machine_temp)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *arguments]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments]
     result = subprocess.run(
         command, cwd=project, env=environment, capture_output=True, text=True, timeout=300, check=False
     )
