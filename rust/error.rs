@@ -79,7 +79,7 @@ impl FusionError {
         if error.kind() == std::io::ErrorKind::BrokenPipe {
             return Self::ClosedPipe { path: path.to_owned() };
         }
-        Self::Io { path: path.to_owned(), message: error.to_string() }
+        Self::Io { path: path.to_owned(), message: io_reason(error) }
     }
 
     /// The output `path` could not be written because of `error` (a closed pipe is no failure of
@@ -89,7 +89,7 @@ impl FusionError {
         if error.kind() == std::io::ErrorKind::BrokenPipe {
             return Self::ClosedPipe { path: path.to_owned() };
         }
-        Self::refused_output(path, error.to_string())
+        Self::refused_output(path, io_reason(error))
     }
 
     /// The output `path` is refused: `message` says why and what to give instead.
@@ -103,6 +103,17 @@ impl FusionError {
     #[must_use]
     pub fn colliding_outputs(message: impl Into<String>) -> Self {
         Self::Output { path: None, message: message.into() }
+    }
+}
+
+/// What an I/O error says, in the system's words (`Is a directory`), without the `(os error 21)` that
+/// Rust's own text of it adds and that tells a reader nothing more.
+#[must_use]
+pub fn io_reason(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match error.raw_os_error() {
+        Some(code) => text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_owned(),
+        None => text,
     }
 }
 
@@ -139,5 +150,16 @@ mod tests {
         let input = FusionError::input("run.trec", 3, "bad");
         assert_eq!(input.clone().of_setting(), input);
         assert_eq!(input.to_string(), "run.trec:3: bad");
+    }
+
+    #[test]
+    fn an_io_error_reads_in_the_system_words_alone() {
+        let directory = std::io::Error::from_raw_os_error(libc::EISDIR);
+        assert_eq!(io_reason(&directory), "Is a directory");
+        assert_eq!(FusionError::io("/tmp", &directory).to_string(), "/tmp: Is a directory");
+        assert_eq!(FusionError::output("o.trec", &directory).to_string(), "o.trec: Is a directory");
+        // An error of Rust's own (no system code) keeps its whole text.
+        let other = std::io::Error::other("the stream ended (os error 5)");
+        assert_eq!(io_reason(&other), "the stream ended (os error 5)");
     }
 }

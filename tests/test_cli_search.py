@@ -86,7 +86,8 @@ def test_hybrid_search_adds_the_dense_retriever(index_dir: Path, capsys: pytest.
 
 def test_missing_index_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "--index", str(tmp_path / "none"), "owls"]) == 2
-    assert "does not exist; build it with `fanfuse index" in capsys.readouterr().err
+    assert "--index '" in (err := capsys.readouterr().err)
+    assert "none': no such file or directory; give an index directory made by `fanfuse index`" in err
 
 
 def test_bad_filter_is_a_clear_error(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,7 +108,7 @@ def test_bad_corpus_line_names_file_line_and_keeps_the_index(
 
 def test_missing_corpus_file_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["index", str(tmp_path / "nope.jsonl"), "--index", str(tmp_path / "i")]) == 2
-    assert "nope.jsonl' does not exist" in capsys.readouterr().err
+    assert "nope.jsonl': no such file or directory; give a JSONL file" in capsys.readouterr().err
 
 
 class FakeTerminal(io.StringIO):

@@ -165,8 +165,11 @@ def test_overrides_replace_the_defaults(bm25_dir: Path) -> None:
 
 
 def test_a_missing_index_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(InvalidIndex, match="does not exist; build it with `fanfuse index"):
+    with pytest.raises(InvalidIndex, match="no such file or directory; build it with `fanfuse index"):
         open_index(tmp_path / "nothing")
+    (tmp_path / "a-file").write_text("not an index")
+    with pytest.raises(InvalidIndex, match="a-file': is not a directory; build it with `fanfuse index"):
+        open_index(tmp_path / "a-file")
 
 
 def test_stored_vectors_without_the_embed_extra_are_a_clear_error(

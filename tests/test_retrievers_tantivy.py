@@ -187,7 +187,7 @@ def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
 
 
 def test_missing_index_directory_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(InvalidIndex, match="does not exist; build it with `fanfuse index"):
+    with pytest.raises(InvalidIndex, match="no such file or directory; build it with `fanfuse index"):
         TantivyRetriever(tmp_path / "nowhere")
 
 

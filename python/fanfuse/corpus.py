@@ -17,7 +17,7 @@ from typing import Any
 from fanfuse._core import FusionError, _internal
 from fanfuse.errors import InvalidCorpus
 from fanfuse.jsonl import json_line
-from fanfuse.paths import utf8_path
+from fanfuse.paths import unreadable, utf8_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +78,9 @@ _BLANK = " \t\v\f\r\n"
 
 def _existing(path: str | Path) -> Path:
     path = Path(path)
-    if not path.is_file():
-        raise InvalidCorpus(f"corpus file {str(path)!r} does not exist (expected a JSONL file, plain or .gz)")
+    problem = unreadable(path)
+    if problem is not None:
+        raise InvalidCorpus(f"corpus file {str(path)!r}: {problem} (expected a JSONL file, plain or .gz)")
     return path
 
 

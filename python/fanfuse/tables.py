@@ -15,6 +15,7 @@ column named by ``run_column``. Ids may be strings or integers (read as their de
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,7 +166,10 @@ def evaluate_table(run: Any, qrels: Any, metrics: Sequence[str]) -> Any:
 
 
 def is_parquet(path: str | Path) -> bool:
-    """Whether the file starts with Parquet's magic bytes (a renamed file works, as for gzip)."""
+    """Whether the file starts with Parquet's magic bytes (a renamed file works, as for gzip). A pipe is
+    not asked (its bytes would be gone for the reader that follows; Parquet needs a file to seek in)."""
+    if not os.path.isfile(path):
+        return False
     try:
         with open(path, "rb") as file:
             return file.read(4) == PARQUET_MAGIC

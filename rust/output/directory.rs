@@ -8,7 +8,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::temps::{lock, remove_stale, temporary_path};
-use crate::error::FusionError;
+use crate::error::{io_reason, FusionError};
 
 /// A temporary directory being filled; removed on drop unless published.
 pub struct StagedDir {
@@ -122,7 +122,7 @@ fn parent_and_name(path: &Path) -> Option<(PathBuf, String)> {
 fn cannot_write(shown: &str, dir: &Path, error: &std::io::Error) -> FusionError {
     FusionError::refused_output(
         shown,
-        format!("cannot write in '{}' ({error}); choose a writable place", dir.display()),
+        format!("cannot write in '{}' ({}); choose a writable place", dir.display(), io_reason(error)),
     )
 }
 

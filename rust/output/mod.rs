@@ -26,7 +26,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::error::FusionError;
+use crate::error::{io_reason, FusionError};
 use crate::interrupt;
 
 /// Symbolic links followed before giving up (the kernel's own limit).
@@ -77,7 +77,7 @@ impl OutputFile {
             if kind.is_fifo() || kind.is_char_device() {
                 return Ok(Self::streaming(
                     path,
-                    open_in_place(given, kind.is_fifo()).map_err(|e| fail(e.to_string()))?,
+                    open_in_place(given, kind.is_fifo()).map_err(|e| fail(io_reason(&e)))?,
                     false,
                 ));
             }
@@ -88,10 +88,11 @@ impl OutputFile {
                 )));
             }
         }
-        let target = final_target(given).map_err(|e| fail(format!("cannot follow its symbolic links ({e})")))?;
+        let target =
+            final_target(given).map_err(|e| fail(format!("cannot follow its symbolic links ({})", io_reason(&e))))?;
         if let Some(meta) = &existing {
-            let resolved =
-                fs::metadata(&target).map_err(|e| fail(format!("cannot follow its symbolic links ({e})")))?;
+            let resolved = fs::metadata(&target)
+                .map_err(|e| fail(format!("cannot follow its symbolic links ({})", io_reason(&e))))?;
             if (resolved.dev(), resolved.ino()) != (meta.dev(), meta.ino()) {
                 return Err(fail(format!("resolves to '{}', which is another file", target.display())));
             }
@@ -104,12 +105,9 @@ impl OutputFile {
         let (dir, name) = split(&target).map_err(fail)?;
         temps::remove_stale(&dir, &name);
         let temp = temps::temporary_path(&dir, &name);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .open(&temp)
-            .map_err(|e| fail(format!("cannot write in '{}' ({e}); choose a writable place", dir.display())))?;
+        let file = OpenOptions::new().write(true).create_new(true).mode(0o666).open(&temp).map_err(|e| {
+            fail(format!("cannot write in '{}' ({}); choose a writable place", dir.display(), io_reason(&e)))
+        })?;
         let mut output =
             Self { shown: path.to_owned(), writer: None, replace: Some(Replace { target, temp }), stdout: false };
         temps::lock(&file);

@@ -124,8 +124,9 @@ pub struct Lines {
 impl Lines {
     #[new]
     #[pyo3(signature = (path, /))]
-    fn new(path: &str) -> PyResult<Self> {
-        Ok(Self { source: Mutex::new(LineSource::open(path).map_err(to_py_err)?) })
+    fn new(py: Python<'_>, path: &str) -> PyResult<Self> {
+        // Interruptible, and without the GIL: a FIFO without a writer is waited for.
+        Ok(Self { source: Mutex::new(interruptible(py, || LineSource::open(path))?) })
     }
 
     fn __iter__(slf: Py<Self>) -> Py<Self> {

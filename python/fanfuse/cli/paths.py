@@ -1,17 +1,21 @@
 """The files and directories a command reads and writes, declared with its options: `add_input`,
 `add_output` and `add_output_directory` mark the argparse action, and `check_command_paths` refuses,
-before the command runs, an output that is one of its inputs or another of its outputs (however
-spelled: a symbolic or hard link, `./x`), or an output directory that holds an input
-(`fanfuse.output_guard.check_paths`, which raises `InvalidOutput`). A new option declared this way
-cannot miss the check, and the tests enumerate the marked options of every parser."""
+before the command runs, an input that cannot be read as what it is for (missing, a directory given
+for a file, a file for a directory: `InputError` naming the option, the path and what it takes), an
+output that is one of its inputs or another of its outputs (however spelled: a symbolic or hard link,
+`./x`), or an output directory that holds an input (`fanfuse.output_guard.check_paths`, which raises
+`InvalidOutput`). A new option declared this way cannot miss the checks, and the tests enumerate the
+marked options of every parser."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any, Literal, get_args
 
+from fanfuse.errors import InputError
 from fanfuse.limits import check_choice
 from fanfuse.output_guard import check_paths
+from fanfuse.paths import unreadable
 
 INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
 ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
@@ -19,6 +23,15 @@ ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
 # a saved model, an index directory, a conversation (`--history`).
 Kind = Literal["run", "qrels", "corpus", "model", "index", "history"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
+# What an input of each kind takes, as the refusal of an unreadable one says it.
+TAKES: dict[str, str] = {
+    "run": "a run file (TREC 6-column, MT-RAG JSONL or Parquet)",
+    "qrels": "a qrels file (TREC, BEIR TSV or Parquet)",
+    "corpus": "a JSONL file of documents, plain or .gz",
+    "model": "a model file saved by `fanfuse fuse --save-model`",
+    "index": "an index directory made by `fanfuse index`",
+    "history": "a JSONL file of turns, or - for standard input",
+}
 # ranx writes Parquet runs under both names.
 PARQUET_SUFFIXES = (".parquet", ".parq")
 _ROLE = "fanfuse_path_role"
@@ -97,10 +110,22 @@ def option_name(action: argparse.Action) -> str:
 
 
 def check_command_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Raises InvalidOutput when the parsed paths of a command overlap (see the module documentation)."""
+    """Raises InputError for an input that cannot be read, InvalidOutput when the parsed paths of a
+    command overlap (see the module documentation)."""
     named: dict[str, list[tuple[str, str]]] = {role: [] for role in ROLES}
-    for action, role, _ in path_actions(parser):
+    for action, role, kind in path_actions(parser):
         value = getattr(args, action.dest, None)
         values = value if isinstance(value, list) else [] if value is None else [value]
         named[role].extend((option_name(action), str(path)) for path in values)
+        if role == INPUT:
+            for path in values:
+                _check_input(option_name(action), kind, str(path))
     check_paths(outputs=named[OUTPUT], output_directories=named[OUTPUT_DIRECTORY], inputs=named[INPUT])
+
+
+def _check_input(option: str, kind: str, path: str) -> None:
+    if kind == "history" and path == "-":
+        return
+    problem = unreadable(path, folder=kind == "index")
+    if problem is not None:
+        raise InputError(f"{option} {path!r}: {problem}; give {TAKES[kind]}")

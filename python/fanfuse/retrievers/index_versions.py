@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from fanfuse.errors import InvalidIndex
 from fanfuse.output_guard import OutputFile, StagedDirectory, retire_directory, sync_directory
+from fanfuse.paths import unreadable
 
 MANIFEST = "fanfuse-index.json"
 FORMAT = 2
@@ -40,9 +41,10 @@ T = TypeVar("T")
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
-    if not directory.is_dir():
+    problem = unreadable(directory, folder=True)
+    if problem is not None:
         raise InvalidIndex(
-            f"index directory {str(directory)!r} does not exist; build it with "
+            f"index directory {str(directory)!r}: {problem}; build it with "
             f"`fanfuse index CORPUS.jsonl --index {directory}` or TantivyRetriever.build(...)"
         )
     path = directory / MANIFEST

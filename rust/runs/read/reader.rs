@@ -65,8 +65,25 @@ fn sniff_format(path: &str) -> Result<Format, FusionError> {
     ))
 }
 
+/// A run is read more than once (its format first, then its lines; again when the runs' query orders
+/// differ), which a pipe cannot give: it is refused, saying what to do instead.
+fn check_rereadable(path: &str) -> Result<(), FusionError> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(path).map_err(|e| FusionError::io(path, &e))?.file_type();
+    if kind.is_fifo() || kind.is_socket() {
+        return Err(FusionError::input(
+            path,
+            0,
+            "is a pipe; a run is read more than once (its format, then its lines), which a pipe cannot \
+             give: write it to a file and give the file",
+        ));
+    }
+    Ok(())
+}
+
 impl RunReader {
     pub fn open(path: &str) -> Result<Self, FusionError> {
+        check_rereadable(path)?;
         let format = sniff_format(path)?;
         Self::over(path, LineSource::open(path)?, format)
     }
@@ -75,6 +92,7 @@ impl RunReader {
     /// in the format of the whole file; line numbers count from the block's first line, whose offset
     /// comes with the reader.
     pub fn open_block(path: &str, start: u64, end: u64) -> Result<(Self, u64), FusionError> {
+        check_rereadable(path)?;
         let format = sniff_format(path)?;
         let (source, first) = LineSource::open_block(path, start, end)?;
         Ok((Self::over(path, source, format)?, first))

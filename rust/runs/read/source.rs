@@ -5,7 +5,7 @@
 //! its first line instead of filling the memory.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -70,8 +70,9 @@ impl LineSource {
         let mut magic = [0_u8; 2];
         let sniffed = read_up_to(&mut file, &mut magic).map_err(|e| FusionError::io(path, &e))?;
         let gzip = magic[..sniffed] == [0x1f, 0x8b];
-        file.seek(SeekFrom::Start(0)).map_err(|e| FusionError::io(path, &e))?;
-        let raw = Counting { inner: file, read: Arc::clone(&consumed) };
+        // The sniffed bytes are read again from memory, not by seeking back: a pipe cannot seek.
+        let inner = Cursor::new(magic[..sniffed].to_vec()).chain(file);
+        let raw = Counting { inner, read: Arc::clone(&consumed) };
         let reader: Box<dyn Read + Send> =
             if gzip { Box::new(MultiGzDecoder::new(BufReader::with_capacity(BUFFER / 4, raw))) } else { Box::new(raw) };
         Ok(Self {

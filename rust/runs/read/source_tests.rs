@@ -118,3 +118,35 @@ fn invalid_utf8_names_the_line() {
     std::fs::remove_file(&path).unwrap();
     assert!(error.contains(":2") && error.contains("byte 5"), "{error}");
 }
+
+/// A FIFO at a new path in the temporary directory, fed `bytes` by a thread (which waits for a reader).
+fn fifo_of(bytes: &'static [u8], name: &str) -> (std::path::PathBuf, std::thread::JoinHandle<()>) {
+    let path = std::env::temp_dir().join(format!("fanfuse-source-{}-{name}", std::process::id()));
+    let text = std::ffi::CString::new(path.to_string_lossy().into_owned()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(text.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+    let at = path.clone();
+    let writer = std::thread::spawn(move || std::fs::write(at, bytes).unwrap());
+    (path, writer)
+}
+
+#[test]
+fn a_pipe_is_read_plain_or_gzip() {
+    let (plain, writer) = fifo_of(b"q1 a\nq2 b\n", "fifo-plain");
+    let mut source = LineSource::open(&plain.to_string_lossy()).unwrap();
+    assert_eq!(source.next_line().unwrap(), Some("q1 a"));
+    assert_eq!(source.next_line().unwrap(), Some("q2 b"));
+    assert_eq!(source.next_line().unwrap(), None);
+    writer.join().unwrap();
+    std::fs::remove_file(&plain).unwrap();
+
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gzip, b"q3 c\n").unwrap();
+    let (zipped, writer) = fifo_of(Vec::leak(gzip.finish().unwrap()), "fifo-gzip");
+    let mut source = LineSource::open(&zipped.to_string_lossy()).unwrap();
+    assert!(source.is_gzip());
+    assert_eq!(source.next_line().unwrap(), Some("q3 c"));
+    assert_eq!(source.next_line().unwrap(), None);
+    writer.join().unwrap();
+    std::fs::remove_file(&zipped).unwrap();
+}
