@@ -4,7 +4,8 @@ there are.
 
 The first process of a run (the only one, or the controller of pytest-xdist's workers) makes the
 folder, points ``TMPDIR`` at it (the workers, the servers the tests start, Chromium and Dask inherit
-it) and removes it at the end. Before removing it, it lists what is still there: a file or folder
+it) and removes it at the end; the folder of a run killed before its end goes at the start of the
+next (its name holds its process id). Before removing it, it lists what is still there: a file or folder
 left by the package or a test fails the run, naming it (a leak of disk is a bug). What a third party
 leaves by its own design is removed without a word (``THIRD_PARTY_LEFTOVERS``, each with the reason).
 """
@@ -46,7 +47,8 @@ def _first_process(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if not _first_process(config) or os.environ.get(SESSION_VARIABLE):
         return
-    folder = tempfile.mkdtemp(prefix="fanfuse-tests-")
+    _remove_stale(Path(tempfile.gettempdir()))
+    folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
     # Reachable by the user the PostgreSQL server runs as (its installation may be copied in here).
     os.chmod(folder, 0o755)
     os.environ[SESSION_VARIABLE] = os.environ["TMPDIR"] = folder
@@ -55,6 +57,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _FOLDER = pytest.StashKey[Path]()
+PREFIX = "fanfuse-tests-"
+
+
+def _remove_stale(place: Path) -> None:
+    """Removes the folders of runs whose process is gone (killed before its end removed them)."""
+    for folder in place.glob(f"{PREFIX}*-*"):
+        pid = folder.name.removeprefix(PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def leftovers(folder: Path) -> list[str]:

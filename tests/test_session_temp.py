@@ -22,11 +22,15 @@ from session_temp import pytest_configure, pytest_sessionfinish, pytest_unconfig
 """
 
 
-def run_session(root: Path, body: str, *arguments: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def run_session(
+    root: Path, body: str, *arguments: str, machine_temp: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path]:
     """A pytest run of one test file with `body` under `root`, with the machine's temporary
-    directory at `root / "machine-temp"`: the run's result and that directory."""
-    machine_temp = root / "machine-temp"
-    machine_temp.mkdir()
+    directory at `machine_temp` (a new `root / "machine-temp"` by default): the run's result and
+    that directory."""
+    if machine_temp is None:
+        machine_temp = root / "machine-temp"
+        machine_temp.mkdir()
     project = root / "project"
     project.mkdir()
     (project / "conftest.py").write_text(CONFTEST)
@@ -94,3 +98,20 @@ def test_a_clean_run_passes_and_leaves_the_machine_temporary_directory_as_it_was
     assert result.returncode == 0, result.stdout + result.stderr
     assert "4 passed" in result.stdout
     assert list(machine_temp.iterdir()) == []
+
+
+def test_the_folder_of_a_killed_run_goes_at_the_start_of_the_next(tmp_path: Path) -> None:
+    machine_temp = tmp_path / "machine-temp"
+    machine_temp.mkdir()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    stale = machine_temp / f"fanfuse-tests-{int(dead.stdout)}-abc"
+    (stale / "pytest-of-root").mkdir(parents=True)
+    living = machine_temp / f"fanfuse-tests-{os.getpid()}-def"
+    living.mkdir()
+    unrelated = machine_temp / "fanfuse-tests-notes"
+    unrelated.mkdir()
+    result, _ = run_session(tmp_path, "def test_nothing():\n    pass\n", machine_temp=machine_temp)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(p.name for p in machine_temp.iterdir()) == sorted([living.name, unrelated.name])
