@@ -14,7 +14,9 @@ from fanfuse.cli import main
 @pytest.fixture(scope="module")
 def files(small_runs: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     directory = tmp_path_factory.mktemp("cli-bad-options")
-    return {**small_runs, "out": str(directory / "out.trec"), "index": str(directory / "no-index")}
+    # An empty index directory: every case's option is refused before the index is opened.
+    (directory / "empty-index").mkdir()
+    return {**small_runs, "out": str(directory / "out.trec"), "index": str(directory / "empty-index")}
 
 
 FUSE = ["fuse", "{run0}", "{run1}", "-o", "{out}"]

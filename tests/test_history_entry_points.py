@@ -123,7 +123,9 @@ def test_unreadable_histories_are_refused_naming_the_file(
     index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     missing = tmp_path / "missing.jsonl"
-    assert f"--history {missing}: No such file" in cli_error(index_dir, capsys, "--history", str(missing))
+    assert f"--history {str(missing)!r}: no such file or directory; give a JSONL file of turns" in cli_error(
+        index_dir, capsys, "--history", str(missing)
+    )
     latin = tmp_path / "latin.jsonl"
     latin.write_bytes(b'"ok"\n"caf\xe9"\n')
     assert f"--history {latin}:2: not UTF-8" in cli_error(index_dir, capsys, "--history", str(latin))

@@ -82,7 +82,7 @@ def test_model_variants_and_server_errors_are_shown_as_text(
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_command_prints_through_the_filter(
-    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Whatever a command prints to stderr reaches it made visible (its stdout too, on a terminal)."""
 
@@ -95,6 +95,7 @@ def test_every_command_prints_through_the_filter(
 
     module = importlib.import_module(COMMANDS[command])
     monkeypatch.setattr(module, "run", run)
+    monkeypatch.chdir(given_inputs(tmp_path))
     required = {
         "search": ["q", "--index", "i"],
         "serve": ["--index", "i"],
@@ -108,7 +109,16 @@ def test_every_command_prints_through_the_filter(
     assert f"out {DIRTY}" in captured.out  # not a terminal: data passes as it is
 
 
-def test_stdout_on_a_terminal_is_filtered_too() -> None:
+def given_inputs(directory: Path) -> Path:
+    """`directory` holding the inputs the invocations name (read by nobody: the commands' `run` is
+    replaced), so that the commands' check of their inputs passes."""
+    (directory / "i").mkdir()
+    for name in ("a", "q", "c.jsonl"):
+        (directory / name).write_text("")
+    return directory
+
+
+def test_stdout_on_a_terminal_is_filtered_too(tmp_path: Path) -> None:
     """On a real pseudo-terminal, what a command prints to stdout is made visible as well."""
     printing = (
         "import sys; import fanfuse.cli.fuse as command; "
@@ -118,7 +128,11 @@ def test_stdout_on_a_terminal_is_filtered_too() -> None:
     leader, follower = pty.openpty()
     try:
         process = subprocess.run(
-            [sys.executable, "-c", printing], stdout=follower, stderr=subprocess.PIPE, timeout=120
+            [sys.executable, "-c", printing],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            cwd=given_inputs(tmp_path),
         )
     finally:
         os.close(follower)
