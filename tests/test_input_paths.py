@@ -190,4 +190,12 @@ def test_qrels_and_a_corpus_on_a_pipe_serve_the_commands(
     corpus = '{"id": "a", "text": "owls at night"}\n{"id": "b", "text": "larks at dawn"}\n'
     with fed_pipe(tmp_path / "corpus.jsonl", corpus) as fifo:
         assert main(["index", str(fifo), "--index", str(tmp_path / "index")]) == 0
-    assert "indexed 2 documents" in capsys.readouterr().out
+    from_pipe = capsys.readouterr()
+    assert "indexed 2 documents" in from_pipe.out
+    assert "2/2" not in from_pipe.err  # no total: the pipe was not counted
+    file = tmp_path / "corpus-file.jsonl"
+    file.write_text(corpus)
+    assert main(["index", str(file), "--index", str(tmp_path / "index-of-file")]) == 0
+    from_file = capsys.readouterr()
+    assert "indexed 2 documents" in from_file.out
+    assert "2/2 100%" in from_file.err

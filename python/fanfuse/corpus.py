@@ -130,6 +130,9 @@ def as_documents(
             yield document_from_mapping(item, fields, f"document #{number}")
 
 
-def count_lines(path: str | Path) -> int:
-    """Number of non-blank lines (the progress bar's total); cheap next to indexing them."""
-    return sum(1 for _, line in read_lines(_existing(path)) if line.strip(_BLANK))
+def count_lines(path: str | Path) -> int | None:
+    """Number of non-blank lines (the progress bar's total); cheap next to indexing them. None for a
+    pipe: it is read once, and counting would take the documents away from the reader that follows."""
+    if not _existing(path).is_file():
+        return None
+    return sum(1 for _, line in read_lines(path) if line.strip(_BLANK))

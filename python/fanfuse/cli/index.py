@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -58,10 +57,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"fanfuse index: error: --dense needs fanfuse[embed]: {EMBED_HINT}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    # Counting the lines first costs a read of the file; only worth it when a bar is shown, and only
-    # possible for a file (a pipe is read once: a count would take the documents away).
+    # Counting the lines first costs a read of the file; only worth it when a bar is shown.
     progress = ProgressBar("indexing")
-    if progress.enabled and os.path.isfile(args.corpus):
+    if progress.enabled:
         progress.total = count_lines(args.corpus)
     try:
         documents = read_jsonl(args.corpus, fields)

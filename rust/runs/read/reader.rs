@@ -70,12 +70,15 @@ fn sniff_format(path: &str) -> Result<Format, FusionError> {
 fn check_rereadable(path: &str) -> Result<(), FusionError> {
     use std::os::unix::fs::FileTypeExt;
     let kind = std::fs::metadata(path).map_err(|e| FusionError::io(path, &e))?.file_type();
+    let what = if kind.is_fifo() { "pipe" } else { "socket" };
     if kind.is_fifo() || kind.is_socket() {
         return Err(FusionError::input(
             path,
             0,
-            "is a pipe; a run is read more than once (its format, then its lines), which a pipe cannot \
-             give: write it to a file and give the file",
+            format!(
+                "is a {what}; a run is read more than once (its format, then its lines), which a {what} \
+                 cannot give: write it to a file and give the file"
+            ),
         ));
     }
     Ok(())
