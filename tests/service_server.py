@@ -19,12 +19,13 @@ STOP_SECONDS = 30
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """The app's base URL, served until the block ends. The socket listens before the server starts,
-    so a first request waits in its backlog instead of failing."""
+def serving(app: Any, **config: Any) -> Iterator[str]:
+    """The app's base URL, served until the block ends (`config`: more of uvicorn's settings). The
+    socket listens before the server starts, so a first request waits in its backlog instead of
+    failing."""
     listening = listening_socket("127.0.0.1", 0)
     port = listening.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **config))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     try:

@@ -53,6 +53,7 @@ SERVE_HOW_IT_RUNS = {
     "--host": "the address it listens on (tests/service_server.py serves on 127.0.0.1)",
     "--port": "the port it listens on (every server of the tests takes --port 0, a free one)",
     "--workers": "the processes answering (tests/test_serve_exit.py: orphaned workers, their copy)",
+    "--request-timeout": "when a stalled connection is closed (tests/test_serve_request_deadline.py)",
     "--log-level": "uvicorn's log (a name it does not know is refused: tests/test_cli_bad_options.py)",
 }
 

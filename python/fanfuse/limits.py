@@ -277,6 +277,14 @@ LIMITS: dict[str, Limit] = {
     ),
     "port": Limit("port", int, "TCP port (0: any free one)", low=0, high=65_535),
     "workers": Limit("workers", int, "server processes sharing the port", low=1, high=64),
+    "request_timeout": Limit(
+        "request_timeout",
+        float,
+        "seconds a connection may take to send a whole request",
+        low=0,
+        low_open=True,
+        high=_MAX_SECONDS,
+    ),
 }
 
 
@@ -348,9 +356,12 @@ def _row(key: str, kind: type) -> Limit:
 @dataclass(frozen=True, slots=True)
 class RequestLimits:
     """The most one request to `fanfuse serve` may hold: what it asks for and what its body spends.
-    A body past ``body_bytes`` is answered 413 before it is parsed; the others 422, naming the field."""
+    A body past ``body_bytes`` is answered 413 before it is parsed; the others 422, naming the field.
+    ``arrival_seconds`` is the default time a connection has to send a whole request before it is
+    closed (`fanfuse serve --request-timeout`)."""
 
     body_bytes: int = 1_048_576
+    arrival_seconds: float = 20.0
     top_k: int = 1000
     query_chars: int = 10_000
     filter_keys: int = 64

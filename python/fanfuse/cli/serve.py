@@ -16,6 +16,7 @@ from typing import Any
 from fanfuse.cli import llm_options
 from fanfuse.cli._common import Terminated, number_option
 from fanfuse.cli.paths import add_index
+from fanfuse.limits import REQUEST
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
 
@@ -46,6 +47,16 @@ def register(subparsers: Any) -> None:
         "gets an equal share of the CPUs",
         default=1,
         metavar="N",
+    )
+    number_option(
+        parser,
+        "--request-timeout",
+        "request_timeout",
+        "seconds a connection has to send a whole request, from its opening and again after each "
+        "answer; one that has not is closed, so stalled clients cannot use up the server's "
+        f"connections (default {REQUEST.arrival_seconds:g}; a request that has arrived is never cut)",
+        default=REQUEST.arrival_seconds,
+        metavar="SECONDS",
     )
     parser.add_argument(
         "--log-level",
@@ -78,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
         from fanfuse.retrievers.tantivy_index import TantivyRetriever
         from fanfuse.service import app_for_index
+        from fanfuse.service.request_deadline import http_protocol
     except ImportError as error:
         print(f"fanfuse serve: error: {error.name} is missing: {SERVE_HINT}", file=sys.stderr)
         return 2
@@ -109,7 +121,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"fanfuse serve: listening on http://{host}:{port}", flush=True)
     # uvloop and httptools where installed (fanfuse[serve] installs them): the fastest of uvicorn's
     # stacks, measured in docs/performance.md; uvicorn falls back to asyncio and h11 without them.
-    stack: dict[str, Any] = {"loop": "auto", "http": "auto", "log_level": log_level}
+    stack: dict[str, Any] = {
+        "loop": "auto",
+        "http": http_protocol(args.request_timeout),
+        "log_level": log_level,
+    }
     if args.workers == 1:
         serve_one(uvicorn.Server(uvicorn.Config(app, **stack)), listening)
         return 0

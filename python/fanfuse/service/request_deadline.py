@@ -1,0 +1,105 @@
+"""uvicorn's HTTP protocols with a deadline for each request to arrive whole.
+
+uvicorn closes a connection left idle after an answer (its keep-alive timeout), but not one that was
+opened and never sent a request, nor one that stopped half-way through a request's head or body.
+Each such connection holds a file descriptor for good, so a client that opens enough of them (by
+accident or on purpose: "slowloris") leaves the server unable to accept any connection, `/healthz`
+included. Here a connection waiting for a request (from its opening, and again after each answer)
+is closed when the request has not arrived whole within ``request_timeout`` seconds. A request that
+has arrived is never cut: the search it asks for may take as long as it takes.
+
+``http_protocol(seconds)`` is what ``uvicorn.Config(app, http=...)`` takes; `fanfuse serve` passes
+it with ``--request-timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from fanfuse.limits import REQUEST, check_choice, check_float
+
+if TYPE_CHECKING:
+    # The one interface of uvicorn's protocols this reads (`cycle`, `loop`, `transport`, the hooks).
+    _UvicornProtocol = H11Protocol
+else:
+    _UvicornProtocol = object
+
+__all__ = ["PROTOCOLS", "http_protocol"]
+
+
+class RequestDeadline(_UvicornProtocol):
+    """Placed before one of uvicorn's HTTP protocols: arms the deadline whenever the connection
+    starts waiting for a request, and closes the connection if, when it passes, the request has
+    not arrived whole."""
+
+    def __init__(self, *args: Any, request_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.request_timeout = request_timeout
+        self.request_deadline: asyncio.TimerHandle | None = None
+        self.waiting_since = 0.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.waiting_since = self.loop.time()
+        self.request_deadline = self.loop.call_later(self.request_timeout, self.check_deadline)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # Only noted, for the connection's one timer: nothing is scheduled a request.
+        self.waiting_since = self.loop.time()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.request_deadline is not None:
+            self.request_deadline.cancel()
+            self.request_deadline = None
+        super().connection_lost(exc)
+
+    def check_deadline(self) -> None:
+        """Closes the connection if it has waited `request_timeout` for a request, else looks again
+        when it would have: a request being answered is looked at again a whole timeout later."""
+        self.request_deadline = None
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle
+        # No request yet, the last one answered (a pipelined one may follow: it is `cycle` then),
+        # or one whose body is still arriving. A whole request being answered is left alone.
+        waiting = cycle is None or cycle.response_complete or cycle.more_body
+        left = self.request_timeout
+        if waiting:
+            left -= self.loop.time() - self.waiting_since
+            if left <= 0:
+                self.transport.close()
+                return
+        self.request_deadline = self.loop.call_later(left, self.check_deadline)
+
+
+class H11WithDeadline(RequestDeadline, H11Protocol):
+    """uvicorn's pure-Python HTTP protocol, with the deadline."""
+
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:
+    # uvicorn's "auto" takes h11 then; fanfuse[serve] installs httptools.
+    PROTOCOLS: dict[str, type[RequestDeadline]] = {"h11": H11WithDeadline}
+else:
+
+    class HttpToolsWithDeadline(RequestDeadline, HttpToolsProtocol):  # type: ignore[misc]
+        """uvicorn's HTTP protocol over httptools (the faster; its "auto" picks it), with the deadline."""
+
+    PROTOCOLS = {"httptools": HttpToolsWithDeadline, "h11": H11WithDeadline}
+
+
+def http_protocol(
+    request_timeout: float = REQUEST.arrival_seconds, stack: str | None = None
+) -> Callable[..., asyncio.Protocol]:
+    """What ``uvicorn.Config(http=...)`` takes: the protocol of `stack` (a key of `PROTOCOLS`; by
+    default the first, as uvicorn's "auto" picks) with the deadline of `request_timeout` seconds."""
+    seconds = check_float("request_timeout", request_timeout)
+    chosen = PROTOCOLS[next(iter(PROTOCOLS)) if stack is None else check_choice("stack", stack, PROTOCOLS)]
+    return functools.partial(chosen, request_timeout=seconds)
