@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import os
 import signal
@@ -16,6 +17,7 @@ from typing import Any
 from fanfuse.cli import llm_options
 from fanfuse.cli._common import Terminated, number_option
 from fanfuse.cli.paths import add_index
+from fanfuse.errors import InvalidSetting
 from fanfuse.limits import REQUEST
 
 SERVE_HINT = "pip install 'fanfuse[serve]'"
@@ -30,7 +32,12 @@ def register(subparsers: Any) -> None:
         "that shows them; GET /healthz; the OpenAPI schema at /openapi.json. Needs fanfuse[serve].",
     )
     add_index(parser)
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument(
+        "--host",
+        type=listen_address,
+        default="127.0.0.1",
+        help="address (or name) to listen on (default 127.0.0.1; 0.0.0.0 for every interface)",
+    )
     number_option(parser, "--port", "port", "port (default 8000; 0: any free one)", default=8000)
     parser.add_argument(
         "--dense",
@@ -67,20 +74,61 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def listen_address(text: str) -> str:
+    """argparse type of --host: an address or a name, never empty (the socket layer reads an empty
+    one as every interface, the opposite of what leaving it out means)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"must be an address or a name to listen on, such as 127.0.0.1, ::1, localhost, or "
+            f"0.0.0.0 for every interface (got {text!r})"
+        )
+    return text
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket listening on (host, port). Made with protocol IPPROTO_TCP, not 0 as
+    """A TCP socket listening on (host, port), `host` an address or a name (resolved as a passive
+    address: IPv4 or IPv6, whichever it names first). Made with protocol IPPROTO_TCP, not 0 as
     `socket.create_server` makes it: asyncio sets TCP_NODELAY on the connections of such a socket
-    only, and without it each keep-alive answer waits ~40 ms for the client's delayed ACK."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listening = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    only, and without it each keep-alive answer waits ~40 ms for the client's delayed ACK. A place
+    it cannot listen on is refused naming --host or --port (InvalidSetting)."""
+    try:
+        family, kind, protocol, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError) as error:
+        reason = error.strerror if isinstance(error, socket.gaierror) else str(error)
+        raise InvalidSetting(
+            f"argument --host: {host!r} is not an address or a name this machine resolves ({reason})"
+        ) from None
+    listening = socket.socket(family, kind, protocol)
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind((host, port))
+        listening.bind(address)
         listening.listen(socket.SOMAXCONN)
-    except OSError:
+    except OSError as error:
         listening.close()
-        raise
+        raise InvalidSetting(cannot_listen(host, port, error)) from None
     return listening
+
+
+def cannot_listen(host: str, port: int, error: OSError) -> str:
+    """Why (host, port) cannot be listened on, naming the flag to change."""
+    if error.errno == errno.EADDRINUSE:
+        return f"argument --port: {port} is in use on {host} (give another port, or 0 for any free one)"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"argument --host: {host} is not an address of this machine (give one of its addresses, "
+            "such as 127.0.0.1 or ::1, or 0.0.0.0 for every interface)"
+        )
+    if error.errno == errno.EACCES:
+        return f"argument --port: {port} needs privileges this process lacks (give one from 1024, or 0)"
+    return f"argument --host/--port: cannot listen on {host} port {port}: {error.strerror or error}"
+
+
+def base_url(listening: socket.socket) -> str:
+    """The URL of the server on `listening`, an IPv6 address in brackets."""
+    host, port = listening.getsockname()[:2]
+    return f"http://[{host}]:{port}" if listening.family == socket.AF_INET6 else f"http://{host}:{port}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,9 +164,8 @@ def run(args: argparse.Namespace) -> int:
     # With workers: checks the index and the options, then unused.
     app = app_for_index(index, dense=args.dense, **overrides)
     listening = listening_socket(args.host, args.port)
-    host, port = listening.getsockname()[:2]
     # One line a script (or a test) reads to learn the port, printed once the socket accepts.
-    print(f"fanfuse serve: listening on http://{host}:{port}", flush=True)
+    print(f"fanfuse serve: listening on {base_url(listening)}", flush=True)
     # uvloop and httptools where installed (fanfuse[serve] installs them): the fastest of uvicorn's
     # stacks, measured in docs/performance.md; uvicorn falls back to asyncio and h11 without them.
     stack: dict[str, Any] = {
