@@ -27,7 +27,7 @@ from typing import Any
 
 from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery.expand.llm_deadline import remaining
-from fanfuse.multiquery.expand.llm_http import Endpoint, exchange
+from fanfuse.multiquery.expand.llm_http import Endpoint, char_kind, exchange
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, completion_text
 
 __all__ = [
@@ -321,7 +321,7 @@ def http_chat(
     if not model:
         raise InvalidSetting("LLMExpander needs a model: pass model=... or set FANFUSE_LLM_MODEL")
     endpoint = Endpoint.parse(
-        base_url.rstrip("/") + "/chat/completions", "base_url (or FANFUSE_LLM_BASE_URL)"
+        base_url.rstrip("/") + "/chat/completions", "base_url (or FANFUSE_LLM_BASE_URL)", shown=base_url
     )
     return HTTPChat(endpoint, model, _api_key(api_key, env), {"temperature": DEFAULT_TEMPERATURE, **settings})
 
@@ -347,20 +347,8 @@ def _api_key(given: object, env: Mapping[str, str]) -> str | None:
         for position, char in enumerate(key, start=1):
             if not "!" <= char <= "~":
                 raise InvalidSetting(
-                    f"{source} must be printable ASCII without whitespace, but has {_char_kind(char)} at "
+                    f"{source} must be printable ASCII without whitespace, but has {char_kind(char)} at "
                     f"position {position} (the key is not shown)"
                 )
         return key
     return None
-
-
-def _char_kind(char: str) -> str:
-    if char == " ":
-        return "a space"
-    if char in "\r\n":
-        return "a line break"
-    if char == "\t":
-        return "a tab"
-    if char < " " or char == "\x7f":
-        return "a control character"
-    return "a non-ASCII character"

@@ -80,18 +80,51 @@ class Endpoint:
     proxy: Proxy | None = None
 
     @classmethod
-    def parse(cls, url: str, name: str) -> Endpoint:
-        parts = urlsplit(url)
+    def parse(cls, url: str, name: str, shown: str | None = None) -> Endpoint:
+        """`url` split and checked; errors name `name` and show `shown` (default: `url`)."""
+        shown = url if shown is None else shown
+        parts = _split(url, name, shown)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise InvalidSetting(f"{name} must be an http:// or https:// URL with a host (got {url!r})")
+            raise InvalidSetting(f"{name} must be an http:// or https:// URL with a host (got {shown!r})")
         if parts.username is not None or parts.password is not None:
             raise InvalidSetting(
                 f"{name} must not contain credentials (user:password@); pass api_key instead"
             )
-        port = _port(parts, f"{name} has an invalid port (got {url!r})")
+        port = _port(parts, f"{name} has an invalid port (got {shown!r})")
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         proxy = _proxy(parts.scheme, parts.hostname)
         return cls(url, parts.scheme == "https", parts.hostname, port, target, proxy)
+
+
+def _split(url: str, name: str, shown: str | None) -> SplitResult:
+    """`url` split, refused naming `name` where it is no URL: `urlsplit` drops tabs and line breaks
+    without a word (so a URL with a header smuggled after a CR LF would be sent somewhere else) and
+    raises a bare ValueError for a bracket left open. `shown`: the URL for the message, None for
+    one that may hold a password."""
+    got = f" (got {shown!r})" if shown is not None else ""
+    for position, char in enumerate(url, start=1):
+        if char.isspace() or not char.isprintable():
+            raise InvalidSetting(
+                f"{name} must be a URL without whitespace or control characters, but has "
+                f"{char_kind(char)} at position {position}{got}"
+            )
+    try:
+        return urlsplit(url)
+    except ValueError as error:
+        raise InvalidSetting(f"{name} is not a URL: {error}{got}") from None
+
+
+def char_kind(char: str) -> str:
+    """How a refusal names a character that a URL or a key may not hold."""
+    if char == " ":
+        return "a space"
+    if char in "\r\n":
+        return "a line break"
+    if char == "\t":
+        return "a tab"
+    if char < " " or char == "\x7f":
+        return "a control character"
+    return "a non-ASCII character"
 
 
 def _port(parts: SplitResult, error: str) -> int:
@@ -107,8 +140,8 @@ def _proxy(scheme: str, host: str) -> Proxy | None:
     configured = urllib.request.getproxies().get(scheme)
     if not configured or urllib.request.proxy_bypass(host):
         return None
-    parts = urlsplit(configured if "://" in configured else f"http://{configured}")
     variable = f"{scheme.upper()}_PROXY"
+    parts = _split(configured if "://" in configured else f"http://{configured}", variable, shown=None)
     if parts.scheme != "http" or not parts.hostname:
         raise InvalidSetting(
             f"{variable} must be an http:// proxy URL (got one with scheme {parts.scheme!r}); "
