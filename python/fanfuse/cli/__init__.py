@@ -86,10 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fanfuse.cli._common import named_by_flags, run_command
         from fanfuse.cli.idle_flags import refuse_idle_flags
         from fanfuse.cli.paths import check_command_paths
+        from fanfuse.cli.utf8 import check_utf8_arguments
 
         def checked_run() -> int:
             command_parser = command_parsers(parser)[args.command]
             # The command's own words: those after its name (the top level takes no option with a value).
+            check_utf8_arguments(command_parser, args)
             refuse_idle_flags(args.command, command_parser, argv[argv.index(args.command) + 1 :], args)
             check_command_paths(command_parser, args)
             with named_by_flags(command_parser):

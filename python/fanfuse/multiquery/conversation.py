@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fanfuse.errors import ConversationTooLong, InvalidConversation
-from fanfuse.limits import CONVERSATION, check_choice
+from fanfuse.limits import CONVERSATION, check_choice, check_unicode
 
 __all__ = [
     "ROLES",
@@ -125,13 +125,7 @@ def check_turn(item: object, name: str) -> Turn:
         raise ConversationTooLong(
             f"{name} has {len(content)} characters; at most {CONVERSATION.turn_chars} are accepted"
         )
-    try:
-        content.encode("utf-8")
-    except UnicodeEncodeError as error:  # a lone surrogate: no backend can search it
-        raise InvalidConversation(
-            f"{name} is not valid Unicode: {error.reason} at index {error.start}"
-        ) from None
-    return Turn(role, content)
+    return Turn(role, check_unicode(name, content, InvalidConversation))
 
 
 def user_turns(history: History) -> list[str]:

@@ -20,7 +20,7 @@ from fanfuse._renamed import RENAMED_SEARCH_OPTIONS
 from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
 from fanfuse.errors import InvalidSetting
 from fanfuse.idle_settings import GoesWith, refuse_idle
-from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
+from fanfuse.limits import check_float, check_int, check_unicode, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
 from fanfuse.multiquery.expand.expanders import Expander
@@ -146,6 +146,7 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
         raise TypeError(f"query must be a str (got {type(query).__name__})")
     if not query.strip():
         raise InvalidSetting("query must be a non-empty string")
+    check_unicode("query", query)
     given = {name: value for name, value in options.items() if value is not None}
     expansion = given.get("expansion", retriever.config.expansion)
     if not isinstance(expansion, bool):
@@ -324,4 +325,5 @@ def _checked_variants(variants: object) -> Sequence[str] | None:
     for i, text in enumerate(variants):
         if not isinstance(text, str):
             raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
+        check_unicode(f"variants[{i}]", text)
     return variants

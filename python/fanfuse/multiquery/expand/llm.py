@@ -37,7 +37,7 @@ from typing import Any, Literal, get_args
 
 from fanfuse._panics import is_failure
 from fanfuse.errors import InvalidSetting
-from fanfuse.limits import check_choice, check_float, optional_float, optional_int
+from fanfuse.limits import check_choice, check_float, check_unicode, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expand.expanders import (
@@ -131,7 +131,9 @@ class LLMExpander(Expander):
     ):
         env = os.environ if environ is None else environ
         self.strategy = check_strategy(strategy)
-        self.instructions = instructions
+        if instructions is not None and not isinstance(instructions, str):
+            raise TypeError(f"instructions must be a str or None (got {type(instructions).__name__})")
+        self.instructions = None if instructions is None else check_unicode("instructions", instructions)
         settings = _settings(temperature, max_tokens, extra_body)
         if client is not None:
             if base_url is not None or api_key is not None:
