@@ -12,11 +12,12 @@ from collections.abc import Iterator
 import pytest
 from fanfuse.cli import COMMANDS, build_parser, main
 from fanfuse.cli._common import NumberFlag, NumberListFlag, name_list
+from fanfuse.cli.serve import listen_address
 from fanfuse.cli.tune import name_list as tune_names
 from fanfuse.limits import LIMITS, Limit
 
 # The types of flags that take words, not numbers.
-WORD_TYPES = (name_list, tune_names)
+WORD_TYPES = (name_list, tune_names, listen_address)
 
 
 def command_actions() -> Iterator[tuple[str, argparse.Action]]:

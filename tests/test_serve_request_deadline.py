@@ -113,7 +113,7 @@ def test_the_deadline_and_the_stack_are_checked() -> None:
         with pytest.raises(OutOfRange, match="request_timeout"):
             http_protocol(seconds)
     with pytest.raises(InvalidSetting, match="stack must be one of"):
-        http_protocol(1.0, "zttp")
+        http_protocol(1.0, "zttp")  # type: ignore[arg-type]
 
 
 def test_stalled_clients_cannot_use_up_the_servers_connections(tmp_path: Path) -> None:

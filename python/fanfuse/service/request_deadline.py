@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from fanfuse.errors import InvalidSetting
 from fanfuse.limits import REQUEST, check_choice, check_float
 
 if TYPE_CHECKING:
@@ -29,7 +30,11 @@ if TYPE_CHECKING:
 else:
     _UvicornProtocol = object
 
-__all__ = ["PROTOCOLS", "http_protocol"]
+__all__ = ["PROTOCOLS", "STACKS", "Stack", "http_protocol"]
+
+# uvicorn's names of its HTTP stacks, the faster first.
+Stack = Literal["httptools", "h11"]
+STACKS: tuple[Stack, ...] = get_args(Stack)
 
 
 class RequestDeadline(_UvicornProtocol):
@@ -86,7 +91,7 @@ try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 except ImportError:
     # uvicorn's "auto" takes h11 then; fanfuse[serve] installs httptools.
-    PROTOCOLS: dict[str, type[RequestDeadline]] = {"h11": H11WithDeadline}
+    PROTOCOLS: dict[Stack, type[RequestDeadline]] = {"h11": H11WithDeadline}
 else:
 
     class HttpToolsWithDeadline(RequestDeadline, HttpToolsProtocol):  # type: ignore[misc]
@@ -96,10 +101,13 @@ else:
 
 
 def http_protocol(
-    request_timeout: float = REQUEST.arrival_seconds, stack: str | None = None
+    request_timeout: float = REQUEST.arrival_seconds, stack: Stack | None = None
 ) -> Callable[..., asyncio.Protocol]:
-    """What ``uvicorn.Config(http=...)`` takes: the protocol of `stack` (a key of `PROTOCOLS`; by
-    default the first, as uvicorn's "auto" picks) with the deadline of `request_timeout` seconds."""
+    """What ``uvicorn.Config(http=...)`` takes: the protocol of `stack` (by default the first of
+    `PROTOCOLS`, as uvicorn's "auto" picks) with the deadline of `request_timeout` seconds."""
     seconds = check_float("request_timeout", request_timeout)
-    chosen = PROTOCOLS[next(iter(PROTOCOLS)) if stack is None else check_choice("stack", stack, PROTOCOLS)]
-    return functools.partial(chosen, request_timeout=seconds)
+    name = next(iter(PROTOCOLS)) if stack is None else check_choice("stack", stack, STACKS)
+    protocol = PROTOCOLS.get(name)  # a stack is checked above; here, whether it is installed
+    if protocol is None:
+        raise InvalidSetting(f"stack {name} needs the package {name}, not installed: pip install {name}")
+    return functools.partial(protocol, request_timeout=seconds)
