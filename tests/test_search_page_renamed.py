@@ -153,3 +153,39 @@ def test_a_link_with_a_field_that_is_gone_is_refused_with_the_services_reason(
     wait_searched(page)
     assert not {parameter(side, name) for side in sides} & set(parse_qs(urlsplit(page.current_url).query))
     assert "bad" not in status.get_attribute("class").split()
+
+
+def unheld(field: dict[str, Any]) -> str | None:
+    """A value the field's control cannot hold (None for a text box, which holds any text)."""
+    if "enum" in field:
+        return field["enum"][0].upper() + "?"  # a name in other letters is not the name
+    return {"integer": "abc", "number": "1,5", "boolean": "yes"}.get(field["type"])
+
+
+def test_a_link_with_a_value_its_setting_cannot_hold_is_refused_naming_it(page: Any, server: str) -> None:
+    """Every field of /options whose control is a number box or a list, given a value it cannot
+    hold, on both sides at once; and the page's own parameters likewise. A control would drop such
+    a value without a word, so the search would run without the setting."""
+    fields = httpx.get(f"{server}/options", timeout=TIMEOUT).json()["fields"]
+    bad = {
+        parameter(side, field["name"]): unheld(field)
+        for side in SIDES
+        for field in fields
+        if unheld(field) is not None
+    }
+    assert {"top_k", "b.top_k", "method", "b.method", "dense", "b.dense"} <= set(bad)
+    own = {"compare": "yes", "b.history": "all"}
+    page.get(f"{server}/?{urlencode({'q': QUERY, 'turn': 'bot:hi', **bad, **own})}")
+    wait_ready(page)
+    status = page.find_element("id", "status")
+    lines = status.text.split("\n")
+    roles = httpx.get(f"{server}/options", timeout=TIMEOUT).json()["roles"]
+    assert lines[0] == f"turn=bot:hi is not ROLE:TEXT with ROLE one of {', '.join(roles)}"
+    refused = {line.split("=", 1)[0]: line for line in lines[1:]}
+    assert set(refused) == set(bad) | set(own), lines
+    for name, value in bad.items():
+        assert refused[name].startswith(f"{name}={value} is not a value of {name.removeprefix('b.')}: "), name
+    assert refused["compare"] == "compare=yes is not a value of compare: 1 (or leave it out)"
+    assert "bad" in status.get_attribute("class").split()
+    assert page.execute_script("return document.body.dataset.searches") is None
+    screenshot(page, "unheld-values")

@@ -56,7 +56,7 @@ function parsed(field, text) {
   if (field.type === "integer" || field.type === "number") {
     const value = Number(text);
     if (!Number.isFinite(value) || (field.type === "integer" && !Number.isInteger(value))) {
-      throw new Error(`${field.name}: ${JSON.stringify(text)} is not ${field.type === "integer" ? "an integer" : "a number"}`);
+      throw new Error(`${field.name}: ${JSON.stringify(text)} is not ${accepted(field)}`);
     }
     return value;
   }
@@ -119,6 +119,12 @@ function removedIn(params, side) {
     .map(([name, why]) => `${parameter(side, name)} is removed: ${why}`);
 }
 
+// What a field's control holds, as a refusal of a link's value says it.
+function accepted(field) {
+  if (field.enum) return `one of ${field.enum.join(", ")}`;
+  return { boolean: "true or false", integer: "an integer", number: "a number" }[field.type] || "text";
+}
+
 // The link's parameters besides the request fields.
 const LINK_PARAMETERS = ["q", "turn", "compare", "b.history"];
 
@@ -175,14 +181,27 @@ function fromURL() {
   const params = new URLSearchParams(location.search);
   $("query").value = params.get("q") || "";
   $("turns").replaceChildren();
+  const refused = [];
   for (const turn of params.getAll("turn")) {
     const colon = turn.indexOf(":");
-    const role = colon > 0 && roles.includes(turn.slice(0, colon)) ? turn.slice(0, colon) : roles[0];
-    addTurn(role, colon > 0 ? turn.slice(colon + 1) : turn, false);
+    if (colon > 0 && roles.includes(turn.slice(0, colon))) {
+      addTurn(turn.slice(0, colon), turn.slice(colon + 1), false);
+    } else {
+      refused.push(`turn=${turn} is not ROLE:TEXT with ROLE one of ${roles.join(", ")}`);
+    }
   }
-  const refused = [];
   for (const side of SIDES) {
-    for (const field of fields) input(side, field.name).value = params.get(parameter(side, field.name)) || "";
+    for (const field of fields) {
+      const given = params.get(parameter(side, field.name)) || "";
+      const box = input(side, field.name);
+      box.value = given;
+      // A control drops a value it cannot hold (a number box "abc", a list a name it does not list):
+      // searched so, the setting would be dropped unsaid.
+      if (box.value !== given) {
+        const named = `${parameter(side, field.name)}=${given}`;
+        refused.push(`${named} is not a value of ${field.name}: ${accepted(field)}`);
+      }
+    }
     const renamed = [...renamedIn(params, side), ...removedIn(params, side)];
     refused.push(...renamed);
     // Options a link sets are shown open, so that what the search used (or what to set in place
@@ -191,12 +210,18 @@ function fromURL() {
     $(`settings-${side}`).open = set || renamed.length > 0;
   }
   refused.push(...misspeltIn(params));
+  for (const [name, value] of [["compare", "1"], ["b.history", "none"]]) {
+    const given = params.get(name);
+    if (given !== null && given !== value) {
+      refused.push(`${name}=${given} is not a value of ${name}: ${value} (or leave it out)`);
+    }
+  }
   $("compare").checked = params.get("compare") === "1";
   $("b-no-history").checked = params.get("b.history") === "none";
   showCompare();
   // A link naming a field by its old name, or a field that is gone, is refused as the service
-  // refuses it, and a link with a setting misspelt is refused naming the setting; none is searched:
-  // a search without that setting would drop it unsaid.
+  // refuses it, and a link with a setting misspelt, or a value its control cannot hold, is refused
+  // naming the setting; none is searched: a search without that setting would drop it unsaid.
   status(refused.join("\n"), refused.length > 0);
   if (refused.length) $("answers").replaceChildren();
   return !refused.length && params.get("q") !== null && params.get("q").trim() !== "";
