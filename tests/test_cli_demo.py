@@ -107,3 +107,17 @@ def test_demo_without_the_embed_extra_says_so_and_answers_with_bm25(
     out = capsys.readouterr().out
     assert "dense: off, the neural half needs fanfuse[embed]" in out
     assert "default: bm25, 3 variants, RRF" in out and "Q: copy a file" in out
+
+
+@pytest.mark.parametrize(("questions", "position"), [(["  "], 1), (["How do I sort a list?", ""], 2)])
+def test_every_question_is_checked_before_any_work(
+    questions: list[str], position: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "cache"
+    assert main(["demo", *questions, "--cache-dir", str(cache), "--no-dense"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"fanfuse demo: error: argument QUESTIONS: question {position} must be a non-empty string\n"
+    )
+    assert not cache.exists()  # nothing indexed, nothing answered

@@ -22,6 +22,7 @@ from fanfuse.cli.paths import add_output_directory
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.index_retriever import EMBED_HINT, open_index
 from fanfuse.multiquery import MultiQueryRetriever, SearchResult
+from fanfuse.multiquery.planning import check_query
 from fanfuse.retrievers.default_encoder import embed_extra_installed
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.stdlib_corpus import stdlib_index
@@ -97,6 +98,9 @@ def side_by_side(
 
 
 def run(args: argparse.Namespace) -> int:
+    # Every question checked before the index is built and the first one answered.
+    for position, question in enumerate(args.questions, start=1):
+        check_query(question, f"argument QUESTIONS: question {position}")
     started = time.perf_counter()
     progress = ProgressBar("indexing the standard library docs")
     try:

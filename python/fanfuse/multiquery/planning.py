@@ -34,6 +34,7 @@ __all__ = [
     "Plan",
     "SearchOptions",
     "check_option_names",
+    "check_query",
     "check_reranked",
     "check_strategy_read",
     "make_plan",
@@ -139,14 +140,19 @@ def check_option_names(options: Mapping[str, Any], holder: str) -> None:
         )
 
 
+def check_query(query: object, name: str = "query") -> str:
+    """A query as a search takes it: a str with a word in it that UTF-8 can carry; errors name `name`."""
+    if not isinstance(query, str):
+        raise TypeError(f"{name} must be a str (got {type(query).__name__})")
+    if not query.strip():
+        raise InvalidSetting(f"{name} must be a non-empty string")
+    return check_unicode(name, query)
+
+
 def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any], caller: str) -> Plan:
     """The call's options checked, the instance's settings where they are left out or None."""
     check_option_names(options, f"{caller}()")
-    if not isinstance(query, str):
-        raise TypeError(f"query must be a str (got {type(query).__name__})")
-    if not query.strip():
-        raise InvalidSetting("query must be a non-empty string")
-    check_unicode("query", query)
+    check_query(query)
     given = {name: value for name, value in options.items() if value is not None}
     expansion = given.get("expansion", retriever.config.expansion)
     if not isinstance(expansion, bool):
