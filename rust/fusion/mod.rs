@@ -198,10 +198,11 @@ pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Re
     } else {
         sum_in_list_order(&gathered, &contributions)
     };
-    let fix = if method.reads_ranks() {
-        "scale the weights down (only their ratios matter)"
-    } else {
-        "scale the scores or weights down"
+    let fix = match method {
+        _ if method.reads_ranks() => "scale the weights down (only their ratios matter)",
+        // Its count of lists raised to gamma grows past a float long before the scores do.
+        Method::CombGmnz { .. } => "lower gamma, or scale the scores or weights down",
+        _ => "scale the scores or weights down",
     };
     check_finite(&scores, &gathered.candidates, lists.ids.items(), method.name(), fix)?;
     // Condorcet's score is the position, as ranx gives it: N for the first, N - 1 next, ...
