@@ -7,12 +7,17 @@ shown (U+202E makes "txt.exe" read "exe.txt"). A document title, a model's answe
 error message can hold any of them. Each is shown as its escape (`\\x1b`, `\\u202e`) instead.
 
 `visible` is for one field of a table; `terminal_safe_output` covers every line a command prints
-where a person reads it: all of stderr (messages, progress) and stdout when it is a terminal.
+where a person reads it: all of stderr (messages, progress) and stdout when it is a terminal. It
+first opens a standard stream that whoever started the command closed (`>&-`) on the null device,
+as `>/dev/null` would: else Python leaves it None (every print or flush failed, and with stderr
+closed every command ended with status 1), and the first file the command opened took its
+descriptor, so that what the core writes to standard output (`-o -`) would land in that file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -63,14 +68,31 @@ class TerminalSafe:
 def terminal_safe_output() -> Iterator[None]:
     """stderr, and stdout when it is a terminal, made visible while the block runs (a pipe or a file
     on stdout gets the bytes as they are: that is data, not a screen)."""
-    saved = sys.stdout, sys.stderr
+    saved = sys.stdin, sys.stdout, sys.stderr
+    _open_closed_streams()
     sys.stderr = TerminalSafe(sys.stderr)
     if _is_terminal(sys.stdout):
         sys.stdout = TerminalSafe(sys.stdout)
     try:
         yield
     finally:
-        sys.stdout, sys.stderr = saved
+        sys.stdin, sys.stdout, sys.stderr = saved
+
+
+def _open_closed_streams() -> None:
+    for descriptor, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(descriptor)
+            continue  # open, though not as a stream of Python's: not this command's to replace
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+        if null != descriptor:
+            os.dup2(null, descriptor)
+            os.close(null)
+        setattr(sys, name, open(descriptor, mode, closefd=False))  # noqa: SIM115 (lives with the process)
 
 
 def _is_terminal(stream: TextIO) -> bool:
