@@ -1,5 +1,6 @@
 """Type stub and documentation of the compiled core ``fanfuse._core`` (checked by mypy.stubtest)."""
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal, Self, SupportsIndex, TypedDict, Unpack, final, overload
 
@@ -365,7 +366,7 @@ class Run:
         ``pyarrow.record_batch(run)`` (or any reader of the protocol) takes a Run directly."""
     def write(
         self,
-        path: str,
+        path: str | os.PathLike[str],
         /,
         *,
         format: RunFormat = "trec",
@@ -389,7 +390,7 @@ class Qrels:
     def subset(self, qids: Sequence[str], /) -> Qrels:
         """The judgments of ``qids`` only, in file order (ids not judged are skipped): a training fold."""
 
-def read_run(path: str, /, *, rank_from: RankFrom = "score") -> Run:
+def read_run(path: str | os.PathLike[str], /, *, rank_from: RankFrom = "score") -> Run:
     """Reads a TREC (``qid Q0 docid rank score tag``) or MT-RAG JSONL run, plain or gzip.
 
     The format is recognised from the content. ``rank_from`` orders each query's hits: ``"score"``
@@ -398,7 +399,7 @@ def read_run(path: str, /, *, rank_from: RankFrom = "score") -> Run:
     including characters that trec_eval and Python readers would split differently (docs/run-files.md).
     """
 
-def read_qrels(path: str, /) -> Qrels:
+def read_qrels(path: str | os.PathLike[str], /) -> Qrels:
     """Reads TREC qrels (``qid iter docid rel``) or BEIR TSV (``query-id corpus-id score``, header first)."""
 
 def fuse_runs(
@@ -429,8 +430,8 @@ def fuse_runs(
 
 @overload
 def fuse_files(
-    inputs: Sequence[str | Run],
-    output: str,
+    inputs: Sequence[str | os.PathLike[str] | Run],
+    output: str | os.PathLike[str],
     /,
     *,
     options: FusionOptions | None = None,
@@ -445,7 +446,7 @@ def fuse_files(
 ) -> dict[str, int | bool]: ...
 @overload
 def fuse_files(
-    inputs: Sequence[str | Run],
+    inputs: Sequence[str | os.PathLike[str] | Run],
     output: None,
     /,
     *,
@@ -463,8 +464,9 @@ def fuse_files(
     None, into a Run returned in memory (named ``fused``): the queries and hits the file would hold,
     in its order (``format`` and ``tag`` then only checked; ``collection`` is the Run's).
 
-    An input is a path, or a Run (e.g. read from a table by ``runs_from_table``), which is replayed
-    in the order of its hits' lines (rows), so it fuses exactly as the same lines in a file.
+    An input is a path (str or ``os.PathLike``, as ``output`` is), or a Run (e.g. read from a table
+    by ``runs_from_table``), which is replayed in the order of its hits' lines (rows), so it fuses
+    exactly as the same lines in a file.
     The options and ``model`` are those of ``fuse_runs``.
 
     Memory stays flat when the inputs are grouped by query in the same order; otherwise the whole
@@ -553,10 +555,10 @@ class FusionModel:
     @staticmethod
     def from_json(text: str, /) -> FusionModel:
         """Reads ``to_json``'s output; FusionError names a bad or unknown field (``tables[1][3]``)."""
-    def save(self, path: str, /) -> None:
+    def save(self, path: str | os.PathLike[str], /) -> None:
         """Writes the JSON to ``path`` atomically (temporary file, then rename)."""
     @staticmethod
-    def load(path: str, /) -> FusionModel:
+    def load(path: str | os.PathLike[str], /) -> FusionModel:
         """Reads a saved model; FusionError names the path and the bad field."""
 
 def train_fusion(

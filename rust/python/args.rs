@@ -150,6 +150,23 @@ pub(super) fn numbers(values: &Bound<'_, PyAny>, name: &str, what: &str) -> PyRe
     items.iter().enumerate().map(|(i, v)| number(v, || format!("{name}[{i}]"))).collect()
 }
 
+/// A path: a str, or an `os.PathLike` naming a str path (`pathlib.Path`), as the core takes it (UTF-8).
+pub(super) fn path(value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    let not_a_path = || to_py_err(args::not_a_path(name, &type_name(value)));
+    let named = if value.is_instance_of::<PyString>() {
+        value.clone()
+    } else {
+        value.call_method0(pyo3::intern!(value.py(), "__fspath__")).map_err(|_| not_a_path())?
+    };
+    let text = named.cast::<PyString>().map_err(|_| not_a_path())?;
+    Ok(text.to_str().map_err(|_| to_py_err(args::not_utf8(name)))?.to_owned())
+}
+
+/// The reader of an argument `path`, for pyo3's `from_py_with`.
+pub(super) fn path_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    path(value, "path")
+}
+
 /// A sequence of str (a single str is refused, not read as its characters).
 pub(super) fn strings(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
     let items = outer_items(values, name, "str")?;

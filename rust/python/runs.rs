@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use super::args::{int_arg, numbers, outer_items, strings, type_name};
+use super::args::{int_arg, numbers, outer_items, path, path_arg, strings, type_name};
 use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
@@ -100,10 +100,17 @@ impl PyRun {
 
     #[doc = stub_doc!("Run.write")]
     #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
-    fn write(&self, py: Python<'_>, path: &str, format: &str, tag: &str, collection: Option<&str>) -> PyResult<()> {
+    fn write(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = path_arg)] path: String,
+        format: &str,
+        tag: &str,
+        collection: Option<&str>,
+    ) -> PyResult<()> {
         let format: OutFormat = format.parse().map_err(to_py_err)?;
         let run = Arc::clone(&self.inner);
-        interruptible(py, || run.write(path, format, tag, collection))
+        interruptible(py, || run.write(&path, format, tag, collection))
     }
 
     fn __repr__(&self) -> String {
@@ -132,16 +139,20 @@ impl PyQrels {
 #[doc = stub_doc!("read_run")]
 #[pyfunction]
 #[pyo3(signature = (path, /, *, rank_from = "score"))]
-pub(super) fn read_run(py: Python<'_>, path: &str, rank_from: &str) -> PyResult<PyRun> {
+pub(super) fn read_run(
+    py: Python<'_>,
+    #[pyo3(from_py_with = path_arg)] path: String,
+    rank_from: &str,
+) -> PyResult<PyRun> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
-    interruptible(py, || runs::read_run(path, rank_from)).map(PyRun::from)
+    interruptible(py, || runs::read_run(&path, rank_from)).map(PyRun::from)
 }
 
 #[doc = stub_doc!("read_qrels")]
 #[pyfunction]
 #[pyo3(signature = (path, /))]
-pub(super) fn read_qrels(py: Python<'_>, path: &str) -> PyResult<PyQrels> {
-    interruptible(py, || runs::read::qrels::read_qrels(path)).map(PyQrels::from)
+pub(super) fn read_qrels(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: String) -> PyResult<PyQrels> {
+    interruptible(py, || runs::read::qrels::read_qrels(&path)).map(PyQrels::from)
 }
 
 #[doc = stub_doc!("fuse_runs")]
@@ -165,12 +176,23 @@ pub(super) fn fuse_runs(
 /// The inputs of `fuse_files`: paths, or runs in memory (replayed in the order of their rows).
 fn run_inputs(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<RunInput>> {
     let items = outer_items(inputs, "inputs", input::INPUTS)?;
-    let input = |(i, item): (usize, &Bound<'_, PyAny>)| match (item.cast::<PyRun>(), item.cast::<PyString>()) {
-        (Ok(run), _) => Ok(RunInput::Table(Arc::clone(&run.get().inner))),
-        (_, Ok(path)) => Ok(RunInput::File(path.to_str()?.to_owned())),
-        _ => Err(to_py_err(RunInput::refused(i, &type_name(item)))),
+    let input = |(i, item): (usize, &Bound<'_, PyAny>)| match item.cast::<PyRun>() {
+        Ok(run) => Ok(RunInput::Table(Arc::clone(&run.get().inner))),
+        Err(_) if item.is_instance_of::<PyString>() || item.hasattr(pyo3::intern!(item.py(), "__fspath__"))? => {
+            path(item, &format!("inputs[{i}]")).map(RunInput::File)
+        }
+        Err(_) => Err(to_py_err(RunInput::refused(i, &type_name(item)))),
     };
     items.iter().enumerate().map(input).collect()
+}
+
+/// The reader of `fuse_files`'s `output`: a path, or None for a run in memory.
+fn output_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        path(value, "output").map(Some)
+    }
 }
 
 /// What `fuse_files` returns: the summary of the file written, as a dict, or the run in memory.
@@ -189,7 +211,7 @@ pub(super) enum FilesFused {
 pub(super) fn fuse_files(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
-    output: Option<&str>,
+    #[pyo3(from_py_with = output_arg)] output: Option<String>,
     options: Option<&Bound<'_, PyFusionOptions>>,
     rank_from: &str,
     format: &str,
@@ -220,7 +242,7 @@ pub(super) fn fuse_files(
         Some((callback, counters)) => callback.call1(py, counters.snapshot()).map(drop),
         None => Ok(()),
     };
-    let destination = output.map_or(Destination::Memory, Destination::File);
+    let destination = output.as_deref().map_or(Destination::Memory, Destination::File);
     let (s, run) = interruptible_reporting(py, report, || stream::fuse_inputs(&inputs, destination, &options))?;
     Ok(match run {
         Some(run) => FilesFused::Run(run.into()),

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
+use super::args::path_arg;
 use super::{interruptible, to_py_err};
 use crate::fusion::TrainedModel;
 
@@ -60,15 +61,15 @@ impl PyFusionModel {
 
     #[doc = stub_doc!("FusionModel.save")]
     #[pyo3(signature = (path, /))]
-    fn save(&self, py: Python<'_>, path: &str) -> PyResult<()> {
-        interruptible(py, || crate::train::save_model(&self.inner, path))
+    fn save(&self, py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: String) -> PyResult<()> {
+        interruptible(py, || crate::train::save_model(&self.inner, &path))
     }
 
     #[doc = stub_doc!("FusionModel.load")]
     #[staticmethod]
     #[pyo3(signature = (path, /))]
-    fn load(py: Python<'_>, path: &str) -> PyResult<Self> {
-        Ok(Self { inner: Arc::new(interruptible(py, || crate::train::load_model(path))?) })
+    fn load(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: String) -> PyResult<Self> {
+        Ok(Self { inner: Arc::new(interruptible(py, || crate::train::load_model(&path))?) })
     }
 
     fn __repr__(&self) -> String {

@@ -24,6 +24,7 @@ from fanfuse._panics import is_rust_panic
 from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.errors import InputError, InvalidCorpus, InvalidIndex, OutOfRange
 from fanfuse.limits import TANTIVY_ARENA, check_int
+from fanfuse.paths import utf8_path
 from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import Condition, check_known_keys, conditions, index_terms, matches
@@ -78,7 +79,7 @@ class TantivyRetriever:
         a copy in any case: Tantivy takes a lock file to open one in place.
         """
         self.private_directory: Path | None = None
-        self.directory = Path(directory)
+        self.directory = Path(utf8_path(directory, "directory", InvalidIndex))
         self.manifest, self.data_directory, self._index, self._searcher = index_versions.open_current(
             self.directory, lambda manifest, data: self._open(manifest, data, private_copy)
         )
@@ -115,6 +116,7 @@ class TantivyRetriever:
         adds to the version (stored vectors) appears with the index, or neither does.
         """
 
+        directory = utf8_path(directory, "directory", InvalidIndex)
         threads = check_int("index_threads", threads)
         heap_size = check_int("heap_size", heap_size)
         low, high = TANTIVY_ARENA

@@ -35,7 +35,7 @@ impl RunInput {
     /// `inputs[at]` is neither a path nor a run in memory (`got`: its type).
     #[must_use]
     pub fn refused(at: usize, got: &str) -> FusionError {
-        FusionError::wrong_type(format!("inputs[{at}] must be a path (str) or a Run (got {got})"))
+        FusionError::wrong_type(format!("inputs[{at}] must be a path (str or os.PathLike) or a Run (got {got})"))
     }
 }
 
