@@ -9,9 +9,10 @@ error message can hold any of them. Each is shown as its escape (`\\x1b`, `\\u20
 `visible` is for one field of a table; `terminal_safe_output` covers every line a command prints
 where a person reads it: all of stderr (messages, progress) and stdout when it is a terminal. It
 first opens a standard stream that whoever started the command closed (`>&-`) on the null device,
-as `>/dev/null` would: else Python leaves it None (every print or flush failed, and with stderr
-closed every command ended with status 1), and the first file the command opened took its
-descriptor, so that what the core writes to standard output (`-o -`) would land in that file.
+as `>/dev/null` would (stdin's Python stream stays closed, so that reading it is refused as
+closed): else Python leaves it None (every print or flush failed, and with stderr closed every
+command ended with status 1), and the first file the command opened took its descriptor, so that
+what the core writes to standard output (`-o -`) would land in that file.
 """
 
 from __future__ import annotations
@@ -92,7 +93,12 @@ def _open_closed_streams() -> None:
         if null != descriptor:
             os.dup2(null, descriptor)
             os.close(null)
-        setattr(sys, name, open(descriptor, mode, closefd=False))  # noqa: SIM115 (lives with the process)
+        stream = open(descriptor, mode, closefd=False)  # noqa: SIM115 (lives with the process)
+        if name == "stdin":
+            # Asked for (`--history -`), a closed stdin is refused as closed; its descriptor stays
+            # held by the null device all the same.
+            stream.close()
+        setattr(sys, name, stream)
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from fanfuse.errors import InvalidSetting
+from fanfuse.errors import MissingExtra
 from fanfuse.limits import REQUEST, check_choice, check_float
 
 if TYPE_CHECKING:
@@ -109,5 +109,7 @@ def http_protocol(
     name = next(iter(PROTOCOLS)) if stack is None else check_choice("stack", stack, STACKS)
     protocol = PROTOCOLS.get(name)  # a stack is checked above; here, whether it is installed
     if protocol is None:
-        raise InvalidSetting(f"stack {name} needs the package {name}, not installed: pip install {name}")
+        raise MissingExtra(
+            f"stack {name} needs the package {name}, not installed: pip install {name}", extra="serve"
+        )
     return functools.partial(protocol, request_timeout=seconds)
