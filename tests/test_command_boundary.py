@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -189,3 +191,30 @@ def test_any_content_of_any_input_ends_in_0_or_one_line_and_2(
             assert err.startswith(f"fanfuse {argv[0]}: error: ") and len(err.splitlines()) == 1, err
 
     check()
+
+
+# A command whose library swallows the signal's exception and raises its own, as an extension module
+# imported at that moment does (onnxruntime: `ImportError: import numpy failed`, with no cause).
+SWALLOWED = """
+import os, signal, sys
+from fanfuse.cli._common import run_command
+
+def run():
+    try:
+        os.kill(os.getpid(), signal.{name})
+        signal.pause()
+    except BaseException:
+        raise ImportError("import numpy failed") from None
+    return 0
+
+sys.exit(run_command("cmd", run))
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_a_signal_whose_exception_a_library_replaced_still_ends_the_command_by_it(name: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SWALLOWED.format(name=name)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == -getattr(signal, name), done.stderr
+    assert done.stderr == "fanfuse cmd: interrupted\n"

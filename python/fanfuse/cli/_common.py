@@ -73,8 +73,31 @@ class Terminated(BaseException):
     KeyboardInterrupt: `finally` blocks and cleanups run, temporary files go away."""
 
 
+# The signals that reached the command now running (its handlers note them before raising).
+_RECEIVED: list[int] = []
+
+
 def _raise_terminated(signum: int, frame: object) -> None:
+    _RECEIVED.append(signum)
     raise Terminated
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    _RECEIVED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _signal_kept(run: Callable[[], int]) -> int:
+    """`run()`; where a signal arrived during it but what it raised is another exception, the
+    signal's own: an extension module imported at the moment of a Ctrl-C can swallow the
+    KeyboardInterrupt and raise its own error (onnxruntime's `ImportError: import numpy failed`,
+    with no cause), which would read as a missing extra."""
+    try:
+        return run()
+    except Exception:
+        if _RECEIVED:
+            raise (KeyboardInterrupt if _RECEIVED[0] == signal.SIGINT else Terminated) from None
+        raise
 
 
 def run_command(command: str, run: Callable[[], int]) -> int:
@@ -96,8 +119,13 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     # Where SIGTERM is ignored (by whoever started us), it stays ignored.
     catch_term = on_main_thread and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if catch_term else signal.SIG_DFL
+    # Python's own SIGINT handler is replaced by one that also notes it; another (or SIG_IGN) stays.
+    catch_int = on_main_thread and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if catch_int:
+        signal.signal(signal.SIGINT, _raise_interrupt)
+    _RECEIVED.clear()
     try:
-        code = run()
+        code = _signal_kept(run)
         # What is still buffered goes out now, where a closed pipe is caught, not at the exit.
         sys.stdout.flush()
         return code
@@ -127,6 +155,8 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     finally:
         if catch_term:  # a handler installed outside Python reads back as None: the default then
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        if catch_int:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     # After a progress bar's "\r" line, start a new one.
     newline = "\n" if sys.stderr.isatty() else ""
     print(f"{newline}fanfuse {command}: interrupted", file=sys.stderr, flush=True)
