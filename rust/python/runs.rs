@@ -100,6 +100,7 @@ impl PyRun {
 
     #[doc = stub_doc!("Run.write")]
     #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
     fn write(
         &self,
         py: Python<'_>,
@@ -139,6 +140,7 @@ impl PyQrels {
 #[doc = stub_doc!("read_run")]
 #[pyfunction]
 #[pyo3(signature = (path, /, *, rank_from = "score"))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn read_run(
     py: Python<'_>,
     #[pyo3(from_py_with = path_arg)] path: String,
@@ -151,6 +153,7 @@ pub(super) fn read_run(
 #[doc = stub_doc!("read_qrels")]
 #[pyfunction]
 #[pyo3(signature = (path, /))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn read_qrels(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: String) -> PyResult<PyQrels> {
     interruptible(py, || runs::read::qrels::read_qrels(&path)).map(PyQrels::from)
 }
