@@ -1,8 +1,7 @@
 """Every public function of the library and the core that takes a file or folder takes it as a str
-or an `os.PathLike` (`pathlib.Path`), and anything else is a TypeError naming the argument. Before,
-the core's readers and writers took a str only (`read_run(Path(...))` failed), and a wrong type was
-refused by an error naming nothing (`'int' object is not an instance of 'str'`, `expected str,
-bytes or os.PathLike object, not int`)."""
+or an `os.PathLike` (`pathlib.Path`), and anything else is a TypeError naming the argument, never
+an error that names nothing (`'int' object is not an instance of 'str'`, `expected str, bytes or
+os.PathLike object, not int`)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from typing import Any
 
 import fanfuse
 import pytest
-from fanfuse import FusionModel, TantivyRetriever, open_index
+from fanfuse import FusionModel, TantivyRetriever, compare, open_index
 from test_cli_search_options import DOCUMENTS
 
 RUN = "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 a 1 1.0 t\n"
@@ -47,6 +46,11 @@ CALLS: dict[str, tuple[str, Callable[[Any, Path], object]]] = {
     "TantivyRetriever": ("directory", lambda path, files: TantivyRetriever(path)),
     "TantivyRetriever.build": ("directory", lambda path, files: TantivyRetriever.build(DOCUMENTS, path)),
     "open_index": ("directory", lambda path, files: open_index(path)),
+    "compare runs": (
+        "runs[1]",
+        lambda path, files: compare([str(files / "run.trec"), path], files / "qrels.txt"),
+    ),
+    "compare qrels": ("qrels", lambda path, files: compare([files / "run.trec", files / "run.trec"], path)),
 }
 # What each call is given as a path: a file it reads, or a new one it writes.
 GIVEN = {
@@ -60,6 +64,8 @@ GIVEN = {
     "TantivyRetriever": "idx",
     "TantivyRetriever.build": "built",
     "open_index": "idx",
+    "compare runs": "run.trec",
+    "compare qrels": "qrels.txt",
 }
 
 

@@ -34,8 +34,9 @@ from fanfuse._core import (
     wilcoxon_test,
 )
 from fanfuse._renamed import refusing_old_keywords
-from fanfuse.errors import InvalidSetting, OutOfRange, TooFewQueries
+from fanfuse.errors import InputError, InvalidSetting, OutOfRange, TooFewQueries
 from fanfuse.limits import check_choice, check_float, check_int
+from fanfuse.paths import utf8_path
 from fanfuse.report import plot as report_plot
 from fanfuse.report import rendering as report_format
 from fanfuse.report.data import TEST_NAMES, Comparison, Correction, ReportData, TestName
@@ -117,8 +118,13 @@ def compare(
     options = _options(len(runs), baseline, test, correction, alpha, iterations, seed)
     if names is not None and len(names) != len(runs):
         raise InvalidSetting(f"names: {len(names)} names for {len(runs)} runs: give one name per run")
-    loaded_qrels = qrels if isinstance(qrels, Qrels) else read_any_qrels(os.fspath(qrels))
-    loaded = [run if isinstance(run, Run) else read_any_run(os.fspath(run)) for run in runs]
+    loaded_qrels = (
+        qrels if isinstance(qrels, Qrels) else read_any_qrels(utf8_path(qrels, "qrels", InputError))
+    )
+    loaded = [
+        run if isinstance(run, Run) else read_any_run(utf8_path(run, f"runs[{i}]", InputError))
+        for i, run in enumerate(runs)
+    ]
     scores = [
         score_run(run, loaded_qrels, metrics, names[i] if names else None) for i, run in enumerate(loaded)
     ]
