@@ -1,8 +1,8 @@
 """A command started with a standard stream closed (`>&-`, `2>&-`, `<&-`: cron, a daemon, a careless
-script) ends as it does with the stream on /dev/null, and writes nothing into its inputs. Before,
-Python left the stream None: with stdout closed `search` and `index` failed on a flush, with stderr
-closed every command ended with status 1, and the first file a command opened took the closed
-descriptor, so that `fuse RUN RUN -o -` found its output to be its own first input."""
+script) ends as it does with the stream on /dev/null, and writes nothing into its inputs. Python
+leaves such a stream None, so a flush to it would fail, and the first file a command opens would
+take the closed descriptor, so that `fuse RUN RUN -o -` would find its output to be its own first
+input."""
 
 from __future__ import annotations
 

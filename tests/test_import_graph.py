@@ -200,8 +200,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fanfuse.options",),
     # what every layer raises and checks against: the errors, every number's range, JSON data
     ("fanfuse.errors",),
-    # path arguments: the str the core takes, refused with the class of what the path is for
-    ("fanfuse.paths",),
+    # path arguments: the str the core takes, refused with the class of what the path is for; text
+    # that UTF-8 cannot carry
+    ("fanfuse.paths", "fanfuse.text"),
     # the output guard every file and folder is written through
     ("fanfuse.output_guard",),
     # every number's range, a JSON line; a setting that goes with another, refused where it would do nothing

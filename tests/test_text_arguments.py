@@ -1,9 +1,9 @@
 """Text that is not UTF-8 is refused where it comes in, naming it: every word of every command (from
 the argparse parsers; a byte the command line cannot decode arrives as a lone surrogate), before the
 command does anything; and the library's search inputs (the query, explicit variants, an LLM's
-instructions) with a lone surrogate. Before, a query was searched as "?" and echoed into `--json` as
-invalid UTF-8, a `--tag` failed with a bare `UnicodeEncodeError`, a file name reached the core as
-`inputs[0]`."""
+instructions) with a lone surrogate. Unchecked, a query would be searched with U+FFFD and echoed into
+`--json` as invalid UTF-8, a `--tag` would fail on encoding, a file name would reach the core
+unnamed."""
 
 from __future__ import annotations
 

@@ -54,7 +54,6 @@ __all__ = [
     "check_choice",
     "check_float",
     "check_int",
-    "check_unicode",
     "closest_names",
     "derived_int",
     "optional_float",
@@ -315,17 +314,6 @@ def check_choice(
     got = repr(value) if isinstance(value, str) else type(value).__name__
     refusal = error if isinstance(value, str) else TypeError
     raise refusal(f"{name} must be one of {', '.join(names)} (got {got})")
-
-
-def check_unicode(name: str, text: str, error: type[Exception] = InvalidSetting) -> str:
-    """`text` if UTF-8 can carry it; else `error` naming `name` and where: a lone surrogate (an
-    undecodable byte kept by `surrogateescape`, or one a JSON escape spelled) no backend can search
-    and no writer can write."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as refused:
-        raise error(f"{name} is not valid Unicode: {refused.reason} at index {refused.start}") from None
-    return text
 
 
 def closest_names(name: str, names: Iterable[str]) -> list[str]:

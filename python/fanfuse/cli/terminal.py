@@ -10,9 +10,9 @@ error message can hold any of them. Each is shown as its escape (`\\x1b`, `\\u20
 where a person reads it: all of stderr (messages, progress) and stdout when it is a terminal. It
 first opens a standard stream that whoever started the command closed (`>&-`) on the null device,
 as `>/dev/null` would (stdin's Python stream stays closed, so that reading it is refused as
-closed): else Python leaves it None (every print or flush failed, and with stderr closed every
-command ended with status 1), and the first file the command opened took its descriptor, so that
-what the core writes to standard output (`-o -`) would land in that file.
+closed). Python leaves such a stream None, so every print or flush to it would fail, and the first
+file the command opens would take its descriptor, where the core's writes to standard output
+(`-o -`) would then land.
 """
 
 from __future__ import annotations

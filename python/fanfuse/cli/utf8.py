@@ -1,9 +1,9 @@
 """Every word a command is given must be UTF-8. Python decodes the command line with
 `surrogateescape`, so a byte that is not UTF-8 reaches the command as a lone surrogate, which no
-later step can write, search or hand to the core: a query was searched as "?" and echoed into
-`--json` as invalid UTF-8, a `--tag` failed with a bare `UnicodeEncodeError`, a file name reached
-the core as `inputs[0]`. Here each is refused once the words are parsed, naming the option and the
-byte; a path is named as a file whose name fanfuse cannot read (the core takes UTF-8 paths)."""
+later step can write, search or hand to the core (a query would be searched with U+FFFD and echoed
+into `--json` as invalid UTF-8; a `--tag` would fail on encoding; a file name would reach the core
+unnamed). Each is refused once the words are parsed, naming the option and the byte; a path as a
+file whose name fanfuse cannot take (the core takes UTF-8 paths)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import argparse
 
 from fanfuse.cli.paths import option_name, path_actions
 from fanfuse.errors import InputError, InvalidSetting
+from fanfuse.text import where_not_utf8
 
 
 def check_utf8_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -22,28 +23,15 @@ def check_utf8_arguments(parser: argparse.ArgumentParser, args: argparse.Namespa
         for word in value if isinstance(value, list) else [value]:
             if not isinstance(word, str):
                 continue
-            problem = not_utf8(word)
+            problem = where_not_utf8(word)
             if problem is None:
                 continue
             # The bytes as given, each undecodable one as \xNN.
             shown = "'" + word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") + "'"
+            option = option_name(action)
             if action.dest in paths:
                 raise InputError(
-                    f"{option_name(action)} {shown}: the name is not UTF-8 ({problem}); fanfuse takes "
+                    f"{option} {shown}: the name is not UTF-8 ({problem}); fanfuse takes "
                     "file names in UTF-8 only: give one (rename the file, or link to it under one)"
                 )
-            option = option_name(action)
             raise InvalidSetting(f"argument {option}: is not UTF-8 text ({problem}; got {shown})")
-
-
-def not_utf8(word: str) -> str | None:
-    """Where `word` stops being UTF-8: the first byte the command line could not decode (a lone
-    surrogate from `surrogateescape`), or None."""
-    try:
-        word.encode("utf-8")
-    except UnicodeEncodeError as error:
-        code = ord(word[error.start])
-        if 0xDC80 <= code <= 0xDCFF:
-            return f"byte 0x{code - 0xDC00:02x} at position {error.start + 1}"
-        return f"a lone surrogate at position {error.start + 1}"
-    return None

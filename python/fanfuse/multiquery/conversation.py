@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fanfuse.errors import ConversationTooLong, InvalidConversation
-from fanfuse.limits import CONVERSATION, check_choice, check_unicode
+from fanfuse.limits import CONVERSATION, check_choice
+from fanfuse.text import check_unicode
 
 __all__ = [
     "ROLES",

@@ -20,7 +20,7 @@ from fanfuse._renamed import RENAMED_SEARCH_OPTIONS
 from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
 from fanfuse.errors import InvalidSetting
 from fanfuse.idle_settings import GoesWith, refuse_idle
-from fanfuse.limits import check_float, check_int, check_unicode, derived_int, optional_float, optional_int
+from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
 from fanfuse.multiquery.expand.expanders import Expander
@@ -28,6 +28,7 @@ from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked, search_nam
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 from fanfuse.options import FusionOptions
 from fanfuse.retrievers.filters import check_known_keys, conditions
+from fanfuse.text import check_unicode
 
 __all__ = [
     "InstanceSettings",

@@ -38,9 +38,9 @@ STACKS: tuple[Stack, ...] = get_args(Stack)
 
 
 class RequestDeadline(_UvicornProtocol):
-    """Placed before one of uvicorn's HTTP protocols: arms the deadline whenever the connection
-    starts waiting for a request, and closes the connection if, when it passes, the request has
-    not arrived whole."""
+    """Placed before one of uvicorn's HTTP protocols: one timer a connection, armed when it opens,
+    which closes the connection once it has waited `request_timeout` for a whole request (since it
+    opened, or since its last answer)."""
 
     def __init__(self, *args: Any, request_timeout: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

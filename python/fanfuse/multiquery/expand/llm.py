@@ -37,7 +37,7 @@ from typing import Any, Literal, get_args
 
 from fanfuse._panics import is_failure
 from fanfuse.errors import InvalidSetting
-from fanfuse.limits import check_choice, check_float, check_unicode, optional_float, optional_int
+from fanfuse.limits import check_choice, check_float, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expand.expanders import (
@@ -59,6 +59,7 @@ from fanfuse.multiquery.expand.llm_prompts import (
     messages,
 )
 from fanfuse.multiquery.expand.llm_redact import MIN_FRAGMENT, Redactor, shown
+from fanfuse.text import check_unicode
 
 __all__ = ["FALLBACKS", "STRATEGIES", "Fallback", "LLMExpander", "StrategyName", "check_strategy"]
 
