@@ -15,6 +15,7 @@ from pathlib import Path
 import fanfuse
 import pytest
 from fanfuse.cli import main
+from fanfuse.report import FORMATS
 from generated_runs import generated_qrels, generated_runs, write_beir_qrels, write_trec
 from run_reports import scipy_wilcoxon
 
@@ -157,6 +158,45 @@ def test_without_report_options_eval_prints_the_report_against_the_first_run(
     assert out == expected_report(files).to_table()
     code, out, _ = run_cli(["eval", files["run0"], "--qrels", files["qrels"], "--json"], capsys)
     assert code == 0 and json.loads(out)["comparisons"] == []
+
+
+@pytest.mark.parametrize("form", FORMATS)
+def test_a_report_of_one_run_names_no_baseline_and_no_comparison(
+    files: dict[str, str], form: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One run is compared with nothing: no baseline mark, no legend of markers and tests."""
+    argv = ["eval", files["run0"], "--qrels", files["qrels"], "--metrics", METRICS, "--format", form]
+    code, out, _ = run_cli(argv, capsys)
+    report = fanfuse.compare([files["run0"]], files["qrels"], METRICS.split(","), names=[files["run0"]])
+    assert code == 0 and out == report.render(form)
+    assert all(f"{report.scores[0].means[m]:.4f}" in out or form in ("csv", "json") for m in report.metrics)
+    shown = json.loads(out)["legend"] if form == "json" else out
+    assert "(baseline)" not in shown and "comparisons" not in shown and "▲" not in shown, shown
+    assert "W/T/L" not in shown and "significantly" not in shown, shown
+
+
+def test_plot_of_one_run_has_no_panel_of_differences(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown: list[list[str]] = []
+    real_savefig = plt.Figure.savefig
+
+    def savefig(figure: plt.Figure, *args: object, **kwargs: object) -> None:
+        shown.append([axes.get_ylabel() for axes in figure.axes])
+        real_savefig(figure, *args, **kwargs)
+
+    plot = tmp_path / "one.png"
+    argv = ["eval", files["run0"], "--qrels", files["qrels"], "--metrics", METRICS, "--plot", str(plot)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plt.Figure, "savefig", savefig)
+        code, _, _ = run_cli(argv, capsys)
+    assert code == 0 and plot.read_bytes().startswith(b"\x89PNG")
+    assert len(shown) == 1 and len(shown[0]) == 2, shown  # one panel per metric, no differences below
+    assert not any("baseline" in label for label in shown[0]), shown
 
 
 def test_plot_is_a_png(files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

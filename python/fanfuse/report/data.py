@@ -70,8 +70,21 @@ class ReportData:
         """The comparison of `run` with the baseline on `metric` (None for the baseline itself)."""
         return next((c for c in self.comparisons if c.run == run and c.metric == metric), None)
 
+    @property
+    def compared(self) -> bool:
+        """Whether any run is compared with the baseline: false for a report of one run, which
+        shows neither a baseline nor what the markers mean."""
+        return len(self.scores) > 1
+
+    def label(self, run: int) -> str:
+        """How tables and plots name run `run`: its name, marked when it is the baseline of a comparison."""
+        name = self.scores[run].name
+        return f"{name} (baseline)" if self.compared and run == self.baseline else name
+
     def legend(self) -> str:
-        """What the markers mean, in one sentence."""
+        """What the markers mean, in one sentence; empty when nothing is compared."""
+        if not self.compared:
+            return ""
         family = (len(self.scores) - 1) * len(self.metrics)
         correction = (
             "uncorrected"

@@ -37,12 +37,14 @@ def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
         raise MissingExtra("--plot needs matplotlib (pip install 'fanfuse[plot]')", extra="plot") from None
     metrics, names = report.metrics, report.names
     columns = len(metrics)
-    figure, axes = plt.subplots(2, columns, figsize=(3.2 * columns + 1, 6.5), squeeze=False)
+    # A report of one run compares nothing: no panel of differences from a baseline.
+    rows = 2 if report.compared else 1
+    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns + 1, 3.5 * rows - 0.5), squeeze=False)
     colours = [f"C{i % 10}" for i in range(len(names))]
     base = report.scores[report.baseline]
     base_by_query = [dict(zip(base.qids, base.values[m], strict=True)) for m in metrics]
     for col, metric in enumerate(metrics):
-        top, bottom = axes[0][col], axes[1][col]
+        top = axes[0][col]
         means = [s.means[metric] for s in report.scores]
         errors = [half_width(s.values[metric]) for s in report.scores]
         bars = top.bar(range(len(names)), means, yerr=errors, capsize=3, color=colours)
@@ -58,6 +60,11 @@ def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
         top.set_title(metric)
         top.set_xticks(range(len(names)), [str(i) for i in range(len(names))])
         top.set_xlabel("run")
+        if col == 0:
+            top.set_ylabel(f"mean, {CONFIDENCE:.0%} CI")
+        if not report.compared:
+            continue
+        bottom = axes[1][col]
         bottom.axhline(0.0, color="black", linewidth=0.8)
         for i, s in enumerate(report.scores):
             if i == report.baseline:
@@ -73,10 +80,9 @@ def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
             bottom.plot(range(len(deltas)), deltas, color=colours[i], linewidth=1.2)
         bottom.set_xlabel("queries, sorted by difference")
         if col == 0:
-            top.set_ylabel(f"mean, {CONFIDENCE:.0%} CI")
             bottom.set_ylabel(f"run - baseline ({report.baseline})")
     handles = [Patch(color=colours[i]) for i in range(len(names))]
-    labels = [f"{i}: {n}" + (" (baseline)" if i == report.baseline else "") for i, n in enumerate(names)]
+    labels = [f"{i}: {report.label(i)}" for i in range(len(names))]
     figure.legend(
         handles, labels, loc="lower center", ncol=min(3, len(names)), fontsize="small", frameon=False
     )

@@ -88,7 +88,7 @@ def _mean_cell(report: ReportData, run: str, metric: str, mean: float, *, with_p
 def _rows(report: ReportData, cell: Callable[[str, str, float], str]) -> list[list[str]]:
     return [
         [
-            s.name + (" (baseline)" if i == report.baseline else ""),
+            report.label(i),
             *(cell(s.name, m, s.means[m]) for m in report.metrics),
         ]
         for i, s in enumerate(report.scores)
@@ -122,8 +122,7 @@ def _table(report: ReportData) -> str:
     parts = [table(header, rows)]
     if report.comparisons:
         parts += ["", table(["W/T/L", *report.metrics], _wtl_rows(report))]
-    parts += ["", report.legend()]
-    return "\n".join(parts) + "\n"
+    return "\n\n".join(filter(None, ["\n".join(parts), report.legend()])) + "\n"
 
 
 def _markdown_escape(text: str) -> str:
@@ -145,7 +144,7 @@ def _markdown(report: ReportData) -> str:
     lines = grid(["run", *report.metrics], _rows(report, cell))
     if report.comparisons:
         lines += ["", *grid(["W/T/L", *report.metrics], _wtl_rows(report))]
-    return "\n".join([*lines, "", report.legend()]) + "\n"
+    return "\n\n".join(filter(None, ["\n".join(lines), report.legend()])) + "\n"
 
 
 LATEX_SPECIAL = {
@@ -192,7 +191,7 @@ def _latex(report: ReportData) -> str:
     if report.comparisons:
         lines += ["", *tabular(["W/T/L", *report.metrics], _wtl_rows(report), True)]
     legend = report.legend().replace("▲/▼", r"$\blacktriangle$/$\blacktriangledown$")
-    return "\n".join([*lines, "% " + legend]) + "\n"
+    return "\n".join([*lines, *(["% " + legend] if legend else [])]) + "\n"
 
 
 def _csv(report: ReportData) -> str:
