@@ -2,7 +2,8 @@
 the expander takes (``CLIENT_KINDS``, the one list it dispatches on) and every way a model can misbehave
 (an answer far over the size cap, no answer before the deadline, an exception, a Rust panic), through
 every way to call it (``expand``, ``aexpand``, ``search``, ``asearch``), the call returns the recorded
-fallback within the deadline, nothing escapes, and an async caller's event loop keeps running.
+fallback within the deadline, nothing escapes, and an async caller's event loop keeps running; the
+fallback is logged once, though a call the deadline left behind fails later in its own thread.
 
 The clients are the real classes: ``openai.OpenAI`` / ``AsyncOpenAI`` over an ``httpx.MockTransport``
 (the model's side scripted, the client's own request and parsing code run), and subclasses of
@@ -42,6 +43,8 @@ PROMPT_DEADLINE = 30.0
 #: Lines of queries, the key in every one (so reading them means redacting them): 5.8 MB, over five
 #: times the cap, and seconds of redacting and parsing for a reader without one.
 HUGE = "".join(f"rank fusion question {i} {KEY}\n" for i in range(100_000))
+#: When a late model fails: after the deadline, well before the test stops waiting for it.
+LATE = 1.5 * TIMEOUT
 GOOD = json.dumps({"queries": ["cost of rank fusion methods", "is rrf cheaper than combsum"]})
 #: A test double: what pyo3 raises for a Rust panic (a BaseException, recognised by its name).
 PanicException = type("PanicException", (BaseException,), {"__module__": "pyo3_runtime"})
@@ -70,13 +73,16 @@ class Behaviour:
         if self.name == "slow":
             _released.wait(60)
             return json.dumps({"queries": ["too late"]})
+        if self.name == "late":  # fails, once the caller's deadline has passed
+            time.sleep(LATE)
+            raise RuntimeError("the model broke down late")
         if self.name == "raising":
             raise RuntimeError("the model broke down")
         raise PanicException("called `Option::unwrap()` on a `None` value")
 
     async def aanswer(self) -> str:
-        if self.name == "slow":
-            await asyncio.sleep(60)
+        if self.name in ("slow", "late"):
+            await asyncio.sleep(60 if self.name == "slow" else LATE)
         return self.answer()
 
 
@@ -293,3 +299,19 @@ def test_an_errors_text_is_read_up_to_the_cap_and_no_piece_of_the_key_is_shown(k
     reason = llm.expand(QUERY, max_variants=3).fallback_reason or ""
     assert reason.startswith(head + "*") and reason.endswith("..."), reason
     assert KEY[:5] not in reason, reason
+
+
+@pytest.mark.parametrize("mode", ["expand", "aexpand", "search", "asearch"])
+@pytest.mark.parametrize("kind", sorted(CLIENTS))
+def test_a_fallback_is_logged_once_though_the_call_left_behind_settles_later(
+    kind: str, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    llm = expander(kind, "late")
+    before = set(threading.enumerate())
+    report, _ = run(llm, mode)
+    assert report.fallback_reason == REASONS["slow"]
+    for thread in [t for t in set(threading.enumerate()) - before if t.name == "fanfuse-llm"]:
+        thread.join(timeout=10 * TIMEOUT)  # the call answered late and was settled, unseen
+        assert not thread.is_alive()
+    logged = [r.getMessage() for r in caplog.records if "LLM query expansion failed" in r.getMessage()]
+    assert logged == [f"LLM query expansion failed ({REASONS['slow']}); using the heuristic fallback"]

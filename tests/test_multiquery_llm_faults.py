@@ -60,7 +60,7 @@ def padded(content: str, total: int) -> bytes:
 @pytest.mark.parametrize("body_only", [False, True], ids=["whole-reply", "body"])
 @pytest.mark.parametrize("mode", ["sync", "async", "sync-on-loop"])
 def test_a_trickled_answer_stops_at_the_deadline(
-    llm_server: ScriptedChatServer, mode: str, body_only: bool
+    llm_server: ScriptedChatServer, mode: str, body_only: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     reply = padded(GOOD, 300)
     llm_server.reply(Reply(body=reply, drip=SLOW_BYTES, body_only_drip=body_only))
@@ -77,6 +77,9 @@ def test_a_trickled_answer_stops_at_the_deadline(
     for thread in [t for t in set(threading.enumerate()) - before if t.name == "fanfuse-llm"]:
         thread.join(timeout=2.0)
         assert not thread.is_alive()
+    # The fallback is logged once: by the caller that gave up, not again by the thread left behind.
+    logged = [r for r in caplog.records if "LLM query expansion failed" in r.getMessage()]
+    assert len(logged) == 1, [r.getMessage() for r in logged]
 
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])

@@ -186,11 +186,12 @@ class LLMExpander(Expander):
         deadline = time.monotonic() + self.timeout
         call = self._client.call
         try:
-            return call_by(
+            got = call_by(
                 lambda: self._settle(asked, outcome(lambda: call(asked.messages, deadline))), deadline
             )
         except TimeoutError:
-            return self._fall_back(asked, _timed_out(self.timeout))
+            got = self._fall_back(asked, _timed_out(self.timeout))
+        return self._handed_over(got)
 
     async def aexpand(
         self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
@@ -206,12 +207,15 @@ class LLMExpander(Expander):
         try:
             if client.native_async:  # the client's coroutine on this loop; what it returns, in a thread
                 got = await awaited(await_by(client.acall(asked.messages, deadline), deadline))
-                return await call_by_async(lambda: self._settle(asked, got), deadline)
-            return await call_by_async(
-                lambda: self._settle(asked, outcome(lambda: client.call(asked.messages, deadline))), deadline
-            )
+                expansion = await call_by_async(lambda: self._settle(asked, got), deadline)
+            else:
+                expansion = await call_by_async(
+                    lambda: self._settle(asked, outcome(lambda: client.call(asked.messages, deadline))),
+                    deadline,
+                )
         except TimeoutError:
-            return self._fall_back(asked, _timed_out(self.timeout))
+            expansion = self._fall_back(asked, _timed_out(self.timeout))
+        return self._handed_over(expansion)
 
     def _asked(
         self, query: str, max_variants: int, strategy: str | None, history: History
@@ -270,9 +274,19 @@ class LLMExpander(Expander):
             notes.append(f"the model gave {len(readable)} variants, kept the first {asked.wanted} new ones")
         return Expansion(variants, note="; ".join(notes) or None)
 
+    def _handed_over(self, expansion: Expansion) -> Expansion:
+        """`expansion` as the caller gets it, its fallback logged here, where the caller waits, not in
+        the call's thread: a call the deadline left behind settles later, and must not log again."""
+        if expansion.fallback_reason is not None:
+            logger.warning(
+                "LLM query expansion failed (%s); using the %s fallback",
+                expansion.fallback_reason,
+                self.fallback,
+            )
+        return expansion
+
     def _fall_back(self, asked: _Asked, reason: str) -> Expansion:
         reason = self._shown(reason)
-        logger.warning("LLM query expansion failed (%s); using the %s fallback", reason, self.fallback)
         if self.fallback == "heuristic":
             variants = self._heuristic.expand(
                 asked.query, max_variants=asked.max_variants, history=asked.history
