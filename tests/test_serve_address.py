@@ -1,14 +1,16 @@
 """Where `fanfuse serve` listens: every place it cannot listen on is refused with one line naming
---host or --port (an empty --host is no longer read as every interface), and the URL it prints is
-one a client can use, an IPv6 address in brackets."""
+--host or --port (an empty --host is refused, not read as every interface) before the index is copied,
+and the URL it prints is one a client can use, an IPv6 address in brackets."""
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import select
 import signal
 import socket
 import subprocess
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +22,7 @@ pytest.importorskip("uvicorn")
 import httpx
 from cli_process import CLI
 from fanfuse.cli import main
+from fanfuse.retrievers import tantivy_index
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from test_cli_search_options import DOCUMENTS
 
@@ -56,14 +59,21 @@ REFUSED = {
 
 @pytest.mark.parametrize("case", REFUSED)
 def test_a_place_it_cannot_listen_on_is_refused_naming_the_flag(
-    case: str, index: Path, port_in_use: int, capsys: pytest.CaptureFixture[str]
+    case: str,
+    index: Path,
+    port_in_use: int,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     host, port, expected = REFUSED[case]
     argv = ["serve", "--index", str(index), "--host", host, "--port", port or str(port_in_use)]
+    copies: list[object] = []  # the index is copied only once there is a place to listen on
+    monkeypatch.setattr(tantivy_index, "private_copy", lambda *args: copies.append(args))
     try:
         code = main(argv)
     except SystemExit as exit_:  # argparse's refusal
         code = exit_.code  # type: ignore[assignment]
+    assert copies == [], "the index was copied before the place to listen on was refused"
     captured = capsys.readouterr()
     assert code == 2
     assert captured.out == ""
@@ -102,3 +112,24 @@ def test_the_printed_url_reaches_the_server(host: str, index: Path) -> None:
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
+
+
+def test_an_index_it_cannot_open_leaves_the_port_free(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The socket is bound before the index is opened: a refused index closes it again."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    not_an_index = tmp_path / "empty"
+    not_an_index.mkdir()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        code = main(["serve", "--index", str(not_an_index), "--host", "127.0.0.1", "--port", str(port)])
+        gc.collect()
+    assert not [w for w in caught if "socket" in str(w.message)], "the socket was left to the collector"
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and "is not a fanfuse index" in captured.err, captured.err
+    with socket.socket() as again:  # no socket of the command still holds the port
+        again.bind(("127.0.0.1", port))
+        again.listen()

@@ -157,13 +157,18 @@ def run(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"expansion": llm_options.expansion_switch(args.expander)}
     if expander is not None:
         overrides["expander"] = expander
-    # The server's own checked copy of the index (a file changed under it cannot reach it), which
-    # every worker opens in place; this process owns it, and removes it when it ends, however it ends
-    # (a copy left by a killed server goes at the next start: `index_copy`).
-    index = TantivyRetriever(args.index, private_copy=True)
-    # With workers: checks the index and the options, then unused.
-    app = app_for_index(index, dense=args.dense, **overrides)
+    # Before the index is copied, which can take long: a place it cannot listen on is told at once.
     listening = listening_socket(args.host, args.port)
+    try:
+        # The server's own checked copy of the index (a file changed under it cannot reach it), which
+        # every worker opens in place; this process owns it, and removes it when it ends, however it
+        # ends (a copy left by a killed server goes at the next start: `index_copy`).
+        index = TantivyRetriever(args.index, private_copy=True)
+        # With workers: checks the index and the options, then unused.
+        app = app_for_index(index, dense=args.dense, **overrides)
+    except BaseException:
+        listening.close()
+        raise
     # One line a script (or a test) reads to learn the port, printed once the socket accepts.
     print(f"fanfuse serve: listening on {base_url(listening)}", flush=True)
     # uvloop and httptools where installed (fanfuse[serve] installs them): the fastest of uvicorn's
