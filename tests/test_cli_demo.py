@@ -109,15 +109,18 @@ def test_demo_without_the_embed_extra_says_so_and_answers_with_bm25(
     assert "default: bm25, 3 variants, RRF" in out and "Q: copy a file" in out
 
 
-@pytest.mark.parametrize(("questions", "position"), [(["  "], 1), (["How do I sort a list?", ""], 2)])
+@pytest.mark.parametrize(
+    ("questions", "position", "got"),
+    [(["  "], 1, "only blank characters"), (["How do I sort a list?", ""], 2, "an empty string")],
+)
 def test_every_question_is_checked_before_any_work(
-    questions: list[str], position: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    questions: list[str], position: int, got: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cache = tmp_path / "cache"
     assert main(["demo", *questions, "--cache-dir", str(cache), "--no-dense"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        f"fanfuse demo: error: argument QUESTIONS: question {position} must be a non-empty string\n"
+        f"fanfuse demo: error: argument QUESTIONS: question {position} must hold a word (got {got})\n"
     )
     assert not cache.exists()  # nothing indexed, nothing answered

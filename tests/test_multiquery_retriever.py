@@ -189,8 +189,10 @@ def test_bad_retrievers_and_calls() -> None:
     with pytest.raises(TypeError, match="has no search"):
         MultiQueryRetriever({"x": object()})
     retriever = MultiQueryRetriever([KeywordRetriever()])
-    with pytest.raises(InvalidSetting, match="query must be a non-empty string"):
+    with pytest.raises(InvalidSetting, match=r"query must hold a word \(got only blank characters\)"):
         retriever.search("  ")
+    with pytest.raises(InvalidSetting, match=r"query must hold a word \(got an empty string\)"):
+        retriever.search("")
     with pytest.raises(OutOfRange, match="max_variants must be an int from 1 to 5"):
         retriever.search(QUERY, max_variants=0)
     with pytest.raises(TypeError, match="variants must be a list of str"):

@@ -146,7 +146,8 @@ def check_query(query: object, name: str = "query") -> str:
     if not isinstance(query, str):
         raise TypeError(f"{name} must be a str (got {type(query).__name__})")
     if not query.strip():
-        raise InvalidSetting(f"{name} must be a non-empty string")
+        got = "only blank characters" if query else "an empty string"
+        raise InvalidSetting(f"{name} must hold a word (got {got})")
     return check_unicode(name, query)
 
 
