@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import fanfuse
 import pytest
 from command_inputs import write_inputs
 from fanfuse.cli import COMMANDS, build_parser, command_parsers, main
@@ -176,3 +177,61 @@ def test_two_outputs_on_one_new_path_are_refused_before_either_is_written(
     assert main(argv) == 2
     assert "the outputs --output" in capsys.readouterr().err
     assert not (files / "out.trec").exists()
+
+
+def held_cases() -> Iterator[tuple[list[str], int]]:
+    """(invocation, position of an output) for every invocation that writes two files or more."""
+    for argv in INVOCATIONS:
+        files_out = [at for at in output_positions(argv) if given_paths(argv)[argv[at]] == OUTPUT]
+        if len(files_out) >= 2:
+            yield from ((argv, at) for at in files_out)
+
+
+HELD_CASES = list(held_cases())
+
+
+def test_every_command_writing_two_files_is_among_the_held_cases() -> None:
+    writing_two = {
+        command
+        for command, parser in command_parsers(build_parser()).items()
+        if sum(role == OUTPUT for _, role, _ in path_actions(parser)) >= 2
+    }
+    assert writing_two == {argv[0] for argv, _ in HELD_CASES} and writing_two
+
+
+@pytest.mark.parametrize("case", HELD_CASES, ids=lambda c: f"{c[0][0]} {c[0][c[1] - 1]}")
+def test_an_output_that_fails_leaves_the_other_outputs_as_they_were(
+    files: Path, case: tuple[list[str], int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, at = case
+    full = in_dir(argv, files)
+    for path, role in given_paths(argv).items():
+        if role == OUTPUT:
+            (files / path).write_bytes(PREVIOUS)
+    full[at] = "/dev/full"  # a write fails there: no space left on device
+    before = snapshot(files)
+    assert main(full) == 2
+    err = capsys.readouterr().err
+    assert "/dev/full" in err and len(err.splitlines()) == 1, err
+    assert snapshot(files) == before
+
+
+def test_a_run_that_fails_after_training_leaves_the_saved_model_as_it_was(
+    files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = in_dir(INVOCATIONS[2], files)
+    late = files / "late.trec"  # its last line, read after the model is trained, is malformed
+    late.write_text((files / "b.trec").read_text() + "q5 Q0 d5-9 six 1.0 b\n")
+    argv[argv.index(str(files / "b.trec"))] = str(late)
+    (files / "new-model.json").write_bytes(PREVIOUS)
+    before = snapshot(files)
+    assert main(argv) == 2
+    assert "late.trec:31" in capsys.readouterr().err
+    assert snapshot(files) == before
+
+
+def test_the_model_written_beside_the_fused_run_is_the_one_fusion_model_save_writes(files: Path) -> None:
+    assert main(in_dir(INVOCATIONS[2], files)) == 0
+    written = fanfuse.FusionModel.load(str(files / "new-model.json"))
+    written.save(str(files / "saved.json"))
+    assert (files / "new-model.json").read_bytes() == (files / "saved.json").read_bytes()

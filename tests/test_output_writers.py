@@ -28,7 +28,10 @@ NUMPY_SAVERS = {"save", "savez", "savez_compressed", "savetxt"}
 SAVERS = {"savefig", "to_parquet", "tofile"}
 DUMPERS = {"dump", "write_table"}
 MOVERS = {"copy", "copy2", "copyfile", "copytree", "move", "replace", "rename"}
-SCRATCH_MAKERS = {"OutputFile", "StagedDirectory", "TemporaryDirectory", "NamedTemporaryFile", "mkdtemp"}
+# What a call may write to without the guard: the guard's own streams, temporary places, memory.
+SCRATCH_MAKERS = {
+    "OutputFile", "StagedDirectory", "TemporaryDirectory", "NamedTemporaryFile", "mkdtemp", "BytesIO",
+}  # fmt: skip
 
 
 def _called_name(call: ast.Call) -> str:

@@ -9,11 +9,12 @@ from typing import Any
 from fanfuse._core import METRICS, TREC_EVAL_METRICS
 from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
-from fanfuse.cli.paths import add_output, add_qrels, add_runs
+from fanfuse.cli.paths import HeldOutputs, add_output, add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.errors import InvalidSetting, OutOfRange
 from fanfuse.output_guard import OutputFile
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare_scores
+from fanfuse.report.plot import png
 from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
 
@@ -100,13 +101,14 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     text = report.render("json" if args.json else args.format or "table")
-    if args.plot:
-        report.plot(args.plot)
-    if args.output:
-        with OutputFile(args.output, inputs=[*args.runs, args.qrels]) as stream:
-            stream.write(text.encode())
-    else:
-        print(text, end="")
+    with HeldOutputs() as held:
+        if args.plot:
+            held.write(args.plot, png(report))
+        if args.output:
+            with OutputFile(args.output, inputs=[*args.runs, args.qrels]) as stream:
+                stream.write(text.encode())
+        else:
+            print(text, end="")
     return 0
 
 

@@ -21,9 +21,10 @@ from fanfuse._core import (
 from fanfuse.cli._common import number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
-from fanfuse.cli.paths import PARQUET_SUFFIXES, add_input, add_output, add_runs, names_parquet
+from fanfuse.cli.paths import PARQUET_SUFFIXES, HeldOutputs, add_input, add_output, add_runs, names_parquet
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.errors import InvalidSetting
+from fanfuse.options import FusionOptions
 from fanfuse.tables import is_parquet, read_any_qrels, read_any_run, read_parquet_run, write_parquet
 
 
@@ -111,8 +112,9 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def trained_model(args: argparse.Namespace) -> FusionModel | None:
-    """The model of a trained method: loaded (--model) or trained (--train-runs, --train-qrels)."""
+def trained_model(args: argparse.Namespace, held: HeldOutputs) -> FusionModel | None:
+    """The model of a trained method: loaded (--model) or trained (--train-runs, --train-qrels), then
+    held for --save-model."""
     # fanfuse.cli.idle_flags refused these flags beside a method that is not trained.
     training = args.train_runs is not None or args.train_qrels is not None
     if args.method not in TRAINED_METHODS:
@@ -143,7 +145,8 @@ def trained_model(args: argparse.Namespace) -> FusionModel | None:
         window=args.window,
     )
     if args.save_model:
-        model.save(args.save_model)
+        # The text FusionModel.save writes.
+        held.write(args.save_model, f"{model.to_json()}\n".encode())
     return model
 
 
@@ -152,11 +155,18 @@ def run(args: argparse.Namespace) -> int:
     parquet = names_parquet(args.output)
     check_parquet_output(args, parquet)
     options = run_fusion_options(args)
-    model = trained_model(args)
     if args.engine == "dask":
         # check_engine_options refused a trained method: there is no model to pass.
         code: int = dask_commands(args).fuse(args, options)
         return code
+    with HeldOutputs() as held:
+        return fuse_to_output(args, options, trained_model(args, held), parquet)
+
+
+def fuse_to_output(
+    args: argparse.Namespace, options: FusionOptions, model: FusionModel | None, parquet: bool
+) -> int:
+    """Fuses the runs into --output (TREC / MT-RAG text by the core's stream, or Parquet)."""
     bar = ProgressBar("fuse", unit="bytes")
 
     def progress(bytes_read: int, bytes_total: int, queries: int) -> None:

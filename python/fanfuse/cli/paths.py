@@ -5,16 +5,19 @@ for a file, a file for a directory: `InputError` naming the option, the path and
 output that is one of its inputs or another of its outputs (however spelled: a symbolic or hard link,
 `./x`), or an output directory that holds an input (`fanfuse.output_guard.check_paths`, which raises
 `InvalidOutput`). A new option declared this way cannot miss the checks, and the tests enumerate the
-marked options of every parser."""
+marked options of every parser. `HeldOutputs` publishes a command's other outputs only with its main
+one."""
 
 from __future__ import annotations
 
 import argparse
+from contextlib import ExitStack
+from types import TracebackType
 from typing import Any, Literal, get_args
 
 from fanfuse.errors import InputError
 from fanfuse.limits import check_choice
-from fanfuse.output_guard import check_paths
+from fanfuse.output_guard import OutputFile, check_paths
 from fanfuse.paths import unreadable
 
 INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
@@ -129,3 +132,33 @@ def _check_input(option: str, kind: str, path: str) -> None:
     problem = unreadable(path, folder=kind == "index")
     if problem is not None:
         raise InputError(f"{option} {path!r}: {problem}; give {TAKES[kind]}")
+
+
+class HeldOutputs:
+    """``with HeldOutputs() as held:`` the outputs a command writes beside its main one (a saved
+    model, a plot): each is written to its temporary through the output guard as soon as its content
+    is known (``held.write(path, data)``, so a path that cannot be written fails the command before
+    its long part), and all are published when the block ends without an exception, after the main
+    output that the block writes: a command that fails or is interrupted at any step leaves every
+    output as it was."""
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+
+    def write(self, path: str, data: bytes) -> None:
+        stream = self._stack.enter_context(OutputFile(path))
+        stream.write(data)
+        stream.flush()
+
+    def __enter__(self) -> HeldOutputs:
+        self._stack.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        # The guard's outputs publish or discard themselves; none swallows the exception.
+        self._stack.__exit__(exc_type, exc, traceback)

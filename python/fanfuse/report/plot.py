@@ -5,6 +5,7 @@ one line per run. Needs matplotlib (``pip install fanfuse[plot]``), imported onl
 
 from __future__ import annotations
 
+import io
 import math
 import os
 from statistics import NormalDist
@@ -27,6 +28,14 @@ def half_width(values: list[float]) -> float:
 
 
 def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
+    """Writes the plot to `path` through the output guard."""
+    image = png(report)
+    with OutputFile(path) as stream:
+        stream.write(image)
+
+
+def png(report: ReportData) -> bytes:
+    """The plot as PNG bytes."""
     try:
         import matplotlib
 
@@ -87,8 +96,9 @@ def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
         handles, labels, loc="lower center", ncol=min(3, len(names)), fontsize="small", frameon=False
     )
     figure.tight_layout(rect=(0, 0.04 + 0.03 * math.ceil(len(names) / 3), 1, 1))
+    image = io.BytesIO()
     try:
-        with OutputFile(path) as stream:
-            figure.savefig(stream, format="png", dpi=110)
+        figure.savefig(image, format="png", dpi=110)
     finally:
         plt.close(figure)
+    return image.getvalue()
