@@ -5,7 +5,7 @@
 //!
 //! Training queries: the judged queries (every query of the qrels). A run that lacks one has an
 //! empty hit list for it (ranx requires every run to hold exactly the qrels' queries; queries a run
-//! has beyond the qrels are not read).
+//! has beyond the qrels are not read); a run that holds none of them is refused.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -60,6 +60,15 @@ pub fn train(
         .iter()
         .map(|run| {
             crate::interrupt::checkpoint()?;
+            // Its table would be all zeros: every document it ranks would fuse to nothing.
+            if !run.queries.iter().any(|query| qrels.judged.contains_key(query.qid.as_str())) {
+                return Err(FusionError::invalid(format!(
+                    "{}: none of its queries is in the qrels ({} judged), so there is nothing to train on; check \
+                     that the runs and the qrels use the same query ids (and that this is the right qrels file)",
+                    run.name,
+                    queries.len()
+                )));
+            }
             let judged = judgments(run, qrels, &queries);
             Ok(match method {
                 TrainedMethod::ProbFuse => probfuse(&hit_lists(&judged), segments.unwrap_or(DEFAULT_SEGMENTS)),
@@ -226,6 +235,7 @@ pub fn load_model(path: &str) -> Result<TrainedModel, FusionError> {
 #[allow(clippy::float_cmp)] // exact values are the definition under test
 mod tests {
     use super::*;
+    use crate::runs::RankFrom;
 
     #[test]
     fn probfuse_averages_segment_shares_over_queries() {
@@ -244,5 +254,20 @@ mod tests {
         let odds = bayesfuse(&[vec![1.0; 5]]);
         assert_eq!(odds[0], (1.0_f64 / 0.001).ln());
         assert_eq!(odds[1], (0.001_f64 / 0.999).ln());
+    }
+
+    #[test]
+    fn a_run_of_no_judged_query_is_refused_by_every_method() {
+        let run =
+            |qid: &str| Run::from_columns("r.trec", &[qid.into()], &["d1".into()], &[1.0], RankFrom::Score).unwrap();
+        let mut qrels = Qrels::default();
+        qrels.judge("q1", "d1", 1).unwrap();
+        for (_, method) in TrainedMethod::BY_NAME {
+            let runs = [run("q1"), run("q2")];
+            let error = train(*method, &runs.iter().collect::<Vec<_>>(), &qrels, TrainSizes::default());
+            let error = error.unwrap_err().to_string();
+            assert!(error.starts_with("r.trec: none of its queries is in the qrels (1 judged)"), "{error}");
+            assert!(train(*method, &[&runs[0]], &qrels, TrainSizes::default()).is_ok());
+        }
     }
 }

@@ -295,7 +295,8 @@ def test_the_fuse_command_refuses_flags_that_do_not_go_together_as_settings(
     do not match the inputs are fusion input's."""
     from fanfuse.cli import build_parser
     from fanfuse.cli.fuse import trained_model
+    from fanfuse.cli.paths import HeldOutputs
 
     args = build_parser("fuse").parse_args(["fuse", "in0.trec", "in1.trec", "-o", "out.trec", *flags])
-    with pytest.raises(refusal, match=said):
-        trained_model(args)
+    with pytest.raises(refusal, match=said), HeldOutputs() as held:
+        trained_model(args, held)

@@ -23,7 +23,7 @@ from fanfuse._core import RUN_FILE_TOP_K, FusionError, Qrels, Run, randomization
 from fanfuse.choices import AnyMethod
 from fanfuse.errors import TooFewQueries
 from fanfuse.limits import check_int, optional_int
-from fanfuse.tune.scores import FoldScores
+from fanfuse.tune.scores import FoldScores, check_every_fold_trains
 from fanfuse.tune.search import Search, chosen_search, coordinate_search, grid_search
 from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, check_numbers, search_space
 
@@ -120,6 +120,12 @@ def tune(
         if given[keyword] is not None:
             given[keyword] = check_numbers(given[keyword], keyword, key)  # type: ignore[arg-type]
     judged = set(qrels.qids())
+    for run in runs:
+        if not any(q in judged for q in run.qids()):
+            raise TooFewQueries(
+                f"{run.name}: none of its queries is in the qrels, so nothing tunes its part; check that "
+                "the runs and the qrels use the same query ids (and that this is the right qrels file)"
+            )
     queries = sorted({q for run in runs for q in run.qids() if q in judged})
     if len(queries) < folds:
         raise TooFewQueries(f"folds must be at most the judged queries, {len(queries)} (got {folds})")
@@ -128,6 +134,8 @@ def tune(
     shuffled = list(queries)
     random.Random(seed).shuffle(shuffled)
     fold_of = {q: i % folds for i, q in enumerate(shuffled)}
+    if space.trained:
+        check_every_fold_trains(runs, fold_of)
     estimate = space.grid_size() if how == "grid" else None
     scores = FoldScores(
         runs,

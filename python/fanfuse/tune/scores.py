@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from fanfuse._core import Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
 from fanfuse.choices import AnyMethod, TrainedMethod
-from fanfuse.errors import OutOfRange
+from fanfuse.errors import OutOfRange, TooFewQueries
 from fanfuse.tune.search import Params, params_key
 
 
@@ -116,3 +116,15 @@ class FoldScores:
         """Per-query values of `fold`'s queries, by a configuration (a model) that never saw them."""
         values = self.values(params, frozenset((fold,)) if self.trained else frozenset())
         return [values[self.position[q]] for q in self.fold_queries[fold]]
+
+
+def check_every_fold_trains(runs: Sequence[Run], fold_of: dict[str, int]) -> None:
+    """A trained method is fitted once per fold, on the other folds' queries, and the core refuses a
+    run that holds none of them: refuse such a run before the first fold, naming it."""
+    for run in runs:
+        held = {fold_of[q] for q in run.qids() if q in fold_of}
+        if len(held) == 1:
+            raise TooFewQueries(
+                f"{run.name}: its judged queries all fall in one fold, so with that fold held out there "
+                "is nothing to train its part on; use fewer folds, or a run of more judged queries"
+            )
