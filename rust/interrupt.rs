@@ -53,19 +53,29 @@ pub fn run_polling<T>(poll: Box<dyn Fn() -> bool>, work: impl FnOnce() -> T) -> 
 /// Fails with [`FusionError::Interrupted`] once the poll installed on this thread asked to stop;
 /// without one it never fails. Cheap enough to call once per query group.
 pub fn checkpoint() -> Result<(), FusionError> {
-    let stop = POLLER.with(|p| {
+    let due = POLLER.with(|p| {
         let mut slot = p.borrow_mut();
-        let Some(poller) = slot.as_mut() else { return false };
-        if !poller.stopped {
-            let now = Instant::now();
-            if now >= poller.next {
-                poller.next = now + POLL_INTERVAL;
-                poller.stopped = (poller.poll)();
-                poller.shared.store(poller.stopped, Ordering::Relaxed);
-            }
+        let due = slot.as_ref().is_some_and(|poller| !poller.stopped && Instant::now() >= poller.next);
+        if due {
+            slot.take()
+        } else {
+            None
         }
-        poller.stopped
     });
+    let stop = match due {
+        // The poll runs the host's code (a signal handler, a progress callback), which may call the
+        // core again on this thread: the poller is out of its slot meanwhile, so that call installs
+        // and restores its own instead of finding this one borrowed.
+        Some(mut poller) => {
+            poller.stopped = (poller.poll)();
+            poller.next = Instant::now() + POLL_INTERVAL;
+            poller.shared.store(poller.stopped, Ordering::Relaxed);
+            let stopped = poller.stopped;
+            POLLER.with(|p| *p.borrow_mut() = Some(poller));
+            stopped
+        }
+        None => POLLER.with(|p| p.borrow().as_ref().is_some_and(|poller| poller.stopped)),
+    };
     if stop {
         Err(FusionError::Interrupted)
     } else {
@@ -181,6 +191,32 @@ mod tests {
             })
         });
         assert_eq!(outcome, Err::<(), _>(FusionError::Interrupted));
+    }
+
+    #[test]
+    fn a_poll_may_run_work_that_polls_on_the_same_thread() {
+        let nested = Rc::new(std::cell::Cell::new(0_u32));
+        let count = Rc::clone(&nested);
+        let outcome = run_polling(
+            Box::new(move || {
+                // What a progress callback or a signal handler that calls the core does.
+                let inner = run_polling(Box::new(|| false), || {
+                    std::thread::sleep(POLL_INTERVAL * 2);
+                    checkpoint()
+                });
+                count.set(count.get() + 1);
+                inner.is_err()
+            }),
+            || {
+                std::thread::sleep(POLL_INTERVAL * 2);
+                checkpoint()?;
+                std::thread::sleep(POLL_INTERVAL * 2);
+                checkpoint()
+            },
+        );
+        assert_eq!(outcome, Ok(()));
+        assert_eq!(nested.get(), 2, "each checkpoint of the outer work polled once");
+        assert_eq!(checkpoint(), Ok(()), "the outer poll is removed with the work");
     }
 
     #[test]
