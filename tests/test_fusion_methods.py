@@ -60,6 +60,7 @@ OPTION_DRAWS = {
 NORM_DRAW = st.sampled_from(NORMS)
 WEIGHTS_DRAW = [st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n, max_size=n) for n in range(5)]
 TOP_K_DRAW = st.integers(0, 8)
+KEY_DRAW = st.sampled_from("KLM")
 
 
 @st.composite
@@ -67,6 +68,7 @@ def fuse_calls(
     draw: st.DrawFn,
     runs_draw: st.SearchStrategy[list[list[tuple[str, float]]]] = scored_runs,
     weights_draw: list[st.SearchStrategy[list[float]]] = WEIGHTS_DRAW,
+    keyed: bool = True,
 ) -> tuple[list[list[tuple[str, float]]], dict[str, Any]]:
     runs = draw(runs_draw)
     method = draw(METHOD_DRAW)
@@ -80,6 +82,8 @@ def fuse_calls(
         options["weights"] = draw(weights_draw[len(runs)])
     if draw(st.booleans()):
         options["top_k"] = draw(TOP_K_DRAW)
+    if keyed and draw(st.booleans()):  # keys that merge ids, beside weight-0 lists too
+        options["content_keys"] = [[draw(KEY_DRAW) for _ in run] for run in runs]
     return runs, options
 
 
@@ -98,7 +102,7 @@ def test_core_equals_reference(call: tuple[list[list[tuple[str, float]]], dict[s
 
 
 @examples(0.1)  # share of the Hypothesis profile (CI=true: 25k examples)
-@given(fuse_calls())
+@given(fuse_calls(keyed=False))  # a keyed hit's parts name each list's own id
 def test_explain_contributions_sum_to_the_score(
     call: tuple[list[list[tuple[str, float]]], dict[str, Any]],
 ) -> None:
@@ -153,6 +157,15 @@ def test_content_keys_merge_ids_with_the_same_text() -> None:
     assert [(c.list, c.rank, c.id) for c in fused.explain[0]] == [(0, 1, "a1"), (1, 1, "a2")]
     summed = fanfuse.fuse(runs, content_keys=keys, duplicates="sum")
     assert summed.scores[0] == 1 / 61 + 1 / 63 + 1 / 61
+
+
+def test_a_weight_0_list_names_no_key_s_id() -> None:
+    # Ignored entirely: its id neither stands for a key (tie_break="id" sorted by it) nor splits one.
+    runs, keys = [["z"], ["c"], ["a"]], [["K"], ["J"], ["K"]]
+    assert fanfuse.fuse(runs, content_keys=keys, weights=[0.0, 1.0, 1.0], tie_break="id").ids == ["a", "c"]
+    assert fanfuse.fuse([["x"], ["a", "a"]], content_keys=[["K"], ["J", "K"]], weights=[0.0, 1.0]).ids == [
+        "a"
+    ]
 
 
 @examples(0.04)  # share of the Hypothesis profile (CI=true: 25k examples)

@@ -37,7 +37,8 @@ impl OwnedRuns {
         )))
     }
 
-    /// Fuses the runs after merging the ids of equal key: each takes the first id with its key.
+    /// Fuses the runs after merging the ids of equal key: each takes the first id with its key in a
+    /// list of weight other than 0.
     pub fn fuse_keyed(&self, keys: &OwnedIds, params: &FuseParams) -> Result<Fusion, FusionError> {
         fn keyed<T: FusionKey>(
             ids: &[T],
@@ -51,9 +52,12 @@ impl OwnedRuns {
                     params,
                 )
             };
+            // A weight-0 list is ignored entirely: it names no key's id either.
+            let counts = |list: usize| params.weights.as_ref().is_none_or(|w| w.get(list) != Some(&0.0));
+            let bounds = &runs.ids.bounds;
             match keys {
-                IdsView::Str(k) => fuse(&fusion::canonical_ids(ids, k)),
-                IdsView::Int(k) => fuse(&fusion::canonical_ids(ids, k)),
+                IdsView::Str(k) => fuse(&fusion::canonical_ids(ids, k, bounds, counts)),
+                IdsView::Int(k) => fuse(&fusion::canonical_ids(ids, k, bounds, counts)),
             }
         }
         self.check_key_lists(keys.bounds.len() - 1)?;
