@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import resource
+import signal
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -139,3 +140,31 @@ def test_stalled_clients_cannot_use_up_the_servers_connections(tmp_path: Path) -
                 except httpx.TransportError:
                     assert time.monotonic() < deadline, "the server accepts no connection"
                     time.sleep(0.2)
+
+
+@pytest.mark.parametrize("stall", STALLS)
+@pytest.mark.parametrize("stack", PROTOCOLS)
+def test_a_stopping_server_closes_a_connection_still_waiting_for_its_request(stack: str, stall: str) -> None:
+    """The server stops without waiting out the client's deadline (here far past the time
+    `serving` gives the server to stop), at every moment a client can stall."""
+    with serving(app, http=http_protocol(3600, stack), timeout_keep_alive=600) as url:
+        host, port = url.removeprefix("http://").split(":")
+        sock = socket.create_connection((host, int(port)), timeout=WAIT)
+        for part in STALLS[stall]:
+            sock.sendall(part)
+            if part == HEAD:
+                assert_answered(sock)
+    with sock:
+        assert_closed(sock)
+
+
+def test_fanfuse_serve_stops_at_sigterm_though_a_request_is_half_sent(tmp_path: Path) -> None:
+    TantivyRetriever.build(DOCUMENTS, tmp_path / "idx")
+    with serve_command("--index", str(tmp_path / "idx"), "--request-timeout", "3600") as (url, process):
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=WAIT) as sock:
+            sock.sendall(STALLS["half a body"][0])
+            assert httpx.get(f"{url}/healthz", timeout=WAIT).json()["status"] == "ok"
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(WAIT) == -signal.SIGTERM
+            assert_closed(sock)

@@ -6,7 +6,9 @@ Each such connection holds a file descriptor for good, so a client that opens en
 accident or on purpose: "slowloris") leaves the server unable to accept any connection, `/healthz`
 included. Here a connection waiting for a request (from its opening, and again after each answer)
 is closed when the request has not arrived whole within ``request_timeout`` seconds. A request that
-has arrived is never cut: the search it asks for may take as long as it takes.
+has arrived is never cut: the search it asks for may take as long as it takes. When the server stops,
+a connection still waiting for a request is closed at once; one whose request is being answered
+gets its answer first.
 
 ``http_protocol(seconds)`` is what ``uvicorn.Config(app, http=...)`` takes; `fanfuse serve` passes
 it with ``--request-timeout``.
@@ -64,18 +66,29 @@ class RequestDeadline(_UvicornProtocol):
             self.request_deadline = None
         super().connection_lost(exc)
 
+    def waiting_for_request(self) -> bool:
+        """No request yet, the last one answered (a pipelined one may follow: it is `cycle` then), or
+        one whose body is still arriving; not a whole request being answered."""
+        cycle = self.cycle
+        return cycle is None or cycle.response_complete or bool(cycle.more_body)
+
+    def shutdown(self) -> None:
+        # uvicorn closes an idle connection at once but waits for one whose request's body is still
+        # arriving, as for a search in flight: that held the server's exit until the client's
+        # deadline (--request-timeout) had passed. No search has started on it: close it now.
+        if self.waiting_for_request():
+            self.transport.close()
+        else:
+            super().shutdown()
+
     def check_deadline(self) -> None:
         """Closes the connection if it has waited `request_timeout` for a request, else looks again
         when it would have: a request being answered is looked at again a whole timeout later."""
         self.request_deadline = None
         if self.transport.is_closing():
             return
-        cycle = self.cycle
-        # No request yet, the last one answered (a pipelined one may follow: it is `cycle` then),
-        # or one whose body is still arriving. A whole request being answered is left alone.
-        waiting = cycle is None or cycle.response_complete or cycle.more_body
         left = self.request_timeout
-        if waiting:
+        if self.waiting_for_request():
             left -= self.loop.time() - self.waiting_since
             if left <= 0:
                 self.transport.close()
