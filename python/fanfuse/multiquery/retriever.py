@@ -198,6 +198,7 @@ class MultiQueryRetriever:
             r.name: (reads_plain_text(r.retriever), skipped_sources(r.retriever)) for r in self._retrievers
         }
         self._rerank_workers = Workers("reranker", threads)
+        self._closed = False
 
     @property
     def retriever_names(self) -> list[str]:
@@ -215,9 +216,17 @@ class MultiQueryRetriever:
         return {r.name: r.retriever for r in self._retrievers}
 
     def close(self) -> None:
-        """Stop the threads (threads still running a timed-out call finish on their own)."""
+        """Stop the threads (threads still running a timed-out call finish on their own); a later
+        search raises RuntimeError."""
+        self._closed = True
         for workers in (*self._workers.values(), self._rerank_workers):
             workers.close()
+
+    def _check_open(self) -> None:
+        # A closed instance would still run its async retrievers and report the others failed:
+        # a partial result that looks like a search.
+        if self._closed:
+            raise RuntimeError("this MultiQueryRetriever is closed (close() or the end of its with block)")
 
     def __enter__(self) -> MultiQueryRetriever:
         return self
@@ -233,6 +242,7 @@ class MultiQueryRetriever:
         the calling thread. Otherwise the search runs on a shared background event loop.
         """
         started = time.perf_counter()
+        self._check_open()
         plan = make_plan(self, query, options, "search")
         variants = self._variant_source()
         if not self._loop_free(plan, variants):
@@ -257,6 +267,7 @@ class MultiQueryRetriever:
         reported in ``result.diagnostics.branches`` and the others are fused.
         """
         started = time.perf_counter()
+        self._check_open()
         return await self._asearch(make_plan(self, query, options, "asearch"), started)
 
     async def _asearch(self, plan: Plan, started: float) -> SearchResult:
