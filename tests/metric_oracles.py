@@ -64,10 +64,12 @@ def fanfuse_values(run: RunDict, qrels: QrelsDict, metrics: list[str]) -> Values
         path = Path(folder) / "qrels.txt"
         path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
         judged = fanfuse.read_qrels(str(path))
-    evaluated, values = fanfuse.evaluate(
-        fanfuse.Run.from_columns(qids, docids, scores), judged, metrics=metrics
-    )
-    return {m: dict(zip(evaluated, column, strict=True)) for m, column in values.items()}
+    ours = fanfuse.Run.from_columns(qids, docids, scores)
+    found: Values = {}
+    for metric in metrics:  # one call each: trec_eval's name and ours for one metric are refused together
+        evaluated, values = fanfuse.evaluate(ours, judged, metrics=[metric])
+        found[metric] = dict(zip(evaluated, values[metric], strict=True))
+    return found
 
 
 def below_level_to_zero(qrels: QrelsDict, level: int) -> QrelsDict:

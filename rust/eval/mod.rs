@@ -46,7 +46,20 @@ pub fn parse_metrics(names: &[String]) -> Result<Vec<Metric>, FusionError> {
     if names.is_empty() {
         return Err(FusionError::setting("metrics is empty: name at least one, such as ndcg@10"));
     }
-    names.iter().map(|name| name.parse()).collect()
+    let metrics: Vec<Metric> = names.iter().map(|name| name.parse()).collect::<Result<_, _>>()?;
+    // A metric given twice would count twice in the family a multiple-comparison correction adjusts.
+    for (i, metric) in metrics.iter().enumerate() {
+        if let Some(j) = metrics[..i].iter().position(|earlier| earlier == metric) {
+            let (first, again) = (&names[j], &names[i]);
+            let said = if first == again {
+                format!("{first:?} twice")
+            } else {
+                format!("{first:?} and {again:?}, one metric")
+            };
+            return Err(FusionError::setting(format!("metrics names {said}: give each metric once")));
+        }
+    }
+    Ok(metrics)
 }
 
 /// Evaluates every query of `run` that has judgments, in run order.
@@ -93,5 +106,18 @@ mod tests {
         assert_eq!(parse(&["ndcg@10", "recall@5"]).unwrap().len(), 2);
         assert!(parse(&[]).unwrap_err().to_string().starts_with("metrics is empty"));
         assert!(parse(&["ndcg@10", "nope"]).is_err());
+    }
+
+    #[test]
+    fn a_metric_named_twice_is_refused_under_either_name() {
+        let refusal = |names: &[&str]| {
+            parse_metrics(&names.iter().map(|&n| n.to_owned()).collect::<Vec<_>>()).unwrap_err().to_string()
+        };
+        assert_eq!(refusal(&["map@10", "P@5", "map@10"]), "metrics names \"map@10\" twice: give each metric once");
+        assert_eq!(
+            refusal(&["ndcg_cut_10", "ndcg@10"]),
+            "metrics names \"ndcg_cut_10\" and \"ndcg@10\", one metric: give each metric once"
+        );
+        assert!(refusal(&["map@10", "MAP@10"]).contains("one metric"));
     }
 }
