@@ -7,7 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 # Subcommand modules, in the order `fanfuse --help` lists them. Only the module of the command being
 # run is imported (the retrieval commands import NumPy and Tantivy, which `fuse`/`eval`/`tune` never need).
@@ -31,9 +31,54 @@ class _PrintVersion(argparse.Action):
         parser.exit(message=f"fanfuse {__version__}\n")
 
 
+_ActionT = TypeVar("_ActionT", bound=argparse.Action)
+
+
+class _GivenOnce(argparse.Action):
+    """Placed before an action that keeps one value: a second value for its destination is refused
+    (argparse keeps the last one silently, so `--phi 0.5 --phi 0.6` ran with 0.6, and `--dense
+    --no-dense` without the index's vectors)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: Any) -> None:
+        option = args[1] if len(args) > 1 and args[1] else self.metavar or self.dest
+        given: dict[str, str] = getattr(parser, "given", {})
+        if self.dest in given:
+            before = given[self.dest]
+            said = "given twice" if before == option else f"{before} was given too"
+            raise argparse.ArgumentError(self, f"{said}: give one value")
+        given[self.dest] = str(option)
+        super().__call__(parser, namespace, *args)
+
+
+# The actions that keep one value, each with the check placed before it.
+_ONCE: dict[type[argparse.Action], type[argparse.Action]] = {
+    kind: type(f"Once{kind.__name__}", (_GivenOnce, kind), {})
+    for kind in (
+        argparse._StoreAction,
+        argparse._StoreConstAction,
+        argparse._StoreTrueAction,
+        argparse._StoreFalseAction,
+        argparse.BooleanOptionalAction,
+    )
+}
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line, `fanfuse CMD: error: ...`, and exit 2, like every other bad input
-    (`--help` prints the usage). Subcommand parsers are built from the same class."""
+    (`--help` prints the usage); an option that keeps one value given twice is one of them.
+    Subcommand parsers are built from the same class."""
+
+    given: dict[str, str]
+
+    def _add_action(self, action: _ActionT) -> _ActionT:
+        once = _ONCE.get(type(action))
+        if once is not None:
+            action.__class__ = once  # type: ignore[assignment]  # a subclass of its own class
+        return super()._add_action(action)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        self.given = {}  # destination -> the option that gave it, in this parse
+        return super().parse_known_args(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
