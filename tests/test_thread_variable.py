@@ -76,3 +76,25 @@ def test_an_explicit_threads_argument_does_not_read_the_variable(tmp_path: Path)
     )
     env = {**os.environ, "FANFUSE_NUM_THREADS": "many"}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
+
+
+# A command of each kind that fuses with `threads=None` (fuse: its --threads left out).
+COMMANDS = {
+    "fuse": ["fuse", "a.trec", "b.trec", "-o", "out.trec"],
+    "tune": ["tune", "a.trec", "b.trec", "--qrels", "qrels.txt", "--folds", "2"],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_says_the_warning_in_one_line_of_its_own(command: str, tmp_path: Path) -> None:
+    from cli_process import CLI
+    from command_inputs import write_inputs
+
+    write_inputs(tmp_path)
+    env = {**os.environ, "FANFUSE_NUM_THREADS": "many"}
+    done = subprocess.run([*CLI, *COMMANDS[command]], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "FANFUSE_NUM_THREADS" in line]
+    expected = f"fanfuse {command}: warning: FANFUSE_NUM_THREADS must be an int from 1 to 1024 (got 'many')"
+    assert warned and all(line == f"{expected}; using 1 thread" for line in warned), done.stderr
+    assert ".py:" not in done.stderr and "RuntimeWarning" not in done.stderr, done.stderr

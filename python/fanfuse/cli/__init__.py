@@ -6,8 +6,9 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TextIO, TypeVar
 
 # Subcommand modules, in the order `fanfuse --help` lists them. Only the module of the command being
 # run is imported (the retrieval commands import NumPy and Tantivy, which `fuse`/`eval`/`tune` never need).
@@ -113,11 +114,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((word for word in argv if not word.startswith("-")), None)
     from fanfuse.cli.terminal import terminal_safe_output
 
-    with terminal_safe_output():
+    prog = f"fanfuse {command}" if command in COMMANDS else "fanfuse"
+
+    def one_line(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        print(f"{prog}: warning: {message}", file=sys.stderr)
+
+    with terminal_safe_output(), warnings.catch_warnings():
+        # A warning of the library (an environment variable it cannot read) is a line like the
+        # command's own, not Python's two lines naming a source file.
+        warnings.showwarning = one_line
         from fanfuse.environment import misspelt_lines
 
         # Before parsing, so that a command refused at once has said it too.
-        prog = f"fanfuse {command}" if command in COMMANDS else "fanfuse"
         for line in misspelt_lines(os.environ):
             print(f"{prog}: warning: {line}", file=sys.stderr)
         parser = build_parser(command if command in COMMANDS else None)
