@@ -309,3 +309,32 @@ def test_a_refused_option_is_named_by_the_error(call: Callable[[], object], opti
     with pytest.raises(FusionError) as refused:
         call()
     assert refused.value.option == option
+
+
+# For every fusion option: a value of the wrong type, and one of the right type that is refused.
+BAD_VALUES: dict[str, tuple[object, object]] = {
+    "method": (1, "nope"),
+    "norm": (1, "nope"),
+    "k": ("60", 0.0),
+    "weights": ("1,2", [-1.0]),
+    "top_k": (1.5, -1),
+    "tie_break": (1, "nope"),
+    "duplicates": (1, "nope"),
+    "explain": (1, None),
+    "phi": ("0.5", 2.0),
+    "sigma": ("0.5", -1.0),
+    "gamma": ("1", float("nan")),
+}
+
+
+def test_every_fusion_option_has_bad_values() -> None:
+    assert sorted(BAD_VALUES) == sorted(_core.FUSION_OPTIONS)
+
+
+@pytest.mark.parametrize("option", sorted(BAD_VALUES))
+@pytest.mark.parametrize("kind", ["wrong type", "refused value"])
+def test_every_refused_option_value_is_named_by_the_error(option: str, kind: str) -> None:
+    value = BAD_VALUES[option][kind == "refused value"]
+    with pytest.raises((TypeError, ValueError)) as refused:
+        FusionOptions(**{option: value})
+    assert getattr(refused.value, "option", None) == option, refused.value

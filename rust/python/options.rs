@@ -48,7 +48,7 @@ fn parse(entry: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<fusion::
     for (key, value) in keywords.into_iter().flatten() {
         let key = key.cast_into::<PyString>()?;
         let (name, kind, nullable) = fusion::option_named(entry, key.to_str()?).map_err(to_py_err)?;
-        values.push((name, read_value(name, kind, nullable, &value)?));
+        values.push((name, read_value(name, kind, nullable, &value).map_err(|e| naming(e, name))?));
     }
     fusion::FusionOptions::parse(values).map_err(refused)
 }
@@ -56,8 +56,12 @@ fn parse(entry: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<fusion::
 /// A refused option as a Python exception whose `option` names it, for a caller that names it its
 /// own way (a flag, a request field).
 pub(super) fn refused(refused: fusion::OptionError) -> PyErr {
-    let error = to_py_err(refused.error);
-    Python::attach(|py| error.value(py).setattr("option", refused.option).map(|()| error)).unwrap_or_else(|e| e)
+    naming(to_py_err(refused.error), refused.option)
+}
+
+/// `error` with its `option` set: the option it refuses.
+fn naming(error: PyErr, option: &str) -> PyErr {
+    Python::attach(|py| error.value(py).setattr("option", option).map(|()| error)).unwrap_or_else(|e| e)
 }
 
 /// The options of a call to `entry`: `options=` or the option keywords (not both), every option
