@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 import fanfuse
+import numpy as np
 import pytest
 from api_calls import CALLS, A, Context
 from fanfuse import FusionError, OutOfRange
@@ -263,7 +264,7 @@ def bad_values(limit: Limit, entry: str) -> list[tuple[Any, type[Exception] | No
     in_core = hasattr(fanfuse._core, entry.partition(".")[0])
     refused = FusionError if limit.fusion_option or (in_core and limit is VALUE) else OutOfRange
     values: list[tuple[Any, type[Exception] | None]] = [(v, refused) for v in outside(limit)]
-    values += [("3", TypeError), (True, TypeError), ([3], TypeError)]
+    values += [("3", TypeError), (True, TypeError), (np.True_, TypeError), ([3], TypeError)]
     if limit.kind is int:
         values += [(1.5, TypeError), (math.nan, TypeError), (-(2**70), refused)]
         values.append((2**70, None if limit.high is None else refused))

@@ -51,13 +51,17 @@ pub(super) fn read_1d<T: pyo3::buffer::Element + Copy>(
 }
 
 /// A number: a Python int or float, or anything with `__float__` (NumPy scalars); not a str, not a
-/// bool. An int too large for a float reads as ±inf, which the range check that follows refuses.
+/// bool (NumPy's included). An int too large for a float reads as ±inf, which the range check that
+/// follows refuses.
 pub(super) fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) -> PyResult<f64> {
     if let Ok(float) = value.cast::<PyFloat>() {
         return Ok(float.value());
     }
     let not_a_number = || to_py_err(args::not_a_number(name(), &type_name(value)));
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyString>() {
+        return Err(not_a_number());
+    }
+    if !value.is_instance_of::<PyInt>() && is_numpy_bool(value) {
         return Err(not_a_number());
     }
     match value.extract::<f64>() {
@@ -67,6 +71,13 @@ pub(super) fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) ->
         }
         Err(_) => Err(not_a_number()),
     }
+}
+
+/// Whether `value` is NumPy's bool scalar (`numpy.bool`, `bool_` before NumPy 2), which converts to
+/// a float as Python's bool does not.
+fn is_numpy_bool(value: &Bound<'_, PyAny>) -> bool {
+    let kind = value.get_type();
+    kind.name().is_ok_and(|n| n == "bool" || n == "bool_") && kind.module().is_ok_and(|m| m == "numpy")
 }
 
 /// An int: a Python int or anything with `__index__` (NumPy integers); not a bool, not a float.
