@@ -45,3 +45,12 @@ def ended_pid() -> int:
     """The PID of a process that has ended (for temporaries left by a killed writer)."""
     child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
     return int(child.stdout)
+
+
+def with_flag(argv: list[str], flag: str, values: list[str]) -> list[str]:
+    """`argv` with `flag` given `values`: in place of the values it has (as many words as `values`),
+    else added at the end (a flag given twice is refused)."""
+    if flag not in argv:
+        return [*argv, flag, *values]
+    at = argv.index(flag)
+    return [*argv[: at + 1], *values, *argv[at + 1 + len(values) :]]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import with_flag
 from command_inputs import write_inputs
 from fanfuse import METHODS, FusionError, open_index
 from fanfuse.cli import build_parser, command_parsers, main
@@ -96,13 +97,20 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def cli_argv(files: Path, base: list[str], extra: list[str], server: ScriptedChatServer) -> list[str]:
-    argv = []
-    for word in [*base, *extra]:
-        if word == LLM:
-            argv += ["--expander", "llm", "--llm-base-url", server.base_url, "--llm-model", "scripted"]
-        else:
-            argv.append(str(files / word) if (files / word).exists() or word.endswith(".trec") else word)
-    return argv  # `--expander llm` twice (the LLM flags', the choice's) is argparse's last-wins
+    def words(given: list[str]) -> list[str]:
+        out = []
+        for word in given:
+            if word == LLM:
+                out += ["--expander", "llm", "--llm-base-url", server.base_url, "--llm-model", "scripted"]
+            else:
+                out.append(str(files / word) if (files / word).exists() or word.endswith(".trec") else word)
+        return out
+
+    argv = words(base)
+    added = words(extra)
+    for flag, value in zip(added[::2], added[1::2], strict=True):  # each flag given once
+        argv = with_flag(argv, flag, [value])
+    return argv
 
 
 CASES = parser_choices()

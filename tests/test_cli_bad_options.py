@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_process import with_flag
 from fanfuse.cli import main
 
 
@@ -40,9 +41,9 @@ CASES = [
     ([*EVAL, "--metrics", ""], "argument --metrics: expected comma-separated names, such as ndcg@10,map"),
     ([*EVAL, "--metrics", " , "], "argument --metrics: expected comma-separated names"),
     ([*EVAL, "--baseline", "2"], "--baseline must be the index of a run, from 0 to 1 (got 2)"),
-    ([*TUNE, "--folds", "7"], "folds must be at most the judged queries, 6 (got 7)"),
+    (with_flag(TUNE, "--folds", ["7"]), "folds must be at most the judged queries, 6 (got 7)"),
     ([*TUNE, "--weight-levels", "0"], "--weight-levels has no level > 0"),
-    ([*TUNE, "--ks", ""], "argument --ks: expected comma-separated numbers"),
+    (with_flag(TUNE, "--ks", [""]), "argument --ks: expected comma-separated numbers"),
     ([*TUNE, "--metric", "ndcg@x"], "metric 'ndcg@x': the cut-off after @ (or _) must be an integer >= 1"),
     ([*SEARCH, "--max-variants", "0"], "argument --max-variants: must be an int from 1 to 5 (got '0')"),
     (

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import test_cli_flag_effects as effects
-from cli_process import CLI
+from cli_process import CLI, with_flag
 from fanfuse.cli import main
 from test_cli_demo import small_stdlib
 from test_cli_flag_effects import assert_changed_or_refused, long_flags
@@ -98,7 +98,7 @@ def test_every_flag_of_demo_changes_what_it_shows_or_is_refused(
     capsys.readouterr()
     assert main(words) == 0
     base = shown(capsys.readouterr().out)
-    code = main_code([*words[:-1], flag, *DEMO_VALUES[flag], words[-1]])
+    code = main_code([*with_flag(words[:-1], flag, DEMO_VALUES[flag]), words[-1]])
     out, err = capsys.readouterr()
     assert_changed_or_refused(flag, code, err, lambda: shown(out) != base)
 

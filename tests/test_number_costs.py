@@ -16,6 +16,7 @@ from typing import Any
 
 import fanfuse
 import pytest
+from cli_process import with_flag
 from fanfuse.cli import main
 from fanfuse.cli._common import NumberListFlag
 from fanfuse.errors import OutOfRange, TooFewQueries
@@ -164,6 +165,9 @@ def command_line(command: str, flag: str, text: str, paths: dict[str, str]) -> l
     }[command]
     needs = FLAG_NEEDS.get(f"{command} {flag}", FLAG_NEEDS.get(flag, []))
     needs = [part.format(**paths) for part in needs]
+    if "--index" in needs:  # the index the flag needs, in place of the plain one (given once)
+        inputs = with_flag(inputs, "--index", [needs[needs.index("--index") + 1]])
+        needs = needs[: needs.index("--index")] + needs[needs.index("--index") + 2 :]
     return [command, *inputs, *needs, flag, text]
 
 
