@@ -70,6 +70,7 @@ def test_bad_option_types(options: dict[str, Any], message: str) -> None:
         ([np.array([1.0, 2.0])], TypeError, r"lists\[0\] is a ndarray of dtype float64; .*integer dtype"),
         ([[1.0]], TypeError, r"lists\[0\]\[0\] is a float; ids must be str, or int"),
         ([[True]], TypeError, r"lists\[0\]\[0\] is a bool; ids must be str, or int"),
+        ([[1, np.True_]], TypeError, r"lists\[0\]\[1\] is a bool_?; ids must be str, or int"),
         ([[None]], TypeError, r"lists\[0\]\[0\] is a NoneType; ids must be str, or int"),
         (["ab"], TypeError, r"lists\[0\] is a str but must be a ranked list of ids; wrap a single list"),
         ("ab", TypeError, r"lists must be a sequence of ranked id lists, not a str"),

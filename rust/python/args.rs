@@ -75,17 +75,22 @@ pub(super) fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) ->
 
 /// Whether `value` is NumPy's bool scalar (`numpy.bool`, `bool_` before NumPy 2), which converts to
 /// a float as Python's bool does not.
-fn is_numpy_bool(value: &Bound<'_, PyAny>) -> bool {
+pub(super) fn is_numpy_bool(value: &Bound<'_, PyAny>) -> bool {
     let kind = value.get_type();
     kind.name().is_ok_and(|n| n == "bool" || n == "bool_") && kind.module().is_ok_and(|m| m == "numpy")
 }
 
-/// An int: a Python int or anything with `__index__` (NumPy integers); not a bool, not a float.
+/// An int: a Python int or anything with `__index__` (NumPy integers); not a bool (NumPy's included),
+/// not a float.
 /// One beyond `i128` is read as its text, for the range check that follows to refuse; `accepted`
 /// says what is.
 pub(super) fn int(value: &Bound<'_, PyAny>, name: &str, accepted: &str) -> PyResult<args::ReadInt> {
     let wrong_type = || to_py_err(args::not_an_int(name, accepted, &type_name(value)));
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyFloat>() {
+        return Err(wrong_type());
+    }
+    // NumPy's bool has `__index__` before NumPy 2.3 (deprecated).
+    if !value.is_instance_of::<PyInt>() && is_numpy_bool(value) {
         return Err(wrong_type());
     }
     let index = if value.is_instance_of::<PyInt>() {

@@ -8,7 +8,7 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
 
-use super::args::{read_1d, type_name};
+use super::args::{is_numpy_bool, read_1d, type_name};
 use super::to_py_err;
 use crate::owned_ids::{IdKind, ListPath, OwnedIds};
 
@@ -95,7 +95,7 @@ impl OwnedIds {
             self.push_str(text);
             return Ok(());
         }
-        if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyFloat>() {
+        if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyFloat>() || is_numpy_bool(item) {
             return Err(to_py_err(path.not_an_id(pos, &type_name(item))));
         }
         // Python ints and anything with __index__ (NumPy integer scalars).
