@@ -1,5 +1,5 @@
-"""An option that keeps one value, given twice, is refused naming it (argparse kept the last value
-silently: `--phi 0.5 --phi 0.6` ran with 0.6). Every option of every command's parser is given twice
+"""An option that keeps one value, given twice, is refused naming it (argparse keeps the last value
+silently: `--phi 0.5 --phi 0.6` would run with 0.6). Every option of every command's parser is given twice
 (with a value its type and choices accept); the options that take more than one on purpose
 (append, count) and those that only print (help, version) or refuse (old spellings) are the only
 ones left out, and which they are is asserted."""

@@ -1,6 +1,6 @@
 """A metric named twice (the same name, another case, or trec_eval's name for it) would be counted
-twice in the family a multiple-comparison correction adjusts: `map@10,MAP@10` halved a Holm-corrected
-p-value's significance. The core's metric parser refuses it, so every entry point that takes metrics
+twice in the family a multiple-comparison correction adjusts (`map@10,MAP@10` would halve a
+Holm-corrected significance). The core's metric parser refuses it, so every entry point that takes metrics
 does: `evaluate`, `compare`, and `fanfuse eval --metrics` on either engine."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A closed MultiQueryRetriever (`close()`, or the end of its `with` block) refuses every search,
-whatever its retrievers: with an async retriever beside a sync one it ran the async one alone and
-reported the other failed, a partial result that looked like a search. The searching methods are
+whatever its retrievers: with an async retriever beside a sync one it would run the async one alone
+and report the other failed, a partial result that looks like a search. The searching methods are
 enumerated (every public method taking a query), so a new one cannot miss the check."""
 
 from __future__ import annotations

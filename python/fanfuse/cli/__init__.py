@@ -37,7 +37,7 @@ _ActionT = TypeVar("_ActionT", bound=argparse.Action)
 
 class _GivenOnce(argparse.Action):
     """Placed before an action that keeps one value: a second value for its destination is refused
-    (argparse keeps the last one silently, so `--phi 0.5 --phi 0.6` ran with 0.6, and `--dense
+    (argparse keeps the last one silently: `--phi 0.5 --phi 0.6` would run with 0.6, and `--dense
     --no-dense` without the index's vectors)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: Any) -> None:

@@ -74,8 +74,8 @@ class RequestDeadline(_UvicornProtocol):
 
     def shutdown(self) -> None:
         # uvicorn closes an idle connection at once but waits for one whose request's body is still
-        # arriving, as for a search in flight: that held the server's exit until the client's
-        # deadline (--request-timeout) had passed. No search has started on it: close it now.
+        # arriving, as for a search in flight, which would hold the server's exit until the client's
+        # deadline (--request-timeout) passes. No search has started on it: close it now.
         if self.waiting_for_request():
             self.transport.close()
         else:
