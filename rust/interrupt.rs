@@ -53,20 +53,19 @@ pub fn run_polling<T>(poll: Box<dyn Fn() -> bool>, work: impl FnOnce() -> T) -> 
 /// Fails with [`FusionError::Interrupted`] once the poll installed on this thread asked to stop;
 /// without one it never fails. Cheap enough to call once per query group.
 pub fn checkpoint() -> Result<(), FusionError> {
+    // Ok: the poller, due to poll; Err: whether it already asked to stop (false without one).
     let due = POLLER.with(|p| {
         let mut slot = p.borrow_mut();
-        let due = slot.as_ref().is_some_and(|poller| !poller.stopped && Instant::now() >= poller.next);
-        if due {
-            slot.take()
-        } else {
-            None
+        match slot.as_ref() {
+            Some(poller) if !poller.stopped && Instant::now() >= poller.next => slot.take().ok_or(false),
+            poller => Err(poller.is_some_and(|poller| poller.stopped)),
         }
     });
     let stop = match due {
         // The poll runs the host's code (a signal handler, a progress callback), which may call the
         // core again on this thread: the poller is out of its slot meanwhile, so that call installs
         // and restores its own instead of finding this one borrowed.
-        Some(mut poller) => {
+        Ok(mut poller) => {
             poller.stopped = (poller.poll)();
             poller.next = Instant::now() + POLL_INTERVAL;
             poller.shared.store(poller.stopped, Ordering::Relaxed);
@@ -74,7 +73,7 @@ pub fn checkpoint() -> Result<(), FusionError> {
             POLLER.with(|p| *p.borrow_mut() = Some(poller));
             stopped
         }
-        None => POLLER.with(|p| p.borrow().as_ref().is_some_and(|poller| poller.stopped)),
+        Err(stopped) => stopped,
     };
     if stop {
         Err(FusionError::Interrupted)

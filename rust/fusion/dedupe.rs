@@ -23,9 +23,11 @@ pub fn canonical_ids<T: FusionKey, K: FusionKey>(
     assert_eq!(ids.len(), keys.len(), "one key per id");
     let mut first: HashMap<K, T, foldhash::fast::RandomState> =
         HashMap::with_capacity_and_hasher(ids.len(), foldhash::fast::RandomState::default());
-    for (_, range) in bounds.windows(2).enumerate().filter(|(list, _)| counts(*list)) {
-        for j in range[0]..range[1] {
-            first.entry(keys[j]).or_insert(ids[j]);
+    for (list, range) in bounds.windows(2).enumerate() {
+        if counts(list) {
+            for j in range[0]..range[1] {
+                first.entry(keys[j]).or_insert(ids[j]);
+            }
         }
     }
     ids.iter().zip(keys).map(|(&id, key)| first.get(key).copied().unwrap_or(id)).collect()

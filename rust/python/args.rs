@@ -61,7 +61,7 @@ pub(super) fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) ->
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyString>() {
         return Err(not_a_number());
     }
-    if !value.is_instance_of::<PyInt>() && is_numpy_bool(value) {
+    if is_numpy_bool(value) {
         return Err(not_a_number());
     }
     match value.extract::<f64>() {
@@ -74,8 +74,11 @@ pub(super) fn number(value: &Bound<'_, PyAny>, name: impl FnOnce() -> String) ->
 }
 
 /// Whether `value` is NumPy's bool scalar (`numpy.bool`, `bool_` before NumPy 2), which converts to
-/// a float as Python's bool does not.
+/// a float as Python's bool does not. A Python int is answered without looking its type's names up.
 pub(super) fn is_numpy_bool(value: &Bound<'_, PyAny>) -> bool {
+    if value.is_instance_of::<PyInt>() {
+        return false;
+    }
     let kind = value.get_type();
     kind.name().is_ok_and(|n| n == "bool" || n == "bool_") && kind.module().is_ok_and(|m| m == "numpy")
 }
@@ -90,7 +93,7 @@ pub(super) fn int(value: &Bound<'_, PyAny>, name: &str, accepted: &str) -> PyRes
         return Err(wrong_type());
     }
     // NumPy's bool has `__index__` before NumPy 2.3 (deprecated).
-    if !value.is_instance_of::<PyInt>() && is_numpy_bool(value) {
+    if is_numpy_bool(value) {
         return Err(wrong_type());
     }
     let index = if value.is_instance_of::<PyInt>() {

@@ -23,7 +23,7 @@ from fanfuse.idle_settings import GoesWith, refuse_idle
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
 from fanfuse.multiquery.conversation import History, Turn, check_history
-from fanfuse.multiquery.expand.expanders import Expander
+from fanfuse.multiquery.expand.expanders import Expander, Variant
 from fanfuse.multiquery.fusion import SEARCH_FUSION_OPTIONS, checked, search_name
 from fanfuse.multiquery.rerank import Reranker, check_reranker
 from fanfuse.options import FusionOptions
@@ -335,3 +335,30 @@ def _checked_variants(variants: object) -> Sequence[str] | None:
             raise TypeError(f"variants[{i}] must be a str (got {type(text).__name__})")
         check_unicode(f"variants[{i}]", text)
     return variants
+
+
+def list_weights(
+    chosen: Sequence[Variant],
+    by_variant: list[float],
+    reads_plain: bool,
+    skipped: frozenset[str],
+    weighted: bool,
+) -> list[float]:
+    """One retriever's weight for each variant's list, before its retriever weight.
+
+    A plain-text-only variant's list on a retriever that reads query syntax weighs 0, as does a
+    variant whose source the retriever skips: neither is searched. A skipped variant's weight goes
+    to the question's list of that retriever (when the search weighs its lists at all): what such a
+    retriever would find for a word list is mostly what it finds for the question, so its share of
+    the fusion stays what it would be were it searched."""
+    weights = list(by_variant)
+    for i, v in enumerate(chosen):
+        if i == 0:
+            continue
+        if v.plain_only and not reads_plain:
+            weights[i] = 0.0
+        elif v.source in skipped:
+            if weighted:
+                weights[0] += weights[i]
+            weights[i] = 0.0
+    return weights

@@ -46,6 +46,7 @@ from fanfuse.multiquery.planning import (
     SearchOptions,
     check_reranked,
     check_strategy_read,
+    list_weights,
     make_plan,
     weights_by_retriever,
 )
@@ -217,14 +218,12 @@ class MultiQueryRetriever:
 
     def close(self) -> None:
         """Stop the threads (threads still running a timed-out call finish on their own); a later
-        search raises RuntimeError."""
+        search raises RuntimeError, not a result of the async retrievers alone."""
         self._closed = True
         for workers in (*self._workers.values(), self._rerank_workers):
             workers.close()
 
     def _check_open(self) -> None:
-        # A closed instance would still run its async retrievers and report the others failed:
-        # a partial result that looks like a search.
         if self._closed:
             raise RuntimeError("this MultiQueryRetriever is closed (close() or the end of its with block)")
 
@@ -308,7 +307,7 @@ class MultiQueryRetriever:
         branches = []
         for r in self._retrievers:
             reads_plain, skipped = self._reads[r.name]
-            weights = _list_weights(chosen, by_variant, reads_plain, skipped, weighted)
+            weights = list_weights(chosen, by_variant, reads_plain, skipped, weighted)
             name, retriever, is_async = r.name, r.retriever, r.is_async
             weight, threads, batched = r_weights[name], workers[name], self._batched[name]
             branches += [
@@ -378,30 +377,3 @@ class MultiQueryRetriever:
             f"expansion={self.config.expansion}, max_variants={self.config.max_variants}, "
             f"method={self.fusion.method!r}, rrf_k={self.fusion.k:g})"
         )
-
-
-def _list_weights(
-    chosen: Sequence[Variant],
-    by_variant: list[float],
-    reads_plain: bool,
-    skipped: frozenset[str],
-    weighted: bool,
-) -> list[float]:
-    """One retriever's weight for each variant's list, before its retriever weight.
-
-    A plain-text-only variant's list on a retriever that reads query syntax weighs 0, as does a
-    variant whose source the retriever skips: neither is searched. A skipped variant's weight goes
-    to the question's list of that retriever (when the search weighs its lists at all): what such a
-    retriever would find for a word list is mostly what it finds for the question, so its share of
-    the fusion stays what it would be were it searched."""
-    weights = list(by_variant)
-    for i, v in enumerate(chosen):
-        if i == 0:
-            continue
-        if v.plain_only and not reads_plain:
-            weights[i] = 0.0
-        elif v.source in skipped:
-            if weighted:
-                weights[0] += weights[i]
-            weights[i] = 0.0
-    return weights
