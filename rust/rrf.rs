@@ -73,7 +73,7 @@ impl RrfParams {
         if let Some(weights) = &self.weights {
             if weights.len() != n_lists {
                 return Err(FusionError::invalid(format!(
-                    "weights has {} entries but there are {n_lists} lists; pass one weight per list, or None",
+                    "weights has {} entries but there are {n_lists} lists; give one weight per list, or none (each list then weighs 1)",
                     weights.len()
                 )));
             }

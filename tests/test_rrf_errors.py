@@ -25,7 +25,7 @@ def test_fusion_error_is_a_value_error() -> None:
         ({"k": -1.5}, r"k must be a finite number > 0 \(got -1.5\)"),
         ({"k": math.nan}, r"k must be a finite number > 0 \(got NaN\)"),
         ({"k": math.inf}, r"k must be a finite number > 0 \(got inf\)"),
-        ({"weights": [1.0]}, r"weights has 1 entries but there are 2 lists; pass one weight per list"),
+        ({"weights": [1.0]}, r"weights has 1 entries but there are 2 lists; give one weight per list"),
         ({"weights": [1.0, -0.5]}, r"weights\[1\] must be a finite number >= 0 \(got -0.5\)"),
         ({"weights": [math.nan, 1.0]}, r"weights\[0\] must be a finite number >= 0 \(got NaN\)"),
         ({"weights": [1.0, math.inf]}, r"weights\[1\] must be a finite number >= 0 \(got inf\)"),

@@ -35,7 +35,7 @@ def _check_options(
     if len(weights) != n_lists:
         raise FusionError(
             f"weights has {len(weights)} entries but there are {n_lists} lists; "
-            "pass one weight per list, or None"
+            "give one weight per list, or none (each list then weighs 1)"
         )
     for i, w in enumerate(weights):
         if not (math.isfinite(w) and w >= 0):

@@ -86,10 +86,17 @@ pub fn fused_hits(entries: &[(&Hit, f64)]) -> Vec<Hit> {
     entries.iter().enumerate().map(|(i, &(hit, score))| Hit { score, rank: rank(i), ..hit.clone() }).collect()
 }
 
-/// Checks the options of a run fusion: those of [`FuseParams::validate`], and the tie-break, which
-/// a written run cannot keep (see [`evaluation_order`]).
+/// Checks the options of a run fusion: those of [`FuseParams::validate`], weights that fuse some run,
+/// and the tie-break, which a written run cannot keep (see [`evaluation_order`]).
 pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), FusionError> {
     params.validate(n_runs)?;
+    // A run of weight 0 is left out (the contract); with every run left out each query would be
+    // written without hits, which no caller asks for.
+    if params.weights.as_ref().is_some_and(|weights| weights.iter().all(|&w| w == 0.0)) {
+        return Err(FusionError::invalid(
+            "weights are all 0: a run of weight 0 is left out, so no run would be fused; give at least one run a weight above 0",
+        ));
+    }
     if params.tie_break != TieBreak::Rank {
         return Err(FusionError::invalid(
             "tie_break applies to fanfuse.fuse and rrf only: a fused run lists equal scores by docid \
