@@ -187,11 +187,23 @@ def parquet_read(path: str) -> Iterator[None]:
         raise FusionError(f"{path}: not a readable Parquet file ({error})") from None
 
 
+def refuse_no_rows(path: str, rows: int) -> None:
+    """A Parquet run or qrels file of no rows is refused, as an empty text file is."""
+    if rows == 0:
+        raise FusionError(
+            f"{path}: the Parquet file has no rows; a run has rows of qid, docid and score (or rank), "
+            "qrels rows of qid, docid and relevance"
+        )
+
+
 def read_parquet(path: str) -> Any:
-    """A Parquet file as a pyarrow Table; a file pyarrow cannot read is a FusionError naming it."""
+    """A Parquet run or qrels file as a pyarrow Table; a file pyarrow cannot read, or of no rows, is a
+    FusionError naming it."""
     pq = _parquet()
     with parquet_read(path):
-        return pq.read_table(path)
+        table = pq.read_table(path)
+    refuse_no_rows(path, table.num_rows)
+    return table
 
 
 def read_parquet_run(path: str, *, rank_from: RankFrom = "score") -> Run:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from fanfuse._core import _RunFusionKeywords
 from fanfuse.dask.kernel import Block, count_queries, fuse_partition, query_ids, read_block
 from fanfuse.limits import check_int
-from fanfuse.tables import is_parquet, parquet_read
+from fanfuse.tables import is_parquet, parquet_read, refuse_no_rows
 
 __all__ = ["DEFAULT_BLOCK_BYTES", "fuse_runs", "shuffle_partitions"]
 
@@ -123,6 +123,7 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
             name = given
             with parquet_read(given):
                 metadata = pq.ParquetFile(given).metadata
+            refuse_no_rows(given, metadata.num_rows)
             before = 0
             for group in range(metadata.num_row_groups):
                 plan.blocks.append(Block(run, "parquet", given, group, before))
