@@ -65,7 +65,8 @@ pub fn parse_metrics(names: &[String]) -> Result<Vec<Metric>, FusionError> {
 /// Evaluates every query of `run` that has judgments, in run order.
 ///
 /// # Errors
-/// Only [`FusionError::Interrupted`] (see `crate::interrupt`).
+/// [`FusionError::Interrupted`] (see `crate::interrupt`), and a metric that leaves the float range
+/// for some query (see [`not_finite`]).
 pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Result<Evaluation, FusionError> {
     let mut qids = Vec::new();
     let mut values = vec![Vec::new(); metrics.len()];
@@ -89,11 +90,28 @@ pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Result<Evaluati
         all.sort_unstable_by(|a, b| b.cmp(a));
         let judgments = Judgments { ranked: &ranked, all: &all };
         for (m, metric) in metrics.iter().enumerate() {
-            values[m].push(metric.compute(&judgments));
+            let value = metric.compute(&judgments);
+            if !value.is_finite() {
+                return Err(not_finite(metric, &query.qid, value, all.first().copied().unwrap_or(0)));
+            }
+            values[m].push(value);
         }
         qids.push(query.qid.clone());
     }
     Ok(Evaluation { qids, values })
+}
+
+/// A query's score of `metric` is not a number: only an exponential gain, 2^grade - 1, leaves the
+/// float range (a grade of 1024 alone; a few near 1023 in a sum), since every other metric is bounded
+/// by its counts or by grades that are i64. Refused rather than averaged into a NaN mean that JSON
+/// cannot hold and a significance test cannot read.
+fn not_finite(metric: &Metric, qid: &str, value: f64, largest_grade: i64) -> FusionError {
+    let name = metric.name();
+    FusionError::invalid(format!(
+        "{name} of query {qid:?} is {value}: its largest relevance grade, {largest_grade}, makes the gain \
+         2^grade - 1 larger than a float holds; use smaller grades, or {} (gain = grade)",
+        name.replace("_burges", "")
+    ))
 }
 
 #[cfg(test)]
@@ -119,5 +137,23 @@ mod tests {
             "metrics names \"ndcg_cut_10\" and \"ndcg@10\", one metric: give each metric once"
         );
         assert!(refusal(&["map@10", "MAP@10"]).contains("one metric"));
+    }
+
+    #[test]
+    fn a_gain_beyond_the_float_range_is_refused_naming_metric_and_query() {
+        let (qids, docids) = (["q1".to_owned(), "q1".to_owned()], ["d1".to_owned(), "d2".to_owned()]);
+        let run = Run::from_columns("r.trec", &qids, &docids, &[2.0, 1.0], crate::runs::RankFrom::Score).unwrap();
+        let mut qrels = Qrels::default();
+        qrels.judge("q1", "d1", 1024).unwrap();
+        qrels.judge("q1", "d2", 1).unwrap();
+        for name in ["ndcg_burges@10", "dcg_burges", "ndcg_burges"] {
+            let metrics = parse_metrics(&[name.to_owned()]).unwrap();
+            let refusal = evaluate(&run, &qrels, &metrics).unwrap_err().to_string();
+            assert!(refusal.starts_with(&format!("{name} of query \"q1\" is ")), "{refusal}");
+            assert!(refusal.contains("largest relevance grade, 1024"), "{refusal}");
+        }
+        // The linear gain of the same grades is a number.
+        let metrics = parse_metrics(&["ndcg@10".to_owned(), "dcg".to_owned()]).unwrap();
+        assert!(evaluate(&run, &qrels, &metrics).is_ok());
     }
 }
