@@ -139,6 +139,14 @@ impl TrainedModel {
             if let Some(i) = table.iter().position(|v| !v.is_finite()) {
                 return bad(format!("tables[{r}][{i}] is {}; values must be finite", table[i]));
             }
+            // Every table but bayesfuse's log odds holds shares of relevant documents (a MAP for mapfuse).
+            if self.method != TrainedMethod::BayesFuse {
+                if let Some(i) = table.iter().position(|v| !(0.0..=1.0).contains(v)) {
+                    let held =
+                        if self.method == TrainedMethod::MapFuse { "a MAP" } else { "shares of relevant documents" };
+                    return bad(format!("tables[{r}][{i}] is {}; a {name} table holds {held}, from 0 to 1", table[i]));
+                }
+            }
         }
         Ok(())
     }
@@ -279,5 +287,28 @@ mod tests {
         let windowed = TrainedModel { window: Some(3), ..model(TrainedMethod::PosFuse, vec![vec![]]) };
         assert_eq!(err(windowed), "window applies to slidefuse only, not posfuse");
         assert!(model(TrainedMethod::PosFuse, vec![vec![]]).validate().is_ok());
+        for (_, method) in TrainedMethod::BY_NAME {
+            let tables = |value: f64| {
+                let size = match method {
+                    TrainedMethod::SegFuse => SEGFUSE_BOUNDS.len() - 1,
+                    TrainedMethod::BayesFuse => BAYESFUSE_CUTOFFS.len() - 1,
+                    _ => 1,
+                };
+                let segments = (*method == TrainedMethod::ProbFuse).then_some(1);
+                let window = (*method == TrainedMethod::SlideFuse).then_some(0);
+                TrainedModel { method: *method, tables: vec![vec![value; size]], segments, window }
+            };
+            for share in [0.0, 0.5, 1.0] {
+                assert!(tables(share).validate().is_ok());
+            }
+            for outside in [-0.5, 1.5] {
+                let refusal = tables(outside).validate().map_err(|e| e.to_string());
+                if *method == TrainedMethod::BayesFuse {
+                    assert!(refusal.is_ok(), "log odds are any finite number");
+                } else {
+                    assert!(refusal.unwrap_err().starts_with(&format!("tables[0][0] is {outside}; a ")));
+                }
+            }
+        }
     }
 }
