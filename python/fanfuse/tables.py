@@ -187,9 +187,10 @@ def parquet_read(path: str) -> Iterator[None]:
         raise FusionError(f"{path}: not a readable Parquet file ({error})") from None
 
 
-def refuse_no_rows(path: str, rows: int) -> None:
-    """A Parquet run or qrels file of no rows is refused, as an empty text file is."""
-    if rows == 0:
+def refuse_no_rows(path: str, parquet: Any) -> None:
+    """A Parquet run or qrels file of no rows (``parquet``: its table or its metadata) is refused,
+    as an empty text file is."""
+    if parquet.num_rows == 0:
         raise FusionError(
             f"{path}: the Parquet file has no rows; a run has rows of qid, docid and score (or rank), "
             "qrels rows of qid, docid and relevance"
@@ -202,7 +203,7 @@ def read_parquet(path: str) -> Any:
     pq = _parquet()
     with parquet_read(path):
         table = pq.read_table(path)
-    refuse_no_rows(path, table.num_rows)
+    refuse_no_rows(path, table)
     return table
 
 

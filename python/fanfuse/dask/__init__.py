@@ -123,7 +123,7 @@ def plan_runs(runs: Sequence[RunInput], block_bytes: int = DEFAULT_BLOCK_BYTES) 
             name = given
             with parquet_read(given):
                 metadata = pq.ParquetFile(given).metadata
-            refuse_no_rows(given, metadata.num_rows)
+            refuse_no_rows(given, metadata)
             before = 0
             for group in range(metadata.num_row_groups):
                 plan.blocks.append(Block(run, "parquet", given, group, before))
