@@ -52,6 +52,14 @@ def scheduler(address: str | None) -> Iterator[None]:
         client = _within(2 * CONNECT_TIMEOUT, lambda: Client(address, timeout=CONNECT_TIMEOUT))
     except (OSError, TimeoutError, ValueError) as error:
         raise ConnectionError(f"--scheduler {address}: cannot connect ({error})") from None
+    except Exception as error:
+        # A peer that is not a Dask scheduler (an SSH or HTTP server sending first) fails distributed's
+        # handshake in its own ways: a frame length read from other bytes is a MemoryError, which the
+        # command would otherwise report as an input too large for the machine.
+        raise ConnectionError(
+            f"--scheduler {address}: cannot connect (the handshake failed: {type(error).__name__}; "
+            "is a Dask scheduler listening there?)"
+        ) from None
     with _quiet("distributed"):
         try:
             yield
