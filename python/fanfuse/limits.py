@@ -54,6 +54,7 @@ __all__ = [
     "check_choice",
     "check_float",
     "check_int",
+    "check_sequence",
     "closest_names",
     "derived_int",
     "optional_float",
@@ -296,6 +297,17 @@ def check_int(key: str, value: object, name: str | None = None) -> int:
 def check_float(key: str, value: object, name: str | None = None) -> float:
     """`value` checked against the number row `key` of LIMITS, as a float."""
     return float(_row(key, float).check(value, name))
+
+
+def check_sequence(value: object, name: str, what: str) -> list[object]:
+    """The items of a list or tuple (or another ordered iterable, read once) of `what`: a bare str is
+    no sequence of names (``metrics="ndcg@10"`` is not seven metrics), and a set has no order."""
+    kind = type(value).__name__
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a sequence of {what}, not a {kind}")
+    if isinstance(value, set | frozenset | dict):
+        raise TypeError(f"{name} is a {kind} which has no order; pass a list or tuple of {what}")
+    return list(value)
 
 
 _Choice = TypeVar("_Choice", bound=str)

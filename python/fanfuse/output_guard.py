@@ -12,28 +12,19 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
 
 from fanfuse._core import _internal
 from fanfuse.errors import InvalidOutput
+from fanfuse.limits import check_sequence
 from fanfuse.paths import PathArgument, utf8_path
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["OutputFile", "StagedDirectory", "check_paths", "retire_directory", "sync_directory"]
-
-
-def _sequence(value: object, name: str, what: str) -> list[object]:
-    """The items of a list or tuple (or another ordered iterable) of `what`."""
-    kind = type(value).__name__
-    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        raise TypeError(f"{name} must be a sequence of {what}, not a {kind}")
-    if isinstance(value, set | frozenset | dict):
-        raise TypeError(f"{name} is a {kind} which has no order; pass a list or tuple of {what}")
-    return list(value)
 
 
 class OutputFile:
@@ -49,7 +40,7 @@ class OutputFile:
 
     def __init__(self, path: PathArgument, /, *, inputs: Sequence[PathArgument] | None = None) -> None:
         self._path = utf8_path(path, "path", InvalidOutput)
-        given = [] if inputs is None else _sequence(inputs, "inputs", "paths")
+        given = [] if inputs is None else check_sequence(inputs, "inputs", "paths")
         read = [utf8_path(item, f"inputs[{i}]", InvalidOutput) for i, item in enumerate(given)]
         self._stream: BinaryIO | None = None
         self._output = _internal._Output(self._path, read)
@@ -141,7 +132,7 @@ def sync_directory(path: PathArgument, /) -> None:
 
 def _named_paths(pairs: Sequence[tuple[str, PathArgument]] | None, name: str) -> list[tuple[str, str]]:
     named = []
-    for i, pair in enumerate([] if pairs is None else _sequence(pairs, name, "(option, path) pairs")):
+    for i, pair in enumerate([] if pairs is None else check_sequence(pairs, name, "(option, path) pairs")):
         if not (isinstance(pair, tuple | list) and len(pair) == 2 and isinstance(pair[0], str)):
             raise TypeError(f"{name}[{i}] must be an (option, path) pair, not {type(pair).__name__}")
         named.append((pair[0], utf8_path(pair[1], f"{name}[{i}]", InvalidOutput)))

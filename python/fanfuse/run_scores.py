@@ -27,7 +27,7 @@ class RunScores:
 
 def score_run(run: Run, qrels: Qrels, metrics: Sequence[str], name: str | None = None) -> RunScores:
     """Evaluates one run: the mean of a metric is over the queries in both the run and the qrels."""
-    qids, values = evaluate(run, qrels, metrics=list(metrics))
+    qids, values = evaluate(run, qrels, metrics=metrics)
     return with_means(name or run.name, qids, values)
 
 

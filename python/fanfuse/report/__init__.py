@@ -39,7 +39,16 @@ from fanfuse.limits import check_choice, check_float, check_int
 from fanfuse.paths import utf8_path
 from fanfuse.report import plot as report_plot
 from fanfuse.report import rendering as report_format
-from fanfuse.report.data import TEST_NAMES, Comparison, Correction, ReportData, TestName
+from fanfuse.report.data import (
+    TEST_NAMES,
+    Comparison,
+    Correction,
+    ReportData,
+    TestName,
+    evaluated_runs,
+    metric_names,
+    sequence_of,
+)
 from fanfuse.report.rendering import FORMATS, ReportFormat
 from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
@@ -57,6 +66,7 @@ __all__ = [
     "compare_scores",
 ]
 
+_RUNS = "runs (Run) or paths (str or os.PathLike)"
 TESTS: tuple[TestName, ...] = tuple(TEST_NAMES)  # in the order the help lists them
 CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
 
@@ -113,8 +123,13 @@ def compare(
     InvalidSetting for an unknown test or correction, no runs, or names not one per run; OutOfRange
     for a baseline, an alpha or an iteration count outside its range; TooFewQueries for a run sharing
     fewer than two evaluated queries with the baseline; FusionError for a run or qrels file the core
-    cannot read.
+    cannot read; TypeError for a bare str (or a set) where a sequence is expected (runs, metrics,
+    names) or an item of another type.
     """
+    runs = sequence_of(runs, "runs", _RUNS, (Run, str, os.PathLike), "a Run or a path (str or os.PathLike)")
+    metrics = metric_names(metrics)
+    if names is not None:
+        names = sequence_of(names, "names", "run names (str)", str, "a str, a run name")
     options = _options(len(runs), baseline, test, correction, alpha, iterations, seed)
     if names is not None and len(names) != len(runs):
         raise InvalidSetting(f"names: {len(names)} names for {len(runs)} runs: give one name per run")
@@ -143,8 +158,16 @@ def compare_scores(
     seed: int = 0,
 ) -> Report:
     """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.run_scores.score_run`` or
-    a distributed evaluation gives them)."""
+    a distributed evaluation gives them). Raises InvalidSetting for a metric some run has no values of."""
+    scores, metrics = evaluated_runs(scores), metric_names(metrics)
     options = _options(len(scores), baseline, test, correction, alpha, iterations, seed)
+    for run in scores:
+        for metric in metrics:
+            if metric not in run.values:
+                raise InvalidSetting(
+                    f"metrics: {run.name} has no values of {metric!r}; give metrics it was evaluated on: "
+                    f"{', '.join(run.values) or 'none'}"
+                )
     return _compare(scores, metrics, options)
 
 

@@ -125,11 +125,23 @@ def _table(report: ReportData) -> str:
     return "\n\n".join(filter(None, ["\n".join(parts), report.legend()])) + "\n"
 
 
+# What Markdown (CommonMark and GitHub's tables) reads as markup inside a table cell: the escape
+# itself, code, emphasis and strikethrough, links and images, HTML and autolinks, entities, math, and
+# the cell separator. Each is written backslash-escaped, which every renderer shows as the character.
+MARKDOWN_ACTIVE = frozenset("\\`*_[]<>&~$|")
+
+
 def _markdown_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """A run or metric name as a Markdown table cell shows it: each character Markdown would read as
+    markup escaped, a line break (which would end the row) written as ``<br>``."""
+    escaped = "".join(f"\\{char}" if char in MARKDOWN_ACTIVE else char for char in text)
+    return "<br>".join(escaped.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
 
 
 def _markdown(report: ReportData) -> str:
+    """The tables and the legend; the names are escaped, the cells of numbers (bold where best) are
+    markup of their own."""
+
     def cell(run: str, metric: str, mean: float) -> str:
         text = _mean_cell(report, run, metric, mean, with_p=False)
         return f"**{text}**" if mean == _best(report, metric) else text
@@ -139,12 +151,13 @@ def _markdown(report: ReportData) -> str:
             "| " + " | ".join(_markdown_escape(h) for h in header) + " |",
             "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
         ]
-        return lines + ["| " + " | ".join(_markdown_escape(c) for c in row) + " |" for row in rows]
+        return lines + ["| " + " | ".join([_markdown_escape(row[0]), *row[1:]]) + " |" for row in rows]
 
     lines = grid(["run", *report.metrics], _rows(report, cell))
     if report.comparisons:
         lines += ["", *grid(["W/T/L", *report.metrics], _wtl_rows(report))]
-    return "\n\n".join(filter(None, ["\n".join(lines), report.legend()])) + "\n"
+    legend = report.legend(_markdown_escape)
+    return "\n\n".join(filter(None, ["\n".join(lines), legend])) + "\n"
 
 
 LATEX_SPECIAL = {
