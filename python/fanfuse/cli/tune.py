@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from fanfuse._core import METHODS, TRAINED_METHODS
-from fanfuse.cli._common import number_option
+from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.idle_flags import level_flag
 from fanfuse.cli.paths import add_qrels, add_runs
 from fanfuse.cli.progress import ProgressBar
@@ -16,16 +16,12 @@ from fanfuse.report.rendering import table
 from fanfuse.tables import read_any_qrels, read_any_run
 from fanfuse.tune import tune
 from fanfuse.tune.search import GRID_LIMIT, SEARCHES
-from fanfuse.tune.space import OPTIONS
+from fanfuse.tune.space import OPTIONS, shown_level
 
 
 def _levels_help(default: tuple[Any, ...] | None, what: str) -> str:
-    shown = "not searched" if default is None else ",".join(f"{v:g}" for v in default)
+    shown = "not searched" if default is None else ",".join(map(shown_level, default))
     return f"{what} (default: {shown}); an error for a method without it"
-
-
-def name_list(text: str) -> list[str]:
-    return text.split(",")
 
 
 # Each searched option's flag: what it lists, and the row of fanfuse.limits.LIMITS of each level

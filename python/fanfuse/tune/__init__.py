@@ -25,7 +25,7 @@ from fanfuse.errors import TooFewQueries
 from fanfuse.limits import check_int, optional_int
 from fanfuse.tune.scores import FoldScores, check_every_fold_trains
 from fanfuse.tune.search import Search, chosen_search, coordinate_search, grid_search
-from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, check_numbers, search_space
+from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, check_numbers, search_space, shown_level
 
 __all__ = ["DEFAULT_KS", "DEFAULT_WEIGHTS", "Config", "FoldResult", "Search", "TuneReport", "tune"]
 
@@ -41,15 +41,12 @@ class Config:
     params: dict[str, Any]
 
     def describe(self) -> str:
+        """The method and its parameters, each value exactly (``rrf k=60 weights=1,0.5``)."""
         shown = [
-            f"{name}={','.join(f'{w:g}' for w in value) if name == 'weights' else _shown(value)}"
+            f"{name}={','.join(map(shown_level, value)) if name == 'weights' else shown_level(value)}"
             for name, value in self.params.items()
         ]
         return " ".join([self.method, *shown])
-
-
-def _shown(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 @dataclass

@@ -57,6 +57,16 @@ OPTIONS = (
 )
 
 
+def shown_level(value: object) -> str:
+    """A level as the command shows it (the chosen fusion in its table, the defaults in its help): a
+    float in the fewest digits that read back to that same float, as its JSON holds it (Python's
+    ``repr``, a whole number without its ``.0``: ``60``, ``0.30000000000000004``); a norm or a count
+    as it is."""
+    if isinstance(value, float):
+        return repr(float(value)).removesuffix(".0")  # float(): a NumPy float's repr names its type
+    return str(value)
+
+
 def method_parameters(method: AnyMethod) -> tuple[str, ...]:
     """The parameters the core says `method` has (`METHOD_PARAMETERS`), in the order of `OPTIONS`."""
     check_choice("method", method, METHOD_PARAMETERS, FusionError)
