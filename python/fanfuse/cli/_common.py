@@ -280,10 +280,19 @@ def number_option(
 
 
 def name_list(text: str) -> list[str]:
-    """argparse type of `--metrics ndcg@10,recall@100`: at least one name."""
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    if not names:
+    """argparse type of `--metrics ndcg@10,recall@100`: one name or more, each without the spaces
+    around it. An empty name (`ndcg@10,,map`, a comma at either end) is refused by its position: it
+    is a slip, and leaving it out would run with fewer names than were typed."""
+    names = [part.strip() for part in text.split(",")]
+    given = [name for name in names if name]
+    if not given:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated names, such as ndcg@10,map (got {text!r})"
+        )
+    if len(given) < len(names):
+        empty = names.index("") + 1
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated names, such as {','.join(given)}: name {empty} of {len(names)} "
+            f"is empty (got {text!r})"
         )
     return names
