@@ -63,6 +63,7 @@ UNLESS = {
     ("search", "--rrf-k", "--method"): ["--method", "isr"],
     ("tune", "--ks", "--method"): ["--method", "isr"],
     ("tune", "--weight-levels", "--method"): ["--method", "isr"],
+    ("tune", "--search", "more"): ["--method", "isr"],
     ("search", "--explain", "text"): ["--json"],
 }
 

@@ -26,7 +26,7 @@ from fanfuse._core import TRAINED_METHODS
 from fanfuse.cli.flags import LLM_FLAGS
 from fanfuse.cli.fusion_options import DEFAULTS
 from fanfuse.cli.paths import PARQUET_SUFFIXES, names_parquet
-from fanfuse.errors import InputError, InvalidSetting
+from fanfuse.errors import FusionError, InputError, InvalidSetting
 from fanfuse.idle_settings import GoesWith, first_idle, idle_message, read_by_method
 
 # A flag's rule: what it goes with, over the parsed command line.
@@ -159,13 +159,34 @@ RULES: dict[str, tuple[FlagRule, ...]] = {
 }
 
 
+def _searches(args: argparse.Namespace) -> bool:
+    """Whether ``tune`` has more than one configuration to choose from, so that how it searches them
+    (``--search``) matters: the method's parameters at the levels given, else at their defaults. True
+    where a level is refused, or the runs are too few for any (the command itself then says so)."""
+    from fanfuse.tune.space import OPTIONS, search_space
+
+    given = {option.keyword: getattr(args, option.keyword) for option in OPTIONS}
+    try:
+        return search_space(args.method, len(args.runs), given).grid_size() != 1
+    except (FusionError, TypeError, ValueError):
+        return True
+
+
 @functools.cache
 def _tune_rules() -> tuple[FlagRule, ...]:
-    """``tune``'s level lists: each goes with the methods that have the parameter it searches."""
+    """``tune``'s level lists: each goes with the methods that have the parameter it searches; and
+    ``--search`` with a search of more than one configuration."""
     # Imported here: `fanfuse.tune` loads only for the command that reads it.
     from fanfuse.tune.space import OPTIONS
 
-    return tuple(_read_by_method(level_flag(option.keyword), option.parameter) for option in OPTIONS)
+    levels = tuple(_read_by_method(level_flag(option.keyword), option.parameter) for option in OPTIONS)
+    searched = FlagRule(
+        ("--search",),
+        "more than one configuration to search (a --method with parameters, at more than one level)",
+        _searches,
+        ("--method", "rrf"),
+    )
+    return (*levels, searched)
 
 
 def rules_of(command: str) -> tuple[FlagRule, ...]:

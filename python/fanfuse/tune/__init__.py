@@ -126,7 +126,7 @@ def tune(
     queries = sorted({q for run in runs for q in run.qids() if q in judged})
     if len(queries) < folds:
         raise TooFewQueries(f"folds must be at most the judged queries, {len(queries)} (got {folds})")
-    space = search_space(method, runs, given)
+    space = search_space(method, len(runs), given)
     how = chosen_search(search, space)
     shuffled = list(queries)
     random.Random(seed).shuffle(shuffled)

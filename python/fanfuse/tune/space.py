@@ -18,7 +18,6 @@ from fanfuse._core import (
     NORMS,
     TRAINED_METHODS,
     FusionError,
-    Run,
 )
 from fanfuse.choices import AnyMethod
 from fanfuse.limits import LIMITS, check_choice, check_float, check_int
@@ -97,13 +96,14 @@ class Space:
         )
 
 
-def search_space(method: AnyMethod, runs: Sequence[Run], given: dict[str, Iterable[Any] | None]) -> Space:
-    """The levels to search for `method`: the given ones (checked) or the defaults of its parameters.
+def search_space(method: AnyMethod, runs: int, given: dict[str, Iterable[Any] | None]) -> Space:
+    """The levels to search for `method` fusing `runs` runs: the given ones (checked) or the defaults
+    of its parameters.
 
     A level list given for a parameter the method does not have is an error naming both."""
     trained = method in TRAINED_METHODS
     parameters = method_parameters(method)
-    space = Space(method, trained, len(runs))
+    space = Space(method, trained, runs)
     unsearched = []
     for option in OPTIONS:
         values = given.get(option.keyword)
