@@ -201,12 +201,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # what every layer raises and checks against: the errors, every number's range, JSON data
     ("fanfuse.errors",),
     # path arguments: the str the core takes, refused with the class of what the path is for; text
-    # that UTF-8 cannot carry
-    ("fanfuse.paths", "fanfuse.text"),
+    # that UTF-8 cannot carry; every number's range and the shape of every sequence argument
+    ("fanfuse.paths", "fanfuse.text", "fanfuse.limits"),
     # the output guard every file and folder is written through
     ("fanfuse.output_guard",),
-    # every number's range, a JSON line; a setting that goes with another, refused where it would do nothing
-    ("fanfuse.limits", "fanfuse.jsonl", "fanfuse.idle_settings"),
+    # a JSON line; a setting that goes with another, refused where it would do nothing
+    ("fanfuse.jsonl", "fanfuse.idle_settings"),
     # the environment variables read, checked by name against them
     ("fanfuse.environment",),
     # documents, run files and their evaluation, the spec in plain Python
