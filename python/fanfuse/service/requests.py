@@ -10,15 +10,23 @@
 - An unknown field is refused with a message that names the fields accepted where it stands, the
   closest first, as the command refuses an unknown flag; under its old name (`schema.RENAMED_FIELDS`),
   naming the new one, as the command refuses an old flag.
+- A body is JSON sent with content-type application/json (or a `+json` type) and encoded as UTF-8,
+  as RFC 8259 (section 8.1) has JSON exchanged between systems: one sent as another type, or with
+  none, is answered 415 saying so (RFC 9110's status for content in a format the resource does not
+  take, as other JSON APIs answer), not read as a string that then fails to be the request object;
+  one in another encoding (UTF-16 and UTF-32, which Python's JSON parser would read, Latin-1) is
+  answered 400 naming the rule. A charset parameter changes nothing (RFC 8259 defines none): the
+  bytes are judged.
 - A body JSON cannot parse is 422 `json_invalid` too: a number of more digits than Python converts
-  and nesting deeper than its parser recurses included (the framework answers those 400). A body
-  that is not UTF-8 text stays 400.
+  and nesting deeper than its parser recurses included (the framework answers those 400).
 
 None of this depends on the JSON library that parses the body or writes the answer.
 """
 
 from __future__ import annotations
 
+import codecs
+import email.message
 import typing
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
@@ -82,14 +90,41 @@ class BoundedBody:
         await self.app(scope, replay, send)
 
 
+# What a route that takes a body answers for one it does not read (`CheckedBodyRoute`).
+_BODY_REFUSALS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "the body is not UTF-8 (RFC 8259, section 8.1): UTF-16, UTF-32, Latin-1..."},
+    415: {"description": "the body is not sent with content-type application/json"},
+}
+# The byte order marks of the encodings RFC 8259 leaves out, longest first (UTF-32 LE's starts as
+# UTF-16 LE's does).
+_MARKS = (
+    (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+    (codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"),
+    (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"),
+    (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"),
+)
+
+
 class CheckedBodyRoute(APIRoute):
-    """A route whose unparsable JSON body is a 422 `json_invalid`, as FastAPI answers most of them,
+    """A route whose body, where it takes one, is read only as JSON sent with content-type
+    application/json (else 415) and encoded as UTF-8 (else 400), each answered with what the body
+    must be; and whose unparsable JSON body is a 422 `json_invalid`, as FastAPI answers most of them,
     where FastAPI answers 400 for the rest (an over-long number, too deep a nesting)."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **settings: Any) -> None:
+        super().__init__(path, endpoint, **settings)
+        if self.body_field is not None:
+            self.responses = {**_BODY_REFUSALS, **self.responses}
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        takes_body = self.body_field is not None
 
         async def handle(request: Request) -> Response:
+            if takes_body:
+                unread = await _unread_body(request)
+                if unread is not None:
+                    return unread
             try:
                 return await handler(request)
             except HTTPException as error:
@@ -101,6 +136,54 @@ class CheckedBodyRoute(APIRoute):
                 )
 
         return handle
+
+
+async def _unread_body(request: Request) -> JSONResponse | None:
+    """The answer to a body that is not JSON sent as such (415) or not UTF-8 (400); None for one the
+    route reads."""
+    given = request.headers.get("content-type")
+    header = email.message.Message()
+    header["content-type"] = given or ""
+    subtype = header.get_content_subtype()
+    if (
+        not given
+        or header.get_content_maintype() != "application"
+        or not (subtype == "json" or subtype.endswith("+json"))
+    ):
+        got = f"got {_shown(given)}" if given else "got no content-type"
+        detail = f"the body must be JSON sent with content-type application/json ({got})"
+        return JSONResponse({"detail": detail}, status_code=415, headers={"Accept": "application/json"})
+    encoding = _not_utf8(await request.body())
+    if encoding is None:
+        return None
+    charset = header.get_param("charset")
+    said = f" (its content-type says charset={_shown(str(charset))}: JSON has no charset)" if charset else ""
+    detail = (
+        "the body must be JSON encoded as UTF-8 (RFC 8259, section 8.1: JSON exchanged between systems "
+        f"is UTF-8); {encoding}{said}"
+    )
+    return JSONResponse({"detail": detail}, status_code=400)
+
+
+def _not_utf8(body: bytes) -> str | None:
+    """What `body` is instead of UTF-8, or None where it is UTF-8 (a UTF-8 byte order mark, which RFC
+    8259 lets a reader ignore, included). A JSON text starts with an ASCII character, so UTF-16 and
+    UTF-32 without a byte order mark show a NUL byte among its first four, which UTF-8 JSON never
+    has: Python's parser reads such a body as UTF-16 or UTF-32, so it is refused before."""
+    for mark, encoding in _MARKS:
+        if body.startswith(mark):
+            return f"this one is {encoding}, with a byte order mark"
+    head = body[:4]
+    if 0 in head:
+        wide = "UTF-32" if head.count(0) >= 3 else "UTF-16"
+        order = "big-endian" if head[0] == 0 else "little-endian"
+        return f"this one is {wide} ({order}): a NUL byte among its first four"
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        byte = body[error.start]
+        return f"byte 0x{byte:02X} at {error.start} is not UTF-8 (Latin-1 or Windows-1252 text, for one)"
+    return None
 
 
 def refusal(errors: Iterable[Mapping[str, Any]]) -> JSONResponse:
