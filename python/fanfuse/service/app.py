@@ -17,7 +17,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+import re
+from collections.abc import AsyncIterator, Collection
 from typing import Any, Literal
 
 from fastapi import FastAPI
@@ -34,6 +35,7 @@ from fanfuse.multiquery.fusion import search_name
 from fanfuse.multiquery.mmr import named_reranker
 from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from fanfuse.service.defaults import server_defaults
 from fanfuse.service.idle_fields import Server, idle_field
 from fanfuse.service.page import page_router
 from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
@@ -94,6 +96,7 @@ def create_app(
     server = Server(
         expander, retriever.config.expansion, retriever.config.max_variants, retriever.fusion.method
     )
+    defaults = server_defaults(retriever, expander, hybrid)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -163,11 +166,11 @@ def create_app(
                 "model": response_model(SearchResult),
                 "description": "the fused hits (partial when degraded)",
             },
-            400: {"description": "the body could not be read as text (not UTF-8)"},
             413: {"description": f"the body is longer than {REQUEST.body_bytes} bytes"},
             422: {
                 "description": "a field of the request is refused (`detail[].loc` names it), or the body "
-                "is not JSON"
+                "is not JSON (the answers 400 and 415 of a body that is not read: "
+                "`fanfuse.service.requests.CheckedBodyRoute`)"
             },
             503: {
                 "model": failed_search_model(),
@@ -181,18 +184,19 @@ def create_app(
             searcher = chosen(request.dense)
             options = search_options(request)
             try:
-                reranker = named_reranker(request.rerank, searcher.retrievers, request.mmr_lambda)
-            except (FusionError, InputError) as error:
-                raise BadField("mmr_lambda" if request.rerank is None else "rerank", str(error)) from None
-            if reranker is not None:
-                options["reranker"] = reranker
-            try:
+                # The reranker a request names weighs as the server lists it where the request is silent.
+                mmr_lambda = request.mmr_lambda
+                if request.rerank is not None and mmr_lambda is None:
+                    mmr_lambda = defaults["mmr_lambda"]
+                reranker = named_reranker(request.rerank, searcher.retrievers, mmr_lambda)
+                if reranker is not None:
+                    options["reranker"] = reranker
                 result = await searcher.asearch(request.query, **options)
             except AllBranchesFailed as failed:
                 branches = [as_data(branch) for branch in failed.branches]
                 return JSONResponse({"detail": str(failed), "branches": branches}, status_code=503)
             except (FusionError, InputError) as error:
-                raise BadField(refused_field(options, error), str(error)) from None
+                raise BadField(refused_field(error, request.model_fields_set), str(error)) from None
         except BadField as bad:
             return bad.response()
         return Response(json_bytes(as_data(result)), media_type="application/json")
@@ -201,9 +205,10 @@ def create_app(
 
 
 def search_options(request: SearchRequest) -> dict[str, Any]:
-    """The request's options as `MultiQueryRetriever.search` keywords (left out: the retriever's)."""
+    """The options the request gives as `MultiQueryRetriever.search` keywords: one it leaves out is
+    the retriever's own, as `fanfuse.service.defaults` lists it."""
     given = request.model_dump(
-        exclude={"query", "dense", "expander", "rerank", "mmr_lambda"}, exclude_none=True
+        exclude={"query", "dense", "expander", "rerank", "mmr_lambda"}, exclude_unset=True, exclude_none=True
     )
     options = dict(given)  # each field is the search option of its name
     if request.expander is not None:
@@ -211,13 +216,33 @@ def search_options(request: SearchRequest) -> dict[str, Any]:
     return options
 
 
-def refused_field(options: Mapping[str, Any], error: ValueError) -> str | None:
-    """The request field that `error` is about: the fusion option the core refused (`error.option`,
-    by the search's name), else the option its message starts with."""
+# What a refusal quotes (an id, a method's name, a value): names nothing of the request. An apostrophe
+# inside a word (`the method's`) opens no quote.
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|(?<!\w)'[^']*'(?!\w)")
+# Fields whose names are words of any message about a search: a refusal names them by starting with them.
+_CONTEXT_FIELDS = ("query", "history")
+
+
+def refused_field(error: ValueError, given: Collection[str]) -> str | None:
+    """The request field that `error`, a refusal by the search, is about; None where it names no one
+    field. In order: the option the core refused (`error.option`, by the search's name); the field
+    its message starts with (`top_k must be ...`); the one field among those the request `given`
+    that the message names outside its quotes: in what it says to change, after its last `; ` (a
+    refusal made while fusing: `the fused score of id "a" is inf under method 'combgmnz': ...; lower
+    gamma, ...`), else anywhere."""
     option: str | None = getattr(error, "option", None)
-    if option is not None:
+    if option is not None and search_name(option) in SearchRequest.model_fields:
         return search_name(option)
-    return next((name for name in options if str(error).startswith(f"{name} ")), None)
+    message = str(error)
+    leading = next((name for name in SearchRequest.model_fields if message.startswith(f"{name} ")), None)
+    if leading is not None:
+        return leading
+    for part in dict.fromkeys((message.rpartition("; ")[2], message)):
+        words = set(re.findall(r"\w+", _QUOTED.sub(" ", part)))
+        named = [name for name in given if name in words and name not in _CONTEXT_FIELDS]
+        if len(named) == 1:
+            return named[0]
+    return None
 
 
 def json_bytes(data: Any) -> bytes:

@@ -8,7 +8,8 @@ so neither a document's text nor a variant can run code in the page, even if a r
 one through as markup.
 
 `/options` lists the request fields from `SearchRequest`'s own JSON schema (the page has no list
-of options of its own) with the defaults of this server's retriever, the old names of renamed fields
+of options of its own) with this server's defaults (`fanfuse.service.defaults`, the table the search
+applies), the old names of renamed fields
 (`RENAMED_FIELDS`) and the fields that are gone, each with why (`REMOVED_SEARCH_OPTIONS`), so that the
 page refuses a link using one as the service refuses the field.
 """
@@ -23,7 +24,8 @@ from fastapi.responses import JSONResponse, Response
 
 from fanfuse._renamed import REMOVED_SEARCH_OPTIONS, refusing_old_keywords
 from fanfuse.multiquery import MultiQueryRetriever
-from fanfuse.multiquery.fusion import search_settings
+from fanfuse.service.defaults import server_defaults
+from fanfuse.service.requests import CheckedBodyRoute
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
 __all__ = ["CONTENT_SECURITY_POLICY", "page_router"]
@@ -63,12 +65,12 @@ def page_router(
     field to the retriever's name for it where they differ (none do for `fanfuse serve`'s request)."""
     files = {name: (resources.files(__package__) / "page" / name).read_bytes() for name in _FILES}
     options = {
-        "fields": request_fields(server_defaults(retriever, expander, hybrid, option_of_field or {})),
+        "fields": request_fields(server_defaults(retriever, expander, hybrid, option_of_field)),
         "roles": SearchRequest.model_json_schema()["$defs"]["Message"]["properties"]["role"]["enum"],
         "renamed_fields": RENAMED_FIELDS,
         "removed_fields": REMOVED_SEARCH_OPTIONS,
     }
-    router = APIRouter()
+    router = APIRouter(route_class=CheckedBodyRoute)  # as the app's own routes: a body is read alike
 
     def served(name: str) -> Response:
         return Response(files[name], media_type=_FILES[name], headers=_HEADERS)
@@ -90,29 +92,9 @@ def page_router(
     return router
 
 
-def server_defaults(
-    retriever: MultiQueryRetriever, expander: str, hybrid: bool, option_of_field: dict[str, str]
-) -> dict[str, Any]:
-    """What a request that leaves a field out gets from this server, by field name."""
-    settings: dict[str, Any] = {
-        **search_settings(retriever.fusion),
-        "top_k": retriever.top_k,
-        "max_variants": retriever.config.max_variants,
-        "strategy": retriever.strategy,
-    }
-    defaults = {
-        field: settings[option_of_field.get(field, field)]
-        for field in SearchRequest.model_fields
-        if option_of_field.get(field, field) in settings
-    }
-    defaults["expander"] = expander if retriever.config.expansion else "none"
-    defaults["dense"] = hybrid
-    return defaults
-
-
 def request_fields(defaults: dict[str, Any]) -> list[dict[str, Any]]:
     """Each request field as the page builds its control: name, JSON type, accepted names or range,
-    description and this server's default (null where the request schema has none to show)."""
+    description and this server's default (`fanfuse.service.defaults`: what the search applies)."""
     schema = SearchRequest.model_json_schema()
     fields = []
     for name, spec in schema["properties"].items():
@@ -124,7 +106,7 @@ def request_fields(defaults: dict[str, Any]) -> list[dict[str, Any]]:
             "name": name,
             "type": kind.get("type", "string"),
             "description": spec.get("description", ""),
-            "default": defaults.get(name, spec.get("default")),
+            "default": defaults[name],
         }
         if enum := spec.get("enum", kind.get("enum")):
             field["enum"] = [value for value in enum if value is not None]

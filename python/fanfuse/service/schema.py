@@ -40,7 +40,6 @@ from fanfuse.multiquery.diagnostics import BranchReport
 from fanfuse.multiquery.expand.llm_prompts import STRATEGIES
 from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, RERANKS
 from fanfuse.multiquery.result_json import json_fields
-from fanfuse.options import FusionOptions
 from fanfuse.retrievers.filters import conditions
 
 __all__ = ["RENAMED_FIELDS", "SearchRequest", "failed_search_model", "response_model"]
@@ -91,7 +90,7 @@ def _one_of(name: str, description: str) -> Any:
     return Field(None, description=description, json_schema_extra={"enum": [*_NAMES[name], None]})
 
 
-def _number(key: str, description: str, default: Any = None, most: int | None = None) -> Any:
+def _number(key: str, description: str, most: int | None = None) -> Any:
     """The field of the LIMITS row `key` (so the OpenAPI schema states its range), at most `most`
     where one request may ask for less than the library."""
     limit = LIMITS[key]
@@ -105,7 +104,8 @@ def _number(key: str, description: str, default: Any = None, most: int | None = 
     if limit.kind is float:
         bounds["allow_inf_nan"] = False
     accepted = limit.accepted() if most is None else f"an int from {int(limit.low or 0)} to {most}"
-    return Field(default, description=f"{description}: {accepted}", **bounds)
+    # No default: left out, the field takes the server's (`fanfuse.service.defaults`).
+    return Field(None, description=f"{description}: {accepted}", **bounds)
 
 
 class Message(BaseModel):
@@ -134,7 +134,8 @@ _UserTurn = Annotated[StrictStr, Field(max_length=CONVERSATION.turn_chars)]
 
 
 class SearchRequest(BaseModel):
-    """One search: `fanfuse search`'s options as JSON fields (left out: the command's default)."""
+    """One search: `fanfuse search`'s options as JSON fields (left out: the server's default, as GET
+    /options lists it; `fanfuse serve`'s are the command's)."""
 
     # Strict: a JSON true is not the number 1, nor "10" the integer 10 (the schema says number).
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -146,7 +147,7 @@ class SearchRequest(BaseModel):
         description="the conversation before the question, oldest first: user turns as strings, or "
         "messages; the search reads the most recent ones (docs/multiquery.md, Conversations)",
     )
-    top_k: int = _number("top_k", "hits returned", 10, most=REQUEST.top_k)
+    top_k: int | None = _number("top_k", "hits returned", most=REQUEST.top_k)
     expander: Literal["heuristic", "llm", "none"] | None = Field(
         None,
         description="the server's expander (heuristic: word-rewrite variants, the default; llm: a chat "
@@ -162,7 +163,7 @@ class SearchRequest(BaseModel):
     )
     method: str | None = _one_of("method", "fusion method (default rrf)")
     norm: str | None = _one_of("norm", "score normalisation of the score methods")
-    rrf_k: float = _number("k", "RRF constant k", FusionOptions().k)
+    rrf_k: float | None = _number("k", "RRF constant k")
     phi: float | None = _number("phi", "RBC persistence (method rbc)")
     sigma: float | None = _number("sigma", "smoothing of logn_isr")
     gamma: float | None = _number("gamma", "exponent of the hit count of combgmnz")
