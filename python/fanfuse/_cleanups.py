@@ -21,13 +21,15 @@ _pending: list[weakref.finalize[Any, Any]] = []
 _lock = threading.Lock()
 
 
-def cleanup_with(owner: object, function: Callable[..., object], *args: Any) -> None:
-    """Runs `function(*args)` once: when `owner` is garbage-collected, at the interpreter's exit, or
-    at `run_cleanups()`, whichever comes first."""
+def cleanup_with(owner: object, function: Callable[..., object], *args: Any) -> Callable[[], object]:
+    """Runs `function(*args)` once: when `owner` is garbage-collected, at the interpreter's exit, at
+    `run_cleanups()`, or when the returned callable is called (an owner's `close()`), whichever
+    comes first."""
     finalizer = weakref.finalize(owner, function, *args)
     with _lock:
         _pending[:] = [f for f in _pending if f.alive]
         _pending.append(finalizer)
+    return finalizer
 
 
 def run_cleanups() -> None:

@@ -35,6 +35,7 @@ import stat
 import struct
 import tempfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -67,10 +68,10 @@ _LOCKS = re.compile(r"\.tantivy-.*\.lock")
 _MANAGED = ".managed.json"
 
 
-def private_copy(directory: Path, version: Path, owner: object) -> Path:
+def private_copy(directory: Path, version: Path, owner: object) -> tuple[Path, Callable[[], object]]:
     """A checked copy of the index in `directory` as of its current `version` (the manifest and that
     version; the whole directory for an index of format 1, whose files are beside the manifest),
-    itself an index directory; removed with `owner`."""
+    itself an index directory, and what removes it now; removed with `owner` otherwise."""
     _check_complete(version)
     remove_stale_copies()
     try:
@@ -95,8 +96,7 @@ def private_copy(directory: Path, version: Path, owner: object) -> Path:
         if isinstance(error, OSError) and error.errno in _NO_SPACE:
             raise _unwritable(error) from None
         raise
-    cleanup_with(owner, _remove, copy, owner_lock)
-    return copy
+    return copy, cleanup_with(owner, _remove, copy, owner_lock)
 
 
 def share_copy(copy: Path) -> None:

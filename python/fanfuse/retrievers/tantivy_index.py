@@ -22,30 +22,29 @@ import tantivy
 from fanfuse._core import FusionError
 from fanfuse._panics import is_rust_panic
 from fanfuse.corpus import Document, Fields, as_documents
-from fanfuse.errors import InputError, InvalidCorpus, InvalidIndex, OutOfRange
+from fanfuse.errors import InputError, InvalidIndex, OutOfRange
 from fanfuse.limits import TANTIVY_ARENA, check_int
 from fanfuse.paths import utf8_path
 from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.filters import Condition, check_known_keys, conditions, index_terms, matches
+from fanfuse.retrievers.filters import Condition, check_known_keys, conditions, matches
 from fanfuse.retrievers.index_copy import private_copy
 from fanfuse.retrievers.index_versions import MANIFEST
 from fanfuse.retrievers.tantivy_metadata import (
+    FILTER_FIELD,
     METADATA_FIELD,
     json_field,
     json_field_metadata,
     listed_keys,
-    metadata_json,
     metadata_keys,
     stored_metadata,
 )
+from fanfuse.retrievers.tantivy_writer import kept, write_index
 
 SEARCH_FIELDS = ["title", "text"]
 # Words only: what a query falls back to when it is not valid query syntax.
 _WORD = re.compile(r"\w+")
 _OPERATORS = {"AND", "OR", "NOT"}
-# The filter tokens of each document's metadata (`filters.index_terms`): a filter is term lookups.
-FILTER_FIELD = "filter_terms"
 # The analyzer of the title and text fields, and the same chain without its last step: Tantivy's
 # built-in en_stem is the simple tokenizer, tokens over 40 bytes dropped, lower case, English stemmer.
 TEXT_TOKENIZER = "en_stem"
@@ -79,6 +78,8 @@ class TantivyRetriever:
         a copy in any case: Tantivy takes a lock file to open one in place.
         """
         self.private_directory: Path | None = None
+        self._remove_copy: Callable[[], object] | None = None
+        self._closed = False
         self.directory = Path(utf8_path(directory, "directory", InvalidIndex))
         self.manifest, self.data_directory, self._index, self._searcher = index_versions.open_current(
             self.directory, lambda manifest, data: self._open(manifest, data, private_copy)
@@ -130,9 +131,9 @@ class TantivyRetriever:
             seen: list[Document] = []
             docs = as_documents(documents, fields)
             if then is not None:
-                docs = _kept(docs, seen)
+                docs = kept(docs, seen)
             keys: set[str] = set()
-            count = _write_index(docs, version, progress, heap_size, threads, keys)
+            count = write_index(_schema(), docs, version, progress, heap_size, threads, keys)
             if then is not None:
                 then(version, seen)
             return {"backend": "tantivy", "documents": count, **listed_keys(keys)}
@@ -143,7 +144,8 @@ class TantivyRetriever:
     def _open(
         self, manifest: dict[str, Any], data: Path, copy: bool
     ) -> tuple[dict[str, Any], Path, tantivy.Index, tantivy.Searcher]:
-        self.private_directory = private_copy(self.directory, data, self) if copy else None
+        if copy:
+            self.private_directory, self._remove_copy = private_copy(self.directory, data, self)
         opened = (
             data
             if self.private_directory is None
@@ -177,6 +179,7 @@ class TantivyRetriever:
         metadata's or one of its items; every key). It restricts the hits without changing their
         scores.
         """
+        self._check_open()
         k = check_int("retriever_k", k)
         checked = conditions(filter) if filter else []
         if checked and self.metadata_keys is not None:
@@ -203,6 +206,19 @@ class TantivyRetriever:
             # Tantivy sizes its top-k buffer by the limit: ask for no more than the index holds.
             found = self._searcher.search(parsed, min(k, documents)).hits
             return [self._hit(score, self._searcher.doc(address)) for score, address in found]
+
+    def close(self) -> None:
+        """Removes the private copy searched (``private_copy=True``, or an index on a read-only file
+        system) now, not when the retriever is garbage-collected or the process exits; a later read
+        raises RuntimeError, since Tantivy opens segment files lazily. A server over the index
+        (``fanfuse.service.app_for_index``) closes the one it opened when it shuts down."""
+        self._closed = True
+        if self._remove_copy is not None:
+            self._remove_copy()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"this TantivyRetriever of {str(self.directory)!r} is closed (close())")
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
@@ -245,10 +261,12 @@ class TantivyRetriever:
     def document_frequency(self, term: str) -> int:
         """How many documents hold the indexed `term` (a term of `analyze`): the larger of its counts
         in the title and the text field (Tantivy counts per field)."""
+        self._check_open()
         return max(int(self._searcher.doc_freq(field, term)) for field in SEARCH_FIELDS)
 
     def documents(self) -> Iterator[Document]:
         """Every stored document (for building a dense index over the same corpus)."""
+        self._check_open()
         total = len(self)
         if total == 0:
             return
@@ -317,75 +335,6 @@ def _has_field(schema: tantivy.Schema, name: str, value: str | bytes) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _write_index(
-    documents: Iterable[Document],
-    directory: Path,
-    progress: Callable[[int], None] | None,
-    heap_size: int,
-    threads: int,
-    keys: set[str],
-) -> int:
-    index = tantivy.Index(_schema(), path=str(directory), reuse=False)
-    writer = index.writer(heap_size=heap_size, num_threads=threads)
-    try:
-        count = _add_all(writer, documents, progress, keys)
-        if count == 0:
-            raise InvalidCorpus(
-                "no documents to index; an index needs at least one (an existing index is kept)"
-            )
-        writer.commit()
-    except BaseException:
-        # Stop the writer's threads before the caller deletes the staging directory.
-        writer.rollback()
-        raise
-    finally:
-        writer.wait_merging_threads()
-    if progress is not None:
-        progress(count)
-    return count
-
-
-def _add_all(
-    writer: tantivy.IndexWriter,
-    documents: Iterable[Document],
-    progress: Callable[[int], None] | None,
-    keys: set[str],
-) -> int:
-    """Adds every document, and the keys of their metadata to ``keys``."""
-    first_seen: dict[str, str] = {}
-    count = 0
-    for document in documents:
-        if document.id in first_seen:
-            raise InvalidCorpus(
-                f"{document.source}: duplicate document id {document.id!r} "
-                f"(first at {first_seen[document.id]}); ids must be unique"
-            )
-        first_seen[document.id] = document.source
-        fields: dict[str, Any] = {"id": document.id, "title": document.title, "text": document.text}
-        try:
-            if document.metadata:
-                keys.update(document.metadata)
-                fields[METADATA_FIELD] = metadata_json(document.metadata)
-                if terms := index_terms(document.metadata):
-                    fields[FILTER_FIELD] = terms
-            writer.add_document(tantivy.Document(**fields))
-        except (TypeError, ValueError) as error:
-            raise InvalidCorpus(
-                f"{document.source}: document {document.id!r} cannot be indexed ({error}); metadata "
-                f"holds JSON values: str, finite numbers, bool, null, lists and objects of them"
-            ) from None
-        count += 1
-        if progress is not None and count % 1000 == 0:
-            progress(count)
-    return count
-
-
-def _kept(documents: Iterable[Document], seen: list[Document]) -> Iterator[Document]:
-    for document in documents:
-        seen.append(document)
-        yield document
 
 
 def open_or_none(directory: str | os.PathLike[str]) -> TantivyRetriever | None:

@@ -20,6 +20,8 @@ from fanfuse.errors import InvalidIndex
 from fanfuse.retrievers.index_versions import MANIFEST, REBUILD
 
 METADATA_FIELD = "metadata_json"
+# The filter tokens of each document's metadata (`filters.index_terms`): a filter is term lookups.
+FILTER_FIELD = "filter_terms"
 # The manifest's list of the documents' metadata keys, and the most it lists (beyond, none is listed).
 METADATA_KEYS = "metadata_keys"
 MOST_KEYS_LISTED = 10_000

@@ -78,7 +78,27 @@ def app_for_index(
     bm25 = index if isinstance(index, TantivyRetriever) else TantivyRetriever(index, private_copy=True)
     retriever = open_index(bm25, dense=dense, **overrides)
     bm25_only = open_index(bm25, dense=False, **overrides) if "dense" in retriever.retriever_names else None
-    return create_app(retriever, bm25_only=bm25_only, index=name or str(bm25.directory))
+    app = create_app(retriever, bm25_only=bm25_only, index=name or str(bm25.directory))
+    if bm25 is not index:
+        _close_at_shutdown(app, bm25)
+    return app
+
+
+def _close_at_shutdown(app: FastAPI, index: TantivyRetriever) -> None:
+    """The index the app opened (and its private copy, on disk) goes when the app shuts down, after
+    its retrievers: not at the process's exit, which a process serving one app after another (a
+    reload, a test) may not reach for long."""
+    served = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[Any]:
+        try:
+            async with served(app) as state:
+                yield state
+        finally:
+            index.close()
+
+    app.router.lifespan_context = lifespan
 
 
 def create_app(
