@@ -44,6 +44,7 @@ from fanfuse.multiquery.plain_text import reads_plain_text, skipped_sources
 from fanfuse.multiquery.planning import (
     Plan,
     SearchOptions,
+    check_list_weights,
     check_reranked,
     check_strategy_read,
     list_weights,
@@ -323,6 +324,7 @@ class MultiQueryRetriever:
                 )
                 for i, v in enumerate(chosen)
             ]
+        check_list_weights(b.weight for b in branches)
         # Variant by variant, as the fan-out and the diagnostics list them.
         count = len(chosen)
         return [branches[j * count + i] for i in range(count) for j in range(len(self._retrievers))]
