@@ -29,5 +29,9 @@ source "$(dirname "$0")/path-without-rust.sh"
 path="$(path_without_rust)"
 
 export FANFUSE_TEST_INSTALLED_WHEEL="$(basename "${wheels[0]}")"
+# Under CI=true, the property tests' example budget of tests/conftest.py's "other-python" profile.
+if [ "${CI:-}" = true ] && [ -z "${FANFUSE_HYPOTHESIS_PROFILE:-}" ]; then
+    export FANFUSE_HYPOTHESIS_PROFILE=other-python
+fi
 unset VIRTUAL_ENV PYO3_PYTHON
 PATH="$venv/bin:$path" exec "$venv/bin/python" -m pytest "$@"

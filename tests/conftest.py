@@ -22,6 +22,11 @@ settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile(
     "ci", max_examples=25_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+# The other CPythons' runs (scripts/test-python.sh): the same core behind the same binding code, so a
+# tenth of the CI budget checks their conversions; the full budget runs once, on the development one.
+settings.register_profile(
+    "other-python", max_examples=2_500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 _default = "ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "dev"
 settings.load_profile(os.environ.get("FANFUSE_HYPOTHESIS_PROFILE", _default))
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dask_inputs import write_runs
-from fanfuse.cli import build_parser, main
+from cli_process import CLI
+from dask_inputs import COMMAND_SECONDS, write_runs
+from fanfuse.cli import build_parser
 
 pytest.importorskip("distributed")
 
@@ -67,14 +69,15 @@ def test_the_commands_with_a_scheduler_are_known() -> None:
 
 @pytest.mark.parametrize("command", scheduler_commands())
 def test_a_peer_that_is_not_a_scheduler_is_one_line_naming_it(
-    command: str, peer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: str, peer: str, tmp_path: Path
 ) -> None:
     runs = write_runs(tmp_path, 2, interleaved=False)
     output = tmp_path / "fused.trec"
     args = ["-o", str(output)] if command == "fuse" else ["--qrels", str(tmp_path / "qrels.txt")]
-    code = main([command, *map(str, runs), *args, "--engine", "dask", "--scheduler", peer])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
+    argv = [*CLI, command, *map(str, runs), *args, "--engine", "dask", "--scheduler", peer]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_SECONDS)
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 2
     assert len(err) == 1 and err[0].startswith(
         f"fanfuse {command}: error: --scheduler {peer}: cannot connect"
     ), err
