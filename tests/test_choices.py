@@ -86,6 +86,8 @@ CHECKERS = {
 }
 # Checked parameters that stay `str`, each with the reason.
 NOT_TYPED = {
+    ("report/data.py", "comparison", "run"): "a run of the report: the names it was made with",
+    ("report/data.py", "comparison", "metric"): "a metric of the report: the ones it was made with",
     ("multiquery/expand/llm.py", "_asked", "strategy"): "the Expander protocol's: any expander's own name",
     ("multiquery/retriever.py", "__init__", "strategy"): "the Expander protocol's: any expander's own name",
 }

@@ -187,3 +187,16 @@ def _scored_run(branch: Branch, hits: CheckedHits, method: AnyMethod) -> tuple[l
             f"such as rrf"
         )
     return hits.ids, [float(s) for s in scores]
+
+
+def check_list_weights(weights: Iterable[float]) -> None:
+    """A search's list weights, each a variant's weight times its retriever's, that sum beyond the
+    largest float (a product of two large weights does) are refused naming the two arguments that
+    make them, where the core would name its own `weights[i]`: only their ratios matter."""
+    total = sum(weights)
+    if not total < float("inf"):
+        raise FusionError(
+            "variant_weights x retriever_weights: the weights of the lists (a variant's weight times its "
+            f"retriever's) sum to {total}, beyond the largest float; only their ratios matter, so scale "
+            "them down"
+        )

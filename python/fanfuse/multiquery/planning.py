@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict
 from fanfuse import _renamed
 from fanfuse._renamed import RENAMED_SEARCH_OPTIONS
 from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
-from fanfuse.errors import FusionError, InvalidSetting
+from fanfuse.errors import InvalidSetting
 from fanfuse.idle_settings import GoesWith, refuse_idle
 from fanfuse.limits import check_float, check_int, derived_int, optional_float, optional_int
 from fanfuse.multiquery.config import MultiQueryConfig, check_max_variants, check_variant_weights
@@ -362,16 +362,3 @@ def list_weights(
                 weights[0] += weights[i]
             weights[i] = 0.0
     return weights
-
-
-def check_list_weights(weights: Iterable[float]) -> None:
-    """A search's list weights, each a variant's weight times its retriever's, that sum beyond the
-    largest float (a product of two large weights does) are refused naming the two arguments that
-    make them, where the core would name its own `weights[i]`: only their ratios matter."""
-    total = sum(weights)
-    if not total < float("inf"):
-        raise FusionError(
-            "variant_weights x retriever_weights: the weights of the lists (a variant's weight times its "
-            f"retriever's) sum to {total}, beyond the largest float; only their ratios matter, so scale "
-            "them down"
-        )

@@ -39,12 +39,11 @@ from fanfuse.multiquery.expand.expanders import Expander, HeuristicExpander, Var
 from fanfuse.multiquery.expand.llm import LLMExpander
 from fanfuse.multiquery.expand.llm_prompts import check_strategy
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
-from fanfuse.multiquery.fusion import checked, fuse_outcomes, is_weighted
+from fanfuse.multiquery.fusion import check_list_weights, checked, fuse_outcomes, is_weighted
 from fanfuse.multiquery.plain_text import reads_plain_text, skipped_sources
 from fanfuse.multiquery.planning import (
     Plan,
     SearchOptions,
-    check_list_weights,
     check_reranked,
     check_strategy_read,
     list_weights,

@@ -35,7 +35,7 @@ from fanfuse._core import (
 )
 from fanfuse._renamed import refusing_old_keywords
 from fanfuse.errors import InputError, InvalidSetting, OutOfRange, TooFewQueries
-from fanfuse.limits import check_choice, check_float, check_int
+from fanfuse.limits import check_choice, check_float, check_int, check_sequence
 from fanfuse.paths import utf8_path
 from fanfuse.report import plot as report_plot
 from fanfuse.report import rendering as report_format
@@ -126,19 +126,20 @@ def compare(
     cannot read; TypeError for a bare str (or a set) where a sequence is expected (runs, metrics,
     names) or an item of another type.
     """
-    runs = sequence_of(runs, "runs", _RUNS, (Run, str, os.PathLike), "a Run or a path (str or os.PathLike)")
+    # Each item is a Run or a path, refused as every path argument is where it is read below.
+    given = check_sequence(runs, "runs", _RUNS)
     metrics = metric_names(metrics)
     if names is not None:
         names = sequence_of(names, "names", "run names (str)", str, "a str, a run name")
-    options = _options(len(runs), baseline, test, correction, alpha, iterations, seed)
-    if names is not None and len(names) != len(runs):
-        raise InvalidSetting(f"names: {len(names)} names for {len(runs)} runs: give one name per run")
+    options = _options(len(given), baseline, test, correction, alpha, iterations, seed)
+    if names is not None and len(names) != len(given):
+        raise InvalidSetting(f"names: {len(names)} names for {len(given)} runs: give one name per run")
     loaded_qrels = (
         qrels if isinstance(qrels, Qrels) else read_any_qrels(utf8_path(qrels, "qrels", InputError))
     )
     loaded = [
         run if isinstance(run, Run) else read_any_run(utf8_path(run, f"runs[{i}]", InputError))
-        for i, run in enumerate(runs)
+        for i, run in enumerate(given)
     ]
     scores = [
         score_run(run, loaded_qrels, metrics, names[i] if names else None) for i, run in enumerate(loaded)
