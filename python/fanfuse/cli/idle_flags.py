@@ -163,11 +163,10 @@ def _searches(args: argparse.Namespace) -> bool:
     """Whether ``tune`` has more than one configuration to choose from, so that how it searches them
     (``--search``) matters: the method's parameters at the levels given, else at their defaults. True
     where a level is refused, or the runs are too few for any (the command itself then says so)."""
-    from fanfuse.tune.space import OPTIONS, search_space
+    from fanfuse.tune.space import given_levels, search_space
 
-    given = {option.keyword: getattr(args, option.keyword) for option in OPTIONS}
     try:
-        return search_space(args.method, len(args.runs), given).grid_size() != 1
+        return search_space(args.method, len(args.runs), given_levels(args)).grid_size(at_most=2) != 1
     except (FusionError, TypeError, ValueError):
         return True
 
@@ -184,7 +183,6 @@ def _tune_rules() -> tuple[FlagRule, ...]:
         ("--search",),
         "more than one configuration to search (a --method with parameters, at more than one level)",
         _searches,
-        ("--method", "rrf"),
     )
     return (*levels, searched)
 

@@ -16,7 +16,7 @@ from fanfuse.report.rendering import table
 from fanfuse.tables import read_any_qrels, read_any_run
 from fanfuse.tune import tune
 from fanfuse.tune.search import GRID_LIMIT, SEARCHES
-from fanfuse.tune.space import OPTIONS, shown_level
+from fanfuse.tune.space import OPTIONS, given_levels, shown_level
 
 
 def _levels_help(default: tuple[Any, ...] | None, what: str) -> str:
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         folds=args.folds,
         seed=args.seed,
         on_step=progress,
-        **{option.keyword: getattr(args, option.keyword) for option in OPTIONS},
+        **given_levels(args),
     )
     progress.close()
     if args.json:

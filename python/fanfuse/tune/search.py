@@ -28,7 +28,7 @@ def chosen_search(search: Search, space: Space) -> Search:
     """`grid` or `coordinate`: `auto` is the grid while it holds at most `GRID_LIMIT` configurations."""
     check_choice("search", search, SEARCHES)
     if search == "auto":
-        return "grid" if space.grid_size() <= GRID_LIMIT else "coordinate"
+        return "grid" if space.grid_size(at_most=GRID_LIMIT + 1) <= GRID_LIMIT else "coordinate"
     return search
 
 

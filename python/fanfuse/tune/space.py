@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,11 @@ def shown_level(value: object) -> str:
     return str(value)
 
 
+def given_levels(source: object) -> dict[str, Any]:
+    """The level lists `source` gives (a parsed command line: its attribute of each option's keyword)."""
+    return {option.keyword: getattr(source, option.keyword) for option in OPTIONS}
+
+
 def method_parameters(method: AnyMethod) -> tuple[str, ...]:
     """The parameters the core says `method` has (`METHOD_PARAMETERS`), in the order of `OPTIONS`."""
     check_choice("method", method, METHOD_PARAMETERS, FusionError)
@@ -90,10 +95,18 @@ class Space:
             axes.append(weight_grid(self.runs, levels) if name == "weights" else levels)
         return [dict(zip(self.levels, values, strict=True)) for values in itertools.product(*axes)]
 
-    def grid_size(self) -> int:
-        return math.prod(
-            len(weight_grid(self.runs, v)) if n == "weights" else len(v) for n, v in self.levels.items()
-        )
+    def grid_size(self, at_most: int | None = None) -> int:
+        """The configurations of the full grid, counted up to `at_most` (a larger grid counts as
+        `at_most`): its weights alone are up to levels^runs vectors, too many to list to compare
+        them with a bound (5^12 for twelve runs at the default levels)."""
+        counts = [
+            sum(1 for _ in itertools.islice(weight_vectors(self.runs, v), at_most))
+            if n == "weights"
+            else len(v)
+            for n, v in self.levels.items()
+        ]
+        size = math.prod(counts)
+        return size if at_most is None else min(size, at_most)
 
 
 def search_space(method: AnyMethod, runs: int, given: dict[str, Iterable[Any] | None]) -> Space:
@@ -164,14 +177,17 @@ def check_numbers(values: Iterable[Any], name: str, key: str) -> list[float]:
 def weight_grid(n_runs: int, levels: Sequence[float]) -> list[tuple[float, ...]]:
     """Every weight vector over ``levels`` with at least two non-zero runs, without scaled duplicates
     (every weighted method ranks the same when all weights are multiplied by one factor)."""
+    return list(weight_vectors(n_runs, levels))
+
+
+def weight_vectors(n_runs: int, levels: Sequence[float]) -> Iterator[tuple[float, ...]]:
+    """The vectors of ``weight_grid``, one at a time."""
     seen: set[tuple[float, ...]] = set()
-    grid = []
     for weights in itertools.product(levels, repeat=n_runs):
         key = weight_key(weights)
         if key is not None and key not in seen:
             seen.add(key)
-            grid.append(tuple(weights))
-    return grid
+            yield tuple(weights)
 
 
 def weight_key(weights: Sequence[float]) -> tuple[float, ...] | None:
