@@ -65,7 +65,7 @@ def test_a_body_not_sent_as_json_is_refused_saying_how_to_send_it(
     detail = response.json()["detail"]
     assert "the body must be JSON sent with content-type application/json" in detail, detail
     assert f"(got {content_type})" in detail if content_type else "(got no content-type)" in detail
-    assert response.headers["accept"] == JSON
+    assert response.headers["accept-post"] == JSON  # what a POST takes (Accept-Post, W3C LDP)
 
 
 @pytest.mark.parametrize(("method", "path"), sorted(VALID))
@@ -81,6 +81,16 @@ def test_a_body_in_another_encoding_is_refused_naming_the_rule(
         assert detail.startswith("the body must be JSON encoded as UTF-8 (RFC 8259, section 8.1"), detail
         if encoding.startswith("utf-"):
             assert encoding[:6].upper() in detail, detail  # the encoding it looks like
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(VALID))
+def test_a_utf8_body_with_a_stray_nul_is_no_json_not_another_encoding(
+    client: TestClient, method: str, path: str
+) -> None:
+    for body in (b"\x00", b"{\x00}", b'{"query": "a\x00"}'[:3] + b"\x00"):
+        response = send(client, method, path, body, JSON)
+        assert response.status_code == 422, (body, response.text)
+        assert response.json()["detail"][0]["type"] == "json_invalid", body
 
 
 @pytest.mark.parametrize(("method", "path"), sorted(VALID))

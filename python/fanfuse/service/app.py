@@ -189,8 +189,7 @@ def create_app(
             413: {"description": f"the body is longer than {REQUEST.body_bytes} bytes"},
             422: {
                 "description": "a field of the request is refused (`detail[].loc` names it), or the body "
-                "is not JSON (the answers 400 and 415 of a body that is not read: "
-                "`fanfuse.service.requests.CheckedBodyRoute`)"
+                "is not JSON"
             },
             503: {
                 "model": failed_search_model(),
@@ -247,9 +246,10 @@ def refused_field(error: ValueError, given: Collection[str]) -> str | None:
     """The request field that `error`, a refusal by the search, is about; None where it names no one
     field. In order: the option the core refused (`error.option`, by the search's name); the field
     its message starts with (`top_k must be ...`); the one field among those the request `given`
-    that the message names outside its quotes: in what it says to change, after its last `; ` (a
+    that the message names outside its quotes in what it says to change, after its last `; ` (a
     refusal made while fusing: `the fused score of id "a" is inf under method 'combgmnz': ...; lower
-    gamma, ...`), else anywhere."""
+    gamma, ...`). What the message says before that is what happened, under whatever settings: a
+    field it names there (the method) is not the one to change."""
     option: str | None = getattr(error, "option", None)
     if option is not None and search_name(option) in SearchRequest.model_fields:
         return search_name(option)
@@ -257,12 +257,10 @@ def refused_field(error: ValueError, given: Collection[str]) -> str | None:
     leading = next((name for name in SearchRequest.model_fields if message.startswith(f"{name} ")), None)
     if leading is not None:
         return leading
-    for part in dict.fromkeys((message.rpartition("; ")[2], message)):
-        words = set(re.findall(r"\w+", _QUOTED.sub(" ", part)))
-        named = [name for name in given if name in words and name not in _CONTEXT_FIELDS]
-        if len(named) == 1:
-            return named[0]
-    return None
+    _, remedy_follows, remedy = message.rpartition("; ")
+    words = set(re.findall(r"\w+", _QUOTED.sub(" ", remedy))) if remedy_follows else set()
+    named = [name for name in given if name in words and name not in _CONTEXT_FIELDS]
+    return named[0] if len(named) == 1 else None
 
 
 def json_bytes(data: Any) -> bytes:

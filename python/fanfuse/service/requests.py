@@ -105,6 +105,16 @@ _MARKS = (
 )
 
 
+# The NUL bytes (True) of the first four bytes of a JSON text in each encoding without a byte order
+# mark (RFC 4627, section 3), by the pattern they make.
+_WIDE = {
+    (True, True, True, False): "UTF-32 (big-endian)",
+    (True, False, True, False): "UTF-16 (big-endian)",
+    (False, True, True, True): "UTF-32 (little-endian)",
+    (False, True, False, True): "UTF-16 (little-endian)",
+}
+
+
 class CheckedBodyRoute(APIRoute):
     """A route whose body, where it takes one, is read only as JSON sent with content-type
     application/json (else 415) and encoded as UTF-8 (else 400), each answered with what the body
@@ -152,7 +162,7 @@ async def _unread_body(request: Request) -> JSONResponse | None:
     ):
         got = f"got {_shown(given)}" if given else "got no content-type"
         detail = f"the body must be JSON sent with content-type application/json ({got})"
-        return JSONResponse({"detail": detail}, status_code=415, headers={"Accept": "application/json"})
+        return JSONResponse({"detail": detail}, status_code=415, headers={"Accept-Post": "application/json"})
     encoding = _not_utf8(await request.body())
     if encoding is None:
         return None
@@ -168,16 +178,17 @@ async def _unread_body(request: Request) -> JSONResponse | None:
 def _not_utf8(body: bytes) -> str | None:
     """What `body` is instead of UTF-8, or None where it is UTF-8 (a UTF-8 byte order mark, which RFC
     8259 lets a reader ignore, included). A JSON text starts with an ASCII character, so UTF-16 and
-    UTF-32 without a byte order mark show a NUL byte among its first four, which UTF-8 JSON never
-    has: Python's parser reads such a body as UTF-16 or UTF-32, so it is refused before."""
+    UTF-32 without a byte order mark show the NUL bytes of RFC 4627's patterns in its first four
+    (`00 00 00 xx`, `00 xx 00 xx`, `xx 00 00 00`, `xx 00 xx 00`): Python's parser reads such a body as
+    UTF-16 or UTF-32, so it is refused before. Another NUL is a UTF-8 body that is no JSON, which the
+    parser refuses."""
     for mark, encoding in _MARKS:
         if body.startswith(mark):
             return f"this one is {encoding}, with a byte order mark"
-    head = body[:4]
-    if 0 in head:
-        wide = "UTF-32" if head.count(0) >= 3 else "UTF-16"
-        order = "big-endian" if head[0] == 0 else "little-endian"
-        return f"this one is {wide} ({order}): a NUL byte among its first four"
+    nul = tuple(byte == 0 for byte in body[:4])
+    wide = _WIDE.get(nul) if len(nul) == 4 else None
+    if wide is not None:
+        return f"this one is {wide}: the NUL bytes of its first four"
     try:
         body.decode("utf-8")
     except UnicodeDecodeError as error:
