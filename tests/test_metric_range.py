@@ -19,6 +19,8 @@ from fanfuse.cli import main
 
 RUN = "".join(f"q{q} Q0 d{i} {i + 1} {10 - i} r\n" for q in range(4) for i in range(3))
 QRELS = "".join(f"q{q} 0 d0 1024\nq{q} 0 d1 1\n" for q in range(4))
+# The grade of 1024 on a document the run does not retrieve: the ideal ranking alone overflows.
+UNRETRIEVED = "".join(f"q{q} 0 elsewhere 1024\nq{q} 0 d1 1\n" for q in range(4))
 EXPONENTIAL = {name for name in METRICS if name.endswith("_burges")}
 # rbp is named with its persistence.
 NAMES = [f"{name}.9" if name == "rbp" else name for name in METRICS]
@@ -66,7 +68,8 @@ def test_every_metric_is_a_number_or_refused_by_every_function(
             assert all(math.isfinite(v) for values in result[1].values() for v in values)
         return
     with pytest.raises(
-        fanfuse.FusionError, match=rf'^{metric} of query "q0" is (inf|NaN): its largest relevance grade, 1024'
+        fanfuse.FusionError,
+        match=rf'^{metric} of query "q0" is (inf|NaN): its gains 2\^grade - 1 \(the largest grade is 1024\)',
     ):
         ENTRIES[entry](run, qrels, metric)
 
@@ -93,3 +96,15 @@ def test_every_command_refuses_it_in_one_line(
     err = captured.err.strip().splitlines()
     assert len(err) == 1 and f'{metric} of query "q0" is ' in err[0], err
     assert captured.out == ""
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_an_ideal_ranking_beyond_the_float_range_is_refused_not_scored_0(tmp_path: Path, entry: str) -> None:
+    """The run's own gains are finite here; ndcg_burges divides them by an infinite ideal, which
+    would give 0 for a query whose judgments cannot be scored at all. dcg_burges has no ideal."""
+    (tmp_path / "r.trec").write_text(RUN)
+    (tmp_path / "q.txt").write_text(UNRETRIEVED)
+    run, qrels = str(tmp_path / "r.trec"), str(tmp_path / "q.txt")
+    with pytest.raises(fanfuse.FusionError, match=r'^ndcg_burges of query "q0" is NaN'):
+        ENTRIES[entry](run, qrels, "ndcg_burges")
+    assert ENTRIES[entry](run, qrels, "dcg_burges") is not None

@@ -156,6 +156,10 @@ fn dcg(gains: impl Iterator<Item = i64>, kind: Gain) -> f64 {
 /// first, so plain ndcg's ideal has as many places as there are relevant judgments.
 fn ndcg(top: &[Option<i64>], all: &[i64], cut: Option<usize>, level: i64, kind: Gain) -> f64 {
     let ideal = dcg(all.iter().take(cut.unwrap_or(usize::MAX)).map(|&j| gain(Some(j), level)), kind);
+    if ideal.is_infinite() {
+        // An ideal beyond a float (exponential gains) would make any run's finite Dcg a silent 0.
+        return f64::NAN;
+    }
     if ideal > 0.0 {
         dcg(top.iter().map(|&j| gain(j, level)), kind) / ideal
     } else {

@@ -102,14 +102,14 @@ pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Result<Evaluati
 }
 
 /// A query's score of `metric` is not a number: only an exponential gain, 2^grade - 1, leaves the
-/// float range (a grade of 1024 alone; a few near 1023 in a sum), since every other metric is bounded
-/// by its counts or by grades that are i64. Refused rather than averaged into a NaN mean that JSON
-/// cannot hold and a significance test cannot read.
+/// float range (a grade of 1024 alone; a few near 1023 in a sum, the ideal ranking's included),
+/// since every other metric is bounded by its counts or by grades that are i64. Refused rather than
+/// averaged into a NaN mean that JSON cannot hold and a significance test cannot read.
 fn not_finite(metric: &Metric, qid: &str, value: f64, largest_grade: i64) -> FusionError {
     let name = metric.name();
     FusionError::invalid(format!(
-        "{name} of query {qid:?} is {value}: its largest relevance grade, {largest_grade}, makes the gain \
-         2^grade - 1 larger than a float holds; use smaller grades, or {} (gain = grade)",
+        "{name} of query {qid:?} is {value}: its gains 2^grade - 1 (the largest grade is {largest_grade}) \
+         sum beyond what a float holds; use smaller grades, or {} (gain = grade)",
         name.replace("_burges", "")
     ))
 }
@@ -150,8 +150,15 @@ mod tests {
             let metrics = parse_metrics(&[name.to_owned()]).unwrap();
             let refusal = evaluate(&run, &qrels, &metrics).unwrap_err().to_string();
             assert!(refusal.starts_with(&format!("{name} of query \"q1\" is ")), "{refusal}");
-            assert!(refusal.contains("largest relevance grade, 1024"), "{refusal}");
+            assert!(refusal.contains("(the largest grade is 1024)"), "{refusal}");
         }
+        // A document of that grade the run does not retrieve: the ideal ranking alone overflows.
+        let mut unretrieved = Qrels::default();
+        unretrieved.judge("q1", "d1", 1).unwrap();
+        unretrieved.judge("q1", "elsewhere", 1024).unwrap();
+        let metrics = parse_metrics(&["ndcg_burges@10".to_owned()]).unwrap();
+        let refusal = evaluate(&run, &unretrieved, &metrics).unwrap_err().to_string();
+        assert!(refusal.starts_with("ndcg_burges@10 of query \"q1\" is NaN"), "{refusal}");
         // The linear gain of the same grades is a number.
         let metrics = parse_metrics(&["ndcg@10".to_owned(), "dcg".to_owned()]).unwrap();
         assert!(evaluate(&run, &qrels, &metrics).is_ok());
