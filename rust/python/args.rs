@@ -9,7 +9,7 @@ use std::fmt;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyIterator, PyList, PySet, PyString, PyTuple};
 
 use super::to_py_err;
 use crate::args;
@@ -35,10 +35,24 @@ pub(super) fn outer_items<'py>(
     if let Ok(tuple) = obj.cast::<PyTuple>() {
         return Ok(tuple.iter().collect());
     }
-    match obj.try_iter() {
-        Ok(iter) => iter.collect(),
-        Err(_) => Err(to_py_err(args::not_a_sequence(name, what, &type_name(obj)))),
-    }
+    iterate(obj, || args::not_a_sequence(name, what, &type_name(obj)))?.collect()
+}
+
+/// `obj`'s iterator. Where its type defines none, `refusal` says what the argument must be; an
+/// error its own `__iter__` raises (a cursor that fails, a bug) passes through as raised.
+pub(super) fn iterate<'py>(
+    obj: &Bound<'py, PyAny>,
+    refusal: impl FnOnce() -> crate::error::FusionError,
+) -> PyResult<Bound<'py, PyIterator>> {
+    obj.try_iter().map_err(|error| {
+        let kind = obj.get_type();
+        let iterable = kind.hasattr("__iter__").unwrap_or(false) || kind.hasattr("__getitem__").unwrap_or(false);
+        if iterable {
+            error
+        } else {
+            to_py_err(refusal())
+        }
+    })
 }
 
 pub(super) fn read_1d<T: pyo3::buffer::Element + Copy>(

@@ -8,7 +8,7 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
 
-use super::args::{is_numpy_bool, read_1d, type_name};
+use super::args::{is_numpy_bool, iterate, read_1d, type_name};
 use super::to_py_err;
 use crate::owned_ids::{IdKind, ListPath, OwnedIds};
 
@@ -32,7 +32,7 @@ impl OwnedIds {
         {
             return Err(to_py_err(path.unordered(&type_name(list))));
         } else if !self.push_int_buffer(list, path)? {
-            let items = list.try_iter().map_err(|_| to_py_err(path.not_iterable(&type_name(list))))?;
+            let items = iterate(list, || path.not_iterable(&type_name(list)))?;
             for (pos, item) in items.enumerate() {
                 self.push_id(&item?, path, pos)?;
             }
