@@ -56,9 +56,10 @@ def scheduler(address: str | None) -> Iterator[None]:
         # A peer that is not a Dask scheduler (an SSH or HTTP server sending first) fails distributed's
         # handshake in its own ways: a frame length read from other bytes is a MemoryError, which the
         # command would otherwise report as an input too large for the machine.
+        said = str(error)[:200]
         raise ConnectionError(
-            f"--scheduler {address}: cannot connect (the handshake failed: {type(error).__name__}; "
-            "is a Dask scheduler listening there?)"
+            f"--scheduler {address}: cannot connect (the handshake failed: {type(error).__name__}"
+            f"{': ' + said if said else ''}; is a Dask scheduler listening there?)"
         ) from None
     with _quiet("distributed"):
         try:

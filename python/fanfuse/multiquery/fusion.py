@@ -22,6 +22,7 @@ from fanfuse.options import FusionOptions
 
 __all__ = [
     "SEARCH_FUSION_OPTIONS",
+    "check_list_weights",
     "checked",
     "fuse_outcomes",
     "is_weighted",

@@ -208,10 +208,11 @@ class TantivyRetriever:
             return [self._hit(score, self._searcher.doc(address)) for score, address in found]
 
     def close(self) -> None:
-        """Removes the private copy searched (``private_copy=True``, or an index on a read-only file
-        system) now, not when the retriever is garbage-collected or the process exits; a later read
-        raises RuntimeError, since Tantivy opens segment files lazily. A server over the index
-        (``fanfuse.service.app_for_index``) closes the one it opened when it shuts down."""
+        """Ends the retriever's reads: a later one raises RuntimeError. A retriever that searches a
+        private copy (``private_copy=True``, or an index on a read-only file system) removes it now,
+        not when it is garbage-collected or the process exits (Tantivy opens segment files lazily,
+        hence no read after); one that searches the index in place removes nothing. A server over the
+        index (``fanfuse.service.app_for_index``) closes the one it opened when it shuts down."""
         self._closed = True
         if self._remove_copy is not None:
             self._remove_copy()
@@ -247,6 +248,7 @@ class TantivyRetriever:
         """`[search(q, k, filter) for q in queries]`. A search here takes a fraction of a millisecond,
         less than handing it to a thread of its own costs, so `MultiQueryRetriever` gives this index
         all its variants of a search in one call (one thread hand-off instead of one per variant)."""
+        self._check_open()
         return [self.search(query, k, filter) for query in queries]
 
     def analyze(self, text: str) -> list[tuple[str, str]]:
