@@ -161,7 +161,9 @@ class SearchRequest(BaseModel):
     max_variants: int | None = _number(
         "max_variants", "the most query variants per search, the question included"
     )
-    method: str | None = _one_of("method", "fusion method (default rrf)")
+    method: str | None = _one_of(
+        "method", "fusion method (`fanfuse serve`'s default: rrf; GET /options lists this server's)"
+    )
     norm: str | None = _one_of("norm", "score normalisation of the score methods")
     rrf_k: float | None = _number("k", "RRF constant k")
     phi: float | None = _number("phi", "RBC persistence (method rbc)")
@@ -184,7 +186,9 @@ class SearchRequest(BaseModel):
         "the dense half); default none",
     )
     mmr_lambda: float | None = _number(
-        "mmr_lambda", f"with rerank mmr, relevance's weight against novelty (default {DEFAULT_MMR_LAMBDA:g})"
+        "mmr_lambda",
+        "with rerank mmr, relevance's weight against novelty "
+        f"(`fanfuse serve`'s default: {DEFAULT_MMR_LAMBDA:g})",
     )
 
     @field_validator("query")
