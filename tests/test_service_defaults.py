@@ -86,3 +86,18 @@ def test_each_listed_default_is_the_one_a_request_without_it_gets(client: TestCl
         assert left_out.status_code == 200, (field, left_out.text)
         assert given.status_code == 200, (field, default, given.text)
         assert without_timings(given.json()) == without_timings(left_out.json()), (field, default)
+
+
+def test_mmr_lambda_alone_weighs_the_servers_own_reranker(hybrid_dir: Path) -> None:
+    """On a server whose retriever reranks by MMR, `mmr_lambda` without `rerank` weighs that reranker,
+    as `/options` lists it (`rerank: mmr`); on one without a reranker it is refused as idle."""
+    body = {"query": QUERY, "mmr_lambda": 0.3}
+    with TestClient(create_app(open_index(hybrid_dir, rerank="mmr", mmr_lambda=0.9))) as reranking:
+        alone = reranking.post("/search", json=body)
+        named = reranking.post("/search", json={**body, "rerank": "mmr"})
+        assert alone.status_code == named.status_code == 200, alone.text
+        assert without_timings(alone.json()) == without_timings(named.json())
+    with TestClient(app_for_index(hybrid_dir)) as plain:
+        refused = plain.post("/search", json=body)
+    assert refused.status_code == 422
+    assert refused.json()["detail"][0]["loc"] == ["body", "mmr_lambda"]

@@ -55,7 +55,7 @@ IDLE: dict[tuple[str, str], dict[str, Any]] = {
     ("phi", "method rbc"): {"phi": 0.5},
     ("sigma", "method logn_isr"): {"sigma": 0.5},
     ("gamma", "method combgmnz"): {"method": "combsum", "gamma": 2},
-    ("mmr_lambda", "rerank mmr"): {"mmr_lambda": 0.5},
+    ("mmr_lambda", "rerank mmr (the request's, else the server's own reranker)"): {"mmr_lambda": 0.5},
 }
 
 # Requests where each field is read: none is refused as idle.

@@ -113,10 +113,14 @@ def create_app(
     expander: Literal["heuristic", "llm"] = (
         "llm" if isinstance(retriever.expander, LLMExpander) else "heuristic"
     )
-    server = Server(
-        expander, retriever.config.expansion, retriever.config.max_variants, retriever.fusion.method
-    )
     defaults = server_defaults(retriever, expander, hybrid)
+    server = Server(
+        expander,
+        retriever.config.expansion,
+        retriever.config.max_variants,
+        retriever.fusion.method,
+        defaults["rerank"],
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -203,11 +207,14 @@ def create_app(
             searcher = chosen(request.dense)
             options = search_options(request)
             try:
-                # The reranker a request names weighs as the server lists it where the request is silent.
-                mmr_lambda = request.mmr_lambda
-                if request.rerank is not None and mmr_lambda is None:
+                # A request that weighs the reranker without naming one weighs the server's own; the
+                # reranker a request names weighs as the server lists it where the request is silent.
+                rerank, mmr_lambda = request.rerank, request.mmr_lambda
+                if rerank is None and mmr_lambda is not None:
+                    rerank = defaults["rerank"]
+                if rerank is not None and mmr_lambda is None:
                     mmr_lambda = defaults["mmr_lambda"]
-                reranker = named_reranker(request.rerank, searcher.retrievers, mmr_lambda)
+                reranker = named_reranker(rerank, searcher.retrievers, mmr_lambda)
                 if reranker is not None:
                     options["reranker"] = reranker
                 result = await searcher.asearch(request.query, **options)

@@ -26,6 +26,7 @@ class Server:
     expansion: bool
     max_variants: int
     method: AnyMethod
+    rerank: str | None = None  # the reranker of the server's retriever, by its request name
 
     def expansion_on(self, request: SearchRequest) -> bool:
         """Whether the request's search expands: as the request says, else as the server does."""
@@ -78,7 +79,10 @@ RULES: tuple[FieldRule, ...] = (
     _read_by_method("sigma", "sigma"),
     _read_by_method("gamma", "gamma"),
     FieldRule(
-        ("mmr_lambda",), "rerank mmr", lambda asked: asked.request.rerank == "mmr", ('"rerank": "mmr"',)
+        ("mmr_lambda",),
+        "rerank mmr (the request's, else the server's own reranker)",
+        lambda asked: (asked.request.rerank or asked.server.rerank) == "mmr",
+        ('"rerank": "mmr"',),
     ),
 )
 
