@@ -8,10 +8,13 @@ caller opened and gave to the app stays the caller's to close."""
 from __future__ import annotations
 
 import inspect
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 from fanfuse import TantivyRetriever
+from fanfuse.retrievers.index_copy import COPY_PREFIX, OWNER_FILE
 from fanfuse.service import app_for_index
 from fastapi.testclient import TestClient
 from test_cli_search_options import DOCUMENTS
@@ -59,10 +62,10 @@ def test_a_read_after_close_raises(index: Path, method: str, private: bool) -> N
 
 
 def test_a_server_over_a_directory_removes_its_copy_when_it_shuts_down(index: Path) -> None:
-    app = app_for_index(index)
-    with TestClient(app) as client:
+    before = _own_copies()
+    with TestClient(app_for_index(index)) as client:
         assert client.post("/search", json={"query": "owls"}).status_code == 200
-        (copy,) = {Path(p) for p in _copies(index)}
+        (copy,) = _own_copies() - before
         assert copy.is_dir()
     assert not copy.exists()
 
@@ -76,13 +79,13 @@ def test_a_retriever_given_to_the_server_stays_open(index: Path) -> None:
     retriever.close()
 
 
-def _copies(index: Path) -> list[str]:
-    """The private copies of live retrievers over `index`, found through the garbage collector's
-    view of the objects (the app holds its retriever privately)."""
-    import gc
-
-    return [
-        str(o.private_directory)
-        for o in gc.get_objects()
-        if isinstance(o, TantivyRetriever) and o.directory == index and o.private_directory is not None
-    ]
+def _own_copies() -> set[Path]:
+    """The private copies this process owns in the temporary directory (each names its owner's pid;
+    other workers of the run make theirs in the same place)."""
+    pid = f"{os.getpid()}\n"
+    place = Path(tempfile.gettempdir())
+    return {
+        copy
+        for copy in place.glob(f"{COPY_PREFIX}*")
+        if (copy / OWNER_FILE).is_file() and (copy / OWNER_FILE).read_text() == pid
+    }
