@@ -61,6 +61,16 @@ def test_a_read_after_close_raises(index: Path, method: str, private: bool) -> N
         READS[method](retriever)
 
 
+@pytest.mark.parametrize("private", [True, False], ids=["copy", "in place"])
+def test_documents_started_before_close_stop_at_close(index: Path, private: bool) -> None:
+    retriever = TantivyRetriever(index, private_copy=private)
+    documents = retriever.documents()
+    assert next(documents) is not None
+    retriever.close()
+    with pytest.raises(RuntimeError, match="is closed"):
+        next(documents)
+
+
 def test_a_server_over_a_directory_removes_its_copy_when_it_shuts_down(index: Path) -> None:
     before = _own_copies()
     with TestClient(app_for_index(index)) as client:

@@ -277,6 +277,7 @@ class TantivyRetriever:
                 address for _, address in self._searcher.search(tantivy.Query.all_query(), total).hits
             ]
         for address in addresses:
+            self._check_open()  # a generator started before close() reads no removed file after it
             with self._reading():
                 stored = self._searcher.doc(address)
             yield Document(
