@@ -1,10 +1,8 @@
 """Every number fanfuse takes from a caller, in one table: its name, the range it accepts and what it means;
-the bounds of one request to `fanfuse serve`; and `check_choice`, the one check of a named choice (a
-strategy, a format, a role): a str that is not one of the names is refused by the error the caller names
-(``InvalidSetting`` by default), anything else is a ``TypeError``, each message ``{name} must be one of a,
-b (got ...)``. The parameter it reads is typed as a ``Literal`` of the names (``Pooling = Literal["mean",
-"cls"]``, the names' tuple taken from it), so that a type checker refuses a misspelled name before
-anything runs.
+the bounds of one request to `fanfuse serve`; `check_choice`, the one check of a named choice (a str not
+among the names is refused by the error the caller names, ``InvalidSetting`` by default, anything else by
+``TypeError``: ``{name} must be one of a, b (got ...)``), whose parameter is typed as a ``Literal`` of the
+names, so that a type checker refuses a misspelled name before anything runs.
 
 Each entry point derives its checks from here, so that a range is written once:
 
@@ -22,14 +20,12 @@ Rows marked ``core`` are arguments the Rust core checks itself (the fusion funct
 are fusion options, which the core refuses as ``FusionError``; it refuses the others (threads, a test's
 iterations) as ``OutOfRange``, as the library does.
 
-Nothing is allocated by a caller's number, only by what is there (hits found, queries read), so a count
-without an upper bound here (a cache's size, the threads of a pool, hits kept per fused query) costs no
-more than its input, and a huge one means "all". Hits asked of a retriever are bounded all the same, for
-backends outside fanfuse that may not be so careful; a count fanfuse derives from a caller's number (the
-hits asked of each branch: twice top_k) is clamped to the row of what it feeds (``derived_int``), so that
-a number accepted is never refused half-way. Other counts are bounded by what is there once the input is
-known (folds by the judged queries, partitions by the queries, the baseline by the runs) and say so when
-refused.
+Nothing is allocated by a caller's number, only by what is there (hits found, queries read): a count
+without an upper bound here (a cache's size, hits kept per fused query) costs no more than its input, a
+huge one means "all". Hits asked of a retriever are bounded all the same, for backends outside fanfuse; a
+count derived from a caller's number (each branch's hits: twice top_k) is clamped to the row of what it
+feeds (``derived_int``), so a number accepted is never refused half-way. Other counts are bounded by what
+is there once the input is known (folds by the judged queries, the baseline by the runs), and say so.
 """
 
 from __future__ import annotations
