@@ -1,6 +1,7 @@
 """Run and metric names reach every format of a report as themselves: Markdown escapes each character
 it would read as markup inside a table cell (emphasis, code, links, HTML, the cell separator, a line
-break), LaTeX its special characters, and the plain formats keep them as they are. Each format of
+break), LaTeX its special characters and those its default fonts show as other glyphs (`<`, `>`, `|`),
+a line break as the space LaTeX reads it as, and the plain formats keep them as they are. Each format of
 fanfuse.report.FORMATS is read back here and must give the names."""
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from fanfuse.report import FORMATS, Report, compare_scores
 from fanfuse.report.rendering import LATEX_SPECIAL
 from fanfuse.run_scores import with_means
 
-# Names that hold every character Markdown reads inside a table cell, and names with none.
-RUNS = ["bm25_rm3*k1|b`0.4`", "<b>dense</b> [v2](x) ~a~ &amp; $x$ \\*", "line\nbreak", "plain.trec"]
+# Names that hold every character Markdown reads inside a table cell, line breaks (in the baseline's
+# name too, which the legend repeats), and names with none.
+RUNS = ["bm25_rm3*k1|b`0.4`\nv2", "<b>dense</b> [v2](x) ~a~ &amp; $x$ \\*", "a\nbreak\n\nend", "plain.trec"]
 METRICS = ["ndcg_cut_10", "P_5", "m*|`[x]"]
 # What Markdown reads inside a table cell: emphasis, code, links, autolinks and HTML, entities,
 # strikethrough, math, the cell separator, the escape itself. A line break is written <br>.
 ACTIVE = set("\\`*_[]<>|~&$")
+# What LaTeX's text mode does not show as itself: its special characters, and `<`, `>`, `|`, which its
+# default (OT1) fonts show as other glyphs; a line break in a cell, a blank line among them, is markup too.
+LATEX_ACTIVE = set("\\&%$#_{}~^<>|\r\n")
 NUMBER = re.compile(r"\*\*\d\.\d{4}[▲▼]?\*\*|\d\.\d{4}[▲▼]?|\d+/\d+/\d+")
 
 
@@ -89,7 +94,7 @@ def read_latex(text: str) -> tuple[list[str], list[str]]:
             if found:
                 out, i = out + found[1], i + len(found[0])
             else:
-                assert cell[i] not in LATEX_SPECIAL, f"unescaped {cell[i]!r} in {cell}"
+                assert cell[i] not in LATEX_ACTIVE, f"unescaped {cell[i]!r} in {cell}"
                 out, i = out + cell[i], i + 1
         return out
 
@@ -110,7 +115,11 @@ def test_every_format_gives_back_the_names(form: str) -> None:
         baseline = legend.split("baseline (", 1)[1].rsplit(") by the", 1)[0]
         assert read_cell(baseline) == RUNS[0]
     elif form == "latex":
-        assert read_latex(out) == (METRICS, labels)
+        as_latex_reads = [label.replace("\n", " ") for label in labels]
+        assert read_latex(out) == (METRICS, as_latex_reads)
+        # The legend names the baseline in a comment: every line of it stays one.
+        legend = out.split(r"\end{tabular}")[-1].strip().splitlines()
+        assert legend and all(line.startswith("% ") for line in legend), legend
     elif form == "csv":
         rows = list(csv.DictReader(io.StringIO(out)))
         assert [row["run"] for row in rows] == [r for r in RUNS for _ in METRICS]

@@ -171,11 +171,18 @@ LATEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    # Shown as other glyphs (¡, ¿, —) by LaTeX's default font encoding.
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
 
 
 def _latex_escape(text: str) -> str:
-    return "".join(LATEX_SPECIAL.get(char, char) for char in text)
+    """`text` in LaTeX's text mode: each special character escaped, each line break the space LaTeX
+    reads a single one as (two would end the paragraph, and a table's cell with it)."""
+    flat = text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    return "".join(LATEX_SPECIAL.get(char, char) for char in flat)
 
 
 def _latex(report: ReportData) -> str:
@@ -204,7 +211,8 @@ def _latex(report: ReportData) -> str:
     if report.comparisons:
         lines += ["", *tabular(["W/T/L", *report.metrics], _wtl_rows(report), True)]
     legend = report.legend().replace("▲/▼", r"$\blacktriangle$/$\blacktriangledown$")
-    return "\n".join([*lines, *(["% " + legend] if legend else [])]) + "\n"
+    # A comment, line by line: a line break in the baseline's name must not end it.
+    return "\n".join([*lines, *("% " + line for line in legend.splitlines())]) + "\n"
 
 
 def _csv(report: ReportData) -> str:
