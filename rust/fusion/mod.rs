@@ -27,8 +27,8 @@ pub use gather::Duplicates;
 pub use methods::{Method, MethodParams};
 pub use norm::Norm;
 pub use options::{
-    given_twice, method_table, option_named, FusionOptions, Kind, OptionError, TopK, Value, NOT_FOR_RUNS, OPTIONS,
-    RRF_OPTIONS, RUN_FILE_TOP_K,
+    given_twice, method_table, not_options, option_named, FusionOptions, Kind, OptionError, TopK, Value, NOT_FOR_RUNS,
+    OPTIONS, RRF_OPTIONS, RUN_FILE_TOP_K,
 };
 pub use trained::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
 

@@ -63,6 +63,14 @@ pub fn given_twice(entry: &str) -> FusionError {
     ))
 }
 
+/// Refuses `options=` of a call to `entry` given something other than a `FusionOptions`.
+#[must_use]
+pub fn not_options(entry: &str, got: &str) -> FusionError {
+    FusionError::wrong_type(format!(
+        "{entry}() takes options= as a fanfuse.FusionOptions (got {got}), or the options as keywords"
+    ))
+}
+
 /// A refused option: the error, and the option it is about (for a combination, the option that
 /// comes later in [`OPTIONS`], as when the options are given one at a time).
 #[derive(Debug)]

@@ -7,7 +7,7 @@ use pyo3::types::PyDict;
 use super::args::{int_arg, outer_items};
 use super::fuse::shape_params;
 use super::fused::Fused;
-use super::options::{check_thread_variable, threads_arg, PyFusionOptions};
+use super::options::{check_thread_variable, threads_arg};
 use super::{interruptible, to_py_err};
 use crate::batch;
 use crate::fused::ChunkFusion;
@@ -64,7 +64,7 @@ fn fuse_queries(
 pub(super) fn rrf_batch(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<Fused>> {
@@ -77,7 +77,7 @@ pub(super) fn rrf_batch(
 pub(super) fn fuse_batch(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<Fused>> {
@@ -92,7 +92,7 @@ int_arg!(repeat_arg("repeat") -> usize: 1..);
 pub(super) fn _kernel_seconds(
     py: Python<'_>,
     queries: &Bound<'_, PyAny>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = repeat_arg)] repeat: usize,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<f64> {

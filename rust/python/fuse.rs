@@ -6,7 +6,7 @@ use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use super::args::{float_buffer, number, outer_items, read_1d, type_name};
 use super::fused::Fused;
-use super::options::{call_options, refused, PyFusionOptions};
+use super::options::{call_options, refused};
 use super::{interruptible, to_py_err};
 use crate::fusion;
 use crate::owned_ids::{ListPath, OwnedIds, OwnedRuns, Shape, LISTS, RUNS};
@@ -118,7 +118,7 @@ fn fuse_one(
 pub(super) fn shape_params(
     entry: &str,
     shape: &Shape,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<fusion::FuseParams> {
     call_options(entry, options, kwargs, |name| shape.reads(name))?.fuse_params().map_err(refused)
@@ -130,7 +130,7 @@ pub(super) fn shape_params(
 pub(super) fn rrf(
     py: Python<'_>,
     lists: &Bound<'_, PyAny>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {
     fuse_one(py, lists, &LISTS, None, &shape_params("rrf", &LISTS, options, kwargs)?)
@@ -142,7 +142,7 @@ pub(super) fn rrf(
 pub(super) fn fuse(
     py: Python<'_>,
     runs: &Bound<'_, PyAny>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     content_keys: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Fused> {

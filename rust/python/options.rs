@@ -64,17 +64,20 @@ fn naming(error: PyErr, option: &str) -> PyErr {
     Python::attach(|py| error.value(py).setattr("option", option).map(|()| error)).unwrap_or_else(|e| e)
 }
 
-/// The options of a call to `entry`: `options=` or the option keywords (not both), every option
-/// given one that `entry` `reads`.
+/// The options of a call to `entry`: `options=` (a `FusionOptions`, which pyo3's own refusal would
+/// name by its private base) or the option keywords (not both), every option given one that `entry` `reads`.
 pub(super) fn call_options(
     entry: &str,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     keywords: Option<&Bound<'_, PyDict>>,
     reads: impl Fn(&str) -> bool,
 ) -> PyResult<fusion::FusionOptions> {
     let options = match options {
         Some(_) if keywords.is_some_and(|k| !k.is_empty()) => return Err(to_py_err(fusion::given_twice(entry))),
-        Some(options) => options.get().inner.clone(),
+        Some(options) => match options.cast::<PyFusionOptions>() {
+            Ok(options) => options.get().inner.clone(),
+            Err(_) => return Err(to_py_err(fusion::not_options(entry, &type_name(options)))),
+        },
         None => parse(entry, keywords)?,
     };
     options.check_read_by(entry, reads).map_err(to_py_err)?;
@@ -84,7 +87,7 @@ pub(super) fn call_options(
 /// The options of a run fusion called as `entry`, with its trained `model` if any.
 pub(super) fn run_params(
     entry: &str,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     keywords: Option<&Bound<'_, PyDict>>,
     model: Option<&super::trained::PyFusionModel>,
 ) -> PyResult<fusion::FuseParams> {

@@ -7,7 +7,7 @@ use pyo3::types::PyDict;
 
 use super::args::{int_arg, outer_items, strings};
 use super::arrow::{table_source, PyArrowBatch};
-use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
+use super::options::{check_thread_variable, run_params, threads_arg};
 use super::runs::PyRun;
 use super::{interruptible, to_py_err};
 use crate::arrow::TableSource;
@@ -120,7 +120,7 @@ pub(super) fn fuse_rows(
     tag: &str,
     rank_from: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<PyArrowBatch>> {
     let params = run_params("fuse_rows", options, kwargs, None)?;

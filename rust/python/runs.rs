@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
 use super::args::{int_arg, numbers, outer_items, path, path_arg, strings, type_name};
-use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
+use super::options::{check_thread_variable, run_params, threads_arg};
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
 use crate::fusion::MAX_SIZE;
@@ -165,7 +165,7 @@ pub(super) fn read_qrels(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: 
 pub(super) fn fuse_runs(
     py: Python<'_>,
     runs: Vec<PyRef<'_, PyRun>>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     model: Option<PyRef<'_, PyFusionModel>>,
     kwargs: Option<&Bound<'_, PyDict>>,
@@ -215,7 +215,7 @@ pub(super) fn fuse_files(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
     #[pyo3(from_py_with = output_arg)] output: Option<String>,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     rank_from: &str,
     format: &str,
     collection: Option<String>,

@@ -6,7 +6,7 @@ use pyo3::types::PyDict;
 
 use super::args::{outer_items, strings};
 use super::arrow::{table_source, PyArrowBatch};
-use super::options::{check_thread_variable, run_params, threads_arg, PyFusionOptions};
+use super::options::{check_thread_variable, run_params, threads_arg};
 use super::runs::{PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::runs::read::table::{self, TableSpec};
@@ -43,7 +43,7 @@ pub(super) fn fuse_tables(
     run_column: Option<&str>,
     runs: Option<&Bound<'_, PyAny>>,
     rank_from: &str,
-    options: Option<&Bound<'_, PyFusionOptions>>,
+    options: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyArrowBatch> {
