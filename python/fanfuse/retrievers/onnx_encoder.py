@@ -15,6 +15,7 @@ An encoder is immutable once built, and `embed_*` may be called from several thr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -231,6 +232,10 @@ def _check_texts(texts: Sequence[str]) -> None:
 
 
 def _import_runtime() -> tuple[Any, Any]:
+    # onnxruntime's telemetry SDK writes a session file (a first-launch time and an id) to $TMPDIR,
+    # else /tmp, when imported: the one this import wrote is removed, so a process leaves none there.
+    session_file = Path(os.environ.get("TMPDIR") or "/tmp") / ".ses"
+    written_here = not session_file.exists()
     try:
         import onnxruntime
         import tokenizers
@@ -238,6 +243,10 @@ def _import_runtime() -> tuple[Any, Any]:
         raise MissingExtra(
             f"OnnxEncoder needs onnxruntime and tokenizers ({error}): {EMBED_EXTRA}", extra="embed"
         ) from None
+    finally:
+        if written_here:
+            with contextlib.suppress(OSError):  # none written (an unwritable or missing folder)
+                session_file.unlink()
     return onnxruntime, tokenizers
 
 
