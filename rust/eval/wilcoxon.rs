@@ -32,8 +32,10 @@ pub fn wilcoxon_test(a: &[f64], b: &[f64]) -> Result<(f64, f64), FusionError> {
     let Differences { values: diffs, resolution } = differences(a, b, "wilcoxon_test", 1)?;
     let nonzero: Vec<f64> = diffs.iter().copied().filter(|d| d.abs() > resolution).collect();
     let (ranks, tie_sizes) = average_ranks(&nonzero, resolution);
-    let r_plus: f64 = nonzero.iter().zip(&ranks).filter(|(d, _)| **d > 0.0).map(|(_, r)| r).sum();
-    let r_minus: f64 = nonzero.iter().zip(&ranks).filter(|(d, _)| **d < 0.0).map(|(_, r)| r).sum();
+    // Summed from +0.0: `Sum` of no ranks is -0.0, which a report would print as the statistic.
+    let rank_sum =
+        |sign: f64| nonzero.iter().zip(&ranks).filter(|(d, _)| **d * sign > 0.0).fold(0.0, |s, (_, r)| s + r);
+    let (r_plus, r_minus) = (rank_sum(1.0), rank_sum(-1.0));
     let statistic = r_plus.min(r_minus);
     if nonzero.is_empty() {
         return Ok((statistic, 1.0));
@@ -138,6 +140,10 @@ mod tests {
         // scipy.stats.wilcoxon([1, 2, 3, 4, 5], [0] * 5): R- = 0, p = 2 / 32.
         let (statistic, p) = wilcoxon_test(&[1.0, 2.0, 3.0, 4.0, 5.0], &[0.0; 5]).unwrap();
         assert!(statistic.abs() < 1e-15 && (p - 0.0625).abs() < 1e-15);
+        // No difference of one sign: the statistic is +0.0, as scipy gives, for either sign and for none.
+        for (a, b) in [([1.0, 2.0, 3.0], [0.0; 3]), ([0.0; 3], [1.0, 2.0, 3.0]), ([0.5; 3], [0.5; 3])] {
+            assert!(wilcoxon_test(&a, &b).unwrap().0.is_sign_positive());
+        }
         assert!((wilcoxon_test(&[0.3, 0.4], &[0.3, 0.4]).unwrap().1 - 1.0).abs() < 1e-15);
     }
 
