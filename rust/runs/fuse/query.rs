@@ -86,9 +86,13 @@ pub fn fused_hits(entries: &[(&Hit, f64)]) -> Vec<Hit> {
     entries.iter().enumerate().map(|(i, &(hit, score))| Hit { score, rank: rank(i), ..hit.clone() }).collect()
 }
 
-/// Checks the options of a run fusion: those of [`FuseParams::validate`], weights that fuse some run,
-/// and the tie-break, which a written run cannot keep (see [`evaluation_order`]).
+/// Checks a run fusion of `n_runs` runs, which every route runs first: some run, the options of
+/// [`FuseParams::validate`], weights that fuse some run, and the tie-break, which a written run
+/// cannot keep (see [`evaluation_order`]).
 pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), FusionError> {
+    if n_runs == 0 {
+        return Err(FusionError::invalid("give at least one run to fuse"));
+    }
     params.validate(n_runs)?;
     // A run of weight 0 is left out (the contract); with every run left out each query would be
     // written without hits, which no caller asks for.
@@ -114,9 +118,6 @@ pub fn fuse_runs(
     params: &FuseParams,
     threads: Option<usize>,
 ) -> Result<crate::runs::Run, FusionError> {
-    if runs.is_empty() {
-        return Err(FusionError::invalid("give at least one run to fuse"));
-    }
     validate_run_params(params, runs.len())?;
     let n = runs.len();
     // Each query of a run is one group, so a run ends at the step after its last query.

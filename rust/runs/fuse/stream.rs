@@ -113,9 +113,6 @@ pub fn fuse_inputs(
     destination: Destination<'_>,
     options: &FuseFilesOptions,
 ) -> Result<(FuseSummary, Option<Run>), FusionError> {
-    if inputs.is_empty() {
-        return Err(FusionError::invalid("give at least one run file to fuse"));
-    }
     crate::runs::fuse::query::validate_run_params(&options.params, inputs.len())?;
     check_tag(options.format, &options.tag)?;
     match fuse_pass(inputs, destination, options, false)? {
