@@ -47,6 +47,12 @@ pub fn not_a_str(name: impl Display, type_name: &str) -> FusionError {
     FusionError::wrong_type(format!("{name} must be a str (got {type_name})"))
 }
 
+/// `name` is not an instance of `class` (`fanfuse.Run`).
+#[must_use]
+pub fn not_an_instance(name: impl Display, class: &str, type_name: &str) -> FusionError {
+    FusionError::wrong_type(format!("{name} must be a {class} (got {type_name})"))
+}
+
 /// `name` is no path: neither a str nor an `os.PathLike` naming a str path.
 #[must_use]
 pub fn not_a_path(name: impl Display, type_name: &str) -> FusionError {

@@ -10,6 +10,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyIterator, PyList, PySet, PyString, PyTuple};
+use pyo3::PyClass;
 
 use super::to_py_err;
 use crate::args;
@@ -162,6 +163,45 @@ macro_rules! int_arg {
     };
 }
 pub(super) use int_arg;
+
+/// A str argument's text, borrowed from it; anything else is refused naming the argument (pyo3's own
+/// refusal names only the types, and the argument only in a note that Python 3.10 drops).
+pub(super) fn text<'a>(value: &'a Bound<'_, PyAny>, name: &str) -> PyResult<&'a str> {
+    let text = value.cast::<PyString>().map_err(|_| to_py_err(args::not_a_str(name, &type_name(value))))?;
+    text.to_str().map_err(|_| to_py_err(args::not_utf8(name)))
+}
+
+/// An argument of a class of the binding, as [`text`] reads a str: `fanfuse.Run` for a `PyRun`.
+pub(super) fn instance<'py, T: PyClass>(value: &Bound<'py, PyAny>, name: &str) -> PyResult<PyRef<'py, T>> {
+    let class = || format!("fanfuse.{}", T::NAME);
+    Ok(value.cast::<T>().map_err(|_| to_py_err(args::not_an_instance(name, &class(), &type_name(value))))?.borrow())
+}
+
+/// Declares the reader of one argument for pyo3's `from_py_with`, in one line: a str ([`text`]), or
+/// an instance of a class of the binding ([`instance`]); with `Option`, None passes as None.
+macro_rules! typed_arg {
+    ($vis:vis $reader:ident($name:literal) -> str) => {
+        $vis fn $reader<'a>(value: &'a pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<&'a str> {
+            $crate::python::args::text(value, $name)
+        }
+    };
+    ($vis:vis $reader:ident($name:literal) -> Option<str>) => {
+        $vis fn $reader<'a>(value: &'a pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<Option<&'a str>> {
+            if value.is_none() { Ok(None) } else { $crate::python::args::text(value, $name).map(Some) }
+        }
+    };
+    ($vis:vis $reader:ident($name:literal) -> $class:ty) => {
+        $vis fn $reader<'py>(value: &pyo3::Bound<'py, pyo3::PyAny>) -> pyo3::PyResult<pyo3::PyRef<'py, $class>> {
+            $crate::python::args::instance(value, $name)
+        }
+    };
+}
+pub(super) use typed_arg;
+
+// The str arguments that several entry points take.
+typed_arg!(pub(super) rank_from_arg("rank_from") -> str);
+typed_arg!(pub(super) name_arg("name") -> str);
+typed_arg!(pub(super) run_column_arg("run_column") -> Option<str>);
 
 /// The float64 buffer of `values` (a NumPy array, `array.array("d")`, a memoryview), if it has one.
 /// A list or tuple is not asked: its refusal raises an exception, which cost a fifth of the time of

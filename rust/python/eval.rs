@@ -5,13 +5,14 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyDict};
 
-use super::args::{int_arg, numbers, outer_items, strings};
-use super::runs::{PyQrels, PyRun};
+use super::args::{int_arg, numbers, outer_items, strings, typed_arg};
+use super::runs::{qrels_arg, run_arg, PyQrels, PyRun};
 use super::{interruptible, to_py_err};
 use crate::eval::{self, Metric};
 
 int_arg!(iterations_arg("iterations") -> u32: 1..=u32::MAX, eval::significance::ITERATIONS_ACCEPTED);
 int_arg!(seed_arg("seed") -> u64: 0..=u64::MAX, eval::significance::SEED_ACCEPTED);
+typed_arg!(metric_arg("metric") -> str);
 
 #[doc = stub_doc!("evaluate")]
 #[pyfunction]
@@ -19,8 +20,8 @@ int_arg!(seed_arg("seed") -> u64: 0..=u64::MAX, eval::significance::SEED_ACCEPTE
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn evaluate<'py>(
     py: Python<'py>,
-    run: PyRef<'_, PyRun>,
-    qrels: PyRef<'_, PyQrels>,
+    #[pyo3(from_py_with = run_arg)] run: PyRef<'_, PyRun>,
+    #[pyo3(from_py_with = qrels_arg)] qrels: PyRef<'_, PyQrels>,
     metrics: &Bound<'_, PyAny>,
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
     let metrics = strings(metrics, "metrics")?;
@@ -33,7 +34,7 @@ pub(super) fn evaluate<'py>(
 #[doc = stub_doc!("metric_depth")]
 #[pyfunction]
 #[pyo3(signature = (metric, /))]
-pub(super) fn metric_depth(metric: &str) -> PyResult<Option<usize>> {
+pub(super) fn metric_depth(#[pyo3(from_py_with = metric_arg)] metric: &str) -> PyResult<Option<usize>> {
     Ok(metric.parse::<Metric>().map_err(to_py_err)?.cut)
 }
 

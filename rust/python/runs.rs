@@ -5,7 +5,8 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use super::args::{int_arg, numbers, outer_items, path, path_arg, strings, type_name};
+use super::args::{instance, int_arg, name_arg, numbers, outer_items, path, path_arg, rank_from_arg, strings};
+use super::args::{type_name, typed_arg};
 use super::options::{check_thread_variable, run_params, threads_arg};
 use super::trained::PyFusionModel;
 use super::{interruptible, interruptible_reporting, to_py_err};
@@ -51,8 +52,8 @@ impl PyRun {
         qids: &Bound<'_, PyAny>,
         docids: &Bound<'_, PyAny>,
         scores: &Bound<'_, PyAny>,
-        name: &str,
-        rank_from: &str,
+        #[pyo3(from_py_with = name_arg)] name: &str,
+        #[pyo3(from_py_with = rank_from_arg)] rank_from: &str,
     ) -> PyResult<Self> {
         let (qids, docids) = (strings(qids, "qids")?, strings(docids, "docids")?);
         let scores = numbers(scores, "scores", "numbers")?;
@@ -105,9 +106,9 @@ impl PyRun {
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = path_arg)] path: String,
-        format: &str,
-        tag: &str,
-        collection: Option<&str>,
+        #[pyo3(from_py_with = format_arg)] format: &str,
+        #[pyo3(from_py_with = tag_arg)] tag: &str,
+        #[pyo3(from_py_with = collection_arg)] collection: Option<&str>,
     ) -> PyResult<()> {
         let format: OutFormat = format.parse().map_err(to_py_err)?;
         let run = Arc::clone(&self.inner);
@@ -137,6 +138,28 @@ impl PyQrels {
     }
 }
 
+// The arguments of the functions here, each read with fanfuse's message naming it.
+typed_arg!(format_arg("format") -> str);
+typed_arg!(tag_arg("tag") -> str);
+typed_arg!(collection_arg("collection") -> Option<str>);
+typed_arg!(method_arg("method") -> str);
+typed_arg!(pub(super) run_arg("run") -> PyRun);
+typed_arg!(pub(super) qrels_arg("qrels") -> PyQrels);
+
+fn model_arg<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<PyRef<'py, PyFusionModel>>> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        instance(value, "model").map(Some)
+    }
+}
+
+/// `runs`: a sequence of `fanfuse.Run`, each refused naming its place.
+fn runs_arg<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<PyRef<'py, PyRun>>> {
+    let items = outer_items(value, "runs", "fanfuse.Run")?;
+    items.iter().enumerate().map(|(i, item)| instance(item, &format!("runs[{i}]"))).collect()
+}
+
 #[doc = stub_doc!("read_run")]
 #[pyfunction]
 #[pyo3(signature = (path, /, *, rank_from = "score"))]
@@ -144,7 +167,7 @@ impl PyQrels {
 pub(super) fn read_run(
     py: Python<'_>,
     #[pyo3(from_py_with = path_arg)] path: String,
-    rank_from: &str,
+    #[pyo3(from_py_with = rank_from_arg)] rank_from: &str,
 ) -> PyResult<PyRun> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     interruptible(py, || runs::read_run(&path, rank_from)).map(PyRun::from)
@@ -164,10 +187,10 @@ pub(super) fn read_qrels(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: 
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_runs(
     py: Python<'_>,
-    runs: Vec<PyRef<'_, PyRun>>,
+    #[pyo3(from_py_with = runs_arg)] runs: Vec<PyRef<'_, PyRun>>,
     options: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
-    model: Option<PyRef<'_, PyFusionModel>>,
+    #[pyo3(from_py_with = model_arg)] model: Option<PyRef<'_, PyFusionModel>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyRun> {
     let params = run_params("fuse_runs", options, kwargs, model.as_deref())?;
@@ -216,13 +239,13 @@ pub(super) fn fuse_files(
     inputs: &Bound<'_, PyAny>,
     #[pyo3(from_py_with = output_arg)] output: Option<String>,
     options: Option<&Bound<'_, PyAny>>,
-    rank_from: &str,
-    format: &str,
-    collection: Option<String>,
-    tag: &str,
+    #[pyo3(from_py_with = rank_from_arg)] rank_from: &str,
+    #[pyo3(from_py_with = format_arg)] format: &str,
+    #[pyo3(from_py_with = collection_arg)] collection: Option<&str>,
+    #[pyo3(from_py_with = tag_arg)] tag: &str,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
-    model: Option<PyRef<'_, PyFusionModel>>,
+    #[pyo3(from_py_with = model_arg)] model: Option<PyRef<'_, PyFusionModel>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<FilesFused> {
     let inputs = run_inputs(inputs)?;
@@ -235,7 +258,7 @@ pub(super) fn fuse_files(
         params: run_params("fuse_files", options, kwargs, model.as_deref())?,
         rank_from: rank_from.parse().map_err(to_py_err)?,
         format: format.parse().map_err(to_py_err)?,
-        collection,
+        collection: collection.map(str::to_owned),
         tag: tag.to_owned(),
         threads,
         progress: progress.as_ref().map(|(_, counters)| Arc::clone(counters)),
@@ -263,9 +286,9 @@ int_arg!(window_arg("window") -> Option<usize>: 0..=MAX_SIZE);
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn train_fusion(
     py: Python<'_>,
-    runs: Vec<PyRef<'_, PyRun>>,
-    qrels: PyRef<'_, PyQrels>,
-    method: &str,
+    #[pyo3(from_py_with = runs_arg)] runs: Vec<PyRef<'_, PyRun>>,
+    #[pyo3(from_py_with = qrels_arg)] qrels: PyRef<'_, PyQrels>,
+    #[pyo3(from_py_with = method_arg)] method: &str,
     #[pyo3(from_py_with = segments_arg)] segments: Option<usize>,
     #[pyo3(from_py_with = window_arg)] window: Option<usize>,
 ) -> PyResult<PyFusionModel> {

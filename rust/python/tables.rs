@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::args::{outer_items, strings};
+use super::args::{name_arg, outer_items, rank_from_arg, run_column_arg, strings};
 use super::arrow::{table_source, PyArrowBatch};
 use super::options::{check_thread_variable, run_params, threads_arg};
 use super::runs::{PyQrels, PyRun};
@@ -18,10 +18,10 @@ use crate::runs::RankFrom;
 pub(super) fn runs_from_table(
     py: Python<'_>,
     table: &Bound<'_, PyAny>,
-    name: &str,
-    run_column: Option<&str>,
+    #[pyo3(from_py_with = name_arg)] name: &str,
+    #[pyo3(from_py_with = run_column_arg)] run_column: Option<&str>,
     runs: Option<&Bound<'_, PyAny>>,
-    rank_from: &str,
+    #[pyo3(from_py_with = rank_from_arg)] rank_from: &str,
 ) -> PyResult<Vec<PyRun>> {
     let rank_from: RankFrom = rank_from.parse().map_err(to_py_err)?;
     let labels = runs.map(|r| strings(r, "runs")).transpose()?.unwrap_or_default();
@@ -40,9 +40,9 @@ pub(super) fn fuse_tables(
     py: Python<'_>,
     tables: &Bound<'_, PyAny>,
     names: &Bound<'_, PyAny>,
-    run_column: Option<&str>,
+    #[pyo3(from_py_with = run_column_arg)] run_column: Option<&str>,
     runs: Option<&Bound<'_, PyAny>>,
-    rank_from: &str,
+    #[pyo3(from_py_with = rank_from_arg)] rank_from: &str,
     options: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = threads_arg)] threads: Option<usize>,
     kwargs: Option<&Bound<'_, PyDict>>,
@@ -64,7 +64,11 @@ pub(super) fn fuse_tables(
 #[doc = stub_doc!("qrels_from_table")]
 #[pyfunction]
 #[pyo3(signature = (table, /, *, name = "qrels"))]
-pub(super) fn qrels_from_table(py: Python<'_>, table: &Bound<'_, PyAny>, name: &str) -> PyResult<PyQrels> {
+pub(super) fn qrels_from_table(
+    py: Python<'_>,
+    table: &Bound<'_, PyAny>,
+    #[pyo3(from_py_with = name_arg)] name: &str,
+) -> PyResult<PyQrels> {
     let source = table_source(table, name)?;
     interruptible(py, move || table::qrels_from_table(source, name)).map(PyQrels::from)
 }

@@ -4,9 +4,11 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use super::args::path_arg;
+use super::args::{path_arg, typed_arg};
 use super::{interruptible, to_py_err};
 use crate::fusion::TrainedModel;
+
+typed_arg!(text_arg("text") -> str);
 
 #[doc = stub_doc!("FusionModel")]
 #[pyclass(frozen, eq, module = "fanfuse", name = "FusionModel")]
@@ -55,7 +57,7 @@ impl PyFusionModel {
     #[doc = stub_doc!("FusionModel.from_json")]
     #[staticmethod]
     #[pyo3(signature = (text, /))]
-    fn from_json(text: &str) -> PyResult<Self> {
+    fn from_json(#[pyo3(from_py_with = text_arg)] text: &str) -> PyResult<Self> {
         Ok(Self { inner: Arc::new(TrainedModel::from_json(text).map_err(to_py_err)?) })
     }
 
