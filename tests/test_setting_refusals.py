@@ -123,7 +123,7 @@ CALLS: dict[str, Call] = {
     "evaluate": lambda f, kw: _core.evaluate(RUN, _core.read_qrels(f["qrels"]), **kw),
     "metric_depth": lambda f, kw: _core.metric_depth(kw["metric"]),
     "read_table_block": lambda f, kw: _internal.read_table_block(_table(), **kw),
-    "fuse_rows": lambda f, kw: _internal.fuse_rows([], blocks=[], names=[], **{"format": "trec", **kw}),
+    "fuse_rows": lambda f, kw: _internal.fuse_rows([], blocks=[], names=["run"], **{"format": "trec", **kw}),
     "run_from_rows": lambda f, kw: _internal.run_from_rows([], blocks=[], name="run", **kw),
     "_kernel_seconds": lambda f, kw: _internal._kernel_seconds([LISTS], **kw),
 }
