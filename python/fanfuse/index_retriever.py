@@ -47,6 +47,7 @@ from fanfuse.multiquery import (
 )
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.multiquery.expand.history import HistoryExpander
+from fanfuse.multiquery.expand.llm import LLMExpander, with_index_fallback
 from fanfuse.multiquery.fusion import takes_weights
 from fanfuse.multiquery.mmr import RerankName, named_reranker
 from fanfuse.multiquery.plain_text import PlainTextQueries
@@ -115,6 +116,8 @@ def open_index(
             raise InvalidSetting("rerank names a built-in reranker and reranker gives one: give one of them")
         settings["reranker"] = reranker
     settings.update(overrides)
+    if isinstance(settings["expander"], LLMExpander):  # a failed call falls back to this index's search
+        settings["expander"] = with_index_fallback(settings["expander"], default_expander(bm25))
     weights = {name: w for name, w in DEFAULT_RETRIEVER_WEIGHTS.items() if name in retrievers and weighted}
     given = settings.get("retriever_weights")
     if weights and (given is None or isinstance(given, Mapping)):  # else MultiQueryRetriever says why

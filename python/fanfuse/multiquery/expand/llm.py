@@ -10,10 +10,14 @@ LangChain chat model, a LlamaIndex LLM), each an adapter in ``llm_clients.py``. 
 - **what a client returns is bounded**: an answer over ``MAX_ANSWER_BYTES`` (1 MiB, as ``base_url``'s
   reader refuses) is refused before it is read, and no more than that of an error's text is read;
 - **every failure** (connection, HTTP status, redirect, deadline, an exception of the client, a Rust
-  panic in it, an answer too large, too deep, unreadable or empty) falls back to the heuristic
-  expander (given the same conversation), or to the original query alone, and the ``Expansion`` says
-  why: query expansion must never be the reason a search fails. Only a signal, an exit or a
-  cancellation goes on up (``fanfuse._panics.is_failure``);
+  panic in it, an answer too large, too deep, unreadable or empty) falls back, and the ``Expansion``
+  says why: query expansion must never be the reason a search fails. Only a signal, an exit or a
+  cancellation goes on up (``fanfuse._panics.is_failure``). What stands in is the original query
+  alone, or (``"heuristic"``) an expander without a model given the same question, budget and
+  conversation, run as the call was (``expand`` or ``aexpand``): ``fallback_expander``, by default
+  the default search's expander over no index (the history expander's joined reading of the
+  conversation, then the question's content words), or the default search's own over the index a
+  retriever searches (``open_index`` sets it: ``with_index_fallback``; topic words and feedback too);
 - **every secret** the client holds (the API key, a LangChain model's ``SecretStr``...) is removed,
   in any spelling and any fragment (``llm_redact.py``), from everything that came back or was raised,
   before it is read, parsed, clipped, logged or shown;
@@ -25,15 +29,14 @@ What each strategy asks for, with or without the conversation, is in ``llm_promp
 
 from __future__ import annotations
 
-import asyncio
-import http.client
+import copy
 import json
 import logging
 import os
 import time
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Literal, get_args
+from dataclasses import replace
+from typing import Any
 
 from fanfuse._panics import is_failure
 from fanfuse.errors import InvalidSetting
@@ -43,13 +46,22 @@ from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expand.expanders import (
     Expander,
     Expansion,
-    HeuristicExpander,
     Variant,
     assemble_variants,
 )
 from fanfuse.multiquery.expand.llm_clients import ChatClient, HTTPChat, client_adapter, http_chat
 from fanfuse.multiquery.expand.llm_deadline import await_by, awaited, call_by, call_by_async, outcome
-from fanfuse.multiquery.expand.llm_http import MAX_ANSWER_BYTES, HTTPFailure, TooLarge
+from fanfuse.multiquery.expand.llm_fallback import (
+    FALLBACKS,
+    Asked,
+    Failed,
+    Fallback,
+    conversation_default,
+    failure_reason,
+    stood_in,
+    timed_out,
+)
+from fanfuse.multiquery.expand.llm_http import MAX_ANSWER_BYTES, TooLarge
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer, parse_passage, parse_variants
 from fanfuse.multiquery.expand.llm_prompts import (
     PROMPT_ROLES,
@@ -65,23 +77,8 @@ __all__ = ["FALLBACKS", "STRATEGIES", "Fallback", "LLMExpander", "StrategyName",
 
 logger = logging.getLogger("fanfuse.multiquery")
 
-#: What a failed request gives: the heuristic variants, or the original query alone.
-Fallback = Literal["heuristic", "original"]
-FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
 #: Longest fallback reason kept (the server's text in it is clipped, not the whole answer).
 _REASON_LIMIT = 300
-
-
-@dataclass(frozen=True, slots=True)
-class _Asked:
-    """One expansion's request: what was asked, and how many variants."""
-
-    query: str
-    max_variants: int
-    strategy: StrategyName
-    history: History
-    wanted: int
-    messages: list[dict[str, str]]
 
 
 class LLMExpander(Expander):
@@ -106,7 +103,9 @@ class LLMExpander(Expander):
         temperature: sampling temperature (default 0.3). max_tokens: the longest answer, in tokens
             (default: the server's). Neither with a LangChain or LlamaIndex client.
         timeout: the whole call's deadline in seconds.
-        fallback: what stands in on failure: ``"heuristic"`` variants, or the ``"original"`` query only.
+        fallback: what stands in on failure: ``"heuristic"``, the variants of ``fallback_expander``
+            (an expander without a model, given the same question, budget and conversation), or the
+            ``"original"`` query only.
         extra_body: extra fields merged into the request (e.g. ``{"response_format": {...}}``).
     """
 
@@ -153,11 +152,11 @@ class LLMExpander(Expander):
             )
         else:
             self._client = http_chat(base_url, model, api_key, settings, env)
-        self.sync_capable = not self._client.native_async
         self.settings = settings
         self.fallback = check_choice("fallback", fallback, FALLBACKS)
+        self.fallback_expander = conversation_default()
+        self._fallback_given = False  # the caller's own, which a retriever over an index keeps
         self.timeout = check_float("timeout", timeout)
-        self._heuristic = HeuristicExpander(max_variants=5)
         self._redaction: tuple[tuple[str, ...], Redactor] = ((), Redactor(()))
 
     def __repr__(self) -> str:  # no secret, on purpose
@@ -165,6 +164,25 @@ class LLMExpander(Expander):
         if isinstance(self._client, HTTPChat):
             key = f", api_key={'set' if self._client.api_key else 'none'}"
         return f"LLMExpander({self._client.describe()}, strategy={self.strategy!r}{key})"
+
+    @property
+    def fallback_expander(self) -> Expander:
+        """What the ``"heuristic"`` fallback runs. By default the default search's expander
+        (``fanfuse.index_retriever.default_expander``) as far as it goes without an index: the history
+        expander's reading of the conversation (no index to judge words by: the joined turns) and the
+        question's content words. Settable; a retriever over an index (``open_index``) gives a copy of
+        this expander the default search's own over it (``with_index_fallback``: topic words and
+        feedback too), which an expander built before the index cannot know, unless one was set."""
+        return self._fallback_expander
+
+    @fallback_expander.setter
+    def fallback_expander(self, expander: Expander) -> None:
+        if not isinstance(expander, Expander):
+            raise TypeError(f"fallback_expander must be an Expander (got {type(expander).__name__})")
+        self._fallback_expander = expander
+        self._fallback_given = True
+        # A sync call waits for the client and the fallback; either async-only runs on the loop.
+        self.sync_capable = not self._client.native_async and expander.sync_capable
 
     @property
     def url(self) -> str | None:
@@ -181,7 +199,7 @@ class LLMExpander(Expander):
         asked = self._asked(query, max_variants, strategy, history)
         if isinstance(asked, Expansion):
             return asked
-        if self._client.native_async:  # an async client runs on the loop sync searches share
+        if not self.sync_capable:  # an async client or fallback runs on the loop sync searches share
             return run_sync(self._aexpand(asked))
         deadline = time.monotonic() + self.timeout
         call = self._client.call
@@ -190,7 +208,9 @@ class LLMExpander(Expander):
                 lambda: self._settle(asked, outcome(lambda: call(asked.messages, deadline))), deadline
             )
         except TimeoutError:
-            got = self._fall_back(asked, _timed_out(self.timeout))
+            got = self._failed(timed_out(self.timeout))
+        if isinstance(got, Failed):
+            got = self._fall_back(asked, got)
         return self._handed_over(got)
 
     async def aexpand(
@@ -201,7 +221,7 @@ class LLMExpander(Expander):
             return asked
         return await self._aexpand(asked)
 
-    async def _aexpand(self, asked: _Asked) -> Expansion:
+    async def _aexpand(self, asked: Asked) -> Expansion:
         deadline = time.monotonic() + self.timeout
         client = self._client
         try:
@@ -214,12 +234,14 @@ class LLMExpander(Expander):
                     deadline,
                 )
         except TimeoutError:
-            expansion = self._fall_back(asked, _timed_out(self.timeout))
+            expansion = self._failed(timed_out(self.timeout))
+        if isinstance(expansion, Failed):
+            expansion = await self._afall_back(asked, expansion)
         return self._handed_over(expansion)
 
     def _asked(
         self, query: str, max_variants: int, strategy: str | None, history: History
-    ) -> _Asked | Expansion:
+    ) -> Asked | Expansion:
         """The request to make, or the expansion when none is needed."""
         chosen = self.strategy if strategy is None else check_strategy(strategy)
         if max_variants <= 1:
@@ -229,42 +251,45 @@ class LLMExpander(Expander):
             return Expansion((Variant(query, "original"),), note=note)
         wanted = 1 if STRATEGIES[chosen].passage else max_variants - 1
         asked = messages(chosen, query, history, wanted, self.instructions)
-        return _Asked(query, max_variants, chosen, history, wanted, asked)
+        return Asked(query, max_variants, chosen, history, wanted, asked)
 
-    def _settle(self, asked: _Asked, got: str | BaseException) -> Expansion:
-        """The expansion from what the client returned or raised. Runs in the call's own thread, inside
-        the deadline: reading an answer (redacting, parsing) costs time, an event loop's above all."""
+    def _settle(self, asked: Asked, got: str | BaseException) -> Expansion | Failed:
+        """The expansion from what the client returned or raised, or why there is none. Runs in the
+        call's own thread, inside the deadline: reading an answer (redacting, parsing) costs time, an
+        event loop's above all. The fallback itself is the caller's to run: it is an expander like
+        any other, run as the caller runs expanders (sync, or on its loop), and a call the deadline
+        left behind must not run it."""
         try:
             if isinstance(got, BaseException):
-                return self._fall_back(asked, _describe(got, self.timeout))
+                return self._failed(failure_reason(got, self.timeout))
             # Counted in UTF-8 bytes as base_url's reader counts them (a lone surrogate as one).
             if len(got) > MAX_ANSWER_BYTES or len(got.encode("utf-8", "replace")) > MAX_ANSWER_BYTES:
-                return self._fall_back(asked, str(TooLarge()))
+                return self._failed(str(TooLarge()))
             return self._read(asked, got)
         except BaseException as exc:  # a bug in reading it (or no memory) is this model's failure too
             if not is_failure(exc):
                 raise
-            return self._fall_back(asked, _describe(exc, self.timeout))
+            return self._failed(failure_reason(exc, self.timeout))
 
-    def _read(self, asked: _Asked, reply: str) -> Expansion:
+    def _read(self, asked: Asked, reply: str) -> Expansion | Failed:
         redact = self._redactor()
         try:
             answer = redact(self._client.content(redact(reply)))
             passage = STRATEGIES[asked.strategy].passage
             texts = [parse_passage(answer)] if passage else parse_variants(answer)
         except UnusableAnswer as exc:
-            return self._fall_back(asked, str(exc))
+            return self._failed(str(exc))
         texts = [redact(text) for text in texts]
         readable = [text for text in texts if _is_unicode(text)]
         notes = []
         if len(readable) < len(texts):
             unreadable = len(texts) - len(readable)
             if not readable:
-                return self._fall_back(asked, "the model's answer is not valid UTF-8 text")
+                return self._failed("the model's answer is not valid UTF-8 text")
             notes.append(f"dropped {unreadable} variant(s) that were not valid UTF-8 text")
         variants = assemble_variants(asked.query, readable, asked.max_variants, "llm")
         if len(variants) == 1:
-            return self._fall_back(asked, "the model only repeated the original query")
+            return self._failed("the model only repeated the original query")
         if passage:  # a passage, not a query: for the retrievers that read plain text only
             variants = (variants[0], *(replace(v, plain=v.text, plain_only=True) for v in variants[1:]))
         got = len(variants) - 1
@@ -285,15 +310,32 @@ class LLMExpander(Expander):
             )
         return expansion
 
-    def _fall_back(self, asked: _Asked, reason: str) -> Expansion:
-        reason = self._shown(reason)
-        if self.fallback == "heuristic":
-            variants = self._heuristic.expand(
-                asked.query, max_variants=asked.max_variants, history=asked.history
-            ).variants
-        else:
-            variants = (Variant(asked.query, "original"),)
-        return Expansion(variants, fallback_reason=reason)
+    def _failed(self, reason: str) -> Failed:
+        return Failed(self._shown(reason))
+
+    def _fall_back(self, asked: Asked, failed: Failed) -> Expansion:
+        if self.fallback == "original":
+            return stood_in(asked, failed, None)
+        stand_in = self._fallback_expander
+        try:
+            got = stand_in.expand(asked.query, max_variants=asked.max_variants, history=asked.history)
+        except BaseException as exc:
+            if not is_failure(exc):
+                raise
+            return stood_in(asked, failed, exc)
+        return stood_in(asked, failed, got)
+
+    async def _afall_back(self, asked: Asked, failed: Failed) -> Expansion:
+        if self.fallback == "original":
+            return stood_in(asked, failed, None)
+        stand_in = self._fallback_expander
+        try:
+            got = await stand_in.aexpand(asked.query, max_variants=asked.max_variants, history=asked.history)
+        except BaseException as exc:
+            if not is_failure(exc):
+                raise
+            return stood_in(asked, failed, exc)
+        return stood_in(asked, failed, got)
 
     def _shown(self, reason: str) -> str:
         """``reason`` redacted and clipped; of a longer one, only the first ``MAX_ANSWER_BYTES``
@@ -312,6 +354,18 @@ class LLMExpander(Expander):
             redactor = Redactor(secrets)
             self._redaction = (secrets, redactor)
         return redactor
+
+
+def with_index_fallback(expander: LLMExpander, fallback: Expander) -> LLMExpander:
+    """`expander`, or a copy of it (the caller's is left as it is) whose ``"heuristic"`` fallback is
+    `fallback`, the default search's expander over the index a retriever searches, unless the
+    caller set one: how a failed model call gives that search's own variants."""
+    if expander._fallback_given:
+        return expander
+    copied = copy.copy(expander)
+    copied.fallback_expander = fallback
+    copied._fallback_given = False
+    return copied
 
 
 def _settings(
@@ -335,22 +389,3 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _timed_out(timeout: float) -> str:
-    return f"timeout: no answer within {timeout:g} s"
-
-
-def _describe(exc: BaseException, timeout: float) -> str:
-    """A reason for the diagnostics, whole (the caller redacts, then clips it). The request's headers
-    are never in it; a server's or client's text may be, which is why it is redacted."""
-    # A client's own timeout (openai's APITimeoutError, httpx's) is the same deadline seen from inside.
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in type(exc).__name__:
-        return _timed_out(timeout)
-    if isinstance(exc, (HTTPFailure, TooLarge, UnusableAnswer)):
-        return str(exc)
-    if isinstance(exc, OSError):
-        return f"connection failed: {exc}"
-    if isinstance(exc, http.client.HTTPException):
-        return f"unreadable HTTP answer: {type(exc).__name__}: {exc}"
-    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,82 @@
+"""What stands in for a chat model's failed call (``LLMExpander``): the request it was, the failure
+and its reason for the diagnostics, and the expansion given instead: the original query alone, or the
+variants of an expander without a model given the same question, budget and conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
+from fanfuse.multiquery.conversation import History
+from fanfuse.multiquery.expand.expanders import (
+    CombinedExpander,
+    Expander,
+    Expansion,
+    HeuristicExpander,
+    Variant,
+)
+from fanfuse.multiquery.expand.history import HistoryExpander
+from fanfuse.multiquery.expand.llm_http import HTTPFailure, TooLarge
+from fanfuse.multiquery.expand.llm_parse import UnusableAnswer
+from fanfuse.multiquery.expand.llm_prompts import StrategyName
+
+#: What a failed request gives: the variants of an expander without a model (``fallback_expander``),
+#: given the question's conversation, or the original query alone.
+Fallback = Literal["heuristic", "original"]
+FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One expansion's request: what was asked, and how many variants."""
+
+    query: str
+    max_variants: int
+    strategy: StrategyName
+    history: History
+    wanted: int
+    messages: list[dict[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A call that gave no variants, and why (redacted and clipped where the call settled)."""
+
+    reason: str
+
+
+def conversation_default() -> Expander:
+    """The default search's expander without an index (``LLMExpander.fallback_expander``)."""
+    return CombinedExpander([HistoryExpander(), HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)])
+
+
+def stood_in(asked: Asked, failed: Failed, got: Expansion | BaseException | None) -> Expansion:
+    """The fallback's expansion (None: the original query alone), the model's failure its reason;
+    the stand-in's own failure is added to it, its note kept."""
+    if isinstance(got, Expansion):
+        reason = "; ".join(filter(None, [failed.reason, got.fallback_reason]))
+        return Expansion(got.variants, fallback_reason=reason, note=got.note)
+    reason = failed.reason if got is None else f"{failed.reason}; fallback: {type(got).__name__}: {got}"
+    return Expansion((Variant(asked.query, "original"),), fallback_reason=reason)
+
+
+def timed_out(timeout: float) -> str:
+    return f"timeout: no answer within {timeout:g} s"
+
+
+def failure_reason(exc: BaseException, timeout: float) -> str:
+    """A reason for the diagnostics, whole (the caller redacts, then clips it). The request's headers
+    are never in it; a server's or client's text may be, which is why it is redacted."""
+    # A client's own timeout (openai's APITimeoutError, httpx's) is the same deadline seen from inside.
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in type(exc).__name__:
+        return timed_out(timeout)
+    if isinstance(exc, (HTTPFailure, TooLarge, UnusableAnswer)):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"connection failed: {exc}"
+    if isinstance(exc, http.client.HTTPException):
+        return f"unreadable HTTP answer: {type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: {exc}"
