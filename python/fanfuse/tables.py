@@ -32,6 +32,7 @@ from fanfuse._core import (
 from fanfuse._core._internal import read_run_block, read_table_block
 from fanfuse.choices import RankFrom
 from fanfuse.errors import MissingExtra
+from fanfuse.limits import check_sequence
 from fanfuse.options import FusionOptions
 
 if TYPE_CHECKING:
@@ -53,13 +54,42 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
-def _arrow_input(table: Any) -> Any:
-    """`table` as something with the Arrow PyCapsule interface (pandas goes through pyarrow)."""
-    if hasattr(table, "__arrow_c_stream__") or hasattr(table, "__arrow_c_array__"):
+# What a table argument may be, for the refusal of anything else.
+TABLES = (
+    "an Arrow table (an object with __arrow_c_stream__ or __arrow_c_array__: a pyarrow Table or "
+    "RecordBatch, a polars DataFrame) or a pandas DataFrame"
+)
+
+
+def _is_pandas_frame(value: object) -> bool:
+    kind = type(value)
+    return kind.__name__ == "DataFrame" and kind.__module__.startswith("pandas")
+
+
+def _is_table(value: object) -> bool:
+    return (
+        _is_pandas_frame(value) or hasattr(value, "__arrow_c_stream__") or hasattr(value, "__arrow_c_array__")
+    )
+
+
+def _arrow_input(table: Any, argument: str) -> Any:
+    """`table` as something with the Arrow PyCapsule interface, for the core's table reader, which
+    checks every value (nulls and empty ids named by row, ids that are neither text nor integers by
+    column). pandas goes through pyarrow here, even where the frame exports Arrow itself, so that a
+    column pyarrow cannot convert (an object column of mixed types) is refused naming `argument`."""
+    if _is_pandas_frame(table):
+        pa = _pyarrow()
+        try:
+            return pa.table(table)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            reason = "; ".join(str(part) for part in error.args)
+            raise TypeError(
+                f"{argument}: pyarrow cannot make an Arrow table of this pandas frame ({reason}); give "
+                "each column values of one type (ids str or int, scores numbers)"
+            ) from None
+    if _is_table(table):
         return table
-    if type(table).__module__.startswith("pandas"):
-        return _pyarrow().table(table)
-    return table  # the core's TypeError names what is accepted
+    raise TypeError(f"{argument} must be {TABLES}; got {type(table).__name__}")
 
 
 def to_arrow(run: Run) -> Any:
@@ -106,15 +136,15 @@ def fuse_table(
     """
     pa = _pyarrow()  # the result is a pyarrow Table: say what is missing before any work
     if run_column is not None:
-        given, names = [_arrow_input(tables)], ["table"]
+        given, names = [_arrow_input(tables, "tables")], ["table"]
     else:
-        one_table = hasattr(tables, "__arrow_c_stream__") or hasattr(tables, "__arrow_c_array__")
-        if one_table or type(tables).__module__.startswith("pandas"):
+        if _is_table(tables):
             raise TypeError(
                 "tables must be a sequence of tables (one run each), or one table with run_column="
             )
-        given = [_arrow_input(t) for t in tables]
-        names = [f"tables[{i}]" for i in range(len(given))]
+        listed = check_sequence(tables, "tables", "tables (one run each)")
+        names = [f"tables[{i}]" for i in range(len(listed))]
+        given = [_arrow_input(t, name) for t, name in zip(listed, names, strict=True)]
     fused = fuse_tables(
         given,
         names=names,
@@ -157,11 +187,14 @@ def evaluate_table(run: Any, qrels: Any, metrics: Sequence[str]) -> Any:
     and an integer ``relevance`` (or ``score``, as ranx and BEIR name it) column.
     """
     pa = _pyarrow()
-    read = runs_from_table(_arrow_input(run), name="run")[0]
-    judged = qrels if isinstance(qrels, Qrels) else qrels_from_table(_arrow_input(qrels), name="qrels")
-    qids, values = evaluate(read, judged, metrics=list(metrics))
+    read = runs_from_table(_arrow_input(run, "run"), name="run")[0]
+    judged = (
+        qrels if isinstance(qrels, Qrels) else qrels_from_table(_arrow_input(qrels, "qrels"), name="qrels")
+    )
+    # The core checks `metrics` (a str is no list of metrics); its values come in their order.
+    qids, values = evaluate(read, judged, metrics=metrics)
     columns = {"qid": pa.array(qids, pa.string())}
-    columns.update({m: pa.array(values[m], pa.float64()) for m in metrics})
+    columns.update({m: pa.array(v, pa.float64()) for m, v in values.items()})
     return pa.table(columns)
 
 
@@ -256,20 +289,13 @@ def to_pandas(run: Run) -> Any:
 
 
 def from_frame(frame: Any, *, name: str = "run", rank_from: RankFrom = "score") -> Run:
-    """A run from any frame with qid, docid and score columns (pandas DataFrame or pyarrow Table).
+    """A run from a frame: a pandas DataFrame or any Arrow table (pyarrow, polars), read by the core's
+    table reader as ``fuse_table`` reads one (``fanfuse._core.runs_from_table``); ``name`` is the run's.
 
-    Ids are converted to str. ``rank_from="file"`` keeps the row order within each query.
+    Columns as the module's convention has them: qid and docid, str or integers (read as their
+    decimal text), and score (or, with ``rank_from`` "rank" or "file", a rank column or the row
+    order). A null or NaN id, an empty id or a non-finite score is refused naming the row
+    (``run:3: column 'docid' is null``), a column of another type (float ids) naming the column.
+    ``rank_from="file"`` keeps the row order within each query.
     """
-    columns = (
-        frame.to_pydict() if hasattr(frame, "to_pydict") else {c: frame[c].tolist() for c in frame.columns}
-    )
-    missing = [c for c in ("qid", "docid", "score") if c not in columns]
-    if missing:
-        raise FusionError(f"frame lacks column(s) {', '.join(missing)}; a run frame needs qid, docid, score")
-    return Run.from_columns(
-        [str(q) for q in columns["qid"]],
-        [str(d) for d in columns["docid"]],
-        list(columns["score"]),  # the core checks each score and names the bad one (scores[i])
-        name=name,
-        rank_from=rank_from,
-    )
+    return runs_from_table(_arrow_input(frame, "frame"), name=name, rank_from=rank_from)[0]

@@ -23,7 +23,7 @@ from fanfuse._core import RUN_FILE_TOP_K, FusionError, Qrels, Run, randomization
 from fanfuse.choices import AnyMethod
 from fanfuse.errors import TooFewQueries
 from fanfuse.limits import check_int, optional_int
-from fanfuse.tune.scores import FoldScores, check_every_fold_trains
+from fanfuse.tune.scores import FoldScores, check_every_fold_trains, checked_runs
 from fanfuse.tune.search import Search, chosen_search, coordinate_search, grid_search
 from fanfuse.tune.space import DEFAULT_KS, DEFAULT_WEIGHTS, check_numbers, search_space, shown_level
 
@@ -97,6 +97,7 @@ def tune(
     A level list left None searches the method's default levels of that parameter (norm: not
     searched); one given for a parameter the method lacks is an error. `search`: "grid",
     "coordinate" or "auto" (the grid up to `tune.search.GRID_LIMIT` configurations)."""
+    runs = checked_runs(runs)
     if len(runs) < 2:
         raise FusionError("tune needs at least two runs to fuse")
     folds = check_int("folds", folds)

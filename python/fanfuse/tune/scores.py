@@ -17,7 +17,14 @@ from typing import Any, cast
 from fanfuse._core import Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
 from fanfuse.choices import AnyMethod, TrainedMethod
 from fanfuse.errors import OutOfRange, TooFewQueries
+from fanfuse.report.data import sequence_of
 from fanfuse.tune.search import Params, params_key
+
+
+def checked_runs(value: object) -> list[Run]:
+    """The runs a tuning fuses, a sequence of ``fanfuse.Run`` (``sequence_of``): a str, a set or a
+    path among them is a TypeError naming it, not an AttributeError deep in the search."""
+    return sequence_of(value, "runs", "runs (fanfuse.Run)", Run, "a fanfuse.Run")
 
 
 class FoldScores:
@@ -37,8 +44,9 @@ class FoldScores:
         top_k: int | None,
         on_fusion: Callable[[], None] | None = None,
     ) -> None:
-        self.runs, self.qrels, self.method, self.metric = list(runs), qrels, method, metric
-        self.trained, self.queries, self.fold_of, self.folds = trained, list(queries), fold_of, folds
+        self.runs, self.qrels, self.method, self.metric = checked_runs(runs), qrels, method, metric
+        self.queries = sequence_of(queries, "queries", "query ids (str)", str, "a str, a query id")
+        self.trained, self.fold_of, self.folds = trained, fold_of, folds
         # A run fused deeper than its metric reads evaluates the same: fuse only as deep as it reads.
         depth = metric_depth(metric)
         self.top_k = top_k if depth is None or (top_k is not None and top_k <= depth) else depth
@@ -121,7 +129,7 @@ class FoldScores:
 def check_every_fold_trains(runs: Sequence[Run], fold_of: dict[str, int]) -> None:
     """A trained method is fitted once per fold, on the other folds' queries, and the core refuses a
     run that holds none of them: refuse such a run before the first fold, naming it."""
-    for run in runs:
+    for run in checked_runs(runs):
         held = {fold_of[q] for q in run.qids() if q in fold_of}
         if len(held) == 1:
             raise TooFewQueries(

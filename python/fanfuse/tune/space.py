@@ -20,7 +20,7 @@ from fanfuse._core import (
     FusionError,
 )
 from fanfuse.choices import AnyMethod
-from fanfuse.limits import LIMITS, check_choice, check_float, check_int
+from fanfuse.limits import LIMITS, check_choice, check_float, check_int, check_sequence
 
 DEFAULT_KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
 DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
@@ -142,10 +142,10 @@ def _checked_levels(option: Option, values: Iterable[Any]) -> list[Any]:
     (the core's range for a fusion option); errors name the level (`phis[1]`)."""
     name = option.keyword
     if option.parameter == "norm":
-        levels = _listed(values, name)
+        levels = _listed(values, name, "norm names (str)")
         return [check_choice(f"{name}[{i}]", norm, NORMS, FusionError) for i, norm in enumerate(levels)]
     if option.parameter in ("segments", "window"):
-        levels = _listed(values, name)
+        levels = _listed(values, name, "ints")
         return [check_int(option.parameter, value, f"{name}[{i}]") for i, value in enumerate(levels)]
     levels = check_numbers(values, name, LEVEL_ROWS[option.parameter])
     if option.parameter == "weights" and not any(w > 0 for w in levels):
@@ -153,24 +153,20 @@ def _checked_levels(option: Option, values: Iterable[Any]) -> list[Any]:
     return levels
 
 
-def _listed(values: Iterable[Any], name: str) -> list[Any]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be a list (got {type(values).__name__})")
-    levels = list(values)
+def _listed(values: Iterable[Any], name: str, what: str) -> list[Any]:
+    levels = check_sequence(values, name, what)
     if not levels:
         raise FusionError(f"{name} is empty: give at least one value")
     return levels
 
 
 def check_numbers(values: Iterable[Any], name: str, key: str) -> list[float]:
-    """A non-empty list (or array) of numbers, each in the range of the row `key` of
+    """A non-empty sequence (or array) of numbers, each in the range of the row `key` of
     `fanfuse.limits.LIMITS`; errors name the entry (`ks[2]`)."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        accepted = LIMITS[key].accepted()
-        raise TypeError(f"{name} must be a list of numbers, each {accepted} (got {type(values).__name__})")
-    checked = list(values)
+    accepted = LIMITS[key].accepted()
+    checked = check_sequence(values, name, f"numbers, each {accepted}")
     if not checked:
-        raise FusionError(f"{name} is empty: give at least one value, each {LIMITS[key].accepted()}")
+        raise FusionError(f"{name} is empty: give at least one value, each {accepted}")
     return [check_float(key, value, f"{name}[{i}]") for i, value in enumerate(checked)]
 
 
@@ -181,7 +177,11 @@ def weight_grid(n_runs: int, levels: Sequence[float]) -> list[tuple[float, ...]]
 
 
 def weight_vectors(n_runs: int, levels: Sequence[float]) -> Iterator[tuple[float, ...]]:
-    """The vectors of ``weight_grid``, one at a time."""
+    """The vectors of ``weight_grid``, one at a time (the levels are checked at the call)."""
+    return _weight_vectors(n_runs, check_numbers(levels, "levels", "weight"))
+
+
+def _weight_vectors(n_runs: int, levels: Sequence[float]) -> Iterator[tuple[float, ...]]:
     seen: set[tuple[float, ...]] = set()
     for weights in itertools.product(levels, repeat=n_runs):
         key = weight_key(weights)
