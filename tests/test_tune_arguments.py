@@ -1,4 +1,5 @@
-"""The sequence arguments of `fanfuse.tune` and `fanfuse.tables` (runs, metrics, names, levels, tables):
+"""The sequence arguments of `fanfuse.tune`, `fanfuse.tables` and `fanfuse.report` (runs, metrics, names,
+levels, tables, p-values):
 each refuses a bare str (read as its characters, `metrics="map"` would be the metrics 'm', 'a', 'p'), a
 value that is no sequence and a set (no order) with a TypeError naming the argument, and an item of
 another type naming its position (`runs[1] must be a fanfuse.Run (got str)`). The arguments are
@@ -15,17 +16,27 @@ from types import ModuleType
 from typing import Any
 
 import fanfuse
+import fanfuse.report
 import fanfuse.tables
 import fanfuse.tune
 import fanfuse.tune.scores
 import fanfuse.tune.search
 import fanfuse.tune.space
 import pytest
+from fanfuse.report import adjust, compare, compare_scores
+from fanfuse.run_scores import RunScores, score_run
 from fanfuse.tune import tune
 from fanfuse.tune.scores import FoldScores, check_every_fold_trains
 from fanfuse.tune.space import check_numbers, weight_grid, weight_vectors
 
-MODULES = (fanfuse.tables, fanfuse.tune, fanfuse.tune.space, fanfuse.tune.search, fanfuse.tune.scores)
+MODULES = (
+    fanfuse.tables,
+    fanfuse.tune,
+    fanfuse.tune.space,
+    fanfuse.tune.search,
+    fanfuse.tune.scores,
+    fanfuse.report,
+)
 SEQUENCE = re.compile(r"^(Sequence|Iterable)\[")
 
 # Sequence arguments left unchecked, and why.
@@ -98,6 +109,10 @@ def fused_labels(given: Inputs, value: Any) -> Any:
 
 def evaluated(given: Inputs, value: Any) -> Any:
     return fanfuse.tables.evaluate_table(table_of(given.runs[0]), given.qrels, value)
+
+
+def scored(given: Inputs) -> list[RunScores]:
+    return [score_run(run, given.qrels, ["ndcg@10"], f"run{i}") for i, run in enumerate(given.runs)]
 
 
 @dataclass
@@ -203,6 +218,48 @@ CASES: dict[str, Case] = {
     ),
     "fanfuse.tables.evaluate_table:metrics": Case(
         evaluated, lambda f: ["map"], lambda f: ["map", 10], 1, "must be a str"
+    ),
+    "fanfuse.report.adjust:p_values": Case(
+        lambda f, value: adjust(value, "holm"),
+        lambda f: [0.01, 0.2],
+        lambda f: [0.01, "0.2"],
+        1,
+        r"must be a number in \[0, 1\] \(got str\)",
+    ),
+    "fanfuse.report.compare:runs": Case(
+        lambda f, value: compare(value, f.qrels, ["ndcg@10"]),
+        lambda f: f.runs,
+        lambda f: [f.runs[0], 5],
+        1,
+        r"must be a path .*, not int",
+    ),
+    "fanfuse.report.compare:metrics": Case(
+        lambda f, value: compare(f.runs, f.qrels, value),
+        lambda f: ["ndcg@10"],
+        lambda f: ["ndcg@10", 5],
+        1,
+        r"must be a str, a metric name \(got int\)",
+    ),
+    "fanfuse.report.compare:names": Case(
+        lambda f, value: compare(f.runs, f.qrels, ["ndcg@10"], names=value),
+        lambda f: ["a", "b"],
+        lambda f: ["a", 5],
+        1,
+        r"must be a str, a run name \(got int\)",
+    ),
+    "fanfuse.report.compare_scores:scores": Case(
+        lambda f, value: compare_scores(value, ["ndcg@10"]),
+        lambda f: scored(f),
+        lambda f: [scored(f)[0], 5],
+        1,
+        r"must be a RunScores, an evaluated run \(got int\)",
+    ),
+    "fanfuse.report.compare_scores:metrics": Case(
+        lambda f, value: compare_scores(scored(f), value),
+        lambda f: ["ndcg@10"],
+        lambda f: ["ndcg@10", 5],
+        1,
+        r"must be a str, a metric name \(got int\)",
     ),
 }
 

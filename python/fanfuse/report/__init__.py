@@ -290,7 +290,8 @@ def adjust(p_values: Sequence[float], correction: Correction) -> list[float]:
     """Adjusted p-values of one family: Bonferroni (p * n, at most 1) or Holm's step-down
     (the k-th smallest times n - k + 1, made non-decreasing, at most 1); "none" leaves them."""
     check_choice("correction", correction, CORRECTIONS)
-    checked = [check_float("p_value", p, f"p_values[{i}]") for i, p in enumerate(p_values)]
+    given = check_sequence(p_values, "p_values", "p-values")
+    checked = [check_float("p_value", p, f"p_values[{i}]") for i, p in enumerate(given)]
     n = len(checked)
     if correction == "none":
         return checked
