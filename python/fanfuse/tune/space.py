@@ -139,17 +139,28 @@ def search_space(method: AnyMethod, runs: int, given: dict[str, Iterable[Any] | 
 
 def _checked_levels(option: Option, values: Iterable[Any]) -> list[Any]:
     """The levels of one option, each checked against the row of `fanfuse.limits` its option has
-    (the core's range for a fusion option); errors name the level (`phis[1]`)."""
+    (the core's range for a fusion option), each given once; errors name the level (`phis[1]`)."""
     name = option.keyword
     if option.parameter == "norm":
         levels = _listed(values, name, "norm names (str)")
-        return [check_choice(f"{name}[{i}]", norm, NORMS, FusionError) for i, norm in enumerate(levels)]
-    if option.parameter in ("segments", "window"):
+        checked = [check_choice(f"{name}[{i}]", norm, NORMS, FusionError) for i, norm in enumerate(levels)]
+    elif option.parameter in ("segments", "window"):
         levels = _listed(values, name, "ints")
-        return [check_int(option.parameter, value, f"{name}[{i}]") for i, value in enumerate(levels)]
-    levels = check_numbers(values, name, LEVEL_ROWS[option.parameter])
-    if option.parameter == "weights" and not any(w > 0 for w in levels):
-        raise FusionError(f"{name} has no level > 0 (got {levels}); fusion needs two weighted runs")
+        checked = [check_int(option.parameter, value, f"{name}[{i}]") for i, value in enumerate(levels)]
+    else:
+        checked = check_numbers(values, name, LEVEL_ROWS[option.parameter])
+    if option.parameter == "weights" and not any(w > 0 for w in checked):
+        raise FusionError(f"{name} has no level > 0 (got {checked}); fusion needs two weighted runs")
+    return _distinct(checked, name)
+
+
+def _distinct(levels: list[Any], name: str) -> list[Any]:
+    """`levels`, refused where one repeats: a level given twice is searched twice and counted as
+    two, and a search over one configuration looks like a search."""
+    for i, level in enumerate(levels):
+        if level in levels[:i]:
+            first = levels.index(level)
+            raise FusionError(f"{name}[{i}] repeats {name}[{first}] ({level!r}): give each level once")
     return levels
 
 
