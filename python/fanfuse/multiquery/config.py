@@ -7,7 +7,7 @@ environment variable fails when the retriever is built, not on the first search 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from fanfuse.errors import InputError, OutOfRange
@@ -45,6 +45,21 @@ def check_variant_weights(weights: Sequence[float] | None) -> list[float]:
     if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) or not weights:
         raise TypeError("variant_weights must be a non-empty list of numbers (the last one repeats) or None")
     return [check_float("weight", w, f"variant_weights[{i}]") for i, w in enumerate(weights)]
+
+
+def check_words(words: object, name: str) -> frozenset[str]:
+    """A collection of words (``stopwords``) in lower case: a set as well as a list, since no order is
+    read, but not a bare str, which would be read as its letters (``"the"`` as t, h and e)."""
+    if isinstance(words, str | bytes) or not isinstance(words, Iterable):
+        raise TypeError(
+            f"{name} must be a collection of words (str), not a {type(words).__name__}; "
+            "one word goes in a list (['the'])"
+        )
+    items = list(words)
+    for word in items:
+        if not isinstance(word, str):
+            raise TypeError(f"{name} must hold only str (got a {type(word).__name__}: {word!r})")
+    return frozenset(word.casefold() for word in items)
 
 
 def variant_weight(weights: list[float], index: int) -> float:

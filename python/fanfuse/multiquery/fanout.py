@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fanfuse._panics import is_failure
+from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.diagnostics import BranchReport
 from fanfuse.multiquery.hits import CheckedHits, consumed_in_thread, read_hits
 from fanfuse.multiquery.workers import Call, Countdown, MissedDeadline, Workers, timeout_reason, within
@@ -145,7 +146,7 @@ async def _run_branch(
         if branch.is_async:
             result = await within(_search_call(branch, k, filter)(), timeout)
         else:
-            call = functools.partial(_call_in_thread, branch, k, filter, deadline, awaitable_ok=True)
+            call = functools.partial(_call_in_thread, branch, k, filter, deadline, on_loop=True)
             result = await branch.workers.call(call, timeout)
         if isinstance(result, _Awaiting):  # a sync-looking method that returned an awaitable
             result = await within(result.awaitable, _left(deadline))
@@ -305,7 +306,7 @@ def _run_sync_branch(
     hits: CheckedHits | None = None
     error: tuple[str, bool] | None = None
     try:
-        result = _call_in_thread(branch, k, filter, deadline, awaitable_ok=False)
+        result = _call_in_thread(branch, k, filter, deadline, on_loop=False)
         assert isinstance(result, CheckedHits)
         hits = result
     except BaseException as exc:
@@ -321,16 +322,19 @@ class _Awaiting:
 
 
 def _call_in_thread(
-    branch: Branch, k: int, filter: Mapping[str, Any] | None, deadline: float | None, *, awaitable_ok: bool
+    branch: Branch, k: int, filter: Mapping[str, Any] | None, deadline: float | None, *, on_loop: bool
 ) -> CheckedHits | _Awaiting:
-    """A sync retriever's call and the reading of its output, both in the calling (worker) thread."""
+    """A sync retriever's call and the reading of its output, both in the calling (worker) thread.
+
+    A sync-looking ``search`` may return an awaitable (a wrapper around an async client). It is
+    awaited as an ``async def`` search would be, so that ``search`` and ``asearch`` agree: handed back
+    to the caller's loop (``on_loop``), or, for a search without one, run on the background loop that
+    sync searches share, within the branch's deadline."""
     result = _search_call(branch, k, filter)()
     if inspect.isawaitable(result):
-        if awaitable_ok:
+        if on_loop:
             return _Awaiting(result)
-        if inspect.iscoroutine(result):
-            result.close()
-        raise TypeError(f"retriever {branch.retriever_name!r} returned a coroutine: declare it async def")
+        result = run_sync(within(result, _left(deadline)))
     return read_hits(result, branch.retriever_name, deadline)
 
 

@@ -31,6 +31,7 @@ from fanfuse.retrievers.filters import check_known_keys, conditions
 from fanfuse.text import check_unicode
 
 __all__ = [
+    "SEARCH_OPTION_NAMES",
     "InstanceSettings",
     "Plan",
     "SearchOptions",
@@ -39,6 +40,7 @@ __all__ = [
     "check_reranked",
     "check_strategy_read",
     "make_plan",
+    "refuse_unread",
     "weights_by_retriever",
 ]
 
@@ -74,7 +76,8 @@ class SearchOptions(TypedDict, total=False):
     duplicates: DuplicatePolicy | None
 
 
-_OPTION_NAMES = SearchOptions.__optional_keys__
+#: The names of a search's options (what ``MultiQueryRetriever`` holds to a call's rules, too).
+SEARCH_OPTION_NAMES = SearchOptions.__optional_keys__
 # The options in the order of their declaration, as a refused keyword's message lists them.
 _LISTED_OPTIONS = ", ".join(SearchOptions.__annotations__)
 
@@ -127,7 +130,7 @@ class Plan:
 def check_option_names(options: Mapping[str, Any], holder: str) -> None:
     """Refuses a name in `options` that is no search option, as Python refuses an unknown keyword;
     `holder` names the call or the argument that gave them (`search()`, `search_kwargs`)."""
-    unknown = options.keys() - _OPTION_NAMES
+    unknown = options.keys() - SEARCH_OPTION_NAMES
     if not unknown.isdisjoint(RENAMED_SEARCH_OPTIONS):
         old = min(unknown & RENAMED_SEARCH_OPTIONS.keys())
         raise TypeError(
@@ -163,11 +166,6 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     if max_variants is not None:
         check_max_variants(max_variants)
     variants = _checked_variants(given.get("variants"))
-    most_variants = retriever.config.max_variants if max_variants is None else max_variants
-    if not _EXPANSION_OPTIONS.isdisjoint(given):  # most calls give none: no rule to read
-        refuse_idle(_EXPANSION_RULES, given, _Reads("variants" in given, expansion, most_variants))
-    if "strategy" in given:
-        check_strategy_read(given["strategy"], retriever.expander)
     top_k = check_int("top_k", given["top_k"]) if "top_k" in given else retriever.top_k
     window = optional_int("rerank_window", given.get("rerank_window")) or retriever.rerank_window
     branch_k = (
@@ -177,7 +175,15 @@ def make_plan(retriever: InstanceSettings, query: str, options: Mapping[str, Any
     )
     reranker = check_reranker(given["reranker"]) if "reranker" in given else retriever.reranker
     return_k = optional_int("return_k", given.get("return_k"))
-    check_reranked(given, reranker)
+    # Each value checked, then whether the search would read it.
+    refuse_unread(
+        given,
+        variants_given="variants" in given,
+        expansion=expansion,
+        most_variants=retriever.config.max_variants if max_variants is None else max_variants,
+        expander=retriever.expander,
+        reranker=reranker,
+    )
     variant_weights = (
         check_variant_weights(given["variant_weights"])
         if "variant_weights" in given
@@ -248,11 +254,32 @@ def _unit(weights: Iterable[float]) -> list[float]:
 
 
 class _Reads(NamedTuple):
-    """What decides which of a search's options it reads."""
+    """What decides which of a search's expansion options it reads."""
 
     variants_given: bool
     expansion: bool
     most_variants: int
+
+
+def refuse_unread(
+    given: Mapping[str, Any],
+    *,
+    variants_given: bool,
+    expansion: bool,
+    most_variants: int,
+    expander: Expander,
+    reranker: Reranker | None,
+) -> None:
+    """InvalidSetting for the first of the options ``given`` that a search so set would not read.
+
+    The one check of a call's options and of a ``MultiQueryRetriever``'s (every call's defaults,
+    whose left-out settings the environment gives): the same rules and message for both, so an
+    option that no search would read is refused where it is given."""
+    if not _EXPANSION_OPTIONS.isdisjoint(given):  # most calls give none: no rule to read
+        refuse_idle(_EXPANSION_RULES, given, _Reads(variants_given, expansion, most_variants))
+    if "strategy" in given:
+        check_strategy_read(given["strategy"], expander)
+    check_reranked(given, reranker)
 
 
 _OptionRule = GoesWith[_Reads]
@@ -267,12 +294,14 @@ _EXPANSION_RULES: tuple[_OptionRule, ...] = (
     ),
     _OptionRule(
         ("max_variants", "strategy"),
-        "query expansion, which is off for this search (expansion=False, or the retriever's own setting)",
+        "query expansion, which is off (expansion=False; left out, the retriever's setting or "
+        "FANFUSE_QUERY_EXPANSION)",
         lambda reads: reads.variants_given or reads.expansion,
     ),
     _OptionRule(
         ("strategy",),
-        "more than one variant (max_variants above 1): the question goes alone",
+        "more than one variant (max_variants above 1; left out, the retriever's setting or "
+        "FANFUSE_MAX_QUERY_VARIANTS): the question goes alone",
         lambda reads: reads.most_variants != 1,
     ),
 )

@@ -4,7 +4,8 @@ The reranker (a cross-encoder, an LLM judge, ...) returns one score per hit, hig
 be ``async def``, otherwise it runs in threads of its own so it never blocks the event loop. It has
 the same time limit as a branch. If it fails, times out or returns something unusable, the fused
 order stands and the diagnostics carry the error: a broken reranker degrades the ranking, it does not
-take the search down.
+take the search down. Failing means what it means for a retriever (``fanfuse._panics.is_failure``): an
+exception or a Rust panic.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import inspect
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import wait
 from dataclasses import dataclass
 
+from fanfuse._panics import is_failure
 from fanfuse.multiquery.diagnostics import FusedHit
 from fanfuse.multiquery.workers import MissedDeadline, Workers, timeout_reason, within
 
@@ -49,7 +51,9 @@ async def rerank(
     except MissedDeadline as exc:
         assert timeout is not None  # no deadline, nothing to miss
         return _unchanged(hits, timeout_reason(timeout, exc), begin)
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_failure(exc):  # a signal, an exit or a cancellation goes on up
+            raise
         return _unchanged(hits, f"{type(exc).__name__}: {exc}", begin)
 
 
@@ -65,12 +69,13 @@ def rerank_sync(
         if timeout is None:
             return _reranked(hits, reranker(query, hits), begin)
         future = workers.submit(functools.partial(reranker, query, hits))
-        try:
-            scores = future.result(timeout)
-        except FutureTimeout:
+        # Waited for apart from its result: the reranker's own TimeoutError is its error, as in rerank.
+        if not wait([future], timeout).done:
             return _unchanged(hits, timeout_reason(timeout, workers.timed_out(future)), begin)
-        return _reranked(hits, scores, begin)
-    except Exception as exc:
+        return _reranked(hits, future.result(), begin)
+    except BaseException as exc:
+        if not is_failure(exc):  # a signal, an exit or a cancellation goes on up
+            raise
         return _unchanged(hits, f"{type(exc).__name__}: {exc}", begin)
 
 

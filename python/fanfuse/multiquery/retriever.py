@@ -42,12 +42,12 @@ from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fa
 from fanfuse.multiquery.fusion import check_list_weights, checked, fuse_outcomes, is_weighted
 from fanfuse.multiquery.plain_text import reads_plain_text, skipped_sources
 from fanfuse.multiquery.planning import (
+    SEARCH_OPTION_NAMES,
     Plan,
     SearchOptions,
-    check_reranked,
-    check_strategy_read,
     list_weights,
     make_plan,
+    refuse_unread,
     weights_by_retriever,
 )
 from fanfuse.multiquery.rerank import (
@@ -107,6 +107,10 @@ class MultiQueryRetriever:
             its own, so a hung backend cannot take another's) and for the reranker.
         cache: a ``VariantCache`` for expansions (e.g. of an ``LLMExpander``); None: no caching.
         environ: read settings from this mapping instead of ``os.environ`` (tests, embedding).
+
+    An option that ``search`` takes too and that no search so set would read is refused as a call's
+    is, ``InvalidSetting`` naming it (``max_variants`` with expansion off, ``strategy`` with one
+    variant, ``return_k`` without a reranker): the environment stands for what is left out.
     """
 
     @_renamed.refusing_old_keywords
@@ -140,6 +144,9 @@ class MultiQueryRetriever:
         cache: VariantCache | None = None,
         environ: Mapping[str, str] | None = None,
     ):
+        # The options a search call takes too, read from the signature itself so that a new one is
+        # held to a call's rules without being listed (first, before any other name is bound).
+        twins = {name: value for name, value in locals().items() if name in SEARCH_OPTION_NAMES}
         self._retrievers = named_retrievers(retrievers)
         if max_variants is not None:
             check_max_variants(max_variants)
@@ -153,25 +160,26 @@ class MultiQueryRetriever:
             )
         self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
         self.top_k = check_int("top_k", top_k)
-        if strategy is not None:
-            check_strategy_read(strategy, self.expander)
-        if strategy is not None and isinstance(self.expander, LLMExpander):
-            check_strategy(strategy)
-        self.strategy = strategy
         self.variant_weights = check_variant_weights(variant_weights)
         self.retriever_weights = weights_by_retriever(self.retriever_names, retriever_weights)
         self.branch_k = optional_int("branch_k", branch_k)
         self.reranker = check_reranker(reranker)
         self.rerank_window = optional_int("rerank_window", rerank_window)
         self.return_k = optional_int("return_k", return_k)
-        check_reranked(
-            [
-                name
-                for name, value in (("rerank_window", rerank_window), ("return_k", return_k))
-                if value is not None
-            ],
-            self.reranker,
+        # An option here is every call's default: one that no search so set would read is refused by
+        # a call's own rules (after its value, as a call's), the environment standing for what is
+        # left out.
+        refuse_unread(
+            {name: value for name, value in twins.items() if value is not None},
+            variants_given=False,
+            expansion=self.config.expansion,
+            most_variants=self.config.max_variants,
+            expander=self.expander,
+            reranker=self.reranker,
         )
+        if strategy is not None and isinstance(self.expander, LLMExpander):
+            check_strategy(strategy)
+        self.strategy = strategy
         self.min_score = optional_float("min_score", min_score)
         self.fusion = checked(
             {

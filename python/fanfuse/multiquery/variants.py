@@ -9,6 +9,12 @@ is not cached, and a fallback is never stored.
 A variant whose expander gave it a weight (``Variant.weight``, a share of the original query's) sets
 its own list weight in the search's plan; the others keep ``variant_weights``' by position. With a
 fusion method that takes no weights, the expander's weights are left out.
+
+An expander that fails (raises, panics in compiled code, or returns something that is not an
+``Expansion``), built in or the caller's own, leaves the search the original query alone and the
+reason in its report, as the built-in ones do for a model or an index that fails: a broken expander
+costs the variants, not the search. The search's own options are checked before it is called, so what
+the call raises is always the expander's failure.
 """
 
 from __future__ import annotations
@@ -18,12 +24,14 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from fanfuse._panics import is_failure
+from fanfuse.limits import check_choice
 from fanfuse.multiquery.config import MultiQueryConfig, variant_weight
 from fanfuse.multiquery.conversation import History, recent
 from fanfuse.multiquery.diagnostics import ExpansionReport
 from fanfuse.multiquery.expand.cache import VariantCache
 from fanfuse.multiquery.expand.calls import given_to
-from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants, original_only
 from fanfuse.multiquery.planning import Plan
 from fanfuse.retrievers.filters import filter_key
 
@@ -53,29 +61,44 @@ class VariantSource:
         begin = time.perf_counter()
         history, dropped = recent(plan.history, self.expander.history_roles)
         limit, key, cached = self._cached(plan, history)
-        result = cached or self.expander.expand(
-            plan.query, max_variants=limit, strategy=plan.strategy, history=history, **self._filtered(plan)
-        )
+        result = cached
+        if result is None:
+            try:
+                result = self.expander.expand(plan.query, **self._asked(plan, limit, history))
+            except BaseException as exc:
+                if not is_failure(exc):  # a signal, an exit or a cancellation goes on up
+                    raise
+                result = original_only(plan.query, exc)
         return self._expanded(plan, limit, key, cached, result, begin, dropped)
 
     async def expand(self, plan: Plan) -> Chosen:
         begin = time.perf_counter()
         history, dropped = recent(plan.history, self.expander.history_roles)
         limit, key, cached = self._cached(plan, history)
-        result = cached or await self.expander.aexpand(
-            plan.query, max_variants=limit, strategy=plan.strategy, history=history, **self._filtered(plan)
-        )
+        result = cached
+        if result is None:
+            try:
+                result = await self.expander.aexpand(plan.query, **self._asked(plan, limit, history))
+            except BaseException as exc:
+                if not is_failure(exc):  # a signal, an exit or a cancellation goes on up
+                    raise
+                result = original_only(plan.query, exc)
         return self._expanded(plan, limit, key, cached, result, begin, dropped)
 
-    def _filtered(self, plan: Plan) -> dict[str, Any]:
-        """The search's filter, for an expander that reads it."""
-        return given_to(self.expander, plan.filter or None)
+    def _asked(self, plan: Plan, limit: int, history: History) -> dict[str, Any]:
+        """What the expander is given besides the question (the search's filter where it reads one)."""
+        asked = {"max_variants": limit, "strategy": plan.strategy, "history": history}
+        return asked | given_to(self.expander, plan.filter or None)
 
     def _limit(self, plan: Plan) -> int:
         return self.config.max_variants if plan.max_variants is None else plan.max_variants
 
     def _cached(self, plan: Plan, history: History) -> tuple[int, Hashable | None, Expansion | None]:
-        """The variant budget, the cache key (None: not cached) and the cached expansion if any."""
+        """The variant budget, the cache key (None: not cached) and the cached expansion if any.
+        The search's strategy is checked here, before the expander runs: what its call raises is
+        then the expander failing, never the search's own option refused."""
+        if plan.strategy is not None and self.expander.strategies:
+            check_choice("strategy", plan.strategy, self.expander.strategies)
         limit = self._limit(plan)
         expander_key = None if self.cache is None else self.expander.cache_key()
         if self.cache is None or expander_key is None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.errors import InvalidCorpus, InvalidEncoder, MissingExtra
-from fanfuse.limits import check_int
+from fanfuse.limits import check_int, check_sequence
 from fanfuse.output_guard import OutputFile
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import check_known_keys, conditions, value_terms
@@ -27,6 +27,24 @@ from fanfuse.retrievers.query_vectors import QueryVectors, cache_size_from_env, 
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
 # Sublinear tf and English stopwords: the usual LSA setting; float32 halves memory and time.
 _TFIDF_OPTIONS: dict[str, Any] = {"sublinear_tf": True, "stop_words": "english", "dtype": np.float32}
+
+
+def checked_query(query: object) -> str:
+    """A query as every backend's ``search`` takes it: a str (a blank one finds nothing). One message
+    for all of them, so that a caller learns the same thing whichever it searched."""
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    return query
+
+
+def checked_texts(texts: object, name: str) -> list[str]:
+    """``texts``, an ordered collection of str (``check_sequence``: a bare str is refused, which would
+    be read letter by letter), as a list; an item that is no str is refused naming its place."""
+    items = check_sequence(texts, name, "str")
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(f"{name}[{i}] must be a str, got {type(item).__name__}")
+    return cast("list[str]", items)
 
 
 def document_text(document: Document) -> str:
@@ -79,6 +97,7 @@ class DenseRetriever:
         the queries of concurrent searches are embedded together (`query_vectors.py`). `metadata`:
         what filters match, one mapping per id (default: the payloads). A NaN or infinite value in
         any row is refused: such a row would silently never be returned."""
+        ids = checked_texts(ids, "ids")
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
             raise InvalidEncoder(
@@ -166,13 +185,14 @@ class DenseRetriever:
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         """The `k` most similar documents; `filter` as every backend reads it (`filters`), over the
         documents' metadata."""
-        return self.search_batch([query], k, filter)[0]
+        return self.search_batch([checked_query(query)], k, filter)[0]
 
     def search_batch(
         self, queries: Sequence[str], k: int, filter: Mapping[str, Any] | None = None
     ) -> list[list[Hit]]:
         """`[search(q, k, filter) for q in queries]` with the queries embedded in one encoder call
         (what `MultiQueryRetriever` calls with a search's variants)."""
+        queries = checked_texts(queries, "queries")
         k = check_int("retriever_k", k)
         asked = [i for i, query in enumerate(queries) if query.strip()]
         results: list[list[Hit]] = [[] for _ in queries]
@@ -259,6 +279,7 @@ class TfidfSvdEmbedder:
         self._parts: tuple[Any, Any] | None = None
 
     def fit(self, texts: Sequence[str]) -> TfidfSvdEmbedder:
+        texts = checked_texts(texts, "texts")
         try:
             from sklearn.decomposition import TruncatedSVD
             from sklearn.feature_extraction.text import TfidfVectorizer
@@ -307,4 +328,4 @@ class TfidfSvdEmbedder:
         if self._parts is None:
             raise InvalidEncoder("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
         vectorizer, projection = self._parts
-        return np.asarray(vectorizer.transform(list(texts)) @ projection, dtype=np.float32)
+        return np.asarray(vectorizer.transform(checked_texts(texts, "texts")) @ projection, dtype=np.float32)

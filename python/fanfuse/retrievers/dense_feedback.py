@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from fanfuse.limits import check_float, check_int, derived_int
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.dense import checked_query, checked_texts
 from fanfuse.retrievers.filters import known_metadata_keys
 
 __all__ = ["DenseFeedback", "VectorIndex"]
@@ -77,13 +78,14 @@ class DenseFeedback:
         return known_metadata_keys(self.dense)
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
-        return self.search_batch([query], k, filter)[0]
+        return self.search_batch([checked_query(query)], k, filter)[0]
 
     def search_batch(
         self, queries: Sequence[str], k: int, filter: Mapping[str, Any] | None = None
     ) -> list[list[Hit]]:
         """`[search(q, k, filter) for q in queries]`, the first searches in one call where the dense
         retriever takes several queries at once (its queries embedded together)."""
+        queries = checked_texts(queries, "queries")
         k = check_int("retriever_k", k)
         candidates = derived_int("retriever_k", max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k))
         batch = getattr(self.dense, "search_batch", None)

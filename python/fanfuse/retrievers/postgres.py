@@ -30,6 +30,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from fanfuse.limits import check_choice, check_int
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.dense import checked_query
 from fanfuse.retrievers.filters import conditions
 from fanfuse.retrievers.postgres_table import (
     Embedder,
@@ -147,8 +148,7 @@ class _FullText:
         self, query: str, k: int, filter: Mapping[str, Any] | None
     ) -> tuple[sql.Composed, dict[str, Any]] | None:
         """The SQL and its parameters; None when the query has nothing to search for."""
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        query = checked_query(query)
         # PostgreSQL text cannot hold NUL, and no document holds one: it parts words, as in Tantivy.
         query = query.replace("\0", " ")
         params: dict[str, Any] = {
@@ -311,7 +311,7 @@ class PgvectorRetriever(_Vector):
         self.pool = pool
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
-        planned = self.statement(embed_texts(self.embed, [query])[0], k, filter)
+        planned = self.statement(embed_texts(self.embed, [checked_query(query)])[0], k, filter)
         if planned is None:
             return []
         with self.pool.connection() as conn:
@@ -335,6 +335,7 @@ class AsyncPgvectorRetriever(_Vector):
         self.pool = pool
 
     async def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
+        query = checked_query(query)
         if inspect.iscoroutinefunction(self.embed):
             vectors = await self.embed([query])
             vector = embed_texts(lambda _: vectors, [query])[0]

@@ -27,6 +27,7 @@ from fanfuse.limits import TANTIVY_ARENA, check_int
 from fanfuse.paths import utf8_path
 from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
+from fanfuse.retrievers.dense import checked_query, checked_texts
 from fanfuse.retrievers.filters import Condition, check_known_keys, conditions, matches
 from fanfuse.retrievers.index_copy import private_copy
 from fanfuse.retrievers.index_versions import MANIFEST
@@ -180,6 +181,7 @@ class TantivyRetriever:
         scores.
         """
         self._check_open()
+        query = checked_query(query)
         k = check_int("retriever_k", k)
         checked = conditions(filter) if filter else []
         if checked and self.metadata_keys is not None:
@@ -249,7 +251,7 @@ class TantivyRetriever:
         less than handing it to a thread of its own costs, so `MultiQueryRetriever` gives this index
         all its variants of a search in one call (one thread hand-off instead of one per variant)."""
         self._check_open()
-        return [self.search(query, k, filter) for query in queries]
+        return [self.search(query, k, filter) for query in checked_texts(queries, "queries")]
 
     def analyze(self, text: str) -> list[tuple[str, str]]:
         """The words of `text` as the index sees them: (word in lower case, indexed term) pairs, in
@@ -288,8 +290,6 @@ class TantivyRetriever:
             )
 
     def _parse(self, query: str) -> tantivy.Query | None:
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a str, got {type(query).__name__}")
         if not query.strip():
             return None
         try:

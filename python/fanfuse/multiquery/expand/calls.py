@@ -1,6 +1,8 @@
-"""What every expander's ``expand`` and ``aexpand`` do before their own code (``Expander`` wraps each
+"""What every expander's ``expand`` and ``aexpand`` do around their own code (``Expander`` wraps each
 one a subclass writes): the ``max_variants`` keyword is checked, and ``history`` and ``filter`` are
-left out for one written without them, so an expander of one's own needs neither."""
+left out for one written without them, so an expander of one's own needs neither; what it returns is
+checked to be an expansion, so that a wrong answer (a list of str) is refused where it is returned,
+naming the expander and what it must return, not met later as another object's missing attribute."""
 
 from __future__ import annotations
 
@@ -12,24 +14,26 @@ from typing import Any
 from fanfuse.multiquery.config import check_max_variants
 
 
-def budget_checked(expand: Callable[..., Any]) -> Callable[..., Any]:
-    """An expander's ``expand`` (or ``aexpand``) with its ``max_variants`` keyword checked first
-    (None: the expander's own limit), and ``history`` and ``filter`` left out for one written
-    without them."""
+def budget_checked(
+    expand: Callable[..., Any], method: str, wrong_answer: Callable[[object], str | None]
+) -> Callable[..., Any]:
+    """An expander's ``expand`` (or ``aexpand``, the ``method``) with its ``max_variants`` keyword
+    checked first (None: the expander's own limit), ``history`` and ``filter`` left out for one
+    written without them, and what it returns refused when ``wrong_answer`` says what it is instead."""
     unread = tuple(name for name in ("history", "filter") if not takes_keyword(expand, name))
     if inspect.iscoroutinefunction(expand):
 
         @functools.wraps(expand)
         async def checked_async(self: object, query: str, *args: Any, **kwargs: Any) -> Any:
             _check_call(kwargs, unread)
-            return await expand(self, query, *args, **kwargs)
+            return _answer(self, method, await expand(self, query, *args, **kwargs), wrong_answer)
 
         return checked_async
 
     @functools.wraps(expand)
     def checked(self: object, query: str, *args: Any, **kwargs: Any) -> Any:
         _check_call(kwargs, unread)
-        return expand(self, query, *args, **kwargs)
+        return _answer(self, method, expand(self, query, *args, **kwargs), wrong_answer)
 
     return checked
 
@@ -46,6 +50,16 @@ def _check_call(kwargs: dict[str, Any], unread: tuple[str, ...]) -> None:
         check_max_variants(budget)
     for name in unread:
         kwargs.pop(name, None)
+
+
+def _answer(expander: object, method: str, result: object, wrong: Callable[[object], str | None]) -> object:
+    got = wrong(result)
+    if got is None:
+        return result
+    raise TypeError(
+        f"{type(expander).__name__}.{method} returned {got}: an expander returns an Expansion of Variants, "
+        "the original query first (a function that returns a list of str goes in CallableExpander)"
+    )
 
 
 async def calling_expand(self: Any, query: str, **options: Any) -> Any:

@@ -16,8 +16,9 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Se
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
+from fanfuse._panics import is_failure
 from fanfuse.limits import check_choice
-from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants
+from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants, check_words
 from fanfuse.multiquery.conversation import ROLES, History
 from fanfuse.multiquery.expand.calls import budget_checked, calling_expand, given_to, takes_keyword
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
@@ -32,6 +33,7 @@ __all__ = [
     "StaticExpander",
     "Variant",
     "assemble_variants",
+    "original_only",
 ]
 
 
@@ -88,13 +90,28 @@ def _dedupe_key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def original_only(query: str, error: BaseException) -> Expansion:
+    """The expansion of an expander that failed: the original query alone, and why."""
+    return Expansion((Variant(query, "original"),), fallback_reason=f"{type(error).__name__}: {error}")
+
+
+def _wrong_answer(result: object) -> str | None:
+    """What an expander returned, said, if it is not an ``Expansion`` of ``Variant`` s; else None."""
+    if not isinstance(result, Expansion):
+        return type(result).__name__
+    variants = result.variants
+    usable = isinstance(variants, tuple | list) and variants and all(isinstance(v, Variant) for v in variants)
+    return None if usable else "an Expansion without a tuple of Variant"
+
+
 class Expander(ABC):
     """The expander protocol. Subclasses implement ``expand``; ``aexpand`` defaults to calling it
     directly, which is right for expanders that never block (override it for ones that do I/O).
 
-    Every subclass's ``expand`` and ``aexpand`` check ``max_variants`` (1..5) before they run: the
-    check is wrapped around them when the subclass is defined, so no expander, built in or not, can
-    be asked for more variants than a search may use.
+    Every subclass's ``expand`` and ``aexpand`` check ``max_variants`` (1..5) before they run, and that
+    they return an ``Expansion`` of ``Variant`` s (else a ``TypeError`` naming the subclass): the checks
+    are wrapped around them when the subclass is defined, so no expander, built in or not, can be asked
+    for more variants than a search may use, or hand a search what it cannot read.
 
     ``history`` is the conversation before the query (``conversation.py``: checked, oldest first), the
     most recent turns of the roles in ``history_roles`` within the conversation's budget. An expander
@@ -132,7 +149,7 @@ class Expander(ABC):
             cls.aexpand = calling_expand  # type: ignore[method-assign]
         for method in ("expand", "aexpand"):
             if method in cls.__dict__:
-                setattr(cls, method, budget_checked(cls.__dict__[method]))
+                setattr(cls, method, budget_checked(cls.__dict__[method], method, _wrong_answer))
 
     @abstractmethod
     def expand(
@@ -181,7 +198,7 @@ class HeuristicExpander(Expander):
         default_operator: DefaultOperator = "or",
     ):
         self.max_variants = check_max_variants(max_variants)
-        self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
+        self.stopwords = STOPWORDS if stopwords is None else check_words(stopwords, "stopwords")
         self.default_operator = check_choice("default_operator", default_operator, DEFAULT_OPERATORS)
 
     def expand(
@@ -282,7 +299,9 @@ class CombinedExpander(Expander):
             asked = {"strategy": strategy, "history": history, **given_to(expander, filter)}
             try:
                 parts.append(expander.expand(query, max_variants=max_variants, **asked))
-            except Exception as exc:  # one part failing must not fail the others or the search
+            except BaseException as exc:  # one part failing must not fail the others or the search
+                if not is_failure(exc):
+                    raise
                 parts.append(exc)
         return self._combine(query, parts, max_variants)
 
@@ -313,7 +332,7 @@ class CombinedExpander(Expander):
         reasons, notes = [], []
         for expander, part in zip(self.expanders, parts, strict=False):  # parts: the ones asked
             if isinstance(part, BaseException):
-                if not isinstance(part, Exception):  # cancellation and exits go on up
+                if not is_failure(part):  # cancellation and exits go on up
                     raise part
                 reasons.append(f"{expander.name}: {type(part).__name__}: {part}")
                 continue
@@ -365,8 +384,10 @@ class CallableExpander(Expander):
             raise TypeError("CallableExpander wraps an async function: use aexpand (or MultiQueryRetriever)")
         try:
             result = self.fn(query, max_variants)
-        except Exception as exc:  # a user function failing must not fail the search
-            return _original_only(query, exc)
+        except BaseException as exc:  # a user function failing must not fail the search
+            if not is_failure(exc):
+                raise
+            return original_only(query, exc)
         return self._finish(query, result, max_variants)
 
     async def aexpand(
@@ -377,8 +398,10 @@ class CallableExpander(Expander):
                 result = await self.fn(query, max_variants)  # type: ignore[misc]
             else:
                 result = await asyncio.to_thread(self.fn, query, max_variants)
-        except Exception as exc:
-            return _original_only(query, exc)
+        except BaseException as exc:
+            if not is_failure(exc):
+                raise
+            return original_only(query, exc)
         return self._finish(query, result, max_variants)
 
     def _finish(self, query: str, result: object, max_variants: int) -> Expansion:
@@ -387,7 +410,3 @@ class CallableExpander(Expander):
             return Expansion((Variant(query, "original"),), fallback_reason=reason)
         texts = [t for t in result if isinstance(t, str)]
         return Expansion(assemble_variants(query, texts, max_variants, "callable"))
-
-
-def _original_only(query: str, exc: BaseException) -> Expansion:
-    return Expansion((Variant(query, "original"),), fallback_reason=f"{type(exc).__name__}: {exc}")

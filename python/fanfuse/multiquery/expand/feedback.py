@@ -24,7 +24,9 @@ from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from fanfuse._panics import is_failure
 from fanfuse.limits import check_float, check_int
+from fanfuse.multiquery.config import check_words
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_term
@@ -93,7 +95,7 @@ class FeedbackExpander(Expander):
         self.feedback_terms = check_int("feedback_terms", feedback_terms)
         self.original_weight = check_float("original_weight", original_weight)
         self.weighted = weighted
-        self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
+        self.stopwords = STOPWORDS if stopwords is None else check_words(stopwords, "stopwords")
         self._stop_terms = frozenset(term for w in self.stopwords for _, term in index.analyze(w))
         self._counts: OrderedDict[tuple[str, int], _Counts] = OrderedDict()
         self._counts_lock = threading.Lock()
@@ -116,7 +118,9 @@ class FeedbackExpander(Expander):
                 else self.index.search(query, self.feedback_docs)
             )
             written, reason = self._written(query, hits)
-        except Exception as exc:  # the search goes on with the original query, as for a failed model
+        except BaseException as exc:  # the search goes on with the original query, as for a failed model
+            if not is_failure(exc):  # a Rust panic is the index failing; a signal goes on up
+                raise
             written, reason = None, f"no feedback variant: {type(exc).__name__}: {exc}"
         if written is None:
             return Expansion((Variant(query, "original"),), fallback_reason=reason)

@@ -44,7 +44,8 @@ import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
-from fanfuse.limits import check_float, check_int
+from fanfuse.limits import check_float, check_int, check_sequence
+from fanfuse.multiquery.config import check_words
 from fanfuse.multiquery.conversation import History, user_turns
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_words
@@ -114,7 +115,7 @@ class HistoryExpander(Expander):
         self.weight = check_float("history_weight", weight)
         self.max_own_words = check_int("max_own_words", max_own_words)
         self.independent_weight = check_float("independent_weight", independent_weight)
-        self.stopwords = STOPWORDS if stopwords is None else frozenset(w.casefold() for w in stopwords)
+        self.stopwords = STOPWORDS if stopwords is None else check_words(stopwords, "stopwords")
 
     def expand(
         self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
@@ -144,7 +145,7 @@ class HistoryExpander(Expander):
         """The question and the topic words of the earlier user turns (oldest first), or None when
         they have none; its lists weigh ``weight`` (default: the expander's)."""
         weight = self.weight if weight is None else check_float("history_weight", weight)
-        topic = self.topic_words(query, earlier)
+        topic = self.topic_words(query, earlier)  # which checks `earlier`
         if not topic:
             return None
         words = " ".join(f"{word}^{term_weight:g}" for word, term_weight in topic)
@@ -154,6 +155,9 @@ class HistoryExpander(Expander):
     def joined_variant(self, query: str, earlier: Sequence[str], weight: float | None = None) -> Variant:
         """The previous user turn and the question as one text; its lists weigh ``weight`` (default:
         the expander's)."""
+        earlier = _checked_turns(earlier)
+        if not earlier:
+            raise ValueError("earlier is empty: the joined variant needs the previous user turn")
         joined = f"{earlier[-1]} {query}"
         # Each turn's words on their own: a quote left open in one turn must not pair with the next's.
         words = f"{query_words(earlier[-1])} {query_words(query)}"
@@ -163,6 +167,7 @@ class HistoryExpander(Expander):
     def topic_words(self, query: str, earlier: Sequence[str]) -> list[tuple[str, float]]:
         """The topic words of the earlier user turns (oldest first) and their weights, newest turn
         first; words the question already has, and repeats, are left out."""
+        earlier = _checked_turns(earlier)
         if self.index is None:
             return []
         taken = {term for word in content_words(query, self.stopwords).words for _, term in self._terms(word)}
@@ -213,3 +218,13 @@ class HistoryExpander(Expander):
 def _idf(document_frequency: int, documents: int) -> float:
     """BM25's idf (Lucene's and Tantivy's): ln(1 + (N - n + 0.5) / (n + 0.5))."""
     return math.log(1.0 + (documents - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
+def _checked_turns(earlier: object) -> list[str]:
+    """The earlier user turns, an ordered sequence of str (a bare str would be read as its letters)."""
+    turns: list[str] = []
+    for i, turn in enumerate(check_sequence(earlier, "earlier", "user turns (str)")):
+        if not isinstance(turn, str):
+            raise TypeError(f"earlier[{i}] must be a str, a user turn (got {type(turn).__name__})")
+        turns.append(turn)
+    return turns
