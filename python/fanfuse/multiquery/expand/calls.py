@@ -15,9 +15,9 @@ from fanfuse.multiquery.config import check_max_variants
 
 
 def budget_checked(
-    expand: Callable[..., Any], method: str, wrong_answer: Callable[[object], str | None]
+    expand: Callable[..., Any], method_name: str, wrong_answer: Callable[[object], str | None]
 ) -> Callable[..., Any]:
-    """An expander's ``expand`` (or ``aexpand``, the ``method``) with its ``max_variants`` keyword
+    """An expander's ``expand`` (or ``aexpand``, the ``method_name``) with its ``max_variants`` keyword
     checked first (None: the expander's own limit), ``history`` and ``filter`` left out for one
     written without them, and what it returns refused when ``wrong_answer`` says what it is instead."""
     unread = tuple(name for name in ("history", "filter") if not takes_keyword(expand, name))
@@ -26,14 +26,14 @@ def budget_checked(
         @functools.wraps(expand)
         async def checked_async(self: object, query: str, *args: Any, **kwargs: Any) -> Any:
             _check_call(kwargs, unread)
-            return _answer(self, method, await expand(self, query, *args, **kwargs), wrong_answer)
+            return _answer(self, method_name, await expand(self, query, *args, **kwargs), wrong_answer)
 
         return checked_async
 
     @functools.wraps(expand)
     def checked(self: object, query: str, *args: Any, **kwargs: Any) -> Any:
         _check_call(kwargs, unread)
-        return _answer(self, method, expand(self, query, *args, **kwargs), wrong_answer)
+        return _answer(self, method_name, expand(self, query, *args, **kwargs), wrong_answer)
 
     return checked
 
@@ -52,13 +52,15 @@ def _check_call(kwargs: dict[str, Any], unread: tuple[str, ...]) -> None:
         kwargs.pop(name, None)
 
 
-def _answer(expander: object, method: str, result: object, wrong: Callable[[object], str | None]) -> object:
+def _answer(
+    expander: object, method_name: str, result: object, wrong: Callable[[object], str | None]
+) -> object:
     got = wrong(result)
     if got is None:
         return result
     raise TypeError(
-        f"{type(expander).__name__}.{method} returned {got}: an expander returns an Expansion of Variants, "
-        "the original query first (a function that returns a list of str goes in CallableExpander)"
+        f"{type(expander).__name__}.{method_name} returned {got}: an expander returns an Expansion of "
+        "Variants, the original query first (a function that returns a list of str goes in CallableExpander)"
     )
 
 
