@@ -17,7 +17,6 @@ typed_arg!(metric_arg("metric") -> str);
 #[doc = stub_doc!("evaluate")]
 #[pyfunction]
 #[pyo3(signature = (run, qrels, /, *, metrics))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn evaluate<'py>(
     py: Python<'py>,
     #[pyo3(from_py_with = run_arg)] run: PyRef<'_, PyRun>,

@@ -25,7 +25,6 @@ pub struct Output(Held<CoreOutput>);
 impl Output {
     #[new]
     #[pyo3(signature = (path, inputs, /))]
-    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
     fn new(py: Python<'_>, path: String, inputs: Vec<String>) -> PyResult<Self> {
         // Interruptible: a FIFO without a reader is waited for.
         let output = interruptible(py, || CoreOutput::create(&path, &inputs))?;
@@ -104,7 +103,6 @@ fn named(pairs: &[(String, String)]) -> Vec<Named<'_>> {
 
 /// A command's paths checked against each other (`crate::output::separate`), as (option, path) pairs.
 #[pyfunction]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 #[pyo3(name = "_check_paths", signature = (outputs, output_directories, inputs, /))]
 pub(super) fn check_paths(
     outputs: Vec<(String, String)>,

@@ -16,6 +16,10 @@
 //! output guard and the line reader. The entry points only the package's own layers call (`rows`,
 //! `files`, the benches' kernel timer) are in the private submodule `_core._internal`.
 
+// The entry points mirror their Python signatures, data plus keyword arguments, and pyo3 hands
+// every argument over as an owned value.
+#![allow(clippy::too_many_arguments, clippy::needless_pass_by_value)]
+
 /// The docstring of `name` (`fuse`, `Run`, `Run.write`) in the core's stubs, which build.rs writes
 /// out: the one text of it that `help()` and an editor show.
 macro_rules! stub_doc {

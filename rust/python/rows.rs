@@ -109,7 +109,6 @@ pub(super) fn read_table_block(
 #[pyfunction]
 #[pyo3(signature = (rows, /, *, blocks, names, ranges = 1, format = None, tag = "fanfuse",
     rank_from = "score", threads = None, options = None, **kwargs))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword arguments
 pub(super) fn fuse_rows(
     py: Python<'_>,
     rows: &Bound<'_, PyAny>,

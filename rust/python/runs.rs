@@ -101,7 +101,6 @@ impl PyRun {
 
     #[doc = stub_doc!("Run.write")]
     #[pyo3(signature = (path, /, *, format = "trec", tag = "fanfuse", collection = None))]
-    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
     fn write(
         &self,
         py: Python<'_>,
@@ -163,7 +162,6 @@ fn runs_arg<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<PyRef<'py, PyRun>>> 
 #[doc = stub_doc!("read_run")]
 #[pyfunction]
 #[pyo3(signature = (path, /, *, rank_from = "score"))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn read_run(
     py: Python<'_>,
     #[pyo3(from_py_with = path_arg)] path: String,
@@ -176,7 +174,6 @@ pub(super) fn read_run(
 #[doc = stub_doc!("read_qrels")]
 #[pyfunction]
 #[pyo3(signature = (path, /))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn read_qrels(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: String) -> PyResult<PyQrels> {
     interruptible(py, || runs::read::qrels::read_qrels(&path)).map(PyQrels::from)
 }
@@ -184,7 +181,6 @@ pub(super) fn read_qrels(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: 
 #[doc = stub_doc!("fuse_runs")]
 #[pyfunction]
 #[pyo3(signature = (runs, /, *, options = None, threads = None, model = None, **kwargs))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_runs(
     py: Python<'_>,
     #[pyo3(from_py_with = runs_arg)] runs: Vec<PyRef<'_, PyRun>>,
@@ -232,8 +228,6 @@ pub(super) enum FilesFused {
 #[pyfunction]
 #[pyo3(signature = (inputs, output, /, *, options = None, rank_from = "score", format = "trec", collection = None,
     tag = "fanfuse", threads = None, progress = None, model = None, **kwargs))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword arguments
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn fuse_files(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
@@ -283,7 +277,6 @@ int_arg!(window_arg("window") -> Option<usize>: 0..=MAX_SIZE);
 #[doc = stub_doc!("train_fusion")]
 #[pyfunction]
 #[pyo3(signature = (runs, qrels, /, *, method, segments = None, window = None))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
 pub(super) fn train_fusion(
     py: Python<'_>,
     #[pyo3(from_py_with = runs_arg)] runs: Vec<PyRef<'_, PyRun>>,

@@ -35,7 +35,6 @@ pub(super) fn runs_from_table(
 #[pyfunction]
 #[pyo3(signature = (tables, /, *, names, run_column = None, runs = None, rank_from = "score", options = None,
     threads = None, **kwargs))]
-#[allow(clippy::too_many_arguments)] // mirrors the Python signature: data plus keyword arguments
 pub(super) fn fuse_tables(
     py: Python<'_>,
     tables: &Bound<'_, PyAny>,

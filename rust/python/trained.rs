@@ -63,7 +63,6 @@ impl PyFusionModel {
 
     #[doc = stub_doc!("FusionModel.save")]
     #[pyo3(signature = (path, /))]
-    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
     fn save(&self, py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: String) -> PyResult<()> {
         interruptible(py, || crate::train::save_model(&self.inner, &path))
     }
@@ -71,7 +70,6 @@ impl PyFusionModel {
     #[doc = stub_doc!("FusionModel.load")]
     #[staticmethod]
     #[pyo3(signature = (path, /))]
-    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
     fn load(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: String) -> PyResult<Self> {
         Ok(Self { inner: Arc::new(interruptible(py, || crate::train::load_model(&path))?) })
     }
