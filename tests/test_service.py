@@ -131,7 +131,7 @@ def test_the_openapi_schema_lists_the_options(client: TestClient) -> None:
         ({"query": QUERY, "method": "isr", "sigma": False}, "sigma", "valid number"),
         ({"query": QUERY, "max_variants": 99}, "max_variants", "less than or equal to"),
         ({"query": QUERY, "method": "nope"}, "method", "'nope' is not one of rrf, isr"),
-        ({"query": QUERY, "norm": "zmuv"}, "norm", "reads ranks only"),
+        ({"query": QUERY, "norm": "zmuv"}, "norm", "norm goes with method combsum or"),
         ({"query": QUERY, "method": "rbc", "phi": 0.0}, "phi", "greater than 0"),
         ({"query": QUERY, "rrf_k": -1}, "rrf_k", "greater than 0"),
         ({"query": QUERY, "expander": "llm"}, "expander", "this server's expander is heuristic"),

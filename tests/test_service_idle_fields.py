@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from fanfuse.multiquery import LLMExpander
+from fanfuse.options import methods_reading
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service import app_for_index
 from fanfuse.service.idle_fields import RULES
@@ -30,7 +31,6 @@ ALWAYS_READ = {
     "top_k",
     "expander",
     "method",
-    "norm",
     "tie_break",
     "filter",
     "dense",
@@ -51,6 +51,7 @@ IDLE: dict[tuple[str, str], dict[str, Any]] = {
     ("strategy", "the LLM expander (a server started with `fanfuse serve --expander llm`)"): {
         "strategy": "paraphrase"
     },
+    ("norm", f"method {' or '.join(methods_reading('norm'))}"): {"norm": "none"},
     ("rrf_k", "method rrf"): {"method": "isr", "rrf_k": 5},
     ("phi", "method rbc"): {"phi": 0.5},
     ("sigma", "method logn_isr"): {"sigma": 0.5},
@@ -62,6 +63,7 @@ IDLE: dict[tuple[str, str], dict[str, Any]] = {
 READ = [
     {"max_variants": 2},
     {"history": ["an earlier turn"]},
+    {"method": "combsum", "norm": "none"},
     {"method": "rrf", "rrf_k": 5},
     {"method": "rbc", "phi": 0.5},
     {"method": "logn_isr", "sigma": 0.5},

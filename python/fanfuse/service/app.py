@@ -36,9 +36,17 @@ from fanfuse.multiquery.mmr import named_reranker
 from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from fanfuse.service.defaults import server_defaults
+from fanfuse.service.head import HeadAsGet
 from fanfuse.service.idle_fields import Server, idle_field
 from fanfuse.service.page import page_router
-from fanfuse.service.requests import BoundedBody, CheckedBodyRoute, refusal, validation_refusal
+from fanfuse.service.requests import (
+    BODY_REFUSALS,
+    BoundedBody,
+    CheckedBodyRoute,
+    Refusal,
+    refusal,
+    validation_refusal,
+)
 from fanfuse.service.schema import SearchRequest, failed_search_model, response_model
 
 __all__ = ["app_for_index", "create_app"]
@@ -144,6 +152,7 @@ def create_app(
     app.router.route_class = CheckedBodyRoute
     app.add_exception_handler(RequestValidationError, validation_refusal)
     app.add_middleware(BoundedBody)
+    app.add_middleware(HeadAsGet)
 
     def chosen(dense: bool | None) -> MultiQueryRetriever:
         if dense is None or dense == hybrid:
@@ -178,7 +187,9 @@ def create_app(
             "index": index,
             "retrievers": retriever.retriever_names,
             "dense": hybrid,
-            "expander": expander,
+            # What a search that names no expander gets: none on a server started with
+            # `--expander none`, whose expander still serves a request asking for it.
+            "expander": defaults["expander"],
         }
 
     @app.post(
@@ -190,10 +201,12 @@ def create_app(
                 "model": response_model(SearchResult),
                 "description": "the fused hits (partial when degraded)",
             },
-            413: {"description": f"the body is longer than {REQUEST.body_bytes} bytes"},
+            **BODY_REFUSALS,
+            413: {"model": Refusal, "description": f"the body is longer than {REQUEST.body_bytes} bytes"},
             422: {
+                "model": Refusal,
                 "description": "a field of the request is refused (`detail[].loc` names it), or the body "
-                "is not JSON"
+                "is not JSON",
             },
             503: {
                 "model": failed_search_model(),

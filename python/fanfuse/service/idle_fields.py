@@ -1,8 +1,9 @@
 """The request fields that do something only beside another setting: one given where the search would
 not read it is refused (422 naming it, what it goes with and how to mend the request), as
 `fanfuse search` refuses such a flag (``fanfuse.cli.idle_flags``). A field counts as given when it is
-in the body, whatever its value. The conversation (``history``) is the question's context, not a
-setting: a chat client sends it with every request, and it is never refused for going unread.
+in the body, whatever its value, null included. The conversation (``history``) is the question's
+context, not a setting: a chat client sends it with every request, and it is never refused for going
+unread.
 
 `tests/test_service_idle_fields.py` reads every field of the request from the OpenAPI schema: each is
 either read by every search or has its rule here, and each rule's field is refused where it is idle.
@@ -74,6 +75,9 @@ RULES: tuple[FieldRule, ...] = (
         "the LLM expander (a server started with `fanfuse serve --expander llm`)",
         lambda asked: asked.server.expander == "llm",
     ),
+    # A method that reads no norm fuses as without one: "none" and null too are refused beside it,
+    # as any norm is (the core itself lets "none" pass for such a method, as it lets no norm).
+    _read_by_method("norm", "norm"),
     _read_by_method("rrf_k", "k"),
     _read_by_method("phi", "phi"),
     _read_by_method("sigma", "sigma"),

@@ -20,12 +20,12 @@ from importlib import resources
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from fanfuse._renamed import REMOVED_SEARCH_OPTIONS, refusing_old_keywords
 from fanfuse.multiquery import MultiQueryRetriever
 from fanfuse.service.defaults import server_defaults
-from fanfuse.service.requests import CheckedBodyRoute
+from fanfuse.service.requests import CheckedBodyRoute, refused
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
 __all__ = ["CONTENT_SECURITY_POLICY", "page_router"]
@@ -82,7 +82,7 @@ def page_router(
     @router.get("/page/{name}", include_in_schema=False)
     async def page_file(name: str) -> Response:
         if name not in files or name == "index.html":
-            return JSONResponse({"detail": "Not Found"}, status_code=404)
+            return refused(404, "Not Found")
         return served(name)
 
     @router.get("/options", summary="The request fields of POST /search, with this server's defaults")

@@ -7,6 +7,12 @@
 - Every refused field is answered 422 in one shape, `{"detail": [{"loc", "msg", "type"}]}`: what
   the request held is not echoed back. Echoing it is what made a NaN, an infinity or a lone
   surrogate (none of which JSON can encode) a 500, and a refused 1 MB string a 1 MB answer.
+- A refusal is a few kB, and costs no more than reading the body, whatever the body holds: it lists
+  the first _LISTED errors and counts the rest in one more entry (`more_errors`), and validation
+  names only the first few unknown fields of an object and counts the others
+  (`schema._few_unknown`). A model's fields are listed once, with its first unknown field.
+- Every refusal (400, 413, 415, 422) is built through one model, `Refusal`, which the OpenAPI schema
+  declares for each of those statuses.
 - An unknown field is refused with a message that names the fields accepted where it stands, the
   closest first, as the command refuses an unknown flag; under its old name (`schema.RENAMED_FIELDS`),
   naming the new one, as the command refuses an old flag.
@@ -26,6 +32,7 @@ None of this depends on the JSON library that parses the body or writes the answ
 from __future__ import annotations
 
 import codecs
+import collections
 import email.message
 import typing
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -35,7 +42,7 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException  # what FastAPI raises for a body it cannot parse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -43,12 +50,56 @@ from fanfuse._renamed import REMOVED_SEARCH_OPTIONS
 from fanfuse.limits import REQUEST, closest_names
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
-__all__ = ["BoundedBody", "CheckedBodyRoute", "refusal", "validation_refusal"]
+__all__ = [
+    "BODY_REFUSALS",
+    "BoundedBody",
+    "CheckedBodyRoute",
+    "Refusal",
+    "refusal",
+    "refused",
+    "validation_refusal",
+]
 
 # The most characters of a message or a location part that a refusal shows.
 _SHOWN_CHARS = 300
 # The most characters of an unknown field's name that its message repeats (its location shows it too).
 _NAME_CHARS = 40
+# The most errors a refusal lists, each with its message; one more entry counts the rest.
+_LISTED = 10
+
+
+class RefusedField(BaseModel):
+    """One thing refused in a request: where it is, and what is wrong there."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str = Field(
+        description="what is wrong, by pydantic's name for it (`missing`, `extra_forbidden`, "
+        "`json_invalid`...); `value_error` for a value the search refuses; `more_errors` for the count "
+        "of the errors not listed"
+    )
+    loc: list[str | int] = Field(
+        description="where: `body`, then the field and the positions inside it (for `more_errors`, "
+        "what holds all of them)"
+    )
+    msg: str = Field(description="what is wrong, and what is accepted there")
+
+
+class Refusal(BaseModel):
+    """A request answered without a search, and why: the shape of every refusal (400, 413, 415,
+    422). Each is built through this model, so the schema it declares is the one answered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    detail: str | list[RefusedField] = Field(
+        description="what the body must be, in a sentence (400, 413, 415); or each refused field, "
+        "the first few listed and the rest counted (422)"
+    )
+
+
+def refused(status: int, detail: str | list[Any], headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """The answer `status` refusing a request for `detail` (a sentence, or the refused fields)."""
+    return JSONResponse(Refusal(detail=detail).model_dump(), status_code=status, headers=headers)
 
 
 class BoundedBody:
@@ -76,7 +127,7 @@ class BoundedBody:
             more = bool(message.get("more_body"))
         if size > self.most:
             detail = f"the request body has {size} bytes; the most one request may send is {self.most}"
-            await JSONResponse({"detail": detail}, status_code=413)(scope, receive, send)
+            await refused(413, detail)(scope, receive, send)
             return
         body, handed = b"".join(chunks), False
 
@@ -90,10 +141,14 @@ class BoundedBody:
         await self.app(scope, replay, send)
 
 
-# What a route that takes a body answers for one it does not read (`CheckedBodyRoute`).
-_BODY_REFUSALS: dict[int | str, dict[str, Any]] = {
-    400: {"description": "the body is not UTF-8 (RFC 8259, section 8.1): UTF-16, UTF-32, Latin-1..."},
-    415: {"description": "the body is not sent with content-type application/json"},
+# What a route that takes a body answers for one it does not read (`CheckedBodyRoute`), for its
+# `responses`: FastAPI reads their models while it makes the route.
+BODY_REFUSALS: dict[int | str, dict[str, Any]] = {
+    400: {
+        "model": Refusal,
+        "description": "the body is not UTF-8 (RFC 8259, section 8.1): UTF-16, UTF-32, Latin-1...",
+    },
+    415: {"model": Refusal, "description": "the body is not sent with content-type application/json"},
 }
 # The byte order marks of the encodings RFC 8259 leaves out, longest first (UTF-32 LE's starts as
 # UTF-16 LE's does).
@@ -123,8 +178,8 @@ class CheckedBodyRoute(APIRoute):
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **settings: Any) -> None:
         super().__init__(path, endpoint, **settings)
-        if self.body_field is not None:
-            self.responses = {**_BODY_REFUSALS, **self.responses}
+        if self.body_field is not None and not BODY_REFUSALS.keys() <= self.responses.keys():
+            raise TypeError(f"{path} takes a body: add BODY_REFUSALS to its responses, which it answers")
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -162,7 +217,7 @@ async def _unread_body(request: Request) -> JSONResponse | None:
     ):
         got = f"got {_shown(given)}" if given else "got no content-type"
         detail = f"the body must be JSON sent with content-type application/json ({got})"
-        return JSONResponse({"detail": detail}, status_code=415, headers={"Accept-Post": "application/json"})
+        return refused(415, detail, headers={"Accept-Post": "application/json"})
     encoding = _not_utf8(await request.body())
     if encoding is None:
         return None
@@ -172,7 +227,7 @@ async def _unread_body(request: Request) -> JSONResponse | None:
         "the body must be JSON encoded as UTF-8 (RFC 8259, section 8.1: JSON exchanged between systems "
         f"is UTF-8); {encoding}{said}"
     )
-    return JSONResponse({"detail": detail}, status_code=400)
+    return refused(400, detail)
 
 
 def _not_utf8(body: bytes) -> str | None:
@@ -197,40 +252,62 @@ def _not_utf8(body: bytes) -> str | None:
     return None
 
 
-def refusal(errors: Iterable[Mapping[str, Any]]) -> JSONResponse:
+def refusal(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
     """The 422 answer of refused fields: each error's location, message and type only, every string
-    made encodable and cut to a few hundred characters."""
+    made encodable and cut to a few hundred characters; past the first _LISTED errors, one more entry
+    counts the rest. So a refusal is a few kB whatever the body holds."""
+    listed = [*errors[:_LISTED], *_counted(errors[_LISTED:])]
     detail = [
         {
             "type": _shown(str(error["type"])),
             "loc": [part if isinstance(part, int) else _shown(str(part)) for part in error["loc"]],
             "msg": _shown(str(error["msg"])),
         }
-        for error in errors
+        for error in listed
     ]
-    return JSONResponse({"detail": detail}, status_code=422)
+    return refused(422, detail)
+
+
+def _counted(unlisted: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The entry that counts the errors a refusal does not list, at the place that holds them all."""
+    if not unlisted:
+        return []
+    place = list(unlisted[0]["loc"])
+    for error in unlisted[1:]:
+        loc = list(error["loc"])
+        while loc[: len(place)] != place:
+            place.pop()
+    kinds = collections.Counter(str(error["type"]) for error in unlisted)
+    of = ", ".join(f"{count} {kind}" for kind, count in kinds.most_common())
+    return [{"type": "more_errors", "loc": place, "msg": f"{len(unlisted)} more errors, not listed: {of}"}]
 
 
 async def validation_refusal(_: Request, error: Exception) -> JSONResponse:
     """FastAPI's handler of RequestValidationError: the same answer as every other refusal."""
     assert isinstance(error, RequestValidationError)
-    return refusal(_unknown_named(error.errors()))
+    errors = error.errors()
+    return refusal([*_unknown_named(errors[:_LISTED]), *errors[_LISTED:]])
 
 
 def _unknown_named(errors: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """`errors` with each unknown field's message naming what is accepted there: the new name of an
-    old spelling (`RENAMED_FIELDS`), else the fields of the object that holds it, the closest first."""
+    old spelling (`RENAMED_FIELDS`), else the object that holds it and the closest of its fields,
+    and with the first unknown field of each model, all of its fields. The count of the unknown
+    fields an object holds past the few named (`schema._few_unknown`) keeps its message."""
     named: list[Mapping[str, Any]] = []
+    listed: set[str] = set()  # the models whose fields a message lists already
     for error in errors:
         loc = list(error["loc"])
-        if error["type"] == "extra_forbidden" and len(loc) >= 2:
-            error = {**error, "msg": _unknown_field(loc)}
+        counted = "unnamed" in (error.get("ctx") or {})
+        if error["type"] == "extra_forbidden" and len(loc) >= 2 and not counted:
+            error = {**error, "msg": _unknown_field(loc, listed)}
         named.append(error)
     return named
 
 
-def _unknown_field(loc: Sequence[Any]) -> str:
-    """The message of the unknown field at `loc` (`body`, ..., its name)."""
+def _unknown_field(loc: Sequence[Any], listed: set[str]) -> str:
+    """The message of the unknown field at `loc` (`body`, ..., its name); the fields of its model are
+    listed where the model is not in `listed`, to which it is then added."""
     name = str(loc[-1])
     new = RENAMED_FIELDS.get(name) if len(loc) == 2 else None
     if new is not None:
@@ -244,6 +321,9 @@ def _unknown_field(loc: Sequence[Any]) -> str:
     fields = list(model.model_fields)
     close = closest_names(name, fields)
     guess = f" (did you mean {' or '.join(close)}?)" if close else ""
+    if model.__name__ in listed:
+        return f"{shown} is not a field of {model.__name__}{guess}"
+    listed.add(model.__name__)
     return f"{shown} is not a field of {model.__name__}{guess}; its fields: {', '.join(fields)}"
 
 

@@ -14,7 +14,7 @@ import inspect
 import operator
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
@@ -25,11 +25,15 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    Tag,
     TypeAdapter,
+    ValidationError,
     WithJsonSchema,
     create_model,
     field_validator,
+    model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from fanfuse import _renamed
 from fanfuse._core import METHODS, NORMS, TIE_BREAKS
@@ -85,8 +89,44 @@ _FILTER_SCHEMA = TypeAdapter(
 ).json_schema()
 
 
+# The unknown fields of one object that validation names, each an `extra_forbidden` error; the others
+# are counted in one more error at the object (its context's `unnamed`). Named one by one, the ~95,000
+# unknown fields that fit in a body would make as many errors: seconds and hundreds of MB to build,
+# name and answer.
+_UNKNOWN_NAMED = 5
+
+
+def _few_unknown(model: type[BaseModel], data: Any, validate: Callable[[Any], Any]) -> Any:
+    """`validate(data)` (the model's own validation) with no more than _UNKNOWN_NAMED of the object's
+    unknown fields in it, and the count of the rest: what validating it costs does not grow with
+    the number of unknown fields beyond reading their names."""
+    if not isinstance(data, dict) or len(data) <= _UNKNOWN_NAMED:
+        return validate(data)
+    fields = model.model_fields
+    unknown = [name for name in data if name not in fields]
+    if len(unknown) <= _UNKNOWN_NAMED:
+        return validate(data)
+    named = set(unknown[:_UNKNOWN_NAMED])
+    errors: list[InitErrorDetails] = []
+    try:
+        validate({name: value for name, value in data.items() if name in fields or name in named})
+    except ValidationError as error:  # always: the named unknown fields are in it
+        errors = [
+            InitErrorDetails(
+                type=PydanticCustomError(e["type"], e["msg"], e.get("ctx")), loc=e["loc"], input=e["input"]
+            )
+            for e in error.errors(include_url=False)
+        ]
+    name = model.__name__
+    rest = f"{{unnamed}} more fields are not fields of {name} (the first {_UNKNOWN_NAMED} are named)"
+    counted = PydanticCustomError("extra_forbidden", rest, {"unnamed": len(unknown) - _UNKNOWN_NAMED})
+    errors.append(InitErrorDetails(type=counted, loc=(), input=None))
+    raise ValidationError.from_exception_data(name, errors)
+
+
 def _one_of(name: str, description: str) -> Any:
-    # null (left out) is one of the accepted values: the enum sits beside the field's anyOf.
+    # null (the server's default, as left out) is one of the accepted values: the enum sits beside the
+    # field's anyOf.
     return Field(None, description=description, json_schema_extra={"enum": [*_NAMES[name], None]})
 
 
@@ -116,6 +156,11 @@ class Message(BaseModel):
     role: str = Field(description="who said it", json_schema_extra={"enum": list(ROLES)})
     content: str = Field(max_length=CONVERSATION.turn_chars, description="what was said")
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _few_unknown(cls, data: Any, validate: Callable[[Any], Any]) -> Any:
+        return _few_unknown(cls, data, validate)
+
     @field_validator("role")
     @classmethod
     def _known_role(cls, role: str) -> str:
@@ -131,6 +176,9 @@ class Message(BaseModel):
 
 # A user turn written as a bare string.
 _UserTurn = Annotated[StrictStr, Field(max_length=CONVERSATION.turn_chars)]
+# A message: an error inside one is located under `Message`, by this tag (its wrap validator would
+# have the union name it `function-wrap[...]`).
+_Message = Annotated[Message, Tag("Message")]
 
 
 class SearchRequest(BaseModel):
@@ -141,7 +189,7 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1, max_length=REQUEST.query_chars, description="the question")
-    history: list[_UserTurn | Message] | None = Field(
+    history: list[_UserTurn | _Message] | None = Field(
         None,
         max_length=CONVERSATION.turns,
         description="the conversation before the question, oldest first: user turns as strings, or "
@@ -190,6 +238,11 @@ class SearchRequest(BaseModel):
         "with rerank mmr, relevance's weight against novelty "
         f"(`fanfuse serve`'s default: {DEFAULT_MMR_LAMBDA:g})",
     )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _few_unknown(cls, data: Any, validate: Callable[[Any], Any]) -> Any:
+        return _few_unknown(cls, data, validate)
 
     @field_validator("query")
     @classmethod
