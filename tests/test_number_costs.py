@@ -101,7 +101,7 @@ def test_every_argument_runs_at_its_bounds(context: Context, entry: str, param: 
     if param == "retriever_weights":
         value = {"bm25": value} if entry.endswith("__init__") else {"TantivyRetriever": value}
     elif param in LIST_ROWS:
-        value = [value, taken(LIMITS[LIST_ROWS[param]])]
+        value = [value, beside(LIMITS[LIST_ROWS[param]], value)]
     needs = API_NEEDS.get(param, {})
     try:
         result = CALLS[entry](context, **needs, **{param: value})
@@ -171,6 +171,18 @@ def command_line(command: str, flag: str, text: str, paths: dict[str, str]) -> l
     return [command, *inputs, *needs, flag, text]
 
 
+def beside(limit: Limit, value: Any) -> Any:
+    """An ordinary value the row takes, other than `value`: a level list refuses one given twice."""
+    for candidate in (taken(limit), 1, 2, 0.5):
+        try:
+            limit.check(candidate, "level")
+        except (TypeError, ValueError):
+            continue
+        if candidate != value:
+            return candidate
+    raise AssertionError(f"no second value for {limit}")
+
+
 def cli_cases() -> Iterator[Any]:
     for command, flag, kind in NUMERIC:
         if command in NEEDS or flag in NEEDS:
@@ -181,7 +193,7 @@ def cli_cases() -> Iterator[Any]:
                 continue
             text = str(value)
             if isinstance(kind, NumberListFlag):
-                text = f"{value},1"  # a list: the bound beside an ordinary value
+                text = f"{value},{beside(limit, value)}"  # a list: the bound beside an ordinary value
             yield pytest.param(command, flag, text, id=f"{command} {flag}={text}")
     # `search --top-k` takes up to the most hits a search returns (0: as many), past its row's.
     for text in ("0", str(int(LIMITS["top_k"].high or 0))):

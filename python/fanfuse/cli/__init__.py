@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_utf8_arguments(command_parser, args)
             refuse_idle_flags(args.command, command_parser, argv[argv.index(args.command) + 1 :], args)
             check_command_paths(command_parser, args)
-            with named_by_flags(command_parser):
+            with named_by_flags(command_parser, args):
                 code: int = args.run(args)
             return code
 

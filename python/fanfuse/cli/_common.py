@@ -17,6 +17,8 @@ from typing import Any
 from fanfuse._cleanups import run_cleanups
 from fanfuse._core import FusionError
 from fanfuse._panics import is_rust_panic
+from fanfuse.cli.mentions import with_flags
+from fanfuse.cli.paths import path_actions
 from fanfuse.cli.terminal import visible
 from fanfuse.errors import INPUT_ERRORS, InputError, SearchFailed
 from fanfuse.limits import LIMITS, Limit
@@ -30,42 +32,59 @@ _SHOWN_CHARS = 500
 CLOSED_PIPE = 128 + signal.SIGPIPE
 
 
+# The names the library and the core give values that a flag of the CLI passes on, where they are not
+# its dest (`--run-format` is `format=` of `fuse_files`; a metric of `--metrics` is a `metric`).
+KEYWORDS: dict[str, tuple[str, ...]] = {"run_format": ("format",), "metrics": ("metric",)}
+
+
 def flags_by_name(parser: argparse.ArgumentParser) -> dict[str, str]:
     """The flags of a command by the names the library and the core give their values in errors:
-    its dest (``mmr_lambda`` for ``--mmr-lambda``, ``tie_break`` for ``--tie-break``) and, for a
-    number, the name of its row of LIMITS (``k`` for ``--rrf-k``, ``partitions``); a name that two
-    flags of the command share is left out."""
+    its dest (``mmr_lambda`` for ``--mmr-lambda``, ``tie_break`` for ``--tie-break``), its KEYWORDS
+    and, for a number, the name of its row of LIMITS (``k`` for ``--rrf-k``, ``partitions``); a name
+    that two flags of the command share is left out, as are ``--help`` and the old spellings (whose
+    dest is SUPPRESS): no value of the library is theirs."""
     found: dict[str, list[str]] = {}
     for action in parser._actions:
-        if not action.option_strings:
+        if not action.option_strings or action.dest in (argparse.SUPPRESS, "help"):
             continue
-        names = {action.dest}
+        names = {action.dest, *KEYWORDS.get(action.dest, ())}
         if isinstance(action.type, NumberFlag | NumberListFlag):
             names.add(action.type.limit.name)
         for name in names:
-            found.setdefault(name, []).append(action.option_strings[-1])
+            found.setdefault(name, []).append(max(action.option_strings, key=len))
     return {name: flags[0] for name, flags in found.items() if len(flags) == 1}
 
 
+def given_paths(parser: argparse.ArgumentParser, args: argparse.Namespace | None) -> set[str]:
+    """The files and directories the parsed command was given (``fanfuse.cli.paths``)."""
+    paths: set[str] = set()
+    for action, _, _ in path_actions(parser) if args is not None else ():
+        value = getattr(args, action.dest, None)
+        paths.update(map(str, value if isinstance(value, list) else [] if value is None else [value]))
+    return paths
+
+
 @contextlib.contextmanager
-def named_by_flags(parser: argparse.ArgumentParser) -> Iterator[None]:
+def named_by_flags(parser: argparse.ArgumentParser, args: argparse.Namespace | None = None) -> Iterator[None]:
     """The one place a refusal of the library or the core about a value the command passed on
-    (``k must be a finite number > 0``, ``partitions must be at most ...``, ``mmr_lambda is a
-    setting of ...``) is re-raised naming the flag the user gave it with. The value is the option a
-    ``FusionError`` names (``error.option``), else the name the message starts with."""
+    (``k must be a finite number > 0``, ``partitions must be at most ...``, ``drop weights``,
+    ``(format 'mtrag')``) is re-raised naming the flags the user gave: every mention of an option
+    (``fanfuse.cli.mentions``) is written as its flag, and the flag of the option a ``FusionError``
+    refuses (``error.option``) leads the message, as every refusal of a flag starts with it
+    (``--norm: --method 'rrf' reads ranks only, ...``). `args` gives the command's paths,
+    whose names are kept even where one reads like an option (a run file named ``weights``)."""
     try:
         yield
     except (FusionError, InputError) as error:
         message = str(error)
         flags = flags_by_name(parser)
-        option = getattr(error, "option", None)
-        name = option if option in flags else message.partition(" ")[0]
-        flag = flags.get(name)
-        if flag is None:
+        written = with_flags(message, flags, given_paths(parser, args))
+        flag = flags.get(getattr(error, "option", None) or "")
+        if flag is not None and not written.startswith(flag):
+            written = f"{flag}: {written}"
+        if written == message:
             raise
-        if message.startswith(f"{name} "):
-            raise type(error)(flag + message[len(name) :]) from None
-        raise type(error)(f"{flag}: {message}") from None
+        raise type(error)(written) from None
 
 
 class Terminated(BaseException):

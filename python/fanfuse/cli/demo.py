@@ -18,7 +18,7 @@ from typing import Any
 from fanfuse.cli import render
 from fanfuse.cli._common import number_option
 from fanfuse.cli.flags import add_search_top_k, search_top_k
-from fanfuse.cli.paths import add_output_directory
+from fanfuse.cli.paths import add_output_directory, add_stdout
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.index_retriever import EMBED_HINT, open_index
 from fanfuse.multiquery import MultiQueryRetriever, SearchResult
@@ -76,6 +76,7 @@ def register(subparsers: Any) -> None:
         parser, "--cache-dir", metavar="DIR", help="where to keep the index (default: the user cache dir)"
     )
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached index and vectors")
+    add_stdout(parser)
     parser.set_defaults(run=run)
 
 

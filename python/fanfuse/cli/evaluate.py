@@ -9,14 +9,42 @@ from typing import Any
 from fanfuse._core import METRICS, TREC_EVAL_METRICS
 from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
-from fanfuse.cli.paths import HeldOutputs, add_output, add_qrels, add_runs
+from fanfuse.cli.paths import (
+    NAMED_FORMATS,
+    HeldOutputs,
+    add_output,
+    add_qrels,
+    add_runs,
+    add_stdout,
+    check_named,
+    named_format,
+)
 from fanfuse.cli.progress import ProgressBar
-from fanfuse.errors import InvalidSetting, OutOfRange
+from fanfuse.errors import InvalidOutput, InvalidSetting, OutOfRange
 from fanfuse.output_guard import OutputFile
-from fanfuse.report import CORRECTIONS, FORMATS, TESTS, compare_scores
-from fanfuse.report.plot import png
+from fanfuse.report import CORRECTIONS, FORMATS, TESTS, ReportFormat, compare_scores
+from fanfuse.report.plot import IMAGE_FORMATS, image, image_format
 from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
 from fanfuse.tables import read_any_qrels, read_any_run
+
+# The report formats a name of --output chooses (`fanfuse.cli.paths.NAMED_FORMATS`), where neither
+# --format nor --json does; any other name gets --format, else the table.
+NAMED_REPORTS: dict[str, ReportFormat] = {
+    "JSON": "json",
+    "Markdown": "markdown",
+    "LaTeX": "latex",
+    "CSV": "csv",
+}
+REPORT_WRITES = (
+    "the report as text: --format, else the format a name ending .json, .md, .tex or .csv says, else "
+    "the table"
+)
+# The image formats of --plot, as the names of the files say them.
+PLOTS = {NAMED_FORMATS[suffix] for suffix in IMAGE_FORMATS}
+PLOT_WRITES = (
+    f"an image in the format of its name ({', '.join(f'*{suffix}' for suffix in IMAGE_FORMATS)}; "
+    "PNG for another name)"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -71,21 +99,52 @@ def register(subparsers: Any) -> None:
         help="multiple-comparison correction over runs x metrics (default holm)",
     )
     number_option(parser, "--alpha", "alpha", "significance level (default 0.05)", default=0.05)
-    parser.add_argument("--format", choices=FORMATS, help="output format (default table)")
-    add_output(parser, "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="output format (default: the one the name of --output says, else table)",
+    )
+    add_output(
+        parser,
+        "-o",
+        "--output",
+        metavar="FILE",
+        help=f"write the report to FILE instead of stdout; {REPORT_WRITES}",
+    )
     add_output(
         parser,
         "--plot",
-        metavar="FILE.png",
-        help="also write a PNG of the report (needs matplotlib: fanfuse[plot])",
+        metavar="FILE",
+        help=f"also write a plot of the report, {PLOT_WRITES} (needs matplotlib: fanfuse[plot])",
     )
+    add_stdout(parser, unless="output")
     parser.set_defaults(run=run)
+
+
+def report_format(args: argparse.Namespace) -> ReportFormat:
+    """The format of the report: --format or --json, else the one the name of --output says, else
+    the table. A name saying another format than the one given, or no report format, is refused."""
+    if args.json and args.format not in (None, "json"):
+        raise InvalidSetting(f"--json and --format {args.format} disagree; give one of them")
+    given: ReportFormat | None = "json" if args.json else args.format
+    if args.plot:
+        check_named("--plot", args.plot, PLOTS, PLOT_WRITES)
+    if not args.output:
+        return given or "table"
+    check_named("--output", args.output, NAMED_REPORTS, REPORT_WRITES)
+    named = NAMED_REPORTS.get(named_format(args.output) or "")
+    if given is not None and named is not None and named != given:
+        how = "--json" if args.json else f"--format {given}"
+        raise InvalidOutput(
+            f"--output {args.output!r}: the name says {named_format(args.output)}, but {how} asks for "
+            f"{given}; give --format {named}, or name the file otherwise"
+        )
+    return given or named or "table"
 
 
 def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
-    if args.json and args.format not in (None, "json"):
-        raise InvalidSetting(f"--json and --format {args.format} disagree; give one of them")
+    chosen = report_format(args)
     if args.baseline >= len(args.runs):
         raise OutOfRange(
             f"--baseline must be the index of a run, from 0 to {len(args.runs) - 1} (got {args.baseline})"
@@ -100,10 +159,10 @@ def run(args: argparse.Namespace) -> int:
         iterations=args.iterations,
         seed=args.seed,
     )
-    text = report.render("json" if args.json else args.format or "table")
+    text = report.render(chosen)
     with HeldOutputs() as held:
         if args.plot:
-            held.write(args.plot, png(report))
+            held.write(args.plot, image(report, image_format(args.plot)))
         if args.output:
             with OutputFile(args.output, inputs=[*args.runs, args.qrels]) as stream:
                 stream.write(text.encode())
@@ -116,9 +175,11 @@ def scored(args: argparse.Namespace) -> list[RunScores]:
     """Every run's per-query values: in this process, or on a Dask cluster (--engine dask)."""
     if args.engine == "dask":
         commands = dask_commands(args)
+        # Read first, as one process reads them: a pipe here, before any scheduler is asked.
+        qrels = commands.held_qrels(args.qrels, args.scheduler)
         with commands.scheduler(args.scheduler):
             distributed: list[RunScores] = commands.evaluate_runs(
-                args.runs, args.qrels, args.metrics, partitions=args.partitions
+                args.runs, qrels, args.metrics, partitions=args.partitions
             )
             return distributed
     qrels = read_any_qrels(args.qrels)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from fanfuse._core import (
@@ -21,11 +23,22 @@ from fanfuse._core import (
 from fanfuse.cli._common import number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
-from fanfuse.cli.paths import PARQUET_SUFFIXES, HeldOutputs, add_input, add_output, add_runs, names_parquet
+from fanfuse.cli.paths import (
+    PARQUET_SUFFIXES,
+    HeldOutputs,
+    add_input,
+    add_output,
+    add_runs,
+    check_named,
+    names_parquet,
+)
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.errors import InvalidSetting
 from fanfuse.options import FusionOptions
-from fanfuse.tables import is_parquet, read_any_qrels, read_any_run, read_parquet_run, write_parquet
+from fanfuse.tables import is_parquet, read_any_qrels, read_any_run, read_parquet_run, to_arrow, write_parquet
+
+# How the writers begin the refusal of a run no output can hold (no query; for TREC no hit).
+NOTHING_TO_WRITE = "nothing to write: "
 
 
 def register(subparsers: Any) -> None:
@@ -152,15 +165,29 @@ def trained_model(args: argparse.Namespace, held: HeldOutputs) -> FusionModel | 
 
 def run(args: argparse.Namespace) -> int:
     check_engine_options(args)
+    check_output_names(args)
     parquet = names_parquet(args.output)
     check_parquet_output(args, parquet)
     options = run_fusion_options(args)
-    if args.engine == "dask":
-        # check_engine_options refused a trained method: there is no model to pass.
-        code: int = dask_commands(args).fuse(args, options)
-        return code
-    with HeldOutputs() as held:
-        return fuse_to_output(args, options, trained_model(args, held), parquet)
+    with naming_output(args.output):
+        if args.engine == "dask":
+            # check_engine_options refused a trained method: there is no model to pass.
+            code: int = dask_commands(args).fuse(args, options)
+            return code
+        with HeldOutputs() as held:
+            return fuse_to_output(args, options, trained_model(args, held), parquet)
+
+
+@contextlib.contextmanager
+def naming_output(output: str) -> Iterator[None]:
+    """A fused run that no output can hold (the writers refuse it as `nothing to write: ...` before
+    writing a byte) is refused naming the output it was meant for."""
+    try:
+        yield
+    except FusionError as error:
+        if not str(error).startswith(NOTHING_TO_WRITE):
+            raise
+        raise type(error)(f"--output {output!r}: {error}") from None
 
 
 def fuse_to_output(
@@ -190,8 +217,7 @@ def fuse_to_output(
     )
     bar.close()
     if isinstance(result, Run):
-        if len(result) == 0:
-            raise FusionError("nothing to write: the runs have no queries")
+        check_parquet_rows(result)
         write_parquet(result, args.output)
         print(f"fused {len(result)} queries into {args.output}", file=sys.stderr)
         return 0
@@ -202,6 +228,33 @@ def fuse_to_output(
         file=sys.stderr,
     )
     return 0
+
+
+def check_output_names(args: argparse.Namespace) -> None:
+    """The outputs are what their names say (`fanfuse.cli.paths.NAMED_FORMATS`): the run is text of
+    --run-format (MT-RAG JSONL may be named *.json) or Parquet by its name; the model is JSON."""
+    suffixes = " / ".join(PARQUET_SUFFIXES)
+    check_named(
+        "--output",
+        args.output,
+        {"Parquet", "JSON"} if args.run_format == "mtrag" else {"Parquet"},
+        f"a run as TREC or MT-RAG JSONL text (--run-format), or as Parquet for a name ending {suffixes}",
+    )
+    if args.save_model:
+        check_named("--save-model", args.save_model, {"JSON"}, "the trained model as JSON text")
+
+
+def check_parquet_rows(run: Run) -> None:
+    """A Parquet run is one row per hit, and the readers refuse a table without rows: a fused run
+    without hits is refused as the TREC writer refuses it, before the file is created."""
+    if len(run) == 0:
+        raise FusionError(f"{NOTHING_TO_WRITE}the runs have no queries")
+    if to_arrow(run).num_rows == 0:
+        raise FusionError(
+            f"{NOTHING_TO_WRITE}none of its {len(run)} queries has a hit (a Parquet run has a row per hit, "
+            f"none for a query without hits); write MT-RAG JSONL (--run-format mtrag, to an output not "
+            f"named *{' / *'.join(PARQUET_SUFFIXES)}), which keeps them"
+        )
 
 
 def check_parquet_output(args: argparse.Namespace, parquet: bool) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from fanfuse.cli.paths import add_input, add_output_directory
+from fanfuse.cli.paths import add_input, add_output_directory, add_stdout
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.corpus import Document, Fields, count_lines, read_jsonl
 from fanfuse.errors import InvalidCorpus
@@ -48,6 +48,7 @@ def register(subparsers: Any) -> None:
         help="also embed every document (title and lead text) with the built-in model and store the "
         "vectors in the index, so that `fanfuse search` is hybrid BM25 + dense (needs fanfuse[embed])",
     )
+    add_stdout(parser)
     parser.set_defaults(run=run)
 
 

@@ -4,18 +4,20 @@ before the command runs, an input that cannot be read as what it is for (missing
 for a file, a file for a directory: `InputError` naming the option, the path and what it takes), an
 output that is one of its inputs or another of its outputs (however spelled: a symbolic or hard link,
 `./x`), or an output directory that holds an input (`fanfuse.output_guard.check_paths`, which raises
-`InvalidOutput`). A new option declared this way cannot miss the checks, and the tests enumerate the
-marked options of every parser. `HeldOutputs` publishes a command's other outputs only with its main
-one."""
+`InvalidOutput`). A command that prints its result declares standard output (`add_stdout`): it is
+then one of the command's outputs, so that `>> INPUT` is refused as `-o INPUT` is. A new option
+declared this way cannot miss the checks, and the tests enumerate the marked options of every parser.
+`HeldOutputs` publishes a command's other outputs only with its main one."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from contextlib import ExitStack
 from types import TracebackType
 from typing import Any, Literal, get_args
 
-from fanfuse.errors import InputError
+from fanfuse.errors import InputError, InvalidOutput
 from fanfuse.limits import check_choice
 from fanfuse.output_guard import OutputFile, check_paths
 from fanfuse.paths import unreadable
@@ -37,13 +39,51 @@ TAKES: dict[str, str] = {
 }
 # ranx writes Parquet runs under both names.
 PARQUET_SUFFIXES = (".parquet", ".parq")
+# What a file's name says it holds, by its suffix (in any case). An output option writes what its
+# name says, or refuses the name before any work (`check_named`), as `fuse -o run.parquet` writes
+# Parquet: a file named `run.trec.gz` that holds plain text fools the next reader.
+COMPRESSED = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+NAMED_FORMATS: dict[str, str] = {
+    **COMPRESSED,
+    **dict.fromkeys(PARQUET_SUFFIXES, "Parquet"),
+    ".png": "PNG",
+    ".pdf": "PDF",
+    ".svg": "SVG",
+    ".jpg": "JPEG",
+    ".jpeg": "JPEG",
+    ".json": "JSON",
+    ".md": "Markdown",
+    ".tex": "LaTeX",
+    ".csv": "CSV",
+}
 _ROLE = "fanfuse_path_role"
 _KIND = "fanfuse_path_kind"
+_STDOUT = "fanfuse_stdout_unless"
+# How messages name standard output among a command's outputs.
+STDOUT = "standard output"
+
+
+def named_format(path: str) -> str | None:
+    """The format a file's name says it holds (NAMED_FORMATS), or None."""
+    name = path.lower()
+    return next((said for suffix, said in NAMED_FORMATS.items() if name.endswith(suffix)), None)
 
 
 def names_parquet(output: str) -> bool:
     """Whether an output's name asks for Parquet: it ends in one of PARQUET_SUFFIXES, in any case."""
-    return output.lower().endswith(PARQUET_SUFFIXES)
+    return named_format(output) == "Parquet"
+
+
+def check_named(option: str, path: str, accepted: Iterable[str], writes: str) -> None:
+    """Refuses the output `path` of `option` whose name says a format (NAMED_FORMATS) other than those
+    `accepted` there; `writes` says what the option writes, and how a name chooses it."""
+    said = named_format(path)
+    if said is None or said in accepted:
+        return
+    mend = "write it under another name"
+    if said in COMPRESSED.values():
+        mend = "fanfuse writes no compressed file: write it under a name without the suffix and compress that"
+    raise InvalidOutput(f"{option} {path!r}: the name says {said}, but {option} writes {writes}; {mend}")
 
 
 def _add(container: Any, flags: tuple[str, ...], role: str, kind: str, **kwargs: Any) -> argparse.Action:
@@ -66,6 +106,18 @@ def add_output(container: Any, *flags: str, **kwargs: Any) -> argparse.Action:
 def add_output_directory(container: Any, *flags: str, **kwargs: Any) -> argparse.Action:
     """An option naming a directory the command replaces or fills."""
     return _add(container, flags, OUTPUT_DIRECTORY, "directory", **kwargs)
+
+
+def add_stdout(parser: argparse.ArgumentParser, *, unless: str | None = None) -> None:
+    """The command prints its result to standard output (unless the option of dest `unless` is given,
+    as `eval -o FILE` writes the report there instead)."""
+    setattr(parser, _STDOUT, unless or "")
+
+
+def writes_stdout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
+    """Whether the parsed command prints its result to standard output (see `add_stdout`)."""
+    unless = getattr(parser, _STDOUT, None)
+    return unless is not None and (not unless or getattr(args, unless, None) is None)
 
 
 def add_runs(parser: argparse.ArgumentParser, help: str) -> argparse.Action:
@@ -123,7 +175,14 @@ def check_command_paths(parser: argparse.ArgumentParser, args: argparse.Namespac
         if role == INPUT:
             for path in values:
                 _check_input(option_name(action), kind, str(path))
-    check_paths(outputs=named[OUTPUT], output_directories=named[OUTPUT_DIRECTORY], inputs=named[INPUT])
+    inputs = named[INPUT]
+    if writes_stdout(parser, args):
+        # `-` is the core's name of standard output, checked as `-o -` is: a file it was redirected to
+        # (`>> a.trec`) must be no input and no other output. An input `-` reads standard input,
+        # which the core would take for standard output by its name.
+        named[OUTPUT].append((STDOUT, "-"))
+        inputs = [(option, path) for option, path in inputs if path != "-"]
+    check_paths(outputs=named[OUTPUT], output_directories=named[OUTPUT_DIRECTORY], inputs=inputs)
 
 
 def _check_input(option: str, kind: str, path: str) -> None:

@@ -13,7 +13,7 @@ from fanfuse.cli._common import number_option
 from fanfuse.cli.conversation import add_history_flags, history_of
 from fanfuse.cli.flags import add_search_top_k, search_top_k
 from fanfuse.cli.fusion_options import DEFAULTS
-from fanfuse.cli.paths import add_index
+from fanfuse.cli.paths import add_index, add_stdout
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.errors import InvalidFilter
 from fanfuse.index_retriever import open_index
@@ -95,6 +95,7 @@ def register(subparsers: Any) -> None:
         help="show each hit's provenance and every branch, as the search page of `fanfuse serve` does",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_stdout(parser)
     parser.set_defaults(run=run)
 
 

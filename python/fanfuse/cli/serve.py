@@ -16,7 +16,7 @@ from typing import Any
 
 from fanfuse.cli import llm_options
 from fanfuse.cli._common import Terminated, number_option
-from fanfuse.cli.paths import add_index
+from fanfuse.cli.paths import add_index, add_stdout
 from fanfuse.errors import InvalidSetting
 from fanfuse.limits import REQUEST
 
@@ -71,6 +71,7 @@ def register(subparsers: Any) -> None:
         help="uvicorn's log level, one of its names (default warning: no access log; info logs each "
         "request; debug and trace more)",
     )
+    add_stdout(parser)
     parser.set_defaults(run=run)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from fanfuse._core import METHODS, TRAINED_METHODS
 from fanfuse.cli._common import name_list, number_option
 from fanfuse.cli.idle_flags import level_flag
-from fanfuse.cli.paths import add_qrels, add_runs
+from fanfuse.cli.paths import add_qrels, add_runs, add_stdout
 from fanfuse.cli.progress import ProgressBar
 from fanfuse.report.rendering import table
 from fanfuse.tables import read_any_qrels, read_any_run
@@ -72,6 +72,7 @@ def register(subparsers: Any) -> None:
     number_option(parser, "--folds", "folds", "cross-validation folds (default 5)", default=5)
     number_option(parser, "--seed", "seed", "seed of the fold split (default 0)", default=0)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_stdout(parser)
     parser.set_defaults(run=run)
 
 

@@ -9,6 +9,7 @@ import contextlib
 import logging
 import os
 import socket
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -20,13 +21,14 @@ from dask.base import compute, persist, tokenize
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
-from fanfuse._core import FusionError
-from fanfuse._core._internal import write_run_text
+from fanfuse._core import Qrels, evaluate
+from fanfuse._core._internal import run_from_rows, write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
-from fanfuse.dask.kernel import evaluate_partition
-from fanfuse.errors import InvalidSetting
+from fanfuse.dask.kernel import Summary, evaluate_partition
+from fanfuse.errors import InputError, InvalidSetting
 from fanfuse.options import FusionOptions
 from fanfuse.run_scores import RunScores, with_means
+from fanfuse.tables import read_any_qrels
 
 T = TypeVar("T")
 # Seconds to reach a scheduler given by --scheduler (its TCP port, then its handshake) before
@@ -174,33 +176,68 @@ def fuse(args: argparse.Namespace, options: FusionOptions) -> int:
     return 0
 
 
+# What a file that is not a regular one is, as a refusal names it.
+_KINDS = ((stat.S_ISFIFO, "a pipe"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def held_qrels(qrels: str, address: str | None) -> str | Qrels:
+    """What the evaluation tasks take the judgments from. A regular file: its path, which each
+    worker reads once (and again when the file changes). Anything else (a pipe, a device) gives its
+    bytes once: it is read here, once, as one process reads it, and the tasks on this process's
+    threads share it. The workers of a scheduler cannot be handed judgments read here (a ``Qrels``
+    lives in the core and has no pickled form): each reads the qrels by path where it runs, so a
+    file that is not a regular one is refused for them before the scheduler is asked."""
+    mode = os.stat(qrels).st_mode
+    if stat.S_ISREG(mode):
+        return qrels
+    if address is not None:
+        what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise InputError(
+            f"--qrels {qrels!r}: is {what}, which the workers of --scheduler cannot read: each reads "
+            "the qrels by path where it runs; write them to a file the workers can read and give the "
+            "file, or drop --scheduler (this process's threads evaluate qrels read here once)"
+        )
+    return read_any_qrels(qrels)
+
+
+def _evaluate_held(
+    rows: Sequence[pa.RecordBatch],
+    summaries: Sequence[Summary],
+    name: str,
+    qrels: Qrels,
+    metrics: Sequence[str],
+) -> list[tuple[int, str, list[float]]]:
+    """``fanfuse.dask.kernel.evaluate_partition`` over judgments already read (``held_qrels``)."""
+    run, firsts = run_from_rows(list(rows), blocks=list(summaries), name=name)
+    first_of = dict(zip(run.qids(), firsts, strict=True))
+    qids, values = evaluate(run, qrels, metrics=list(metrics))
+    return [(first_of[q], q, [values[m][i] for m in metrics]) for i, q in enumerate(qids)]
+
+
 def evaluate_runs(
     runs: Sequence[str],
-    qrels: str,
+    qrels: str | Qrels,
     metrics: Sequence[str],
     *,
     partitions: int | None = None,
     block_bytes: int | None = None,
 ) -> list[RunScores]:
     """Per-query values of every run computed in the partitions of its shuffle on qid, gathered and
-    averaged in run order, as one process averages them (the same means, bit for bit)."""
-    if not os.path.isfile(qrels):
-        raise FusionError(f"{qrels}: no such file (the qrels)")
+    averaged in run order, as one process averages them (the same means, bit for bit). ``qrels``:
+    a path, or judgments ``held_qrels`` read (which a path that is no regular file becomes here)."""
+    if isinstance(qrels, str):
+        qrels = held_qrels(qrels, None)
+    task = evaluate_partition if isinstance(qrels, str) else _evaluate_held
+    # Judgments held in memory are one object of this process: its identity keys the tasks.
+    key = qrels if isinstance(qrels, str) else id(qrels)
     per_run = []
     for run in runs:
         plan = plan_runs([run], block_bytes or BLOCK_BYTES)
         count = shuffle_partitions(partitions, plan)
         tasks = plan.tasks(count, "score")
-        name = f"fanfuse-evaluate-{tokenize(tasks.name, qrels, list(metrics))}"
+        name = f"fanfuse-evaluate-{tokenize(tasks.name, key, list(metrics))}"
         for j, part in enumerate(tasks.rows):
-            tasks.graph[(name, j)] = (
-                evaluate_partition,
-                part,
-                tasks.summaries,
-                plan.names[0],
-                qrels,
-                list(metrics),
-            )
+            tasks.graph[(name, j)] = (task, part, tasks.summaries, plan.names[0], qrels, list(metrics))
         tasks.graph[name] = (list, [(name, j) for j in range(count)])
         per_run.append(tasks.delayed(name))
     computed = compute(*per_run)

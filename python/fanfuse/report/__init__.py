@@ -98,8 +98,9 @@ class Report(ReportData):
         return report_format.as_dict(self)
 
     def plot(self, path: str | os.PathLike[str]) -> None:
-        """Writes a PNG: per metric, the means with 95% confidence intervals and the per-query
-        differences from the baseline (needs matplotlib: ``pip install fanfuse[plot]``)."""
+        """Writes the plot, PNG, PDF or SVG as the name's suffix says (else PNG): per metric, the means
+        with 95% confidence intervals and the per-query differences from the baseline (needs
+        matplotlib: ``pip install fanfuse[plot]``)."""
         report_plot.plot(self, path)
 
 

@@ -1,7 +1,8 @@
 """The plot of a comparison report: one column per metric; on top the mean of every run with its 95%
 confidence interval (normal approximation: mean +- 1.96 standard errors over the run's evaluated
 queries) and the significance markers, below the per-query differences from the baseline, sorted,
-one line per run. Needs matplotlib (``pip install fanfuse[plot]``), imported only here."""
+one line per run. Written as PNG, PDF or SVG, as the name of the file says (``IMAGE_FORMATS``). Needs
+matplotlib (``pip install fanfuse[plot]``), imported only here."""
 
 from __future__ import annotations
 
@@ -9,12 +10,20 @@ import io
 import math
 import os
 from statistics import NormalDist
+from typing import Literal, get_args
 
 from fanfuse.errors import MissingExtra
+from fanfuse.limits import check_choice
 from fanfuse.output_guard import OutputFile
 from fanfuse.report.data import ReportData
 
 CONFIDENCE = 0.95
+# The formats of a plot, by the suffix of its file's name (in any case); a name without one of them
+# gets PNG. Dates are left out of the files, so that the same report gives the same bytes.
+ImageFormat = Literal["png", "pdf", "svg"]
+IMAGE_KINDS: tuple[ImageFormat, ...] = get_args(ImageFormat)
+IMAGE_FORMATS: dict[str, ImageFormat] = {f".{kind}": kind for kind in IMAGE_KINDS}
+_NO_DATE = {"png": {}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
 
 
 def half_width(values: list[float]) -> float:
@@ -27,15 +36,22 @@ def half_width(values: list[float]) -> float:
     return NormalDist().inv_cdf(0.5 + CONFIDENCE / 2) * sd / math.sqrt(n)
 
 
+def image_format(path: str | os.PathLike[str]) -> ImageFormat:
+    """The format of the plot a file of this name holds (``IMAGE_FORMATS``)."""
+    name = os.fspath(path).lower()
+    return next((kind for suffix, kind in IMAGE_FORMATS.items() if name.endswith(suffix)), "png")
+
+
 def plot(report: ReportData, path: str | os.PathLike[str]) -> None:
-    """Writes the plot to `path` through the output guard."""
-    image = png(report)
+    """Writes the plot to `path` through the output guard, in the format its name says."""
+    data = image(report, image_format(path))
     with OutputFile(path) as stream:
-        stream.write(image)
+        stream.write(data)
 
 
-def png(report: ReportData) -> bytes:
-    """The plot as PNG bytes."""
+def image(report: ReportData, kind: ImageFormat = "png") -> bytes:
+    """The plot as the bytes of an image file of `kind`, one of IMAGE_KINDS."""
+    check_choice("kind", kind, IMAGE_KINDS)
     try:
         import matplotlib
 
@@ -96,9 +112,11 @@ def png(report: ReportData) -> bytes:
         handles, labels, loc="lower center", ncol=min(3, len(names)), fontsize="small", frameon=False
     )
     figure.tight_layout(rect=(0, 0.04 + 0.03 * math.ceil(len(names) / 3), 1, 1))
-    image = io.BytesIO()
+    written = io.BytesIO()
     try:
-        figure.savefig(image, format="png", dpi=110)
+        # SVG's ids are salted at random unless a salt is given.
+        with matplotlib.rc_context({"svg.hashsalt": "fanfuse"}):
+            figure.savefig(written, format=kind, dpi=110, metadata=_NO_DATE[kind])
     finally:
         plt.close(figure)
-    return image.getvalue()
+    return written.getvalue()
