@@ -54,9 +54,15 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[SESSION_VARIABLE] = os.environ["TMPDIR"] = folder
     tempfile.tempdir = None  # read TMPDIR again
     config.stash[_FOLDER] = Path(folder)
+    config.stash[_WORKING] = (Path.cwd(), set(os.listdir()))
 
 
 _FOLDER = pytest.StashKey[Path]()
+# The folder the run started in and what it held: a test that writes a file by a relative path
+# (`-o out.trec` without its folder) leaves it there, where no temporary folder's cleanup reaches.
+_WORKING = pytest.StashKey[tuple[Path, set[str]]]()
+# What tools write in the working folder by design: Hypothesis's example database, pytest's caches.
+TOOL_FOLDERS = {".hypothesis", ".benchmarks", ".pytest_cache", "__pycache__", ".coverage"}
 PREFIX = "fanfuse-tests-"
 
 
@@ -94,12 +100,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     leaked = leftovers(folder)
     if leaked:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         message = f"the run left {len(leaked)} temporary file(s) behind in {folder}: {', '.join(leaked)}"
-        if reporter is not None:
-            reporter.write_sep("=", "temporary files leaked", red=True)
-            reporter.write_line(message)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        _fail(session, "temporary files leaked", message)
+    working, before = session.config.stash[_WORKING]
+    written = sorted(set(os.listdir(working)) - before - TOOL_FOLDERS)
+    if written:
+        message = f"the run wrote {len(written)} file(s) into {working}: {', '.join(written)}"
+        _fail(session, "files written into the working folder", message)
+
+
+def _fail(session: pytest.Session, title: str, message: str) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_sep("=", title, red=True)
+        reporter.write_line(message)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
