@@ -102,7 +102,7 @@ def test_a_duplicate_policy_never_changed_a_search_of_the_index(
     [
         (["--method", "nope"], "--method must be one of rrf, isr, log_isr,"),
         (["--method", "combsum", "--norm", "nope"], "--norm must be one of none, min-max,"),
-        (["--norm", "zmuv"], "--norm: --method 'rrf' reads ranks only"),
+        (["--norm", "zmuv"], "--norm goes with --method combsum"),
         (["--tie-break", "best"], "--tie-break must be 'rank' or 'id' (got 'best')"),
         (["--strategy", "entity"], "--strategy goes with --expander llm"),
         (["--instructions", "About owls."], "--instructions goes with --expander llm"),

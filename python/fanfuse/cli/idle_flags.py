@@ -35,6 +35,7 @@ FlagRule = GoesWith[argparse.Namespace]
 
 # The fusion parameter each flag sets: a method that does not read it fuses as without the flag.
 _PARAMETER_FLAGS = {
+    "--norm": "norm",
     "--rrf-k": "k",
     "--phi": "phi",
     "--sigma": "sigma",
@@ -146,6 +147,7 @@ RULES: dict[str, tuple[FlagRule, ...]] = {
             _expands,
         ),
         FlagRule(("--max-variants",), _EXPANSION, _expansion_on, ("--expander", "heuristic")),
+        _read_by_method("--norm", "norm"),
         _read_by_method("--rrf-k", "k"),
         FlagRule(("--mmr-lambda",), "--rerank mmr", lambda args: args.rerank == "mmr", ("--rerank", "mmr")),
         # --json prints the whole result, provenance and branches included.
