@@ -143,7 +143,9 @@ def _checked_levels(option: Option, values: Iterable[Any]) -> list[Any]:
     name = option.keyword
     if option.parameter == "norm":
         levels = _listed(values, name, "norm names (str)")
-        checked: list[Any] = [check_choice(f"{name}[{i}]", n, NORMS, FusionError) for i, n in enumerate(levels)]
+        checked: list[Any] = [
+            check_choice(f"{name}[{i}]", norm, NORMS, FusionError) for i, norm in enumerate(levels)
+        ]
     elif option.parameter in ("segments", "window"):
         levels = _listed(values, name, "ints")
         checked = [check_int(option.parameter, value, f"{name}[{i}]") for i, value in enumerate(levels)]
