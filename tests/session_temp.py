@@ -61,8 +61,16 @@ _FOLDER = pytest.StashKey[Path]()
 # The folder the run started in and what it held: a test that writes a file by a relative path
 # (`-o out.trec` without its folder) leaves it there, where no temporary folder's cleanup reaches.
 _WORKING = pytest.StashKey[tuple[Path, set[str]]]()
-# What tools write in the working folder by design: Hypothesis's example database, pytest's caches.
-TOOL_FOLDERS = {".hypothesis", ".benchmarks", ".pytest_cache", "__pycache__", ".coverage"}
+
+
+def ignored_by_git(folder: Path) -> list[str]:
+    """The patterns of `folder`'s .gitignore: what is written there by design (Hypothesis's example
+    database, pytest's caches, the search page's screenshots in test-artifacts/), as top-level names."""
+    gitignore = folder / ".gitignore"
+    lines = gitignore.read_text().splitlines() if gitignore.is_file() else []
+    return [line.strip().strip("/") for line in lines if line.strip() and not line.startswith("#")]
+
+
 PREFIX = "fanfuse-tests-"
 
 
@@ -103,7 +111,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         message = f"the run left {len(leaked)} temporary file(s) behind in {folder}: {', '.join(leaked)}"
         _fail(session, "temporary files leaked", message)
     working, before = session.config.stash[_WORKING]
-    written = sorted(set(os.listdir(working)) - before - TOOL_FOLDERS)
+    kept = ignored_by_git(working)
+    new = set(os.listdir(working)) - before
+    written = sorted(name for name in new if not any(fnmatch.fnmatch(name, pattern) for pattern in kept))
     if written:
         message = f"the run wrote {len(written)} file(s) into {working}: {', '.join(written)}"
         _fail(session, "files written into the working folder", message)
