@@ -63,12 +63,18 @@ _FOLDER = pytest.StashKey[Path]()
 _WORKING = pytest.StashKey[tuple[Path, set[str]]]()
 
 
-def ignored_by_git(folder: Path) -> list[str]:
-    """The patterns of `folder`'s .gitignore: what is written there by design (Hypothesis's example
-    database, pytest's caches, the search page's screenshots in test-artifacts/), as top-level names."""
+# What the test tools write in the folder a run starts in, wherever it is (a project of a test's own
+# has no .gitignore): Hypothesis's example database, pytest's and pytest-benchmark's caches.
+TOOL_CACHES = [".hypothesis", ".pytest_cache", ".benchmarks", "__pycache__"]
+
+
+def kept_by_design(folder: Path) -> list[str]:
+    """What is written in `folder` by design, as patterns of top-level names: the tools' caches, and
+    what its .gitignore names (the search page's screenshots in test-artifacts/)."""
     gitignore = folder / ".gitignore"
     lines = gitignore.read_text().splitlines() if gitignore.is_file() else []
-    return [line.strip().strip("/") for line in lines if line.strip() and not line.startswith("#")]
+    named = [line.strip().strip("/") for line in lines if line.strip() and not line.startswith("#")]
+    return [*TOOL_CACHES, *named]
 
 
 PREFIX = "fanfuse-tests-"
@@ -111,7 +117,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         message = f"the run left {len(leaked)} temporary file(s) behind in {folder}: {', '.join(leaked)}"
         _fail(session, "temporary files leaked", message)
     working, before = session.config.stash[_WORKING]
-    kept = ignored_by_git(working)
+    kept = kept_by_design(working)
     new = set(os.listdir(working)) - before
     written = sorted(name for name in new if not any(fnmatch.fnmatch(name, pattern) for pattern in kept))
     if written:
