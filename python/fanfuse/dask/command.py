@@ -21,10 +21,10 @@ from dask.base import compute, persist, tokenize
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
-from fanfuse._core import Qrels, evaluate
-from fanfuse._core._internal import run_from_rows, write_run_text
+from fanfuse._core import Qrels
+from fanfuse._core._internal import write_run_text
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
-from fanfuse.dask.kernel import Summary, evaluate_partition
+from fanfuse.dask.kernel import evaluate_partition
 from fanfuse.errors import InputError, InvalidSetting
 from fanfuse.options import FusionOptions
 from fanfuse.run_scores import RunScores, with_means
@@ -200,20 +200,6 @@ def held_qrels(qrels: str, address: str | None) -> str | Qrels:
     return read_any_qrels(qrels)
 
 
-def _evaluate_held(
-    rows: Sequence[pa.RecordBatch],
-    summaries: Sequence[Summary],
-    name: str,
-    qrels: Qrels,
-    metrics: Sequence[str],
-) -> list[tuple[int, str, list[float]]]:
-    """``fanfuse.dask.kernel.evaluate_partition`` over judgments already read (``held_qrels``)."""
-    run, firsts = run_from_rows(list(rows), blocks=list(summaries), name=name)
-    first_of = dict(zip(run.qids(), firsts, strict=True))
-    qids, values = evaluate(run, qrels, metrics=list(metrics))
-    return [(first_of[q], q, [values[m][i] for m in metrics]) for i, q in enumerate(qids)]
-
-
 def evaluate_runs(
     runs: Sequence[str],
     qrels: str | Qrels,
@@ -227,7 +213,6 @@ def evaluate_runs(
     a path, or judgments ``held_qrels`` read (which a path that is no regular file becomes here)."""
     if isinstance(qrels, str):
         qrels = held_qrels(qrels, None)
-    task = evaluate_partition if isinstance(qrels, str) else _evaluate_held
     # Judgments held in memory are one object of this process: its identity keys the tasks.
     key = qrels if isinstance(qrels, str) else id(qrels)
     per_run = []
@@ -237,7 +222,8 @@ def evaluate_runs(
         tasks = plan.tasks(count, "score")
         name = f"fanfuse-evaluate-{tokenize(tasks.name, key, list(metrics))}"
         for j, part in enumerate(tasks.rows):
-            tasks.graph[(name, j)] = (task, part, tasks.summaries, plan.names[0], qrels, list(metrics))
+            arguments = (part, tasks.summaries, plan.names[0], qrels, list(metrics))
+            tasks.graph[(name, j)] = (evaluate_partition, *arguments)
         tasks.graph[name] = (list, [(name, j) for j in range(count)])
         per_run.append(tasks.delayed(name))
     computed = compute(*per_run)

@@ -110,13 +110,15 @@ def evaluate_partition(
     rows: Sequence[pa.RecordBatch],
     summaries: Sequence[Summary],
     name: str,
-    qrels_path: str,
+    qrels: str | Qrels,
     metrics: Sequence[str],
 ) -> list[tuple[int, str, list[float]]]:
     """Per query of one run's rows of a partition: its first group in the run (the order in which
-    one process averages the queries), its id and its value of each metric."""
-    stat = os.stat(qrels_path)
-    qrels = _qrels(qrels_path, stat.st_mtime_ns, stat.st_size)
+    one process averages the queries), its id and its value of each metric. `qrels`: a file's path,
+    read once per worker, or judgments the driver read (from a pipe)."""
+    if isinstance(qrels, str):
+        stat = os.stat(qrels)
+        qrels = _qrels(qrels, stat.st_mtime_ns, stat.st_size)
     run, firsts = run_from_rows(list(rows), blocks=list(summaries), name=name)
     first_of = dict(zip(run.qids(), firsts, strict=True))
     qids, values = evaluate(run, qrels, metrics=list(metrics))
