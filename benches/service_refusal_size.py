@@ -32,15 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fanfuse.limits import CONVERSATION, REQUEST
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from service_server import serve_command
+from test_cli_search_options import DOCUMENTS  # the tests' index
 
-# The documents of the tests' index (tests/test_cli_search_options.py).
-DOCUMENTS = [
-    {"id": "zeta", "text": "Owls hunt mice at night in the forest."},
-    {"id": "alpha", "text": "Owls hunt mice at night in the forest."},
-    {"id": "hawk", "text": "Hawks hunt mice by day over open fields."},
-    {"id": "bat", "text": "Bats fly at night and hunt insects."},
-    {"id": "mole", "text": "Moles dig tunnels and eat worms."},
-]
 HEALTHZ_AFTER = 0.05  # seconds after a request starts
 
 
