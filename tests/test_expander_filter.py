@@ -17,11 +17,13 @@ from fanfuse.multiquery import (
     Expansion,
     FeedbackExpander,
     HeuristicExpander,
+    LLMExpander,
     MultiQueryRetriever,
     Variant,
     VariantCache,
 )
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
+from llm_server import refused_base_url
 
 # Two tenants whose documents share the question's word: each one's own words are the feedback terms.
 DOCUMENTS = [
@@ -119,3 +121,27 @@ def test_an_expander_of_ones_own_is_given_the_filter_if_it_takes_it(index: Tanti
     # Given to the reading expander alone, and the async path (its inherited aexpand) too.
     assert reading.given == [{"tenant": "a"}, {"tenant": "b"}, None] * 2
     assert CombinedExpander([plain, reading]).reads_filter and not CombinedExpander([plain]).reads_filter
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_chat_models_fallback_is_given_the_filter(index: TantivyRetriever, mode: str) -> None:
+    """A model that cannot be reached (a real connection refusal): the default search's expander that
+    stands in over the index takes its feedback from the filtered documents, as without a model."""
+    llm = LLMExpander(refused_base_url(), model="m", api_key="x", timeout=2.0)
+    with open_index(index, dense=False, expander=llm) as retriever:
+        for tenant in ("a", "b"):
+            if mode == "sync":
+                result = retriever.search("owls", filter={"tenant": tenant})
+            else:
+                result = asyncio.run(retriever.asearch("owls", filter={"tenant": tenant}))
+            assert result.diagnostics.expansion.fallback_reason is not None
+            words = feedback_words(result)
+            assert bool(words & B_WORDS) is (tenant == "b"), words
+    own = Reading()
+    llm.fallback_expander = own
+    assert llm.reads_filter
+    MultiQueryRetriever([index], expander=llm, max_variants=3).search("owls", filter={"tenant": "a"})
+    assert own.given == [{"tenant": "a"}]
+    llm.fallback_expander = Plain()
+    assert not llm.reads_filter
+    assert not LLMExpander(refused_base_url(), model="m", fallback="original").reads_filter

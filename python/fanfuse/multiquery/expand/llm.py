@@ -13,8 +13,8 @@ LangChain chat model, a LlamaIndex LLM), each an adapter in ``llm_clients.py``. 
   panic in it, an answer too large, too deep, unreadable or empty) falls back, and the ``Expansion``
   says why: query expansion must never be the reason a search fails. Only a signal, an exit or a
   cancellation goes on up (``fanfuse._panics.is_failure``). What stands in is the original query
-  alone, or (``"heuristic"``) an expander without a model given the same question, budget and
-  conversation, run as the call was (``expand`` or ``aexpand``): ``fallback_expander``, by default
+  alone, or (``"heuristic"``) an expander without a model given the same question, budget,
+  conversation and filter, run as the call was (``expand`` or ``aexpand``): ``fallback_expander``, by default
   the default search's expander over no index (the history expander's joined reading of the
   conversation, then the question's content words), or the default search's own over the index a
   retriever searches (``open_index`` sets it: ``with_index_fallback``; topic words and feedback too);
@@ -56,9 +56,10 @@ from fanfuse.multiquery.expand.llm_fallback import (
     Asked,
     Failed,
     Fallback,
+    afall_back,
     conversation_default,
     failure_reason,
-    stood_in,
+    fall_back,
     timed_out,
 )
 from fanfuse.multiquery.expand.llm_http import MAX_ANSWER_BYTES, TooLarge
@@ -185,6 +186,13 @@ class LLMExpander(Expander):
         self.sync_capable = not self._client.native_async and expander.sync_capable
 
     @property
+    def reads_filter(self) -> bool:  # type: ignore[override]
+        """Whether a search's filter shapes the variants: only through the fallback that stands in
+        (feedback over the index reads the documents the filter leaves)."""
+        stand_in = self._stand_in()
+        return stand_in is not None and stand_in.reads_filter
+
+    @property
     def url(self) -> str | None:
         return self._client.endpoint.url if isinstance(self._client, HTTPChat) else None
 
@@ -194,9 +202,15 @@ class LLMExpander(Expander):
         return ("llm", self._client.cache_key(), self.strategy, self.instructions, settings)
 
     def expand(
-        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+        self,
+        query: str,
+        *,
+        max_variants: int,
+        strategy: str | None = None,
+        history: History = (),
+        filter: Mapping[str, Any] | None = None,
     ) -> Expansion:
-        asked = self._asked(query, max_variants, strategy, history)
+        asked = self._asked(query, max_variants, strategy, history, filter)
         if isinstance(asked, Expansion):
             return asked
         if not self.sync_capable:  # an async client or fallback runs on the loop sync searches share
@@ -210,13 +224,19 @@ class LLMExpander(Expander):
         except TimeoutError:
             got = self._failed(timed_out(self.timeout))
         if isinstance(got, Failed):
-            got = self._fall_back(asked, got)
+            got = fall_back(asked, got, self._stand_in())
         return self._handed_over(got)
 
     async def aexpand(
-        self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
+        self,
+        query: str,
+        *,
+        max_variants: int,
+        strategy: str | None = None,
+        history: History = (),
+        filter: Mapping[str, Any] | None = None,
     ) -> Expansion:
-        asked = self._asked(query, max_variants, strategy, history)
+        asked = self._asked(query, max_variants, strategy, history, filter)
         if isinstance(asked, Expansion):
             return asked
         return await self._aexpand(asked)
@@ -236,11 +256,16 @@ class LLMExpander(Expander):
         except TimeoutError:
             expansion = self._failed(timed_out(self.timeout))
         if isinstance(expansion, Failed):
-            expansion = await self._afall_back(asked, expansion)
+            expansion = await afall_back(asked, expansion, self._stand_in())
         return self._handed_over(expansion)
 
     def _asked(
-        self, query: str, max_variants: int, strategy: str | None, history: History
+        self,
+        query: str,
+        max_variants: int,
+        strategy: str | None,
+        history: History,
+        filter: Mapping[str, Any] | None,
     ) -> Asked | Expansion:
         """The request to make, or the expansion when none is needed."""
         chosen = self.strategy if strategy is None else check_strategy(strategy)
@@ -251,7 +276,7 @@ class LLMExpander(Expander):
             return Expansion((Variant(query, "original"),), note=note)
         wanted = 1 if STRATEGIES[chosen].passage else max_variants - 1
         asked = messages(chosen, query, history, wanted, self.instructions)
-        return Asked(query, max_variants, chosen, history, wanted, asked)
+        return Asked(query, max_variants, chosen, history, wanted, asked, filter)
 
     def _settle(self, asked: Asked, got: str | BaseException) -> Expansion | Failed:
         """The expansion from what the client returned or raised, or why there is none. Runs in the
@@ -313,29 +338,8 @@ class LLMExpander(Expander):
     def _failed(self, reason: str) -> Failed:
         return Failed(self._shown(reason))
 
-    def _fall_back(self, asked: Asked, failed: Failed) -> Expansion:
-        if self.fallback == "original":
-            return stood_in(asked, failed, None)
-        stand_in = self._fallback_expander
-        try:
-            got = stand_in.expand(asked.query, max_variants=asked.max_variants, history=asked.history)
-        except BaseException as exc:
-            if not is_failure(exc):
-                raise
-            return stood_in(asked, failed, exc)
-        return stood_in(asked, failed, got)
-
-    async def _afall_back(self, asked: Asked, failed: Failed) -> Expansion:
-        if self.fallback == "original":
-            return stood_in(asked, failed, None)
-        stand_in = self._fallback_expander
-        try:
-            got = await stand_in.aexpand(asked.query, max_variants=asked.max_variants, history=asked.history)
-        except BaseException as exc:
-            if not is_failure(exc):
-                raise
-            return stood_in(asked, failed, exc)
-        return stood_in(asked, failed, got)
+    def _stand_in(self) -> Expander | None:
+        return None if self.fallback == "original" else self._fallback_expander
 
     def _shown(self, reason: str) -> str:
         """``reason`` redacted and clipped; of a longer one, only the first ``MAX_ANSWER_BYTES``

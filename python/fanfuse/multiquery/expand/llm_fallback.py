@@ -1,16 +1,20 @@
 """What stands in for a chat model's failed call (``LLMExpander``): the request it was, the failure
 and its reason for the diagnostics, and the expansion given instead: the original query alone, or the
-variants of an expander without a model given the same question, budget and conversation."""
+variants of an expander without a model given the same question, budget, conversation and
+filter."""
 
 from __future__ import annotations
 
 import asyncio
 import http.client
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
+from fanfuse._panics import is_failure
 from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.multiquery.conversation import History
+from fanfuse.multiquery.expand.calls import given_to
 from fanfuse.multiquery.expand.expanders import (
     CombinedExpander,
     Expander,
@@ -39,6 +43,7 @@ class Asked:
     history: History
     wanted: int
     messages: list[dict[str, str]]
+    filter: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +66,38 @@ def stood_in(asked: Asked, failed: Failed, got: Expansion | BaseException | None
         return Expansion(got.variants, fallback_reason=reason, note=got.note)
     reason = failed.reason if got is None else f"{failed.reason}; fallback: {type(got).__name__}: {got}"
     return Expansion((Variant(asked.query, "original"),), fallback_reason=reason)
+
+
+def _call(asked: Asked, stand_in: Expander) -> dict[str, Any]:
+    """The stand-in's keywords: the question's budget, conversation and filter (if it reads one)."""
+    return {"max_variants": asked.max_variants, "history": asked.history, **given_to(stand_in, asked.filter)}
+
+
+def fall_back(asked: Asked, failed: Failed, stand_in: Expander | None) -> Expansion:
+    """What stands in for a failed call, run in the caller's thread: `stand_in`'s variants, or (None)
+    the original query alone."""
+    if stand_in is None:
+        return stood_in(asked, failed, None)
+    try:
+        got = stand_in.expand(asked.query, **_call(asked, stand_in))
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
+        return stood_in(asked, failed, exc)
+    return stood_in(asked, failed, got)
+
+
+async def afall_back(asked: Asked, failed: Failed, stand_in: Expander | None) -> Expansion:
+    """``fall_back``, on the caller's event loop."""
+    if stand_in is None:
+        return stood_in(asked, failed, None)
+    try:
+        got = await stand_in.aexpand(asked.query, **_call(asked, stand_in))
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
+        return stood_in(asked, failed, exc)
+    return stood_in(asked, failed, got)
 
 
 def timed_out(timeout: float) -> str:
