@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from fanfuse.corpus import Document, Fields, as_documents
 from fanfuse.errors import InvalidCorpus, InvalidEncoder, MissingExtra
-from fanfuse.limits import check_int, check_sequence
+from fanfuse.limits import check_int
 from fanfuse.output_guard import OutputFile
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import check_known_keys, conditions, value_terms
 from fanfuse.retrievers.query_vectors import QueryVectors, cache_size_from_env, embedded
+from fanfuse.text import check_strs
 
 Embedder = Callable[[Sequence[str]], npt.ArrayLike]
 # Sublinear tf and English stopwords: the usual LSA setting; float32 halves memory and time.
@@ -33,18 +34,8 @@ def checked_query(query: object) -> str:
     """A query as every backend's ``search`` takes it: a str (a blank one finds nothing). One message
     for all of them, so that a caller learns the same thing whichever it searched."""
     if not isinstance(query, str):
-        raise TypeError(f"query must be a str, got {type(query).__name__}")
+        raise TypeError(f"query must be a str (got {type(query).__name__})")
     return query
-
-
-def checked_texts(texts: object, name: str) -> list[str]:
-    """``texts``, an ordered collection of str (``check_sequence``: a bare str is refused, which would
-    be read letter by letter), as a list; an item that is no str is refused naming its place."""
-    items = check_sequence(texts, name, "str")
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise TypeError(f"{name}[{i}] must be a str, got {type(item).__name__}")
-    return cast("list[str]", items)
 
 
 def document_text(document: Document) -> str:
@@ -97,7 +88,7 @@ class DenseRetriever:
         the queries of concurrent searches are embedded together (`query_vectors.py`). `metadata`:
         what filters match, one mapping per id (default: the payloads). A NaN or infinite value in
         any row is refused: such a row would silently never be returned."""
-        ids = checked_texts(ids, "ids")
+        ids = check_strs(ids, "ids")
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
             raise InvalidEncoder(
@@ -192,7 +183,7 @@ class DenseRetriever:
     ) -> list[list[Hit]]:
         """`[search(q, k, filter) for q in queries]` with the queries embedded in one encoder call
         (what `MultiQueryRetriever` calls with a search's variants)."""
-        queries = checked_texts(queries, "queries")
+        queries = check_strs(queries, "queries")
         k = check_int("retriever_k", k)
         asked = [i for i, query in enumerate(queries) if query.strip()]
         results: list[list[Hit]] = [[] for _ in queries]
@@ -279,7 +270,7 @@ class TfidfSvdEmbedder:
         self._parts: tuple[Any, Any] | None = None
 
     def fit(self, texts: Sequence[str]) -> TfidfSvdEmbedder:
-        texts = checked_texts(texts, "texts")
+        texts = check_strs(texts, "texts")
         try:
             from sklearn.decomposition import TruncatedSVD
             from sklearn.feature_extraction.text import TfidfVectorizer
@@ -328,4 +319,4 @@ class TfidfSvdEmbedder:
         if self._parts is None:
             raise InvalidEncoder("TfidfSvdEmbedder is not fitted; call .fit(corpus_texts) first")
         vectorizer, projection = self._parts
-        return np.asarray(vectorizer.transform(checked_texts(texts, "texts")) @ projection, dtype=np.float32)
+        return np.asarray(vectorizer.transform(check_strs(texts, "texts")) @ projection, dtype=np.float32)

@@ -28,8 +28,9 @@ import numpy.typing as npt
 
 from fanfuse.limits import check_float, check_int, derived_int
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.dense import checked_query, checked_texts
+from fanfuse.retrievers.dense import checked_query
 from fanfuse.retrievers.filters import known_metadata_keys
+from fanfuse.text import check_strs
 
 __all__ = ["DenseFeedback", "VectorIndex"]
 
@@ -85,7 +86,7 @@ class DenseFeedback:
     ) -> list[list[Hit]]:
         """`[search(q, k, filter) for q in queries]`, the first searches in one call where the dense
         retriever takes several queries at once (its queries embedded together)."""
-        queries = checked_texts(queries, "queries")
+        queries = check_strs(queries, "queries")
         k = check_int("retriever_k", k)
         candidates = derived_int("retriever_k", max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k))
         batch = getattr(self.dense, "search_batch", None)

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from fanfuse.errors import InvalidEncoder, MissingExtra, OutOfRange
 from fanfuse.limits import LIMITS, check_choice, check_int, optional_int
+from fanfuse.text import check_strs
 
 EMBED_EXTRA = "pip install 'fanfuse[embed]'"
 #: How token vectors become one: their mean over the attention mask, or the first token's (CLS).
@@ -149,7 +150,7 @@ class OnnxEncoder:
     def _embed(
         self, texts: Sequence[str], prefix: str, progress: Callable[[int], None] | None, batch_size: int
     ) -> npt.NDArray[np.float32]:
-        _check_texts(texts)
+        texts = check_strs(texts, "texts")
         encodings = self._tokenizer.encode_batch([prefix + text for text in texts])
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         # Shortest first: each batch is padded to its longest text, so similar lengths waste little.
@@ -220,15 +221,7 @@ def _check_options(
     optional_int("encoder_threads", threads)  # None: every CPU
     for option, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
         if not isinstance(prefix, str):
-            raise TypeError(f"{option} must be a str, got {type(prefix).__name__}")
-
-
-def _check_texts(texts: Sequence[str]) -> None:
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise TypeError(f"texts must be a sequence of str, got {type(texts).__name__}")
-    for position, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(f"texts[{position}] must be a str, got {type(text).__name__}")
+            raise TypeError(f"{option} must be a str (got {type(prefix).__name__})")
 
 
 def _import_runtime() -> tuple[Any, Any]:

@@ -27,7 +27,7 @@ from fanfuse.limits import TANTIVY_ARENA, check_int
 from fanfuse.paths import utf8_path
 from fanfuse.retrievers import index_versions
 from fanfuse.retrievers.base import Hit
-from fanfuse.retrievers.dense import checked_query, checked_texts
+from fanfuse.retrievers.dense import checked_query
 from fanfuse.retrievers.filters import Condition, check_known_keys, conditions, matches
 from fanfuse.retrievers.index_copy import private_copy
 from fanfuse.retrievers.index_versions import MANIFEST
@@ -41,6 +41,7 @@ from fanfuse.retrievers.tantivy_metadata import (
     stored_metadata,
 )
 from fanfuse.retrievers.tantivy_writer import kept, write_index
+from fanfuse.text import check_strs
 
 SEARCH_FIELDS = ["title", "text"]
 # Words only: what a query falls back to when it is not valid query syntax.
@@ -251,7 +252,7 @@ class TantivyRetriever:
         less than handing it to a thread of its own costs, so `MultiQueryRetriever` gives this index
         all its variants of a search in one call (one thread hand-off instead of one per variant)."""
         self._check_open()
-        return [self.search(query, k, filter) for query in checked_texts(queries, "queries")]
+        return [self.search(query, k, filter) for query in check_strs(queries, "queries")]
 
     def analyze(self, text: str) -> list[tuple[str, str]]:
         """The words of `text` as the index sees them: (word in lower case, indexed term) pairs, in
