@@ -10,16 +10,25 @@ use std::ops::RangeInclusive;
 
 use crate::error::FusionError;
 
+/// `type_name` with its indefinite article, as a message names a value's type: "an int", "a str".
+#[must_use]
+pub fn a_or_an(type_name: &str) -> String {
+    // NumPy's `ndarray` is read letter by letter ("en-dee-array").
+    let vowel_sound = type_name.starts_with(|c: char| "aeiouAEIOU".contains(c)) || type_name.starts_with("nd");
+    let article = if vowel_sound { "an" } else { "a" };
+    format!("{article} {type_name}")
+}
+
 /// `name` (a str, bytes, or an object that cannot be iterated) is no sequence of `what`.
 #[must_use]
 pub fn not_a_sequence(name: impl Display, what: &str, type_name: &str) -> FusionError {
-    FusionError::wrong_type(format!("{name} must be a sequence of {what}, not a {type_name}"))
+    FusionError::wrong_type(format!("{name} must be a sequence of {what} (got {type_name})"))
 }
 
 /// `name` is a set or a dict: it has no order, and weights and the rank tie-break follow list order.
 #[must_use]
 pub fn unordered(name: impl Display, what: &str, type_name: &str) -> FusionError {
-    FusionError::wrong_type(format!("{name} is a {type_name} which has no order; pass a list or tuple of {what}"))
+    FusionError::wrong_type(format!("{name} has no order (got {type_name}); pass a list or tuple of {what}"))
 }
 
 /// An array argument of `shape`: accepted only 1-D.
@@ -140,6 +149,14 @@ mod tests {
         assert_eq!(setting, FusionError::out_of_range("n must be an int from 1 to 9 (got 0)"));
         assert_eq!(widen(u128::MAX), i128::MAX);
         assert_eq!(widen(u64::MAX), i128::from(u64::MAX));
+    }
+
+    #[test]
+    fn a_type_is_named_with_its_article() {
+        assert_eq!(a_or_an("int"), "an int");
+        assert_eq!(a_or_an("object"), "an object");
+        assert_eq!(a_or_an("str"), "a str");
+        assert_eq!(a_or_an("ndarray"), "an ndarray");
     }
 
     #[test]

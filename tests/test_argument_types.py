@@ -8,6 +8,7 @@ the stub's (`test_api_numbers.stub_signatures`), so a new one without a call her
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ RUN = "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 a 1 1.0 t\n"
 QRELS = "q1 0 a 1\nq2 0 b 1\n"
 # What no parameter takes.
 WRONG = object()
+# A type named with the article of a consonant: "not a object", "is a int".
+MISSPELT_ARTICLE = re.compile(r"\ba (?:[aeiou]\w*)\b")
 # Parameters refused otherwise, or not at all: the Arrow protocol's schema request, which a batch
 # ignores (it has one schema); a subscript, refused in the words of a list's (`Fused indices must be
 # integers, not object`, tests/test_bad_arguments.py).
@@ -172,3 +175,4 @@ def test_a_wrong_type_is_refused_naming_the_argument(inputs: Inputs, entry: str,
     message = str(raised.value)
     assert param in message and "object" in message, f"{type(raised.value).__name__}: {message}"
     assert "is not an instance of" not in message, message
+    assert not MISSPELT_ARTICLE.search(message), message

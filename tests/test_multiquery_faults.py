@@ -54,13 +54,13 @@ class Odd:
 
 BAD_OUTPUTS = {
     "lone surrogate id": ([Hit("a", 1.0), Hit("\ud800", 0.5)], "hit 2 has an id that is not valid Unicode"),
-    "None id": ([Odd(id=None, score=1.0)], "hit 1 has a NoneType id; ids must be str or int"),
-    "bool id": ([Odd(id=True, score=1.0)], "hit 1 has a bool id"),
+    "None id": ([Odd(id=None, score=1.0)], "hit 1 has an id of type NoneType; ids must be str or int"),
+    "bool id": ([Odd(id=True, score=1.0)], "hit 1 has an id of type bool"),
     "NaN score": ([Hit("a", float("nan"))], "hit 1 has score nan; scores must be finite numbers"),
-    "str score": ([Odd(id="a", score="high")], "hit 1 has a str score"),
+    "str score": ([Odd(id="a", score="high")], "hit 1 has a score of type str"),
     "list payload": (
         [Odd(id="a", score=1.0, payload=[1])],
-        "hit 1 has a list payload; payloads must be mappings",
+        "hit 1 has a payload of type list; payloads must be mappings",
     ),
     "no hits at all": (42, "returned int, expected a list of Hit"),
 }

@@ -3,6 +3,7 @@ argument and say what is accepted."""
 
 from __future__ import annotations
 
+import array
 import math
 from typing import Any
 
@@ -47,7 +48,7 @@ def test_bad_option_values(options: dict[str, Any], message: str) -> None:
     [
         ({"weights": [1.0, "2"]}, r"weights\[1\] must be a number \(got str\)"),
         ({"weights": [1.0, None]}, r"weights\[1\] must be a number \(got NoneType\)"),
-        ({"weights": "12"}, r"weights must be a sequence of numbers \(one per list\), not a str"),
+        ({"weights": "12"}, r"weights must be a sequence of numbers \(one per list\) \(got str\)"),
         ({"top_k": 2.0}, r"top_k must be None or an int >= 0 \(got float\)"),
         ({"top_k": True}, r"top_k must be None or an int >= 0 \(got bool\)"),
     ],
@@ -67,18 +68,18 @@ def test_bad_option_types(options: dict[str, Any], message: str) -> None:
         ([[-(2**63) - 1]], FusionError, r"lists\[0\]\[0\] = -9223372036854775809 does not fit"),
         ([np.array([1, 2**64 - 1], dtype=np.uint64)], FusionError, r"lists\[0\]\[1\] = 18446744073709551615"),
         ([np.zeros((2, 2), dtype=np.int64)], FusionError, r"lists\[0\] is a 2-D array of shape \(2, 2\)"),
-        ([np.array([1.0, 2.0])], TypeError, r"lists\[0\] is a ndarray of dtype float64; .*integer dtype"),
+        ([np.array([1.0, 2.0])], TypeError, r"lists\[0\] is an ndarray of dtype float64; .*integer dtype"),
         ([[1.0]], TypeError, r"lists\[0\]\[0\] is a float; ids must be str, or int"),
         ([[True]], TypeError, r"lists\[0\]\[0\] is a bool; ids must be str, or int"),
         ([[1, np.True_]], TypeError, r"lists\[0\]\[1\] is a bool_?; ids must be str, or int"),
         ([[None]], TypeError, r"lists\[0\]\[0\] is a NoneType; ids must be str, or int"),
         (["ab"], TypeError, r"lists\[0\] is a str but must be a ranked list of ids; wrap a single list"),
-        ("ab", TypeError, r"lists must be a sequence of ranked id lists, not a str"),
+        ("ab", TypeError, r"lists must be a sequence of ranked id lists \(got str\)"),
         ([{"a", "b"}], TypeError, r"lists\[0\] is a set which has no rank order; pass a list, tuple or 1-D"),
         ([frozenset("a")], TypeError, r"lists\[0\] is a frozenset which has no rank order"),
-        ({("a",), ("b",)}, TypeError, r"lists is a set which has no order; pass a list or tuple"),
+        ({("a",), ("b",)}, TypeError, r"lists has no order \(got set\); pass a list or tuple"),
         ([["a", "\ud800"]], FusionError, r"lists\[0\]\[1\] is not valid Unicode \(a lone surrogate\)"),
-        ([3], TypeError, r"lists\[0\] is a int but must be a ranked list of ids"),
+        ([3], TypeError, r"lists\[0\] is an int but must be a ranked list of ids"),
     ],
 )
 def test_bad_lists(lists: Any, error: type[Exception], message: str) -> None:
@@ -111,7 +112,7 @@ def test_batch_errors_name_the_query() -> None:
         fanfuse.rrf_batch([[["a"]], [[1]]])
     with pytest.raises(FusionError, match=r"queries\[1\] has 1 lists but weights has 2 entries"):
         fanfuse.rrf_batch([LISTS, LISTS[:1]], weights=[1.0, 1.0])
-    with pytest.raises(TypeError, match=r"queries\[0\] must be a sequence of ranked id lists, not a str"):
+    with pytest.raises(TypeError, match=r"queries\[0\] must be a sequence of ranked id lists \(got str\)"):
         fanfuse.rrf_batch(["ab"])
     with pytest.raises(
         fanfuse.OutOfRange,
@@ -120,3 +121,22 @@ def test_batch_errors_name_the_query() -> None:
         fanfuse.rrf_batch([LISTS], threads=0)
     with pytest.raises(FusionError, match=r"k must be a finite number > 0"):
         fanfuse.rrf_batch([], k=0)  # options are checked even for an empty batch
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: fanfuse.rrf([3]), r"^lists\[0\] is an int but must be a ranked list of ids"),
+        (lambda: fanfuse.rrf([[object()]]), r"^lists\[0\]\[0\] is an object; ids must be"),
+        (lambda: fanfuse.rrf([[...]]), r"^lists\[0\]\[0\] is an ellipsis; ids must be"),
+        (lambda: fanfuse.fuse([[("a", 1.0), 3]]), r"^runs\[0\]\[1\] is an int but the run started with"),
+        (lambda: fanfuse.rrf([array.array("d", [1.0])]), r"^lists\[0\] is an array of dtype"),
+        (lambda: fanfuse.rrf([np.array([1.0])]), r"^lists\[0\] is an ndarray of dtype float64"),
+        (lambda: fanfuse.rrf_batch([[3]]), r"^queries\[0\]\[0\] is an int but must be a ranked list"),
+        (lambda: fanfuse.rrf([{"a": 1}]), r"^lists\[0\] is a dict which has no rank order"),
+    ],
+)
+def test_a_values_type_is_named_with_its_article(call: Any, message: str) -> None:
+    """Every refusal of a list or id names the value's type with the article English gives it."""
+    with pytest.raises(TypeError, match=message):
+        call()

@@ -31,7 +31,7 @@ DOCUMENTS = [
     {"id": "bat", "title": "Bats", "text": "bats hunt insects at night"},
     {"id": "mole", "title": "Moles", "text": "moles dig tunnels for worms"},
 ]
-QUERY_MESSAGE = "query must be a str, got {}"
+QUERY_MESSAGE = "query must be a str (got {})"
 
 
 def embed(texts: list[str]) -> npt.NDArray[np.float32]:
@@ -152,11 +152,11 @@ def test_the_batching_backends_are_the_ones_with_search_batch() -> None:
 def test_search_batch_refuses_queries_that_are_no_sequence_of_str(ctx: Context, name: str) -> None:
     backend = BACKENDS[name](ctx)
     for queries, message in (
-        ("owls", "queries must be a sequence of str, not a str"),
-        (b"owls", "queries must be a sequence of str, not a bytes"),
-        (5, "queries must be a sequence of str, not a int"),
-        ({"owls"}, "queries is a set which has no order; pass a list or tuple of str"),
-        (["owls", 5], "queries[1] must be a str, got int"),
+        ("owls", "queries must be a sequence of str (got str)"),
+        (b"owls", "queries must be a sequence of str (got bytes)"),
+        (5, "queries must be a sequence of str (got int)"),
+        ({"owls"}, "queries has no order (got set); pass a list or tuple of str"),
+        (["owls", 5], "queries[1] must be a str (got int)"),
     ):
         with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
             backend.search_batch(queries, 3)
@@ -271,5 +271,5 @@ def test_stopwords_are_words_in_any_collection() -> None:
 
     assert HeuristicExpander(stopwords={"The", "owls"}).stopwords == {"the", "owls"}
     assert HeuristicExpander(stopwords=("the",)).stopwords == {"the"}
-    with pytest.raises(TypeError, match=r"^stopwords must be a collection of words \(str\), not a str"):
+    with pytest.raises(TypeError, match=r"^stopwords must be a collection of words \(str\) \(got str\)"):
         HeuristicExpander(stopwords="the")

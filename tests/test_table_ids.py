@@ -211,6 +211,6 @@ def test_what_is_no_table_is_a_type_error_naming_the_argument(
     with pytest.raises(
         TypeError,
         match=rf"^{argument} must be an Arrow table \(an object with __arrow_c_stream__ .*\) or a "
-        rf"pandas DataFrame; got {type(value).__name__}$",
+        rf"pandas DataFrame \(got {type(value).__name__}\)$",
     ):
         call(value)

@@ -299,9 +299,9 @@ def check_sequence(value: object, name: str, what: str) -> list[object]:
     no sequence of names (``metrics="ndcg@10"`` is not seven metrics), and a set has no order."""
     kind = type(value).__name__
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        raise TypeError(f"{name} must be a sequence of {what}, not a {kind}")
+        raise TypeError(f"{name} must be a sequence of {what} (got {kind})")
     if isinstance(value, set | frozenset | dict):
-        raise TypeError(f"{name} is a {kind} which has no order; pass a list or tuple of {what}")
+        raise TypeError(f"{name} has no order (got {kind}); pass a list or tuple of {what}")
     return list(value)
 
 

@@ -89,7 +89,7 @@ def _arrow_input(table: Any, argument: str) -> Any:
             ) from None
     if _is_table(table):
         return table
-    raise TypeError(f"{argument} must be {TABLES}; got {type(table).__name__}")
+    raise TypeError(f"{argument} must be {TABLES} (got {type(table).__name__})")
 
 
 def to_arrow(run: Run) -> Any:

@@ -118,14 +118,14 @@ pub const TABLES: &str = "Arrow tables";
 pub fn not_a_table_object(name: &str, got: &str) -> FusionError {
     FusionError::wrong_type(format!(
         "{name} must be an Arrow table: an object with __arrow_c_stream__ or __arrow_c_array__ (a pyarrow \
-         Table or RecordBatch, a polars DataFrame, a pandas DataFrame through pyarrow.table(df)); got {got}"
+         Table or RecordBatch, a polars DataFrame, a pandas DataFrame through pyarrow.table(df)) (got {got})"
     ))
 }
 
 /// A producer's `method` (`__arrow_c_stream__`, `__arrow_c_array__`) returned a `got`, not a capsule.
 #[must_use]
 pub fn not_a_capsule(method: &str, got: &str) -> FusionError {
-    FusionError::wrong_type(format!("{method} returned a {got}, not a PyCapsule"))
+    FusionError::wrong_type(format!("{method} returned {}, not a PyCapsule", crate::args::a_or_an(got)))
 }
 
 /// A producer's `__arrow_c_array__` returned something other than its (schema, array) pair.

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::args::a_or_an;
 use crate::error::FusionError;
 
 /// What the lists of an entry point are: their names in messages, and whether they may carry scores.
@@ -89,7 +90,8 @@ impl ListPath {
     #[must_use]
     pub fn not_a_list(self, type_name: &str) -> FusionError {
         FusionError::wrong_type(format!(
-            "{self} is a {type_name} but must be a ranked list of ids; wrap a single list in a list: [['a', 'b']]"
+            "{self} is {} but must be a ranked list of ids; wrap a single list in a list: [['a', 'b']]",
+            a_or_an(type_name)
         ))
     }
 
@@ -97,7 +99,8 @@ impl ListPath {
     #[must_use]
     pub fn unordered(self, type_name: &str) -> FusionError {
         FusionError::wrong_type(format!(
-            "{self} is a {type_name} which has no rank order; pass a list, tuple or 1-D integer array"
+            "{self} is {} which has no rank order; pass a list, tuple or 1-D integer array",
+            a_or_an(type_name)
         ))
     }
 
@@ -105,7 +108,8 @@ impl ListPath {
     #[must_use]
     pub fn not_iterable(self, type_name: &str) -> FusionError {
         FusionError::wrong_type(format!(
-            "{self} is a {type_name} but must be a ranked list of ids (list, tuple or 1-D integer array)"
+            "{self} is {} but must be a ranked list of ids (list, tuple or 1-D integer array)",
+            a_or_an(type_name)
         ))
     }
 
@@ -113,7 +117,8 @@ impl ListPath {
     #[must_use]
     pub fn not_integers(self, type_name: &str, dtype: &str) -> FusionError {
         FusionError::wrong_type(format!(
-            "{self} is a {type_name} of dtype {dtype}; ranked lists must hold str or int ids (use an integer dtype)"
+            "{self} is {} of dtype {dtype}; ranked lists must hold str or int ids (use an integer dtype)",
+            a_or_an(type_name)
         ))
     }
 
@@ -121,7 +126,8 @@ impl ListPath {
     #[must_use]
     pub fn not_a_pair(self, pos: usize, type_name: &str) -> FusionError {
         FusionError::wrong_type(format!(
-            "{self}[{pos}] is a {type_name} but the run started with (id, score) pairs; give every hit as a pair"
+            "{self}[{pos}] is {} but the run started with (id, score) pairs; give every hit as a pair",
+            a_or_an(type_name)
         ))
     }
 
@@ -129,7 +135,8 @@ impl ListPath {
     #[must_use]
     pub fn not_an_id(self, pos: usize, type_name: &str) -> FusionError {
         FusionError::wrong_type(format!(
-            "{self}[{pos}] is a {type_name}; ids must be str, or int (Python or NumPy integers)"
+            "{self}[{pos}] is {}; ids must be str, or int (Python or NumPy integers)",
+            a_or_an(type_name)
         ))
     }
 

@@ -52,13 +52,13 @@ def check_words(words: object, name: str) -> frozenset[str]:
     read, but not a bare str, which would be read as its letters (``"the"`` as t, h and e)."""
     if isinstance(words, str | bytes) or not isinstance(words, Iterable):
         raise TypeError(
-            f"{name} must be a collection of words (str), not a {type(words).__name__}; "
+            f"{name} must be a collection of words (str) (got {type(words).__name__}); "
             "one word goes in a list (['the'])"
         )
     items = list(words)
     for word in items:
         if not isinstance(word, str):
-            raise TypeError(f"{name} must hold only str (got a {type(word).__name__}: {word!r})")
+            raise TypeError(f"{name} must hold only str (got {type(word).__name__}: {word!r})")
     return frozenset(word.casefold() for word in items)
 
 

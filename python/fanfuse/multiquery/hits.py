@@ -87,7 +87,7 @@ def _checked_hit(hit: Any, doc_id: Any, score: Any, payload: Any, name: str, pos
         _check_score(score, name, position)
     if payload is not None and not isinstance(payload, Mapping):
         raise TypeError(
-            f"retriever {name!r} hit {position} has a {type(payload).__name__} payload; "
+            f"retriever {name!r} hit {position} has a payload of type {type(payload).__name__}; "
             "payloads must be mappings"
         )
     return checked
@@ -111,7 +111,7 @@ def _checked_id(doc_id: object, hit: object, name: str, position: int) -> str:
     if isinstance(doc_id, numbers.Integral) and not isinstance(doc_id, bool):
         return str(int(doc_id))
     raise TypeError(
-        f"retriever {name!r} hit {position} has a {type(doc_id).__name__} id; ids must be str or int"
+        f"retriever {name!r} hit {position} has an id of type {type(doc_id).__name__}; ids must be str or int"
     )
 
 
@@ -120,7 +120,7 @@ def _check_score(score: object, name: str, position: int) -> None:
         return
     if not isinstance(score, numbers.Real) or isinstance(score, bool):
         raise TypeError(
-            f"retriever {name!r} hit {position} has a {type(score).__name__} score; "
+            f"retriever {name!r} hit {position} has a score of type {type(score).__name__}; "
             "scores must be finite numbers"
         )
     if not math.isfinite(score):

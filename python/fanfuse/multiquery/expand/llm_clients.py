@@ -246,8 +246,8 @@ def client_adapter(
     adapter = _FRAMEWORK_ADAPTERS[kind.name](client)
     if given:
         raise InvalidSetting(
-            f"{', '.join(given)}: a {type(client).__name__} is used with its own settings; set them on "
-            "it, not on LLMExpander"
+            f"{', '.join(given)}: the client ({type(client).__name__}) is used with its own settings; "
+            "set them on it, not on LLMExpander"
         )
     return adapter
 
