@@ -87,7 +87,9 @@ def open_index(
     **overrides: Any,
 ) -> MultiQueryRetriever:
     """The default multi-query retriever over an index built by `fanfuse index` (or
-    `TantivyRetriever.build`); `index` is its directory, or the opened index.
+    `TantivyRetriever.build`); `index` is its directory, or the opened index. An index opened here
+    from its directory is closed with the retriever (`close()`, the end of its `with` block), which
+    lets its files go; one passed in stays the caller's to close.
 
     Args:
         dense: None (the default): the dense half when the index holds neural vectors; True: always
@@ -102,7 +104,27 @@ def open_index(
             `retriever_weights`...), replacing the defaults; `retriever_weights` replaces the weights
             of the retrievers it names.
     """
-    bm25 = index if isinstance(index, TantivyRetriever) else TantivyRetriever(index)
+    if isinstance(index, TantivyRetriever):  # the caller's: it stays open for them to close
+        return _over(index, dense, encoder, progress, rerank, mmr_lambda, overrides)
+    bm25 = TantivyRetriever(index)
+    try:
+        retriever = _over(bm25, dense, encoder, progress, rerank, mmr_lambda, overrides)
+    except BaseException:
+        bm25.close()
+        raise
+    retriever._owned.append(bm25)  # opened here: closed with the retriever (its with block)
+    return retriever
+
+
+def _over(
+    bm25: TantivyRetriever,
+    dense: bool | None,
+    encoder: PassageEncoder | None,
+    progress: Callable[[int], None] | None,
+    rerank: RerankName | None,
+    mmr_lambda: float | None,
+    overrides: dict[str, Any],
+) -> MultiQueryRetriever:
     retrievers = default_retrievers(bm25, dense, encoder, progress)
     # The default weights are for the weighted methods: with one that has none (isr, combmax...),
     # every list weighs 1; weights the caller gives are refused with such a method, as everywhere.
@@ -122,7 +144,10 @@ def open_index(
     given = settings.get("retriever_weights")
     if weights and (given is None or isinstance(given, Mapping)):  # else MultiQueryRetriever says why
         settings["retriever_weights"] = {**weights, **(given or {})}
-    return MultiQueryRetriever(retrievers, **settings)
+    retriever = MultiQueryRetriever(retrievers, **settings)
+    if "dense" in retrievers:  # made here: its vectors (mapped from the index) go with the retriever
+        retriever._owned.append(retrievers["dense"].retriever)
+    return retriever
 
 
 def default_expander(bm25: TantivyRetriever) -> Expander:

@@ -208,6 +208,7 @@ class MultiQueryRetriever:
         }
         self._rerank_workers = Workers("reranker", threads)
         self._closed = False
+        self._owned: list[Any] = []  # what open_index opened for this retriever: closed with it
 
     @property
     def retriever_names(self) -> list[str]:
@@ -230,6 +231,8 @@ class MultiQueryRetriever:
         self._closed = True
         for workers in (*self._workers.values(), self._rerank_workers):
             workers.close()
+        for resource in self._owned:
+            resource.close()
 
     def _check_open(self) -> None:
         if self._closed:

@@ -106,6 +106,7 @@ class DenseRetriever:
         if not normalized:
             _check_finite(matrix, self.ids)
         self._matrix = matrix if normalized else unit_rows(matrix)
+        self._closed = False
         # Row by row, without a temporary the size of the matrix (which may be a 1 GB mapped file).
         squared_norms = np.einsum("ij,ij->i", self._matrix, self._matrix)
         _check_finite(squared_norms, self.ids)
@@ -162,7 +163,15 @@ class DenseRetriever:
     @property
     def vectors(self) -> npt.NDArray[np.float32]:
         """The document vectors, normalized to unit length, one row per id (read-only by contract)."""
+        if self._closed:
+            raise RuntimeError("this DenseRetriever is closed (close())")
         return self._matrix
+
+    def close(self) -> None:
+        """Lets the vectors go (a matrix mapped from an index's file is unmapped once no running
+        search holds it); a later search raises RuntimeError."""
+        self._closed = True
+        self._matrix = np.empty((0, self._matrix.shape[1]), dtype=np.float32)
 
     @property
     def query_cache_size(self) -> int:
@@ -187,27 +196,32 @@ class DenseRetriever:
         k = check_int("retriever_k", k)
         asked = [i for i, query in enumerate(queries) if query.strip()]
         results: list[list[Hit]] = [[] for _ in queries]
+        matrix = self.vectors  # this search's, whatever a close() meanwhile does
         if not asked or not self.ids:
             return results
         query_vectors = unit_rows(self._queries([queries[i] for i in asked]))
-        if query_vectors.shape[1] != self._matrix.shape[1]:
+        if query_vectors.shape[1] != matrix.shape[1]:
             raise InvalidEncoder(
-                f"query vector has {query_vectors.shape[1]} dimensions, the documents {self._matrix.shape[1]}"
+                f"query vector has {query_vectors.shape[1]} dimensions, the documents {matrix.shape[1]}"
             )
         candidates = self._has_vector & self._filter_mask(filter) if filter else self._has_vector
         for i, query_vector in zip(asked, query_vectors, strict=True):
-            results[i] = self._ranked(query_vector, candidates, k)
+            results[i] = self._ranked(matrix, query_vector, candidates, k)
         return results
 
     def _ranked(
-        self, query_vector: npt.NDArray[np.float32], candidates: npt.NDArray[np.bool_], k: int
+        self,
+        matrix: npt.NDArray[np.float32],
+        query_vector: npt.NDArray[np.float32],
+        candidates: npt.NDArray[np.bool_],
+        k: int,
     ) -> list[Hit]:
         if not query_vector.any():
             return []  # nothing in the query the embedding knows: no similarity is meaningful
         # einsum, not `@`: a matrix-vector product is too small to gain from BLAS threads, and once
         # those threads are awake (after an SVD fit, or from parallel branches) `@` measured 10-100x
         # slower on 2 cores while einsum's single-threaded loop stays at ~0.2 ms per 10^6 floats.
-        scores = np.einsum("ij,j->i", self._matrix, query_vector)
+        scores = np.einsum("ij,j->i", matrix, query_vector)
         positions = np.flatnonzero(candidates)
         if len(positions) > k:
             best = np.argpartition(-scores[positions], k - 1)[:k]

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,8 @@ class TantivyRetriever:
         self.private_directory: Path | None = None
         self._remove_copy: Callable[[], object] | None = None
         self._closed = False
+        self._readers = 0  # the reads running (`_in_use`): the index's files go when the last ends
+        self._lock = threading.Lock()
         self.directory = Path(utf8_path(directory, "directory", InvalidIndex))
         self.manifest, self.data_directory, self._index, self._searcher = index_versions.open_current(
             self.directory, lambda manifest, data: self._open(manifest, data, private_copy)
@@ -172,7 +175,8 @@ class TantivyRetriever:
         return str(self.data_directory)
 
     def __len__(self) -> int:
-        return int(self._searcher.num_docs)
+        with self._in_use():
+            return int(self._searcher.num_docs)
 
     def search(self, query: str, k: int, filter: Mapping[str, Any] | None = None) -> list[Hit]:
         """The `k` best documents for `query`, BM25 over title and text, best first.
@@ -181,12 +185,15 @@ class TantivyRetriever:
         metadata's or one of its items; every key). It restricts the hits without changing their
         scores.
         """
-        self._check_open()
         query = checked_query(query)
         k = check_int("retriever_k", k)
         checked = conditions(filter) if filter else []
         if checked and self.metadata_keys is not None:
             check_known_keys(checked, self.metadata_keys)
+        with self._in_use():
+            return self._search(query, k, checked)
+
+    def _search(self, query: str, k: int, checked: list[Condition]) -> list[Hit]:
         parsed = self._parse(query)
         documents = len(self)
         if parsed is None or documents == 0:
@@ -216,9 +223,32 @@ class TantivyRetriever:
         not when it is garbage-collected or the process exits (Tantivy opens segment files lazily,
         hence no read after); one that searches the index in place removes nothing. A server over the
         index (``fanfuse.service.app_for_index``) closes the one it opened when it shuts down."""
-        self._closed = True
+        with self._lock:
+            self._closed = True
+            if self._readers == 0:
+                self._let_go()
         if self._remove_copy is not None:
             self._remove_copy()
+
+    def _let_go(self) -> None:
+        """Drops the index and its searcher, and with them the maps of the index's files (once)."""
+        if hasattr(self, "_searcher"):
+            del self._searcher, self._index
+
+    @contextlib.contextmanager
+    def _in_use(self) -> Iterator[None]:
+        """One read of the index: refused once closed; a close() meanwhile lets the files go when
+        the last running read ends, not under it."""
+        with self._lock:
+            self._check_open()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._readers -= 1
+                if self._closed and self._readers == 0:
+                    self._let_go()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -266,22 +296,21 @@ class TantivyRetriever:
     def document_frequency(self, term: str) -> int:
         """How many documents hold the indexed `term` (a term of `analyze`): the larger of its counts
         in the title and the text field (Tantivy counts per field)."""
-        self._check_open()
-        return max(int(self._searcher.doc_freq(field, term)) for field in SEARCH_FIELDS)
+        with self._in_use():
+            return max(int(self._searcher.doc_freq(field, term)) for field in SEARCH_FIELDS)
 
     def documents(self) -> Iterator[Document]:
         """Every stored document (for building a dense index over the same corpus)."""
-        self._check_open()
-        total = len(self)
-        if total == 0:
-            return
-        with self._reading():
-            addresses = [
-                address for _, address in self._searcher.search(tantivy.Query.all_query(), total).hits
-            ]
+        with self._in_use(), self._reading():
+            total = int(self._searcher.num_docs)
+            addresses = (
+                [address for _, address in self._searcher.search(tantivy.Query.all_query(), total).hits]
+                if total
+                else []
+            )
         for address in addresses:
-            self._check_open()  # a generator started before close() reads no removed file after it
-            with self._reading():
+            # A generator started before close() reads nothing after it.
+            with self._in_use(), self._reading():
                 stored = self._searcher.doc(address)
             yield Document(
                 str(stored.get_first("id")),
@@ -315,6 +344,8 @@ class TantivyRetriever:
         return tantivy.Query.boolean_query(clauses)
 
     def __repr__(self) -> str:
+        if self._closed:
+            return f"TantivyRetriever({str(self.directory)!r}, closed)"
         return f"TantivyRetriever({str(self.directory)!r}, documents={len(self)})"
 
 
