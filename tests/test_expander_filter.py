@@ -6,11 +6,14 @@ expander of one's own that takes `filter` is given it, one without it is called 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from fanfuse import open_index
+from fanfuse.errors import InvalidSetting
 from fanfuse.multiquery import (
     CombinedExpander,
     Expander,
@@ -22,6 +25,7 @@ from fanfuse.multiquery import (
     Variant,
     VariantCache,
 )
+from fanfuse.multiquery.expand.calls import OPTIONAL_KEYWORDS
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
 from llm_server import refused_base_url
 
@@ -145,3 +149,76 @@ def test_a_chat_models_fallback_is_given_the_filter(index: TantivyRetriever, mod
     llm.fallback_expander = Plain()
     assert not llm.reads_filter
     assert not LLMExpander(refused_base_url(), model="m", fallback="original").reads_filter
+
+
+class Documented(Expander):
+    """One written with the signature the docs show: no `strategy`, no `filter`."""
+
+    name = "documented"
+
+    def expand(self, query: str, *, max_variants: int, history: Any = ()) -> Expansion:
+        return Expansion((Variant(query, "original"), Variant("owls", "mine")))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_expander_written_without_strategy_runs_and_refuses_one(
+    index: TantivyRetriever, mode: str
+) -> None:
+    retriever = MultiQueryRetriever([index], expander=Documented(), max_variants=2)
+
+    def search(**options: Any) -> Any:
+        if mode == "sync":
+            return retriever.search("what do they eat", **options)
+        return asyncio.run(retriever.asearch("what do they eat", **options))
+
+    result = search()
+    assert result.diagnostics.expansion.fallback_reason is None
+    assert [v.text for v in result.diagnostics.variants] == ["what do they eat", "owls"]
+    assert Documented.strategies == ()
+    with pytest.raises(InvalidSetting, match="strategy"):
+        search(strategy="paraphrase")
+
+
+def written_with(keywords: tuple[str, ...]) -> Any:
+    """An expander whose `expand` takes `keywords` of those a search gives, and records what it got."""
+    given: list[set[str]] = []
+
+    def expand(self: Expander, query: str, **options: Any) -> Expansion:
+        given.append(set(options))
+        return Expansion((Variant(query, "original"), Variant(f"{query} too", "own")))
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    expand.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+            inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+            inspect.Parameter("max_variants", keyword),
+            *(inspect.Parameter(name, keyword, default=None) for name in keywords),
+        ]
+    )
+    # The class made with that `expand`: what Expander reads of a subclass is read from it.
+    written = type("Written", (Expander,), {"name": "written", "expand": expand})()
+    written.given = given
+    return written
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    [
+        tuple(c)
+        for n in range(len(OPTIONAL_KEYWORDS) + 1)
+        for c in itertools.combinations(OPTIONAL_KEYWORDS, n)
+    ],
+    ids=lambda k: "+".join(k) or "none",
+)
+def test_an_expander_gets_exactly_the_keywords_it_takes(
+    index: TantivyRetriever, keywords: tuple[str, ...]
+) -> None:
+    expander = written_with(keywords)
+    retriever = MultiQueryRetriever([index], expander=expander, max_variants=2)
+    result = retriever.search("owls", filter={"tenant": "a"}, history=["owls at night"])
+    asyncio.run(retriever.asearch("owls", filter={"tenant": "a"}, history=["owls at night"]))
+    assert result.diagnostics.expansion.fallback_reason is None
+    assert expander.given == [{"max_variants", *keywords}] * 2
+    assert expander.reads_filter is ("filter" in keywords)
+    assert (expander.strategies == ()) is ("strategy" not in keywords)

@@ -1,8 +1,9 @@
 """What every expander's ``expand`` and ``aexpand`` do around their own code (``Expander`` wraps each
-one a subclass writes): the ``max_variants`` keyword is checked, and ``history`` and ``filter`` are
-left out for one written without them, so an expander of one's own needs neither; what it returns is
-checked to be an expansion, so that a wrong answer (a list of str) is refused where it is returned,
-naming the expander and what it must return, not met later as another object's missing attribute."""
+one a subclass writes): the ``max_variants`` keyword is checked, and ``strategy``, ``history`` and
+``filter`` are left out for one written without them, so an expander of one's own needs none of
+them; what it returns is checked to be an expansion, so that a wrong answer (a list of str) is
+refused where it is returned, naming the expander and what it must return, not met later as another
+object's missing attribute."""
 
 from __future__ import annotations
 
@@ -13,14 +14,18 @@ from typing import Any
 
 from fanfuse.multiquery.config import check_max_variants
 
+#: What a search gives an expander besides the question and the budget, each only where it is taken.
+OPTIONAL_KEYWORDS = ("strategy", "history", "filter")
+
 
 def budget_checked(
     expand: Callable[..., Any], method_name: str, wrong_answer: Callable[[object], str | None]
 ) -> Callable[..., Any]:
     """An expander's ``expand`` (or ``aexpand``, the ``method_name``) with its ``max_variants`` keyword
-    checked first (None: the expander's own limit), ``history`` and ``filter`` left out for one
-    written without them, and what it returns refused when ``wrong_answer`` says what it is instead."""
-    unread = tuple(name for name in ("history", "filter") if not takes_keyword(expand, name))
+    checked first (None: the expander's own limit), ``strategy``, ``history`` and ``filter`` left out
+    for one written without them, and what it returns refused when ``wrong_answer`` says what it is
+    instead."""
+    unread = tuple(name for name in OPTIONAL_KEYWORDS if not takes_keyword(expand, name))
     if inspect.iscoroutinefunction(expand):
 
         @functools.wraps(expand)

@@ -58,7 +58,9 @@ class Expander(ABC):
     whose ``expand`` / ``aexpand`` takes no ``history`` parameter is still called, without it: it
     expands the query alone. So with ``filter``, the search's metadata filter: an expander that searches
     (pseudo-relevance feedback) takes it, so that its variants come from the documents the search may
-    return; one written without it is called without it (``reads_filter`` says which).
+    return; one written without it is called without it (``reads_filter`` says which). So with
+    ``strategy``: one written without it is called without it, and a search that names a strategy
+    for it is refused (``strategies``).
     """
 
     #: Short name shown in diagnostics.
@@ -70,7 +72,8 @@ class Expander(ABC):
     #: Whether ``expand`` works (a sync search without an event loop calls it in the caller's thread).
     sync_capable: bool = True
     #: The ``strategy`` names ``expand`` reads: a search refuses a strategy for an expander that reads
-    #: none. None (a subclass that does not say) passes any on.
+    #: none (``()``, as for one whose methods take no ``strategy``, which are called without it). None
+    #: (a subclass that takes it and does not say which) passes any on.
     strategies: tuple[str, ...] | None = None
     #: Whether ``expand`` reads the search's ``filter`` (its variants then depend on it): true where a
     #: subclass's methods take it.
@@ -84,6 +87,9 @@ class Expander(ABC):
             cls.history_roles = ()
         if "reads_filter" not in cls.__dict__ and written:
             cls.reads_filter = any(takes_keyword(method, "filter") for method in written)
+        takes_strategy = any(takes_keyword(method, "strategy") for method in written)
+        if "strategies" not in cls.__dict__ and written and not takes_strategy:
+            cls.strategies = ()  # a search's strategy is refused for it, not dropped unread
         if "expand" in cls.__dict__ and "aexpand" not in cls.__dict__ and cls.reads_filter:
             # The inherited aexpand calls expand directly: this one passes the filter on too.
             cls.aexpand = calling_expand  # type: ignore[method-assign]
