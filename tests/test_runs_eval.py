@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+import re
 from pathlib import Path
 
 import fanfuse
@@ -136,3 +137,22 @@ def test_unknown_metric_names_what_is_accepted(tmp_path: Path) -> None:
     qrels.write_text("q 0 a 1\n")
     with pytest.raises(fanfuse.InvalidSetting, match="metric 'err@5': unknown name; accepted: NAME"):
         fanfuse.evaluate(fanfuse.read_run(str(run)), fanfuse.read_qrels(str(qrels)), metrics=["err@5"])
+
+
+@pytest.mark.parametrize(
+    ("metric", "why"),
+    [
+        ("rbp.0", "rbp's persistence must be above 0 and below 1"),
+        ("rbp.99999999999999999", "rbp's persistence must be above 0 and below 1"),
+        ("ndcg@10-l-1", "the relevance level after -l must be an integer >= 0"),
+    ],
+)
+def test_a_metric_no_value_can_come_of_is_refused_naming_its_part(tmp_path: Path, metric: str, why: str) -> None:
+    """A persistence of 0 (precision at 1) or one a float rounds to 1 (every value 0), and a level
+    that is no integer (once reported as a bad cut-off), each refused naming what is wrong."""
+    run = tmp_path / "run.trec"
+    run.write_text("q Q0 a 1 3 t\n")
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q 0 a 1\n")
+    with pytest.raises(fanfuse.InvalidSetting, match=f"metric '{re.escape(metric)}': {re.escape(why)}"):
+        fanfuse.evaluate(fanfuse.read_run(str(run)), fanfuse.read_qrels(str(qrels)), metrics=[metric])

@@ -66,7 +66,11 @@ impl FromStr for Metric {
             Some((body, level)) if !level.is_empty() && level.bytes().all(|b| b.is_ascii_digit()) => {
                 (body, level.parse::<i64>().map_err(|_| bad_metric(s, "the relevance level is too large"))?)
             }
-            _ => (lower.as_str(), 1),
+            // No measure's name holds "-l": what follows it is a relevance level, however written.
+            Some(_) => {
+                return Err(bad_metric(s, "the relevance level after -l must be an integer >= 0, e.g. ndcg@10-l2"))
+            }
+            None => (lower.as_str(), 1),
         };
         let (measure, cut) = parse_body(s, body)?;
         if cut.is_some() && matches!(measure, Measure::RPrecision | Measure::Bpref) {
@@ -126,6 +130,14 @@ fn parse_rbp(original: &str, rest: &str) -> Result<(Measure, Option<usize>), Fus
         return Err(bad_metric(original, "rbp's persistence is digits after a point, e.g. rbp.95 for p = 0.95"));
     }
     let persistence = format!("0.{digits}").parse::<f64>().expect("0. followed by digits is a float");
+    // p = 0 would be precision at 1 under another name; digits a float cannot tell from 1 make p = 1,
+    // whose 1 - p weighs every query's value to 0.
+    if !(persistence > 0.0 && persistence < 1.0) {
+        return Err(bad_metric(
+            original,
+            "rbp's persistence must be above 0 and below 1 (as a float), e.g. rbp.95 for p = 0.95",
+        ));
+    }
     Ok((Measure::Rbp { persistence }, cut))
 }
 
@@ -222,6 +234,12 @@ mod tests {
             ("success", "unknown name"),
             ("rbp", "persistence"),
             ("rbp.x", "persistence"),
+            ("rbp.0", "above 0 and below 1"),
+            ("rbp.000", "above 0 and below 1"),
+            ("rbp.99999999999999999", "above 0 and below 1"),
+            ("ndcg@10-l-1", "relevance level after -l"),
+            ("ndcg@10-l", "relevance level after -l"),
+            ("precision-lx", "relevance level after -l"),
             ("ndcg_cut_", "integer >= 1"),
             ("nope", "accepted: NAME"),
         ] {
