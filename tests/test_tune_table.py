@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -118,3 +119,31 @@ def test_the_help_shows_each_default_level_exactly() -> None:
             assert shown.group(1) == "not searched"
         else:
             assert [float(v) for v in shown.group(1).split(",")] == list(option.default), option.keyword
+
+
+def test_the_p_value_shown_is_the_one_the_json_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each run finds one of two relevant documents first, the fusion both: the fusion is better on
+    every query, so the randomization test's p is at its floor, 1 / (iterations + 1), which the
+    summary shows in three significant digits as the JSON holds it, never as 0."""
+    queries = [f"q{i}" for i in range(30)]
+    run_a = "".join(f"{q} Q0 a-{q} 1 2.0 t\n{q} Q0 x-{q} 2 1.0 t\n" for q in queries)
+    run_b = "".join(f"{q} Q0 b-{q} 1 2.0 t\n{q} Q0 y-{q} 2 1.0 t\n" for q in queries)
+    qrels = "".join(f"{q} 0 a-{q} 1\n{q} 0 b-{q} 1\n" for q in queries)
+    for name, text in (("a.trec", run_a), ("b.trec", run_b), ("qrels.txt", qrels)):
+        (tmp_path / name).write_text(text)
+    argv = [
+        "tune",
+        str(tmp_path / "a.trec"),
+        str(tmp_path / "b.trec"),
+        "--qrels",
+        str(tmp_path / "qrels.txt"),
+    ]
+    argv += ["--method", "isr", "--metric", "recall@2"]
+    assert main(argv) == 0
+    shown = re.search(r"paired randomization p=([^)]+)\)", capsys.readouterr().out)
+    assert main([*argv, "--json"]) == 0
+    p_value = json.loads(capsys.readouterr().out)["p_value"]
+    assert shown is not None and 0 < p_value < 0.001
+    assert float(shown.group(1)) == float(f"{p_value:.3g}") > 0, shown.group(1)

@@ -116,6 +116,6 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{report.metric} on held-out queries ({report.queries}): "
         f"tuned fusion {report.fused_heldout:.4f} vs best single run {report.single_heldout:.4f}: "
-        f"{gain:+.4f} (paired randomization p={report.p_value:.3f})"
+        f"{gain:+.4f} (paired randomization p={report.p_value:.3g})"
     )
     return 0
