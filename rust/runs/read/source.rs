@@ -67,9 +67,19 @@ impl LineSource {
     pub fn open(path: &str) -> Result<Self, FusionError> {
         let mut file = File::open(path).map_err(|e| FusionError::io(path, &e))?;
         let consumed = Arc::new(AtomicU64::new(0));
-        let mut magic = [0_u8; 2];
+        let mut magic = [0_u8; SNIFFED];
         let sniffed = read_up_to(&mut file, &mut magic).map_err(|e| FusionError::io(path, &e))?;
-        let gzip = magic[..sniffed] == [0x1f, 0x8b];
+        let gzip = magic[..sniffed].starts_with(&[0x1f, 0x8b]);
+        if let Some((format, command)) = unread_compression(&magic[..sniffed]) {
+            return Err(FusionError::input(
+                path,
+                0,
+                format!(
+                    "is {format}, which fanfuse does not read (it reads plain or gzip-compressed text): \
+                     decompress it first ({command} {path})"
+                ),
+            ));
+        }
         // The sniffed bytes are read again from memory, not by seeking back: a pipe cannot seek.
         let inner = Cursor::new(magic[..sniffed].to_vec()).chain(file);
         let raw = Counting { inner, read: Arc::clone(&consumed) };
@@ -326,6 +336,29 @@ pub fn read_small_file(path: &str) -> Result<String, FusionError> {
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.
+/// The bytes a file starts with that tell its compression.
+const SNIFFED: usize = 10;
+
+/// The compressed formats a reader does not decompress, by the bytes a file of each starts with
+/// (none of them can start a UTF-8 text file), or None: what it is, and the command that decompresses
+/// it. Read as text, each would be refused at its first line as "invalid UTF-8", naming no cause.
+fn unread_compression(start: &[u8]) -> Option<(&'static str, &'static str)> {
+    // bzip2: "BZh", the block size 1-9, then the magic of a block (pi) or of the end (sqrt(pi)).
+    let bzip2 = start.len() == SNIFFED
+        && start.starts_with(b"BZh")
+        && (b'1'..=b'9').contains(&start[3])
+        && (start[4..] == *b"1AY&SY" || start[4..] == [0x17, 0x72, 0x45, 0x38, 0x50, 0x90]);
+    if bzip2 {
+        return Some(("bzip2-compressed", "bunzip2 -k"));
+    }
+    let formats: [(&[u8], &str, &str); 3] = [
+        (&[0xfd, b'7', b'z', b'X', b'Z', 0], "xz-compressed", "unxz -k"),
+        (&[0x28, 0xb5, 0x2f, 0xfd], "zstd-compressed", "unzstd"),
+        (b"PK\x03\x04", "a zip archive", "unzip"),
+    ];
+    formats.iter().find(|(magic, _, _)| start.starts_with(magic)).map(|&(_, format, command)| (format, command))
+}
+
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {

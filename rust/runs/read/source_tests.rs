@@ -150,3 +150,24 @@ fn a_pipe_is_read_plain_or_gzip() {
     writer.join().unwrap();
     std::fs::remove_file(&zipped).unwrap();
 }
+
+#[test]
+fn a_compression_it_does_not_read_is_named_by_its_bytes() {
+    let named = |bytes: &[u8]| unread_compression(bytes).map(|(format, _)| format);
+    assert_eq!(named(b"BZh91AY&SY"), Some("bzip2-compressed"));
+    assert_eq!(named(&[b'B', b'Z', b'h', b'9', 0x17, 0x72, 0x45, 0x38, 0x50, 0x90]), Some("bzip2-compressed"));
+    assert_eq!(named(&[0xfd, b'7', b'z', b'X', b'Z', 0, 0, 4, 0xe6, 0xd6]), Some("xz-compressed"));
+    assert_eq!(named(&[0x28, 0xb5, 0x2f, 0xfd, 0x24, 0, 0, 0, 0, 0]), Some("zstd-compressed"));
+    assert_eq!(named(b"PK\x03\x04\x14\0\0\0\x08\0"), Some("a zip archive"));
+    // Text that starts as one of them does is text.
+    assert_eq!(named(b"BZh9 Q0 d1"), None);
+    assert_eq!(named(b"BZh"), None);
+    assert_eq!(named(b"q1 Q0 d1 1"), None);
+    assert_eq!(lines_of(b"BZh9 Q0 d1 1 2.0 t\n", "bzh-text"), ["BZh9 Q0 d1 1 2.0 t"]);
+    let path = std::env::temp_dir().join(format!("fanfuse-source-{}-xz", std::process::id()));
+    std::fs::write(&path, [0xfd, b'7', b'z', b'X', b'Z', 0, 0, 4, 0xe6, 0xd6, 0xb4, 0x46]).unwrap();
+    let refused = LineSource::open(&path.to_string_lossy()).err().expect("an xz file is refused").to_string();
+    std::fs::remove_file(&path).unwrap();
+    assert!(refused.contains("is xz-compressed, which fanfuse does not read"), "{refused}");
+    assert!(refused.contains("decompress it first (unxz -k "), "{refused}");
+}
