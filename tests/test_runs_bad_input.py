@@ -24,6 +24,26 @@ CASES = [
     ),
     ("notobject.jsonl", '{"task_id": "q", "contexts": []}\n[1, 2]\n', "not a JSON object", 2),
     ("badjson.jsonl", '{"task_id": "q", "contexts": [{"document_id": "d"}]}\n', 'has no "score"', 1),
+    # A field given twice is refused inside a context as in the record, never read as its last value.
+    (
+        "twiceid.jsonl",
+        '{"task_id": "q", "contexts": []}\n{"task_id": "q2", "contexts": [{"document_id": "d1", '
+        '"document_id": "d9", "score": 1}]}\n',
+        "duplicate field `document_id` in a context",
+        2,
+    ),
+    (
+        "twicescore.jsonl",
+        '{"task_id": "q", "contexts": [{"document_id": "d2", "score": 0.5, "score": 7}]}\n',
+        "duplicate field `score` in a context",
+        1,
+    ),
+    (
+        "twicetask.jsonl",
+        '{"task_id": "q", "task_id": "q2", "contexts": []}\n',
+        "duplicate field `task_id`",
+        1,
+    ),
 ]
 
 

@@ -3,7 +3,10 @@
 //! contexts in rank order. Fields of a context other than `document_id` and `score` are kept as raw
 //! JSON in their original order, so fusion passes them through unchanged.
 
+use std::fmt;
+
 use indexmap::IndexMap;
+use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -14,7 +17,36 @@ struct Line {
     task_id: String,
     #[serde(rename = "Collection")]
     collection: Option<String>,
-    contexts: Vec<IndexMap<String, Box<RawValue>>>,
+    contexts: Vec<Context>,
+}
+
+/// One context's fields in their order; a field given twice is refused, as the record's own fields
+/// are (a map would keep the last value: another document id, another score, read silently).
+struct Context(IndexMap<String, Box<RawValue>>);
+
+impl<'de> Deserialize<'de> for Context {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = Context;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a context object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Context, A::Error> {
+                let mut fields = IndexMap::new();
+                while let Some((key, value)) = map.next_entry::<String, Box<RawValue>>()? {
+                    if fields.contains_key(&key) {
+                        return Err(A::Error::custom(format_args!("duplicate field `{key}` in a context")));
+                    }
+                    fields.insert(key, value);
+                }
+                Ok(Context(fields))
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
 }
 
 #[derive(Debug)]
@@ -42,7 +74,7 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<Record, String> {
         return Err(format!("task_id {problem}"));
     }
     let mut hits = Vec::with_capacity(parsed.contexts.len());
-    for (position, mut context) in parsed.contexts.into_iter().enumerate() {
+    for (position, Context(mut context)) in parsed.contexts.into_iter().enumerate() {
         let docid: String = context
             .shift_remove("document_id")
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
@@ -99,6 +131,12 @@ mod tests {
     #[test]
     fn rejects_non_objects_and_missing_fields() {
         assert!(parse_line("[1, 2]", 1).unwrap_err().contains("not a JSON object"));
+        for field in ["document_id", "score", "text"] {
+            let line =
+                format!(r#"{{"task_id":"q","contexts":[{{"document_id":"d","score":1,"text":"a","{field}":"x"}}]}}"#);
+            let refused = parse_line(&line, 1).unwrap_err();
+            assert!(refused.contains(&format!("duplicate field `{field}` in a context")), "{refused}");
+        }
         assert!(parse_line(r#"{"task_id":"q","contexts":[{"score":1}]}"#, 1).unwrap_err().contains("document_id"));
         assert!(parse_line(r#"{"task_id":"q","contexts":[{"document_id":"d","score":"x"}]}"#, 1)
             .unwrap_err()
