@@ -147,7 +147,9 @@ def test_unknown_metric_names_what_is_accepted(tmp_path: Path) -> None:
         ("ndcg@10-l-1", "the relevance level after -l must be an integer >= 0"),
     ],
 )
-def test_a_metric_no_value_can_come_of_is_refused_naming_its_part(tmp_path: Path, metric: str, why: str) -> None:
+def test_a_metric_no_value_can_come_of_is_refused_naming_its_part(
+    tmp_path: Path, metric: str, why: str
+) -> None:
     """A persistence of 0 (precision at 1) or one a float rounds to 1 (every value 0), and a level
     that is no integer (once reported as a bad cut-off), each refused naming what is wrong."""
     run = tmp_path / "run.trec"
