@@ -17,7 +17,7 @@ from pathlib import Path
 import fanfuse
 import pytest
 from fanfuse.cli import build_parser, command_parsers, main
-from fanfuse.cli.paths import INPUT, KINDS, TAKES, option_name, path_actions
+from fanfuse.cli.paths import DASH_INPUT, INPUT, KINDS, TAKES, option_name, path_actions
 from fanfuse.corpus import read_jsonl
 from fanfuse.paths import unreadable
 from test_input_bounds import INVOCATIONS as READ_INVOCATIONS
@@ -47,7 +47,8 @@ CASES = [
     (argv, at, kind, option, wrong)
     for argv in INVOCATIONS
     for at, kind, option in input_words(argv)
-    for wrong in ("missing", "other kind")
+    for wrong in ("missing", "other kind", "dash")
+    if wrong != "dash" or kind not in ("history", "index")
 ]
 
 
@@ -85,6 +86,11 @@ def test_an_unreadable_input_is_refused_naming_option_path_and_what_it_takes(
         full[argv.index("-o") + 1] = str(tmp_path / "out")
     if argv[0] == "index":
         full[argv.index("--index") + 1] = str(tmp_path / "new-index")
+    if wrong == "dash":
+        full[at] = "-"
+        assert main(full) == 2
+        assert capsys.readouterr().err.strip() == f"fanfuse {argv[0]}: error: {option} '-': {DASH_INPUT}"
+        return
     if wrong == "missing":
         given, problem = tmp_path / "nowhere", "no such file or directory"
     elif kind == "index":

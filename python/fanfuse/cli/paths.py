@@ -23,6 +23,8 @@ from fanfuse.output_guard import OutputFile, check_paths
 from fanfuse.paths import unreadable
 
 INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
+# An input `-`, which only --history reads as standard input: a file may name it.
+DASH_INPUT = "'-' is standard output (-o -), not standard input here; to read standard input, give /dev/stdin"
 ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
 # What an input option reads, for the tests that build one of each: a run, qrels, a JSONL corpus,
 # a saved model, an index directory, a conversation (`--history`).
@@ -188,6 +190,8 @@ def check_command_paths(parser: argparse.ArgumentParser, args: argparse.Namespac
 def _check_input(option: str, kind: str, path: str) -> None:
     if kind == "history" and path == "-":
         return
+    if path == "-" and kind != "index":
+        raise InputError(f"{option} '-': {DASH_INPUT}")
     problem = unreadable(path, folder=kind == "index")
     if problem is not None:
         raise InputError(f"{option} {path!r}: {problem}; give {TAKES[kind]}")
