@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from fanfuse import InvalidSetting
 from fanfuse.multiquery import (
+    CallableExpander,
     CombinedExpander,
     Expander,
     Expansion,
@@ -189,3 +190,24 @@ def test_a_good_expansion_of_ones_own_is_used_as_it_is() -> None:
     result = searched("sync", Fixed())
     assert [v.source for v in result.diagnostics.variants] == ["original", "mine"]
     assert result.diagnostics.expansion.fallback_reason is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("returned", "reason", "note", "variants"),
+    [
+        ([1, 2, None], "expander function returned a list of NoneType, int, expected a list of str", None, 1),
+        (["rank fusion", 3], None, "dropped 1 item(s) that were not str (int)", 2),
+        ("rank fusion", "expander function returned str, expected a list of str", None, 1),
+    ],
+)
+def test_a_callables_items_that_are_no_str_are_said(
+    mode: str, returned: Any, reason: str | None, note: str | None, variants: int
+) -> None:
+    """What a function of CallableExpander returns that is no variant is named in the diagnostics:
+    a fallback where nothing is left, a note where some items are dropped; never an expansion that
+    looks whole."""
+    result = searched(mode, CallableExpander(lambda query, n: returned))
+    assert result.diagnostics.expansion.fallback_reason == reason
+    assert result.diagnostics.expansion.note == note
+    assert len(result.diagnostics.variants) == variants

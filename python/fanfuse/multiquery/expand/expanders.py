@@ -355,4 +355,10 @@ class CallableExpander(Expander):
             reason = f"expander function returned {type(result).__name__}, expected a list of str"
             return Expansion((Variant(query, "original"),), fallback_reason=reason)
         texts = [t for t in result if isinstance(t, str)]
-        return Expansion(assemble_variants(query, texts, max_variants, "callable"))
+        others = sorted({type(t).__name__ for t in result if not isinstance(t, str)})
+        if others and not texts:
+            reason = f"expander function returned a list of {', '.join(others)}, expected a list of str"
+            return Expansion((Variant(query, "original"),), fallback_reason=reason)
+        dropped = len(result) - len(texts)
+        note = f"dropped {dropped} item(s) that were not str ({', '.join(others)})" if dropped else None
+        return Expansion(assemble_variants(query, texts, max_variants, "callable"), note=note)
