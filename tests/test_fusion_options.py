@@ -144,7 +144,10 @@ def test_an_option_is_read_or_refused_by_name(calls: Calls, name: str, option: s
         try:
             calls.call(name, **given)
         except TypeError as error:
-            assert f"unexpected keyword argument '{option}': it does not read" in str(error)
+            if "options" in given:  # no keyword was given: the message names the value that holds it
+                assert f"does not read the fusion option '{option}' that options= holds" in str(error)
+            else:
+                assert f"unexpected keyword argument '{option}': it does not read" in str(error)
         except FusionError as error:  # refused by the core with its reason
             assert str(error).startswith(f"{option} "), error
 

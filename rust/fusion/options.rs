@@ -310,15 +310,19 @@ impl FusionOptions {
         self.trained_method().is_none() && self.plain_method().is_ok_and(Method::takes_weights)
     }
 
-    /// Refuses the first option given that `entry`, reading only `reads`, would ignore: the message
-    /// is that of Python's `TypeError` for an unexpected keyword.
-    pub fn check_read_by(&self, entry: &str, reads: impl Fn(&str) -> bool) -> Result<(), FusionError> {
-        match self.given.iter().find(|name| !reads(name)) {
-            Some(name) => Err(FusionError::wrong_type(format!(
-                "{entry}() got an unexpected keyword argument '{name}': it does not read that fusion option"
-            ))),
-            None => Ok(()),
-        }
+    /// Refuses the first option given that `entry`, reading only `reads`, would ignore: given as a
+    /// keyword, in the words of Python's `TypeError` for an unexpected keyword; held by an options
+    /// value (`in_value`: `options=`), naming that value, which the caller gave no such keyword.
+    pub fn check_read_by(&self, entry: &str, reads: impl Fn(&str) -> bool, in_value: bool) -> Result<(), FusionError> {
+        let Some(name) = self.given.iter().find(|name| !reads(name)) else { return Ok(()) };
+        Err(FusionError::wrong_type(if in_value {
+            format!(
+                "{entry}() does not read the fusion option '{name}' that options= holds: give it a \
+                 FusionOptions made without {name}"
+            )
+        } else {
+            format!("{entry}() got an unexpected keyword argument '{name}': it does not read that fusion option")
+        }))
     }
 
     /// The options of a fusion in memory (`top_k` unset keeps every hit).

@@ -14,9 +14,11 @@ fn an_unknown_or_unread_option_is_refused_naming_the_entry() {
         .to_string()
         .starts_with("fuse() got an unexpected keyword argument 'kk'"));
     let options = parse(vec![("k", Value::Number(1.0)), ("explain", Value::Flag(true))]).unwrap();
-    assert!(options.check_read_by("fuse", |_| true).is_ok());
-    let refused = options.check_read_by("fuse_runs", |name| name != "explain").unwrap_err().to_string();
+    assert!(options.check_read_by("fuse", |_| true, false).is_ok());
+    let refused = options.check_read_by("fuse_runs", |name| name != "explain", false).unwrap_err().to_string();
     assert!(refused.starts_with("fuse_runs() got an unexpected keyword argument 'explain'"), "{refused}");
+    let refused = options.check_read_by("fuse_runs", |name| name != "explain", true).unwrap_err().to_string();
+    assert!(refused.starts_with("fuse_runs() does not read the fusion option 'explain' that options= holds"));
 }
 
 #[test]
