@@ -64,6 +64,11 @@ impl Default for RrfParams {
 impl RrfParams {
     /// Checks the options against a call with `n_lists` lists.
     pub fn validate(&self, n_lists: usize) -> Result<(), FusionError> {
+        self.validate_counted(n_lists, "list")
+    }
+
+    /// [`Self::validate`], the lists called `noun`s in messages (a run fusion's are runs).
+    pub fn validate_counted(&self, n_lists: usize, noun: &str) -> Result<(), FusionError> {
         if !(self.k.is_finite() && self.k > 0.0) {
             return Err(FusionError::invalid(format!(
                 "k must be a finite number > 0 (got {}); 60 is the usual value",
@@ -73,8 +78,9 @@ impl RrfParams {
         if let Some(weights) = &self.weights {
             if weights.len() != n_lists {
                 return Err(FusionError::invalid(format!(
-                    "weights has {} entries but there are {n_lists} lists; give one weight per list, or none (each list then weighs 1)",
-                    weights.len()
+                    "weights has {} entries but {}; give one weight per {noun}, or none (each {noun} then weighs 1)",
+                    weights.len(),
+                    if n_lists == 1 { format!("there is 1 {noun}") } else { format!("there are {n_lists} {noun}s") }
                 )));
             }
             if let Some((i, w)) = weights.iter().enumerate().find(|(_, w)| !(w.is_finite() && **w >= 0.0)) {

@@ -34,7 +34,7 @@ CASES = [
     ([*FUSE, "--rrf-k=-inf"], "argument --rrf-k: must be a finite number > 0 (got '-inf')"),
     ([*FUSE, "--weights", "1,-1"], "argument --weights: expected comma-separated numbers, each"),
     ([*FUSE, "--weights", "1e308,1e308"], "weights sum to inf"),
-    ([*FUSE, "--weights", "1"], "weights has 1 entries but there are 2 lists"),
+    ([*FUSE, "--weights", "1"], "weights has 1 entries but there are 2 runs; give one weight per run"),
     ([*EVAL, "--iterations", str(2**32)], "argument --iterations: must be an int from 1 to 4294967295"),
     ([*EVAL, "--seed", str(2**64)], "argument --seed: must be an int from 0 to 18446744073709551615"),
     ([*EVAL, "--metrics", "ndcg@0"], "--metrics 'ndcg@0': the cut-off after @ (or _) must be an integer"),

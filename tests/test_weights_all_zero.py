@@ -8,6 +8,7 @@ with a `weights` argument (the walk of `test_api_numbers.py`), and every command
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,19 @@ def test_the_command_refuses_weights_that_are_all_0_and_writes_nothing(
     assert len(err) == 1
     assert err[0].startswith("fanfuse fuse: error: --weights are all 0: a run of weight 0 is left out")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("entry", [*weighted_entries(), "dask.fuse_runs"])
+def test_every_entry_point_counts_the_weights_in_its_own_words(context: Context, entry: str) -> None:
+    """Three weights for the two lists or runs of a call: a run fusion counts runs, a list fusion
+    lists (the options value holds any number until a call checks them)."""
+    if entry in HOLD:
+        return
+    noun = "list" if entry in ("rrf", "rrf_batch", "fuse") else "run"
+    counted = f"weights has 3 entries but there are 2 {noun}s; "
+    if entry.endswith("_batch"):  # each query's lists are counted
+        counted = f"queries[0] has 2 {noun}s but weights has 3 entries; "
+    with pytest.raises(fanfuse.FusionError, match=rf"^{re.escape(counted)}"):
+        result = CALLS[entry](context, weights=[1.0, 1.0, 1.0])
+        if entry == "dask.fuse_runs":
+            result.compute()

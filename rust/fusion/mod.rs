@@ -81,20 +81,21 @@ impl Default for FuseParams {
 }
 
 impl FuseParams {
-    /// Checks the options against a call with `n_lists` lists.
-    pub fn validate(&self, n_lists: usize) -> Result<(), FusionError> {
+    /// Checks the options against a call with `n_lists` lists, called `noun`s in messages.
+    pub fn validate(&self, n_lists: usize, noun: &str) -> Result<(), FusionError> {
         if let Some(model) = &self.trained {
             return trained::validate_params(model, self, n_lists);
         }
         self.method.validate()?;
-        self.validate_weights(n_lists)?;
+        self.validate_weights(n_lists, noun)?;
         self.validate_norm()
     }
 
-    /// The weights: one per list, each finite >= 0, and only for a method with per-list weights.
-    pub fn validate_weights(&self, n_lists: usize) -> Result<(), FusionError> {
+    /// The weights: one per list (`noun`), each finite >= 0, and only for a method with per-list
+    /// weights.
+    pub fn validate_weights(&self, n_lists: usize, noun: &str) -> Result<(), FusionError> {
         // Weight checks are the RRF contract's; reuse them rather than repeat the messages.
-        RrfParams { weights: self.weights.clone(), ..RrfParams::default() }.validate(n_lists)?;
+        RrfParams { weights: self.weights.clone(), ..RrfParams::default() }.validate_counted(n_lists, noun)?;
         if self.weights.is_some() && !self.method.takes_weights() {
             let name = self.method.name();
             return Err(FusionError::invalid(format!(
@@ -156,7 +157,7 @@ pub struct Fusion {
 
 /// Fuses `lists` by `params.method`.
 pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Result<Fusion, FusionError> {
-    params.validate(lists.ids.len())?;
+    params.validate(lists.ids.len(), "list")?;
     if lists.ids.items().len() > u32::MAX as usize {
         return Err(FusionError::invalid(format!(
             "one call can fuse at most {} ids in all (got {}); split the call",

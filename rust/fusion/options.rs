@@ -209,7 +209,7 @@ impl FusionOptions {
             return weights.validate(self.n_weights()).map_err(at("weights"));
         }
         let params = FuseParams { method: self.plain_method().map_err(at("method"))?, ..self.shared_params(None) };
-        params.validate_weights(self.n_weights()).map_err(at("weights"))?;
+        params.validate_weights(self.n_weights(), "list").map_err(at("weights"))?;
         // With the method unset, a norm is checked at the call: a trained model may read scores.
         if self.method.is_some() {
             params.validate_norm().map_err(at("norm"))?;

@@ -93,7 +93,7 @@ pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), Fus
     if n_runs == 0 {
         return Err(FusionError::invalid("give at least one run to fuse"));
     }
-    params.validate(n_runs)?;
+    params.validate(n_runs, "run")?;
     // A run of weight 0 is left out (the contract); with every run left out each query would be
     // written without hits, which no caller asks for.
     if params.weights.as_ref().is_some_and(|weights| weights.iter().all(|&w| w == 0.0)) {
