@@ -72,7 +72,7 @@ pub(super) fn call_options(
     keywords: Option<&Bound<'_, PyDict>>,
     reads: impl Fn(&str) -> bool,
 ) -> PyResult<fusion::FusionOptions> {
-    let options_given = options;
+    let in_value = options.is_some();
     let options = match options {
         Some(_) if keywords.is_some_and(|k| !k.is_empty()) => return Err(to_py_err(fusion::given_twice(entry))),
         Some(options) => match options.cast::<PyFusionOptions>() {
@@ -81,7 +81,7 @@ pub(super) fn call_options(
         },
         None => parse(entry, keywords)?,
     };
-    options.check_read_by(entry, reads, options_given.is_some()).map_err(to_py_err)?;
+    options.check_read_by(entry, reads, in_value).map_err(to_py_err)?;
     Ok(options)
 }
 

@@ -195,7 +195,7 @@ class TantivyRetriever:
 
     def _search(self, query: str, k: int, checked: list[Condition]) -> list[Hit]:
         parsed = self._parse(query)
-        documents = len(self)
+        documents = int(self._searcher.num_docs)  # within this search's read (`_in_use`)
         if parsed is None or documents == 0:
             return []
         with self._reading():
