@@ -186,7 +186,7 @@ def scored(args: argparse.Namespace) -> list[RunScores]:
     progress = ProgressBar("reading")
     scores = []
     for i, path in enumerate(args.runs):
-        scores.append(score_run(read_any_run(path), qrels, args.metrics, path))
+        scores.append(score_run(read_any_run(path, rank_from=args.rank_from), qrels, args.metrics, path))
         progress(i + 1, len(args.runs))
     progress.close()
     return scores

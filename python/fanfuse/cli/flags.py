@@ -39,6 +39,7 @@ SHARED: dict[str, str] = {
     "-o": "the file written (atomically)",
     "--partitions": "Dask partitions of --engine dask",
     "--qrels": "the relevance judgments",
+    "--rank-from": "where the ranks of an input run come from",
     "--rrf-k": "RRF's constant k",
     "--scheduler": "the Dask scheduler of --engine dask",
     "--seed": "the seed of what is drawn at random",

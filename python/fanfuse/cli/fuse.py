@@ -11,7 +11,6 @@ from typing import Any
 from fanfuse._core import (
     METHODS,
     NORMS,
-    RANK_SOURCES,
     RUN_FORMATS,
     TRAINED_METHODS,
     FusionError,
@@ -107,13 +106,6 @@ def register(subparsers: Any) -> None:
         "fused_top_k",
         f"hits kept per query (default {RUN_FILE_TOP_K}, as trec_eval reads a run)",
         note=" (0 keeps all)",
-    )
-    parser.add_argument(
-        "--rank-from",
-        default="score",
-        choices=RANK_SOURCES,
-        help="rank of an input hit: score (default; descending, ties by docid descending, as trec_eval "
-        "reads a run), the rank column, or the file order",
     )
     parser.add_argument(
         "--run-format", default="trec", choices=RUN_FORMATS, help="format of the written run (default trec)"

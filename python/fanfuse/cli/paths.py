@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from types import TracebackType
 from typing import Any, Literal, get_args
 
+from fanfuse._core import RANK_SOURCES
 from fanfuse.errors import InputError, InvalidOutput
 from fanfuse.limits import check_choice
 from fanfuse.output_guard import OutputFile, check_paths
@@ -123,7 +124,15 @@ def writes_stdout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def add_runs(parser: argparse.ArgumentParser, help: str) -> argparse.Action:
-    """The run files a run-file command reads, positional."""
+    """The run files a run-file command reads, positional, and how their ranks are read
+    (``--rank-from``): declared together, so that every command reading runs takes both."""
+    parser.add_argument(
+        "--rank-from",
+        default="score",
+        choices=RANK_SOURCES,
+        help="rank of an input hit: score (default; descending, ties by docid descending, as trec_eval "
+        "reads a run), the rank column, or the file order",
+    )
     return add_input(parser, "runs", kind="run", nargs="+", metavar="RUN", help=help)
 
 

@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     qrels = read_any_qrels(args.qrels)
-    runs = [read_any_run(path) for path in args.runs]
+    runs = [read_any_run(path, rank_from=args.rank_from) for path in args.runs]
     progress = ProgressBar("tune")
     report = tune(
         runs,

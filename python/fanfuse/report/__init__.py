@@ -34,6 +34,7 @@ from fanfuse._core import (
     wilcoxon_test,
 )
 from fanfuse._renamed import refusing_old_keywords
+from fanfuse.choices import RankFrom
 from fanfuse.errors import InputError, InvalidSetting, OutOfRange, TooFewQueries
 from fanfuse.limits import check_choice, check_float, check_int, check_sequence
 from fanfuse.paths import utf8_path
@@ -67,6 +68,8 @@ __all__ = [
 ]
 
 _RUNS = "runs (Run) or paths (str or os.PathLike)"
+# The core's RANK_SOURCES, typed as the parameter is (tests/test_name_lists.py holds them equal).
+_RANK_SOURCES: tuple[RankFrom, ...] = get_args(RankFrom)
 TESTS: tuple[TestName, ...] = tuple(TEST_NAMES)  # in the order the help lists them
 CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
 
@@ -116,11 +119,13 @@ def compare(
     names: Sequence[str] | None = None,
     iterations: int = 10_000,
     seed: int = 0,
+    rank_from: RankFrom = "score",
 ) -> Report:
     """Evaluates every run and compares each with ``runs[baseline]`` (see the module documentation).
 
     Runs and qrels are objects or paths of any format ``fanfuse eval`` reads (TREC, MT-RAG JSONL,
-    BEIR TSV qrels, Parquet). ``iterations`` and ``seed`` are the randomization test's. Raises
+    BEIR TSV qrels, Parquet); ``rank_from`` says where the ranks of a run read from a path come from,
+    as `read_run`'s. ``iterations`` and ``seed`` are the randomization test's. Raises
     InvalidSetting for an unknown test or correction, no runs, or names not one per run; OutOfRange
     for a baseline, an alpha or an iteration count outside its range; TooFewQueries for a run sharing
     fewer than two evaluated queries with the baseline; FusionError for a run or qrels file the core
@@ -133,13 +138,17 @@ def compare(
     if names is not None:
         names = sequence_of(names, "names", "run names (str)", str, "a str, a run name")
     options = _options(len(given), baseline, test, correction, alpha, iterations, seed)
+    # Checked here too: runs given as objects are never read, and the setting must not pass unread.
+    rank_from = check_choice("rank_from", rank_from, _RANK_SOURCES)
     if names is not None and len(names) != len(given):
         raise InvalidSetting(f"names: {len(names)} names for {len(given)} runs: give one name per run")
     loaded_qrels = (
         qrels if isinstance(qrels, Qrels) else read_any_qrels(utf8_path(qrels, "qrels", InputError))
     )
     loaded = [
-        run if isinstance(run, Run) else read_any_run(utf8_path(run, f"runs[{i}]", InputError))
+        run
+        if isinstance(run, Run)
+        else read_any_run(utf8_path(run, f"runs[{i}]", InputError), rank_from=rank_from)
         for i, run in enumerate(given)
     ]
     scores = [
@@ -158,6 +167,7 @@ def compare_scores(
     alpha: float = 0.05,
     iterations: int = 10_000,
     seed: int = 0,
+    rank_from: RankFrom = "score",
 ) -> Report:
     """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.run_scores.score_run`` or
     a distributed evaluation gives them). Raises InvalidSetting for a metric some run has no values of."""

@@ -1,0 +1,101 @@
+"""Where a run's ranks come from is a setting of every entry point that reads a run file: each
+command with a run input (from the parsers) takes ``--rank-from`` and reads its runs by it, and each
+public function that reads runs from paths takes ``rank_from``. A run without scores (a Parquet
+table of ranks) is read by every one of them when told to, and each refusal of it names the
+command's own flag."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from fanfuse import RANK_SOURCES, compare
+from fanfuse.cli import main
+from fanfuse.cli.paths import INPUT, path_actions
+from fanfuse.errors import InvalidSetting
+from fanfuse.tables import read_any_run
+from test_api_numbers import entry_points
+from test_cli_flags import commands
+
+# The rest of each command's arguments after its run files, for a command that reads runs: a new
+# such command fails `test_every_run_command_is_run_here` until it is listed.
+REST = {
+    "fuse": lambda tmp: ["-o", str(tmp / "fused.trec")],
+    "eval": lambda tmp: ["--qrels", str(tmp / "qrels.txt")],
+    "tune": lambda tmp: ["--qrels", str(tmp / "qrels.txt"), "--folds", "2"],
+}
+
+
+def run_commands() -> dict[str, argparse.ArgumentParser]:
+    return {
+        name: parser
+        for name, parser in commands().items()
+        if any(role == INPUT and kind == "run" for _, role, kind in path_actions(parser))
+    }
+
+
+def test_every_run_command_is_run_here() -> None:
+    assert set(run_commands()) == set(REST)
+
+
+@pytest.mark.parametrize("command", sorted(REST))
+def test_the_command_takes_rank_from(command: str) -> None:
+    (action,) = (a for a in run_commands()[command]._actions if "--rank-from" in a.option_strings)
+    assert tuple(action.choices or ()) == RANK_SOURCES
+    assert action.default == "score"
+
+
+@pytest.fixture
+def ranked_only(tmp_path: Path) -> list[str]:
+    """Two Parquet runs with a rank column and no scores, and the qrels."""
+    paths = []
+    for name, docids in (("a", ["d1", "d2", "d3", "d4"]), ("b", ["d3", "d1", "d4", "d2"])):
+        qids = [q for q in ("1", "2", "3", "4") for _ in range(2)]
+        table = pa.table({"qid": qids, "docid": docids * 2, "rank": [1, 2, 3, 4] * 2})
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+        paths.append(str(tmp_path / f"{name}.parquet"))
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 d1 1\n{q} 0 d3 1\n" for q in "1234"))
+    return paths
+
+
+@pytest.mark.parametrize("command", sorted(REST))
+def test_the_command_reads_ranks_when_told(
+    command: str, ranked_only: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [command, *ranked_only, *REST[command](tmp_path)]
+    assert main([*argv, "--rank-from", "rank"]) == 0
+    capsys.readouterr()
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "no score column" in error
+    assert "--rank-from 'rank'" in error and "rank_from" not in error
+
+
+def test_every_function_reading_run_paths_takes_rank_from() -> None:
+    readers = [
+        name
+        for name, params in entry_points()
+        if any(p in ("runs", "inputs") and "PathLike" in a for p, a in params.items())
+        or name in ("read_run", "tables.read_any_run", "tables.read_parquet_run")
+    ]
+    assert "compare" in readers and "fuse_files" in readers
+    assert [name for name in readers if "rank_from" not in dict(entry_points())[name]] == []
+
+
+def test_compare_reads_ranks_when_told(ranked_only: list[str], tmp_path: Path) -> None:
+    qrels = str(tmp_path / "qrels.txt")
+    report = compare(ranked_only, qrels, ["ndcg@10"], rank_from="rank")
+    assert [len(run.values["ndcg@10"]) for run in report.scores] == [4, 4]
+    with pytest.raises(Exception, match="rank_from='rank'"):
+        compare(ranked_only, qrels, ["ndcg@10"])
+
+
+def test_compare_refuses_an_unknown_source_when_no_path_is_read(
+    ranked_only: list[str], tmp_path: Path
+) -> None:
+    loaded = [read_any_run(path, rank_from="rank") for path in ranked_only]
+    with pytest.raises(InvalidSetting, match="rank_from"):
+        compare(loaded, str(tmp_path / "qrels.txt"), ["ndcg@10"], rank_from="bogus")  # type: ignore[arg-type]
