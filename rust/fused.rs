@@ -151,7 +151,14 @@ impl PartialEq for FusedList {
 
 impl OwnedRuns {
     /// The runs of one query fused; with `keys` (one per id), the ids of equal key fused as one.
-    pub fn fuse_list(&self, keys: Option<&OwnedIds>, params: &FuseParams) -> Result<FusedList, FusionError> {
+    /// The lists are called `noun`s in a refusal of the weights (`fuse`'s are runs).
+    pub fn fuse_list(
+        &self,
+        keys: Option<&OwnedIds>,
+        params: &FuseParams,
+        noun: &str,
+    ) -> Result<FusedList, FusionError> {
+        params.validate_weights(self.ids.bounds.len() - 1, noun)?;
         let fusion = match keys {
             Some(keys) => self.fuse_keyed(keys, params)?,
             None => self.ids.fuse(&self.ids.bounds, self.scores(), params)?,

@@ -110,7 +110,7 @@ fn fuse_one(
         owned.push_run(run, ListPath::of_call(shape.root, i), shape.scored)?;
     }
     let keys = content_keys.map(|keys| parse_content_keys(keys, &owned)).transpose()?;
-    Ok(Fused(interruptible(py, || owned.fuse_list(keys.as_ref(), params))?))
+    Ok(Fused(interruptible(py, || owned.fuse_list(keys.as_ref(), params, shape.noun))?))
 }
 
 /// The options of a call to `entry` over lists of `shape`, checked now: a bad one fails even for an
