@@ -70,16 +70,13 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
             _ => return Err(FusionError::input(path, line_no, format!("found {} fields; {ACCEPTED}", fields.len()))),
         };
         let Ok(rel) = rel_text.parse::<i64>() else {
-            if data_lines == 0 && !beir && fields.len() == 3 {
-                beir = true; // the BEIR header (comments may come before it)
+            // The BEIR header (comments may come before it) names its columns: a number where its
+            // third name goes is a judgment, refused below, never a header dropped unread.
+            if data_lines == 0 && !beir && fields.len() == 3 && rel_text.parse::<f64>().is_err() {
+                beir = true;
                 continue;
             }
-            let hint = if fields.len() == 3 { " (a header is only accepted before the first judgment)" } else { "" };
-            return Err(FusionError::input(
-                path,
-                line_no,
-                format!("relevance '{rel_text}' is not an integer{hint}; {ACCEPTED}"),
-            ));
+            return Err(FusionError::input(path, line_no, bad_relevance(rel_text, fields.len())));
         };
         data_lines += 1;
         qrels.judge(qid, docid, rel).map_err(|m| FusionError::input(path, line_no, m))?;
@@ -88,6 +85,18 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
         return Err(FusionError::input(path, 0, format!("the file holds no judgments; {ACCEPTED}")));
     }
     Ok(qrels)
+}
+
+/// Why `text` is no relevance: a number that is no integer, an integer beyond `i64`, or a word
+/// (after the first judgment, where a header no longer goes).
+fn bad_relevance(text: &str, fields: usize) -> String {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return format!("relevance '{text}' is out of range (from {} to {}); {ACCEPTED}", i64::MIN, i64::MAX);
+    }
+    let numeric = text.parse::<f64>().is_ok();
+    let hint = if fields == 3 && !numeric { " (a header is only accepted before the first judgment)" } else { "" };
+    format!("relevance '{text}' is not an integer{hint}; {ACCEPTED}")
 }
 
 /// In a BEIR file (tab-separated, so a space belongs to an id for BEIR's own reader), a line whose
