@@ -104,11 +104,14 @@ def test_the_variant_is_the_same_for_the_same_corpus(index: TantivyRetriever, tm
 def test_an_empty_first_pass_gives_the_original_alone_and_says_why(index: TantivyRetriever) -> None:
     expansion = FeedbackExpander(index).expand("zebra stripes", max_variants=4)
     assert [v.text for v in expansion.variants] == ["zebra stripes"]
-    assert expansion.fallback_reason == "no feedback variant: the first-pass search found no documents"
+    # Nothing failed: a note, and a search that finds nothing is not degraded.
+    assert expansion.note == "no feedback variant: the first-pass search found no documents"
+    assert expansion.fallback_reason is None
     with MultiQueryRetriever({"bm25": index}, expander=FeedbackExpander(index)) as retriever:
         result = retriever.search("zebra stripes")
     assert result.ids == []
-    assert result.diagnostics.expansion.fallback_reason == expansion.fallback_reason
+    assert result.diagnostics.expansion.note == expansion.note
+    assert not result.diagnostics.degraded
 
 
 def test_plain_text_variant_for_backends_without_boosts(index: TantivyRetriever) -> None:
@@ -206,7 +209,7 @@ def test_combined_expander_keeps_each_parts_reason(index: TantivyRetriever) -> N
     both = CombinedExpander([HeuristicExpander(), FeedbackExpander(index)])
     expansion = asyncio.run(both.aexpand("why do zebras have stripes", max_variants=4))
     assert [v.source for v in expansion.variants] == ["original", "heuristic"]
-    assert expansion.fallback_reason == "no feedback variant: the first-pass search found no documents"
+    assert expansion.note == "no feedback variant: the first-pass search found no documents"
 
 
 class Exploding(Expander):

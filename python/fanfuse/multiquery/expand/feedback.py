@@ -121,9 +121,12 @@ class FeedbackExpander(Expander):
         except BaseException as exc:  # the search goes on with the original query, as for a failed model
             if not is_failure(exc):  # a Rust panic is the index failing; a signal goes on up
                 raise
-            written, reason = None, f"no feedback variant: {type(exc).__name__}: {exc}"
+            failure = f"no feedback variant: {type(exc).__name__}: {exc}"
+            return Expansion((Variant(query, "original"),), fallback_reason=failure)
         if written is None:
-            return Expansion((Variant(query, "original"),), fallback_reason=reason)
+            # Nothing failed: a question the index has nothing for (or a tight filter) has no
+            # feedback to take, and a search that finds nothing is no degraded one.
+            return Expansion((Variant(query, "original"),), note=reason)
         text, plain = written if self.weighted else (written[1], None)
         # A dense retriever reads the question and the terms as text; the weights mean nothing to it.
         variants = assemble_variants(query, [text], max_variants, "feedback")
