@@ -301,7 +301,7 @@ class MultiQueryRetriever:
         return self._result(plan, started, chosen, report, outcomes, fusion_ms, reranked)
 
     def _variant_source(self) -> VariantSource:
-        return VariantSource(self.expander, self.config, self.cache)
+        return VariantSource(self.expander, self.config, self.cache, self.branch_timeout)
 
     def _loop_free(self, plan: Plan, variants: VariantSource) -> bool:
         """Whether a sync search can skip the event loop: sync retrievers, reranker and expander."""

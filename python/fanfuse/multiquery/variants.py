@@ -19,8 +19,10 @@ the call raises is always the expander's failure.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Hashable
+from collections.abc import Awaitable, Hashable
+from concurrent.futures import wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,9 +32,10 @@ from fanfuse.multiquery.config import MultiQueryConfig, variant_weight
 from fanfuse.multiquery.conversation import History, recent
 from fanfuse.multiquery.diagnostics import ExpansionReport
 from fanfuse.multiquery.expand.cache import VariantCache
-from fanfuse.multiquery.expand.calls import given_to
+from fanfuse.multiquery.expand.calls import EXPANDER_THREADS, given_to
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants, original_only
 from fanfuse.multiquery.planning import Plan
+from fanfuse.multiquery.workers import MissedDeadline, timeout_reason, within
 from fanfuse.retrievers.filters import filter_key
 
 __all__ = ["VariantSource"]
@@ -45,6 +48,8 @@ class VariantSource:
     expander: Expander
     config: MultiQueryConfig
     cache: VariantCache | None
+    #: The longest a search waits for a blocking expander (``Expander.blocking``); None: no limit.
+    timeout: float | None
 
     def fixed(self, plan: Plan) -> Chosen | None:
         """The variants when no expander is needed (given explicitly, or expansion off); else None."""
@@ -64,7 +69,7 @@ class VariantSource:
         result = cached
         if result is None:
             try:
-                result = self.expander.expand(plan.query, **self._asked(plan, limit, history))
+                result = self._expand_within(plan.query, self._asked(plan, limit, history))
             except BaseException as exc:
                 if not is_failure(exc):  # a signal, an exit or a cancellation goes on up
                     raise
@@ -78,12 +83,26 @@ class VariantSource:
         result = cached
         if result is None:
             try:
-                result = await self.expander.aexpand(plan.query, **self._asked(plan, limit, history))
+                expanding = self.expander.aexpand(plan.query, **self._asked(plan, limit, history))
+                if self.expander.blocking and self.timeout is not None:
+                    result = await _awaited_within(plan.query, expanding, self.timeout)
+                else:
+                    result = await expanding
             except BaseException as exc:
                 if not is_failure(exc):  # a signal, an exit or a cancellation goes on up
                     raise
                 result = original_only(plan.query, exc)
         return self._expanded(plan, limit, key, cached, result, begin, dropped)
+
+    def _expand_within(self, query: str, asked: dict[str, Any]) -> Expansion:
+        """A sync expansion: in the caller's thread, or for a blocking expander with a deadline in
+        the expanders' threads, waited for at most the deadline."""
+        if not self.expander.blocking or self.timeout is None:
+            return self.expander.expand(query, **asked)
+        future = EXPANDER_THREADS.submit(functools.partial(self.expander.expand, query, **asked))
+        if not wait([future], self.timeout).done:
+            return _timed_out(query, self.timeout, EXPANDER_THREADS.timed_out(future))
+        return future.result()
 
     def _asked(self, plan: Plan, limit: int, history: History) -> dict[str, Any]:
         """What the expander is given besides the question (the search's filter where it reads one)."""
@@ -131,6 +150,19 @@ class VariantSource:
         chosen = result.variants[:limit]
         _weigh(plan, chosen)
         return chosen, report
+
+
+async def _awaited_within(query: str, expanding: Awaitable[Expansion], timeout: float) -> Expansion:
+    try:
+        return await within(expanding, timeout)
+    except MissedDeadline as missed:
+        return _timed_out(query, timeout, missed)
+
+
+def _timed_out(query: str, timeout: float, missed: MissedDeadline) -> Expansion:
+    """The expansion of a blocking expander the search stopped waiting for: the original alone."""
+    reason = f"the expander {timeout_reason(timeout, missed)} (branch_timeout)"
+    return Expansion((Variant(query, "original"),), fallback_reason=reason)
 
 
 def _weigh(plan: Plan, chosen: tuple[Variant, ...]) -> None:

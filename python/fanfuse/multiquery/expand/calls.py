@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fanfuse.multiquery.config import check_max_variants
+from fanfuse.multiquery.workers import Workers
 
 #: What a search gives an expander besides the question and the budget, each only where it is taken.
 OPTIONAL_KEYWORDS = ("strategy", "history", "filter")
@@ -69,10 +70,18 @@ def _answer(
     )
 
 
+#: The threads of blocking expanders' sync calls under ``asearch`` (``Expander.blocking``): their own,
+#: so that an expander stuck in its model holds at most these, never the event loop's executor, and a
+#: call whose search stopped waiting is withdrawn before it starts.
+EXPANDER_THREADS = Workers("expander", 8)
+
+
 async def calling_expand(self: Any, query: str, **options: Any) -> Any:
-    """The ``aexpand`` of an expander whose ``expand`` reads the filter and that writes no ``aexpand``:
-    ``expand`` called directly, as the inherited one does, with every keyword passed on."""
-    return self.expand(query, **options)
+    """The inherited ``aexpand``, with every keyword passed on: ``expand`` called directly for an
+    expander that does not block, else in ``EXPANDER_THREADS``."""
+    if not self.blocking:
+        return self.expand(query, **options)
+    return await EXPANDER_THREADS.call(functools.partial(self.expand, query, **options), None)
 
 
 def given_to(expander: Any, filter: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ asks a chat model.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
@@ -19,7 +20,13 @@ from fanfuse._panics import is_failure
 from fanfuse.limits import check_choice
 from fanfuse.multiquery.config import DEFAULT_MAX_VARIANTS, check_max_variants, check_words
 from fanfuse.multiquery.conversation import ROLES, History
-from fanfuse.multiquery.expand.calls import budget_checked, calling_expand, given_to, takes_keyword
+from fanfuse.multiquery.expand.calls import (
+    EXPANDER_THREADS,
+    budget_checked,
+    calling_expand,
+    given_to,
+    takes_keyword,
+)
 from fanfuse.multiquery.expand.expansion import (
     Expansion,
     Variant,
@@ -78,6 +85,13 @@ class Expander(ABC):
     #: Whether ``expand`` reads the search's ``filter`` (its variants then depend on it): true where a
     #: subclass's methods take it.
     reads_filter: bool = False
+    #: Whether the expander may block for as long as what it calls takes (a model, a service): true for
+    #: an expander of one's own. Then a sync ``expand`` runs in a worker thread under ``asearch``,
+    #: never on the event loop, and a search waits for the expansion at most its ``branch_timeout``,
+    #: then goes on with the original query (``fallback_reason`` says it timed out). The built-in
+    #: expanders return promptly (rules; one search of the feedback index) or keep a deadline of
+    #: their own (``LLMExpander``'s ``timeout``), and run inline.
+    blocking: bool = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -106,7 +120,9 @@ class Expander(ABC):
     async def aexpand(
         self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
     ) -> Expansion:
-        return self.expand(query, max_variants=max_variants, strategy=strategy, history=history)
+        asked = {"max_variants": max_variants, "strategy": strategy, "history": history}
+        expansion: Expansion = await calling_expand(self, query, **asked)
+        return expansion
 
     def cache_key(self) -> Hashable | None:
         """The settings that determine this expander's output (part of the variant cache key), or
@@ -135,6 +151,7 @@ class HeuristicExpander(Expander):
     name = "heuristic"
     strategies = ()
     history_roles = ()
+    blocking = False
 
     def __init__(
         self,
@@ -188,6 +205,7 @@ class StaticExpander(Expander):
     turn). A query not in the mapping gets only itself."""
 
     name = "static"
+    blocking = False
     history_roles = ()
     strategies = ()
 
@@ -228,6 +246,7 @@ class CombinedExpander(Expander):
         reads = [e.strategies for e in self.expanders]
         self.strategies = None if None in reads else tuple(dict.fromkeys(n for r in reads for n in r or ()))
         self.reads_filter = any(e.reads_filter for e in self.expanders)
+        self.blocking = any(e.blocking for e in self.expanders)
 
     def expand(
         self,
@@ -343,7 +362,7 @@ class CallableExpander(Expander):
             if self._is_async:
                 result = await self.fn(query, max_variants)  # type: ignore[misc]
             else:
-                result = await asyncio.to_thread(self.fn, query, max_variants)
+                result = await EXPANDER_THREADS.call(functools.partial(self.fn, query, max_variants), None)
         except BaseException as exc:
             if not is_failure(exc):
                 raise

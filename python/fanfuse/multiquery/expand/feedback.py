@@ -70,6 +70,7 @@ class FeedbackExpander(Expander):
     """
 
     name = "feedback"
+    blocking = False
     strategies = ()
     history_roles = ()
 

@@ -86,6 +86,7 @@ class HistoryExpander(Expander):
     """The question's topic and joined readings given the earlier user turns (see the module)."""
 
     name = "history"
+    blocking = False
     strategies = ()
     history_roles = ("user",)
 

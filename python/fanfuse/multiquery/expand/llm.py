@@ -111,6 +111,7 @@ class LLMExpander(Expander):
     """
 
     name = "llm"
+    blocking = False
     strategies = tuple(STRATEGIES)
     history_roles = PROMPT_ROLES
 
