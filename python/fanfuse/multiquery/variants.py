@@ -137,13 +137,18 @@ class VariantSource:
         begin: float,
         dropped_turns: int,
     ) -> Chosen:
+        note = result.note
         if key is not None and cached is None and self.cache is not None:
             self.cache.put(key, result)
+        elif key is None and self.cache is not None:
+            # A cache that never holds this expander's variants says so, rather than stay empty unseen.
+            uncached = f"not cached: the {self.expander.name} expander gives no cache_key()"
+            note = f"{note}; {uncached}" if note else uncached
         report = ExpansionReport(
             expander=self.expander.name,
             cached=cached is not None,
             fallback_reason=result.fallback_reason,
-            note=result.note,
+            note=note,
             elapsed_ms=(time.perf_counter() - begin) * 1e3,
             dropped_turns=dropped_turns,
         )

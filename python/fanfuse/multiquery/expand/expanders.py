@@ -369,6 +369,15 @@ class CallableExpander(Expander):
             return original_only(query, exc)
         return self._finish(query, result, max_variants)
 
+    def cache_key(self) -> Hashable | None:
+        """The function itself: a cache given to the search holds what it returned for a query (an
+        unhashable callable object is not cached)."""
+        try:
+            hash(self.fn)
+        except TypeError:
+            return None
+        return ("callable", self.fn)
+
     def _finish(self, query: str, result: object, max_variants: int) -> Expansion:
         if isinstance(result, str) or not isinstance(result, Sequence):
             reason = f"expander function returned {type(result).__name__}, expected a list of str"
