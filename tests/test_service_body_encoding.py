@@ -5,6 +5,7 @@ without a byte order mark, Latin-1) 400 naming the rule, never searched, and bot
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,3 +110,39 @@ def test_the_refusals_are_documented(client: TestClient, method: str, path: str)
     responses = operations(client)[method, path]["responses"]
     assert "application/json" in responses["415"]["description"]
     assert "UTF-8" in responses["400"]["description"]
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(VALID))
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "zstd", "GZIP", "gzip, identity"])
+def test_a_compressed_body_is_refused_naming_its_content_coding(
+    client: TestClient, method: str, path: str, coding: str
+) -> None:
+    body = gzip.compress(json.dumps(VALID[method, path]).encode())
+    response = client.request(
+        method.upper(), path, content=body, headers={"content-type": JSON, "content-encoding": coding}
+    )
+    assert response.status_code == 415, response.text
+    detail = response.json()["detail"]
+    assert detail.startswith("the body must be sent uncompressed (got content-encoding "), detail
+    assert coding.lower() in detail
+    assert response.headers["accept-encoding"] == "identity"  # RFC 9110, section 15.5.16
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(VALID))
+def test_a_body_said_to_be_uncoded_is_read(client: TestClient, method: str, path: str) -> None:
+    body = json.dumps(VALID[method, path]).encode()
+    for coding in ("identity", "Identity"):
+        response = client.request(
+            method.upper(), path, content=body, headers={"content-type": JSON, "content-encoding": coding}
+        )
+        assert response.status_code == 200, (coding, response.text)
+
+
+def test_a_405_allows_head_wherever_it_allows_get(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for each, item in paths.items():
+        refused = client.request("DELETE", each)
+        assert refused.status_code == 405, each
+        allowed = {m.strip() for m in refused.headers["allow"].split(",")}
+        expected = {m.upper() for m in item} | ({"HEAD"} if "get" in item else set())
+        assert allowed == expected, each

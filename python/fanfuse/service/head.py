@@ -21,8 +21,11 @@ class HeadAsGet:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "HEAD":
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if scope["method"] != "HEAD":
+            await self.app(scope, receive, _allowing_head(send))
             return
 
         async def without_body(message: Message) -> None:
@@ -31,3 +34,23 @@ class HeadAsGet:
             await send(message)
 
         await self.app({**scope, "method": "GET"}, receive, without_body)
+
+
+def _allowing_head(send: Send) -> Send:
+    """`send` with HEAD added beside GET to a 405's Allow header: RFC 9110 has Allow list every method
+    the resource takes, and HEAD is answered wherever GET is."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 405:
+            headers = [
+                (name, value + b", HEAD" if _allows_get(name, value) else value)
+                for name, value in message.get("headers", [])
+            ]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
+
+
+def _allows_get(name: bytes, value: bytes) -> bool:
+    return name.lower() == b"allow" and b"GET" in (method.strip() for method in value.split(b","))

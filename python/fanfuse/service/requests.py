@@ -148,7 +148,10 @@ BODY_REFUSALS: dict[int | str, dict[str, Any]] = {
         "model": Refusal,
         "description": "the body is not UTF-8 (RFC 8259, section 8.1): UTF-16, UTF-32, Latin-1...",
     },
-    415: {"model": Refusal, "description": "the body is not sent with content-type application/json"},
+    415: {
+        "model": Refusal,
+        "description": "the body is not sent with content-type application/json, or is compressed",
+    },
 }
 # The byte order marks of the encodings RFC 8259 leaves out, longest first (UTF-32 LE's starts as
 # UTF-16 LE's does).
@@ -206,6 +209,12 @@ class CheckedBodyRoute(APIRoute):
 async def _unread_body(request: Request) -> JSONResponse | None:
     """The answer to a body that is not JSON sent as such (415) or not UTF-8 (400); None for one the
     route reads."""
+    coding = request.headers.get("content-encoding", "identity").strip().lower()
+    if coding != "identity":
+        # RFC 9110, section 15.5.16: 415 for a content coding the resource does not take, with
+        # Accept-Encoding saying which it does; read as it is, the body would be refused as not UTF-8.
+        detail = f"the body must be sent uncompressed (got content-encoding {_shown(coding)}); send it as is"
+        return refused(415, detail, headers={"Accept-Encoding": "identity"})
     given = request.headers.get("content-type")
     header = email.message.Message()
     header["content-type"] = given or ""
