@@ -61,6 +61,10 @@ impl FromStr for Metric {
     type Err = FusionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // No name holds a comma: this is a list where one name goes (`eval --metrics` splits its own).
+        if s.contains(',') {
+            return Err(bad_metric(s, "one metric name goes here, not a comma-separated list"));
+        }
         let lower = s.trim().to_ascii_lowercase();
         let (body, rel_level) = match lower.rsplit_once("-l") {
             Some((body, level)) if !level.is_empty() && level.bytes().all(|b| b.is_ascii_digit()) => {
