@@ -54,3 +54,15 @@ def test_eval_refuses_the_numeric_first_line_instead_of_scoring_without_it(
     qrels.write_text("q1\td3\t2.5\nq1\td1\t1\nq2\td2\t1\n")
     assert main(["eval", str(run), "--qrels", str(qrels)]) == 2
     assert "qrels.tsv:1: relevance '2.5' is not an integer" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("rank", "said"), [("9223372036854775808", "is out of range"), ("2.5", "is not an integer")]
+)
+def test_a_run_rank_beyond_64_bits_is_out_of_range_not_a_non_integer(
+    tmp_path: Path, rank: str, said: str
+) -> None:
+    path = tmp_path / "a.run"
+    path.write_text(f"q1 Q0 d1 {rank} 3.0 a\n")
+    with pytest.raises(fanfuse.FusionError, match=rf"a.run:1: rank '{rank}' {said}"):
+        fanfuse.read_run(str(path))

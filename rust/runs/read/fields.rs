@@ -94,6 +94,18 @@ pub fn split(line: &str) -> Result<Vec<&str>, String> {
     Ok(fields)
 }
 
+/// Why a field that must be an `i64` is none: written as an integer but beyond the type, or no
+/// integer at all (`2.5`, `x`).
+#[must_use]
+pub fn not_an_int(text: &str) -> String {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        format!("is out of range (from {} to {})", i64::MIN, i64::MAX)
+    } else {
+        "is not an integer".to_owned()
+    }
+}
+
 /// Whether a line holds nothing but separators.
 #[must_use]
 pub fn is_blank(line: &str) -> bool {

@@ -89,14 +89,10 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
 
 /// Why `text` is no relevance: a number that is no integer, an integer beyond `i64`, or a word
 /// (after the first judgment, where a header no longer goes).
-fn bad_relevance(text: &str, fields: usize) -> String {
-    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return format!("relevance '{text}' is out of range (from {} to {}); {ACCEPTED}", i64::MIN, i64::MAX);
-    }
+fn bad_relevance(text: &str, n_fields: usize) -> String {
     let numeric = text.parse::<f64>().is_ok();
-    let hint = if fields == 3 && !numeric { " (a header is only accepted before the first judgment)" } else { "" };
-    format!("relevance '{text}' is not an integer{hint}; {ACCEPTED}")
+    let hint = if n_fields == 3 && !numeric { " (a header is only accepted before the first judgment)" } else { "" };
+    format!("relevance '{text}' {}{hint}; {ACCEPTED}", fields::not_an_int(text))
 }
 
 /// In a BEIR file (tab-separated, so a space belongs to an id for BEIR's own reader), a line whose

@@ -106,8 +106,9 @@ fn parse_line_general(line: &str, line_no: u64) -> Result<(&str, Hit), String> {
     let [qid, _q0, docid, rank_text, score_text, _tag] = fields[..] else {
         return Err(format!("{SHAPE}, found {}", fields.len()));
     };
-    let rank: i64 =
-        rank_text.parse().map_err(|_| format!("rank '{rank_text}' is not an integer (field 4 of `{SHAPE_SHORT}`)"))?;
+    let rank: i64 = rank_text
+        .parse()
+        .map_err(|_| format!("rank '{rank_text}' {} (field 4 of `{SHAPE_SHORT}`)", fields::not_an_int(rank_text)))?;
     let score: f64 = score_text
         .parse()
         .ok()
