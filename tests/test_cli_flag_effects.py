@@ -64,6 +64,7 @@ EVAL_VALUES = {
     "--correction": ["none"],
     "--alpha": ["0.9"],
     "--format": ["csv"],
+    "--rank-from": ["rank"],
 }
 EVAL_SAME_OUTPUT = {
     "--help": "prints the help",
@@ -325,6 +326,7 @@ TUNE_VALUES = {
     "--folds": ["3"],
     "--seed": ["3"],
     "--json": [],
+    "--rank-from": ["rank"],
 }
 TUNE_SAME_OUTPUT = {"--qrels": "the base of every call", "--help": "prints the help"}
 
@@ -342,7 +344,8 @@ def write_tune_input(directory: Path) -> list[str]:
     names = []
     for name in "abc":
         lines = [
-            f"q{n} Q0 {d} {rank} {10 - rank + rng.random():.3f} {name}\n"
+            # Scores that disagree with the rank column, so that where ranks come from shows.
+            f"q{n} Q0 {d} {rank} {rng.random() * 10:.3f} {name}\n"
             for n in range(24)
             for rank, d in enumerate(rng.sample(documents, 8), 1)
         ]

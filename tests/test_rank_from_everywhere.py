@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import fanfuse
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -99,3 +100,26 @@ def test_compare_refuses_an_unknown_source_when_no_path_is_read(
     loaded = [read_any_run(path, rank_from="rank") for path in ranked_only]
     with pytest.raises(InvalidSetting, match="rank_from"):
         compare(loaded, str(tmp_path / "qrels.txt"), ["ndcg@10"], rank_from="bogus")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("rank_from", RANK_SOURCES)
+def test_evaluation_reads_a_run_in_the_order_its_ranks_came_from(tmp_path: Path, rank_from: str) -> None:
+    # The file order, the rank column and the scores each put another document first; only d1 is
+    # relevant, so P@1 says which order the evaluation read.
+    run = tmp_path / "a.run"
+    run.write_text("q1 Q0 d2 2 1.0 a\nq1 Q0 d1 1 0.5 a\nq1 Q0 d3 3 0.1 a\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    qrels = fanfuse.read_qrels(str(tmp_path / "qrels.txt"))
+    first = {"score": "d2", "rank": "d1", "file": "d2"}[rank_from]
+    _, values = fanfuse.evaluate(fanfuse.read_run(str(run), rank_from=rank_from), qrels, metrics=["P@1"])
+    assert values["P@1"] == [1.0 if first == "d1" else 0.0]
+
+
+def test_a_run_without_scores_is_evaluated_in_its_row_order(tmp_path: Path) -> None:
+    table = pa.table({"qid": ["1", "1", "1"], "docid": ["a", "c", "b"]})
+    pq.write_table(table, tmp_path / "rows.parquet")
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n")
+    qrels = fanfuse.read_qrels(str(tmp_path / "qrels.txt"))
+    run = read_any_run(str(tmp_path / "rows.parquet"), rank_from="file")
+    _, values = fanfuse.evaluate(run, qrels, metrics=["P@1", "recip_rank"])
+    assert values == {"P@1": [1.0], "recip_rank": [1.0]}  # a first, as the rows say; not docid order

@@ -1,5 +1,5 @@
-//! Evaluation of a run against qrels. The run is read in trec_eval's order (score descending, ties
-//! by docid descending); the metrics and their names are in [`metrics`] and [`names`], their
+//! Evaluation of a run against qrels. The run is read in its rank order: trec_eval's (score
+//! descending, ties by docid descending) for a run read by score, the default; the metrics and their names are in [`metrics`] and [`names`], their
 //! conventions in docs/metrics.md.
 //!
 //! Which queries count: those in both the run and the qrels (pytrec_eval's rule). A run query with
@@ -19,7 +19,7 @@ pub use names::{names as metric_names, trec_eval_names as trec_eval_metric_names
 
 use crate::error::FusionError;
 use crate::runs::read::qrels::Qrels;
-use crate::runs::{trec_eval_order, Run};
+use crate::runs::Run;
 
 /// Per-query values: `values[m][q]` is metric `m` on `qids[q]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +72,7 @@ pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Result<Evaluati
     let mut values = vec![Vec::new(); metrics.len()];
     let mut seen: HashSet<&str> = HashSet::new();
     // Reused across queries: one allocation each for the whole run.
-    let (mut order, mut ranked, mut all) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ranked, mut all) = (Vec::new(), Vec::new());
     let mut ticker = crate::interrupt::Ticker::new();
     for query in &run.queries {
         let Some(judged) = qrels.judged.get(&query.qid) else { continue };
@@ -80,11 +80,12 @@ pub fn evaluate(run: &Run, qrels: &Qrels, metrics: &[Metric]) -> Result<Evaluati
         if !seen.insert(&query.qid) {
             continue;
         }
-        order.clear();
-        order.extend(query.hits.iter());
-        order.sort_unstable_by(|a, b| trec_eval_order(a, b));
+        // A run holds each query's hits in its rank order (`RankFrom`): by default trec_eval's, score
+        // descending and docid descending; else the rank column's or the file's, as the reader was
+        // told, which an evaluation sorting by score again would undo (and, without scores, replace
+        // by docid order).
         ranked.clear();
-        ranked.extend(order.iter().map(|h| judged.get(&*h.docid).copied()));
+        ranked.extend(query.hits.iter().map(|h| judged.get(&*h.docid).copied()));
         all.clear();
         all.extend(judged.values().copied());
         all.sort_unstable_by(|a, b| b.cmp(a));
