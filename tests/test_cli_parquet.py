@@ -104,7 +104,7 @@ def test_a_failed_parquet_output_leaves_the_previous_file_and_no_temporary(
 
     monkeypatch.setattr(pq, "write_table", fail_midway)
     assert main(["fuse", *runs, "-o", str(out)]) == 2
-    assert capsys.readouterr().err.endswith("fused.parquet: No space left on device\n")
+    assert capsys.readouterr().err.endswith("fused.parquet': No space left on device\n")
     assert out.read_bytes() == b"previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.trec", "fused.parquet"]
 

@@ -1,7 +1,8 @@
 """An output path that cannot be written is refused as ``InvalidOutput`` (an ``InputError``, never a
 ``FusionError``, which is for fusion input only) whichever writer meets it: the core's run writers,
 the Python layer's guard, the distributed engine's writer. Enumerated from the parsers (every option
-of every command declared as an output file or folder: exit 2, one line naming the path) and from
+of every command declared as an output file or folder: exit 2, one line naming the option and the
+path) and from
 the API (every callable of ``fanfuse.__all__`` and of the binding with a path parameter is a writer,
 checked here, or a reader, listed), so a new writer cannot miss the check."""
 
@@ -149,7 +150,9 @@ def test_an_unwritable_output_of_a_command_is_invalid_output(
     given[at] = str(path)
     assert main(given) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"fanfuse {argv[0]}: error: {path}") and err.count("\n") == 1, err
+    # Led by the option, as a refusal of an input is: `--output '/x': is a directory; ...`.
+    option = flags[argv[at - 1]][0]
+    assert err.startswith(f"fanfuse {argv[0]}: error: {option} '{path}': ") and err.count("\n") == 1, err
     assert [type(error) for error in raised] == [InvalidOutput], raised
 
 

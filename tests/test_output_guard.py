@@ -134,4 +134,4 @@ def test_a_refused_output_ends_a_command_with_one_line_and_exit_2(
     (tmp_path / "report").mkdir()
     assert main(["eval", *paths, "--qrels", qrels, "-o", str(tmp_path / "report")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "report: is a directory" in err, err
+    assert err.count("\n") == 1 and "--output '" in err and "report': is a directory" in err, err

@@ -53,7 +53,8 @@ def test_a_read_only_place_is_one_line_naming_it(runs: Path, command: str) -> No
     }[command]
     done = read_only_run(args, read_only, runs)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith(f"fanfuse {command}: error: {read_only}/"), done.stderr
+    option = {"index": "--index", "demo": "--cache-dir"}[command]
+    assert done.stderr.startswith(f"fanfuse {command}: error: {option} '{read_only}/"), done.stderr
     assert "Read-only file system" in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
 
 
@@ -96,7 +97,7 @@ def test_runs_and_qrels_sharing_no_query_are_refused(
 def test_a_report_to_a_full_device_is_one_line(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["eval", str(runs / "a.trec"), str(runs / "b.trec"), "--qrels", str(runs / "qrels.txt")]
     assert main([*args, "--baseline", "0", "-o", "/dev/full"]) == 2
-    assert capsys.readouterr().err == "fanfuse eval: error: /dev/full: No space left on device\n"
+    assert capsys.readouterr().err == "fanfuse eval: error: --output '/dev/full': No space left on device\n"
 
 
 def test_a_scheduler_where_nothing_listens_fails_at_once(runs: Path) -> None:

@@ -269,6 +269,7 @@ def test_every_option_of_compare_is_refused_before_a_run_is_read(tmp_path: Path)
         "names": ["a", "b", "c"],
         "iterations": 0,
         "seed": -1,
+        "rank_from": "scores",
     }
     options = inspect.signature(fanfuse.compare).parameters.values()
     assert sorted(bad) == sorted(p.name for p in options if p.kind is p.KEYWORD_ONLY)

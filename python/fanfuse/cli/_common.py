@@ -18,9 +18,9 @@ from fanfuse._cleanups import run_cleanups
 from fanfuse._core import FusionError
 from fanfuse._panics import is_rust_panic
 from fanfuse.cli.mentions import with_flags
-from fanfuse.cli.paths import path_actions
+from fanfuse.cli.paths import OUTPUT, OUTPUT_DIRECTORY, option_name, path_actions
 from fanfuse.cli.terminal import visible
-from fanfuse.errors import INPUT_ERRORS, InputError, SearchFailed
+from fanfuse.errors import INPUT_ERRORS, InputError, InvalidOutput, SearchFailed
 from fanfuse.limits import LIMITS, Limit
 
 BAD_INPUT = 2
@@ -57,11 +57,13 @@ def flags_by_name(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 def given_paths(parser: argparse.ArgumentParser, args: argparse.Namespace | None) -> set[str]:
     """The files and directories the parsed command was given (``fanfuse.cli.paths``)."""
-    paths: set[str] = set()
-    for action, _, _ in path_actions(parser) if args is not None else ():
-        value = getattr(args, action.dest, None)
-        paths.update(map(str, value if isinstance(value, list) else [] if value is None else [value]))
-    return paths
+    return {path for action, _, _ in path_actions(parser) for path in _given(action, args)}
+
+
+def _given(action: argparse.Action, args: argparse.Namespace | None) -> list[str]:
+    """The paths the parsed command gave `action` (none for no command parsed)."""
+    value = None if args is None else getattr(args, action.dest, None)
+    return list(map(str, value if isinstance(value, list) else [] if value is None else [value]))
 
 
 @contextlib.contextmanager
@@ -82,9 +84,23 @@ def named_by_flags(parser: argparse.ArgumentParser, args: argparse.Namespace | N
         flag = flags.get(getattr(error, "option", None) or "")
         if flag is not None and not written.startswith(flag):
             written = f"{flag}: {written}"
+        if isinstance(error, InvalidOutput):
+            written = _naming_its_option(written, parser, args)
         if written == message:
             raise
         raise type(error)(written) from None
+
+
+def _naming_its_option(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace | None) -> str:
+    """A refusal of an output the guard writes (``/tmp: is a directory; ...``) led by the option the
+    path was given to (``--output '/tmp': ...``), as a refusal of an input is."""
+    for action, role, _ in path_actions(parser):
+        for path in _given(action, args) if role in (OUTPUT, OUTPUT_DIRECTORY) else ():
+            if message.startswith(f"{path}: "):
+                return f"{option_name(action)} {path!r}: {message.removeprefix(f'{path}: ')}"
+            if role == OUTPUT_DIRECTORY and message.startswith(f"{path.rstrip('/')}/"):
+                return f"{option_name(action)} {path!r}: {message}"  # a file the folder was to hold
+    return message
 
 
 class Terminated(BaseException):
