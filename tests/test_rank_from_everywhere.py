@@ -7,6 +7,7 @@ command's own flag."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import fanfuse
@@ -49,15 +50,22 @@ def test_the_command_takes_rank_from(command: str) -> None:
     assert action.default == "score"
 
 
-@pytest.fixture
-def ranked_only(tmp_path: Path) -> list[str]:
-    """Two Parquet runs with a rank column and no scores, and the qrels."""
+@pytest.fixture(params=["parquet", "mtrag"])
+def ranked_only(request: pytest.FixtureRequest, tmp_path: Path) -> list[str]:
+    """Two runs without scores, in ranks (a Parquet rank column, MT-RAG contexts in order), and the
+    qrels."""
     paths = []
     for name, docids in (("a", ["d1", "d2", "d3", "d4"]), ("b", ["d3", "d1", "d4", "d2"])):
-        qids = [q for q in ("1", "2", "3", "4") for _ in range(2)]
-        table = pa.table({"qid": qids, "docid": docids * 2, "rank": [1, 2, 3, 4] * 2})
-        pq.write_table(table, tmp_path / f"{name}.parquet")
-        paths.append(str(tmp_path / f"{name}.parquet"))
+        path = tmp_path / f"{name}.{'parquet' if request.param == 'parquet' else 'jsonl'}"
+        if request.param == "parquet":
+            qids = [q for q in ("1", "2", "3", "4") for _ in range(4)]
+            table = pa.table({"qid": qids, "docid": docids * 4, "rank": [1, 2, 3, 4] * 4})
+            pq.write_table(table, path)
+        else:
+            contexts = [{"document_id": d} for d in docids]
+            lines = [json.dumps({"task_id": q, "Collection": "c", "contexts": contexts}) for q in "1234"]
+            path.write_text("\n".join(lines) + "\n")
+        paths.append(str(path))
     (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 d1 1\n{q} 0 d3 1\n" for q in "1234"))
     return paths
 
@@ -71,7 +79,7 @@ def test_the_command_reads_ranks_when_told(
     capsys.readouterr()
     assert main(argv) == 2
     error = capsys.readouterr().err
-    assert "no score column" in error
+    assert "no score column" in error or "has no score" in error
     assert "--rank-from 'rank'" in error and "rank_from" not in error
 
 

@@ -85,10 +85,12 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<Record, String> {
         if let Some(problem) = super::fields::length_problem(docid.len()) {
             return Err(format!("contexts[{position}].document_id {problem}"));
         }
+        // A context without a score reads as NaN, no score: ranks from the context order do without
+        // one (`RankFrom`), ranks from the scores refuse it (`order_hits`), as for a table.
         let score: f64 = match context.shift_remove("score") {
             Some(raw) => serde_json::from_str(raw.get())
                 .map_err(|_| format!("contexts[{position}].score {} is not a number", raw.get()))?,
-            None => return Err(format!("contexts[{position}] has no \"score\"; every context needs a numeric score")),
+            None => f64::NAN,
         };
         let extra: crate::runs::Extra = context.into_iter().map(|(k, v)| (k.into_boxed_str(), v)).collect();
         hits.push(Hit {

@@ -43,6 +43,7 @@ pub fn trec_eval_order(a: &Hit, b: &Hit) -> std::cmp::Ordering {
 /// Rejects a document listed twice for one query, then sorts the hits into rank order.
 pub fn order_hits(path: &str, qid: &str, hits: &mut [Hit], rank_from: RankFrom) -> Result<(), FusionError> {
     reject_duplicates(path, qid, hits.iter())?;
+    reject_unscored(path, qid, hits, rank_from)?;
     match rank_from {
         RankFrom::Score => hits.sort_unstable_by(trec_eval_order),
         RankFrom::Rank => hits.sort_by_key(|h| h.rank),
@@ -54,6 +55,7 @@ pub fn order_hits(path: &str, qid: &str, hits: &mut [Hit], rank_from: RankFrom) 
 /// Like [`order_hits`] without moving the hits: references in rank order.
 pub fn ranked<'a>(path: &str, qid: &str, hits: &'a [Hit], rank_from: RankFrom) -> Result<Vec<&'a Hit>, FusionError> {
     reject_duplicates(path, qid, hits.iter())?;
+    reject_unscored(path, qid, hits, rank_from)?;
     let mut refs: Vec<&Hit> = hits.iter().collect();
     match rank_from {
         RankFrom::Score => refs.sort_unstable_by(|a, b| trec_eval_order(a, b)),
@@ -61,6 +63,25 @@ pub fn ranked<'a>(path: &str, qid: &str, hits: &'a [Hit], rank_from: RankFrom) -
         RankFrom::File => {}
     }
     Ok(refs)
+}
+
+/// Ranks from the scores need every hit's score: a hit without one (NaN, an MT-RAG context with no
+/// `score`) is refused, saying where ranks may come from instead.
+fn reject_unscored(path: &str, qid: &str, hits: &[Hit], rank_from: RankFrom) -> Result<(), FusionError> {
+    if rank_from != RankFrom::Score {
+        return Ok(());
+    }
+    let Some(hit) = hits.iter().find(|h| h.score.is_nan()) else { return Ok(()) };
+    Err(FusionError::input(
+        path,
+        hit.line,
+        format!(
+            "document '{}' (query '{qid}') has no score; ranks come from the scores (rank_from='score', as \
+             trec_eval reads a run): add the scores, or read ranks from the rank column or the file order \
+             (rank_from='rank' or 'file')",
+            hit.docid
+        ),
+    ))
 }
 
 fn reject_duplicates<'a>(
