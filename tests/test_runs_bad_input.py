@@ -23,7 +23,12 @@ CASES = [
         3,
     ),
     ("notobject.jsonl", '{"task_id": "q", "contexts": []}\n[1, 2]\n', "not a JSON object", 2),
-    ("badjson.jsonl", '{"task_id": "q", "contexts": [{"document_id": "d"}]}\n', "'d' (query 'q') has no score", 1),
+    (
+        "badjson.jsonl",
+        '{"task_id": "q", "contexts": [{"document_id": "d"}]}\n',
+        "'d' (query 'q') has no score",
+        1,
+    ),
     # A field given twice is refused inside a context as in the record, never read as its last value.
     (
         "twiceid.jsonl",

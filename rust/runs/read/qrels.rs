@@ -88,7 +88,7 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
 }
 
 /// Why `text` is no relevance: a number that is no integer, an integer beyond `i64`, or a word
-/// (after the first judgment, where a header no longer goes).
+/// (a header goes before the first judgment only).
 fn bad_relevance(text: &str, n_fields: usize) -> String {
     let numeric = text.parse::<f64>().is_ok();
     let hint = if n_fields == 3 && !numeric { " (a header is only accepted before the first judgment)" } else { "" };
