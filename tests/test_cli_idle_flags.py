@@ -136,10 +136,6 @@ def test_a_flag_is_given_by_being_on_the_line_whatever_its_value() -> None:
     words = ["1", "-o", "1", "--run-format", "mtrag", "--tag", "fanfuse"]
     with pytest.raises(InvalidSetting, match="--tag goes with TREC text output"):
         refuse_idle_flags("fuse", PARSERS["fuse"], words, parsed("fuse", words))
-    # A prefix argparse takes for the flag is the flag.
-    words = ["1", "-o", "1", "--coll", "c"]
-    with pytest.raises(InvalidSetting, match="--collection goes with --run-format mtrag"):
-        refuse_idle_flags("fuse", PARSERS["fuse"], words, parsed("fuse", words))
 
 
 def test_a_model_loaded_is_not_retrained_so_its_sizes_and_saving_are_refused(

@@ -96,6 +96,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is None or name == only:
             importlib.import_module(module).register(subparsers)
             add_renamed(subparsers.choices[name], name)
+            # A flag is its whole name: an abbreviation would give each flag many (`--k` read as
+            # tune's `--ks`, where fuse refuses it as renamed), and a new flag could change what one means.
+            subparsers.choices[name].allow_abbrev = False
     return parser
 
 

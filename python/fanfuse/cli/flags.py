@@ -84,14 +84,23 @@ class Renamed(argparse.Action):
     gone (exit 2)."""
 
     def __init__(
-        self, option_strings: Sequence[str], dest: str, new: str = "", why: str = "", **options: Any
+        self,
+        option_strings: Sequence[str],
+        dest: str,
+        new: str = "",
+        why: str = "",
+        said: str = "",
+        **options: Any,
     ) -> None:
         super().__init__(option_strings, dest=argparse.SUPPRESS, nargs="?", help=argparse.SUPPRESS)
         self.new = new
         self.why = why
+        self.said = said
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
         flag = self.option_strings[0]
+        if self.said:
+            parser.error(f"{flag} {self.said}")
         parser.error(
             f"{flag} is renamed to {self.new}; use {self.new}"
             if self.new

@@ -9,6 +9,7 @@ from typing import Any
 
 from fanfuse._core import METHODS, TRAINED_METHODS
 from fanfuse.cli._common import name_list, number_option
+from fanfuse.cli.flags import Renamed
 from fanfuse.cli.idle_flags import level_flag
 from fanfuse.cli.paths import add_qrels, add_runs, add_stdout
 from fanfuse.cli.progress import ProgressBar
@@ -23,6 +24,9 @@ def _levels_help(default: tuple[Any, ...] | None, what: str) -> str:
     shown = "not searched" if default is None else ",".join(map(shown_level, default))
     return f"{what} (default: {shown}); an error for a method without it"
 
+
+# fuse's flag of a searched parameter, where it is not the parameter's name.
+ONE_VALUE_FLAGS = {"k": "--rrf-k"}
 
 # Each searched option's flag: what it lists, and the row of fanfuse.limits.LIMITS of each level
 # (None: names).
@@ -63,6 +67,12 @@ def register(subparsers: Any) -> None:
             parser.add_argument(flag, dest=option.keyword, type=name_list, help=help)
         else:
             number_option(parser, flag, key, help, many=True, dest=option.keyword)
+    for option in OPTIONS:
+        # fuse's flag of the parameter, which a user of both commands reaches for: refused naming
+        # the list of its levels that tune searches.
+        single = ONE_VALUE_FLAGS.get(option.parameter, f"--{option.parameter}")
+        said = f"sets one value in fuse; tune searches a list of levels: use {level_flag(option.keyword)}"
+        parser.add_argument(single, action=Renamed, said=said)
     parser.add_argument(
         "--search",
         default="auto",
