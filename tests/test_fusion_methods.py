@@ -250,7 +250,7 @@ def test_qdrant_dbsf() -> None:
             [["a"]],
             {"weights": [1.0, 2.0]},
             fanfuse.FusionError,
-            "weights has 2 entries but there is 1 list",
+            "weights has 2 entries but there is 1 run",
         ),
         (
             [["a"]],
