@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import fanfuse
@@ -19,7 +20,7 @@ CASES = [
     (
         "dup.trec",
         GOOD + "q1 Q0 d1 3 0.5 t\n",
-        "document 'd1' appears twice for query 'q1' (first on line 1)",
+        "document 'd1' appears twice for query 'q1' (first at {path}:1)",
         3,
     ),
     ("notobject.jsonl", '{"task_id": "q", "contexts": []}\n[1, 2]\n', "not a JSON object", 2),
@@ -70,7 +71,7 @@ def test_malformed_run_names_file_and_line(
     with pytest.raises(fanfuse.FusionError) as caught:
         fanfuse.fuse_files([good, bad], str(out))
     assert f"{bad}:{line}: " in str(caught.value)
-    assert message in str(caught.value)
+    assert message.format(path=bad) in str(caught.value)
     assert not out.exists()
     assert {p.name for p in tmp_path.iterdir()} == {name, "good.trec"}, "a temporary file was left behind"
 
@@ -133,3 +134,17 @@ def test_output_in_a_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(fanfuse.InvalidOutput, match=r"the output directory '.*nowhere' does not exist"):
         fanfuse.fuse_files([good], str(tmp_path / "nowhere" / "out.trec"))
     assert main(["fuse", good, "-o", str(tmp_path / "nowhere" / "out.trec")]) == 2
+
+
+def test_a_duplicate_in_a_table_names_its_rows_as_rows_are_named(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from fanfuse.tables import read_any_run
+
+    table = pa.table({"qid": ["q1", "q1", "q1"], "docid": ["d1", "d2", "d1"], "score": [3.0, 2.0, 1.0]})
+    pq.write_table(table, tmp_path / "dup.parquet")
+    path = str(tmp_path / "dup.parquet")
+    with pytest.raises(
+        fanfuse.FusionError, match=rf"^{re.escape(path)}:3: .* \(first at {re.escape(path)}:1\)"
+    ):
+        read_any_run(path)

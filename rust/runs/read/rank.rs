@@ -97,7 +97,7 @@ fn reject_duplicates<'a>(
                 path,
                 hit.line,
                 format!(
-                    "document '{}' appears twice for query '{qid}' (first on line {first}); \
+                    "document '{}' appears twice for query '{qid}' (first at {path}:{first}); \
                      each (query, document) pair may appear once",
                     hit.docid
                 ),
