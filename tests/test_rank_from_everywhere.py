@@ -18,10 +18,11 @@ from fanfuse import RANK_SOURCES, compare
 from fanfuse.cli import main
 from fanfuse.cli.paths import INPUT, path_actions
 from fanfuse.errors import InvalidSetting
-from fanfuse.tables import read_any_run
+from fanfuse.tables import evaluate_table, read_any_run
 from test_api_numbers import entry_points
 from test_cli_flags import commands
 
+ENGINES = ["process", "dask"]
 # The rest of each command's arguments after its run files, for a command that reads runs: a new
 # such command fails `test_every_run_command_is_run_here` until it is listed.
 REST = {
@@ -83,14 +84,19 @@ def test_the_command_reads_ranks_when_told(
     assert "--rank-from 'rank'" in error and "rank_from" not in error
 
 
-def test_every_function_reading_run_paths_takes_rank_from() -> None:
+def test_every_function_reading_runs_from_files_or_tables_takes_rank_from() -> None:
+    """A run given as a path or a table (anything but a ``Run``, which was read already, or a list
+    of one query's hits) is read by the function, so the function says where its ranks come from."""
+    read_here = ("runs", "inputs", "run")
     readers = [
         name
         for name, params in entry_points()
-        if any(p in ("runs", "inputs") and "PathLike" in a for p, a in params.items())
+        if any(
+            p in read_here and a not in ("Run", "Sequence[Run]", "Iterable[_Run]") for p, a in params.items()
+        )
         or name in ("read_run", "tables.read_any_run", "tables.read_parquet_run")
     ]
-    assert "compare" in readers and "fuse_files" in readers
+    assert {"compare", "fuse_files", "evaluate_table", "fuse_table", "dask.fuse_runs"} <= set(readers)
     assert [name for name in readers if "rank_from" not in dict(entry_points())[name]] == []
 
 
@@ -131,3 +137,35 @@ def test_a_run_without_scores_is_evaluated_in_its_row_order(tmp_path: Path) -> N
     run = read_any_run(str(tmp_path / "rows.parquet"), rank_from="file")
     _, values = fanfuse.evaluate(run, qrels, metrics=["P@1", "recip_rank"])
     assert values == {"P@1": [1.0], "recip_rank": [1.0]}  # a first, as the rows say; not docid order
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_eval_on_either_engine_reads_ranks_as_told(
+    engine: str, ranked_only: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The distributed engine evaluates as one process does: the same numbers for each source of
+    ranks, and runs without scores where ranks come from the rank column or the file order."""
+    if engine == "dask":
+        pytest.importorskip("dask")
+    qrels = str(tmp_path / "qrels.txt")
+    printed = {}
+    for rank_from in ("rank", "file"):
+        argv = ["eval", *ranked_only, "--qrels", qrels, "--format", "csv", "--rank-from", rank_from]
+        assert main([*argv, "--engine", engine]) == 0
+        printed[rank_from] = capsys.readouterr().out
+        assert main(argv) == 0
+        assert capsys.readouterr().out == printed[rank_from]  # the process engine's numbers
+
+
+def test_evaluate_table_reads_a_table_without_scores_when_told(
+    ranked_only: list[str], tmp_path: Path
+) -> None:
+    if not ranked_only[0].endswith(".parquet"):
+        pytest.skip("a table: the Parquet runs")
+    qrels = fanfuse.read_qrels(str(tmp_path / "qrels.txt"))
+    table = pq.read_table(ranked_only[1])
+    values = evaluate_table(table, qrels, ["P@1"], rank_from="rank")
+    expected = fanfuse.evaluate(read_any_run(ranked_only[1], rank_from="rank"), qrels, metrics=["P@1"])[1]
+    assert values.column("P@1").to_pylist() == expected["P@1"]
+    with pytest.raises(fanfuse.FusionError, match="rank_from='rank' or 'file'"):
+        evaluate_table(table, qrels, ["P@1"])

@@ -177,17 +177,18 @@ def read_run_table(path: str) -> Any:
     return hits.select(["qid", "docid", "score", "rank", "line"])
 
 
-def evaluate_table(run: Any, qrels: Any, metrics: Sequence[str]) -> Any:
+def evaluate_table(run: Any, qrels: Any, metrics: Sequence[str], *, rank_from: RankFrom = "score") -> Any:
     """Per-query metric values of a run table against a qrels table (or a ``Qrels``), as a pyarrow
     Table: a ``qid`` column, then one float64 column per metric, one row per query in both the run
     and the qrels (the mean of a column is the mean ``fanfuse eval`` prints).
 
-    The run table follows the module's convention and needs a score column (a run is evaluated in
-    trec_eval's order: score descending, ties by docid descending); the qrels table has qid, docid
-    and an integer ``relevance`` (or ``score``, as ranx and BEIR name it) column.
+    The run table follows the module's convention; it is evaluated in the order ``rank_from`` says,
+    by default trec_eval's (score descending, ties by docid descending, so a score column is
+    needed), else the rank column's or the rows'. The qrels table has qid, docid and an integer
+    ``relevance`` (or ``score``, as ranx and BEIR name it) column.
     """
     pa = _pyarrow()
-    read = runs_from_table(_arrow_input(run, "run"), name="run")[0]
+    read = runs_from_table(_arrow_input(run, "run"), name="run", rank_from=rank_from)[0]
     judged = (
         qrels if isinstance(qrels, Qrels) else qrels_from_table(_arrow_input(qrels, "qrels"), name="qrels")
     )

@@ -179,7 +179,7 @@ def scored(args: argparse.Namespace) -> list[RunScores]:
         qrels = commands.held_qrels(args.qrels, args.scheduler)
         with commands.scheduler(args.scheduler):
             distributed: list[RunScores] = commands.evaluate_runs(
-                args.runs, qrels, args.metrics, partitions=args.partitions
+                args.runs, qrels, args.metrics, partitions=args.partitions, rank_from=args.rank_from
             )
             return distributed
     qrels = read_any_qrels(args.qrels)

@@ -23,6 +23,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 from fanfuse._core import Qrels
 from fanfuse._core._internal import write_run_text
+from fanfuse.choices import RankFrom
 from fanfuse.dask import DEFAULT_BLOCK_BYTES, fused_partitions, plan_runs, shuffle_partitions
 from fanfuse.dask.kernel import evaluate_partition
 from fanfuse.errors import InputError, InvalidSetting
@@ -207,10 +208,12 @@ def evaluate_runs(
     *,
     partitions: int | None = None,
     block_bytes: int | None = None,
+    rank_from: RankFrom = "score",
 ) -> list[RunScores]:
     """Per-query values of every run computed in the partitions of its shuffle on qid, gathered and
-    averaged in run order, as one process averages them (the same means, bit for bit). ``qrels``:
-    a path, or judgments ``held_qrels`` read (which a path that is no regular file becomes here)."""
+    averaged in run order, as one process averages them (the same means, bit for bit), each run's
+    hits in the order ``rank_from`` says, as one process reads them. ``qrels``: a path, or
+    judgments ``held_qrels`` read (which a path that is no regular file becomes here)."""
     if isinstance(qrels, str):
         qrels = held_qrels(qrels, None)
     # Judgments held in memory are one object of this process: its identity keys the tasks.
@@ -219,10 +222,10 @@ def evaluate_runs(
     for run in runs:
         plan = plan_runs([run], block_bytes or BLOCK_BYTES)
         count = shuffle_partitions(partitions, plan)
-        tasks = plan.tasks(count, "score")
+        tasks = plan.tasks(count, rank_from)
         name = f"fanfuse-evaluate-{tokenize(tasks.name, key, list(metrics))}"
         for j, part in enumerate(tasks.rows):
-            arguments = (part, tasks.summaries, plan.names[0], qrels, list(metrics))
+            arguments = (part, tasks.summaries, plan.names[0], qrels, list(metrics), rank_from)
             tasks.graph[(name, j)] = (evaluate_partition, *arguments)
         tasks.graph[name] = (list, [(name, j) for j in range(count)])
         per_run.append(tasks.delayed(name))

@@ -112,6 +112,7 @@ def evaluate_partition(
     name: str,
     qrels: str | Qrels,
     metrics: Sequence[str],
+    rank_from: RankFrom,
 ) -> list[tuple[int, str, list[float]]]:
     """Per query of one run's rows of a partition: its first group in the run (the order in which
     one process averages the queries), its id and its value of each metric. `qrels`: a file's path,
@@ -119,7 +120,7 @@ def evaluate_partition(
     if isinstance(qrels, str):
         stat = os.stat(qrels)
         qrels = _qrels(qrels, stat.st_mtime_ns, stat.st_size)
-    run, firsts = run_from_rows(list(rows), blocks=list(summaries), name=name)
+    run, firsts = run_from_rows(list(rows), blocks=list(summaries), name=name, rank_from=rank_from)
     first_of = dict(zip(run.qids(), firsts, strict=True))
     qids, values = evaluate(run, qrels, metrics=list(metrics))
     return [(first_of[q], q, [values[m][i] for m in metrics]) for i, q in enumerate(qids)]
