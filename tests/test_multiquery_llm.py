@@ -98,6 +98,8 @@ FAILURES = [
     ("http_500", "HTTP 500"),
     ("stall", "timeout: no answer within 0.3 s"),
     ("malformed_json", "looks like JSON but does not parse"),
+    ("json_null", "the model's answer is the JSON null"),
+    ("refusal", "no query lines in the model's answer: 'I am sorry"),
     ("not_a_completion", "not a chat completion"),
     ("refused", "connection failed"),
 ]
@@ -110,6 +112,10 @@ def script_failure(server: ScriptedChatServer, case: str) -> None:
         server.answer('{"queries": ["too late"]}', stall=5.0)
     elif case == "malformed_json":
         server.answer('{"queries": ["rank fusion", "combin')
+    elif case == "json_null":
+        server.answer("null")
+    elif case == "refusal":
+        server.answer("I am sorry, but I cannot help with that request.")
     elif case == "not_a_completion":
         server.answer_raw(200, b"<html>gateway</html>")
 

@@ -41,10 +41,14 @@ _ACKNOWLEDGE = r"(?:ok(?:ay)?|sure|certainly|of course|absolutely|alright|all ri
 _CHATTER = re.compile(
     rf"^(?:{_ACKNOWLEDGE}\b[\s,.!;:-]*)*"
     r"(?:$|here(?:'s|\s+(?:is|are|you\s+go|they\s+are))\b|(?:i\s+)?hope\s+(?:this|these|that|it)\b"
-    r"|let\s+me\s+know\b|feel\s+free\b)",
+    r"|let\s+me\s+know\b|feel\s+free\b"
+    # A refusal or an error the model (or its server) wrote in place of an answer: never a query.
+    r"|(?:i\s*'?\s*m|i\s+am)\s+(?:sorry|unable|not\s+able)\b|sorry\s*[,.!]|i\s+(?:cannot|can\s*'?\s*t|won\s*'?\s*t)\b"
+    r"|as\s+an?\s+(?:ai|language\s+model)\b|error\s*[:!])",
     re.IGNORECASE,
 )
 _CHATTER_MAX_LENGTH = 120
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
@@ -69,6 +73,9 @@ def completion_text(text: str) -> str:
 def parse_variants(answer: str) -> list[str]:
     """The query strings in ``answer``, in order (not yet deduplicated against the original)."""
     text = _unwrapped(answer, "queries")
+    scalar = _json_scalar(text)
+    if scalar is not None:
+        raise UnusableAnswer(f"the model's answer is the JSON {scalar}, no list of queries")
     embedded = _embedded_json(text)
     if embedded is not None:
         return _from_json(embedded)
@@ -142,6 +149,18 @@ def _check_depth(text: str, what: str) -> None:
         raise UnusableAnswer(f"{what} is nested too deeply (more than {MAX_JSON_DEPTH} levels of brackets)")
 
 
+def _json_scalar(text: str) -> str | None:
+    """What ``text`` is when it is one JSON value that holds no text to search (null, a number, a
+    bool), as the answer names it; else None."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return None
+
+
 def _embedded_json(text: str) -> object | None:
     """The JSON value in ``text``: the whole text, or the span from the first brace to the last."""
     for start_char, end_char in (("{", "}"), ("[", "]")):
@@ -203,7 +222,8 @@ def _is_chatter(line: str) -> bool:
 
 
 def _clean(text: str) -> str:
-    text = text.strip().rstrip(",").strip()
+    # Control characters (a NUL, an escape) are no part of a query a backend should be sent.
+    text = _CONTROL.sub(" ", text).strip().rstrip(",").strip()
     if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
         text = text[1:-1]
     return " ".join(text.split())
