@@ -1,6 +1,6 @@
 """`fanfuse serve --expander E`, for each of the command's choices: `GET /healthz` names the expander a
 search gets that names none (the one the search page's header shows), and `GET /options` lists the
-same as the default of the request's `expander`."""
+same as the default of the request's `expander`, and offers exactly the expanders a search takes."""
 
 from __future__ import annotations
 
@@ -45,3 +45,25 @@ def test_healthz_and_options_name_the_servers_expander(index_dir: Path, expander
         fields = httpx.get(f"{url}/options", timeout=30).json()["fields"]
     (default,) = (field["default"] for field in fields if field["name"] == "expander")
     assert health["expander"] == default == expander, (health, default)
+
+
+@pytest.mark.parametrize("expander", expander_choices())
+def test_options_offer_exactly_the_expanders_a_search_takes(index_dir: Path, expander: str) -> None:
+    """The page builds its form from `/options`: each value offered is searched, and each other
+    value of the schema is refused naming the field."""
+    flags = ["--expander", expander, *MORE_FLAGS.get(expander, [])]
+    with serve_command("--index", str(index_dir), "--no-dense", *flags) as (url, _):
+        schema = httpx.get(f"{url}/openapi.json", timeout=30).json()
+        (field,) = (
+            f for f in httpx.get(f"{url}/options", timeout=30).json()["fields"] if f["name"] == "expander"
+        )
+        declared = schema["components"]["schemas"]["SearchRequest"]["properties"]["expander"]
+        every = [value for kind in declared["anyOf"] for value in kind.get("enum", [])]
+        for value in every:
+            answer = httpx.post(f"{url}/search", json={"query": "owls", "expander": value}, timeout=30)
+            if value in field["enum"]:
+                assert answer.status_code == 200, (value, answer.text)
+            else:
+                assert answer.status_code == 422, (value, answer.text)
+                assert answer.json()["detail"][0]["loc"] == ["body", "expander"]
+    assert expander in field["enum"] and "none" in field["enum"]

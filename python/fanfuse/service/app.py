@@ -35,7 +35,7 @@ from fanfuse.multiquery.fusion import search_name
 from fanfuse.multiquery.mmr import named_reranker
 from fanfuse.multiquery.result_json import as_data
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
-from fanfuse.service.defaults import server_defaults
+from fanfuse.service.defaults import server_accepts, server_defaults
 from fanfuse.service.head import HeadAsGet
 from fanfuse.service.idle_fields import Server, idle_field
 from fanfuse.service.page import page_router
@@ -168,7 +168,7 @@ def create_app(
     def check_fields(request: SearchRequest) -> None:
         """A request may name the server's expander or none, and gives no field the search would not
         read (``fanfuse.service.idle_fields``)."""
-        if request.expander not in (None, "none", expander):
+        if request.expander is not None and request.expander not in server_accepts(expander)["expander"]:
             raise BadField(
                 "expander",
                 f"this server's expander is {expander}: ask for {expander} or none (`fanfuse serve "

@@ -17,7 +17,7 @@ from fanfuse.multiquery.fusion import search_settings
 from fanfuse.multiquery.mmr import DEFAULT_MMR_LAMBDA, MaximalMarginalRelevance
 from fanfuse.service.schema import SearchRequest
 
-__all__ = ["server_defaults"]
+__all__ = ["server_accepts", "server_defaults"]
 
 
 def server_defaults(
@@ -45,3 +45,10 @@ def server_defaults(
     }
     renamed = option_of_field or {}
     return {field: settings.get(renamed.get(field, field)) for field in SearchRequest.model_fields}
+
+
+def server_accepts(expander: str) -> dict[str, tuple[str, ...]]:
+    """The values of a request's choice fields that a server whose expander is `expander` takes,
+    where it takes fewer than the schema lists: the one table that the search checks a request
+    against and that `GET /options` offers (so the page never offers a value the server refuses)."""
+    return {"expander": (expander, "none")}

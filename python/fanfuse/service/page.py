@@ -16,6 +16,7 @@ page refuses a link using one as the service refuses the field.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
@@ -24,7 +25,7 @@ from fastapi.responses import Response
 
 from fanfuse._renamed import REMOVED_SEARCH_OPTIONS, refusing_old_keywords
 from fanfuse.multiquery import MultiQueryRetriever
-from fanfuse.service.defaults import server_defaults
+from fanfuse.service.defaults import server_accepts, server_defaults
 from fanfuse.service.requests import CheckedBodyRoute, refused
 from fanfuse.service.schema import RENAMED_FIELDS, SearchRequest
 
@@ -65,7 +66,9 @@ def page_router(
     field to the retriever's name for it where they differ (none do for `fanfuse serve`'s request)."""
     files = {name: (resources.files(__package__) / "page" / name).read_bytes() for name in _FILES}
     options = {
-        "fields": request_fields(server_defaults(retriever, expander, hybrid, option_of_field)),
+        "fields": request_fields(
+            server_defaults(retriever, expander, hybrid, option_of_field), server_accepts(expander)
+        ),
         "roles": SearchRequest.model_json_schema()["$defs"]["Message"]["properties"]["role"]["enum"],
         "renamed_fields": RENAMED_FIELDS,
         "removed_fields": REMOVED_SEARCH_OPTIONS,
@@ -92,9 +95,10 @@ def page_router(
     return router
 
 
-def request_fields(defaults: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each request field as the page builds its control: name, JSON type, accepted names or range,
-    description and this server's default (`fanfuse.service.defaults`: what the search applies)."""
+def request_fields(defaults: dict[str, Any], accepts: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """Each request field as the page builds its control: name, JSON type, accepted names (those of
+    `accepts` where the server takes fewer than the schema) or range, description and this server's
+    default (`fanfuse.service.defaults`: what the search applies)."""
     schema = SearchRequest.model_json_schema()
     fields = []
     for name, spec in schema["properties"].items():
@@ -109,7 +113,10 @@ def request_fields(defaults: dict[str, Any]) -> list[dict[str, Any]]:
             "default": defaults[name],
         }
         if enum := spec.get("enum", kind.get("enum")):
-            field["enum"] = [value for value in enum if value is not None]
+            taken = accepts.get(name)
+            field["enum"] = [
+                value for value in enum if value is not None and (taken is None or value in taken)
+            ]
         for bound in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             if bound in kind:
                 field[bound] = kind[bound]
