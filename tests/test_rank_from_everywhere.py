@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import fanfuse
@@ -169,3 +170,41 @@ def test_evaluate_table_reads_a_table_without_scores_when_told(
     assert values.column("P@1").to_pylist() == expected["P@1"]
     with pytest.raises(fanfuse.FusionError, match="rank_from='rank' or 'file'"):
         evaluate_table(table, qrels, ["P@1"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["fuse", "-o", "fused.trec"],
+        ["fuse", "-o", "fused.trec", "--engine", "dask"],
+        ["tune", "--folds", "2"],
+    ],
+    ids=" ".join,
+)
+def test_a_score_method_over_runs_without_scores_names_the_run(
+    argv: list[str], ranked_only: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every route that fuses run files refuses a score method over a run without scores naming the
+    run's file, with what to do on the command line (not Python's ways to pass scores)."""
+    if "dask" in argv:
+        pytest.importorskip("dask")
+    command, *rest = argv
+    rest = [str(tmp_path / word) if word == "fused.trec" else word for word in rest]
+    qrels = ["--qrels", str(tmp_path / "qrels.txt")] if command == "tune" else []
+    code = main([command, *ranked_only, *rest, *qrels, "--rank-from", "rank", "--method", "combsum"])
+    error = capsys.readouterr().err
+    assert code == 2, error
+    # The run as its command names it: the path given (fuse), or the name of the run read (tune).
+    said = "has no scores but --method 'combsum' fuses scores; give the run its scores"
+    assert f"{Path(ranked_only[0]).name} {said}" in error
+    assert "(id, score) pairs" not in error
+    assert not (tmp_path / "fused.trec").exists()
+
+
+def test_the_library_names_the_run_too(ranked_only: list[str], tmp_path: Path) -> None:
+    runs = [read_any_run(path, rank_from="rank") for path in ranked_only]
+    with pytest.raises(fanfuse.FusionError, match=f"{re.escape(runs[0].name)} has no scores"):
+        fanfuse.fuse_runs(runs, method="combsum")
+    if ranked_only[0].endswith(".jsonl"):  # fuse_files reads text files; a table goes in as a Run
+        with pytest.raises(fanfuse.FusionError, match=f"{re.escape(ranked_only[0])} has no scores"):
+            fanfuse.fuse_files(ranked_only, str(tmp_path / "out.trec"), method="combsum", rank_from="rank")

@@ -13,17 +13,20 @@ pub(super) fn check_scores<T>(
     included: &dyn Fn(usize) -> bool,
     method: &str,
 ) -> Result<(), FusionError> {
-    for list in (0..lists.ids.len()).filter(|&l| included(l) && !lists.ids.list(l).is_empty()) {
-        let start = lists.ids.start(list);
-        let scored =
-            lists.scores.is_some_and(|s| s[start..start + lists.ids.list(list).len()].iter().all(|v| !v.is_nan()));
-        if !scored {
-            return Err(FusionError::invalid(format!(
-                "runs[{list}] has no scores but method '{method}' fuses scores; pass (id, score) pairs or an (ids, scores) tuple, or use a rank method such as rrf"
-            )));
-        }
+    match unscored(lists, included) {
+        Some(list) => Err(FusionError::invalid(format!(
+            "runs[{list}] has no scores but method '{method}' fuses scores; pass (id, score) pairs or an (ids, scores) tuple, or use a rank method such as rrf"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first non-empty list of those `included` without a score for every id (NaN: none given).
+pub(super) fn unscored<T>(lists: &ScoredLists<'_, T>, included: &dyn Fn(usize) -> bool) -> Option<usize> {
+    (0..lists.ids.len()).filter(|&l| included(l) && !lists.ids.list(l).is_empty()).find(|&list| {
+        let start = lists.ids.start(list);
+        !lists.scores.is_some_and(|s| s[start..start + lists.ids.list(list).len()].iter().all(|v| !v.is_nan()))
+    })
 }
 
 /// Finite inputs can still sum (or normalise) beyond the largest float: refuse rather than rank an

@@ -128,6 +128,20 @@ impl FuseParams {
         self.weights.as_ref().map_or(1.0, |w| w[list])
     }
 
+    /// The first of `lists` whose scores the method reads and which has none, with the method's
+    /// name: what [`fuse`] refuses, for a caller that can name its lists (a run file) to refuse first.
+    #[must_use]
+    pub fn unscored_list<T>(&self, lists: &ScoredLists<'_, T>) -> Option<(usize, &'static str)> {
+        match &self.trained {
+            Some(model) if model.method.reads_scores() => {
+                checks::unscored(lists, &|_| true).map(|list| (list, model.method.name()))
+            }
+            Some(_) => None,
+            None if self.method.reads_ranks() => None,
+            None => checks::unscored(lists, &|list| self.weight(list) != 0.0).map(|list| (list, self.method.name())),
+        }
+    }
+
     /// The normalisation a score method applies.
     fn effective_norm(&self) -> Norm {
         self.method.own_norm().or(self.norm).unwrap_or(Norm::MinMax)

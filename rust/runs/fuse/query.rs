@@ -11,17 +11,20 @@ use crate::runs::Hit;
 
 /// Fuses query `qid`: `lists[r]` is run r's hits in rank order. Returns each fused hit's best-ranked
 /// occurrence (whose passthrough fields the output keeps) and its fused score, in evaluation order
-/// (see [`evaluation_order`]) and cut to `params.top_k`. Errors name the query.
+/// (see [`evaluation_order`]) and cut to `params.top_k`. Errors name the query, and a run by its
+/// name in `names` (its file).
 pub fn fuse_query<'a>(
     qid: &str,
     lists: &[Vec<&'a Hit>],
+    names: &[impl AsRef<str>],
     params: &FuseParams,
 ) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
-    fuse_cut_in_evaluation_order(lists, params).map_err(|e| FusionError::invalid(format!("query {qid}: {e}")))
+    fuse_cut_in_evaluation_order(lists, names, params).map_err(|e| FusionError::invalid(format!("query {qid}: {e}")))
 }
 
 fn fuse_cut_in_evaluation_order<'a>(
     lists: &[Vec<&'a Hit>],
+    names: &[impl AsRef<str>],
     params: &FuseParams,
 ) -> Result<Vec<(&'a Hit, f64)>, FusionError> {
     let total = lists.iter().map(Vec::len).sum();
@@ -37,6 +40,14 @@ fn fuse_cut_in_evaluation_order<'a>(
         bounds.push(items.len());
     }
     let lists = ScoredLists { ids: RankedLists::new(&items, &bounds), scores: Some(&scores) };
+    if let Some((run, method)) = params.unscored_list(&lists) {
+        // The kernel's refusal would speak of `runs[i]` and of Python's ways to give scores.
+        return Err(FusionError::invalid(format!(
+            "{} has no scores but method '{method}' fuses scores; give the run its scores, or use a rank \
+             method such as rrf",
+            names[run].as_ref()
+        )));
+    }
     let Some(top_k) = params.top_k else {
         let mut entries = kernel_entries(&lists, params, &hits)?;
         evaluation_order(&mut entries);
@@ -155,8 +166,9 @@ pub fn fuse_runs(
         order.sort_unstable();
         queries = order.into_iter().map(|(_, i)| std::mem::take(&mut queries[i])).collect();
     }
+    let names: Vec<&str> = runs.iter().map(|run| run.name.as_str()).collect();
     let fused = crate::batch::map_queries(&queries, threads, |(qid, lists)| {
-        let hits = fused_hits(&fuse_query(qid, lists, params)?);
+        let hits = fused_hits(&fuse_query(qid, lists, &names, params)?);
         Ok::<_, FusionError>(crate::runs::Query { qid: (*qid).to_owned(), hits })
     })?;
     let queries = fused.into_iter().collect::<Result<Vec<_>, _>>()?;

@@ -98,7 +98,7 @@ pub fn fuse_rows(
                 .zip(&layout.names)
                 .map(|(hits, name)| ranked(name, &query.qid, hits, fusion.rank_from))
                 .collect::<Result<Vec<_>, _>>()?;
-            let entries = fuse_query(&query.qid, &ranked_lists, fusion.params)?;
+            let entries = fuse_query(&query.qid, &ranked_lists, &layout.names, fusion.params)?;
             Ok::<_, FusionError>(match fusion.output {
                 RowOutput::Hits => {
                     Fused::Hits(entries.iter().map(|&(hit, score)| (hit.docid.clone(), score)).collect())

@@ -354,7 +354,7 @@ impl ChunkWriter<'_> {
                 .zip(inputs)
                 .map(|(hits, path)| ranked(path, qid, hits, options.rank_from))
                 .collect::<Result<Vec<_>, _>>()?;
-            let entries = fuse_query(qid, &lists, &options.params)?;
+            let entries = fuse_query(qid, &lists, inputs, &options.params)?;
             Ok::<_, FusionError>(if to_file {
                 let (format, tag) = (options.format, &options.tag);
                 Piece::Text(fused_query_text(format, qid, &entries, tag, collection, inputs, &pending.lists)?)
