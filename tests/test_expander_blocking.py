@@ -7,6 +7,7 @@ path is tried (``test_mq_custom_expander.MODES``); the built-in expanders run in
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import threading
 from collections.abc import Iterator
@@ -138,3 +139,38 @@ def test_only_the_expanders_that_may_block_are_bounded() -> None:
     }
     assert not CombinedExpander([HeuristicExpander(), HeuristicExpander(2)]).blocking
     assert Hangs(threading.Event()).blocking  # one of the caller's own, by default
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["subclass", "callable"])
+def test_a_blocking_expander_sees_the_callers_context_variables(mode: str, kind: str) -> None:
+    """Run in the expanders' threads, it still sees the caller's context (a request id, a trace)."""
+    request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
+    seen: list[str | None] = []
+
+    class Reads(Expander):
+        def expand(self, query: str, *, max_variants: int) -> Expansion:
+            seen.append(request_id.get())
+            return Expansion((Variant(query, "original"), Variant(f"{query} again", "mine")))
+
+    def reads(query: str, max_variants: int) -> list[str]:
+        seen.append(request_id.get())
+        return [f"{query} again"]
+
+    expander = Reads() if kind == "subclass" else CallableExpander(reads)
+    timeout = None if mode == "sync-calling-thread" else TIMEOUT * 50
+    with MultiQueryRetriever([KeywordRetriever()], expander=expander, branch_timeout=timeout) as multi:
+
+        async def searched_async() -> Any:
+            request_id.set("req-async")
+            return await multi.asearch(QUERY) if mode == "async" else multi.search(QUERY)
+
+        if mode in ("async", "sync-on-loop"):
+            result = asyncio.run(searched_async())
+            expected = "req-async"
+        else:
+            request_id.set("req-sync")
+            result = multi.search(QUERY)
+            expected = "req-sync"
+    assert result.diagnostics.expansion.fallback_reason is None
+    assert seen == [expected]

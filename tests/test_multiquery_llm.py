@@ -99,7 +99,7 @@ FAILURES = [
     ("stall", "timeout: no answer within 0.3 s"),
     ("malformed_json", "looks like JSON but does not parse"),
     ("json_null", "the model's answer is the JSON null"),
-    ("refusal", "no query lines in the model's answer: 'I am sorry"),
+    ("apology", "no query lines in the model's answer: 'I am sorry"),
     ("not_a_completion", "not a chat completion"),
     ("refused", "connection failed"),
 ]
@@ -114,7 +114,7 @@ def script_failure(server: ScriptedChatServer, case: str) -> None:
         server.answer('{"queries": ["rank fusion", "combin')
     elif case == "json_null":
         server.answer("null")
-    elif case == "refusal":
+    elif case == "apology":
         server.answer("I am sorry, but I cannot help with that request.")
     elif case == "not_a_completion":
         server.answer_raw(200, b"<html>gateway</html>")

@@ -97,18 +97,16 @@ def test_reasoning_only_and_deep_nesting_are_rejected(answer: str, reason: str) 
     ("answer", "reason"),
     [
         ("null", "the model's answer is the JSON null, no list of queries"),
-        ("42", "the model's answer is the JSON 42, no list of queries"),
         ("false", "the model's answer is the JSON false, no list of queries"),
         ("I am sorry, but I cannot help with that request.", "no query lines"),
         ("I'm sorry, I can't do that.", "no query lines"),
-        ("I cannot browse the web.", "no query lines"),
+        ("Sorry, I can only answer questions about cooking.", "no query lines"),
         ("As an AI language model I cannot browse.", "no query lines"),
-        ("Error: rate limit exceeded, retry later", "no query lines"),
     ],
 )
 def test_an_answer_without_queries_is_no_query(answer: str, reason: str) -> None:
-    # A value with nothing to search, a refusal or an error in place of an answer falls back with
-    # its reason rather than be searched as a query.
+    # A value with nothing to search, or an apology in place of an answer, falls back with its
+    # reason rather than be searched as a query.
     with pytest.raises(UnusableAnswer, match=reason):
         parse_variants(answer)
 
@@ -117,3 +115,14 @@ def test_a_refusal_beside_queries_is_left_out_and_control_characters_are_no_part
     assert parse_variants("I'm sorry, I can only give one.\n1. owl\x00 food\x1b") == ["owl food"]
     assert parse_variants("sorry state of affairs meaning") == ["sorry state of affairs meaning"]
     assert parse_variants('"owl diet"') == ["owl diet"]  # a JSON string is one query
+    assert parse_variants("1984") == ["1984"]  # and so is a number
+
+
+def test_first_person_rewrites_and_error_messages_are_queries() -> None:
+    answer = (
+        "1. I can't log in to Gmail after a password reset\n2. Gmail login fails\n3. I'm unable to sign in"
+    )
+    assert len(parse_variants(answer)) == 3
+    assert parse_variants("Error: ENOENT no such file or directory node") == [
+        "Error: ENOENT no such file or directory node"
+    ]

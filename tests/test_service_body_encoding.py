@@ -131,7 +131,7 @@ def test_a_compressed_body_is_refused_naming_its_content_coding(
 @pytest.mark.parametrize(("method", "path"), sorted(VALID))
 def test_a_body_said_to_be_uncoded_is_read(client: TestClient, method: str, path: str) -> None:
     body = json.dumps(VALID[method, path]).encode()
-    for coding in ("identity", "Identity"):
+    for coding in ("identity", "Identity", "", " "):  # an empty list of codings is none
         response = client.request(
             method.upper(), path, content=body, headers={"content-type": JSON, "content-encoding": coding}
         )

@@ -19,7 +19,6 @@ the call raises is always the expander's failure.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Awaitable, Hashable
 from concurrent.futures import wait
@@ -32,7 +31,7 @@ from fanfuse.multiquery.config import MultiQueryConfig, variant_weight
 from fanfuse.multiquery.conversation import History, recent
 from fanfuse.multiquery.diagnostics import ExpansionReport
 from fanfuse.multiquery.expand.cache import VariantCache
-from fanfuse.multiquery.expand.calls import EXPANDER_THREADS, given_to
+from fanfuse.multiquery.expand.calls import EXPANDER_THREADS, given_to, in_context
 from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants, original_only
 from fanfuse.multiquery.planning import Plan
 from fanfuse.multiquery.workers import MissedDeadline, timeout_reason, within
@@ -99,7 +98,7 @@ class VariantSource:
         the expanders' threads, waited for at most the deadline."""
         if not self.expander.blocking or self.timeout is None:
             return self.expander.expand(query, **asked)
-        future = EXPANDER_THREADS.submit(functools.partial(self.expander.expand, query, **asked))
+        future = EXPANDER_THREADS.submit(in_context(self.expander.expand, query, **asked))
         if not wait([future], self.timeout).done:
             return _timed_out(query, self.timeout, EXPANDER_THREADS.timed_out(future))
         return future.result()

@@ -167,7 +167,6 @@ def compare_scores(
     alpha: float = 0.05,
     iterations: int = 10_000,
     seed: int = 0,
-    rank_from: RankFrom = "score",
 ) -> Report:
     """:func:`compare` of runs already evaluated (per-query values, as ``fanfuse.run_scores.score_run`` or
     a distributed evaluation gives them). Raises InvalidSetting for a metric some run has no values of."""

@@ -209,7 +209,8 @@ class CheckedBodyRoute(APIRoute):
 async def _unread_body(request: Request) -> JSONResponse | None:
     """The answer to a body that is not JSON sent as such (415) or not UTF-8 (400); None for one the
     route reads."""
-    coding = request.headers.get("content-encoding", "identity").strip().lower()
+    # An empty coding list is no coding (RFC 9110, section 8.4).
+    coding = request.headers.get("content-encoding", "").strip().lower() or "identity"
     if coding != "identity":
         # RFC 9110, section 15.5.16: 415 for a content coding the resource does not take, with
         # Accept-Encoding saying which it does; read as it is, the body would be refused as not UTF-8.

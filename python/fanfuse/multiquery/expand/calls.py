@@ -7,13 +7,16 @@ object's missing attribute."""
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from fanfuse.multiquery.config import check_max_variants
 from fanfuse.multiquery.workers import Workers
+
+T = TypeVar("T")
 
 #: What a search gives an expander besides the question and the budget, each only where it is taken.
 OPTIONAL_KEYWORDS = ("strategy", "history", "filter")
@@ -76,12 +79,18 @@ def _answer(
 EXPANDER_THREADS = Workers("expander", 8)
 
 
+def in_context(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Callable[[], T]:
+    """``fn(*args, **kwargs)`` to run in another thread with the caller's context variables (a
+    request id, a trace), as ``asyncio.to_thread`` runs a call."""
+    return functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
 async def calling_expand(self: Any, query: str, **options: Any) -> Any:
     """The inherited ``aexpand``, with every keyword passed on: ``expand`` called directly for an
     expander that does not block, else in ``EXPANDER_THREADS``."""
     if not self.blocking:
         return self.expand(query, **options)
-    return await EXPANDER_THREADS.call(functools.partial(self.expand, query, **options), None)
+    return await EXPANDER_THREADS.call(in_context(self.expand, query, **options), None)
 
 
 def given_to(expander: Any, filter: Mapping[str, Any] | None) -> dict[str, Any]:

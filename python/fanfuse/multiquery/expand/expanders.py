@@ -10,7 +10,6 @@ asks a chat model.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
@@ -25,6 +24,7 @@ from fanfuse.multiquery.expand.calls import (
     budget_checked,
     calling_expand,
     given_to,
+    in_context,
     takes_keyword,
 )
 from fanfuse.multiquery.expand.expansion import (
@@ -328,7 +328,10 @@ class CallableExpander(Expander):
 
     The function may or may not repeat the original; the result is normalized either way. If it raises,
     the search goes on with the original query alone and the diagnostics give the reason.
-    A sync function runs on the calling thread in ``expand`` and in a worker thread in ``aexpand``.
+    A sync function runs on the calling thread in ``expand`` and in the expanders' threads in
+    ``aexpand``, with the caller's context variables. A search with a ``branch_timeout`` calls it in
+    those threads either way (``Expander.blocking``): a resource bound to one thread (a SQLite
+    connection) is then opened in the function, or the search sets no ``branch_timeout``.
     """
 
     name = "callable"
@@ -362,7 +365,7 @@ class CallableExpander(Expander):
             if self._is_async:
                 result = await self.fn(query, max_variants)  # type: ignore[misc]
             else:
-                result = await EXPANDER_THREADS.call(functools.partial(self.fn, query, max_variants), None)
+                result = await EXPANDER_THREADS.call(in_context(self.fn, query, max_variants), None)
         except BaseException as exc:
             if not is_failure(exc):
                 raise

@@ -42,9 +42,9 @@ _CHATTER = re.compile(
     rf"^(?:{_ACKNOWLEDGE}\b[\s,.!;:-]*)*"
     r"(?:$|here(?:'s|\s+(?:is|are|you\s+go|they\s+are))\b|(?:i\s+)?hope\s+(?:this|these|that|it)\b"
     r"|let\s+me\s+know\b|feel\s+free\b"
-    # A refusal or an error the model (or its server) wrote in place of an answer: never a query.
-    r"|(?:i\s*'?\s*m|i\s+am)\s+(?:sorry|unable|not\s+able)\b|sorry\s*[,.!]|i\s+(?:cannot|can\s*'?\s*t|won\s*'?\s*t)\b"
-    r"|as\s+an?\s+(?:ai|language\s+model)\b|error\s*[:!])",
+    # An apology or a disclaimer the model wrote in place of an answer: never a query. First-person
+    # rewrites ("I can't log in to Gmail") and error messages ("Error: ENOENT ...") are queries.
+    r"|(?:i\s*'?\s*m|i\s+am)\s+sorry\b|sorry\s*[,.!]|as\s+an?\s+(?:ai|language\s+model)\b)",
     re.IGNORECASE,
 )
 _CHATTER_MAX_LENGTH = 120
@@ -150,13 +150,13 @@ def _check_depth(text: str, what: str) -> None:
 
 
 def _json_scalar(text: str) -> str | None:
-    """What ``text`` is when it is one JSON value that holds no text to search (null, a number, a
-    bool), as the answer names it; else None."""
+    """What ``text`` is when it is one JSON value that holds no text to search (null or a bool; a
+    number is a query: "1984"), as the answer names it; else None."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or isinstance(value, bool):
         return json.dumps(value)
     return None
 
