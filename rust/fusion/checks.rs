@@ -7,18 +7,11 @@ use super::ScoredLists;
 use crate::error::FusionError;
 use crate::keys::FusionKey;
 
-/// Score methods need a score for every id of every list they read.
-pub(super) fn check_scores<T>(
-    lists: &ScoredLists<'_, T>,
-    included: &dyn Fn(usize) -> bool,
-    method: &str,
-) -> Result<(), FusionError> {
-    match unscored(lists, included) {
-        Some(list) => Err(FusionError::invalid(format!(
-            "runs[{list}] has no scores but method '{method}' fuses scores; pass (id, score) pairs or an (ids, scores) tuple, or use a rank method such as rrf"
-        ))),
-        None => Ok(()),
-    }
+/// The refusal of list `list`, without the scores `method` fuses (`FuseParams::unscored_list`).
+pub(super) fn no_scores(list: usize, method: &str) -> FusionError {
+    FusionError::invalid(format!(
+        "runs[{list}] has no scores but method '{method}' fuses scores; pass (id, score) pairs or an (ids, scores) tuple, or use a rank method such as rrf"
+    ))
 }
 
 /// The first non-empty list of those `included` without a score for every id (NaN: none given).

@@ -32,7 +32,7 @@ pub use options::{
 };
 pub use trained::{TrainedMethod, TrainedModel, BAYESFUSE_CUTOFFS, MAX_SIZE, SEGFUSE_BOUNDS};
 
-use checks::{check_finite, check_normalised, check_scores};
+use checks::{check_finite, check_normalised, no_scores};
 
 use crate::error::FusionError;
 use crate::keys::FusionKey;
@@ -179,14 +179,14 @@ pub fn fuse<T: FusionKey>(lists: &ScoredLists<'_, T>, params: &FuseParams) -> Re
             lists.ids.items().len()
         )));
     }
+    if let Some((list, method)) = params.unscored_list(lists) {
+        return Err(no_scores(list, method));
+    }
     if let Some(model) = &params.trained {
         return trained::fuse(lists, model, params);
     }
     let method = params.method;
     let included = |list: usize| params.weight(list) != 0.0;
-    if !method.reads_ranks() {
-        check_scores(lists, &included, method.name())?;
-    }
     if let Some(rrf_params) = params.as_plain_rrf() {
         return Ok(Fusion { hits: crate::rrf::rrf(lists.ids, &rrf_params)?, explain: None });
     }

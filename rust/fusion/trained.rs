@@ -216,9 +216,6 @@ pub(super) fn fuse<T: FusionKey>(
 ) -> Result<Fusion, FusionError> {
     let method = model.method;
     let list_len = |list: usize| lists.ids.list(list).len();
-    if method.reads_scores() {
-        super::check_scores(lists, &|_| true, method.name())?;
-    }
     let rank_value = |list: usize, rank: u32| model.rank_value(list, rank, list_len(list));
     let rank_value = (!method.reads_scores()).then_some(&rank_value as &dyn Fn(usize, u32) -> f64);
     let mut gathered = gather::gather(lists, |_| true, params.duplicates, rank_value);
