@@ -1,6 +1,9 @@
 """Every ```bash block of the README and docs/ pastes into a shell: bash reads it (`bash -n`), each
 command starts with a program (no `[--flag]` synopsis line run as a command), and each `fanfuse`
-command parses with the real parsers (a renamed or unknown flag fails here before a user meets it)."""
+command parses with the real parsers and gives no flag that would do nothing beside the others (a
+renamed, unknown or idle flag fails here before a user meets it). A comment saying the lines after it
+"can be appended to the command above" makes each such line a command of its own: the one above
+with that line appended."""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fanfuse.cli import build_parser
+from fanfuse.cli import build_parser, command_parsers
+from fanfuse.cli.idle_flags import refuse_idle_flags
+from fanfuse.errors import InvalidSetting
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -41,11 +46,20 @@ def blocks() -> list[tuple[str, str]]:
     return found
 
 
+APPENDED = "can be appended to the command above"
+
+
 def commands(block: str) -> list[list[str]]:
-    """The block's commands as words: continuations joined, comments dropped, one per line or `;`/`&&`."""
+    """The block's commands as words: continuations joined, comments dropped, one per line or `;`/`&&`;
+    after a comment saying its lines can be appended, the command above with each such line."""
     joined = block.replace("\\\n", " ")
-    out = []
+    out: list[list[str]] = []
+    base: list[str] | None = None
     for line in joined.splitlines():
+        if base is not None and re.match(r"#\s+-", line):
+            out.append([*base, *shlex.split(line.lstrip("#"))])
+            continue
+        base = out[-1] if APPENDED in line and out else None
         words = shlex.split(line, comments=True)
         command: list[str] = []
         for word in [*words, ";"]:
@@ -72,13 +86,30 @@ def test_a_bash_block_pastes_into_a_shell(where: str, block: str) -> None:
         at = next((i for i, w in enumerate(words) if Path(w).name == "fanfuse"), None)
         if at is not None:
             argv = words[at + 1 :]
+            parser = build_parser(argv[0] if argv else None)
             try:
-                build_parser(argv[0] if argv else None).parse_args(argv)
+                args = parser.parse_args(argv)
             except SystemExit as stop:
                 pytest.fail(f"{where}: `fanfuse {shlex.join(argv)}` does not parse (exit {stop.code})")
+            if argv and argv[0] in command_parsers(parser):
+                try:
+                    refuse_idle_flags(argv[0], command_parsers(parser)[argv[0]], argv[1:], args)
+                except InvalidSetting as refused:
+                    pytest.fail(f"{where}: `fanfuse {shlex.join(argv)}` is refused: {refused}")
 
 
 def test_the_synopsis_check_fails_on_a_bracket_line() -> None:
     """The check itself: an option line in brackets is a command named `[...`, which no program is."""
     (words,) = commands("               [--history conversation.jsonl] [--turn T]\n")
     assert Path(words[0]).name not in PROGRAMS
+
+
+def test_lines_said_to_append_are_each_checked_with_the_command_above() -> None:
+    """The check itself: each appended line is its own command, the one above plus that line."""
+    block = 'fanfuse search q --index i\n# Options (each line can be appended to the command above):\n'
+    block += "#   --top-k 3\n#   --json\n"
+    assert commands(block) == [
+        ["fanfuse", "search", "q", "--index", "i"],
+        ["fanfuse", "search", "q", "--index", "i", "--top-k", "3"],
+        ["fanfuse", "search", "q", "--index", "i", "--json"],
+    ]
