@@ -106,7 +106,7 @@ def test_the_synopsis_check_fails_on_a_bracket_line() -> None:
 
 def test_lines_said_to_append_are_each_checked_with_the_command_above() -> None:
     """The check itself: each appended line is its own command, the one above plus that line."""
-    block = 'fanfuse search q --index i\n# Options (each line can be appended to the command above):\n'
+    block = "fanfuse search q --index i\n# Options (each line can be appended to the command above):\n"
     block += "#   --top-k 3\n#   --json\n"
     assert commands(block) == [
         ["fanfuse", "search", "q", "--index", "i"],
