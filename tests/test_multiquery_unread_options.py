@@ -124,7 +124,10 @@ def test_every_option_changes_the_result_or_is_refused(index: TantivyRetriever, 
 def test_a_strategy_goes_with_an_expander_that_reads_one(index: TantivyRetriever) -> None:
     from fanfuse.multiquery import CombinedExpander, FeedbackExpander, LLMExpander
 
-    refused = "strategy goes with an expander that reads one (LLMExpander; this one, heuristic, reads none)"
+    # The default expander's name: its parts (the history reading, the content words).
+    refused = (
+        "strategy goes with an expander that reads one (LLMExpander; this one, history+heuristic, reads none)"
+    )
     with pytest.raises(InvalidSetting, match=re.escape(refused)):
         MultiQueryRetriever([index], strategy="entity")
     with pytest.raises(InvalidSetting, match=re.escape(refused)):

@@ -16,7 +16,7 @@ from typing import Any
 from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
-from fanfuse.errors import InvalidConversation
+from fanfuse.errors import InvalidConversation, InvalidFilter
 from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_choice, check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
@@ -29,6 +29,7 @@ __all__ = [
     "AsyncHaystackRetriever",
     "FanfuseRetriever",
     "HaystackRetriever",
+    "fanfuse_filter",
     "haystack_filters",
     "haystack_history",
 ]
@@ -57,11 +58,12 @@ def _turn(message: ChatMessage, i: int) -> dict[str, str]:
 class FanfuseRetriever:
     """Multi-query retrieval as a Haystack retriever component.
 
-    Input `query` (and optionally `top_k` and `filters`, the latter passed to the branches as
-    fanfuse's `filter`, and `history`, the conversation before the query as `ChatMessage`s, oldest
-    first); output `documents`: one `Document` per fused hit, with the hit's id, the payload's `text`
-    as content, the fused score as `score`, and the rest of the payload as `meta` with `id`, `score`
-    and `provenance`. `search_kwargs` go to every search (`expansion`, ...).
+    Input `query` (and optionally `top_k`; `filters`, passed to the branches as fanfuse's
+    `filter`, in fanfuse's syntax or Haystack's, see `fanfuse_filter`; and `history`, the
+    conversation before the query as `ChatMessage`s, oldest first); output `documents`: one
+    `Document` per fused hit, with the hit's id, the payload's `text` as content, the fused score as
+    `score`, and the rest of the payload as `meta` with `id`, `score` and `provenance`.
+    `search_kwargs` go to every search (`expansion`, ...).
     """
 
     def __init__(self, retriever: MultiQueryRetriever, search_kwargs: Mapping[str, Any] | None = None):
@@ -78,7 +80,7 @@ class FanfuseRetriever:
         if top_k is not None:
             kwargs["top_k"] = top_k
         if filters is not None:
-            kwargs["filter"] = filters
+            kwargs["filter"] = fanfuse_filter(filters)
         if history is not None:
             kwargs["history"] = history
         if kwargs.get("history") is not None:
@@ -106,6 +108,47 @@ class FanfuseRetriever:
     ) -> dict[str, list[Document]]:
         result = await self.retriever.asearch(query, **self._kwargs(top_k, filters, history))
         return {"documents": [_to_document(hit) for hit in result.hits]}
+
+
+_HAYSTACK_FORMS = (
+    "Haystack's '==' or 'in' on a meta field ({'field': 'meta.KEY', 'operator': '==', 'value': V}), "
+    "alone or joined by AND ({'operator': 'AND', 'conditions': [...]}), or fanfuse's {'KEY': V}"
+)
+
+
+def fanfuse_filter(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """The filter of a search, from Haystack's syntax where it is in it (it has an `operator`): the
+    comparisons a fanfuse filter holds, `==` and `in` on `meta.KEY`, alone or joined by `AND`; a
+    filter without an `operator` is fanfuse's and passes as it is. Anything else is refused naming
+    `filters`, for every branch reads the filter by fanfuse's rules (`fanfuse.retrievers.filters`)."""
+    if not isinstance(filters, Mapping):
+        raise InvalidFilter(f"filters must be a dict, {_HAYSTACK_FORMS} (got {type(filters).__name__})")
+    if "operator" not in filters:
+        return dict(filters)
+    joined = filters.get("operator") == "AND" and "conditions" in filters
+    comparisons = filters["conditions"] if joined else [filters]
+    if not isinstance(comparisons, list):
+        raise InvalidFilter(f"filters['conditions'] must be a list (got {type(comparisons).__name__})")
+    translated: dict[str, Any] = {}
+    for comparison in comparisons:
+        field = comparison.get("field") if isinstance(comparison, Mapping) else None
+        operator = comparison.get("operator") if isinstance(comparison, Mapping) else None
+        value = comparison.get("value") if isinstance(comparison, Mapping) else None
+        readable = (
+            isinstance(field, str)
+            and field.startswith("meta.")
+            and len(field) > len("meta.")
+            and (operator, isinstance(value, list)) in (("==", False), ("in", True))
+        )
+        if not readable:
+            raise InvalidFilter(
+                f"filters: {comparison!r} is not a filter every branch reads; give {_HAYSTACK_FORMS}"
+            )
+        key = str(field)[len("meta.") :]
+        if key in translated:
+            raise InvalidFilter(f"filters: {field!r} is compared twice; give each field once")
+        translated[key] = value
+    return translated
 
 
 def haystack_filters(filter: Mapping[str, Any]) -> dict[str, Any]:

@@ -124,6 +124,9 @@ class LangChainRetriever:
     and means what the store says.
     """
 
+    # The method of the wrapped retriever a search calls: checked for when wrapping.
+    _method = "invoke"
+
     def __init__(
         self,
         retriever: Any,
@@ -132,6 +135,12 @@ class LangChainRetriever:
         score_key: str = "score",
         filter_as: Callable[[Mapping[str, Any]], Any] | None = None,
     ) -> None:
+        method = self._method
+        if not callable(getattr(retriever, method, None)):
+            raise TypeError(
+                f"retriever must be a LangChain retriever, a Runnable with {method}(query) -> [Document] "
+                f"such as vector_store.as_retriever() (got {type(retriever).__name__}, with no {method})"
+            )
         self.retriever = retriever
         self.id_key = id_key
         self.score_key = score_key
@@ -162,6 +171,8 @@ class LangChainRetriever:
 
 class AsyncLangChainRetriever(LangChainRetriever):
     """`LangChainRetriever` through `ainvoke`: searched on the event loop, no thread per branch."""
+
+    _method = "ainvoke"
 
     async def search(  # type: ignore[override]  # the async form of the same protocol
         self, query: str, k: int, filter: Mapping[str, Any] | None = None

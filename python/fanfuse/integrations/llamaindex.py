@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -227,10 +228,24 @@ class LlamaIndexRetriever:
         return self._hits(self._retriever(k, filter).retrieve(query), k, filter)
 
 
+def _retrieves_async(retriever: BaseRetriever) -> bool:
+    """Whether `retriever` has an async retrieval of its own: LlamaIndex's default `aretrieve` calls
+    the sync `_retrieve` on the event loop, where it would stop every other search until it returns."""
+    below = type(retriever).__mro__[: type(retriever).__mro__.index(BaseRetriever)]
+    return any("_aretrieve" in vars(kind) or "aretrieve" in vars(kind) for kind in below)
+
+
 class AsyncLlamaIndexRetriever(LlamaIndexRetriever):
-    """`LlamaIndexRetriever` through `aretrieve`: searched on the event loop, no thread per branch."""
+    """`LlamaIndexRetriever` through `aretrieve`: searched on the event loop, no thread per branch.
+    A retriever without an async retrieval of its own (only `_retrieve`) is searched in a thread,
+    as `LlamaIndexRetriever` searches it, so that it never holds the loop (see `_retrieves_async`)."""
 
     async def search(  # type: ignore[override]  # the async form of the same protocol
         self, query: str, k: int, filter: Mapping[str, Any] | None = None
     ) -> list[Hit]:
-        return self._hits(await self._retriever(k, filter).aretrieve(query), k, filter)
+        retriever = self._retriever(k, filter)
+        if _retrieves_async(retriever):
+            nodes = await retriever.aretrieve(query)
+        else:
+            nodes = await asyncio.to_thread(retriever.retrieve, query)
+        return self._hits(nodes, k, filter)

@@ -20,7 +20,6 @@ from fanfuse.choices import DuplicatePolicy, Method, Norm, TieBreak
 from fanfuse.limits import check_int, optional_float, optional_int
 from fanfuse.multiquery._portal import run_sync
 from fanfuse.multiquery.config import (
-    MAX_VARIANTS_LIMIT,
     MultiQueryConfig,
     check_max_variants,
     check_variant_weights,
@@ -35,7 +34,8 @@ from fanfuse.multiquery.diagnostics import (
     VariantReport,
 )
 from fanfuse.multiquery.expand.cache import VariantCache
-from fanfuse.multiquery.expand.expanders import Expander, HeuristicExpander, Variant
+from fanfuse.multiquery.expand.expanders import Expander, Variant
+from fanfuse.multiquery.expand.history import conversation_default
 from fanfuse.multiquery.expand.llm import LLMExpander
 from fanfuse.multiquery.expand.llm_prompts import check_strategy
 from fanfuse.multiquery.fanout import Branch, BranchOutcome, batches_queries, fan_out, fan_out_sync
@@ -80,7 +80,8 @@ class MultiQueryRetriever:
     Args:
         retrievers: a retriever, a list of them (named by their ``name`` attribute or class name), or a
             dict name -> retriever. Each has ``search(query, k, filter=None)``, sync or ``async def``.
-        expander: where variants come from (default: ``HeuristicExpander``).
+        expander: where variants come from (default: ``conversation_default()``, the joined reading
+            of a conversation and the content words: ``HistoryExpander()`` then ``HeuristicExpander``).
         method: the fusion method, any of ``fanfuse.fuse``'s (default ``rrf``); score methods
             (``combsum``, ``dbsf``, ...) fuse the scores the retrievers return.
         rrf_k: the RRF constant (``fanfuse.fuse``'s ``k``; how many hits come back is ``top_k``). norm,
@@ -158,7 +159,7 @@ class MultiQueryRetriever:
                 f"expander must be an Expander (got {type(expander).__name__}); "
                 "wrap a function in CallableExpander"
             )
-        self.expander: Expander = expander or HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)
+        self.expander: Expander = expander or conversation_default()
         self.top_k = check_int("top_k", top_k)
         self.variant_weights = check_variant_weights(variant_weights)
         self.retriever_weights = weights_by_retriever(self.retriever_names, retriever_weights)

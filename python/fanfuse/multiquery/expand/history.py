@@ -45,9 +45,16 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol
 
 from fanfuse.limits import check_float, check_int, check_sequence
-from fanfuse.multiquery.config import check_words
+from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT, check_words
 from fanfuse.multiquery.conversation import History, user_turns
-from fanfuse.multiquery.expand.expanders import Expander, Expansion, Variant, assemble_variants
+from fanfuse.multiquery.expand.expanders import (
+    CombinedExpander,
+    Expander,
+    Expansion,
+    HeuristicExpander,
+    Variant,
+    assemble_variants,
+)
 from fanfuse.multiquery.expand.words import STOPWORDS, content_words, query_words
 
 __all__ = ["REFERRING_WORDS", "TOPIC_SOURCE", "HistoryExpander", "TopicIndex"]
@@ -122,8 +129,9 @@ class HistoryExpander(Expander):
         self, query: str, *, max_variants: int, strategy: str | None = None, history: History = ()
     ) -> Expansion:
         earlier = user_turns(history)
-        share = self.share(query)
-        if not earlier or max_variants < 2 or share == 0:
+        # The question's own words are read only where there is a conversation to weigh.
+        share = self.share(query) if earlier and max_variants >= 2 else 0.0
+        if share == 0:
             return Expansion((Variant(query, "original"),))
         weight = self.weight * share
         candidates = [self.topic_variant(query, earlier, weight), self.joined_variant(query, earlier, weight)]
@@ -229,3 +237,9 @@ def _checked_turns(earlier: object) -> list[str]:
             raise TypeError(f"earlier[{i}] must be a str, a user turn (got {type(turn).__name__})")
         turns.append(turn)
     return turns
+
+
+def conversation_default() -> Expander:
+    """The default search's expander without an index: the joined reading of a conversation, then
+    the content words (`MultiQueryRetriever`'s default, and `LLMExpander.fallback_expander`'s)."""
+    return CombinedExpander([HistoryExpander(), HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)])

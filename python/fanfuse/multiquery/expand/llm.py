@@ -49,6 +49,7 @@ from fanfuse.multiquery.expand.expanders import (
     Variant,
     assemble_variants,
 )
+from fanfuse.multiquery.expand.history import conversation_default
 from fanfuse.multiquery.expand.llm_clients import ChatClient, HTTPChat, client_adapter, http_chat
 from fanfuse.multiquery.expand.llm_deadline import await_by, awaited, call_by, call_by_async, outcome
 from fanfuse.multiquery.expand.llm_fallback import (
@@ -57,7 +58,6 @@ from fanfuse.multiquery.expand.llm_fallback import (
     Failed,
     Fallback,
     afall_back,
-    conversation_default,
     failure_reason,
     fall_back,
     timed_out,

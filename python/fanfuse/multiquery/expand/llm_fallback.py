@@ -12,17 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from fanfuse._panics import is_failure
-from fanfuse.multiquery.config import MAX_VARIANTS_LIMIT
 from fanfuse.multiquery.conversation import History
 from fanfuse.multiquery.expand.calls import given_to
 from fanfuse.multiquery.expand.expanders import (
-    CombinedExpander,
     Expander,
     Expansion,
-    HeuristicExpander,
     Variant,
 )
-from fanfuse.multiquery.expand.history import HistoryExpander
 from fanfuse.multiquery.expand.llm_http import HTTPFailure, TooLarge
 from fanfuse.multiquery.expand.llm_parse import UnusableAnswer
 from fanfuse.multiquery.expand.llm_prompts import StrategyName
@@ -51,11 +47,6 @@ class Failed:
     """A call that gave no variants, and why (redacted and clipped where the call settled)."""
 
     reason: str
-
-
-def conversation_default() -> Expander:
-    """The default search's expander without an index (``LLMExpander.fallback_expander``)."""
-    return CombinedExpander([HistoryExpander(), HeuristicExpander(max_variants=MAX_VARIANTS_LIMIT)])
 
 
 def stood_in(asked: Asked, failed: Failed, got: Expansion | BaseException | None) -> Expansion:
