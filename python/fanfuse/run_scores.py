@@ -44,3 +44,18 @@ def with_means(name: str, qids: list[str], values: dict[str, list[float]]) -> Ru
         )
     means = {m: sum(v) / len(v) for m, v in values.items()}
     return RunScores(name, qids, values, means)
+
+
+def unranked_queries(scores: RunScores, judged: Sequence[str]) -> str | None:
+    """What to tell of a run that ranks no documents for some of the ``judged`` queries, or None: its
+    means leave those out (trec_eval's rule, fanfuse's), where ranx and ``trec_eval -c`` count each
+    as 0, so the same run's number depends on whether its file could hold an empty ranking (a TREC
+    line cannot; MT-RAG's JSONL can)."""
+    missing = len(set(judged).difference(scores.qids))
+    if not missing:
+        return None
+    return (
+        f"{scores.name} ranks nothing for {missing} of the {len(set(judged))} judged queries: its means are "
+        f"over the {len(scores.qids)} it ranks (as trec_eval's); ranx and trec_eval -c count each missing "
+        "query as 0"
+    )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from fanfuse._core import METRICS, TREC_EVAL_METRICS
@@ -24,7 +25,7 @@ from fanfuse.errors import InvalidOutput, InvalidSetting, OutOfRange
 from fanfuse.output_guard import OutputFile
 from fanfuse.report import CORRECTIONS, FORMATS, TESTS, ReportFormat, compare_scores
 from fanfuse.report.plot import IMAGE_FORMATS, image, image_format
-from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run
+from fanfuse.run_scores import DEFAULT_METRICS, RunScores, score_run, unranked_queries
 from fanfuse.tables import read_any_qrels, read_any_run
 
 # The report formats a name of --output chooses (`fanfuse.cli.paths.NAMED_FORMATS`), where neither
@@ -149,8 +150,13 @@ def run(args: argparse.Namespace) -> int:
         raise OutOfRange(
             f"--baseline must be the index of a run, from 0 to {len(args.runs) - 1} (got {args.baseline})"
         )
+    scores, judged = scored(args)
+    for run_scores in scores:
+        note = unranked_queries(run_scores, judged)
+        if note is not None:
+            print(f"fanfuse eval: warning: {note}", file=sys.stderr)
     report = compare_scores(
-        scored(args),
+        scores,
         args.metrics,
         baseline=args.baseline,
         test=args.test,
@@ -171,8 +177,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def scored(args: argparse.Namespace) -> list[RunScores]:
-    """Every run's per-query values: in this process, or on a Dask cluster (--engine dask)."""
+def scored(args: argparse.Namespace) -> tuple[list[RunScores], list[str]]:
+    """Every run's per-query values, in this process or on a Dask cluster (--engine dask), and the
+    queries the qrels judge."""
     if args.engine == "dask":
         commands = dask_commands(args)
         # Read first, as one process reads them: a pipe here, before any scheduler is asked.
@@ -181,12 +188,14 @@ def scored(args: argparse.Namespace) -> list[RunScores]:
             distributed: list[RunScores] = commands.evaluate_runs(
                 args.runs, qrels, args.metrics, partitions=args.partitions, rank_from=args.rank_from
             )
-            return distributed
-    qrels = read_any_qrels(args.qrels)
+        # A path is a regular file's, which reads again as it read for the workers.
+        judged = read_any_qrels(qrels) if isinstance(qrels, str) else qrels
+        return distributed, judged.qids()
+    judged = read_any_qrels(args.qrels)
     progress = ProgressBar("reading")
     scores = []
     for i, path in enumerate(args.runs):
-        scores.append(score_run(read_any_run(path, rank_from=args.rank_from), qrels, args.metrics, path))
+        scores.append(score_run(read_any_run(path, rank_from=args.rank_from), judged, args.metrics, path))
         progress(i + 1, len(args.runs))
     progress.close()
-    return scores
+    return scores, judged.qids()
