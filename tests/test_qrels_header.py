@@ -1,6 +1,7 @@
 """A BEIR qrels header is a line of column names: a first line whose relevance is a number (2.5,
 1.0, 1e3, an integer beyond 64 bits) is a judgment, refused at file:1 naming the value, never
-dropped as a header; a line of names before the first judgment is still the header. Every reader of
+dropped as a header; a line of names before the first judgment is still the header, and every line
+after it keeps its shape (a TREC judgment that lost its relevance is no header). Every reader of
 qrels goes through the one reader (`read_qrels`, `read_any_qrels`, `fanfuse eval --qrels`)."""
 
 from __future__ import annotations
@@ -43,6 +44,25 @@ def test_a_line_of_names_after_a_judgment_is_refused_saying_where_headers_go(tmp
     path.write_text("q1\td3\t2\nquery-id\tcorpus-id\tscore\n")
     with pytest.raises(fanfuse.FusionError, match=r"qrels.tsv:2: .*only accepted before the first judgment"):
         fanfuse.read_qrels(str(path))
+
+
+# (file, the line refused and what it says): a file keeps the shape of its first line.
+TWO_SHAPES = [
+    ("q1 0 a\nq1 0 b 1\nq2 0 x 1\n", "2: found 4 fields where line 1, the BEIR header, has 3"),
+    ("q1 0 a 1\nq2 x 1\n", "2: found 3 fields where line 1, a judgment, has 4"),
+    ("q1\ta\t1\nq2 0 x 1\n", "2: found 4 fields where line 1, a judgment, has 3"),
+]
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize(("text", "said"), TWO_SHAPES)
+def test_a_line_of_the_other_shape_is_refused_where_it_is(
+    tmp_path: Path, reader: str, text: str, said: str
+) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text(text)
+    with pytest.raises(fanfuse.FusionError, match=rf"qrels.txt:{said}; a file keeps one shape"):
+        READERS[reader](str(path))
 
 
 def test_eval_refuses_the_numeric_first_line_instead_of_scoring_without_it(

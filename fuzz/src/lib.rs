@@ -192,6 +192,7 @@ pub fn check_qrels_file(data: &[u8]) {
     let path = input_file("qrels", data, flags & 1 == 1);
     let Ok(qrels) = read_qrels(&path) else { return };
     let records = records_both_tools_read(data);
+    assert!(records.iter().all(|r| r.len() == records[0].len()), "accepted a qrels file of two shapes");
     let mut judged = 0;
     for (i, r) in records.iter().enumerate() {
         let (qid, docid, rel) = match &r[..] {

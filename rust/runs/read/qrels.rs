@@ -48,6 +48,9 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
     let mut qrels = Qrels::default();
     let mut data_lines = 0_u64;
     let mut beir = false;
+    // The fields of the file's first line (the header's or the first judgment's) and its number: every
+    // line keeps that shape, so a judgment that lost a field is refused, not read as the other shape.
+    let mut shape: Option<(usize, u64)> = None;
     let mut line_no = 0_u64;
     while let Some(line) = source.next_line()? {
         line_no += 1;
@@ -63,6 +66,21 @@ pub fn read_qrels(path: &str) -> Result<Qrels, FusionError> {
         let fields = fields::split(line).map_err(|m| FusionError::input(path, line_no, m))?;
         if beir {
             reject_split_beir_id(line, fields.len()).map_err(|m| FusionError::input(path, line_no, m))?;
+        }
+        match shape {
+            None => shape = Some((fields.len(), line_no)),
+            Some((first, at)) if first != fields.len() && matches!(fields.len(), 3 | 4) => {
+                let what = if beir { "the BEIR header" } else { "a judgment" };
+                return Err(FusionError::input(
+                    path,
+                    line_no,
+                    format!(
+                        "found {} fields where line {at}, {what}, has {first}; a file keeps one shape: {ACCEPTED}",
+                        fields.len()
+                    ),
+                ));
+            }
+            Some(_) => {}
         }
         let (qid, docid, rel_text) = match fields[..] {
             [qid, _iteration, docid, rel] => (qid, docid, rel),
@@ -135,6 +153,16 @@ mod tests {
         assert!(error.contains(":2: the line has 3 tab-separated fields but 4"), "{error}");
         // Without the BEIR header, mixed separators are the TREC shape.
         assert_eq!(read("mixed", "q1\t0 d1\t1\n").unwrap().order, ["q1"]);
+    }
+
+    #[test]
+    fn a_file_keeps_the_shape_of_its_first_line() {
+        // A TREC judgment that lost its relevance is no BEIR header for the TREC lines after it.
+        let error = read("lost", "q1 0 a\nq1 0 b 1\n").unwrap_err();
+        assert!(error.contains(":2: found 4 fields where line 1, the BEIR header, has 3"), "{error}");
+        let error = read("mixed", "q1 0 a 1\nq2 b 1\n").unwrap_err();
+        assert!(error.contains(":2: found 3 fields where line 1, a judgment, has 4"), "{error}");
+        assert_eq!(read("beir", "query-id corpus-id score\nq1 a 1\nq2 b 0\n").unwrap().order, ["q1", "q2"]);
     }
 
     #[test]
