@@ -201,6 +201,25 @@ def test_plot_of_one_run_has_no_panel_of_differences(
     assert not any("baseline" in label for label in shown[0]), shown
 
 
+@pytest.mark.parametrize("metrics", ["ndcg@10", METRICS])
+def test_the_plot_holds_every_long_run_name_whole(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str], metrics: str
+) -> None:
+    """The legend under the panels is the only key to the bars: a name cut at the image's edge would
+    leave a run unnamed. Nothing is drawn up to the edge of the image (a cut text would be)."""
+    image = pytest.importorskip("matplotlib.image")
+    runs = []
+    for i in range(3):
+        runs.append(tmp_path / f"{'elser_clapnq_rewrite_with_a_long_name' * (i + 1)}_{i}.trec")
+        runs[-1].write_bytes(Path(files[f"run{i}"]).read_bytes())
+    plot = tmp_path / "report.png"
+    argv = ["eval", *map(str, runs), "--qrels", files["qrels"], "--metrics", metrics, "--plot", str(plot)]
+    assert run_cli(argv, capsys)[0] == 0
+    pixels = image.imread(io.BytesIO(plot.read_bytes()))
+    for edge in (pixels[:, 0], pixels[:, -1], pixels[0], pixels[-1]):
+        assert (edge[:, :3] == 1.0).all(), "something is drawn up to the image's edge"
+
+
 def test_plot_is_a_png(files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("matplotlib")
     plot = tmp_path / "report.png"

@@ -116,7 +116,11 @@ def image(report: ReportData, kind: ImageFormat = "png") -> bytes:
     try:
         # SVG's ids are salted at random unless a salt is given.
         with matplotlib.rc_context({"svg.hashsalt": "fanfuse"}):
-            figure.savefig(written, format=kind, dpi=110, metadata=_NO_DATE[kind])
+            # The figure's legend sits outside the axes that the layout fits: the image grows to
+            # hold it, so a long run name is never cut at the edge.
+            figure.savefig(
+                written, format=kind, dpi=110, metadata=_NO_DATE[kind], bbox_inches="tight", pad_inches=0.1
+            )
     finally:
         plt.close(figure)
     return written.getvalue()
