@@ -25,7 +25,10 @@ from fanfuse.paths import unreadable
 
 INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
 # An input `-`, which only --history reads as standard input: a file may name it.
-DASH_INPUT = "'-' is standard output (-o -), not standard input here; to read standard input, give /dev/stdin"
+DASH_INPUT = (
+    "'-' names standard output in fanfuse's commands (as in -o -), not standard input; to read standard "
+    "input, give /dev/stdin"
+)
 ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
 # What an input option reads, for the tests that build one of each: a run, qrels, a JSONL corpus,
 # a saved model, an index directory, a conversation (`--history`).
