@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 
+from fanfuse._core import METHODS
 from fanfuse.multiquery import LLMExpander
 from fanfuse.options import methods_reading
 from fanfuse.retrievers.tantivy_index import TantivyRetriever
@@ -51,7 +52,7 @@ IDLE: dict[tuple[str, str], dict[str, Any]] = {
     ("strategy", "the LLM expander (a server started with `fanfuse serve --expander llm`)"): {
         "strategy": "paraphrase"
     },
-    ("norm", f"method {' or '.join(methods_reading('norm'))}"): {"norm": "none"},
+    ("norm", f"method {' or '.join(m for m in methods_reading('norm') if m in METHODS)}"): {"norm": "none"},
     ("rrf_k", "method rrf"): {"method": "isr", "rrf_k": 5},
     ("phi", "method rbc"): {"phi": 0.5},
     ("sigma", "method logn_isr"): {"sigma": 0.5},

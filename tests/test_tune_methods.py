@@ -129,7 +129,10 @@ def test_multiquery_fusion_passes_scores_to_the_score_methods_only() -> None:
 
 
 @pytest.mark.parametrize("method", TRAINED_METHODS)
-def test_the_core_lists_exactly_what_training_takes(method: str, inputs: Any) -> None:
+def test_the_core_lists_exactly_what_training_and_the_model_take(method: str, inputs: Any) -> None:
+    """A trained method's parameters: what training takes, and the fusion options a fusion with its
+    model takes (segfuse's norm, which changes its scores), so that the command line and tune offer
+    exactly those (`tests/test_cli_idle_flags.py`)."""
     runs, qrels, _ = inputs
     one = qrels.subset(qrels.qids()[:1])
     takes = {
@@ -137,6 +140,15 @@ def test_the_core_lists_exactly_what_training_takes(method: str, inputs: Any) ->
         for name, value in (("segments", 2), ("window", 1))
         if core_accepts(lambda **o: fanfuse.train_fusion(runs, one, method=method, **o), **{name: value})
     }
+    model = fanfuse.train_fusion(runs, qrels, method=method)
+    # As for a plain method: weights or norm iff the core accepts them, the others iff they change scores.
+    for name, value in (("norm", "zmuv"), ("weights", [1.0] * len(runs))):
+        if core_accepts(lambda **o: fanfuse.fuse_runs(runs, model=model, **o), **{name: value}):
+            takes.add(name)
+    for name, (low, high) in PROBE_VALUES.items():
+        fused = [fanfuse.fuse_runs(runs, model=model, **{name: v}).columns() for v in (low, high)]
+        if fused[0] != fused[1]:
+            takes.add(name)
     assert set(fanfuse.METHOD_PARAMETERS[method]) == takes
 
 

@@ -38,11 +38,13 @@ def read_by_method(
     method_of: Callable[[Subject], str],
     setting: str,
     choose: Callable[[str], tuple[str, ...]],
+    offered: Collection[str] | None = None,
 ) -> GoesWith[Subject]:
     """``name`` goes with the methods that read the fusion ``parameter``: a method that does not read it
     fuses as without it. ``method_of`` gives the method in effect, ``setting`` names the face's setting
-    of it and ``choose`` gives the words that choose a method."""
-    methods = methods_reading(parameter)
+    of it, ``choose`` gives the words that choose a method and ``offered`` the methods the face takes
+    (None: every one, trained ones included)."""
+    methods = tuple(m for m in methods_reading(parameter) if offered is None or m in offered)
     return GoesWith(
         (name,),
         f"{setting} {' or '.join(methods)}",

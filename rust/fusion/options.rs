@@ -151,9 +151,12 @@ pub fn method_table() -> Vec<(&'static str, Vec<&'static str>, bool)> {
         let method = make(MethodParams::default());
         (name, method.parameters(), !method.reads_ranks())
     });
-    let trained = TrainedMethod::BY_NAME
-        .iter()
-        .map(|&(name, method)| (name, method.parameters().to_vec(), method.reads_scores()));
+    // A trained method's own keywords are its training's; one that reads scores (segfuse) also
+    // takes the norm that scales them before they are weighed, as a plain score method does.
+    let trained = TrainedMethod::BY_NAME.iter().map(|&(name, method)| {
+        let norm = method.reads_scores().then_some("norm");
+        (name, method.parameters().iter().copied().chain(norm).collect(), method.reads_scores())
+    });
     plain.chain(trained).collect()
 }
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from fanfuse._core import TRAINED_METHODS
+from fanfuse._core import METHODS, TRAINED_METHODS
 from fanfuse.cli.flags import LLM_FLAGS
 from fanfuse.cli.fusion_options import DEFAULTS
 from fanfuse.cli.paths import PARQUET_SUFFIXES, names_parquet
@@ -45,10 +45,16 @@ _PARAMETER_FLAGS = {
 }
 
 
-def _read_by_method(flag: str, parameter: str) -> FlagRule:
-    """``flag`` goes with the methods that read ``parameter`` (``--method`` left out: the default)."""
+def _read_by_method(flag: str, parameter: str, offered: Collection[str] | None = None) -> FlagRule:
+    """``flag`` goes with the methods that read ``parameter`` (``--method`` left out: the default), of
+    the methods ``offered`` (None: every one)."""
     return read_by_method(
-        flag, parameter, lambda args: args.method or DEFAULTS.method, "--method", lambda m: ("--method", m)
+        flag,
+        parameter,
+        lambda args: args.method or DEFAULTS.method,
+        "--method",
+        lambda m: ("--method", m),
+        offered,
     )
 
 
@@ -147,8 +153,9 @@ RULES: dict[str, tuple[FlagRule, ...]] = {
             _expands,
         ),
         FlagRule(("--max-variants",), _EXPANSION, _expansion_on, ("--expander", "heuristic")),
-        _read_by_method("--norm", "norm"),
-        _read_by_method("--rrf-k", "k"),
+        # A search fuses with no trained model.
+        _read_by_method("--norm", "norm", METHODS),
+        _read_by_method("--rrf-k", "k", METHODS),
         FlagRule(("--mmr-lambda",), "--rerank mmr", lambda args: args.rerank == "mmr", ("--rerank", "mmr")),
         # --json prints the whole result, provenance and branches included.
         FlagRule(("--explain",), "text output (without --json)", lambda args: not args.json),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from fanfuse._core import METHODS
 from fanfuse.choices import AnyMethod
 from fanfuse.idle_settings import GoesWith, first_idle, idle_message, read_by_method
 from fanfuse.service.schema import SearchRequest
@@ -56,6 +57,7 @@ def _read_by_method(field: str, parameter: str) -> FieldRule:
         lambda asked: asked.request.method or asked.server.method,
         "method",
         lambda method: (f'"method": "{method}"',),
+        METHODS,  # a search fuses with no trained model
     )
 
 

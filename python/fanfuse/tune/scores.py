@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from fanfuse._core import Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
+from fanfuse._core import FUSION_OPTIONS, Qrels, Run, evaluate, fuse_runs, metric_depth, train_fusion
 from fanfuse.choices import AnyMethod, TrainedMethod
 from fanfuse.errors import OutOfRange, TooFewQueries
 from fanfuse.report.data import sequence_of
@@ -79,8 +79,11 @@ class FoldScores:
             training = [q for q in self.queries if self.fold_of[q] not in held_out]
             # Trained: tune took the method from TRAINED_METHODS.
             method = cast("TrainedMethod", self.method)
-            model = train_fusion(runs, self.qrels.subset(training), method=method, **params)
-            fused = fuse_runs([r.subset(scored) for r in runs], model=model, top_k=self.top_k)
+            # The fusion options (segfuse's norm) go to the fusion, the rest (segments, window) to training.
+            options = {k: v for k, v in params.items() if k in FUSION_OPTIONS}
+            training_params = {k: v for k, v in params.items() if k not in FUSION_OPTIONS}
+            model = train_fusion(runs, self.qrels.subset(training), method=method, **training_params)
+            fused = fuse_runs([r.subset(scored) for r in runs], model=model, top_k=self.top_k, **options)
         else:
             fused = fuse_runs(runs, method=self.method, top_k=self.top_k, **params)
         return self.run_values(fused)
