@@ -57,6 +57,7 @@ UNLESS = {
     ("fuse", "--segments", "training"): ["--method", "probfuse"],
     ("fuse", "--window", "training"): ["--method", "slidefuse"],
     ("fuse", "--save-model", "training"): ["--method", "probfuse"],
+    ("fuse", "--model", "a"): ["--method", "rrf"],  # without --method, the model's
     ("fuse", "--tag", "TREC"): ["--run-format", "mtrag"],
     **{("search", flag, "more"): LLM_ON_ONE_VARIANT for flag in LLM_FLAGS.values()},
     ("search", "--max-variants", "query"): ["--expander", "none"],

@@ -47,9 +47,11 @@ def dask_commands(args: argparse.Namespace) -> Any:
 
 
 def check_engine_options(args: argparse.Namespace) -> None:
-    """Before any work: the Dask engine fuses no trained method (``fanfuse.cli.idle_flags`` refuses
+    """Before any work: the Dask engine fuses no trained method nor model (``fanfuse.cli.idle_flags`` refuses
     ``--scheduler`` and ``--partitions`` without it)."""
     if args.engine == "dask" and getattr(args, "method", None) in TRAINED_METHODS:
         raise InvalidSetting(
             f"trained fusion (--method {args.method}) runs in one process: drop --engine dask"
         )
+    if args.engine == "dask" and getattr(args, "model", None):
+        raise InvalidSetting("trained fusion (--model) runs in one process: drop --engine dask")

@@ -58,9 +58,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--method",
-        default="rrf",
-        help=f"fusion method (default rrf): {', '.join(METHODS)}, and trained on qrels (with --train-runs "
-        f"and --train-qrels, or --model): {', '.join(TRAINED_METHODS)} (docs/fusion-methods.md)",
+        help=f"fusion method (default rrf; with --model, the model's): {', '.join(METHODS)}, and trained on "
+        f"qrels (with --train-runs and --train-qrels, or --model): {', '.join(TRAINED_METHODS)} "
+        "(docs/fusion-methods.md)",
     )
     add_input(
         parser,
@@ -122,17 +122,17 @@ def trained_model(args: argparse.Namespace, held: HeldOutputs) -> FusionModel | 
     held for --save-model."""
     # fanfuse.cli.idle_flags refused these flags beside a method that is not trained.
     training = args.train_runs is not None or args.train_qrels is not None
-    if args.method not in TRAINED_METHODS:
-        return None
-    if args.model:
+    if args.model:  # with a trained --method, or none: the model's
         if training:
             raise InvalidSetting(
                 "--model is a trained model: give it or --train-runs/--train-qrels, not both"
             )
         model = FusionModel.load(args.model)
-        if model.method != args.method:
+        if args.method is not None and model.method != args.method:
             raise FusionError(f"--model {args.model} is a {model.method} model, not {args.method}")
         return model
+    if args.method not in TRAINED_METHODS:
+        return None
     if args.train_runs is None or args.train_qrels is None:
         raise InvalidSetting(
             f"--method {args.method} is trained: give --train-runs and --train-qrels (or --model)"

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 from collections.abc import Collection, Sequence
 
-from fanfuse._core import METHODS, TRAINED_METHODS
+from fanfuse._core import METHODS, TRAINED_METHODS, FusionModel
 from fanfuse.cli.flags import LLM_FLAGS
 from fanfuse.cli.fusion_options import DEFAULTS
 from fanfuse.cli.paths import PARQUET_SUFFIXES, names_parquet
@@ -45,13 +46,26 @@ _PARAMETER_FLAGS = {
 }
 
 
+def method_in_effect(args: argparse.Namespace) -> str:
+    """The method a command fuses with: ``--method``, else a ``--model``'s own, else the default."""
+    if args.method:
+        return str(args.method)
+    model = getattr(args, "model", None)
+    if model and os.path.isfile(model):  # read once more only where a second read reads the same
+        try:
+            return FusionModel.load(model).method
+        except (FusionError, InputError, OSError):
+            pass  # the command refuses the file itself, naming --model
+    return DEFAULTS.method
+
+
 def _read_by_method(flag: str, parameter: str, offered: Collection[str] | None = None) -> FlagRule:
     """``flag`` goes with the methods that read ``parameter`` (``--method`` left out: the default), of
     the methods ``offered`` (None: every one)."""
     return read_by_method(
         flag,
         parameter,
-        lambda args: args.method or DEFAULTS.method,
+        method_in_effect,
         "--method",
         lambda m: ("--method", m),
         offered,
@@ -105,10 +119,17 @@ RULES: dict[str, tuple[FlagRule, ...]] = {
     "fuse": (
         _DASK,
         FlagRule(
-            ("--train-runs", "--train-qrels", "--model", "--save-model"),
+            ("--train-runs", "--train-qrels", "--save-model"),
             f"a trained --method ({', '.join(TRAINED_METHODS)})",
             lambda args: args.method in TRAINED_METHODS,
             ("--method", TRAINED_METHODS[0]),
+        ),
+        # Without --method, a model fuses with its own method.
+        FlagRule(
+            ("--model",),
+            f"a trained --method ({', '.join(TRAINED_METHODS)}) or none (the model's)",
+            lambda args: args.method is None or args.method in TRAINED_METHODS,
+            (),
         ),
         *(_read_by_method(flag, parameter) for flag, parameter in _PARAMETER_FLAGS.items()),
         # A model given with --model keeps the sizes it was trained with, and is saved already.
