@@ -8,6 +8,9 @@ pub enum FusionError {
     /// Fusion input (a ranked list, a run, qrels, a sample of a test, a model) or a fusion option has
     /// a value outside what is accepted.
     InvalidArgument(String),
+    /// A fusion option's value refused where the fusion meets its lists (weights that do not fit
+    /// them, a tie break a run fusion does not take): `InvalidArgument` that names its option.
+    InvalidOption { option: &'static str, message: String },
     /// A setting of the call, neither fusion input nor a fusion option (a metric, a run file's
     /// format or tag, where ranks come from, a method to train), is not one accepted, or does not
     /// go with another given.
@@ -36,6 +39,11 @@ pub enum FusionError {
 impl FusionError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::InvalidArgument(message.into())
+    }
+
+    /// A refusal of the fusion option `option` (see [`Self::InvalidOption`]).
+    pub fn of_option(option: &'static str, message: impl Into<String>) -> Self {
+        Self::InvalidOption { option, message: message.into() }
     }
 
     pub fn wrong_type(message: impl Into<String>) -> Self {
@@ -125,6 +133,7 @@ impl fmt::Display for FusionError {
             | Self::Io { path, message }
             | Self::Output { path: Some(path), message } => write!(f, "{path}: {message}"),
             Self::InvalidArgument(message)
+            | Self::InvalidOption { message, .. }
             | Self::InvalidSetting(message)
             | Self::OutOfRange(message)
             | Self::WrongType(message)

@@ -70,21 +70,27 @@ impl RrfParams {
     /// [`Self::validate`], the lists called `noun`s in messages (a run fusion's are runs).
     pub fn validate_counted(&self, n_lists: usize, noun: &str) -> Result<(), FusionError> {
         if !(self.k.is_finite() && self.k > 0.0) {
-            return Err(FusionError::invalid(format!(
-                "k must be a finite number > 0 (got {}); 60 is the usual value",
-                self.k
-            )));
+            return Err(FusionError::of_option(
+                "k",
+                format!("k must be a finite number > 0 (got {}); 60 is the usual value", self.k),
+            ));
         }
         if let Some(weights) = &self.weights {
             if weights.len() != n_lists {
-                return Err(FusionError::invalid(format!(
+                return Err(FusionError::of_option(
+                    "weights",
+                    format!(
                     "weights has {} entries but {}; give one weight per {noun}, or none (each {noun} then weighs 1)",
                     weights.len(),
                     if n_lists == 1 { format!("there is 1 {noun}") } else { format!("there are {n_lists} {noun}s") }
-                )));
+                ),
+                ));
             }
             if let Some((i, w)) = weights.iter().enumerate().find(|(_, w)| !(w.is_finite() && **w >= 0.0)) {
-                return Err(FusionError::invalid(format!("weights[{i}] must be a finite number >= 0 (got {w})")));
+                return Err(FusionError::of_option(
+                    "weights",
+                    format!("weights[{i}] must be a finite number >= 0 (got {w})"),
+                ));
             }
             // A finite total bounds every RRF score (each term w / (k + rank) is at most w), so the
             // kernel never has to look for a score that overflowed.

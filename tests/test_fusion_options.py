@@ -19,6 +19,7 @@ from fanfuse import FusionOptions, _core
 from fanfuse._core import FUSION_OPTIONS, METHOD_PARAMETERS, METHODS, SCORE_METHODS, FusionError
 
 LISTS = [["a", "b", "c"], ["b", "c", "d"]]
+RUN = _core.Run.from_columns(["q1", "q1"], ["a", "b"], [2.0, 1.0], name="r")
 SCORED = [[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 5.0), ("c", 4.0), ("d", 0.5)]]
 # A value other than the default for each option, valid together with the defaults of the others.
 CHANGED: dict[str, Any] = {
@@ -306,6 +307,12 @@ def test_checking_search_options_runs_no_fusion(monkeypatch: pytest.MonkeyPatch)
         (lambda: FusionOptions(tie_break="score"), "tie_break"),
         (lambda: _core.fuse(LISTS, norm="max"), "norm"),  # the method left unset is rrf
         (lambda: _core.fuse_runs([], method="probfuse"), "method"),  # a trained method needs a model
+        # Refused where the fusion meets its lists: weights that do not fit them, a run fusion's tie break.
+        (lambda: _core.fuse([["a", "b"]], weights=[1.0, 2.0]), "weights"),
+        (lambda: _core.rrf([["a"], ["b"]], weights=[1.0]), "weights"),
+        (lambda: _core.fuse_batch([[["a"]], [["a"], ["b"]]], weights=[1.0]), "weights"),
+        (lambda: _core.fuse_runs([RUN], tie_break="id"), "tie_break"),
+        (lambda: _core.fuse_runs([RUN], weights=[0.0]), "weights"),
     ],
 )
 def test_a_refused_option_is_named_by_the_error(call: Callable[[], object], option: str) -> None:

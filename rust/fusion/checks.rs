@@ -52,10 +52,13 @@ pub(super) fn check_normalised<T: FusionKey>(gathered: &Gathered, items: &[T], n
 /// The one check that a batch's weights fit each query: one weight per list (`noun`: "list" or "run").
 pub fn check_query_weights(weights: Option<&[f64]>, q: usize, lists: usize, noun: &str) -> Result<(), FusionError> {
     match weights {
-        Some(w) if w.len() != lists => Err(FusionError::invalid(format!(
-            "queries[{q}] has {lists} {noun}s but weights has {} entries; every query needs one weight per {noun}",
-            w.len()
-        ))),
+        Some(w) if w.len() != lists => Err(FusionError::of_option(
+            "weights",
+            format!(
+                "queries[{q}] has {lists} {noun}s but weights has {} entries; every query needs one weight per {noun}",
+                w.len()
+            ),
+        )),
         _ => Ok(()),
     }
 }

@@ -64,6 +64,7 @@ pyo3::create_exception!(fanfuse, OutOfRange, InputError, stub_doc!("OutOfRange")
 fn to_py_err(error: CoreError) -> PyErr {
     match error {
         CoreError::InvalidArgument(message) => FusionError::new_err(message),
+        CoreError::InvalidOption { option, message } => options::naming(FusionError::new_err(message), option),
         CoreError::InvalidSetting(message) => InvalidSetting::new_err(message),
         CoreError::OutOfRange(message) => OutOfRange::new_err(message),
         CoreError::WrongType(message) => PyTypeError::new_err(message),

@@ -60,7 +60,7 @@ pub(super) fn refused(refused: fusion::OptionError) -> PyErr {
 }
 
 /// `error` with its `option` set: the option it refuses.
-fn naming(error: PyErr, option: &str) -> PyErr {
+pub(super) fn naming(error: PyErr, option: &str) -> PyErr {
     Python::attach(|py| error.value(py).setattr("option", option).map(|()| error)).unwrap_or_else(|e| e)
 }
 

@@ -108,12 +108,14 @@ pub fn validate_run_params(params: &FuseParams, n_runs: usize) -> Result<(), Fus
     // A run of weight 0 is left out (the contract); with every run left out each query would be
     // written without hits, which no caller asks for.
     if params.weights.as_ref().is_some_and(|weights| weights.iter().all(|&w| w == 0.0)) {
-        return Err(FusionError::invalid(
+        return Err(FusionError::of_option(
+            "weights",
             "weights are all 0: a run of weight 0 is left out, so no run would be fused; give at least one run a weight above 0",
         ));
     }
     if params.tie_break != TieBreak::Rank {
-        return Err(FusionError::invalid(
+        return Err(FusionError::of_option(
+            "tie_break",
             "tie_break applies to fanfuse.fuse and rrf only: a fused run lists equal scores by docid \
              descending, the order in which trec_eval, pytrec_eval and fanfuse eval read them; leave tie_break unset",
         ));
