@@ -21,7 +21,7 @@ from fanfuse.integrations.conversion import framework_hits, fused_text_and_metad
 from fanfuse.limits import check_choice, check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import ROLES, converted_messages
-from fanfuse.multiquery.planning import check_option_names
+from fanfuse.multiquery.planning import check_search_kwargs
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions
 
@@ -71,7 +71,7 @@ class FanfuseRetriever:
             raise TypeError(f"retriever must be a MultiQueryRetriever (got {type(retriever).__name__})")
         self.retriever = retriever
         self.search_kwargs = dict(search_kwargs or {})
-        check_option_names(self.search_kwargs, "search_kwargs")  # now, not at the first run
+        check_search_kwargs(retriever, self._kwargs(None, None, None))  # now, not at the first run
 
     def _kwargs(
         self, top_k: int | None, filters: dict[str, Any] | None, history: list[ChatMessage] | None

@@ -16,14 +16,14 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document as LCDocument
 from langchain_core.messages import BaseMessage, ChatMessage
 from langchain_core.retrievers import BaseRetriever
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from fanfuse.errors import InvalidConversation
 from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever, SearchResult
 from fanfuse.multiquery.conversation import converted_messages
-from fanfuse.multiquery.planning import check_option_names
+from fanfuse.multiquery.planning import check_search_kwargs
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions, is_fanfuse_filter, matches
 
@@ -62,6 +62,16 @@ def _turn(message: BaseMessage, i: int) -> dict[str, str]:
     return {"role": role, "content": str(text) if isinstance(text, str) else text()}
 
 
+def _search_options(search_kwargs: dict[str, Any], history: Any) -> dict[str, Any]:
+    """The options of a search: `search_kwargs`, and the call's conversation as fanfuse's turns."""
+    options = dict(search_kwargs)
+    if history is not None:
+        options["history"] = history
+    if options.get("history") is not None:
+        options["history"] = langchain_history(options["history"])
+    return options
+
+
 class FanfuseRetriever(BaseRetriever):
     """Multi-query retrieval behind LangChain's retriever interface (`invoke`, `ainvoke`, `batch`).
 
@@ -72,22 +82,22 @@ class FanfuseRetriever(BaseRetriever):
     the hit's `id`, fused `score` and `provenance`.
     """
 
+    # An assignment is checked as construction is (`retriever.search_kwargs = {...}`).
+    model_config = ConfigDict(arbitrary_types_allowed=True, validate_assignment=True)
+
     retriever: MultiQueryRetriever
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("search_kwargs")
     @classmethod
-    def _search_options(cls, search_kwargs: dict[str, Any]) -> dict[str, Any]:
-        check_option_names(search_kwargs, "search_kwargs")  # when it is given, not at the first search
+    def _checked_search_kwargs(cls, search_kwargs: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        retriever = info.data.get("retriever")
+        if retriever is not None:  # else the retriever itself is refused
+            check_search_kwargs(retriever, _search_options(search_kwargs, None))  # now, not at a search
         return search_kwargs
 
     def _options(self, history: Any) -> dict[str, Any]:
-        options = dict(self.search_kwargs)
-        if history is not None:
-            options["history"] = history
-        if options.get("history") is not None:
-            options["history"] = langchain_history(options["history"])
-        return options
+        return _search_options(self.search_kwargs, history)
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, history: Any = None

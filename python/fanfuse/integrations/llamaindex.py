@@ -23,7 +23,7 @@ from fanfuse.integrations.conversion import FANFUSE_METADATA_KEYS, framework_hit
 from fanfuse.limits import check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
 from fanfuse.multiquery.conversation import converted_messages
-from fanfuse.multiquery.planning import check_option_names
+from fanfuse.multiquery.planning import check_search_kwargs
 from fanfuse.retrievers.base import Hit
 from fanfuse.retrievers.filters import conditions
 
@@ -108,8 +108,8 @@ class FanfuseRetriever(BaseRetriever):
         super().__init__(**kwargs)
         self.retriever = retriever
         self.search_kwargs = dict(search_kwargs or {})
-        check_option_names(self.search_kwargs, "search_kwargs")  # now, not at the first retrieval
         self.history = history
+        check_search_kwargs(retriever, self._options())  # now, not at the first retrieval
 
     def _options(self) -> dict[str, Any]:
         options = dict(self.search_kwargs)

@@ -144,6 +144,13 @@ def check_option_names(options: Mapping[str, Any], holder: str) -> None:
         )
 
 
+def check_search_kwargs(retriever: InstanceSettings, options: Mapping[str, Any]) -> None:
+    """An adapter's `search_kwargs` checked as a search checks them (names, values, what it would not
+    read) when given: not at the first search of a running chain."""
+    check_option_names(options, "search_kwargs")
+    make_plan(retriever, "query", options, "search_kwargs")
+
+
 def check_query(query: object, name: str = "query") -> str:
     """A query as a search takes it: a str with a word in it that UTF-8 can carry; errors name `name`."""
     if not isinstance(query, str):
