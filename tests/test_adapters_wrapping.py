@@ -228,3 +228,15 @@ def test_haystack_filter_syntax_reaches_every_branch(bm25: TantivyRetriever) -> 
         with pytest.raises(InvalidFilter, match=r"^filters: "):
             component.run(query="eat", filters=unread)
     component.retriever.close()
+
+
+@pytest.mark.parametrize(("text", "shown"), [(None, ""), ("owls", "owls"), (3, "3")])
+def test_a_hit_without_text_is_a_document_without_text(text: object, shown: str) -> None:
+    from fanfuse.integrations.conversion import fused_text_and_metadata
+    from fanfuse.multiquery import FusedHit
+
+    hit = FusedHit(id="d", score=1.0, payload={"text": text, "product": "cloud"}, provenance=[])
+    assert fused_text_and_metadata(hit) == (
+        shown,
+        {"product": "cloud", "id": "d", "score": 1.0, "provenance": []},
+    )

@@ -49,7 +49,8 @@ def fused_text_and_metadata(hit: FusedHit) -> tuple[str, dict[str, Any]]:
         }
         for p in hit.provenance
     ]
-    return str(text), metadata
+    # A payload without text (None) is a document without text, not the word "None".
+    return "" if text is None else str(text), metadata
 
 
 def framework_hits(
