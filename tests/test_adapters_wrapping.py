@@ -240,3 +240,29 @@ def test_a_hit_without_text_is_a_document_without_text(text: object, shown: str)
         shown,
         {"product": "cloud", "id": "d", "score": 1.0, "provenance": []},
     )
+
+
+def test_a_haystack_pipeline_with_fanfuse_saves_and_loads(bm25: TantivyRetriever) -> None:
+    """A component made with `from_index` is saved by the pipeline (to_dict, dumps) and loaded again
+    searching the same; one over a retriever built in code is refused naming the way that saves."""
+    pytest.importorskip("haystack")
+    from fanfuse.integrations.haystack import FanfuseRetriever
+    from haystack import Pipeline
+    from haystack.core.errors import SerializationError
+
+    pipeline = Pipeline()
+    made = FanfuseRetriever.from_index(str(bm25.directory), search_kwargs={"top_k": 3}, dense=False)
+    pipeline.add_component("retriever", made)
+    saved = pipeline.dumps()
+    # Haystack loads only the modules it is told to trust.
+    loaded = Pipeline.loads(saved, allowed_modules=["fanfuse.integrations.haystack"])
+    assert loaded.dumps() == saved
+    ask = {"retriever": {"query": "eat", "history": None}}
+    found = [[d.id for d in p.run(ask)["retriever"]["documents"]] for p in (pipeline, loaded)]
+    assert found[0] == found[1] and len(found[0]) == 3, found
+    for component in (made, loaded.get_component("retriever")):
+        component.retriever.close()
+    built = Pipeline()
+    built.add_component("retriever", FanfuseRetriever(MultiQueryRetriever({"bm25": bm25})))
+    with pytest.raises(SerializationError, match=r"make it with FanfuseRetriever\.from_index"):
+        built.dumps()

@@ -10,13 +10,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from haystack import Document, component
+from haystack.core.errors import SerializationError
+from haystack.core.serialization import default_to_dict
 from haystack.dataclasses import ChatMessage
 
 from fanfuse.errors import InvalidConversation, InvalidFilter
+from fanfuse.index_retriever import open_index
 from fanfuse.integrations.conversion import framework_hits, fused_text_and_metadata
 from fanfuse.limits import check_choice, check_int
 from fanfuse.multiquery import FusedHit, MultiQueryRetriever
@@ -72,6 +76,37 @@ class FanfuseRetriever:
         self.retriever = retriever
         self.search_kwargs = dict(search_kwargs or {})
         check_search_kwargs(retriever, self._kwargs(None, None, None))  # now, not at the first run
+        # What `from_index` opened the retriever with: the component's saved form (`to_dict`).
+        self._opened_with: dict[str, Any] | None = None
+
+    @classmethod
+    def from_index(
+        cls,
+        index: str | os.PathLike[str],
+        *,
+        search_kwargs: Mapping[str, Any] | None = None,
+        **open_index_kwargs: Any,
+    ) -> FanfuseRetriever:
+        """The component over `fanfuse.open_index(index, **open_index_kwargs)`: one a pipeline saves
+        (`to_dict`, `dumps`) and loads again, for it holds the index's path and those arguments."""
+        component = cls(open_index(index, **open_index_kwargs), search_kwargs)
+        component._opened_with = {"index": os.fspath(index), **open_index_kwargs}
+        return component
+
+    def to_dict(self) -> dict[str, Any]:
+        """The component as a pipeline saves it; only one made by `from_index` has a saved form."""
+        if self._opened_with is None:
+            raise SerializationError(
+                "FanfuseRetriever over a MultiQueryRetriever built in code has no saved form; make it with "
+                "FanfuseRetriever.from_index(index, ...) in a pipeline that is saved (to_dict, dumps)"
+            )
+        return default_to_dict(self, search_kwargs=self.search_kwargs, **self._opened_with)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FanfuseRetriever:
+        """The component `to_dict` saved: `from_index` with the arguments it holds."""
+        parameters = dict(data.get("init_parameters", {}))
+        return cls.from_index(parameters.pop("index"), **parameters)
 
     def _kwargs(
         self, top_k: int | None, filters: dict[str, Any] | None, history: list[ChatMessage] | None
