@@ -266,3 +266,28 @@ def test_a_haystack_pipeline_with_fanfuse_saves_and_loads(bm25: TantivyRetriever
     built.add_component("retriever", FanfuseRetriever(MultiQueryRetriever({"bm25": bm25})))
     with pytest.raises(SerializationError, match=r"make it with FanfuseRetriever\.from_index"):
         built.dumps()
+
+
+class Failing:
+    """A backend that fails every search, as one with a wrong client or a dropped connection does."""
+
+    def search(self, query: str, k: int, filter: Any = None) -> list[Any]:
+        raise ConnectionError("the store refused the connection")
+
+
+@pytest.mark.parametrize("path", ["search", "asearch"])
+def test_a_failed_branch_is_logged_as_a_warning_with_its_reason(
+    path: str, bm25: TantivyRetriever, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A search that lost a backend still answers (the others' hits), and says why at WARNING, the
+    level a service logs by default; a search that lost nothing logs at INFO only."""
+    multi = MultiQueryRetriever({"bm25": bm25, "store": Failing()}, top_k=3)
+    caplog.set_level("INFO", logger="fanfuse")
+    for retrievers in (multi, MultiQueryRetriever({"bm25": bm25}, top_k=3)):
+        result = retrievers.search("eat") if path == "search" else asyncio.run(retrievers.asearch("eat"))
+        assert result.hits
+        retrievers.close()
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert (
+        len(warned) == 1 and "failed: store: ConnectionError: the store refused the connection" in warned[0]
+    )

@@ -380,7 +380,13 @@ class MultiQueryRetriever:
             total_ms=(time.perf_counter() - started) * 1e3,
             rerank_error=reranked.error,
         )
-        if logger.isEnabledFor(logging.INFO):
+        failed = [f"{b.retriever}: {b.error}" for b in diagnostics.failed_branches]
+        failed += [f"reranker: {reranked.error}"] if reranked.error else []
+        if failed and logger.isEnabledFor(logging.WARNING):  # degraded: whoever runs it should hear why
+            logger.warning(
+                "multi-query search: %s; failed: %s", diagnostics.summary(), "; ".join(dict.fromkeys(failed))
+            )
+        elif logger.isEnabledFor(logging.INFO):
             logger.info("multi-query search: %s", diagnostics.summary())
         return SearchResult(query=plan.query, hits=hits, diagnostics=diagnostics)
 
