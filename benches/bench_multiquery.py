@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from fanfuse.multiquery import HeuristicExpander, MultiQueryRetriever, StaticExpander
+from fanfuse.multiquery.expand.history import conversation_default
 from fanfuse.retrievers import Hit
 
 SLEEP = 0.002
@@ -190,6 +191,18 @@ def test_expansion_off_baseline_direct_call(benchmark: Any) -> None:
 @pytest.mark.benchmark(group="multiquery-heuristic")
 def test_heuristic_expander_per_query(benchmark: Any) -> None:
     expander = HeuristicExpander(max_variants=4)
+
+    def expand_all() -> int:
+        return sum(len(expander.expand(q, max_variants=4).variants) for q in QUERIES)
+
+    assert benchmark(expand_all) >= len(QUERIES)  # the time shown is for 5 queries
+
+
+@pytest.mark.benchmark(group="multiquery-heuristic")
+def test_default_expander_per_query(benchmark: Any) -> None:
+    """`MultiQueryRetriever`'s default without a conversation: the heuristic's variants behind the
+    history reading, which has nothing to read (the cost of reading one when it comes)."""
+    expander = conversation_default()
 
     def expand_all() -> int:
         return sum(len(expander.expand(q, max_variants=4).variants) for q in QUERIES)

@@ -224,6 +224,9 @@ def test_haystack_filter_syntax_reaches_every_branch(bm25: TantivyRetriever) -> 
         {"operator": "OR", "conditions": [cloud]},
         {"field": "content", "operator": "==", "value": "x"},
         {"operator": "AND", "conditions": [cloud, {**cloud, "value": "local"}]},
+        {**cloud, "value": {"$gte": 2020}},  # a store's own query where a value goes
+        {**cloud, "value": None},
+        {**either, "value": []},
     ):
         with pytest.raises(InvalidFilter, match=r"^filters: "):
             component.run(query="eat", filters=unread)
@@ -291,3 +294,23 @@ def test_a_failed_branch_is_logged_as_a_warning_with_its_reason(
     assert (
         len(warned) == 1 and "failed: store: ConnectionError: the store refused the connection" in warned[0]
     )
+
+
+def test_an_async_factory_may_build_what_only_looks_like_a_llamaindex_retriever() -> None:
+    """A factory's stand-in with an async `aretrieve` of its own is awaited; one with a sync
+    `retrieve` only is searched in a thread."""
+    pytest.importorskip("llama_index.core")
+    from fanfuse.integrations.llamaindex import AsyncLlamaIndexRetriever
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    class Awaited:
+        async def aretrieve(self, query: str) -> list[NodeWithScore]:
+            return [NodeWithScore(node=TextNode(id_="a", text="x"), score=1.0)]
+
+    class Threaded:
+        def retrieve(self, query: str) -> list[NodeWithScore]:
+            return [NodeWithScore(node=TextNode(id_="b", text="x"), score=1.0)]
+
+    for made, found in ((Awaited(), "a"), (Threaded(), "b")):
+        hits = asyncio.run(AsyncLlamaIndexRetriever(lambda k, f, m=made: m).search("q", 3))
+        assert [h.id for h in hits] == [found]

@@ -4,10 +4,12 @@ engine, is refused naming --model; the flags that go with a method read the mode
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import fanfuse
 import pytest
+from cli_process import CLI
 from command_inputs import write_inputs
 from fanfuse.cli import main
 
@@ -56,3 +58,25 @@ def test_the_flags_of_a_method_read_the_models(files: Path, tmp_path: Path) -> N
     assert fuse(files, tmp_path / "plain.trec", "--model", str(files / "segfuse.json")) == 0
     assert fuse(files, tmp_path / "zmuv.trec", "--model", str(files / "segfuse.json"), "--norm", "zmuv") == 0
     assert (tmp_path / "plain.trec").read_bytes() != (tmp_path / "zmuv.trec").read_bytes()
+
+
+@pytest.mark.parametrize(("extra", "code"), [(["--rrf-k", "10"], 2), (["--norm", "zmuv"], 0)])
+def test_a_model_read_from_a_pipe_is_read_once_and_its_method_judges_the_flags(
+    files: Path, tmp_path: Path, extra: list[str], code: int
+) -> None:
+    """A segfuse model given on standard input: --rrf-k is refused as beside segfuse, --norm fuses as
+    with the model's file."""
+    argv = ["fuse", str(files / "a.trec"), str(files / "b.trec"), "-o", str(tmp_path / "piped.trec")]
+    done = subprocess.run(
+        [*CLI, *argv, "--model", "/dev/stdin", *extra],
+        input=(files / "segfuse.json").read_bytes(),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == code, done.stderr
+    if code == 0:
+        assert fuse(files, tmp_path / "file.trec", "--model", str(files / "segfuse.json"), *extra) == 0
+        assert (tmp_path / "piped.trec").read_bytes() == (tmp_path / "file.trec").read_bytes()
+    else:
+        assert b"--rrf-k goes with --method rrf" in done.stderr

@@ -22,6 +22,7 @@ from fanfuse._core import (
 from fanfuse.cli._common import number_option
 from fanfuse.cli.engine import add_engine_options, check_engine_options, dask_commands
 from fanfuse.cli.fusion_options import DEFAULTS, RUN_FILE_TOP_K, run_fusion_options
+from fanfuse.cli.idle_flags import loaded_model
 from fanfuse.cli.paths import (
     PARQUET_SUFFIXES,
     HeldOutputs,
@@ -127,7 +128,7 @@ def trained_model(args: argparse.Namespace, held: HeldOutputs) -> FusionModel | 
             raise InvalidSetting(
                 "--model is a trained model: give it or --train-runs/--train-qrels, not both"
             )
-        model = FusionModel.load(args.model)
+        model = loaded_model(args) or FusionModel.load(args.model)
         if args.method is not None and model.method != args.method:
             raise FusionError(f"--model {args.model} is a {model.method} model, not {args.method}")
         return model

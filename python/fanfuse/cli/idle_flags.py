@@ -50,13 +50,21 @@ def method_in_effect(args: argparse.Namespace) -> str:
     """The method a command fuses with: ``--method``, else a ``--model``'s own, else the default."""
     if args.method:
         return str(args.method)
-    model = getattr(args, "model", None)
-    if model and os.path.isfile(model):  # read once more only where a second read reads the same
-        try:
-            return FusionModel.load(model).method
-        except (FusionError, InputError, OSError):
-            pass  # the command refuses the file itself, naming --model
-    return DEFAULTS.method
+    model = loaded_model(args)
+    return DEFAULTS.method if model is None else model.method
+
+
+def loaded_model(args: argparse.Namespace) -> FusionModel | None:
+    """The model ``--model`` names, read once whatever the file is (a pipe reads once), then kept on
+    ``args`` for the command; None without ``--model``, or for a path that is missing or a folder,
+    which the command's path checks then refuse naming it."""
+    path = getattr(args, "model", None)
+    if not path or not os.path.exists(path) or os.path.isdir(path):
+        return None
+    if getattr(args, "_loaded_model", None) is None:
+        args._loaded_model = FusionModel.load(path)
+    model: FusionModel = args._loaded_model
+    return model
 
 
 def _read_by_method(flag: str, parameter: str, offered: Collection[str] | None = None) -> FlagRule:

@@ -26,8 +26,8 @@ from fanfuse.paths import unreadable
 INPUT, OUTPUT, OUTPUT_DIRECTORY = "input", "output", "output directory"
 # An input `-`, which only --history reads as standard input: a file may name it.
 DASH_INPUT = (
-    "'-' names standard output in fanfuse's commands (as in -o -), not standard input; to read standard "
-    "input, give /dev/stdin"
+    "this option does not read '-' as standard input ('-' names standard output, as in -o -); to read "
+    "standard input, give /dev/stdin"
 )
 ROLES = (INPUT, OUTPUT, OUTPUT_DIRECTORY)
 # What an input option reads, for the tests that build one of each: a run, qrels, a JSONL corpus,

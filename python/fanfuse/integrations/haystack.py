@@ -146,7 +146,8 @@ class FanfuseRetriever:
 
 
 _HAYSTACK_FORMS = (
-    "Haystack's '==' or 'in' on a meta field ({'field': 'meta.KEY', 'operator': '==', 'value': V}), "
+    "Haystack's '==' or 'in' on a meta field ({'field': 'meta.KEY', 'operator': '==', 'value': V}, V a "
+    "str, number or bool; 'in': a non-empty list of them), "
     "alone or joined by AND ({'operator': 'AND', 'conditions': [...]}), or fanfuse's {'KEY': V}"
 )
 
@@ -169,11 +170,14 @@ def fanfuse_filter(filters: Mapping[str, Any]) -> dict[str, Any]:
         field = comparison.get("field") if isinstance(comparison, Mapping) else None
         operator = comparison.get("operator") if isinstance(comparison, Mapping) else None
         value = comparison.get("value") if isinstance(comparison, Mapping) else None
+        values = value if operator == "in" and isinstance(value, list) else [value]
         readable = (
             isinstance(field, str)
             and field.startswith("meta.")
             and len(field) > len("meta.")
             and (operator, isinstance(value, list)) in (("==", False), ("in", True))
+            and bool(values)
+            and all(isinstance(v, (str, int, float)) for v in values)  # a value, not a store's query
         )
         if not readable:
             raise InvalidFilter(

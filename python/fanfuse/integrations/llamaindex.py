@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -231,6 +232,8 @@ class LlamaIndexRetriever:
 def _retrieves_async(retriever: BaseRetriever) -> bool:
     """Whether `retriever` has an async retrieval of its own: LlamaIndex's default `aretrieve` calls
     the sync `_retrieve` on the event loop, where it would stop every other search until it returns."""
+    if not isinstance(retriever, BaseRetriever):  # a factory's stand-in: its own aretrieve, if async
+        return inspect.iscoroutinefunction(getattr(retriever, "aretrieve", None))
     below = type(retriever).__mro__[: type(retriever).__mro__.index(BaseRetriever)]
     return any("_aretrieve" in vars(kind) or "aretrieve" in vars(kind) for kind in below)
 
