@@ -16,8 +16,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "python" / "fanfuse"
 CLI = "fanfuse.cli"
-# The command line's other way in, `python -m fanfuse`: it runs the CLI when imported.
-ENTRY_POINTS = {"fanfuse.__main__"}
 
 
 def _module_name(path: Path) -> str:
@@ -143,7 +141,7 @@ def late():
 
 
 def test_the_library_never_imports_the_cli() -> None:
-    library = [m for m in SOURCES if m != CLI and not m.startswith(CLI + ".") and m not in ENTRY_POINTS]
+    library = [m for m in SOURCES if m != CLI and not m.startswith(CLI + ".")]
     assert len(library) > 50, "the walk found the package's modules"
     found = [
         f"{SOURCES[m].relative_to(ROOT)}:{line} imports {target}"
@@ -157,7 +155,7 @@ def test_the_library_never_imports_the_cli() -> None:
 def test_no_library_module_loads_the_cli() -> None:
     """Every library module and public name loaded in one fresh interpreter (a module whose optional
     extra is missing is skipped), then not one module of ``fanfuse.cli`` is in ``sys.modules``."""
-    library = sorted(m for m in SOURCES if m != CLI and not m.startswith(CLI + ".") and m not in ENTRY_POINTS)
+    library = sorted(m for m in SOURCES if m != CLI and not m.startswith(CLI + "."))
     probe = f"""
 import importlib, json, sys
 import fanfuse
@@ -227,7 +225,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the public names, loaded lazily
     ("fanfuse",),
     ("fanfuse.service",),
-    ("fanfuse.cli", "fanfuse.__main__"),
+    ("fanfuse.cli",),
 )
 
 
@@ -290,12 +288,3 @@ def test_the_layer_check_refuses_an_upward_and_a_mutual_import() -> None:
         "high <-> low: high.py:2 | low.py:1",
     ]
     assert _violations({("high", "twin"): ["h"], ("twin", "high"): ["t"]}, layer) == ["high <-> twin: h | t"]
-
-
-def test_python_dash_m_fanfuse_is_the_command_line() -> None:
-    """`python -m fanfuse` runs what the `fanfuse` script runs: its help, and its exit code on bad input."""
-    run = [sys.executable, "-m", "fanfuse"]
-    shown = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=60, check=False)
-    assert shown.returncode == 0 and "fuse" in shown.stdout and "eval" in shown.stdout
-    refused = subprocess.run([*run, "fuse"], capture_output=True, text=True, timeout=60, check=False)
-    assert refused.returncode == 2 and refused.stderr.startswith("fanfuse fuse: error: ")
